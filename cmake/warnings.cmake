@@ -1,0 +1,17 @@
+# Warnings as an INTERFACE target, -Werror and sanitizers as project options.
+option(HOPSIM_WERROR "Treat compiler warnings as errors" OFF)  # presets turn it ON
+set(HOPSIM_CXX_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+    -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough)
+add_library(hopsim_warnings INTERFACE)
+add_library(hopsim::warnings ALIAS hopsim_warnings)
+target_compile_options(hopsim_warnings INTERFACE
+  "$<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:${HOPSIM_CXX_WARNINGS}>"
+  "$<$<AND:$<BOOL:${HOPSIM_WERROR}>,$<COMPILE_LANGUAGE:CXX>>:-Werror>")
+
+# Sanitizers: project-wide on purpose (every translation unit must be instrumented).
+set(HOPSIM_SANITIZE "" CACHE STRING "sanitizers, e.g. address;undefined")
+if(HOPSIM_SANITIZE)
+  list(JOIN HOPSIM_SANITIZE "," hopsim_san)
+  add_compile_options(-fsanitize=${hopsim_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${hopsim_san})
+endif()

@@ -1,0 +1,80 @@
+// Strong types for the quantities the simulator adds and compares.
+#pragma once
+
+#include <cmath>
+#include <compare>
+#include <cstdint>
+#include <limits>
+
+namespace hopsim {
+
+/// Simulated time: a signed count of picoseconds (2^63 ps is about 106 days).
+class Time {
+ public:
+  constexpr Time() = default;
+  static constexpr Time ps(std::int64_t n) { return Time{n}; }
+  static constexpr Time ns(std::int64_t n) { return Time{n * 1'000}; }
+  static constexpr Time us(std::int64_t n) { return Time{n * 1'000'000}; }
+  static constexpr Time max() { return Time{std::numeric_limits<std::int64_t>::max()}; }
+  /// Rounds up to the next picosecond, so that a converted duration is never short.
+  static Time from_seconds_ceil(double s) {
+    return Time{static_cast<std::int64_t>(std::ceil(s * 1e12))};
+  }
+  /// Rounds to the nearest picosecond: for config values, which are exact decimals.
+  static Time from_seconds(double s) {
+    return Time{static_cast<std::int64_t>(std::llround(s * 1e12))};
+  }
+
+  constexpr std::int64_t count_ps() const { return ps_; }
+  constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
+
+  friend constexpr Time operator+(Time a, Time b) { return Time{a.ps_ + b.ps_}; }
+  friend constexpr Time operator-(Time a, Time b) { return Time{a.ps_ - b.ps_}; }
+  friend constexpr Time operator*(std::int64_t k, Time t) { return Time{k * t.ps_}; }
+  constexpr Time& operator+=(Time b) {
+    ps_ += b.ps_;
+    return *this;
+  }
+  friend constexpr auto operator<=>(Time, Time) = default;
+
+ private:
+  constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  std::int64_t ps_ = 0;
+};
+
+constexpr double kPsPerSecond = 1e12;
+
+/// A byte count (decimal prefixes elsewhere: 1 GB = 1e9 B).
+struct Bytes {
+  std::int64_t n = 0;
+  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes{a.n + b.n}; }
+  friend constexpr auto operator<=>(Bytes, Bytes) = default;
+};
+
+/// Bytes per second. Decimal prefixes: 1 GB/s = 1e9 B/s.
+struct Bandwidth {
+  double bytes_per_s = 0;
+  static constexpr Bandwidth gigabytes_per_s(double g) { return {g * 1e9}; }
+  friend constexpr auto operator<=>(Bandwidth, Bandwidth) = default;
+};
+
+/// Floating-point operations, and their rate.
+struct Flops {
+  double n = 0;
+};
+
+struct FlopRate {
+  double flops_per_s = 0;
+};
+
+/// Time to move `b` at `bw`, rounded up so that a transfer never ends early.
+inline Time transfer_time(Bytes b, Bandwidth bw) {
+  return Time::from_seconds_ceil(static_cast<double>(b.n) / bw.bytes_per_s);
+}
+
+/// Time to execute `f` at `rate`, rounded up.
+inline Time compute_time(Flops f, FlopRate rate) {
+  return Time::from_seconds_ceil(f.n / rate.flops_per_s);
+}
+
+}  // namespace hopsim

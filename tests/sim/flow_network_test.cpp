@@ -1,0 +1,315 @@
+// The max-min flow network: closed forms, a full progressive-filling reference, invariants.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "sim/flow_network.hpp"
+#include "doctest_time.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using hopsim::sim::FlowId;
+using hopsim::sim::FlowNetwork;
+using hopsim::sim::ResourceId;
+using hopsim::sim::Simulator;
+
+namespace {
+
+struct Recorder {
+  std::vector<Time> finish;
+  void attach(Simulator& sim, FlowNetwork& net) {
+    net.set_on_finish([this, &sim](FlowId f) {
+      if (f >= finish.size()) {
+        finish.resize(f + 1, Time::max());
+      }
+      finish[f] = sim.now();
+    });
+  }
+};
+
+std::vector<Bandwidth> caps(std::initializer_list<double> gbps) {
+  std::vector<Bandwidth> out;
+  for (double g : gbps) {
+    out.push_back(Bandwidth::gigabytes_per_s(g));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a lone flow takes latency + bytes / bandwidth, exactly") {
+  for (std::int64_t bytes : {1LL, 1000LL, 1LL << 20, 3LL << 30}) {
+    CAPTURE(bytes);
+    Simulator sim;
+    FlowNetwork net(sim, caps({450}));
+    Recorder rec;
+    rec.attach(sim, net);
+    const ResourceId route[] = {0};
+    net.start(route, Bytes{bytes}, Time::ns(2'500));
+    sim.run();
+    CHECK(rec.finish[0] == Time::ns(2'500) + transfer_time(Bytes{bytes}, net.capacity(0)));
+  }
+}
+
+TEST_CASE("k flows on one link each get 1/k, whether they share a route or not") {
+  // Same route: one class of weight k. Different routes: k classes that meet on link 0.
+  // Either way each flow moves at B/k and all finish at latency + k*S/B.
+  for (int k : {2, 3, 8, 64}) {
+    for (bool same_route : {true, false}) {
+      CAPTURE(k);
+      CAPTURE(same_route);
+      std::vector<double> gbps(static_cast<std::size_t>(k) + 1, 1000.0);
+      gbps[0] = 100;
+      std::vector<Bandwidth> bw;
+      for (double g : gbps) {
+        bw.push_back(Bandwidth::gigabytes_per_s(g));
+      }
+      Simulator sim;
+      FlowNetwork net(sim, bw);
+      Recorder rec;
+      rec.attach(sim, net);
+      const Bytes size{1'000'000};
+      for (int i = 0; i < k; ++i) {
+        const ResourceId own = same_route ? 1 : static_cast<ResourceId>(i + 1);
+        const ResourceId route[] = {0, own};
+        net.start(route, size, Time::ns(100));
+      }
+      sim.run_until(Time::ns(100));
+      CHECK(net.rate_Bps(0) == doctest::Approx(100e9 / k).epsilon(1e-12));
+      CHECK(net.load_Bps(0) == doctest::Approx(100e9).epsilon(1e-12));
+      sim.run();
+      const Time expected = Time::ns(100) + transfer_time(Bytes{size.n * k}, net.capacity(0));
+      for (int i = 0; i < k; ++i) {
+        CHECK((rec.finish[static_cast<std::size_t>(i)] - expected).count_ps() <= 1);
+        CHECK((expected - rec.finish[static_cast<std::size_t>(i)]).count_ps() <= 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("a flow bottlenecked on one link leaves the rest of the other to others") {
+  // Links A = 10 GB/s, B = 100 GB/s. f0 crosses A and B; f1 and f2 cross B only.
+  // Water-filling: A saturates first (share 10 < 100/3), so r0 = 10;
+  // then B splits what is left: r1 = r2 = (100 - 10) / 2 = 45.
+  Simulator sim;
+  FlowNetwork net(sim, caps({10, 100}));
+  const ResourceId ab[] = {0, 1};
+  const ResourceId b[] = {1};
+  net.start(ab, Bytes{1'000'000'000}, Time{});
+  net.start(b, Bytes{1'000'000'000}, Time{});
+  net.start(b, Bytes{450'000'000}, Time{});
+  sim.run_until(Time{});
+  CHECK(net.rate_Bps(0) == doctest::Approx(10e9));
+  CHECK(net.rate_Bps(1) == doctest::Approx(45e9));
+  CHECK(net.rate_Bps(2) == doctest::Approx(45e9));
+  // f2 (450 MB at 45 GB/s) ends at 10 ms; then f1 gets 90 GB/s for its last 550 MB.
+  Recorder rec;
+  rec.attach(sim, net);
+  sim.run();
+  CHECK(rec.finish[2] == Time::us(10'000));
+  const Time f1 = Time::us(10'000) + transfer_time(Bytes{550'000'000}, Bandwidth{90e9});
+  CHECK(std::llabs((rec.finish[1] - f1).count_ps()) <= 1);
+  CHECK(rec.finish[0] == Time::us(100'000));
+}
+
+TEST_CASE("a zero-byte flow finishes after its latency alone") {
+  Simulator sim;
+  FlowNetwork net(sim, caps({1}));
+  Recorder rec;
+  rec.attach(sim, net);
+  const ResourceId route[] = {0};
+  net.start(route, Bytes{0}, Time::ns(7));
+  sim.run();
+  CHECK(rec.finish[0] == Time::ns(7));
+}
+
+// ---- random cases against a full (global, per-flow) progressive-filling reference ----
+
+namespace {
+
+struct Case {
+  std::vector<Bandwidth> capacity;
+  struct F {
+    std::vector<ResourceId> route;
+    Bytes size;
+    Time start;
+    Time latency;
+  };
+  std::vector<F> flows;
+};
+
+Case random_case(std::uint64_t seed, int flows, int resources) {
+  std::mt19937_64 rng(seed);
+  Case c;
+  for (int r = 0; r < resources; ++r) {
+    c.capacity.push_back(Bandwidth::gigabytes_per_s(std::uniform_real_distribution(1.0, 100.0)(rng)));
+  }
+  std::vector<std::vector<ResourceId>> popular;  // some routes repeat, to exercise classes
+  for (int i = 0; i < flows; ++i) {
+    Case::F f;
+    if (!popular.empty() && rng() % 4 == 0) {
+      f.route = popular[rng() % popular.size()];
+    } else {
+      const auto len = static_cast<std::size_t>(1 + rng() % 4);
+      while (f.route.size() < len) {
+        const auto r = static_cast<ResourceId>(rng() % static_cast<std::uint64_t>(resources));
+        if (std::find(f.route.begin(), f.route.end(), r) == f.route.end()) {
+          f.route.push_back(r);
+        }
+      }
+      popular.push_back(f.route);
+    }
+    f.size = Bytes{static_cast<std::int64_t>(1'000 + rng() % 10'000'000)};
+    f.start = Time::ns(static_cast<std::int64_t>(rng() % 200) * 500);  // coarse: real batches
+    f.latency = Time::ns(static_cast<std::int64_t>(rng() % 3) * 700);
+    c.flows.push_back(std::move(f));
+  }
+  return c;
+}
+
+// Textbook progressive filling over individual flows: raise all unfixed rates together and
+// fix the flows of the first resource to saturate, until every flow is fixed.
+std::vector<double> reference_rates(const Case& c, const std::vector<bool>& active) {
+  const std::size_t n = c.flows.size();
+  std::vector<double> rate(n, 0);
+  std::vector<bool> fixed(n, true);
+  for (std::size_t f = 0; f < n; ++f) {
+    fixed[f] = !active[f];
+  }
+  std::vector<double> left;
+  for (auto b : c.capacity) {
+    left.push_back(b.bytes_per_s);
+  }
+  for (;;) {
+    std::vector<int> count(left.size(), 0);
+    for (std::size_t f = 0; f < n; ++f) {
+      if (!fixed[f]) {
+        for (ResourceId r : c.flows[f].route) {
+          ++count[r];
+        }
+      }
+    }
+    std::size_t best = left.size();
+    double best_share = 0;
+    for (std::size_t r = 0; r < left.size(); ++r) {
+      if (count[r] > 0 && (best == left.size() || left[r] / count[r] < best_share)) {
+        best = r;
+        best_share = left[r] / count[r];
+      }
+    }
+    if (best == left.size()) {
+      return rate;
+    }
+    for (std::size_t f = 0; f < n; ++f) {
+      const auto& route = c.flows[f].route;
+      if (!fixed[f] && std::find(route.begin(), route.end(), best) != route.end()) {
+        fixed[f] = true;
+        rate[f] = best_share;
+        for (ResourceId r : route) {
+          left[r] -= best_share;
+        }
+      }
+    }
+  }
+}
+
+struct Outcome {
+  std::vector<Time> finish;
+  std::uint64_t solves = 0;
+  double worst_rate_error = 0;
+  double worst_overload = 0;
+  double worst_bytes_error = 0;
+};
+
+Outcome run_case(const Case& c, int check_every) {
+  Simulator sim;
+  FlowNetwork net(sim, c.capacity);
+  const std::size_t n = c.flows.size();
+  Outcome out;
+  out.finish.assign(n, Time::max());
+  std::vector<double> moved(n, 0), last_rate(n, 0);
+  Time last = Time{};
+  std::vector<std::size_t> case_of;  // flow ids follow start order, not case order
+  net.set_on_finish([&](FlowId f) {
+    CHECK(out.finish[case_of[f]] == Time::max());
+    out.finish[case_of[f]] = sim.now();
+  });
+  net.set_on_solve([&] {
+    const double dt = (sim.now() - last).seconds();
+    CHECK(sim.now() >= last);  // time is monotone
+    std::vector<bool> active(n);
+    for (FlowId f = 0; f < case_of.size(); ++f) {
+      const std::size_t i = case_of[f];
+      moved[i] += last_rate[i] * dt;
+      last_rate[i] = net.rate_Bps(f);
+      active[i] = net.moving(f);
+    }
+    last = sim.now();
+    for (ResourceId r = 0; r < net.resource_count(); ++r) {
+      const double cap = net.capacity(r).bytes_per_s;
+      out.worst_overload = std::max(out.worst_overload, (net.load_Bps(r) - cap) / cap);
+    }
+    if (++out.solves % static_cast<std::uint64_t>(check_every) == 0) {
+      const std::vector<double> ref = reference_rates(c, active);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (active[i]) {
+          out.worst_rate_error =
+              std::max(out.worst_rate_error, std::fabs(last_rate[i] - ref[i]) / ref[i]);
+        }
+      }
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    sim.schedule_at(c.flows[i].start, [&net, &c, &case_of, i] {
+      net.start(c.flows[i].route, c.flows[i].size, c.flows[i].latency);
+      case_of.push_back(i);
+    });
+  }
+  sim.run();
+  for (FlowId f = 0; f < n; ++f) {
+    const double size = static_cast<double>(c.flows[f].size.n);
+    // Each flow may finish up to 1 ps early (the completion rule): allow that many bytes.
+    const double slack = 2e-12 * 100e9;
+    out.worst_bytes_error = std::max(out.worst_bytes_error, std::fabs(moved[f] - size) - slack);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the incremental solver matches a full progressive-filling reference") {
+  struct Params {
+    int flows, resources, check_every;
+  };
+  for (Params p : {Params{20, 5, 1}, Params{200, 30, 1}, Params{2'000, 60, 97}}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      CAPTURE(p.flows);
+      CAPTURE(seed);
+      const Case c = random_case(seed * 7919 + static_cast<std::uint64_t>(p.flows), p.flows,
+                                 p.resources);
+      const Outcome out = run_case(c, p.check_every);
+      CHECK(out.worst_rate_error <= 1e-9);
+      CHECK(out.worst_overload <= 1e-9);    // no link above capacity at any instant
+      CHECK(out.worst_bytes_error <= 1e-3);  // bytes conserved (to a thousandth of a byte)
+      for (FlowId f = 0; f < c.flows.size(); ++f) {
+        CHECK(out.finish[f] != Time::max());  // every flow finishes
+        const Time earliest = c.flows[f].start + c.flows[f].latency +
+                              transfer_time(c.flows[f].size, Bandwidth{100e9});
+        CHECK(out.finish[f] + Time::ps(1) >= earliest);  // never faster than the fastest link
+      }
+      CHECK(out.solves > 0);
+    }
+  }
+}
+
+TEST_CASE("two runs of the same input are identical") {
+  const Case c = random_case(42, 500, 20);
+  const Outcome a = run_case(c, 1'000'000);
+  const Outcome b = run_case(c, 1'000'000);
+  CHECK(a.finish == b.finish);
+  CHECK(a.solves == b.solves);
+}
