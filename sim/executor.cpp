@@ -27,6 +27,16 @@ TaskId Executor::add_compute(StreamId stream, Time duration) {
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
+TaskId Executor::add_delay(Time duration) {
+  HOPSIM_ASSERT(!launched_, "task added after launch");
+  HOPSIM_ASSERT(duration >= Time{}, "delay of {} ps", duration.count_ps());
+  Task task;
+  task.kind = TaskKind::Delay;
+  task.duration = duration;
+  tasks_.push_back(task);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
 TaskId Executor::add_transfer(std::span<const ResourceId> route, Bytes size, Time latency) {
   HOPSIM_ASSERT(!launched_, "task added after launch");
   Task task;
@@ -83,7 +93,7 @@ void Executor::ready(TaskId t) {
     return;
   }
   task.times.ready = sim_.now();
-  if (task.kind == TaskKind::Transfer) {
+  if (task.kind != TaskKind::Compute) {
     begin(t);
     return;
   }
@@ -112,7 +122,7 @@ void Executor::begin(TaskId t) {
   if (on_start_) {
     on_start_(t);
   }
-  if (task.kind == TaskKind::Compute) {
+  if (task.kind != TaskKind::Transfer) {
     sim_.schedule_in(task.duration, [this, t] { finish(t); });
     return;
   }

@@ -17,7 +17,7 @@ using TaskId = std::uint32_t;
 /// A serial execution resource (to workloads: one stream of one GPU).
 using StreamId = std::uint32_t;
 
-enum class TaskKind : std::uint8_t { Compute, Transfer };
+enum class TaskKind : std::uint8_t { Compute, Transfer, Delay };
 
 /// When a task's dependencies were met, when it started, when it ended.
 /// A transfer's start is before its latency; its end is when its last byte arrived.
@@ -34,6 +34,8 @@ class Executor {
   /// A compute task: runs `duration` on `stream`; a stream runs one task at a time, in the
   /// order its tasks became ready.
   TaskId add_compute(StreamId stream, Time duration);
+  /// A delay: takes `duration` and no resource (a local copy, a fixed overhead).
+  TaskId add_delay(Time duration);
   /// A transfer: a flow of `size` bytes along `route` after `latency`.
   TaskId add_transfer(std::span<const ResourceId> route, Bytes size, Time latency);
   /// `task` starts only after `before` has ended.

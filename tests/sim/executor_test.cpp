@@ -70,3 +70,18 @@ TEST_CASE("not_before delays a task and a dependency cycle leaves tasks stuck") 
   CHECK(ex.times(a).start == Time::us(10));
   CHECK(ex.stuck() == std::vector<TaskId>{b, c});
 }
+
+TEST_CASE("a delay takes its time without holding a stream") {
+  Simulator sim;
+  FlowNetwork net(sim, {Bandwidth{1}});
+  Executor ex(sim, net);
+  const TaskId a = ex.add_compute(0, Time::us(5));
+  const TaskId d = ex.add_delay(Time::us(2));
+  const TaskId b = ex.add_compute(0, Time::us(1));
+  ex.add_dependency(d, b);
+  ex.launch();
+  sim.run();
+  CHECK(ex.times(d).end == Time::us(2));
+  CHECK(ex.times(a).end == Time::us(5));
+  CHECK(ex.times(b).start == Time::us(5));  // the stream was busy with a until 5 us
+}

@@ -1,0 +1,87 @@
+// A cluster of GPU nodes as a graph of directed links, with rule-based routing between GPUs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/resource.hpp"
+#include "sim/units.hpp"
+#include "topology/spec.hpp"
+
+namespace hopsim::topo {
+
+using LinkId = sim::ResourceId;
+
+enum class LinkKind {
+  NvLink,  ///< GPU <-> NVSwitch
+  Nic,     ///< NIC <-> leaf switch (InfiniBand)
+  Spine,   ///< leaf <-> spine switch (InfiniBand)
+};
+
+struct Link {
+  std::string name;  ///< stable and readable: n3.g5.nvl.up, n3.g5.nic.down, leaf2.spine0.up
+  LinkKind kind = LinkKind::NvLink;
+  Bandwidth bandwidth;
+  Time latency;
+};
+
+/// Routes hold at most this many links (PXN across the spine: nvl.up, nvl.down, nic.up,
+/// leaf.spine.up, spine.leaf.down, nic.down).
+inline constexpr std::size_t kMaxRouteLinks = 8;
+
+struct Route {
+  std::uint32_t size = 0;
+  LinkId links[kMaxRouteLinks] = {};
+  std::span<const LinkId> span() const { return {links, size}; }
+};
+
+class Cluster {
+ public:
+  explicit Cluster(const Spec& spec);
+  ~Cluster();
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+
+  const Spec& spec() const { return spec_; }
+  int gpu_count() const { return spec_.nodes * spec_.gpus_per_node; }
+  int node_of(int rank) const { return rank / spec_.gpus_per_node; }
+  int local_of(int rank) const { return rank % spec_.gpus_per_node; }
+
+  std::size_t link_count() const { return links_.size(); }
+  const Link& link(LinkId id) const { return links_[id]; }
+
+  /// The links a flow from GPU `src` to GPU `dst` crosses, in order. src != dst.
+  Route route(int src, int dst) const;
+  /// Latency a flow on `route` pays: its links' latencies plus the software overhead.
+  Time latency(std::span<const LinkId> route) const;
+
+  /// Number of vertices (GPUs, NVSwitches, leaves, spines) in the underlying graph.
+  std::size_t vertex_count() const;
+  /// True when consecutive links of `route` form a path from GPU `src` to GPU `dst`.
+  bool is_path(std::span<const LinkId> route, int src, int dst) const;
+
+ private:
+  struct Graph;  // Boost.Graph stays out of this header
+  Spec spec_;
+  std::vector<Link> links_;
+  std::unique_ptr<Graph> graph_;
+  // Direct tables so that routing never searches the graph.
+  std::vector<LinkId> nvl_up_, nvl_down_, nic_up_, nic_down_;
+  std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
+  std::vector<int> leaf_of_nic_;             // [rank]
+  int leaf_count_ = 0;
+  int spine_count_ = 0;  // 0 when there is a single leaf
+
+  void plan_leaves();
+  void build_node_links();
+  void build_fabric();
+  LinkId add_link(std::string name, LinkKind kind, LinkParams params, std::size_t from,
+                  std::size_t to);
+  int spine_for(int src, int dst) const;
+};
+
+}  // namespace hopsim::topo

@@ -1,0 +1,49 @@
+// The plain description of a cluster that the topology builders turn into a graph.
+#pragma once
+
+#include <string>
+
+#include "sim/units.hpp"
+
+namespace hopsim::topo {
+
+enum class FabricKind { RailOptimized, FatTree };
+
+/// How a flow between GPUs of different local index on different nodes crosses the fabric.
+enum class CrossRail {
+  Spine,   ///< leaf of the source rail -> spine -> leaf of the destination rail
+  NvLink,  ///< first over NVLink to the source-node GPU on the destination's rail (PXN)
+};
+
+/// Bandwidth per direction and latency of one kind of link.
+struct LinkParams {
+  Bandwidth bandwidth;
+  Time latency;
+};
+
+struct Spec {
+  std::string name = "cluster";
+  int nodes = 1;
+  int gpus_per_node = 8;
+  /// GPU <-> NVSwitch, per GPU and per direction.
+  LinkParams nvlink{Bandwidth::gigabytes_per_s(450), Time::ns(715)};
+  /// NIC <-> leaf, per GPU (one NIC per GPU) and per direction.
+  LinkParams nic{Bandwidth::gigabytes_per_s(50), Time::ns(450)};
+  /// Latency of one leaf <-> spine hop; its bandwidth follows from the oversubscription.
+  Time spine_latency = Time::ns(450);
+  /// Per-message software overhead paid once by every flow, on top of the links' latencies.
+  Time software_overhead = Time::ns(1900);
+
+  FabricKind fabric = FabricKind::RailOptimized;
+  /// Rail-optimized: nodes whose NIC k share leaf k of their group; 0 = all nodes in one group.
+  /// Fat tree: nodes whose NICs all sit on one leaf.
+  int nodes_per_leaf = 0;
+  /// Spine switches; each leaf has one up- and one down-link to each. 1 = one trunk (ideal
+  /// adaptive routing); more = ECMP, a flow hashed onto one spine by (source, destination).
+  int spines = 1;
+  /// Leaf down-link capacity over up-link capacity (1 = non-blocking).
+  double oversubscription = 1.0;
+  CrossRail cross_rail = CrossRail::NvLink;
+};
+
+}  // namespace hopsim::topo
