@@ -1,0 +1,80 @@
+// Plans run on real topologies: closed forms through NVSwitch and NICs, and the run summary.
+#include "doctest_time.hpp"
+#include "workloads/flows.hpp"
+#include "workloads/runner.hpp"
+#include "workloads/summary.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+namespace topo = hopsim::topo;
+
+namespace {
+
+topo::Spec two_nodes() {
+  topo::Spec spec;
+  spec.nodes = 2;
+  spec.nvlink = {Bandwidth::gigabytes_per_s(400), Time::ns(700)};
+  spec.nic = {Bandwidth::gigabytes_per_s(50), Time::ns(500)};
+  spec.software_overhead = Time::ns(2'000);
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("an NVSwitch up-link shared by two flows from one GPU halves each") {
+  // Both flows leave GPU 0 (one up-link at B) for GPUs 1 and 2 (separate down-links):
+  // each moves at B/2 and finishes at alpha + 2S/B, alpha = 2 x 0.7 us + 2 us.
+  const topo::Cluster cluster(two_nodes());
+  const Bytes s{1'000'000'000};
+  const Plan plan = build_flows_plan({{"a", 0, 1, s, Time{}, {}}, {"b", 0, 2, s, Time{}, {}}});
+  const Outcome out = simulate(cluster, plan);
+  const Time expected = Time::ns(3'400) + transfer_time(Bytes{2 * s.n}, Bandwidth{400e9});
+  CHECK(out.times[0].end == expected);
+  CHECK(out.times[1].end == expected);
+  CHECK(out.latency[0] == Time::ns(3'400));
+}
+
+TEST_CASE("a same-rail flow to another node is limited by the NIC") {
+  const topo::Cluster cluster(two_nodes());
+  const Bytes s{100'000'000};
+  const Plan plan = build_flows_plan({{"x", 3, 11, s, Time::us(5), {}}});
+  const Outcome out = simulate(cluster, plan);
+  CHECK(out.times[0].start == Time::us(5));
+  CHECK(out.times[0].end ==
+        Time::us(5) + Time::ns(3'000) + transfer_time(s, Bandwidth::gigabytes_per_s(50)));
+}
+
+TEST_CASE("after chains add up and a flow to itself is free") {
+  const topo::Cluster cluster(two_nodes());
+  const Bytes s{400'000'000};
+  const Plan plan = build_flows_plan(
+      {{"a", 0, 1, s, Time{}, {}}, {"b", 1, 2, s, Time{}, {0}}, {"self", 2, 2, s, Time{}, {1}}});
+  const Outcome out = simulate(cluster, plan);
+  const Time hop = Time::ns(3'400) + transfer_time(s, Bandwidth{400e9});
+  CHECK(out.times[1].end == 2 * hop);
+  CHECK(out.times[2].end == 2 * hop);
+  CHECK(out.makespan == 2 * hop);
+}
+
+TEST_CASE("the summary unions intervals per rank and counts bytes per link kind") {
+  const topo::Cluster cluster(two_nodes());
+  Plan plan;
+  const auto c = plan.add_compute(0, Time::us(10));
+  const auto f = plan.add_flow(0, 8, Bytes{50'000'000});  // 1 ms + 3 us over IB, overlaps c
+  const auto g = plan.add_flow(0, 1, Bytes{4'000'000});   // after f: 10 us + 3.4 us on NVLink
+  plan.add_dependency(f, g);
+  const Outcome out = simulate(cluster, plan);
+  const Summary s = summarize(cluster, plan, out);
+  CHECK(out.times[c].end == Time::us(10));
+  const Time f_end = Time::ns(3'000) + Time::us(1'000);
+  CHECK(out.times[f].end == f_end);
+  CHECK(s.critical_rank == 0);
+  CHECK(s.ranks[0].compute == Time::us(10));
+  CHECK(s.ranks[0].comm == out.times[g].end);  // f then g, back to back
+  CHECK(s.ranks[0].exposed == s.ranks[0].busy - Time::us(10));
+  CHECK(s.ib_bytes.n == 50'000'000);
+  CHECK(s.nvlink_bytes.n == 4'000'000);
+  CHECK(s.step == out.times[g].end);
+}

@@ -1,0 +1,154 @@
+// Parses a cluster config into topo::Spec and GpuSpec, checking every value it reads.
+#include "tools/config/cluster_config.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/units.hpp"
+
+namespace hopsim::config {
+namespace {
+
+// Supported sizes: ranks are ints, and four links per GPU must fit a 32-bit LinkId.
+constexpr std::int64_t kMaxNodes = 1'000'000;
+constexpr std::int64_t kMaxGpusPerNode = 1'024;
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxSpines = 65'536;
+
+enum class Figure { Achievable, Peak };
+
+Time microseconds(const Node& n) {
+  return Time::from_seconds(n.non_negative() * 1e-6);
+}
+
+GpuSpec parse_gpu(const Node& n) {
+  n.allow_only({"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GB", "hbm_GBps"});
+  GpuSpec gpu;
+  gpu.name = n.at("name").string();
+  gpu.peak_bf16_tflops = n.at("peak_bf16_tflops").positive();
+  gpu.peak_fp8_tflops = n.at("peak_fp8_tflops").positive();
+  gpu.hbm_GB = n.at("hbm_GB").positive();
+  gpu.hbm_GBps = n.at("hbm_GBps").positive();
+  return gpu;
+}
+
+// {"peak_GBps", "achievable_GBps" (optional, <= peak), "latency_us"}.
+topo::LinkParams parse_link(const Node& n, Figure figure) {
+  n.allow_only({"peak_GBps", "achievable_GBps", "latency_us"});
+  const Node peak_node = n.at("peak_GBps");
+  const double peak = peak_node.positive();
+  double achievable = peak;
+  if (n.has("achievable_GBps")) {
+    const Node a = n.at("achievable_GBps");
+    achievable = a.positive();
+    if (achievable > peak) {
+      a.fail(fmt::format("must be <= peak_GBps ({}), got {}", peak_node.json().dump(),
+                         a.json().dump()));
+    }
+  }
+  const double gbps = figure == Figure::Peak ? peak : achievable;
+  return topo::LinkParams{Bandwidth::gigabytes_per_s(gbps), microseconds(n.at("latency_us"))};
+}
+
+void parse_fabric(const Node& n, topo::Spec& spec) {
+  n.allow_only(
+      {"kind", "nodes_per_leaf", "spines", "oversubscription", "spine_latency_us", "cross_rail"});
+  spec.fabric = n.at("kind").one_of({"rail_optimized", "fat_tree"}) == "fat_tree"
+                    ? topo::FabricKind::FatTree
+                    : topo::FabricKind::RailOptimized;
+  if (n.has("nodes_per_leaf")) {
+    const Node per_leaf = n.at("nodes_per_leaf");
+    const std::int64_t v = per_leaf.integer_in(0, spec.nodes);
+    if (v != 0 && spec.nodes % v != 0) {
+      per_leaf.fail(fmt::format("must divide nodes ({}), got {}", spec.nodes, v));
+    }
+    spec.nodes_per_leaf = static_cast<int>(v);
+  }
+  if (n.has("spines")) {
+    spec.spines = static_cast<int>(n.at("spines").integer_in(1, kMaxSpines));
+  }
+  if (n.has("oversubscription")) {
+    const Node o = n.at("oversubscription");
+    const double v = o.number();
+    if (!(v >= 1) || !std::isfinite(v)) {
+      o.fail(fmt::format("must be >= 1 (downlink over uplink capacity), got {}", o.json().dump()));
+    }
+    spec.oversubscription = v;
+  }
+  if (n.has("spine_latency_us")) {
+    spec.spine_latency = microseconds(n.at("spine_latency_us"));
+  }
+  if (n.has("cross_rail")) {
+    spec.cross_rail = n.at("cross_rail").one_of({"nvlink", "spine"}) == "spine"
+                          ? topo::CrossRail::Spine
+                          : topo::CrossRail::NvLink;
+  }
+}
+
+// Each key is a JSON pointer to the value it cites; a pointer to nothing is a stale citation.
+void check_sources(const Node& root) {
+  const Node sources = root.at("sources");
+  sources.expect_object();
+  for (const auto& item : sources.json().items()) {
+    const std::string& key = item.key();
+    const Node entry = sources.at(key);
+    entry.string();
+    bool found = false;
+    try {
+      found = root.json().contains(nlohmann::json::json_pointer(key));
+    } catch (const nlohmann::json::exception&) {
+      entry.fail(fmt::format(
+          "key \"{}\" is not a JSON pointer; expected one like \"/nic/peak_GBps\"", key));
+    }
+    if (!found) {
+      entry.fail(fmt::format("\"{}\" points to nothing in this file", key));
+    }
+  }
+}
+
+void parse_size(const Node& root, topo::Spec& spec) {
+  spec.nodes = static_cast<int>(root.at("nodes").integer_in(1, kMaxNodes));
+  if (root.has("gpus_per_node")) {
+    spec.gpus_per_node = static_cast<int>(root.at("gpus_per_node").integer_in(1, kMaxGpusPerNode));
+  }
+  const std::int64_t gpus = std::int64_t{spec.nodes} * spec.gpus_per_node;
+  if (gpus > kMaxGpus) {
+    root.at("nodes").fail(fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} are supported",
+                                      spec.nodes, spec.gpus_per_node, gpus, kMaxGpus));
+  }
+}
+
+}  // namespace
+
+ClusterConfig parse_cluster(const Node& root) {
+  root.allow_only({"name", "description", "nodes", "gpus_per_node", "gpu", "nvlink", "nic",
+                   "fabric", "software_overhead_us", "bandwidth", "sources"});
+  ClusterConfig config;
+  topo::Spec& spec = config.topology;
+  spec.name = root.at("name").string();
+  if (root.has("description")) {
+    root.at("description").string();
+  }
+  parse_size(root, spec);
+  config.gpu = parse_gpu(root.at("gpu"));
+
+  Figure figure = Figure::Achievable;
+  if (root.has("bandwidth") && root.at("bandwidth").one_of({"achievable", "peak"}) == "peak") {
+    figure = Figure::Peak;
+  }
+  spec.nvlink = parse_link(root.at("nvlink"), figure);
+  spec.nic = parse_link(root.at("nic"), figure);
+  parse_fabric(root.at("fabric"), spec);
+  if (root.has("software_overhead_us")) {
+    spec.software_overhead = microseconds(root.at("software_overhead_us"));
+  }
+  if (root.has("sources")) {
+    check_sources(root);
+  }
+  return config;
+}
+
+}  // namespace hopsim::config

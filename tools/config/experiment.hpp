@@ -1,0 +1,35 @@
+// Reads an experiment (configs/experiments/*.json): cluster, workload, overrides.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/config/cluster_config.hpp"
+#include "workloads/flows.hpp"
+
+namespace hopsim::config {
+
+struct Experiment {
+  std::string file;
+  std::string name;
+  std::string cluster_file;  ///< the file the cluster came from (the experiment if inline)
+  ClusterConfig cluster;
+  std::string kind;  ///< workload kind
+  std::vector<work::ExplicitFlow> flows;
+  std::uint64_t seed = 1;
+  /// The experiment after overrides, with the cluster inlined: written beside reports.
+  nlohmann::ordered_json resolved;
+};
+
+/// Loads `path`, applies `overrides` ("a.b.c=VALUE", VALUE as JSON or else as a string;
+/// keys under "cluster." go into the cluster file's document), checks everything.
+/// Throws ConfigError naming the file and JSON pointer of the first bad value.
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
+
+/// Reads a JSON file; a missing file or a syntax error is a ConfigError naming the file.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace hopsim::config

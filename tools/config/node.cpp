@@ -1,0 +1,176 @@
+// Typed reads of JSON values with errors that name the file and JSON pointer.
+#include "tools/config/node.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace hopsim::config {
+namespace {
+
+std::string type_name(const nlohmann::json& j) {
+  return j.is_number() ? "a number" : fmt::format("{} {}", j.type_name(), j.dump());
+}
+
+// Levenshtein distance, for "did you mean" hints on unknown keys.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+void Node::fail(std::string_view what) const {
+  const std::string where = path_.empty() ? "/" : path_.to_string();
+  throw ConfigError(fmt::format("{}: {}: {}", file_, where, what));
+}
+
+void Node::expect_object() const {
+  if (!json_->is_object()) {
+    fail(fmt::format("expected an object, got {}", type_name(*json_)));
+  }
+}
+
+void Node::expect_array() const {
+  if (!json_->is_array()) {
+    fail(fmt::format("expected an array, got {}", type_name(*json_)));
+  }
+}
+
+bool Node::has(std::string_view key) const {
+  return json_->is_object() && json_->contains(std::string(key));
+}
+
+Node Node::at(std::string_view key) const {
+  expect_object();
+  const std::string k(key);
+  if (!json_->contains(k)) {
+    fail(fmt::format("missing key \"{}\"", k));
+  }
+  return Node(json_->at(k), file_, path_ / k);
+}
+
+Node Node::at(std::size_t index) const {
+  expect_array();
+  return Node(json_->at(index), file_, path_ / index);
+}
+
+double Node::number() const {
+  if (!json_->is_number()) {
+    fail(fmt::format("expected a number, got {}", type_name(*json_)));
+  }
+  return json_->get<double>();
+}
+
+double Node::positive() const {
+  const double v = number();
+  if (!(v > 0) || !std::isfinite(v)) {
+    fail(fmt::format("must be > 0, got {}", json_->dump()));
+  }
+  return v;
+}
+
+double Node::non_negative() const {
+  const double v = number();
+  if (!(v >= 0) || !std::isfinite(v)) {
+    fail(fmt::format("must be >= 0, got {}", json_->dump()));
+  }
+  return v;
+}
+
+std::int64_t Node::integer() const {
+  if (json_->is_number_float()) {
+    const double v = json_->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
+      return static_cast<std::int64_t>(v);
+    }
+  }
+  if (!json_->is_number_integer()) {
+    fail(fmt::format("expected an integer, got {}", type_name(*json_)));
+  }
+  if (json_->is_number_unsigned() && json_->get<std::uint64_t>() > INT64_MAX) {
+    fail(fmt::format("integer {} is too large", json_->dump()));
+  }
+  return json_->get<std::int64_t>();
+}
+
+std::int64_t Node::integer_in(std::int64_t lo, std::int64_t hi) const {
+  const std::int64_t v = integer();
+  if (v < lo || v > hi) {
+    if (hi == INT64_MAX) {
+      fail(fmt::format("must be >= {}, got {}", lo, v));
+    }
+    fail(fmt::format("must be in [{}, {}], got {}", lo, hi, v));
+  }
+  return v;
+}
+
+bool Node::boolean() const {
+  if (!json_->is_boolean()) {
+    fail(fmt::format("expected true or false, got {}", type_name(*json_)));
+  }
+  return json_->get<bool>();
+}
+
+std::string Node::string() const {
+  if (!json_->is_string()) {
+    fail(fmt::format("expected a string, got {}", type_name(*json_)));
+  }
+  return json_->get<std::string>();
+}
+
+std::string Node::one_of(std::initializer_list<std::string_view> choices) const {
+  std::string v = string();
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    fail(fmt::format("expected one of \"{}\", got \"{}\"", fmt::join(choices, "\", \""), v));
+  }
+  return v;
+}
+
+void Node::allow_only(std::initializer_list<std::string_view> keys) const {
+  expect_object();
+  for (const auto& [key, value] : json_->items()) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      continue;
+    }
+    if (ends_with(key, "_Gbps")) {
+      const std::string stem = key.substr(0, key.size() - 5);
+      fail(fmt::format("unknown key \"{}\"; use \"{}_GBps\" (bytes/s): 400 Gb/s = 50 GBps", key,
+                       stem));
+    }
+    std::string_view best;
+    std::size_t best_distance = 3;  // suggest only close matches
+    for (std::string_view k : keys) {
+      const std::size_t d = edit_distance(key, k);
+      if (d < best_distance) {
+        best = k;
+        best_distance = d;
+      }
+    }
+    if (!best.empty()) {
+      fail(fmt::format("unknown key \"{}\"; did you mean \"{}\"?", key, best));
+    }
+    fail(fmt::format("unknown key \"{}\"; expected one of \"{}\"", key,
+                     fmt::join(keys, "\", \"")));
+  }
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,31 @@
+// The run report (DESIGN.md §7) as JSON, and the human summary printed on stdout.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/config/experiment.hpp"
+#include "topology/cluster.hpp"
+#include "workloads/plan.hpp"
+#include "workloads/runner.hpp"
+#include "workloads/summary.hpp"
+
+namespace hopsim::tools {
+
+struct ReportInput {
+  const config::Experiment& experiment;
+  const topo::Cluster& cluster;
+  const work::Plan& plan;
+  const work::Outcome& outcome;
+  const work::Summary& summary;
+  bool wall_time = true;  ///< include sim.wall_s (the only field that differs between runs)
+};
+
+/// The common keys, plus the kind-specific sections (`flows` and `links` for kind flows).
+nlohmann::ordered_json make_report(const ReportInput& in);
+
+/// A readable summary of the report for a terminal.
+std::string format_summary(const nlohmann::ordered_json& report);
+
+}  // namespace hopsim::tools
