@@ -40,3 +40,13 @@ PlanTaskId Plan::add_compute(int gpu, Time duration, std::uint32_t phase) {
 }
 
 }  // namespace hopsim::work
+
+namespace hopsim::work {
+
+PlanTaskId Plan::add_delay(int gpu, Time duration, std::uint32_t phase) {
+  const PlanTaskId id = add_compute(gpu, duration, phase);
+  tasks_[id].kind = PlanTaskKind::Delay;
+  return id;
+}
+
+}  // namespace hopsim::work

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,15 +13,17 @@ namespace hopsim::work {
 
 using PlanTaskId = std::uint32_t;
 
-enum class PlanTaskKind : std::uint8_t { Flow, Compute };
+enum class PlanTaskKind : std::uint8_t { Flow, Compute, Delay };
 
 struct PlanTask {
   PlanTaskKind kind = PlanTaskKind::Flow;
   int src = 0;  ///< the GPU that sends (flow) or computes (compute)
   int dst = 0;  ///< the GPU that receives (flow)
   Bytes bytes;
-  Time duration;       ///< compute only
+  Time duration;       ///< compute or delay: how long it takes
   Time not_before;     ///< earliest start
+  /// A flow pays this latency instead of its route's (collectives follow NCCL's cost model).
+  std::optional<Time> latency;
   std::uint32_t phase = 0;
 };
 
@@ -38,6 +41,9 @@ class Plan {
   std::uint32_t add_phase(std::string name, std::string pass);
   PlanTaskId add_flow(int src, int dst, Bytes bytes, std::uint32_t phase = 0);
   PlanTaskId add_compute(int gpu, Time duration, std::uint32_t phase = 0);
+  /// A fixed delay that holds no resource (a collective's launch latency, say).
+  PlanTaskId add_delay(int gpu, Time duration, std::uint32_t phase = 0);
+  void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
   /// `task` starts after `before` ends.
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }

@@ -29,11 +29,13 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan) {
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src), t.duration);
+    } else if (t.kind == PlanTaskKind::Delay) {
+      id = executor.add_delay(t.duration);
     } else if (t.src == t.dst) {
       id = executor.add_delay(Time{});
     } else {
       const topo::Route route = cluster.route(t.src, t.dst);
-      out.latency[i] = cluster.latency(route.span());
+      out.latency[i] = t.latency ? *t.latency : cluster.latency(route.span());
       id = executor.add_transfer(route.span(), t.bytes, out.latency[i]);
     }
     HOPSIM_ASSERT(id == i, "executor task {} for plan task {}", id, i);

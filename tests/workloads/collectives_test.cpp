@@ -1,0 +1,175 @@
+// Collectives: closed forms on uniform topologies, conservation, nccl-tests conversions.
+#include <numeric>
+
+#include "doctest_time.hpp"
+#include "workloads/collective_job.hpp"
+#include "workloads/summary.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+namespace topo = hopsim::topo;
+
+namespace {
+
+const Bandwidth kB = Bandwidth::gigabytes_per_s(100);
+const CollectiveLatency kLat{Time::ns(5'000), Time::ns(700), Time::ns(3'000)};
+
+// One node of n GPUs behind a non-blocking switch: a uniform topology.
+topo::Cluster switch_of(int n) {
+  topo::Spec spec;
+  spec.nodes = 1;
+  spec.gpus_per_node = n;
+  spec.nvlink = {kB, Time::ns(100)};
+  return topo::Cluster(spec);
+}
+
+std::vector<int> iota(int n) {
+  std::vector<int> r(static_cast<std::size_t>(n));
+  std::iota(r.begin(), r.end(), 0);
+  return r;
+}
+
+CollectiveJob make_job(CollectiveOp op, CollectiveAlgorithm algorithm, std::vector<int> ranks) {
+  CollectiveJob job;
+  job.op = op;
+  job.algorithm = algorithm;
+  job.ranks = std::move(ranks);
+  return job;
+}
+
+Time run(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
+  const Plan plan = build_collective_plan(cluster, job, size);
+  const Outcome out = simulate(cluster, plan);
+  CHECK(out.stuck.empty());
+  return out.makespan;
+}
+
+std::vector<std::int64_t> received(const Plan& plan, int n) {
+  std::vector<std::int64_t> r(static_cast<std::size_t>(n), 0);
+  for (const PlanTask& t : plan.tasks()) {
+    if (t.kind == PlanTaskKind::Flow) {
+      r[static_cast<std::size_t>(t.dst)] += t.bytes.n;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("ring collectives on a switch take steps x (a + ceil(S/n)/B) plus the base latency") {
+  for (int n : {2, 3, 8, 64}) {
+    const topo::Cluster cluster = switch_of(n);
+    for (std::int64_t s : {1LL, 1LL << 20, 3LL << 30}) {
+      CAPTURE(n);
+      CAPTURE(s);
+      const Time step = kLat.nvlink_hop + transfer_time(Bytes{(s + n - 1) / n}, kB);
+      CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
+      job.latency = kLat;
+      CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * step);
+      job.op = CollectiveOp::ReduceScatter;
+      CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * step);
+      job.op = CollectiveOp::AllReduce;
+      CHECK(run(cluster, job, Bytes{s}) == kLat.base + 2 * (n - 1) * step);
+    }
+  }
+}
+
+TEST_CASE("all-to-all and direct all-gather through one switch take a + (n-1)(S/n)/B") {
+  for (int n : {2, 3, 8, 64}) {
+    const topo::Cluster cluster = switch_of(n);
+    for (std::int64_t s : {64LL << 10, 1LL << 30}) {
+      CAPTURE(n);
+      CAPTURE(s);
+      const Time expected =
+          kLat.base + kLat.nvlink_hop + transfer_time(Bytes{(n - 1) * (s / n)}, kB);
+      CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::Flat, iota(n));
+      job.latency = kLat;
+      const Time t = run(cluster, job, Bytes{s});
+      CHECK(std::llabs((t - expected).count_ps()) <= 1);
+      if (s % n == 0) {
+        job.op = CollectiveOp::AllGather;
+        job.algorithm = CollectiveAlgorithm::Direct;
+        CHECK(std::llabs((run(cluster, job, Bytes{s}) - expected).count_ps()) <= 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
+  // 2 nodes x 8 GPUs, S per rank: a NIC carries the 8 flows of S/16 to its rail peer
+  // (PXN routes cross-rail data over NVLink first), so t = a + (S/2) / B_nic.
+  topo::Spec spec;
+  spec.nodes = 2;
+  spec.nvlink = {Bandwidth::gigabytes_per_s(370), Time::ns(700)};
+  spec.nic = {Bandwidth::gigabytes_per_s(47), Time::ns(450)};
+  const topo::Cluster cluster(spec);
+  const Bytes s{1LL << 30};
+  for (auto algorithm : {CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier}) {
+    CollectiveJob job = make_job(CollectiveOp::AllToAll, algorithm, iota(16));
+    job.latency = kLat;
+    const Time t = run(cluster, job, s);
+    const double expected =
+        (kLat.base + kLat.net_hop).seconds() + static_cast<double>(s.n / 2) / 47e9;
+    CHECK(t.seconds() == doctest::Approx(expected).epsilon(0.01));
+  }
+}
+
+TEST_CASE("collectives deliver what their definitions say") {
+  const int n = 8;
+  const topo::Cluster cluster = switch_of(n);
+  const Bytes s{8 << 20};
+  CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
+  for (std::int64_t r : received(build_collective_plan(cluster, job, s), n)) {
+    CHECK(r == (n - 1) * (s.n / n));  // every other rank's piece
+  }
+  job.op = CollectiveOp::AllReduce;
+  for (std::int64_t r : received(build_collective_plan(cluster, job, s), n)) {
+    CHECK(r == 2 * (n - 1) * (s.n / n));
+  }
+  job.op = CollectiveOp::AllToAll;
+  job.algorithm = CollectiveAlgorithm::Flat;
+  for (std::int64_t r : received(build_collective_plan(cluster, job, s), n)) {
+    CHECK(r == (n - 1) * (s.n / n));
+  }
+}
+
+TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes") {
+  topo::Spec spec;
+  spec.nodes = 4;
+  const topo::Cluster cluster(spec);
+  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, iota(32));
+  job.moe = MoeRouting{512, 64, 8, 3, 7168, 1};
+  const Plan two = build_collective_plan(cluster, job, Bytes{});
+  job.algorithm = CollectiveAlgorithm::Flat;
+  const Plan flat = build_collective_plan(cluster, job, Bytes{});
+  const Summary s2 = summarize(cluster, two, simulate(cluster, two));
+  const Summary s1 = summarize(cluster, flat, simulate(cluster, flat));
+  CHECK(s1.ib_bytes.n == flat_ib_bytes(cluster, job, Bytes{}));
+  CHECK(s2.ib_bytes.n < s1.ib_bytes.n);  // tokens for several GPUs of a node cross once
+  // What each GPU finally holds is the same: count flows that end at their destination.
+  const TwoTierMatrix m = route_tokens(job.ranks, cluster, *job.moe);
+  std::int64_t wanted = 0;
+  for (std::size_t i = 0; i < m.gpu.n; ++i) {
+    for (std::size_t j = 0; j < m.gpu.n; ++j) {
+      wanted += i == j ? 0 : m.gpu.at(i, j);
+    }
+  }
+  const auto flat_total = received(flat, 32);
+  CHECK(std::accumulate(flat_total.begin(), flat_total.end(), std::int64_t{0}) == wanted);
+  // Uniform data without duplicates: two-tier crosses IB with exactly the flat bytes.
+  job.moe.reset();
+  job.algorithm = CollectiveAlgorithm::TwoTier;
+  const Plan uniform = build_collective_plan(cluster, job, Bytes{1 << 20});
+  CHECK(summarize(cluster, uniform, simulate(cluster, uniform)).ib_bytes.n ==
+        flat_ib_bytes(cluster, job, Bytes{1 << 20}));
+}
+
+TEST_CASE("busbw factors follow nccl-tests") {
+  CHECK(busbw_factor(CollectiveOp::AllReduce, 8) == doctest::Approx(1.75));
+  CHECK(busbw_factor(CollectiveOp::AllGather, 8) == doctest::Approx(0.875));
+  CHECK(busbw_factor(CollectiveOp::ReduceScatter, 4) == doctest::Approx(0.75));
+  CHECK(busbw_factor(CollectiveOp::AllToAll, 16) == doctest::Approx(15.0 / 16));
+  CHECK(busbw_factor(CollectiveOp::SendRecv, 2) == doctest::Approx(1.0));
+}
