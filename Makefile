@@ -22,7 +22,7 @@ asan: deps
 
 # Each case in its own process, so that its peak memory is its own (see README).
 bench: build
-	@for c in a b c; do /usr/bin/time -f "  wall %e s, peak RSS %M KiB" build/bin/hopsim_bench $$c; done
+	@for c in a b c d e; do /usr/bin/time -f "  wall %e s, peak RSS %M KiB" build/bin/hopsim_bench $$c; done
 
 tidy: deps
 	@cmake --preset tidy >/dev/null

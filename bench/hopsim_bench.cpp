@@ -10,6 +10,7 @@
 
 #include "sim/flow_network.hpp"
 #include "topology/cluster.hpp"
+#include "workloads/collective_job.hpp"
 #include "workloads/runner.hpp"
 
 namespace {
@@ -72,6 +73,27 @@ Result all_pairs(int nodes, Bytes bytes) {
   return r;
 }
 
+// (d), (e) An nccl-tests all-to-all of `per_rank` bytes among 1,024 GPUs, flat or two-tier.
+Result all_to_all(int nodes, Bytes per_rank, work::CollectiveAlgorithm algorithm) {
+  const auto start = std::chrono::steady_clock::now();
+  topo::Spec spec;
+  spec.nodes = nodes;
+  const topo::Cluster cluster(spec);
+  work::CollectiveJob job;
+  job.op = work::CollectiveOp::AllToAll;
+  job.algorithm = algorithm;
+  for (int r = 0; r < cluster.gpu_count(); ++r) {
+    job.ranks.push_back(r);
+  }
+  const work::Outcome out =
+      work::simulate(cluster, work::build_collective_plan(cluster, job, per_rank));
+  Result r{fmt::format("all-to-all {} {}", work::algorithm_name(algorithm), cluster.gpu_count()),
+           out.events, out.flows, out.solves};
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.sim_s = out.makespan.seconds();
+  return r;
+}
+
 void print(const Result& r) {
   fmt::print("{:<22} {:>9} flows {:>9} events {:>6} solves  wall {:7.3f} s  {:>10.0f} events/s "
              "{:>10.0f} flows/s  simulated {:.6f} s  peak {:.2f} GB\n",
@@ -85,16 +107,22 @@ void print(const Result& r) {
 int main(int argc, char** argv) {
   CLI::App app{"hopsim benchmarks; run one case per process so that peak memory is its own"};
   std::string which = "a";
-  app.add_option("case", which, "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 "
-                                "GPUs; c: all-pairs among 1,024 GPUs")
-      ->check(CLI::IsMember({"a", "b", "c"}));
+  app.add_option("case", which,
+                 "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
+                 "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier all-to-all "
+                 "among 1,024 GPUs")
+      ->check(CLI::IsMember({"a", "b", "c", "d", "e"}));
   CLI11_PARSE(app, argc, argv);
   if (which == "a") {
     print(disjoint(1'000'000));
   } else if (which == "b") {
     print(all_pairs(8, Bytes{1 << 20}));
-  } else {
+  } else if (which == "c") {
     print(all_pairs(128, Bytes{1 << 20}));
+  } else {
+    const auto algorithm =
+        which == "d" ? work::CollectiveAlgorithm::Flat : work::CollectiveAlgorithm::TwoTier;
+    print(all_to_all(128, Bytes{std::int64_t{1} << 30}, algorithm));
   }
   return 0;
 }

@@ -25,7 +25,7 @@ Json common_keys(const ReportInput& in) {
   r["bytes"] = {{"nvlink", s.nvlink_bytes.n}, {"ib", s.ib_bytes.n}};
   r["flops"] = 0.0;
   const double max_s = crit.busy.seconds();
-  r["ranks"] = {{"count", s.ranks.size()},
+  r["ranks"] = {{"count", s.involved},
                 {"critical", s.critical_rank},
                 {"max_s", max_s},
                 {"mean_s", s.mean_busy_s},
@@ -86,12 +86,56 @@ void flows_section(const ReportInput& in, Json& r) {
   r["software_overhead_s"] = in.cluster.spec().software_overhead.seconds();
 }
 
+void collective_section(const ReportInput& in, Json& r) {
+  const work::CollectiveJob& job = in.experiment.collective;
+  Json c;
+  c["op"] = work::op_name(job.op);
+  c["algorithm"] = work::algorithm_name(job.algorithm);
+  c["ranks"] = job.ranks.size();
+  c["chunks"] = job.chunks;
+  Json rows = Json::array();
+  for (const CollectiveRow& row : *in.rows) {
+    Json j = {{"bytes", row.bytes.n},
+              {"time_s", row.time.seconds()},
+              {"algbw_GBps", row.algbw_GBps},
+              {"busbw_GBps", row.busbw_GBps},
+              {"ib_bytes", row.ib_bytes.n},
+              {"nvlink_bytes", row.nvlink_bytes.n}};
+    if (job.op == work::CollectiveOp::AllToAll) {
+      j["ib_bytes_flat"] = row.ib_bytes_flat.n;
+    }
+    rows.push_back(std::move(j));
+  }
+  c["rows"] = std::move(rows);
+  const CollectiveRow& last = in.rows->back();
+  c["time_s"] = last.time.seconds();
+  c["algbw_GBps"] = last.algbw_GBps;
+  c["busbw_GBps"] = last.busbw_GBps;
+  r["collective"] = std::move(c);
+  if (const auto& v = in.experiment.validation) {
+    for (const CollectiveRow& row : *in.rows) {
+      if (row.bytes == v->bytes) {
+        const double predicted = v->metric == "busbw_GBps" ? row.busbw_GBps : row.time.seconds();
+        r["validation"] = {{"metric", v->metric},
+                           {"bytes", v->bytes.n},
+                           {"predicted", predicted},
+                           {"published", v->published},
+                           {"error", (predicted - v->published) / v->published},
+                           {"source", v->source}};
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Json make_report(const ReportInput& in) {
   Json r = common_keys(in);
   if (in.experiment.kind == "flows") {
     flows_section(in, r);
+  }
+  if (in.rows != nullptr) {
+    collective_section(in, r);
   }
   return r;
 }
@@ -114,6 +158,37 @@ std::string format_summary(const Json& r) {
     if (flows.size() > shown) {
       out += fmt::format("... {} more flows (see --json)\n", flows.size() - shown);
     }
+  }
+  if (r.contains("collective")) {
+    const auto& c = r["collective"];
+    out += fmt::format("{} {} over {} ranks, {} chunk(s)\n", c["op"].get<std::string>(),
+                       c["algorithm"].get<std::string>(), c["ranks"].get<int>(),
+                       c["chunks"].get<int>());
+    out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}\n", "size(B)", "time(us)",
+                       "algbw(GB/s)", "busbw(GB/s)", "IB bytes");
+    for (const auto& row : c["rows"]) {
+      out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}\n",
+                         row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
+                         row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
+                         row["ib_bytes"].get<std::int64_t>());
+    }
+    const auto& last = c["rows"].back();
+    if (last.contains("ib_bytes_flat")) {
+      const auto flat = last["ib_bytes_flat"].get<std::int64_t>();
+      const auto ib = last["ib_bytes"].get<std::int64_t>();
+      out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
+                         flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
+                                        static_cast<double>(flat)
+                                  : 0.0);
+    }
+  }
+  if (r.contains("validation")) {
+    const auto& v = r["validation"];
+    out += fmt::format("validation     {} at {} B: predicted {:.4g}, published {:.4g}, error "
+                       "{:+.1f}%  ({})\n",
+                       v["metric"].get<std::string>(), v["bytes"].get<std::int64_t>(),
+                       v["predicted"].get<double>(), v["published"].get<double>(),
+                       100 * v["error"].get<double>(), v["source"].get<std::string>());
   }
   out += fmt::format("step time      {:.3f} us\n", r["step_time_s"].get<double>() * 1e6);
   out += fmt::format("bytes          {} over NVLink, {} over InfiniBand\n",

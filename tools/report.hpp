@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,17 @@
 
 namespace hopsim::tools {
 
+/// One row of an nccl-tests-like table.
+struct CollectiveRow {
+  Bytes bytes;
+  Time time;
+  double algbw_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
+  double busbw_GBps = 0;  // NOLINT(readability-identifier-naming)
+  Bytes ib_bytes;
+  Bytes nvlink_bytes;
+  Bytes ib_bytes_flat;  ///< all-to-all: what flat would put on InfiniBand
+};
+
 struct ReportInput {
   const config::Experiment& experiment;
   const topo::Cluster& cluster;
@@ -20,6 +32,7 @@ struct ReportInput {
   const work::Outcome& outcome;
   const work::Summary& summary;
   bool wall_time = true;  ///< include sim.wall_s (the only field that differs between runs)
+  const std::vector<CollectiveRow>* rows = nullptr;  ///< kind collective: one per size
 };
 
 /// The common keys, plus the kind-specific sections (`flows` and `links` for kind flows).

@@ -87,15 +87,27 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       add_link_bytes(cluster, t, s);
     }
   }
+  // Ranks that appear in the plan count; the rest of the cluster is idle by choice.
+  std::vector<bool> involved(gpus, false);
+  for (const PlanTask& t : tasks) {
+    if (t.kind != PlanTaskKind::Delay) {
+      involved[static_cast<std::size_t>(t.src)] = true;
+      involved[static_cast<std::size_t>(t.dst)] = true;
+    }
+  }
   double busy_sum = 0;
   for (std::size_t r = 0; r < gpus; ++r) {
     s.ranks.push_back(account(per_rank[r]));
+    if (!involved[r]) {
+      continue;
+    }
+    ++s.involved;
     busy_sum += s.ranks.back().busy.seconds();
     if (s.ranks.back().busy > s.ranks[static_cast<std::size_t>(s.critical_rank)].busy) {
       s.critical_rank = static_cast<int>(r);
     }
   }
-  s.mean_busy_s = gpus == 0 ? 0 : busy_sum / static_cast<double>(gpus);
+  s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
 
   std::vector<Intervals> per_phase(plan.phases().size());
   s.phases.assign(plan.phases().size(), PhaseTime{});

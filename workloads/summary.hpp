@@ -26,7 +26,8 @@ struct PhaseTime {
 
 struct Summary {
   Time step;
-  std::vector<RankTime> ranks;
+  std::vector<RankTime> ranks;  ///< every GPU of the cluster
+  std::size_t involved = 0;     ///< GPUs that appear in the plan
   int critical_rank = 0;  ///< the busiest rank (the lowest index among equals)
   double mean_busy_s = 0;
   Bytes nvlink_bytes;  ///< bytes of flows that cross an NVLink hop

@@ -20,8 +20,13 @@ constexpr std::int64_t kMaxSpines = 65'536;
 
 enum class Figure { Achievable, Peak };
 
+// A latency; at most 1e12 us (11.6 days), so that sums of a few latencies fit in Time.
 Time microseconds(const Node& n) {
-  return Time::from_seconds(n.non_negative() * 1e-6);
+  const double us = n.non_negative();
+  if (us > 1e12) {
+    n.fail(fmt::format("must be at most 1e12 us, got {}", n.json().dump()));
+  }
+  return Time::from_seconds(us * 1e-6);
 }
 
 GpuSpec parse_gpu(const Node& n) {
@@ -88,6 +93,20 @@ void parse_fabric(const Node& n, topo::Spec& spec) {
   }
 }
 
+// {"protocol", "base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"}: NCCL's
+// cost-model constants for the protocol collectives are assumed to use.
+work::CollectiveLatency parse_nccl(const Node& n) {
+  n.allow_only({"protocol", "base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"});
+  if (n.has("protocol")) {
+    n.at("protocol").one_of({"LL", "LL128", "Simple"});
+  }
+  work::CollectiveLatency l;
+  l.base = microseconds(n.at("base_latency_us"));
+  l.nvlink_hop = microseconds(n.at("nvlink_hop_latency_us"));
+  l.net_hop = microseconds(n.at("net_hop_latency_us"));
+  return l;
+}
+
 // Each key is a JSON pointer to the value it cites; a pointer to nothing is a stale citation.
 void check_sources(const Node& root) {
   const Node sources = root.at("sources");
@@ -125,7 +144,7 @@ void parse_size(const Node& root, topo::Spec& spec) {
 
 ClusterConfig parse_cluster(const Node& root) {
   root.allow_only({"name", "description", "nodes", "gpus_per_node", "gpu", "nvlink", "nic",
-                   "fabric", "software_overhead_us", "bandwidth", "sources"});
+                   "fabric", "software_overhead_us", "bandwidth", "nccl", "sources"});
   ClusterConfig config;
   topo::Spec& spec = config.topology;
   spec.name = root.at("name").string();
@@ -144,6 +163,9 @@ ClusterConfig parse_cluster(const Node& root) {
   parse_fabric(root.at("fabric"), spec);
   if (root.has("software_overhead_us")) {
     spec.software_overhead = microseconds(root.at("software_overhead_us"));
+  }
+  if (root.has("nccl")) {
+    config.nccl = parse_nccl(root.at("nccl"));
   }
   if (root.has("sources")) {
     check_sources(root);

@@ -5,6 +5,7 @@
 
 #include "tools/config/node.hpp"
 #include "topology/spec.hpp"
+#include "workloads/collectives.hpp"
 
 namespace hopsim::config {
 
@@ -20,6 +21,8 @@ struct GpuSpec {
 struct ClusterConfig {
   topo::Spec topology;
   GpuSpec gpu;
+  /// NCCL's latency constants for collectives (optional "nccl" section).
+  work::CollectiveLatency nccl;
 };
 
 /// Parses and checks a whole cluster file. Optional keys keep topo::Spec's defaults; link

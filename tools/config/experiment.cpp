@@ -1,17 +1,21 @@
 // Experiment files: the cluster (a path or inline), the workload, overrides, the resolved copy.
 #include "tools/config/experiment.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <unordered_map>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
 #include "tools/config/overrides.hpp"
 
 namespace hopsim::config {
 namespace {
+
+constexpr std::string_view kClusterPrefix = "cluster.";
 
 std::string relative_to(const std::string& base_file, const std::string& path) {
   const std::filesystem::path p(path);
@@ -22,24 +26,111 @@ std::string relative_to(const std::string& base_file, const std::string& path) {
 }
 
 void check_workload_kind(const Node& workload, const std::string& kind) {
-  if (kind != "flows") {
-    workload.at("kind").fail(fmt::format(
-        "workload kind \"{}\" is not simulated yet; this version simulates \"flows\"", kind));
+  if (kind != "flows" && kind != "collective") {
+    workload.at("kind").fail(fmt::format("workload kind \"{}\" is not simulated yet; this "
+                                         "version simulates \"flows\" and \"collective\"",
+                                         kind));
   }
+}
+
+Experiment::Validation parse_validation(const Node& n, const work::CollectiveJob& job) {
+  n.allow_only({"metric", "bytes", "published", "source"});
+  Experiment::Validation v;
+  v.metric = n.at("metric").one_of({"busbw_GBps", "time_s"});
+  v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
+  if (std::find(job.sizes.begin(), job.sizes.end(), v.bytes) == job.sizes.end()) {
+    n.at("bytes").fail(fmt::format("{} is not one of the workload's sizes", v.bytes.n));
+  }
+  v.published = n.at("published").positive();
+  v.source = n.at("source").string();
+  return v;
+}
+
+// "KEY=VALUE" split at the first '='; KEY must not be empty.
+std::pair<std::string, std::string> split_override(const std::string& o) {
+  const std::size_t eq = o.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{}\"", o));
+  }
+  return {o.substr(0, eq), o.substr(eq + 1)};
+}
+
+bool is_cluster_key(const std::string& key) { return key.starts_with(kClusterPrefix); }
+
+// The longest any flow can take to end, from the cluster's slowest link and longest route:
+// while any flow moves bytes, some link is saturated (max-min), so all flows together move at
+// least the slowest link's capacity. Rejects workloads whose times would not fit in Time.
+void check_time_range(const Node& flows, const std::vector<work::ExplicitFlow>& list,
+                      const topo::Spec& spec) {
+  const double slowest_Bps =
+      std::min(spec.nvlink.bandwidth.bytes_per_s,
+               spec.nic.bandwidth.bytes_per_s / (spec.oversubscription * spec.spines));
+  const Time longest_route =
+      spec.software_overhead + 2 * (spec.nvlink.latency + spec.nic.latency + spec.spine_latency);
+  double bytes = 0;
+  Time last_start;
+  for (const work::ExplicitFlow& f : list) {
+    bytes += static_cast<double>(f.bytes.n);
+    last_start = std::max(last_start, f.start);
+  }
+  const double n = static_cast<double>(list.size());
+  const double bound_s = last_start.seconds() + n * (longest_route.seconds() + 3e-12) +
+                         bytes / slowest_Bps;
+  const double limit_s = Time::max().seconds() / 2;
+  if (!(bound_s <= limit_s)) {
+    flows.fail(fmt::format(
+        "these flows may need up to {:.3g} s of simulated time ({:.3g} bytes at the slowest "
+        "link's {:.3g} B/s, plus start times and latencies); at most {:.3g} s can be simulated",
+        bound_s, bytes, slowest_Bps, limit_s));
+  }
+}
+
+// Line and column (from 1) of the byte at `offset` (from 1, as nlohmann reports it).
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
+  const std::size_t end = std::min(offset > 0 ? offset - 1 : 0, text.size());
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, end - line_start + 1};
+}
+
+// Why `path` cannot be read as a file, if it cannot ("no such file", "is a directory, ...").
+std::string file_problem(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return "no such file";
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return "is a directory, expected a JSON file";
+  }
+  return "";
 }
 
 }  // namespace
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(fmt::format("{}: cannot open file", path));
+  if (const std::string problem = file_problem(path); !problem.empty()) {
+    throw ConfigError(fmt::format("{}: {}", path, problem));
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) {
+    throw ConfigError(fmt::format("{}: cannot read file", path));
   }
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: invalid JSON at byte {}: {}", path, e.byte,
-                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+    // e.what() is "[json.exception.parse_error.101] parse error at ...: <what went wrong>".
+    const std::string what = e.what();
+    const std::size_t colon = what.find(": ");
+    const auto [line, column] = line_column(text, e.byte);
+    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", path, line, column,
+                                  colon == std::string::npos ? what : what.substr(colon + 2)));
   }
 }
 
@@ -49,28 +140,35 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   nlohmann::json doc = read_json_file(path);
   Node root(doc, path);
   root.expect_object();
+  // Overrides outside the cluster first, so that `--set cluster=OTHER.json` picks the file.
+  std::vector<std::pair<std::string, std::string>> cluster_overrides;
+  for (const std::string& o : overrides) {
+    auto [key, value] = split_override(o);
+    if (is_cluster_key(key)) {
+      cluster_overrides.emplace_back(std::move(key), std::move(value));
+    } else {
+      apply_override(doc, key, value);
+    }
+  }
   nlohmann::json cluster_doc;
   exp.cluster_file = path;
-  bool cluster_in_file = false;
-  if (root.has("cluster") && doc["cluster"].is_string()) {
+  const bool cluster_in_file = root.has("cluster") && doc["cluster"].is_string();
+  if (cluster_in_file) {
     exp.cluster_file = relative_to(path, doc["cluster"].get<std::string>());
-    cluster_doc = read_json_file(exp.cluster_file);
-    cluster_in_file = true;
-  }
-  for (const std::string& o : overrides) {
-    const std::size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{}\"", o));
+    if (const std::string problem = file_problem(exp.cluster_file); !problem.empty()) {
+      root.at("cluster").fail(fmt::format("cluster file \"{}\": {}", exp.cluster_file, problem));
     }
-    const std::string key = o.substr(0, eq);
-    if (cluster_in_file && key.rfind("cluster.", 0) == 0) {
-      apply_override(cluster_doc, key.substr(8), o.substr(eq + 1));
+    cluster_doc = read_json_file(exp.cluster_file);
+  }
+  for (const auto& [key, value] : cluster_overrides) {
+    if (cluster_in_file) {
+      apply_override(cluster_doc, key.substr(kClusterPrefix.size()), value);
     } else {
-      apply_override(doc, key, o.substr(eq + 1));
+      apply_override(doc, key, value);
     }
   }
   root.allow_only({"name", "description", "cluster", "model", "calibration", "parallel",
-                   "workload", "seed"});
+                   "workload", "seed", "validation"});
   exp.name = root.has("name") ? root.at("name").string()
                               : std::filesystem::path(path).stem().string();
   exp.seed = root.has("seed") ? static_cast<std::uint64_t>(root.at("seed").integer_in(0, INT64_MAX))
@@ -81,7 +179,19 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   workload.expect_object();
   exp.kind = workload.at("kind").string();
   check_workload_kind(workload, exp.kind);
-  exp.flows = parse_flows(workload, exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node);
+  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
+  if (exp.kind == "flows") {
+    exp.flows = parse_flows(workload, gpus);
+    check_time_range(workload.at("flows"), exp.flows, exp.cluster.topology);
+  } else {
+    exp.collective = parse_collective(workload, gpus, exp.cluster.nccl);
+  }
+  if (root.has("validation")) {
+    if (exp.kind != "collective") {
+      root.at("validation").fail("validation applies to workload kind \"collective\" only");
+    }
+    exp.validation = parse_validation(root.at("validation"), exp.collective);
+  }
   exp.resolved = nlohmann::ordered_json::parse(doc.dump());
   if (cluster_in_file) {
     exp.resolved["cluster"] = nlohmann::ordered_json::parse(cluster_doc.dump());

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tools/config/cluster_config.hpp"
+#include "workloads/collective_job.hpp"
 #include "workloads/flows.hpp"
 
 namespace hopsim::config {
@@ -18,7 +20,16 @@ struct Experiment {
   std::string cluster_file;  ///< the file the cluster came from (the experiment if inline)
   ClusterConfig cluster;
   std::string kind;  ///< workload kind
-  std::vector<work::ExplicitFlow> flows;
+  std::vector<work::ExplicitFlow> flows;  ///< kind "flows"
+  work::CollectiveJob collective;         ///< kind "collective"
+  /// A published figure to compare the run with (configs/validation/).
+  struct Validation {
+    std::string metric;  ///< "busbw_GBps" or "time_s"
+    Bytes bytes;         ///< the row it applies to
+    double published = 0;
+    std::string source;
+  };
+  std::optional<Validation> validation;
   std::uint64_t seed = 1;
   /// The experiment after overrides, with the cluster inlined: written beside reports.
   nlohmann::ordered_json resolved;
