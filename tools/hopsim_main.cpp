@@ -1,4 +1,4 @@
-// hopsim: the command-line program (run, later explain, sweep, regress).
+// hopsim: the command-line program (run, explain; later sweep, regress).
 #include <cstdio>
 #include <filesystem>
 
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/config/node.hpp"
+#include "tools/explain_command.hpp"
 #include "tools/run_command.hpp"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", o.out_dir, "write report.json and config.json into DIR");
   run_cmd->add_flag("--no-wall-time", o.no_wall_time,
                     "leave sim.wall_s out of the report, so that reruns are byte-identical");
+  hopsim::tools::RunOptions x;
+  CLI::App* explain_cmd =
+      app.add_subcommand("explain", "print the closed-form numbers of an experiment");
+  explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
+  explain_cmd->add_option("--set", x.overrides, "override a config key: KEY=VALUE (dotted path)");
+  explain_cmd->add_flag("--json", x.json, "print JSON instead of a summary");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -26,6 +33,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
+    if (explain_cmd->parsed()) {
+      return hopsim::tools::explain_command(x);
+    }
     return hopsim::tools::run_command(o);
   } catch (const hopsim::config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());

@@ -54,6 +54,12 @@ CollectiveRow row_of(const topo::Cluster& cluster, const work::CollectiveJob& jo
 
 int run_command(const RunOptions& o) {
   const config::Experiment exp = config::load_experiment(o.experiment, o.overrides);
+  if (exp.kind != "flows" && exp.kind != "collective") {
+    throw config::ConfigError(fmt::format(
+        "{}: /workload/kind: workload kind \"{}\" is not simulated yet (this version simulates "
+        "\"flows\" and \"collective\"); `hopsim explain` gives its closed-form numbers",
+        o.experiment, exp.kind));
+  }
   const topo::Cluster cluster(exp.cluster.topology);
   std::vector<CollectiveRow> rows;
   Run last;

@@ -107,27 +107,6 @@ work::CollectiveLatency parse_nccl(const Node& n) {
   return l;
 }
 
-// Each key is a JSON pointer to the value it cites; a pointer to nothing is a stale citation.
-void check_sources(const Node& root) {
-  const Node sources = root.at("sources");
-  sources.expect_object();
-  for (const auto& item : sources.json().items()) {
-    const std::string& key = item.key();
-    const Node entry = sources.at(key);
-    entry.string();
-    bool found = false;
-    try {
-      found = root.json().contains(nlohmann::json::json_pointer(key));
-    } catch (const nlohmann::json::exception&) {
-      entry.fail(fmt::format(
-          "key \"{}\" is not a JSON pointer; expected one like \"/nic/peak_GBps\"", key));
-    }
-    if (!found) {
-      entry.fail(fmt::format("\"{}\" points to nothing in this file", key));
-    }
-  }
-}
-
 void parse_size(const Node& root, topo::Spec& spec) {
   spec.nodes = static_cast<int>(root.at("nodes").integer_in(1, kMaxNodes));
   if (root.has("gpus_per_node")) {
@@ -160,6 +139,8 @@ ClusterConfig parse_cluster(const Node& root) {
   }
   spec.nvlink = parse_link(root.at("nvlink"), figure);
   spec.nic = parse_link(root.at("nic"), figure);
+  config.nvlink_peak = Bandwidth::gigabytes_per_s(root.at("nvlink").at("peak_GBps").positive());
+  config.nic_peak = Bandwidth::gigabytes_per_s(root.at("nic").at("peak_GBps").positive());
   parse_fabric(root.at("fabric"), spec);
   if (root.has("software_overhead_us")) {
     spec.software_overhead = microseconds(root.at("software_overhead_us"));

@@ -21,6 +21,9 @@ struct GpuSpec {
 struct ClusterConfig {
   topo::Spec topology;
   GpuSpec gpu;
+  /// Datasheet line rates, whichever figure the links use (closed forms quote these).
+  Bandwidth nvlink_peak;
+  Bandwidth nic_peak;
   /// NCCL's latency constants for collectives (optional "nccl" section).
   work::CollectiveLatency nccl;
 };

@@ -10,12 +10,15 @@
 
 #include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
+#include "tools/config/layer_config.hpp"
+#include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
 
 namespace hopsim::config {
 namespace {
 
 constexpr std::string_view kClusterPrefix = "cluster.";
+constexpr std::string_view kModelPrefix = "model.";
 
 std::string relative_to(const std::string& base_file, const std::string& path) {
   const std::filesystem::path p(path);
@@ -23,14 +26,6 @@ std::string relative_to(const std::string& base_file, const std::string& path) {
     return path;
   }
   return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
-}
-
-void check_workload_kind(const Node& workload, const std::string& kind) {
-  if (kind != "flows" && kind != "collective") {
-    workload.at("kind").fail(fmt::format("workload kind \"{}\" is not simulated yet; this "
-                                         "version simulates \"flows\" and \"collective\"",
-                                         kind));
-  }
 }
 
 Experiment::Validation parse_validation(const Node& n, const work::CollectiveJob& job) {
@@ -54,8 +49,6 @@ std::pair<std::string, std::string> split_override(const std::string& o) {
   }
   return {o.substr(0, eq), o.substr(eq + 1)};
 }
-
-bool is_cluster_key(const std::string& key) { return key.starts_with(kClusterPrefix); }
 
 // The longest any flow can take to end, from the cluster's slowest link and longest route:
 // while any flow moves bytes, some link is saturated (max-min), so all flows together move at
@@ -134,35 +127,77 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
+namespace {
+
+// A part of the experiment that may live in a file of its own ("cluster", "model"): its
+// document, the file errors name, and whether --set keys under "<key>." go into that file.
+struct Linked {
+  nlohmann::json doc;
+  std::string file;
+  bool in_file = false;
+};
+
+Linked link(const nlohmann::json& experiment, const std::string& path, const std::string& key) {
+  Linked l;
+  l.file = path;
+  if (experiment.contains(key) && experiment[key].is_string()) {
+    l.file = relative_to(path, experiment[key].get<std::string>());
+    l.doc = read_json_file(l.file);
+    l.in_file = true;
+  }
+  return l;
+}
+
+Node node_of(const Linked& l, const Node& root, std::string_view key) {
+  return l.in_file ? Node(l.doc, l.file) : root.at(key);
+}
+
+void parse_workload(const Node& root, const Node& workload, Experiment& exp) {
+  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
+  if (exp.kind == "flows") {
+    exp.flows = parse_flows(workload, gpus);
+    check_time_range(workload.at("flows"), exp.flows, exp.cluster.topology);
+  } else if (exp.kind == "collective") {
+    exp.collective = parse_collective(workload, gpus, exp.cluster.nccl);
+  } else if (!exp.model) {
+    root.fail(fmt::format("missing key \"model\" (workload kind \"{}\" needs one)", exp.kind));
+  } else if (exp.kind == "attention_layer") {
+    exp.attention = parse_attention_layer(workload, exp.parallel);
+  } else {
+    exp.moe = parse_moe_layer(workload, *exp.model, exp.parallel);
+  }
+  if (root.has("validation")) {
+    if (exp.kind != "collective") {
+      root.at("validation").fail("validation applies to workload kind \"collective\" only");
+    }
+    exp.validation = parse_validation(root.at("validation"), exp.collective);
+  }
+}
+
+}  // namespace
+
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   Experiment exp;
   exp.file = path;
   nlohmann::json doc = read_json_file(path);
   Node root(doc, path);
   root.expect_object();
-  // Overrides outside the cluster first, so that `--set cluster=OTHER.json` picks the file.
-  std::vector<std::pair<std::string, std::string>> cluster_overrides;
+  // Overrides of the experiment itself first, so that `--set cluster=OTHER.json` picks the file.
+  std::vector<std::pair<std::string, std::string>> linked_overrides;
   for (const std::string& o : overrides) {
     auto [key, value] = split_override(o);
-    if (is_cluster_key(key)) {
-      cluster_overrides.emplace_back(std::move(key), std::move(value));
+    if (key.starts_with(kClusterPrefix) || key.starts_with(kModelPrefix)) {
+      linked_overrides.emplace_back(std::move(key), std::move(value));
     } else {
       apply_override(doc, key, value);
     }
   }
-  nlohmann::json cluster_doc;
-  exp.cluster_file = path;
-  const bool cluster_in_file = root.has("cluster") && doc["cluster"].is_string();
-  if (cluster_in_file) {
-    exp.cluster_file = relative_to(path, doc["cluster"].get<std::string>());
-    if (const std::string problem = file_problem(exp.cluster_file); !problem.empty()) {
-      root.at("cluster").fail(fmt::format("cluster file \"{}\": {}", exp.cluster_file, problem));
-    }
-    cluster_doc = read_json_file(exp.cluster_file);
-  }
-  for (const auto& [key, value] : cluster_overrides) {
-    if (cluster_in_file) {
-      apply_override(cluster_doc, key.substr(kClusterPrefix.size()), value);
+  Linked cluster = link(doc, path, "cluster");
+  Linked model = link(doc, path, "model");
+  for (const auto& [key, value] : linked_overrides) {
+    Linked& target = key.starts_with(kClusterPrefix) ? cluster : model;
+    if (target.in_file) {
+      apply_override(target.doc, key.substr(key.find('.') + 1), value);
     } else {
       apply_override(doc, key, value);
     }
@@ -173,28 +208,29 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
                               : std::filesystem::path(path).stem().string();
   exp.seed = root.has("seed") ? static_cast<std::uint64_t>(root.at("seed").integer_in(0, INT64_MAX))
                               : 1;
-  const Node cluster_node = cluster_in_file ? Node(cluster_doc, exp.cluster_file) : root.at("cluster");
-  exp.cluster = parse_cluster(cluster_node);
+  exp.cluster_file = cluster.file;
+  exp.cluster = parse_cluster(node_of(cluster, root, "cluster"));
+  if (root.has("model")) {
+    exp.model = parse_model(node_of(model, root, "model"));
+  }
+  if (root.has("calibration")) {
+    exp.calibration_file = relative_to(path, root.at("calibration").string());
+  }
+  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
+  if (root.has("parallel")) {
+    exp.parallel = parse_parallel(root.at("parallel"), exp.model ? &*exp.model : nullptr, gpus);
+  }
   const Node workload = root.at("workload");
   workload.expect_object();
-  exp.kind = workload.at("kind").string();
-  check_workload_kind(workload, exp.kind);
-  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
-  if (exp.kind == "flows") {
-    exp.flows = parse_flows(workload, gpus);
-    check_time_range(workload.at("flows"), exp.flows, exp.cluster.topology);
-  } else {
-    exp.collective = parse_collective(workload, gpus, exp.cluster.nccl);
-  }
-  if (root.has("validation")) {
-    if (exp.kind != "collective") {
-      root.at("validation").fail("validation applies to workload kind \"collective\" only");
-    }
-    exp.validation = parse_validation(root.at("validation"), exp.collective);
-  }
+  exp.kind = workload.at("kind").one_of(
+      {"flows", "collective", "attention_layer", "moe_layer"});
+  parse_workload(root, workload, exp);
   exp.resolved = nlohmann::ordered_json::parse(doc.dump());
-  if (cluster_in_file) {
-    exp.resolved["cluster"] = nlohmann::ordered_json::parse(cluster_doc.dump());
+  if (cluster.in_file) {
+    exp.resolved["cluster"] = nlohmann::ordered_json::parse(cluster.doc.dump());
+  }
+  if (model.in_file) {
+    exp.resolved["model"] = nlohmann::ordered_json::parse(model.doc.dump());
   }
   return exp;
 }

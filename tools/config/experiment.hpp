@@ -11,6 +11,8 @@
 #include "tools/config/cluster_config.hpp"
 #include "workloads/collective_job.hpp"
 #include "workloads/flows.hpp"
+#include "workloads/layer_jobs.hpp"
+#include "workloads/model.hpp"
 
 namespace hopsim::config {
 
@@ -22,6 +24,11 @@ struct Experiment {
   std::string kind;  ///< workload kind
   std::vector<work::ExplicitFlow> flows;  ///< kind "flows"
   work::CollectiveJob collective;         ///< kind "collective"
+  work::AttentionLayerJob attention;      ///< kind "attention_layer"
+  work::MoeLayerJob moe;                  ///< kind "moe_layer"
+  std::optional<work::ModelSpec> model;
+  work::ParallelSpec parallel;
+  std::string calibration_file;  ///< resolved path; empty when the experiment names none
   /// A published figure to compare the run with (configs/validation/).
   struct Validation {
     std::string metric;  ///< "busbw_GBps" or "time_s"

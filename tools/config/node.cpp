@@ -10,8 +10,15 @@
 namespace hopsim::config {
 namespace {
 
+// What was found, for "expected X, got Y": a number as written, else its type and value
+// (shortened, so that a misplaced object does not flood the message).
 std::string type_name(const nlohmann::json& j) {
-  return j.is_number() ? "a number" : fmt::format("{} {}", j.type_name(), j.dump());
+  constexpr std::size_t kMaxShown = 40;
+  std::string shown = j.dump();
+  if (shown.size() > kMaxShown) {
+    shown = shown.substr(0, kMaxShown - 3) + "...";
+  }
+  return j.is_number() ? shown : fmt::format("{} {}", j.type_name(), shown);
 }
 
 // Levenshtein distance, for "did you mean" hints on unknown keys.
@@ -102,6 +109,11 @@ std::int64_t Node::integer() const {
     if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
       return static_cast<std::int64_t>(v);
     }
+    if (std::isfinite(v) && v == std::floor(v)) {
+      fail(fmt::format("expected an integer, got {}; written with an exponent or a fraction, "
+                       "an integer must be below 9e15 (write larger ones in full)",
+                       json_->dump()));
+    }
   }
   if (!json_->is_number_integer()) {
     fail(fmt::format("expected an integer, got {}", type_name(*json_)));
@@ -170,6 +182,27 @@ void Node::allow_only(std::initializer_list<std::string_view> keys) const {
     }
     fail(fmt::format("unknown key \"{}\"; expected one of \"{}\"", key,
                      fmt::join(keys, "\", \"")));
+  }
+}
+
+// Each key is a JSON pointer to the value it cites; a pointer to nothing is a stale citation.
+void check_sources(const Node& root) {
+  const Node sources = root.at("sources");
+  sources.expect_object();
+  for (const auto& item : sources.json().items()) {
+    const std::string& key = item.key();
+    const Node entry = sources.at(key);
+    entry.string();
+    bool found = false;
+    try {
+      found = root.json().contains(nlohmann::json::json_pointer(key));
+    } catch (const nlohmann::json::exception&) {
+      entry.fail(fmt::format(
+          "key \"{}\" is not a JSON pointer; expected one like \"/nic/peak_GBps\"", key));
+    }
+    if (!found) {
+      entry.fail(fmt::format("\"{}\" points to nothing in this file", key));
+    }
   }
 }
 

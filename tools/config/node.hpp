@@ -65,4 +65,8 @@ class Node {
   Pointer path_;
 };
 
+/// Checks root's "sources": an object whose keys are JSON pointers to values of the same
+/// document (a pointer to nothing is a stale citation) and whose values are strings.
+void check_sources(const Node& root);
+
 }  // namespace hopsim::config
