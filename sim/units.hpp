@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "sim/assert.hpp"
+
 namespace hopsim {
 
 /// Simulated time: a signed count of picoseconds (2^63 ps is about 106 days).
@@ -17,13 +19,10 @@ class Time {
   static constexpr Time us(std::int64_t n) { return Time{n * 1'000'000}; }
   static constexpr Time max() { return Time{std::numeric_limits<std::int64_t>::max()}; }
   /// Rounds up to the next picosecond, so that a converted duration is never short.
-  static Time from_seconds_ceil(double s) {
-    return Time{static_cast<std::int64_t>(std::ceil(s * 1e12))};
-  }
+  /// `s` must be finite and within +-2^63 ps (about 106 days).
+  static Time from_seconds_ceil(double s) { return Time{checked_ps(std::ceil(s * 1e12))}; }
   /// Rounds to the nearest picosecond: for config values, which are exact decimals.
-  static Time from_seconds(double s) {
-    return Time{static_cast<std::int64_t>(std::llround(s * 1e12))};
-  }
+  static Time from_seconds(double s) { return Time{checked_ps(std::round(s * 1e12))}; }
 
   constexpr std::int64_t count_ps() const { return ps_; }
   constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
@@ -39,6 +38,12 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  // Converting a double outside int64's range is undefined behaviour: refuse it loudly.
+  static std::int64_t checked_ps(double ps) {
+    HOPSIM_ASSERT(std::isfinite(ps) && std::fabs(ps) < 9.2e18,
+                  "{} ps is not a representable time (limit about 106 days)", ps);
+    return static_cast<std::int64_t>(ps);
+  }
   std::int64_t ps_ = 0;
 };
 

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the hopsim program, one CTest test per case (tests/CMakeLists.txt).
+
+Usage: cli_test.py --hopsim BIN --source-dir DIR CASE [--seed N] [--flows N] [--keep DIR]
+Cases: bad-<input> (see BAD_INPUTS), two-sharing, check-reports, check-report-detects,
+       deterministic, out-dir, usage, random-flows.
+random-flows writes a random flows experiment (fixed seed), runs it and checks the report with
+tools/check_report.py; --keep DIR leaves the experiment and report there for debugging.
+"""
+
+import argparse
+import copy
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT_S = 30
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(args, timeout=TIMEOUT_S, stdin=None):
+    """Runs a command; returns (exit status, stdout, stderr) as text."""
+    try:
+        p = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout,
+                           check=False)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"timed out after {timeout} s: {' '.join(args)}") from None
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(ctx, experiment, *extra):
+    """hopsim run EXPERIMENT --json ...; returns (report text, parsed report)."""
+    rc, out, err = run([ctx.hopsim, "run", experiment, "--json", *extra])
+    expect(rc == 0, f"hopsim run {experiment} exited {rc}: {err.strip()}")
+    return out, json.loads(out)
+
+
+def check_report(ctx, report_text):
+    """Runs tools/check_report.py on a report; returns (exit status, stdout+stderr)."""
+    rc, out, err = run([sys.executable, ctx.checker, "-"], stdin=report_text, timeout=120)
+    return rc, out + err
+
+
+def relative_error(a, b):
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+# --- (a) bad inputs: exit 2, one line on stderr naming the file, nothing on stdout -----------
+
+def flows_experiment(cluster, flows):
+    return {"cluster": cluster, "workload": {"kind": "flows", "flows": flows}}
+
+
+def two_flows():
+    return [{"id": "a", "src": 0, "dst": 1, "bytes": 1000},
+            {"id": "b", "src": 0, "dst": 9, "bytes": 2000, "after": ["a"]}]
+
+
+def bad_inputs(cluster_path):
+    """name -> (experiment text or None for a missing file, extra args, file the error names:
+    "experiment" or "cluster")."""
+    cases = {}
+    cases["missing"] = (None, [], "experiment")
+    cases["invalid-json"] = ('{"cluster": "x", "workload": {,}', [], "experiment")
+    e = flows_experiment(cluster_path, two_flows())
+    e["workload"]["flows"][1]["bytes"] = -1
+    cases["negative-bytes"] = (json.dumps(e), [], "experiment")
+    e = flows_experiment(cluster_path, two_flows())
+    e["workload"]["flows"][0]["size"] = 3
+    cases["unknown-key"] = (json.dumps(e), [], "experiment")
+    e = flows_experiment(cluster_path, two_flows())
+    e["workload"]["flows"][0]["src"] = 128
+    cases["rank-out-of-range"] = (json.dumps(e), [], "experiment")
+    e = flows_experiment(cluster_path, two_flows())
+    e["workload"]["flows"][0]["after"] = ["b"]
+    cases["cycle"] = (json.dumps(e), [], "experiment")
+    with open(cluster_path, encoding="utf-8") as f:
+        cluster = json.load(f)
+    cluster["nvlink"]["peak_GBps"] = 0
+    cases["zero-bandwidth-inline"] = (json.dumps(flows_experiment(cluster, two_flows())), [],
+                                      "experiment")
+    cases["zero-bandwidth-set"] = (json.dumps(flows_experiment(cluster_path, two_flows())),
+                                   ["--set", "cluster.nvlink.peak_GBps=0"], "cluster")
+    e = flows_experiment(cluster_path, two_flows())
+    e["workload"]["flows"][0]["bytes"] = 2**63 - 1
+    cases["too-long"] = (json.dumps(e), [], "experiment")
+    return cases
+
+
+def case_bad(ctx, name):
+    cases = bad_inputs(ctx.cluster)
+    expect(name in cases, f"unknown bad-input case {name!r}; known: {', '.join(cases)}")
+    text, extra, names = cases[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.json")
+        if text is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        rc, out, err = run([ctx.hopsim, "run", path, *extra], timeout=10)
+    expect(rc == 2, f"exit status {rc}, expected 2; stderr: {err!r}")
+    expect(out == "", f"stdout not empty: {out!r}")
+    lines = err.split("\n")
+    expect(len(lines) == 2 and lines[1] == "" and lines[0],
+           f"expected exactly one line on stderr, got {err!r}")
+    named = path if names == "experiment" else ctx.cluster
+    expect(lines[0].startswith(named + ": "), f"stderr does not start with {named}: {err!r}")
+    print(lines[0])
+
+
+# --- (b) two flows sharing an up-link --------------------------------------------------------
+
+def case_two_sharing(ctx):
+    _, report = run_json(ctx, os.path.join(ctx.source_dir,
+                                           "configs/experiments/flows-two-sharing.json"))
+    flows = report["flows"]
+    expect(len(flows) == 2, f"{len(flows)} flows, expected 2")
+    shared = set(flows[0]["links"]) & set(flows[1]["links"])
+    expect(len(shared) == 1 and next(iter(shared)).endswith(".nvl.up"),
+           f"the flows share {sorted(shared)}, expected one NVLink up-link")
+    bandwidth = report["links"][next(iter(shared))]["bandwidth_Bps"]
+    for f in flows:
+        expected = f["latency_s"] + 2 * f["bytes"] / bandwidth
+        expect(f["start_s"] == 0, f"flow {f['id']} starts at {f['start_s']}")
+        expect(relative_error(f["finish_s"], expected) <= 1e-9,
+               f"flow {f['id']} finishes at {f['finish_s']!r}, expected latency + 2 S / B = "
+               f"{expected!r}")
+        print(f"flow {f['id']}: finish {f['finish_s']!r} s = latency + 2 S / B")
+
+
+# --- (c) check_report.py on every flows experiment --------------------------------------------
+
+def flows_experiments(ctx):
+    paths = []
+    for path in sorted(glob.glob(os.path.join(ctx.source_dir, "configs/experiments/*.json"))):
+        with open(path, encoding="utf-8") as f:
+            if json.load(f).get("workload", {}).get("kind") == "flows":
+                paths.append(path)
+    return paths
+
+
+def case_check_reports(ctx):
+    paths = flows_experiments(ctx)
+    expect(paths, "no experiment of workload kind flows in configs/experiments")
+    for path in paths:
+        text, _ = run_json(ctx, path)
+        rc, out = check_report(ctx, text)
+        expect(rc == 0, f"check_report.py failed on {path}:\n{out}")
+        print(f"{os.path.basename(path)}: {out.strip()}")
+
+
+def case_check_report_detects(ctx):
+    """The checker is not vacuous: it flags a wrong finish, a wrong latency, a non-flows report."""
+    text, report = run_json(ctx, os.path.join(ctx.source_dir, "configs/experiments/default.json"))
+    rc, out = check_report(ctx, text)
+    expect(rc == 0, f"check_report.py failed on the untouched report:\n{out}")
+    late = copy.deepcopy(report)
+    late["flows"][2]["finish_s"] *= 1 + 1e-5
+    rc, out = check_report(ctx, json.dumps(late))
+    expect(rc == 1 and f"flow {late['flows'][2]['id']}: finish_s" in out,
+           f"a finish 1e-5 late: exit {rc}, expected 1 naming the flow:\n{out}")
+    # A link 1% slower than the report says: its flows should have finished later.
+    slow = copy.deepcopy(report)
+    slow["links"][slow["flows"][1]["links"][0]]["bandwidth_Bps"] *= 0.99
+    rc, out = check_report(ctx, json.dumps(slow))
+    expect(rc == 1, f"a link 1% slower: exit {rc}, expected 1:\n{out}")
+    wrong = copy.deepcopy(report)
+    wrong["flows"][0]["latency_s"] += 1e-9
+    rc, out = check_report(ctx, json.dumps(wrong))
+    expect(rc == 1 and "latency_s" in out, f"a latency 1 ns off: exit {rc}, expected 1:\n{out}")
+    other = copy.deepcopy(report)
+    other["workload"] = "collective"
+    rc, out = check_report(ctx, json.dumps(other))
+    expect(rc == 2, f"a collective report: exit {rc}, expected 2:\n{out}")
+    print("check_report.py flags a late finish, a slow link, a wrong latency, a wrong kind")
+
+
+# --- (d) determinism and --out ---------------------------------------------------------------
+
+def case_deterministic(ctx):
+    path = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    first, report = run_json(ctx, path, "--no-wall-time")
+    second, _ = run_json(ctx, path, "--no-wall-time")
+    expect(first == second, "two runs with --no-wall-time differ")
+    expect("wall_s" not in report["sim"], "--no-wall-time report has sim.wall_s")
+    _, timed = run_json(ctx, path)
+    expect("wall_s" in timed["sim"], "a report without --no-wall-time lacks sim.wall_s")
+    print(f"two runs are byte-identical ({len(first)} bytes)")
+
+
+def case_out_dir(ctx):
+    path = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = os.path.join(tmp, "a", "b")  # --out creates missing directories
+        text, report = run_json(ctx, path, "--no-wall-time", "--out", out_dir)
+        expect(sorted(os.listdir(out_dir)) == ["config.json", "report.json"],
+               f"--out wrote {sorted(os.listdir(out_dir))}")
+        with open(os.path.join(out_dir, "report.json"), encoding="utf-8") as f:
+            written = f.read()
+        with open(os.path.join(out_dir, "config.json"), encoding="utf-8") as f:
+            config = json.load(f)
+    expect(written == text, "report.json differs from the --json output")
+    with open(path, encoding="utf-8") as f:
+        original = json.load(f)
+    with open(ctx.cluster, encoding="utf-8") as f:
+        cluster = json.load(f)
+    expect(config["cluster"] == cluster, "config.json does not inline the cluster file")
+    expect(config["workload"] == original["workload"], "config.json has another workload")
+    expect(report["experiment"] == original["name"], "the report names another experiment")
+    print("--out wrote report.json (same as --json) and config.json (cluster inlined)")
+
+
+# --- (e) usage errors ------------------------------------------------------------------------
+
+def case_usage(ctx):
+    experiment = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    for args in ([], ["run"], ["run", experiment, "--bogus"], ["frobnicate"],
+                 ["run", experiment, "extra.json"]):
+        rc, out, err = run([ctx.hopsim, *args], timeout=10)
+        expect(rc == 2, f"hopsim {' '.join(args)}: exit {rc}, expected 2")
+        expect(out == "", f"hopsim {' '.join(args)}: stdout not empty: {out!r}")
+        expect(err.strip(), f"hopsim {' '.join(args)}: nothing on stderr")
+    rc, out, _ = run([ctx.hopsim, "--help"], timeout=10)
+    expect(rc == 0 and "run" in out, f"hopsim --help: exit {rc}")
+    print("usage errors exit 2 with a message on stderr; --help exits 0")
+
+
+# --- random flows ----------------------------------------------------------------------------
+
+def random_flows(rng, count, gpus):
+    """Random ranks, sizes from 0 to 256 MiB (log-uniform), some start times, some `after`
+    edges to earlier flows (so there is no cycle), a few local and zero-byte flows."""
+    flows = []
+    for i in range(count):
+        src = rng.randrange(gpus)
+        roll = rng.random()
+        if roll < 0.03:
+            dst = src  # local: no link, no time
+        elif roll < 0.5:
+            dst = (src // 8) * 8 + rng.randrange(8)  # same node: NVLink
+        else:
+            dst = rng.randrange(gpus)
+        flow = {"id": f"f{i}", "src": src, "dst": dst,
+                "bytes": 0 if rng.random() < 0.03 else int(2 ** rng.uniform(10, 28))}
+        if rng.random() < 0.3:
+            flow["start_us"] = round(rng.uniform(0, 3000), 3)
+        if i > 0 and rng.random() < 0.3:
+            flow["after"] = sorted({f"f{rng.randrange(i)}" for _ in range(rng.randint(1, 2))})
+        flows.append(flow)
+    return flows
+
+
+def check_after(experiment, report):
+    """start_s of each flow is max(start_us, finish of every flow in `after`)."""
+    finish = {f["id"]: f["finish_s"] for f in report["flows"]}
+    for spec, f in zip(experiment["workload"]["flows"], report["flows"]):
+        expected = max([spec.get("start_us", 0) * 1e-6] +
+                       [finish[a] for a in spec.get("after", [])])
+        expect(abs(f["start_s"] - expected) <= 1e-12 + 1e-15 * expected,
+               f"flow {f['id']} starts at {f['start_s']!r}, expected {expected!r}")
+
+
+def case_random_flows(ctx, args):
+    rng = random.Random(args.seed)
+    variants = [("rail-optimized", []),
+                # Oversubscribed leaves and ECMP over spines: flows share spine links too.
+                ("fat-tree", ["--set", "cluster.fabric.kind=fat_tree",
+                              "--set", "cluster.fabric.nodes_per_leaf=4",
+                              "--set", "cluster.fabric.spines=2",
+                              "--set", "cluster.fabric.oversubscription=2",
+                              "--set", "cluster.fabric.cross_rail=spine"])]
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = args.keep or tmp
+        os.makedirs(out_dir, exist_ok=True)
+        for name, extra in variants:
+            experiment = {"name": f"random-{name}", "cluster": ctx.cluster,
+                          "workload": {"kind": "flows",
+                                       "flows": random_flows(rng, args.flows, 128)}}
+            path = os.path.join(out_dir, f"random-{name}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(experiment, f, indent=1)
+            text, report = run_json(ctx, path, "--no-wall-time", *extra)
+            with open(os.path.join(out_dir, f"random-{name}.report.json"), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
+            expect(len(report["flows"]) == args.flows, f"{len(report['flows'])} flows in report")
+            check_after(experiment, report)
+            rc, out = check_report(ctx, text)
+            expect(rc == 0, f"check_report.py failed on {path} (seed {args.seed}):\n{out}")
+            print(f"{name}: {out.strip()}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hopsim", required=True)
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--flows", type=int, default=300)
+    parser.add_argument("--keep", help="random-flows: write the experiments and reports here")
+    parser.add_argument("case")
+    args = parser.parse_args()
+
+    class Context:
+        hopsim = os.path.abspath(args.hopsim)
+        source_dir = os.path.abspath(args.source_dir)
+        checker = os.path.join(source_dir, "tools/check_report.py")
+        cluster = os.path.join(source_dir, "configs/clusters/h100-dgx.json")
+
+    ctx = Context()
+    simple = {"two-sharing": case_two_sharing, "check-reports": case_check_reports,
+              "check-report-detects": case_check_report_detects,
+              "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage}
+    try:
+        if args.case.startswith("bad-"):
+            case_bad(ctx, args.case[len("bad-"):])
+        elif args.case == "random-flows":
+            case_random_flows(ctx, args)
+        elif args.case in simple:
+            simple[args.case](ctx)
+        else:
+            raise Failure(f"unknown case {args.case!r}")
+    except Failure as e:
+        print(f"FAIL {args.case}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

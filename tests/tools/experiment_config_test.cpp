@@ -1,0 +1,291 @@
+// Tests of load_experiment: files, overrides, the resolved copy, and the exact text of its errors.
+#include "tools/config/experiment.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace hopsim::config {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kCluster = std::string(HOPSIM_SOURCE_DIR) + "/configs/clusters/h100-dgx.json";
+
+// A scratch directory per test case (ctest runs the cases as parallel processes).
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              fmt::format("hopsim_experiment_test_{}_{}", ::getpid(), next_++)) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+
+  std::string path(const std::string& name) const { return (path_ / name).string(); }
+
+  // Writes `text` to `name` and returns the file's path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = path_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+ private:
+  static inline int next_ = 0;
+  fs::path path_;
+};
+
+// An experiment on h100-dgx (by path) with the given flows array.
+json experiment(const json& flows) {
+  return {{"cluster", kCluster}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+}
+
+json read(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+const json kTwoFlows = json::parse(R"([
+  {"id": "a", "src": 0, "dst": 1, "bytes": 1000},
+  {"id": "b", "src": 0, "dst": 9, "bytes": 2000, "after": ["a"]}
+])");
+
+}  // namespace
+
+TEST_CASE("files that cannot be read") {
+  const TempDir dir;
+  const std::string missing = dir.path("missing.json");
+  CHECK_THROWS_WITH_AS(load_experiment(missing, {}), (missing + ": no such file").c_str(),
+                       ConfigError);
+  const std::string sub = dir.write("sub/x.json", "{}");
+  const std::string sub_dir = fs::path(sub).parent_path().string();
+  CHECK_THROWS_WITH_AS(load_experiment(sub_dir, {}),
+                       (sub_dir + ": is a directory, expected a JSON file").c_str(), ConfigError);
+}
+
+TEST_CASE("invalid JSON names the line and column") {
+  const TempDir dir;
+  const std::string p = dir.write("bad.json", "{\n  \"cluster\": \"x\",\n  \"workload\": {,\n}");
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": invalid JSON at line 3, column 16: syntax error while parsing "
+                            "object key - unexpected ','; expected string literal")
+                           .c_str(),
+                       ConfigError);
+  const std::string empty = dir.write("empty.json", "");
+  CHECK_THROWS_WITH_AS(load_experiment(empty, {}),
+                       (empty + ": invalid JSON at line 1, column 1: syntax error while parsing "
+                                "value - unexpected end of input; expected '[', '{', or a literal")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("a cluster path that names no file is an error naming the experiment and that path") {
+  const TempDir dir;
+  const std::string p = dir.write("e.json", R"({"cluster": "nope.json",
+      "workload": {"kind": "flows", "flows": []}})");
+  CHECK_THROWS_WITH_AS(
+      load_experiment(p, {}),
+      (p + ": /cluster: cluster file \"" + dir.path("nope.json") + "\": no such file").c_str(),
+      ConfigError);
+}
+
+TEST_CASE("bad flows: sizes, keys, ranks") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["workload"]["flows"][1]["bytes"] = -5;
+  std::string p = dir.write("neg.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/flows/1/bytes: must be >= 0, got -5").c_str(),
+                       ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][0]["byte"] = 5;
+  p = dir.write("key.json", j.dump());
+  CHECK_THROWS_WITH_AS(
+      load_experiment(p, {}),
+      (p + R"(: /workload/flows/0: unknown key "byte"; did you mean "bytes"?)").c_str(),
+      ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["colour"] = "green";
+  p = dir.write("top.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /: unknown key "colour"; expected one of "name", "description", )"
+                            R"("cluster", "model", "calibration", "parallel", "workload", "seed", )"
+                            R"("validation")")
+                           .c_str(),
+                       ConfigError);
+  j.erase("colour");
+  j["workloads"] = j["workload"];
+  p = dir.write("top2.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /: unknown key "workloads"; did you mean "workload"?)").c_str(),
+                       ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][1]["dst"] = 128;  // h100-dgx has ranks 0..127
+  p = dir.write("rank.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/flows/1/dst: must be in [0, 127], got 128").c_str(),
+                       ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][0]["bytes"] = 1e30;
+  p = dir.write("huge.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/flows/0/bytes: expected an integer, got 1e+30; written "
+                            "with an exponent or a fraction, an integer must be below 9e15 "
+                            "(write larger ones in full)")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("flows whose times could not be represented are rejected") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["workload"]["flows"][0]["bytes"] = INT64_MAX;  // 9.2e18 B at 47 GB/s is 6 years
+  const std::string p = dir.write("long.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/flows: these flows may need up to 1.96e+08 s of simulated "
+                            "time (9.22e+18 bytes at the slowest link's 4.7e+10 B/s, plus start "
+                            "times and latencies); at most 4.61e+06 s can be simulated")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("bad `after`: cycles, self-loops, unknown and duplicate ids") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["workload"]["flows"][0]["after"] = {"b"};
+  std::string p = dir.write("cycle.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /workload/flows/1/after: dependency cycle: "a" -> "b" -> "a" )"
+                            R"((each waits for the next))")
+                           .c_str(),
+                       ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][0]["after"] = {"a"};
+  p = dir.write("self.json", j.dump());
+  CHECK_THROWS_WITH_AS(
+      load_experiment(p, {}),
+      (p + R"(: /workload/flows/0/after: dependency cycle: "a" -> "a" (each waits for the next))")
+          .c_str(),
+      ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][1]["after"] = {"a", "zz"};
+  p = dir.write("unknown.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /workload/flows/1/after/1: no flow has id "zz")").c_str(),
+                       ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][1]["id"] = "a";
+  p = dir.write("dup.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /workload/flows/1/id: duplicate flow id "a")").c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("zero NVLink bandwidth, inline and by --set on a cluster file") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["cluster"] = read(kCluster);
+  j["cluster"]["nvlink"]["peak_GBps"] = 0;
+  std::string p = dir.write("inline.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /cluster/nvlink/peak_GBps: must be > 0, got 0").c_str(),
+                       ConfigError);
+
+  p = dir.write("path.json", experiment(kTwoFlows).dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"cluster.nvlink.peak_GBps=0"}),
+                       (kCluster + ": /nvlink/peak_GBps: must be > 0, got 0").c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("bad --set and workload kinds") {
+  const TempDir dir;
+  const std::string p = dir.write("e.json", experiment(kTwoFlows).dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"seed"}), R"(--set: expected KEY=VALUE, got "seed")",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"=3"}), R"(--set: expected KEY=VALUE, got "=3")",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.kind=training"}),
+                       (p + R"(: /workload/kind: expected one of "flows", "collective", )"
+                            R"("attention_layer", "moe_layer", got "training")")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("overrides: a number, a nested cluster key, another cluster file") {
+  const TempDir dir;
+  const std::string p = dir.write("e.json", experiment(kTwoFlows).dump());
+  const Experiment plain = load_experiment(p, {});
+  CHECK(plain.name == "e");
+  CHECK(plain.seed == 1);
+  CHECK(plain.cluster_file == kCluster);
+  REQUIRE(plain.flows.size() == 2);
+  CHECK(plain.flows[0].bytes.n == 1000);
+  CHECK(plain.flows[1].after == std::vector<std::size_t>{0});
+  CHECK(plain.cluster.topology.nvlink.bandwidth.bytes_per_s == 370e9);
+
+  const Experiment e = load_experiment(
+      p, {"workload.flows.1.bytes=4096", "seed=7", "cluster.nvlink.achievable_GBps=100"});
+  CHECK(e.flows[1].bytes.n == 4096);
+  CHECK(e.seed == 7);
+  CHECK(e.cluster.topology.nvlink.bandwidth.bytes_per_s == 100e9);
+  CHECK(e.resolved["workload"]["flows"][1]["bytes"] == 4096);
+  CHECK(e.resolved["cluster"]["nvlink"]["achievable_GBps"] == 100);
+
+  // `--set cluster=FILE` replaces the cluster file, and cluster.* keys then apply to it.
+  const std::string other = std::string(HOPSIM_SOURCE_DIR) + "/configs/clusters/h800-deepseek.json";
+  const Experiment h800 = load_experiment(p, {"cluster.nodes=64", "cluster=" + other});
+  CHECK(h800.cluster_file == other);
+  CHECK(h800.cluster.topology.name == "h800-deepseek");
+  CHECK(h800.cluster.topology.nodes == 64);
+  CHECK(h800.resolved["cluster"]["name"] == "h800-deepseek");
+}
+
+TEST_CASE("resolved inlines the cluster file; a relative cluster path is from the experiment") {
+  const TempDir dir;
+  const json cluster = read(kCluster);
+  dir.write("clusters/c.json", cluster.dump(2));
+  json j = experiment(kTwoFlows);
+  j["cluster"] = "clusters/c.json";
+  j["name"] = "named";
+  const std::string p = dir.write("e.json", j.dump());
+  const Experiment e = load_experiment(p, {});
+  CHECK(e.name == "named");
+  CHECK(e.cluster_file == dir.path("clusters/c.json"));
+  CHECK(e.resolved["cluster"].is_object());
+  CHECK(json::parse(e.resolved["cluster"].dump()) == cluster);
+  CHECK(e.resolved["workload"]["flows"].size() == 2);
+  // Inline clusters stay as written, overrides included.
+  j["cluster"] = cluster;
+  const std::string q = dir.write("inline.json", j.dump());
+  const Experiment inl = load_experiment(q, {"cluster.nodes=2"});
+  CHECK(inl.cluster_file == q);
+  CHECK(inl.cluster.topology.nodes == 2);
+  CHECK(inl.resolved["cluster"]["nodes"] == 2);
+  CHECK(inl.resolved["cluster"]["name"] == "h100-dgx");
+}
+
+}  // namespace hopsim::config
