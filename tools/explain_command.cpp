@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "workloads/explain.hpp"
+#include "workloads/layer_compute.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -64,6 +65,46 @@ void ep_section(const config::Experiment& exp, Json& r) {
              {"comm_s_at_nic", ep.comm_s_at_nic}};
 }
 
+work::ComputeModel compute_model(const config::Experiment& exp) {
+  work::Roofline roofline;
+  roofline.peak_bf16_tflops = exp.cluster.gpu.peak_bf16_tflops;
+  roofline.peak_fp8_tflops = exp.cluster.gpu.peak_fp8_tflops;
+  roofline.hbm_GBps = exp.cluster.gpu.hbm_GBps;
+  return work::ComputeModel(exp.calibration ? &*exp.calibration : nullptr, roofline);
+}
+
+Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
+  Json out = Json::object();
+  Time total;
+  for (const auto& [name, cost] : costs) {
+    out[name] = {{"time_s", cost.time.seconds()},
+                 {"tflops_per_s", cost.flops.n / cost.time.seconds() / 1e12},
+                 {"source", work::source_name(cost.source)}};
+    total += cost.time;
+    tally.add(cost);
+  }
+  out["total_s"] = total.seconds();
+  return out;
+}
+
+// Kernel times of one layer from the calibration table (or the roofline), and their sources.
+void time_section(const config::Experiment& exp, Json& r) {
+  const work::ComputeModel model = compute_model(exp);
+  const work::LayerCosts costs =
+      exp.kind == "moe_layer"
+          ? work::moe_layer_costs(*exp.model, exp.parallel, exp.moe, model)
+          : work::attention_layer_costs(*exp.model, exp.parallel, exp.attention, model);
+  work::ComputeTally tally;
+  r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally)},
+                                 {"bwd", pass_json(costs.bwd, tally)}};
+  r["calibration"] = exp.calibration ? exp.calibration_file : "none (roofline only)";
+  Json sources = Json::object();
+  for (work::Source s : work::kSources) {
+    sources[std::string(work::source_name(s))] = tally.share(s);
+  }
+  r["compute_sources"] = std::move(sources);
+}
+
 }  // namespace
 
 Json explain(const config::Experiment& exp) {
@@ -92,8 +133,10 @@ Json explain(const config::Experiment& exp) {
   r["dense_flops_per_token"] = 6 * work::active_params(m);
   if (exp.kind == "attention_layer") {
     cp_section(exp, r);
+    time_section(exp, r);
   } else if (moe) {
     ep_section(exp, r);
+    time_section(exp, r);
   }
   return r;
 }

@@ -1,6 +1,8 @@
 // Closed forms behind hopsim explain.
 #include "workloads/explain.hpp"
 
+#include "workloads/compute_model.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -32,7 +34,9 @@ LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
   const LayerParams lp = layer_params(m, false);
   const auto [dqk, dv] = head_dims(m);
   // With 2*cp chunks paired i and 2cp-1-i, every rank does 1/cp of the whole causal work.
-  const double pairs = attended_pairs(job.seq_len, job.seq_len, job.causal) / d(p.cp);
+  const double pairs =
+      d(attention_pairs(job.causal ? Mask::CausalTopLeft : Mask::None, job.seq_len, job.seq_len)) /
+      d(p.cp);
   const double heads = d(m.heads) / d(p.tp);
   const double out = d(m.heads) * dv * d(m.hidden);  // output projection weights
   LayerFlops f;
@@ -53,7 +57,8 @@ LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeL
   LayerFlops f;
   f.fwd = {{"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
            {"attention_scores",
-            2 * heads * (dqk + dv) * attended_pairs(job.tokens_per_gpu, job.tokens_per_gpu, true)},
+            2 * heads * (dqk + dv) *
+                d(attention_pairs(Mask::CausalTopLeft, job.tokens_per_gpu, job.tokens_per_gpu))},
            {"router", 2 * tokens * lp.router},
            {"routed_experts", 2 * tokens * d(job.top_k) * lp.expert},
            {"shared_experts", 2 * tokens * lp.shared_experts}};

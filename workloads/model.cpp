@@ -1,8 +1,6 @@
 // Closed-form parameter, FLOP and activation counts.
 #include "workloads/model.hpp"
 
-#include <algorithm>
-
 namespace hopsim::work {
 namespace {
 
@@ -83,26 +81,6 @@ double layer_gemm_flops_per_token(const ModelSpec& m, bool moe_layer) {
 
 double attention_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   return 12 * d(m.layers) * d(m.hidden) * d(seq_len);
-}
-
-double attended_pairs(std::int64_t s_q, std::int64_t s_kv, bool causal) {
-  if (!causal) {
-    return d(s_q) * d(s_kv);
-  }
-  // Query i (0-based) sees min(s_kv, max(0, s_kv - s_q + i + 1)) keys.
-  const std::int64_t offset = s_kv - s_q;  // keys visible to query 0, minus one
-  // Queries with offset + i + 1 <= 0 see nothing; those with offset + i + 1 >= s_kv see all.
-  const std::int64_t first = std::clamp<std::int64_t>(-offset, 0, s_q);  // first query seeing >0
-  const std::int64_t full_from = std::clamp<std::int64_t>(s_kv - offset - 1, 0, s_q);
-  double pairs = 0;
-  if (full_from > first) {
-    // Sum over i in [first, full_from) of (offset + i + 1): an arithmetic series.
-    const double n = d(full_from - first);
-    const double a = d(offset + first + 1);
-    pairs += n * a + n * (n - 1) / 2;
-  }
-  pairs += d(s_q - std::max(full_from, first)) * d(s_kv);
-  return pairs;
 }
 
 double activation_bytes_per_gpu(const ModelSpec& m, std::int64_t seq_len, std::int64_t micro_batch,

@@ -70,10 +70,6 @@ double layer_gemm_flops_per_token(const ModelSpec& m, bool moe_layer);
 /// 12 * L * h * s (3 passes x 2 matmuls x 2 FLOPs x h x s).
 double attention_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
 
-/// Attended (query, key) pairs of a block: full, or causal aligned at the bottom right
-/// (query i sees keys up to s_kv - s_q + i), which is causal top-left when s_q == s_kv.
-double attended_pairs(std::int64_t s_q, std::int64_t s_kv, bool causal);
-
 /// Saved activations per GPU for all layers: 34 * s * b * h * L / (tp * cp) bytes.
 double activation_bytes_per_gpu(const ModelSpec& m, std::int64_t seq_len, std::int64_t micro_batch,
                                 std::int64_t tp, std::int64_t cp);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/calibration_config.hpp"
 #include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
 #include "tools/config/layer_config.hpp"
@@ -142,6 +143,10 @@ Linked link(const nlohmann::json& experiment, const std::string& path, const std
   l.file = path;
   if (experiment.contains(key) && experiment[key].is_string()) {
     l.file = relative_to(path, experiment[key].get<std::string>());
+    if (const std::string problem = file_problem(l.file); !problem.empty()) {
+      throw ConfigError(
+          fmt::format("{}: /{}: {} file \"{}\": {}", path, key, key, l.file, problem));
+    }
     l.doc = read_json_file(l.file);
     l.in_file = true;
   }
@@ -215,6 +220,13 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   }
   if (root.has("calibration")) {
     exp.calibration_file = relative_to(path, root.at("calibration").string());
+    if (const std::string problem = file_problem(exp.calibration_file); !problem.empty()) {
+      root.at("calibration").fail(
+          fmt::format("calibration file \"{}\": {}", exp.calibration_file, problem));
+    }
+    exp.calibration = parse_calibration(
+        Node(read_json_file(exp.calibration_file), exp.calibration_file));
+    check_calibration_for(*exp.calibration, exp.cluster.gpu.name, exp.calibration_file);
   }
   const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
   if (root.has("parallel")) {

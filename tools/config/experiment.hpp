@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/config/cluster_config.hpp"
+#include "workloads/calibration.hpp"
 #include "workloads/collective_job.hpp"
 #include "workloads/flows.hpp"
 #include "workloads/layer_jobs.hpp"
@@ -29,6 +30,7 @@ struct Experiment {
   std::optional<work::ModelSpec> model;
   work::ParallelSpec parallel;
   std::string calibration_file;  ///< resolved path; empty when the experiment names none
+  std::optional<work::Calibration> calibration;  ///< checked against the cluster's GPU
   /// A published figure to compare the run with (configs/validation/).
   struct Validation {
     std::string metric;  ///< "busbw_GBps" or "time_s"

@@ -1,0 +1,316 @@
+// Tests of parse_calibration and check_calibration_for: the exact text of their errors, and
+// the shipped published H100 table answering through the compute model.
+#include "tools/config/calibration_config.hpp"
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/config/cluster_config.hpp"
+#include "workloads/compute_model.hpp"
+
+namespace hopsim::config {
+namespace {
+
+using nlohmann::json;
+using work::Dtype;
+using work::Pass;
+using work::Source;
+
+// A small valid file that each error test breaks in one place.
+json base() {
+  return json::parse(R"({
+    "schema": "hopsim.calibration/1",
+    "created_utc": "2026-01-01T00:00:00Z",
+    "source": "measured",
+    "device": {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132,
+               "driver": "580.159", "cuda_runtime": 13000, "cublas": 130100, "cudnn": 91900,
+               "clocks_mhz": {"sm_max": 1980}, "hbm_bytes": 85899345920,
+               "ceilings": {"copy_GBps": 3000, "bf16_gemm_tflops": 790}},
+    "method": {"timer": "cuda_events", "warmup_ms": 25, "l2_flush": true},
+    "tables": [
+      {"op": "gemm", "pass": "fwd", "impl": "cublaslt", "key": {"dtype": "bf16"},
+       "axes": [{"name": "m", "values": [1024, 4096]}, {"name": "n", "values": [1024, 4096]},
+                {"name": "k", "values": [1024, 4096]}],
+       "flops": "gemm_v1",
+       "time_us": [10, 30, 30, 100, 30, 100, 100, null],
+       "p10_us": [9, 29, 29, 99, 29, 99, 99, null]},
+      {"op": "attn", "pass": "bwd", "impl": "cudnn",
+       "key": {"dtype": "bf16", "d_qk": 192, "d_v": 128, "mask": "causal_top_left", "gqa": 8},
+       "axes": [{"name": "s_q", "values": [4096]}, {"name": "s_kv", "values": [4096, 8192]},
+                {"name": "bh", "values": [64]}],
+       "flops": "attn_bwd_v1", "time_us": [1000, 2000]}
+    ]
+  })");
+}
+
+// The message of the ConfigError that parsing `j` throws, or "" when it parses.
+std::string error_of(const json& j) {
+  try {
+    parse_calibration(Node(j, "t.json"));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json read(const std::string& relative) {
+  std::ifstream in(std::string(HOPSIM_SOURCE_DIR) + "/" + relative);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("the base file parses into plain tables") {
+  const json j = base();
+  const work::Calibration c = parse_calibration(Node(j, "t.json"));
+  CHECK(c.source == "measured");
+  CHECK(c.device == "NVIDIA H100 80GB HBM3");
+  CHECK(c.ceilings.copy_GBps == 3000);
+  CHECK(c.ceilings.bf16_tflops == 790);
+  CHECK_FALSE(c.ceilings.fp8_tflops.has_value());
+  REQUIRE(c.tables.size() == 2);
+  const work::CalibrationTable& g = c.tables[0];
+  CHECK(g.op == "gemm");
+  CHECK(g.impl == "cublaslt");
+  CHECK(g.axes[1].name == "n");
+  CHECK(g.axes[2].values == std::vector<std::int64_t>{1024, 4096});
+  CHECK(g.time_us.size() == 8);
+  CHECK(g.time_us[3] == 100.0);
+  CHECK_FALSE(g.time_us[7].has_value());
+  CHECK_FALSE(g.citation.has_value());
+  const work::CalibrationTable& a = c.tables[1];
+  CHECK(a.key.at("d_qk") == "192");
+  CHECK(a.key.at("gqa") == "8");
+  CHECK(a.key.at("mask") == "causal_top_left");
+  CHECK(a.flops == "attn_bwd_v1");
+}
+
+TEST_CASE("errors name the file, the JSON pointer, what was found and what is expected") {
+  json j = base();
+  j["schema"] = "llmsim.calibration/1";
+  CHECK(error_of(j) ==
+        R"(t.json: /schema: expected "hopsim.calibration/1", got "llmsim.calibration/1")");
+
+  j = base();
+  j["tables"][0]["axes"][1]["values"] = {4096, 1024};
+  CHECK(error_of(j) ==
+        "t.json: /tables/0/axes/1/values/1: got 1024 after 4096; axis values "
+        "must be strictly ascending");
+
+  j = base();
+  j["tables"][0]["axes"][0]["values"] = {0, 1024};
+  CHECK(error_of(j) == "t.json: /tables/0/axes/0/values/0: must be in [1, 2147483648], got 0");
+
+  j = base();
+  j["tables"][0]["time_us"].erase(7);
+  CHECK(error_of(j) ==
+        "t.json: /tables/0/time_us: has 7 values, expected 8 (the product of "
+        "the axis sizes 2 x 2 x 2)");
+
+  j = base();
+  j["tables"][1]["p10_us"] = {1, 2, 3};
+  CHECK(error_of(j) ==
+        "t.json: /tables/1/p10_us: has 3 values, expected 2 (the product of the "
+        "axis sizes 1 x 2 x 1)");
+
+  j = base();
+  j["tables"][0]["time_us"][2] = -1;
+  CHECK(error_of(j) == "t.json: /tables/0/time_us/2: expected a time > 0 (us) or null, got -1");
+
+  j = base();
+  j["tables"][0]["time_ms"] = j["tables"][0]["time_us"];
+  CHECK(error_of(j) == R"(t.json: /tables/0: unknown key "time_ms"; did you mean "time_us"?)");
+
+  j = base();
+  j["device"]["l2_bytes"] = 52428800;
+  CHECK(error_of(j) ==
+        R"(t.json: /device: unknown key "l2_bytes"; expected one of "name", "cc", "sm_count", )"
+        R"("driver", "cuda_runtime", "cublas", "cudnn", "clocks_mhz", "ceilings", "hbm_bytes", )"
+            R"("equivalent_gpus")");
+}
+
+TEST_CASE("each op's key, axes and FLOP formula are checked") {
+  json j = base();
+  j["tables"][0]["op"] = "conv";
+  CHECK(error_of(j) ==
+        R"(t.json: /tables/0/op: expected one of "gemm", "grouped_gemm", "attn", got "conv")");
+
+  j = base();
+  j["tables"][0]["flops"] = "attn_fwd_v1";
+  CHECK(error_of(j) == R"(t.json: /tables/0/flops: "attn_fwd_v1" is not the work of a gemm fwd )"
+                       R"(table; expected "gemm_v1")");
+
+  j = base();
+  j["tables"][1]["flops"] = "attn_fwd_v1";
+  CHECK(error_of(j) == R"(t.json: /tables/1/flops: "attn_fwd_v1" is not the work of a attn bwd )"
+                       R"(table; expected "attn_bwd_v1")");
+
+  j = base();
+  std::swap(j["tables"][0]["axes"][0], j["tables"][0]["axes"][1]);
+  CHECK(error_of(j) == R"(t.json: /tables/0/axes/0/name: expected "m" (gemm axes are "m", "n", )"
+                       R"("k", in this order), got "n")");
+
+  j = base();
+  j["tables"][1]["axes"].erase(2);
+  CHECK(error_of(j) ==
+        R"(t.json: /tables/1/axes: attn tables have 3 axes ("s_q", "s_kv", "bh"), got 2)");
+
+  j = base();
+  j["tables"][0]["key"] = json::object();
+  CHECK(error_of(j) == R"(t.json: /tables/0/key: missing key "dtype")");
+
+  j = base();
+  j["tables"][0]["key"]["layout"] = "TN";
+  CHECK(error_of(j) == R"(t.json: /tables/0/key: unknown key "layout"; expected one of "dtype")");
+
+  j = base();
+  j["tables"][1]["key"]["mask"] = "causal";
+  CHECK(error_of(j) == R"(t.json: /tables/1/key/mask: expected one of "none", )"
+                       R"("causal_top_left", "causal_bottom_right", got "causal")");
+
+  j = base();
+  j["tables"][1]["key"]["gqa"] = "8";
+  CHECK(error_of(j) == R"(t.json: /tables/1/key/gqa: expected an integer, got string "8")");
+
+  j = base();
+  j["tables"].push_back(j["tables"][0]);
+  CHECK(error_of(j) == "t.json: /tables/2: same op, pass, impl and key as /tables/0");
+  j["tables"][2]["impl"] = "cublas";
+  CHECK(error_of(j).empty());
+}
+
+TEST_CASE("published files cite every table; method holds scalars") {
+  json j = base();
+  j["source"] = "published";
+  CHECK(error_of(j) == R"(t.json: /tables/0: missing key "source"; every table of a published )"
+                       R"(file cites where its numbers come from)");
+  j["tables"][0]["source"] = "a paper";
+  j["tables"][1]["source"] = "another paper";
+  const work::Calibration c = parse_calibration(Node(j, "t.json"));
+  CHECK(c.tables[1].citation == "another paper");
+
+  j = base();
+  j["method"]["grid"] = {1, 2};
+  CHECK(error_of(j) == "t.json: /method/grid: expected a string, number or boolean, got array");
+
+  j = base();
+  j["tables"] = json::array();
+  CHECK(error_of(j) == "t.json: /tables: expected at least one table");
+}
+
+TEST_CASE("a table for another GPU is refused, naming both and the way out") {
+  const json j = base();
+  work::Calibration c = parse_calibration(Node(j, "t.json"));
+  CHECK_NOTHROW(check_calibration_for(c, "H100 SXM", "t.json"));
+  CHECK_NOTHROW(check_calibration_for(c, "h100", "t.json"));
+  c.device = "NVIDIA H200";
+  CHECK_THROWS_WITH_AS(check_calibration_for(c, "H100 SXM", "configs/calibration/h200.json"),
+                       "configs/calibration/h200.json: /device/name: the table is for \"NVIDIA "
+                       "H200\", but the cluster's GPU is \"H100 SXM\"; use a calibration table "
+                       "for the H100, or none (the roofline)",
+                       ConfigError);
+  CHECK_THROWS_AS(check_calibration_for(c, "H20", "t.json"), ConfigError);  // a word, not a prefix
+  CHECK_NOTHROW(check_calibration_for(c, "H200 SXM", "t.json"));
+}
+
+TEST_CASE("the shipped published H100 table answers with the published figures") {
+  const std::string file = "configs/calibration/h100-published.json";
+  const json j = read(file);
+  const work::Calibration cal = parse_calibration(Node(j, file));
+  CHECK(cal.source == "published");
+  const json cj = read("configs/clusters/h100-dgx.json");
+  const ClusterConfig cluster = parse_cluster(Node(cj, "h100-dgx.json"));
+  CHECK_NOTHROW(check_calibration_for(cal, cluster.gpu.name, file));
+  CHECK_THROWS_AS(check_calibration_for(cal, "H200 SXM", file), ConfigError);
+  // H800: the H100's SMs and clocks, listed in device.equivalent_gpus.
+  CHECK(cal.equivalent_gpus == std::vector<std::string>{"H800"});
+  CHECK_NOTHROW(check_calibration_for(cal, "H800 SXM", file));
+
+  work::Roofline r;
+  r.peak_bf16_tflops = cluster.gpu.peak_bf16_tflops;
+  r.peak_fp8_tflops = cluster.gpu.peak_fp8_tflops;
+  r.hbm_GBps = cluster.gpu.hbm_GBps;
+  const work::ComputeModel model(&cal, r);
+  const auto tflops = [](const work::ComputeCost& c) {
+    return c.flops.n / c.time.seconds() / 1e12;
+  };
+
+  const work::ComputeCost g8k = model.gemm(Dtype::Bf16, 8192, 8192, 8192, Pass::Fwd);
+  CHECK(g8k.source == Source::Exact);
+  CHECK(tflops(g8k) == doctest::Approx(798).epsilon(0.01));
+  CHECK(tflops(model.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd)) ==
+        doctest::Approx(789).epsilon(1e-6));
+  CHECK(tflops(model.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Fwd)) ==
+        doctest::Approx(246.72).epsilon(1e-4));
+  const work::ComputeCost g16k = model.gemm(Dtype::Bf16, 16384, 16384, 16384, Pass::Fwd);
+  CHECK(g16k.source == Source::Clamped);
+  CHECK(tflops(g16k) == doctest::Approx(798).epsilon(1e-6));
+  const work::ComputeCost mid = model.gemm(Dtype::Bf16, 8192, 1536, 8192, Pass::Fwd);
+  CHECK(mid.source == Source::Clamped);  // XLA's grid, clamped at m = k = 4096
+  CHECK(model.gemm(Dtype::Bf16, 128, 4096, 4096, Pass::Fwd).source == Source::Roofline);
+  CHECK(model.gemm(Dtype::Bf16, 8192, 8192, 8192, Pass::Bwd).time == 2 * g8k.time);
+
+  // Monotone along every axis of XLA's grid wherever the table's own times are.
+  const std::vector<std::int64_t> v{256, 512, 1024, 2048, 4096};
+  int segments = 0;
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    for (std::int64_t a : v) {
+      for (std::int64_t b : v) {
+        for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+          const auto at = [&](std::int64_t x) {
+            std::array<std::int64_t, 3> p{};
+            p[axis] = x;
+            p[(axis + 1) % 3] = a;
+            p[(axis + 2) % 3] = b;
+            return model.gemm(Dtype::Bf16, p[0], p[1], p[2], Pass::Fwd).time;
+          };
+          if (at(v[i + 1]) < at(v[i])) {
+            continue;  // the published times themselves fall here
+          }
+          ++segments;
+          Time last = at(v[i]);
+          for (std::int64_t x = v[i] + v[i] / 16; x <= v[i + 1]; x += v[i] / 16) {
+            CHECK(at(x).count_ps() + 1 >= last.count_ps());  // 1 ps: F / theta rounds up
+            last = at(x);
+          }
+        }
+      }
+    }
+  }
+  CHECK(segments > 250);
+
+  work::AttentionShape s{128, 128, work::Mask::None, 1, 16384, 16384, 16};
+  const work::ComputeCost fa3 = model.attention(Dtype::Bf16, s, Pass::Fwd);
+  CHECK(fa3.source == Source::Exact);
+  CHECK(tflops(fa3) == doctest::Approx(648).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Bwd)) == doctest::Approx(561).epsilon(1e-6));
+  s.s_q = s.s_kv = 8448;
+  s.bh = 64;
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).time == Time::us(3538));
+  s = {128, 128, work::Mask::CausalBottomRight, 1, 8192, 8192, 32};
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(602).epsilon(1e-6));
+  s.mask = work::Mask::CausalTopLeft;
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(529).epsilon(1e-6));
+  s = {64, 64, work::Mask::None, 1, 16384, 16384, 32};
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(413).epsilon(1e-6));
+  s.bh = 64;  // off the benchmark's diagonal
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
+
+  const work::ComputeCost grouped = model.grouped_gemm(Dtype::Fp8, 4, 8192, 4096, 7168, Pass::Fwd);
+  CHECK(grouped.source == Source::Exact);
+  CHECK(tflops(grouped) == doctest::Approx(1346).epsilon(1e-6));
+  const work::ComputeCost fp8 = model.gemm(Dtype::Fp8, 1024, 4096, 7168, Pass::Fwd);
+  CHECK(fp8.source == Source::Interpolated);  // between DeepGEMM's M = 128 and 4096
+  CHECK(tflops(fp8) > 533);
+  CHECK(tflops(fp8) < 1410);
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,353 @@
+// Compute model: work formulas against brute force; table lookup (exact, monotone, clamped,
+// roofline, null corners, several tables); backward passes; the per-source tally.
+#include "workloads/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "doctest_time.hpp"
+
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+
+namespace {
+
+Roofline h100() {
+  Roofline r;
+  r.peak_bf16_tflops = 989;
+  r.peak_fp8_tflops = 1979;
+  r.hbm_GBps = 3350;
+  return r;
+}
+
+// The roofline's formula, written out independently of the model.
+Time roofline_time(double flops, double bytes, double peak_tflops, double efficiency) {
+  const double s = std::max(flops / (peak_tflops * 1e12 * efficiency), bytes / 3350e9);
+  return Time::us(4) + Time::from_seconds_ceil(s);
+}
+
+double tflops_of(const ComputeCost& c) {
+  return c.flops.n / c.time.seconds() / 1e12;
+}
+
+const std::vector<std::int64_t> m_grid{1024, 2048, 4096};
+const std::vector<std::int64_t> n_grid{1024, 4096};
+const std::vector<std::int64_t> k_grid{1024, 4096};
+
+// Throughput (TF) of the synthetic GEMM table: rises with every axis, never doubling per step,
+// so the table's times rise along every axis.
+double theta_tf(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const auto steps = [](std::int64_t v) { return std::log2(static_cast<double>(v) / 1024); };
+  return 300 + 100 * steps(m) + 50 * steps(n) + 25 * steps(k);
+}
+
+CalibrationTable gemm_table(const std::string& dtype = "bf16") {
+  CalibrationTable t;
+  t.op = "gemm";
+  t.pass = "fwd";
+  t.impl = "test";
+  t.key = {{"dtype", dtype}};
+  t.axes = {{"m", m_grid}, {"n", n_grid}, {"k", k_grid}};
+  t.flops = "gemm_v1";
+  for (std::int64_t m : m_grid) {
+    for (std::int64_t n : n_grid) {
+      for (std::int64_t k : k_grid) {
+        t.time_us.emplace_back(gemm_flops(m, n, k).n / (theta_tf(m, n, k) * 1e12) * 1e6);
+      }
+    }
+  }
+  return t;
+}
+
+Calibration with(std::vector<CalibrationTable> tables) {
+  Calibration c;
+  c.source = "measured";
+  c.device = "test GPU";
+  c.tables = std::move(tables);
+  return c;
+}
+
+Time cell_time(const CalibrationTable& t, std::size_t i) {
+  return Time::ps(std::llround(*t.time_us[i] * 1e6));
+}
+
+std::int64_t brute_pairs(Mask mask, std::int64_t s_q, std::int64_t s_kv) {
+  std::int64_t e = 0;
+  for (std::int64_t i = 0; i < s_q; ++i) {
+    for (std::int64_t j = 0; j < s_kv; ++j) {
+      const bool seen = mask == Mask::None            ? true
+                        : mask == Mask::CausalTopLeft ? j <= i
+                                                      : j <= s_kv - s_q + i;
+      e += seen ? 1 : 0;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("attended pairs: closed forms equal brute-force sums") {
+  for (Mask mask : {Mask::None, Mask::CausalTopLeft, Mask::CausalBottomRight}) {
+    for (std::int64_t s_q = 0; s_q <= 12; ++s_q) {
+      for (std::int64_t s_kv = 0; s_kv <= 12; ++s_kv) {
+        CAPTURE(mask_name(mask));
+        CAPTURE(s_q);
+        CAPTURE(s_kv);
+        CHECK(attention_pairs(mask, s_q, s_kv) == brute_pairs(mask, s_q, s_kv));
+      }
+    }
+  }
+  // The definitions with min / clamp, summed per row.
+  for (std::int64_t s_q : {1, 7, 64, 300}) {
+    for (std::int64_t s_kv : {1, 5, 64, 1000}) {
+      std::int64_t top_left = 0;
+      std::int64_t bottom_right = 0;
+      for (std::int64_t i = 0; i < s_q; ++i) {
+        top_left += std::min(i + 1, s_kv);
+        bottom_right += std::clamp(s_kv - s_q + i + 1, std::int64_t{0}, s_kv);
+      }
+      CHECK(attention_pairs(Mask::CausalTopLeft, s_q, s_kv) == top_left);
+      CHECK(attention_pairs(Mask::CausalBottomRight, s_q, s_kv) == bottom_right);
+    }
+  }
+  CHECK(attention_pairs(Mask::CausalTopLeft, 131072, 131072) == 131072LL * 131073 / 2);
+}
+
+TEST_CASE("FLOP formulas: gemm_v1, grouped_gemm_v1, attn_fwd_v1, attn_bwd_v1") {
+  CHECK(gemm_flops(3, 5, 7).n == 210);
+  CHECK(grouped_gemm_flops(4, 3, 5, 7).n == 840);
+  const AttentionShape s{64, 32, Mask::CausalTopLeft, 8, 5, 9, 6};
+  CHECK(attention_flops(s, Pass::Fwd).n == 2.0 * 6 * 96 * 15);
+  CHECK(attention_flops(s, Pass::Bwd).n == 2.5 * 2.0 * 6 * 96 * 15);
+}
+
+TEST_CASE("at every grid point the answer is the table's own time") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  std::size_t i = 0;
+  for (std::int64_t m : m_grid) {
+    for (std::int64_t n : n_grid) {
+      for (std::int64_t k : k_grid) {
+        const ComputeCost c = model.gemm(Dtype::Bf16, m, n, k, Pass::Fwd);
+        CHECK(c.source == Source::Exact);
+        CHECK(c.time == cell_time(cal.tables[0], i++));
+        CHECK(c.flops.n == gemm_flops(m, n, k).n);
+        CHECK(tflops_of(c) == doctest::Approx(theta_tf(m, n, k)).epsilon(1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("between grid points time rises along each axis and stays within its neighbours") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  const auto time = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const ComputeCost c = model.gemm(Dtype::Bf16, m, n, k, Pass::Fwd);
+    return c;
+  };
+  // Along m (three values), with n and k off the grid too.
+  for (std::int64_t n : {1024, 1500, 4096}) {
+    Time last = time(1024, n, 2000).time;
+    for (std::int64_t m = 1030; m <= 4096; m += 37) {
+      const ComputeCost c = time(m, n, 2000);
+      CHECK(c.source == Source::Interpolated);
+      CHECK(c.time >= last);
+      last = c.time;
+    }
+  }
+  // Along n and k between their two values.
+  for (std::int64_t v = 1024; v <= 4096; v += 61) {
+    CHECK(time(2048, v, 1024).time <= time(2048, v + 61, 1024).time);
+    CHECK(time(2048, 1024, v).time <= time(2048, 1024, v + 61).time);
+    CHECK(time(2048, v, 1024).time >= time(2048, 1024, 1024).time);
+    CHECK(time(2048, v, 1024).time <= time(2048, 4096, 1024).time);
+  }
+}
+
+TEST_CASE("log-throughput is linear in log2 of an axis: the geometric mean at the midpoint") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  // m = 1024 * 2^0.5 is halfway between 1024 and 2048 in log2; its theta is sqrt(theta_a theta_b)
+  // up to the rounding of m and of the time to a picosecond.
+  const std::int64_t m = 1448;
+  const double t_lo = std::log2(static_cast<double>(m) / 1024);
+  const double expected = std::exp((1 - t_lo) * std::log(theta_tf(1024, 4096, 4096)) +
+                                   t_lo * std::log(theta_tf(2048, 4096, 4096)));
+  const ComputeCost c = model.gemm(Dtype::Bf16, m, 4096, 4096, Pass::Fwd);
+  CHECK(c.source == Source::Interpolated);
+  CHECK(tflops_of(c) == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("above the largest value of an axis, throughput is clamped to the edge") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  const ComputeCost edge = model.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd);
+  const ComputeCost above = model.gemm(Dtype::Bf16, 16384, 4096, 8192, Pass::Fwd);
+  CHECK(above.source == Source::Clamped);
+  CHECK(tflops_of(above) == doctest::Approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
+  CHECK(above.time.count_ps() == doctest::Approx(8.0 * static_cast<double>(edge.time.count_ps())));
+  // Clamped on one axis, interpolated on another: still Clamped.
+  CHECK(model.gemm(Dtype::Bf16, 8192, 2000, 4096, Pass::Fwd).source == Source::Clamped);
+}
+
+TEST_CASE("below the grid, with no table, or for another key: the roofline, tagged") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  const ComputeCost below = model.gemm(Dtype::Bf16, 512, 4096, 4096, Pass::Fwd);
+  CHECK(below.source == Source::Roofline);
+  const double bytes = 2.0 * (512 * 4096 + 4096 * 4096) + 2.0 * 512 * 4096;
+  CHECK(below.bytes.n == static_cast<std::int64_t>(bytes));
+  CHECK(below.time == roofline_time(gemm_flops(512, 4096, 4096).n, bytes, 989, 0.7));
+
+  const ComputeCost fp8 = model.gemm(Dtype::Fp8, 4096, 4096, 4096, Pass::Fwd);
+  CHECK(fp8.source == Source::Roofline);
+  const double fp8_bytes = 1.0 * 2 * 4096 * 4096 + 2.0 * 4096 * 4096;
+  CHECK(fp8.time == roofline_time(gemm_flops(4096, 4096, 4096).n, fp8_bytes, 1979, 0.7));
+
+  const ComputeModel bare(nullptr, h100());
+  CHECK(bare.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd).source == Source::Roofline);
+
+  // A skinny GEMM is memory-bound: the HBM term wins.
+  const ComputeCost skinny = bare.gemm(Dtype::Bf16, 1 << 20, 8, 8, Pass::Fwd);
+  const double skinny_bytes = 2.0 * ((1 << 20) * 8 + 64) + 2.0 * (1 << 20) * 8;
+  CHECK(skinny.time == Time::us(4) + Time::from_seconds_ceil(skinny_bytes / 3350e9));
+}
+
+TEST_CASE("a null corner sends its cells to the roofline, and only those") {
+  CalibrationTable t = gemm_table();
+  t.time_us[0] = std::nullopt;  // (1024, 1024, 1024)
+  const Calibration cal = with({t});
+  const ComputeModel model(&cal, h100());
+  CHECK(model.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Fwd).source == Source::Roofline);
+  CHECK(model.gemm(Dtype::Bf16, 1500, 2000, 3000, Pass::Fwd).source == Source::Roofline);
+  CHECK(model.gemm(Dtype::Bf16, 1500, 4096, 4096, Pass::Fwd).source == Source::Interpolated);
+  CHECK(model.gemm(Dtype::Bf16, 3000, 2000, 3000, Pass::Fwd).source == Source::Interpolated);
+  CHECK(model.gemm(Dtype::Bf16, 1024, 1024, 4096, Pass::Fwd).source == Source::Exact);
+}
+
+TEST_CASE("several tables for one key: the best source wins, the first among equals") {
+  CalibrationTable wide = gemm_table();
+  wide.impl = "wide";
+  CalibrationTable big;  // one cell, at 8192^3, 900 TF
+  big.op = "gemm";
+  big.pass = "fwd";
+  big.impl = "big";
+  big.key = {{"dtype", "bf16"}};
+  big.axes = {{"m", {8192}}, {"n", {8192}}, {"k", {8192}}};
+  big.flops = "gemm_v1";
+  big.time_us = {gemm_flops(8192, 8192, 8192).n / 900e12 * 1e6};
+  const Calibration cal = with({big, wide});
+  const ComputeModel model(&cal, h100());
+  CHECK(model.gemm(Dtype::Bf16, 8192, 8192, 8192, Pass::Fwd).source == Source::Exact);
+  CHECK(model.gemm(Dtype::Bf16, 2048, 1024, 1024, Pass::Fwd).source == Source::Exact);
+  const ComputeCost mid = model.gemm(Dtype::Bf16, 6000, 6000, 6000, Pass::Fwd);  // below big
+  CHECK(mid.source == Source::Clamped);
+  CHECK(tflops_of(mid) == doctest::Approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
+  const ComputeCost huge = model.gemm(Dtype::Bf16, 16384, 16384, 16384, Pass::Fwd);
+  CHECK(huge.source == Source::Clamped);  // both clamp: the first table answers
+  CHECK(tflops_of(huge) == doctest::Approx(900).epsilon(1e-6));
+}
+
+TEST_CASE("backward GEMMs: two forward GEMMs, unless a backward table exists") {
+  const Calibration cal = with({gemm_table()});
+  const ComputeModel model(&cal, h100());
+  const ComputeCost fwd = model.gemm(Dtype::Bf16, 2048, 4096, 1024, Pass::Fwd);
+  const ComputeCost bwd = model.gemm(Dtype::Bf16, 2048, 4096, 1024, Pass::Bwd);
+  CHECK(bwd.time == 2 * fwd.time);
+  CHECK(bwd.flops.n == 2 * fwd.flops.n);
+  CHECK(bwd.bytes.n == 2 * fwd.bytes.n);
+  CHECK(bwd.source == Source::Exact);
+  const ComputeCost roof = model.gemm(Dtype::Bf16, 256, 256, 256, Pass::Bwd);
+  CHECK(roof.source == Source::Roofline);
+  CHECK(roof.time == 2 * model.gemm(Dtype::Bf16, 256, 256, 256, Pass::Fwd).time);
+
+  CalibrationTable back = gemm_table();
+  back.pass = "bwd";
+  back.time_us[0] = 1000.0;  // (1024, 1024, 1024): dgrad + wgrad in 1 ms
+  const Calibration both = with({gemm_table(), back});
+  const ComputeModel with_bwd(&both, h100());
+  const ComputeCost b = with_bwd.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Bwd);
+  CHECK(b.source == Source::Exact);
+  CHECK(b.time == Time::us(1000));
+  CHECK(b.flops.n == 2 * gemm_flops(1024, 1024, 1024).n);
+}
+
+TEST_CASE("grouped GEMMs and attention look up their own tables by key") {
+  CalibrationTable grouped;
+  grouped.op = "grouped_gemm";
+  grouped.pass = "fwd";
+  grouped.impl = "test";
+  grouped.key = {{"dtype", "fp8"}, {"n", "4096"}, {"k", "7168"}};
+  grouped.axes = {{"experts", {4, 8}}, {"tokens_per_expert", {1024, 4096}}};
+  grouped.flops = "grouped_gemm_v1";
+  grouped.time_us = {100.0, 300.0, 190.0, 580.0};
+  CalibrationTable attn;
+  attn.op = "attn";
+  attn.pass = "bwd";
+  attn.impl = "test";
+  attn.key = {{"dtype", "bf16"},
+              {"d_qk", "128"},
+              {"d_v", "128"},
+              {"mask", "causal_top_left"},
+              {"gqa", "8"}};
+  attn.axes = {{"s_q", {4096}}, {"s_kv", {4096}}, {"bh", {64}}};
+  attn.flops = "attn_bwd_v1";
+  attn.time_us = {2000.0};
+  const Calibration cal = with({grouped, attn});
+  const ComputeModel model(&cal, h100());
+
+  const ComputeCost g = model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Fwd);
+  CHECK(g.source == Source::Exact);
+  CHECK(g.time == Time::us(190));
+  CHECK(g.flops.n == grouped_gemm_flops(8, 1024, 4096, 7168).n);
+  CHECK(model.grouped_gemm(Dtype::Fp8, 6, 2000, 4096, 7168, Pass::Fwd).source ==
+        Source::Interpolated);
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 7168, 4096, Pass::Fwd).source == Source::Roofline);
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(380));
+
+  AttentionShape s{128, 128, Mask::CausalTopLeft, 8, 4096, 4096, 64};
+  const ComputeCost a = model.attention(Dtype::Bf16, s, Pass::Bwd);
+  CHECK(a.source == Source::Exact);
+  CHECK(a.time == Time::us(2000));
+  CHECK(a.flops.n == attention_flops(s, Pass::Bwd).n);
+  s.bh = 128;  // twice the heads at saturation: twice the time
+  const ComputeCost a2 = model.attention(Dtype::Bf16, s, Pass::Bwd);
+  CHECK(a2.source == Source::Clamped);
+  // F / theta, rounded up: within a picosecond.
+  CHECK(std::abs(a2.time.count_ps() - Time::us(4000).count_ps()) <= 1);
+  s.gqa = 1;  // another key
+  const ComputeCost mha = model.attention(Dtype::Bf16, s, Pass::Bwd);
+  CHECK(mha.source == Source::Roofline);
+  const double in = 128.0 * 4096 * 128 + 128.0 * 4096 * 256;
+  const double fwd_bytes = 2 * in + 2.0 * 128 * 4096 * 128;
+  CHECK(mha.bytes.n == static_cast<std::int64_t>(2 * fwd_bytes));
+  CHECK(mha.time == roofline_time(mha.flops.n, 2 * fwd_bytes, 989, 0.6));
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
+}
+
+TEST_CASE("the tally sums time per source and gives shares") {
+  ComputeTally tally;
+  CHECK(tally.total() == Time{});
+  CHECK(tally.share(Source::Exact) == 0);
+  tally.add(Source::Exact, Time::us(30));
+  tally.add(ComputeCost{Time::us(50), {}, Bytes{}, Source::Roofline});
+  tally.add(Source::Clamped, Time::us(20));
+  CHECK(tally.total() == Time::us(100));
+  CHECK(tally.time(Source::Roofline) == Time::us(50));
+  CHECK(tally.share(Source::Exact) == doctest::Approx(0.3));
+  CHECK(tally.share(Source::Interpolated) == 0);
+  double sum = 0;
+  for (Source s : kSources) {
+    sum += tally.share(s);
+  }
+  CHECK(sum == doctest::Approx(1.0));
+  CHECK(source_name(Source::Interpolated) == "interpolated");
+  CHECK(source_name(Source::Roofline) == "roofline");
+  CHECK(mask_name(Mask::CausalBottomRight) == "causal_bottom_right");
+  CHECK(dtype_name(Dtype::Fp8) == "fp8");
+  CHECK(pass_name(Pass::Bwd) == "bwd");
+}

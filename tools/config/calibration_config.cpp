@@ -1,0 +1,295 @@
+// Parses a calibration file into work::Calibration, checking every value it reads.
+#include "tools/config/calibration_config.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace hopsim::config {
+namespace {
+
+constexpr std::string_view kSchema = "hopsim.calibration/1";
+// Axis values and integer key values: counts and extents, within the compute model's range.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
+
+std::string non_empty(const Node& n) {
+  std::string s = n.string();
+  if (s.empty()) {
+    n.fail("must not be empty");
+  }
+  return s;
+}
+
+// Library and driver versions: written as text ("580.159") or as numbers (13000).
+void version(const Node& n) {
+  if (n.is_string()) {
+    n.string();
+  } else {
+    n.integer_in(0, INT64_MAX);
+  }
+}
+
+void parse_ceilings(const Node& n, work::CalibrationCeilings& c) {
+  n.allow_only({"copy_GBps", "bf16_gemm_tflops", "fp8_gemm_tflops"});
+  if (n.has("copy_GBps")) {
+    c.copy_GBps = n.at("copy_GBps").positive();
+  }
+  if (n.has("bf16_gemm_tflops")) {
+    c.bf16_tflops = n.at("bf16_gemm_tflops").positive();
+  }
+  if (n.has("fp8_gemm_tflops")) {
+    c.fp8_tflops = n.at("fp8_gemm_tflops").positive();
+  }
+}
+
+void parse_device(const Node& n, work::Calibration& cal) {
+  n.allow_only({"name", "cc", "sm_count", "driver", "cuda_runtime", "cublas", "cudnn", "clocks_mhz",
+                "ceilings", "hbm_bytes", "equivalent_gpus"});
+  cal.device = non_empty(n.at("name"));
+  if (n.has("equivalent_gpus")) {
+    const Node list = n.at("equivalent_gpus");
+    list.expect_array();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      cal.equivalent_gpus.push_back(non_empty(list.at(i)));
+    }
+  }
+  if (n.has("cc")) {
+    n.at("cc").string();
+  }
+  if (n.has("sm_count")) {
+    n.at("sm_count").integer_in(1, 1'000'000);
+  }
+  for (std::string_view key : {"driver", "cuda_runtime", "cublas", "cudnn"}) {
+    if (n.has(key)) {
+      version(n.at(key));
+    }
+  }
+  if (n.has("clocks_mhz")) {
+    const Node clocks = n.at("clocks_mhz");
+    clocks.expect_object();
+    for (const auto& item : clocks.json().items()) {
+      clocks.at(item.key()).positive();
+    }
+  }
+  if (n.has("ceilings")) {
+    parse_ceilings(n.at("ceilings"), cal.ceilings);
+  }
+  if (n.has("hbm_bytes")) {
+    n.at("hbm_bytes").integer_in(1, INT64_MAX);
+  }
+}
+
+// Free-form, but flat: how the numbers were taken (timer, L2 flush, statistic, ...).
+void parse_method(const Node& n) {
+  n.expect_object();
+  for (const auto& item : n.json().items()) {
+    const Node value = n.at(item.key());
+    if (value.is_object() || value.is_array()) {
+      value.fail(
+          fmt::format("expected a string, number or boolean, got {}", value.json().type_name()));
+    }
+  }
+}
+
+std::map<std::string, std::string> parse_key(const Node& n, const std::string& op) {
+  if (op == "gemm") {
+    n.allow_only({"dtype"});
+  } else if (op == "grouped_gemm") {
+    n.allow_only({"dtype", "n", "k"});
+  } else {
+    n.allow_only({"dtype", "d_qk", "d_v", "mask", "gqa"});
+  }
+  std::map<std::string, std::string> key;
+  for (std::string_view name : work::calibration_keys(op)) {
+    const Node value = n.at(name);
+    std::string text;
+    if (name == "dtype") {
+      text = value.one_of({"bf16", "fp8"});
+    } else if (name == "mask") {
+      text = value.one_of({"none", "causal_top_left", "causal_bottom_right"});
+    } else {
+      text = std::to_string(value.integer_in(1, kMaxExtent));
+    }
+    key.emplace(name, std::move(text));
+  }
+  return key;
+}
+
+std::vector<work::CalibrationAxis> parse_axes(const Node& n, const std::string& op) {
+  n.expect_array();
+  const auto names = work::calibration_axes(op);
+  const std::string expected = fmt::format("\"{}\"", fmt::join(names, "\", \""));
+  if (n.size() != names.size()) {
+    n.fail(
+        fmt::format("{} tables have {} axes ({}), got {}", op, names.size(), expected, n.size()));
+  }
+  std::vector<work::CalibrationAxis> axes;
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const Node a = n.at(j);
+    a.allow_only({"name", "values"});
+    work::CalibrationAxis axis;
+    const Node name = a.at("name");
+    axis.name = name.string();
+    if (axis.name != names[j]) {
+      name.fail(fmt::format("expected \"{}\" ({} axes are {}, in this order), got \"{}\"", names[j],
+                            op, expected, axis.name));
+    }
+    const Node values = a.at("values");
+    values.expect_array();
+    if (values.size() == 0) {
+      values.fail("expected at least one value");
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::int64_t v = values.at(i).integer_in(1, kMaxExtent);
+      if (!axis.values.empty() && v <= axis.values.back()) {
+        values.at(i).fail(fmt::format("got {} after {}; axis values must be strictly ascending", v,
+                                      axis.values.back()));
+      }
+      axis.values.push_back(v);
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+// One time per grid cell, row-major: a positive number of microseconds, or null (no data).
+std::vector<std::optional<double>> parse_times(const Node& n,
+                                               const std::vector<work::CalibrationAxis>& axes) {
+  n.expect_array();
+  std::size_t cells = 1;
+  std::vector<std::size_t> sizes;
+  for (const work::CalibrationAxis& axis : axes) {
+    sizes.push_back(axis.values.size());
+    cells *= axis.values.size();
+  }
+  if (n.size() != cells) {
+    n.fail(fmt::format("has {} values, expected {} (the product of the axis sizes {})", n.size(),
+                       cells, fmt::join(sizes, " x ")));
+  }
+  std::vector<std::optional<double>> times;
+  times.reserve(cells);
+  for (std::size_t i = 0; i < cells; ++i) {
+    const Node cell = n.at(i);
+    if (cell.json().is_null()) {
+      times.emplace_back();
+      continue;
+    }
+    const double us = cell.json().is_number() ? cell.json().get<double>() : 0;
+    if (!cell.json().is_number() || !(us > 0) || !std::isfinite(us)) {
+      cell.fail(fmt::format("expected a time > 0 (us) or null, got {}", cell.json().dump()));
+    }
+    times.emplace_back(us);
+  }
+  return times;
+}
+
+work::CalibrationTable parse_table(const Node& n, bool published) {
+  n.allow_only(
+      {"op", "pass", "impl", "key", "axes", "flops", "time_us", "p10_us", "p90_us", "source"});
+  work::CalibrationTable t;
+  t.op = n.at("op").one_of({"gemm", "grouped_gemm", "attn"});
+  t.pass = n.at("pass").one_of({"fwd", "bwd"});
+  t.impl = non_empty(n.at("impl"));
+  t.key = parse_key(n.at("key"), t.op);
+  t.axes = parse_axes(n.at("axes"), t.op);
+  const Node flops = n.at("flops");
+  t.flops = flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1"});
+  const std::string_view expected = work::calibration_flops(t.op, t.pass);
+  if (t.flops != expected) {
+    flops.fail(fmt::format("\"{}\" is not the work of a {} {} table; expected \"{}\"", t.flops,
+                           t.op, t.pass, expected));
+  }
+  t.time_us = parse_times(n.at("time_us"), t.axes);
+  for (std::string_view spread : {"p10_us", "p90_us"}) {
+    if (n.has(spread)) {
+      parse_times(n.at(spread), t.axes);
+    }
+  }
+  if (n.has("source")) {
+    t.citation = non_empty(n.at("source"));
+  } else if (published) {
+    n.fail(
+        "missing key \"source\"; every table of a published file cites where its numbers "
+        "come from");
+  }
+  return t;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      out.back() += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else if (!out.back().empty()) {
+      out.emplace_back();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+work::Calibration parse_calibration(const Node& root) {
+  root.expect_object();
+  const Node schema = root.at("schema");
+  if (schema.string() != kSchema) {
+    schema.fail(fmt::format("expected \"{}\", got \"{}\"", kSchema, schema.string()));
+  }
+  root.allow_only({"schema", "created_utc", "source", "device", "method", "description", "tables"});
+  root.at("created_utc").string();
+  work::Calibration cal;
+  cal.source = root.at("source").one_of({"measured", "published"});
+  parse_device(root.at("device"), cal);
+  parse_method(root.at("method"));
+  if (root.has("description")) {
+    root.at("description").string();
+  }
+  const Node tables = root.at("tables");
+  tables.expect_array();
+  if (tables.size() == 0) {
+    tables.fail("expected at least one table");
+  }
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    work::CalibrationTable t = parse_table(tables.at(i), cal.source == "published");
+    for (std::size_t j = 0; j < i; ++j) {
+      const work::CalibrationTable& u = cal.tables[j];
+      if (u.op == t.op && u.pass == t.pass && u.impl == t.impl && u.key == t.key) {
+        tables.at(i).fail(fmt::format("same op, pass, impl and key as /tables/{}", j));
+      }
+    }
+    cal.tables.push_back(std::move(t));
+  }
+  return cal;
+}
+
+void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
+                           const std::string& file) {
+  const std::string model = words(gpu_name).front();
+  if (model.empty()) {
+    return;
+  }
+  for (const std::string& w : words(calibration.device)) {
+    if (w == model) {
+      return;
+    }
+  }
+  for (const std::string& equivalent : calibration.equivalent_gpus) {
+    if (equivalent == model) {
+      return;
+    }
+  }
+  throw ConfigError(fmt::format(
+      "{}: /device/name: the table is for \"{}\", but the cluster's GPU is \"{}\"; use a "
+      "calibration table for the {}, or none (the roofline)",
+      file, calibration.device, gpu_name, model));
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,24 @@
+// Reads calibration tables (configs/calibration/*.json, schema "hopsim.calibration/1").
+#pragma once
+
+#include <string>
+
+#include "tools/config/node.hpp"
+#include "workloads/calibration.hpp"
+
+namespace hopsim::config {
+
+/// Parses and checks a whole calibration file: the schema string, unknown keys, each op's key
+/// and axes (names in order, values positive and strictly ascending), one time per grid cell
+/// (positive or null), the FLOP formula of the op and pass, a citation on every table of a
+/// published file, no two tables with the same op, pass, impl and key.
+/// Throws ConfigError naming the file and JSON pointer of the first bad value.
+work::Calibration parse_calibration(const Node& root);
+
+/// Throws ConfigError unless the table's device name contains the model of the cluster's GPU
+/// (the first word of `gpu_name`, "H100" of "H100 SXM") as a word, case-insensitively.
+/// `file` is the calibration file, for the message.
+void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
+                           const std::string& file);
+
+}  // namespace hopsim::config

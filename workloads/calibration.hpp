@@ -1,0 +1,71 @@
+// Calibration tables: kernel times measured or published for one GPU, as plain data (no JSON).
+//
+// A table holds one op (gemm, grouped_gemm, attn) and pass (fwd, bwd) of one implementation,
+// for one categorical key (dtype, head dims, ...), over a rectilinear grid of numeric axes.
+// The axes of each op, in the order the grid is laid out (row-major, the last axis fastest):
+//   gemm          key {dtype}                          axes m, n, k
+//   grouped_gemm  key {dtype, n, k}                    axes experts, tokens_per_expert
+//   attn          key {dtype, d_qk, d_v, mask, gqa}    axes s_q, s_kv, bh
+// The file format is configs/calibration/*.json, read by tools/config/calibration_config.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hopsim::work {
+
+/// One numeric sweep dimension; values are positive and strictly ascending.
+struct CalibrationAxis {
+  std::string name;
+  std::vector<std::int64_t> values;
+};
+
+struct CalibrationTable {
+  std::string op;    ///< "gemm", "grouped_gemm" or "attn"
+  std::string pass;  ///< "fwd" or "bwd"
+  std::string impl;  ///< the kernel or library, e.g. "cublas", "fa3"
+  /// Categorical parameters; integers are stored as their decimal text ("128").
+  std::map<std::string, std::string> key;
+  std::vector<CalibrationAxis> axes;
+  /// Kernel time per grid cell in microseconds, row-major over `axes`; nullopt: no data.
+  std::vector<std::optional<double>> time_us;
+  std::string flops;  ///< the FLOP formula the cells were measured against, e.g. "gemm_v1"
+  std::optional<std::string> citation;  ///< where published numbers come from
+
+  /// The number of grid cells: the product of the axis sizes.
+  std::size_t cell_count() const;
+};
+
+/// Ceilings measured on the device (optional; informational for the compute model).
+struct CalibrationCeilings {
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp8_tflops;
+  std::optional<double> copy_GBps;  // NOLINT(readability-identifier-naming): unit in the name
+};
+
+struct Calibration {
+  std::string source;  ///< "measured" or "published"
+  std::string device;  ///< the device's name, e.g. "NVIDIA H100 80GB HBM3"
+  /// GPU models with the same SMs and clocks that may use the table too (H800 for H100).
+  std::vector<std::string> equivalent_gpus;
+  CalibrationCeilings ceilings;
+  /// When several tables share op, pass and key (different impls), the model answers from
+  /// the one with the best source, the earliest in this list among equals.
+  std::vector<CalibrationTable> tables;
+};
+
+/// The axis names of `op`, in grid order; empty for an unknown op.
+std::span<const std::string_view> calibration_axes(std::string_view op);
+/// The key names `op` requires; empty for an unknown op.
+std::span<const std::string_view> calibration_keys(std::string_view op);
+/// The FLOP formula a table of `op` and `pass` must name ("gemm_v1", "attn_bwd_v1", ...);
+/// empty for an unknown op.
+std::string_view calibration_flops(std::string_view op, std::string_view pass);
+
+}  // namespace hopsim::work
