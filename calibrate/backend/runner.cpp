@@ -1,0 +1,186 @@
+// run_measurement for CUDA builds: checks, ceilings, then the grid points of this shard within
+// the budget, writing the table (also every 20 s, so a killed run keeps partial results).
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "calibrate/backend/checks.hpp"
+#include "calibrate/backend/cuda_check.hpp"
+#include "calibrate/backend/device.hpp"
+#include "calibrate/backend/suites.hpp"
+#include "calibrate/core/plan.hpp"
+#include "calibrate/core/run_options.hpp"
+#include "calibrate/core/table_json.hpp"
+
+namespace hopsim::calib {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Prints the checks; returns the ops whose checks failed.
+std::set<Op> report_checks(const std::vector<CheckResult>& checks) {
+  std::set<Op> failed;
+  for (const CheckResult& c : checks) {
+    fmt::print(stderr, "check {} {}: {}\n", c.passed ? "PASS" : "FAIL", c.name, c.detail);
+    if (!c.passed) {
+      failed.insert(c.op);
+    }
+  }
+  return failed;
+}
+
+nlohmann::json clocks_json(std::optional<double> before, std::optional<double> after) {
+  nlohmann::json j = nlohmann::json::object();
+  if (before) {
+    j["sm_before"] = *before;
+  }
+  if (after) {
+    j["sm_after"] = *after;
+  }
+  if (const auto max = nvidia_smi_query("clocks.max.sm")) {
+    try {
+      j["sm_max"] = std::stod(*max);
+    } catch (const std::exception&) {
+      // not a number (e.g. "[N/A]"): leave it out
+    }
+  }
+  return j.empty() ? nlohmann::json(nullptr) : j;
+}
+
+/// One measuring run over the points of a shard.
+class MeasurementRun {
+ public:
+  explicit MeasurementRun(const RunOptions& o) : o_(o), grid_(make_grid(o.grid)) {
+    points_ = shard_points(grid_points(grid_, o.suite), o.shard);
+    for (const TableSpec& spec : grid_.tables) {
+      tables_.push_back(empty_table(spec));
+    }
+  }
+
+  int run() {
+    const DeviceInfo info = query_device();
+    fmt::print(stderr, "device: {} (cc {}, {} SMs, {} MiB L2), driver {}, cuBLAS {}, cuDNN {}\n",
+               info.name, info.cc, info.sm_count, info.l2_bytes >> 20, info.driver, info.cublas,
+               info.cudnn);
+    failed_ops_ = report_checks(run_checks(ctx_, state_.attn_plans, o_.suite));
+    if (o_.check_only) {
+      return failed_ops_.empty() ? 0 : 1;
+    }
+    const auto clock_before = sm_clock_mhz();
+    const nlohmann::json ceilings = measure_ceilings(ctx_, timer_, o_.measure);
+    fmt::print(stderr, "ceilings: {}\n", ceilings.dump());
+    header_.created_utc = utc_now();
+    header_.method = default_method();
+    header_.device = device_json(info, nullptr, ceilings);
+    measure_points();
+    header_.device = device_json(info, clocks_json(clock_before, sm_clock_mhz()), ceilings);
+    write();
+    fmt::print(
+        stderr,
+        "wrote {}: {} of {} points measured, {} skipped after failed checks, {} errors, {} left by "
+        "the budget ({:.0f} s)\n",
+        o_.out, measured_, points_.size(), skipped_, errors_, left_, seconds_since(start_));
+    return failed_ops_.empty() && errors_ == 0 ? 0 : 1;
+  }
+
+ private:
+  void measure_points() {
+    Clock::time_point last_write = Clock::now();
+    for (std::size_t i = 0; i < points_.size(); ++i) {
+      if (o_.budget_s > 0.0 && seconds_since(start_) > o_.budget_s) {
+        left_ = points_.size() - i;
+        fmt::print(stderr, "budget of {:.0f} s used up: {} points left unmeasured\n", o_.budget_s,
+                   left_);
+        return;
+      }
+      if (!measure_one(i)) {
+        fmt::print(stderr, "the CUDA context is broken; stopping and keeping what was measured\n");
+        left_ = points_.size() - i - 1;
+        return;
+      }
+      if (seconds_since(last_write) > 20.0) {
+        write();
+        last_write = Clock::now();
+      }
+    }
+  }
+
+  /// Measures point i into its table; false when the CUDA context can no longer be used.
+  bool measure_one(std::size_t i) {
+    const GridPoint& p = points_[i];
+    const TableSpec& spec = grid_.tables[p.table];
+    if (failed_ops_.count(spec.op) != 0) {
+      ++skipped_;
+      return true;
+    }
+    const std::string what =
+        fmt::format("{} {} {} [{}] at {}", to_string(spec.op), to_string(spec.pass), spec.impl,
+                    key_to_string(spec.key), fmt::join(p.values, ","));
+    try {
+      const Measurement m = measure_point(ctx_, timer_, state_, spec, p, o_.measure);
+      Table& t = tables_[p.table];
+      t.time_us[p.cell] = m.summary.median_us;
+      t.p10_us[p.cell] = m.summary.p10_us;
+      t.p90_us[p.cell] = m.summary.p90_us;
+      ++measured_;
+      fmt::print(stderr, "[{}/{}] {}: {:.1f} us (p10 {:.1f}, p90 {:.1f}, n {}) {:.0f} TFLOP/s\n",
+                 i + 1, points_.size(), what, m.summary.median_us, m.summary.p10_us,
+                 m.summary.p90_us, m.summary.n, point_flops(spec, p) / (m.summary.median_us * 1e6));
+    } catch (const std::exception& e) {
+      ++errors_;
+      fmt::print(stderr, "[{}/{}] {}: FAILED: {}\n", i + 1, points_.size(), what, e.what());
+      return cudaDeviceSynchronize() == cudaSuccess;
+    }
+    return true;
+  }
+
+  /// Writes the tables that have at least one measured cell.
+  void write() const {
+    CalibrationFile f = header_;
+    for (const Table& t : tables_) {
+      if (t.measured_cells() > 0) {
+        f.tables.push_back(t);
+      }
+    }
+    write_calibration_file(o_.out, f);
+  }
+
+  const RunOptions& o_;
+  const Clock::time_point start_ = Clock::now();  // the budget covers checks and ceilings too
+  Grid grid_;
+  std::vector<GridPoint> points_;
+  std::vector<Table> tables_;
+  CalibrationFile header_;
+  GpuContext ctx_;
+  CudaTimer timer_{ctx_.stream()};
+  SuiteState state_;
+  std::set<Op> failed_ops_;
+  std::size_t measured_ = 0;
+  std::size_t skipped_ = 0;
+  std::size_t errors_ = 0;
+  std::size_t left_ = 0;
+};
+
+}  // namespace
+
+int run_measurement(const RunOptions& options) {
+  if (const auto reason = device_unavailable_reason()) {
+    fmt::print(stderr, "hopsim-calibrate: {}\n", *reason);
+    return 1;
+  }
+  try {
+    MeasurementRun run(options);
+    return run.run();
+  } catch (const CudaError& e) {
+    fmt::print(stderr, "hopsim-calibrate: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace hopsim::calib

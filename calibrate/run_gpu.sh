@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The one script to run on a GPU machine: build the CUDA harness, run the correctness checks,
+# time the smoke grid, and leave the table plus logs in $OUT. Finishes in under 8 minutes.
+#
+#   OUT=/some/dir calibrate/run_gpu.sh        (the repository root is the working directory)
+#
+# Output: $OUT/h200-measured.json (partial if time ran out: unmeasured cells stay null),
+# $OUT/summary.txt, $OUT/logs/*.log (nvidia-smi -q before/after, build, checks, measurement).
+# Builds with the cuda preset; if the simulator's dependencies are missing it configures
+# calibrate/ on its own (header-only deps from build/calib-deps/include, see pack_deps.sh), and
+# without CMake it compiles directly with g++ and nvcc. cuDNN comes from the system, else from the
+# nvidia-cudnn pip wheel. Never changes clocks, power limits or other GPU settings.
+set -euo pipefail
+
+T0=$(date +%s)
+OUT="${OUT:-$PWD/out/gpu-run}"
+LOGS="$OUT/logs"
+TABLE="$OUT/h200-measured.json"
+TOTAL_S="${HOPSIM_RUN_TOTAL_S:-465}"  # whole-script limit, below 8 minutes
+JOBS="$(nproc 2>/dev/null || echo 8)"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+DEPS_INCLUDE="$PWD/build/calib-deps/include"
+mkdir -p "$LOGS"
+: >"$OUT/summary.txt"
+
+elapsed() { echo $(($(date +%s) - T0)); }
+left() { echo $((TOTAL_S - $(elapsed))); }
+log() { echo "[$(date -u +%H:%M:%S) +$(elapsed)s] $*" | tee -a "$OUT/summary.txt" >&2; }
+
+# step NAME LIMIT_S CMD...: runs CMD (a program or an exported function) with a time limit,
+# output to logs/NAME.log; returns its status.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  log "$name: $*"
+  local rc=0
+  timeout --kill-after=10 "$limit" bash -c '"$@"' step "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+  log "$name: exit $rc ($(wc -l <"$LOGS/$name.log") log lines)"
+  return "$rc"
+}
+
+# --- 1. the machine -------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi -q >"$LOGS/nvidia-smi-before.log" 2>&1 || log "nvidia-smi -q failed"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu \
+    --format=csv >>"$OUT/summary.txt" 2>&1 || true
+else
+  log "nvidia-smi not found"
+fi
+{
+  command -v nvcc && nvcc --version
+  command -v cmake && cmake --version
+  command -v ninja && ninja --version
+  g++ --version | head -1
+  python3 --version
+} >"$LOGS/tools.log" 2>&1 || true
+
+# --- 2. cuDNN (and cuBLAS) ------------------------------------------------------------------
+wheel_dir() { python3 -c "import $1 as m; print(list(m.__path__)[0])" 2>/dev/null || true; }
+CUDNN_ROOT="${CUDNN_ROOT:-}"
+if [ -z "$CUDNN_ROOT" ]; then
+  if [ -f "$CUDA_HOME/include/cudnn.h" ]; then
+    CUDNN_ROOT="$CUDA_HOME"
+  elif [ -f /usr/include/cudnn.h ]; then
+    CUDNN_ROOT=/usr
+  else
+    CUDNN_ROOT="$(wheel_dir nvidia.cudnn)"
+  fi
+fi
+if [ ! -f "$CUDNN_ROOT/include/cudnn.h" ]; then
+  log "no cuDNN headers found (system or nvidia-cudnn wheel); attention cannot build"
+fi
+CUBLAS_ROOT="$CUDA_HOME"
+if [ ! -f "$CUDA_HOME/include/cublasLt.h" ]; then
+  CUBLAS_ROOT="$(wheel_dir nvidia.cublas)"
+fi
+export CUDNN_ROOT CUBLAS_ROOT CUDA_HOME JOBS DEPS_INCLUDE
+export LD_LIBRARY_PATH="$CUDNN_ROOT/lib:$CUBLAS_ROOT/lib:$CUDA_HOME/lib64:${LD_LIBRARY_PATH:-}"
+log "cuDNN root: $CUDNN_ROOT; cuBLAS root: $CUBLAS_ROOT; CUDA: $CUDA_HOME"
+
+# --- 3. build -------------------------------------------------------------------------------
+BIN=""
+GENERATOR="Unix Makefiles"
+if command -v ninja >/dev/null; then GENERATOR=Ninja; fi
+export GENERATOR
+
+build_preset() {
+  # Warnings stay warnings here: a different compiler on the GPU image must not fail the run.
+  cmake --preset cuda -DCUDNN_ROOT="$CUDNN_ROOT" -DHOPSIM_TESTS=ON -DHOPSIM_WERROR=OFF &&
+    cmake --build build/cuda --target hopsim-calibrate hopsim_calibrate_cuda_tests -j "$JOBS"
+}
+build_standalone() {
+  cmake -S calibrate -B build/cuda-standalone -G "$GENERATOR" -DCMAKE_BUILD_TYPE=Release -DHOPSIM_CUDA=ON \
+    -DCUDNN_ROOT="$CUDNN_ROOT" -DHOPSIM_DEPS_INCLUDE="$DEPS_INCLUDE" &&
+    cmake --build build/cuda-standalone --target hopsim-calibrate hopsim_calibrate_cuda_tests -j "$JOBS"
+}
+build_direct() {
+  local dir=build/cuda-direct
+  mkdir -p "$dir/obj" "$dir/bin"
+  local inc=(-I"$PWD" -I"$CUDA_HOME/include" -I"$CUBLAS_ROOT/include" -I"$CUDNN_ROOT/include")
+  if [ -d "$DEPS_INCLUDE" ]; then inc+=(-I"$DEPS_INCLUDE"); fi
+  nvcc -std=c++17 -O2 -gencode=arch=compute_90,code=sm_90 "${inc[@]}" -c calibrate/backend/fill.cu -o "$dir/obj/fill.o"
+  # shellcheck disable=SC2016  # $(basename ...) must run in the inner shell
+  printf '%s\n' calibrate/core/*.cpp calibrate/backend/*.cpp calibrate/cli/main.cpp |
+    xargs -P "$JOBS" -I{} sh -c 'g++ -std=c++20 -O2 -DFMT_HEADER_ONLY "$@" -c {} -o '"$dir"'/obj/$(basename {} .cpp).o' \
+      sh "${inc[@]}"
+  g++ -o "$dir/bin/hopsim-calibrate" "$dir"/obj/*.o -L"$CUDA_HOME/lib64" -L"$CUBLAS_ROOT/lib" \
+    -L"$CUDNN_ROOT/lib" -l:libcudnn.so.9 -lcublasLt -lcublas -lcudart -Wl,-rpath,"$CUDNN_ROOT/lib"
+}
+export -f build_preset build_standalone build_direct
+
+if step build-preset 300 build_preset; then
+  BIN=build/cuda/bin/hopsim-calibrate
+elif step build-standalone 240 build_standalone; then
+  BIN=build/cuda-standalone/bin/hopsim-calibrate
+elif step build-direct 200 build_direct; then
+  BIN=build/cuda-direct/bin/hopsim-calibrate
+else
+  log "all builds failed; see $LOGS/build-*.log"
+  exit 1
+fi
+cat "$LOGS"/build-*.log >"$LOGS/build.log" 2>/dev/null || true
+log "harness: $BIN"
+
+# --- 4. plan, checks, smoke grid ------------------------------------------------------------
+step dry-run 30 "$BIN" --dry-run --grid smoke || true
+cat "$LOGS/dry-run.log" >>"$OUT/summary.txt"
+
+check_rc=0
+step check 150 "$BIN" --check-only || check_rc=$?
+grep -E "^check |no CUDA device" "$LOGS/check.log" >>"$OUT/summary.txt" || true
+
+measure_limit=$(($(left) - 25))
+if [ "$measure_limit" -lt 60 ]; then
+  log "only ${measure_limit}s left: skipping the measurement"
+  measure_rc=124
+else
+  # The harness stops starting points at --budget-s and writes the table; the timeout is a
+  # backstop (it rewrites the table every 20 s, so a kill still leaves partial results).
+  measure_rc=0
+  step measure "$measure_limit" "$BIN" --grid smoke --budget-s $((measure_limit - 30)) --out "$TABLE" ||
+    measure_rc=$?
+  grep -E "^(ceilings|wrote|budget|device|hopsim-calibrate)|FAILED" "$LOGS/measure.log" >>"$OUT/summary.txt" || true
+fi
+
+# --- 5. validate the table, optional GPU tests, the machine after ---------------------------
+if [ -f "$TABLE" ]; then
+  step validate 30 "$BIN" --merge "$OUT/validated-copy.json" "$TABLE" || log "the table failed validation"
+  rm -f "$OUT/validated-copy.json"
+else
+  log "no table was written"
+fi
+tests_bin="$(dirname "$BIN")/hopsim_calibrate_cuda_tests"
+if [ -x "$tests_bin" ] && [ "$(left)" -gt 90 ]; then
+  step cuda-tests $(($(left) - 30)) "$tests_bin" || true
+fi
+if command -v nvidia-smi >/dev/null; then nvidia-smi -q >"$LOGS/nvidia-smi-after.log" 2>&1 || true; fi
+log "done: checks exit $check_rc, measurement exit $measure_rc, table $TABLE"
+if [ "$check_rc" -ne 0 ] || [ "$measure_rc" -ne 0 ]; then
+  exit 1
+fi
