@@ -1,4 +1,4 @@
-// hopsim: the command-line program (run, explain; later sweep, regress).
+// hopsim: the command-line program (run, explain, check-calibration; later sweep, regress).
 #include <cstdio>
 #include <filesystem>
 
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/config/node.hpp"
+#include "tools/check_calibration_command.hpp"
 #include "tools/explain_command.hpp"
 #include "tools/run_command.hpp"
 
@@ -26,6 +27,12 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
   explain_cmd->add_option("--set", x.overrides, "override a config key: KEY=VALUE (dotted path)");
   explain_cmd->add_flag("--json", x.json, "print JSON instead of a summary");
+  std::string table;
+  std::string gpu;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check-calibration", "read a calibration table as the simulator does and summarize it");
+  check_cmd->add_option("table", table, "calibration JSON file")->required();
+  check_cmd->add_option("--gpu", gpu, "also check that the table fits this GPU, e.g. \"H100\"");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -33,6 +40,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
+    if (check_cmd->parsed()) {
+      return hopsim::tools::check_calibration_command(table, gpu);
+    }
     if (explain_cmd->parsed()) {
       return hopsim::tools::explain_command(x);
     }

@@ -32,6 +32,10 @@ struct CalibrationTable {
   std::string impl;  ///< the kernel or library, e.g. "cublas", "fa3"
   /// Categorical parameters; integers are stored as their decimal text ("128").
   std::map<std::string, std::string> key;
+  /// Optional descriptive keys that do not select a query: "layout" (gemm), "imbalance"
+  /// (grouped_gemm: "uniform" or "rampR") and "role" (grouped_gemm: "wgrad" when a bwd table
+  /// times the weight gradient only). The model uses uniform tables without a role.
+  std::map<std::string, std::string> variant;
   std::vector<CalibrationAxis> axes;
   /// Kernel time per grid cell in microseconds, row-major over `axes`; nullopt: no data.
   std::vector<std::optional<double>> time_us;

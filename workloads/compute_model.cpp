@@ -125,6 +125,19 @@ struct ComputeModel::Query {
   std::int64_t kernels = 1;
 };
 
+namespace {
+
+// A table answers a query when op, pass and selecting key match, and it times what the query
+// means: balanced routing ("uniform" or no imbalance) and the whole pass (no partial "role").
+bool answers(const CalibrationTable& t, const ComputeModel::Query& q) {
+  const auto imbalance = t.variant.find("imbalance");
+  return t.op == q.op && t.pass == pass_name(q.pass) && t.key == q.key &&
+         (imbalance == t.variant.end() || imbalance->second == "uniform") &&
+         !t.variant.contains("role");
+}
+
+}  // namespace
+
 ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline)
     : calibration_(calibration), roofline_(roofline) {
   HOPSIM_ASSERT(
@@ -149,9 +162,7 @@ bool ComputeModel::has_table(const Query& q) const {
     return false;
   }
   return std::any_of(calibration_->tables.begin(), calibration_->tables.end(),
-                     [&](const CalibrationTable& t) {
-                       return t.op == q.op && t.pass == pass_name(q.pass) && t.key == q.key;
-                     });
+                     [&](const CalibrationTable& t) { return answers(t, q); });
 }
 
 Time ComputeModel::roofline_time(const Query& q) const {
@@ -167,7 +178,7 @@ ComputeCost ComputeModel::answer(const Query& q) const {
     return best;
   }
   for (const CalibrationTable& t : calibration_->tables) {
-    if (t.op != q.op || t.pass != pass_name(q.pass) || t.key != q.key) {
+    if (!answers(t, q)) {
       continue;
     }
     const std::optional<TableAnswer> a = lookup_table(t, q.point, q.work);

@@ -108,8 +108,9 @@ class ComputeModel {
 
   const Roofline& roofline() const { return roofline_; }
 
+  struct Query;  // public so that table matching can be a free function
+
  private:
-  struct Query;
   bool has_table(const Query& q) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;

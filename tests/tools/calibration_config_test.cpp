@@ -168,8 +168,18 @@ TEST_CASE("each op's key, axes and FLOP formula are checked") {
   CHECK(error_of(j) == R"(t.json: /tables/0/key: missing key "dtype")");
 
   j = base();
-  j["tables"][0]["key"]["layout"] = "TN";
-  CHECK(error_of(j) == R"(t.json: /tables/0/key: unknown key "layout"; expected one of "dtype")");
+  j["tables"][0]["key"]["role"] = "wgrad";
+  CHECK(error_of(j) ==
+        R"(t.json: /tables/0/key: unknown key "role"; expected one of "dtype", "layout")");
+
+  j = base();
+  j["tables"][0]["key"]["layout"] = "XY";
+  CHECK(error_of(j) == R"(t.json: /tables/0/key/layout: expected one of "NN", "NT", "TN", )"
+                       R"("TT", got "XY")");
+
+  j = base();
+  j["tables"][0]["key"]["layout"] = "TN";  // descriptive: accepted, kept apart from the key
+  CHECK(error_of(j).empty());
 
   j = base();
   j["tables"][1]["key"]["mask"] = "causal";

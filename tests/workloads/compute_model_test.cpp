@@ -351,3 +351,29 @@ TEST_CASE("the tally sums time per source and gives shares") {
   CHECK(dtype_name(Dtype::Fp8) == "fp8");
   CHECK(pass_name(Pass::Bwd) == "bwd");
 }
+
+TEST_CASE("only balanced, whole-pass grouped tables answer; skewed or partial ones do not") {
+  CalibrationTable uniform;
+  uniform.op = "grouped_gemm";
+  uniform.pass = "fwd";
+  uniform.impl = "lt_loop_1s";
+  uniform.key = {{"dtype", "fp8"}, {"n", "4096"}, {"k", "7168"}};
+  uniform.variant = {{"imbalance", "uniform"}};
+  uniform.axes = {{"experts", {4, 8}}, {"tokens_per_expert", {1024, 4096}}};
+  uniform.flops = "grouped_gemm_v1";
+  uniform.time_us = {100.0, 300.0, 190.0, 580.0};
+  CalibrationTable skewed = uniform;  // listed first: it would win if it were used
+  skewed.variant = {{"imbalance", "ramp2.0"}};
+  skewed.time_us = {150.0, 450.0, 280.0, 870.0};
+  CalibrationTable wgrad = uniform;  // the weight gradient alone: not the whole backward
+  wgrad.pass = "bwd";
+  wgrad.variant = {{"imbalance", "uniform"}, {"role", "wgrad"}};
+  wgrad.time_us = {90.0, 280.0, 180.0, 560.0};
+  const Calibration cal = with({skewed, wgrad, uniform});
+  const ComputeModel model(&cal, h100());
+  const ComputeCost fwd = model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Fwd);
+  CHECK(fwd.source == Source::Exact);
+  CHECK(fwd.time == Time::us(190));
+  // Backward: no whole-pass table, so two forward-shaped GEMMs.
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(380));
+}

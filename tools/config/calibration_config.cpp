@@ -99,11 +99,32 @@ void parse_method(const Node& n) {
   }
 }
 
+// The optional descriptive keys of a table (see CalibrationTable::variant).
+std::map<std::string, std::string> parse_variant(const Node& n, const std::string& op) {
+  std::map<std::string, std::string> variant;
+  if (op == "gemm" && n.has("layout")) {
+    variant.emplace("layout", n.at("layout").one_of({"NN", "NT", "TN", "TT"}));
+  }
+  if (op == "grouped_gemm" && n.has("imbalance")) {
+    const Node v = n.at("imbalance");
+    const std::string text = v.string();
+    if (text != "uniform" && !(text.starts_with("ramp") && text.size() > 4 &&
+                               text.find_first_not_of("0123456789.", 4) == std::string::npos)) {
+      v.fail(fmt::format("expected \"uniform\" or \"rampR\" (max/mean R), got \"{}\"", text));
+    }
+    variant.emplace("imbalance", text);
+  }
+  if (op == "grouped_gemm" && n.has("role")) {
+    variant.emplace("role", n.at("role").one_of({"wgrad", "dgrad"}));
+  }
+  return variant;
+}
+
 std::map<std::string, std::string> parse_key(const Node& n, const std::string& op) {
   if (op == "gemm") {
-    n.allow_only({"dtype"});
+    n.allow_only({"dtype", "layout"});
   } else if (op == "grouped_gemm") {
-    n.allow_only({"dtype", "n", "k"});
+    n.allow_only({"dtype", "n", "k", "imbalance", "role"});
   } else {
     n.allow_only({"dtype", "d_qk", "d_v", "mask", "gqa"});
   }
@@ -199,6 +220,7 @@ work::CalibrationTable parse_table(const Node& n, bool published) {
   t.pass = n.at("pass").one_of({"fwd", "bwd"});
   t.impl = non_empty(n.at("impl"));
   t.key = parse_key(n.at("key"), t.op);
+  t.variant = parse_variant(n.at("key"), t.op);
   t.axes = parse_axes(n.at("axes"), t.op);
   const Node flops = n.at("flops");
   t.flops = flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1"});
@@ -261,7 +283,8 @@ work::Calibration parse_calibration(const Node& root) {
     work::CalibrationTable t = parse_table(tables.at(i), cal.source == "published");
     for (std::size_t j = 0; j < i; ++j) {
       const work::CalibrationTable& u = cal.tables[j];
-      if (u.op == t.op && u.pass == t.pass && u.impl == t.impl && u.key == t.key) {
+      if (u.op == t.op && u.pass == t.pass && u.impl == t.impl && u.key == t.key &&
+          u.variant == t.variant) {
         tables.at(i).fail(fmt::format("same op, pass, impl and key as /tables/{}", j));
       }
     }

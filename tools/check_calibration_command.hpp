@@ -1,0 +1,12 @@
+// `hopsim check-calibration`: reads a calibration table as the simulator will, and summarizes it.
+#pragma once
+
+#include <string>
+
+namespace hopsim::tools {
+
+/// Parses `path` (errors are ConfigErrors naming the file and JSON pointer), optionally checks
+/// it against a GPU name, and prints each table's family and how many cells are measured.
+int check_calibration_command(const std::string& path, const std::string& gpu_name);
+
+}  // namespace hopsim::tools
