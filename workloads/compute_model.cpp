@@ -195,11 +195,8 @@ ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std:
   check_extent("m", m);
   check_extent("n", n);
   check_extent("k", k);
-  const auto query = [&](Pass p) {
-    const double factor = p == Pass::Bwd ? 2 : 1;  // data and weight gradients
-    Query q;
+  return gemm_family(dtype, pass, [&](Query& q, double factor) {
     q.op = "gemm";
-    q.pass = p;
     q.key = {{"dtype", std::string(dtype_name(dtype))}};
     q.point = {m, n, k};
     q.work = [factor](std::span<const std::int64_t> x) {
@@ -207,16 +204,7 @@ ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std:
     };
     q.flops = Flops{factor * gemm_flops(m, n, k).n};
     q.bytes = bytes_of(factor * gemm_bytes(dtype, m, n, k));
-    q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
-    q.efficiency = roofline_.efficiency;
-    q.kernels = p == Pass::Bwd ? 2 : 1;
-    return q;
-  };
-  const Query q = query(pass);
-  if (pass == Pass::Bwd && !has_table(q)) {
-    return twice(answer(query(Pass::Fwd)));
-  }
-  return answer(q);
+  });
 }
 
 ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
@@ -226,11 +214,8 @@ ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
   check_extent("tokens_per_expert", tokens_per_expert);
   check_extent("n", n);
   check_extent("k", k);
-  const auto query = [&](Pass p) {
-    const double factor = p == Pass::Bwd ? 2 : 1;
-    Query q;
+  return gemm_family(dtype, pass, [&](Query& q, double factor) {
     q.op = "grouped_gemm";
-    q.pass = p;
     q.key = {{"dtype", std::string(dtype_name(dtype))},
              {"n", std::to_string(n)},
              {"k", std::to_string(k)}};
@@ -240,9 +225,18 @@ ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
     };
     q.flops = Flops{factor * grouped_gemm_flops(experts, tokens_per_expert, n, k).n};
     q.bytes = bytes_of(factor * as_double(experts) * gemm_bytes(dtype, tokens_per_expert, n, k));
+  });
+}
+
+ComputeCost ComputeModel::gemm_family(Dtype dtype, Pass pass,
+                                      const std::function<void(Query&, double)>& fill) const {
+  const auto query = [&](Pass p) {
+    Query q;
+    q.pass = p;
     q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
     q.efficiency = roofline_.efficiency;
     q.kernels = p == Pass::Bwd ? 2 : 1;
+    fill(q, p == Pass::Bwd ? 2 : 1);  // backward: data and weight gradients
     return q;
   };
   const Query q = query(pass);

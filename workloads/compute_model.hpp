@@ -33,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "sim/units.hpp"
@@ -112,6 +113,10 @@ class ComputeModel {
 
  private:
   bool has_table(const Query& q) const;
+  /// GEMMs and grouped GEMMs: `fill` sets what differs (op, key, point, work, bytes) with the
+  /// FLOP factor of the pass; a backward without a table of its own is two forward GEMMs.
+  ComputeCost gemm_family(Dtype dtype, Pass pass,
+                          const std::function<void(Query&, double)>& fill) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;
 
