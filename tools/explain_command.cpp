@@ -78,6 +78,8 @@ Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
   Time total;
   for (const auto& [name, cost] : costs) {
     out[name] = {{"time_s", cost.time.seconds()},
+                 {"flops", cost.flops.n},
+                 {"hbm_bytes", cost.bytes.n},
                  {"tflops_per_s", cost.flops.n / cost.time.seconds() / 1e12},
                  {"source", work::source_name(cost.source)}};
     total += cost.time;
