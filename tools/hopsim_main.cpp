@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", o.overrides, "override a config key: KEY=VALUE (dotted path)");
   run_cmd->add_flag("--json", o.json, "print the report as JSON instead of a summary");
   run_cmd->add_option("--out", o.out_dir, "write report.json and config.json into DIR");
+  run_cmd->add_option("--trace", o.trace_file,
+                      "write a Chrome trace (Perfetto) of the run to FILE");
   run_cmd->add_flag("--no-wall-time", o.no_wall_time,
                     "leave sim.wall_s out of the report, so that reruns are byte-identical");
   hopsim::tools::RunOptions x;

@@ -8,6 +8,7 @@
 
 #include "tools/config/experiment.hpp"
 #include "tools/report.hpp"
+#include "tools/trace.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/collective_job.hpp"
 #include "workloads/runner.hpp"
@@ -82,6 +83,9 @@ int run_command(const RunOptions& o) {
     std::filesystem::create_directories(o.out_dir);
     write_file(std::filesystem::path(o.out_dir) / "report.json", report.dump(2) + "\n");
     write_file(std::filesystem::path(o.out_dir) / "config.json", exp.resolved.dump(2) + "\n");
+  }
+  if (!o.trace_file.empty()) {
+    write_file(o.trace_file, make_trace(last.plan, last.outcome).dump() + "\n");
   }
   if (o.json) {
     fmt::print("{}\n", report.dump(2));

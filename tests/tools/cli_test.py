@@ -223,6 +223,33 @@ def case_out_dir(ctx):
 
 # --- (e) usage errors ------------------------------------------------------------------------
 
+def case_trace(ctx):
+    """--trace writes Chrome trace events whose flow slices match the report's times."""
+    experiment = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_path = os.path.join(tmp, "trace.json")
+        text, report = run_json(ctx, experiment, "--trace", trace_path)
+        with open(trace_path) as f:
+            trace = json.load(f)
+    events = trace["traceEvents"]
+    begins = {e["id"]: e for e in events if e.get("ph") == "b"}
+    ends = {e["id"]: e for e in events if e.get("ph") == "e"}
+    flows = [f for f in report["flows"] if f["src"] != f["dst"]]
+    expect(len(begins) == len(flows) == len(ends),
+           f"{len(begins)} begins and {len(ends)} ends for {len(flows)} flows")
+    for i, f in enumerate(report["flows"]):
+        if f["src"] == f["dst"]:
+            continue
+        expect(relative_error(begins[i]["ts"], f["start_s"] * 1e6) < 1e-9 and
+               relative_error(ends[i]["ts"], f["finish_s"] * 1e6) < 1e-9,
+               f"flow {f['id']}: trace {begins[i]['ts']}..{ends[i]['ts']} us, report "
+               f"{f['start_s']}..{f['finish_s']} s")
+        expect(begins[i]["pid"] == f["src"] and begins[i]["args"]["dst"] == f["dst"],
+               f"flow {f['id']} on the wrong GPU in the trace")
+    names = {(e["pid"], e["args"]["name"]) for e in events if e.get("name") == "process_name"}
+    expect((0, "GPU 0") in names, "no process_name for GPU 0")
+
+
 def case_usage(ctx):
     experiment = os.path.join(ctx.source_dir, "configs/experiments/default.json")
     for args in ([], ["run"], ["run", experiment, "--bogus"], ["frobnicate"],
@@ -320,7 +347,8 @@ def main():
     ctx = Context()
     simple = {"two-sharing": case_two_sharing, "check-reports": case_check_reports,
               "check-report-detects": case_check_report_detects,
-              "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage}
+              "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
+              "trace": case_trace}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
