@@ -102,17 +102,7 @@ void print(const Result& r) {
              r.sim_s, peak_rss_gb());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"hopsim benchmarks; run one case per process so that peak memory is its own"};
-  std::string which = "a";
-  app.add_option("case", which,
-                 "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
-                 "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier all-to-all "
-                 "among 1,024 GPUs")
-      ->check(CLI::IsMember({"a", "b", "c", "d", "e"}));
-  CLI11_PARSE(app, argc, argv);
+void run_case(const std::string& which) {
   if (which == "a") {
     print(disjoint(1'000'000));
   } else if (which == "b") {
@@ -123,6 +113,25 @@ int main(int argc, char** argv) {
     const auto algorithm =
         which == "d" ? work::CollectiveAlgorithm::Flat : work::CollectiveAlgorithm::TwoTier;
     print(all_to_all(128, Bytes{std::int64_t{1} << 30}, algorithm));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    CLI::App app{"hopsim benchmarks; run one case per process so that peak memory is its own"};
+    std::string which = "a";
+    app.add_option("case", which,
+                   "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
+                   "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier "
+                   "all-to-all among 1,024 GPUs")
+        ->check(CLI::IsMember({"a", "b", "c", "d", "e"}));
+    CLI11_PARSE(app, argc, argv);
+    run_case(which);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hopsim_bench: {}\n", e.what());
+    return 1;
   }
   return 0;
 }

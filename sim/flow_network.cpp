@@ -338,12 +338,12 @@ void FlowNetwork::schedule_completion(ClassId id) {
       Completion{sim_.now() + Time::from_seconds_ceil(remaining / c.rate), id, c.version});
 }
 
-double FlowNetwork::rate_Bps(FlowId f) const {
+double FlowNetwork::rate_bytes_per_s(FlowId f) const {
   const Flow& flow = flows_[f];
   return flow.state == Flow::State::Active ? classes_[flow.cls].rate : 0.0;
 }
 
-double FlowNetwork::load_Bps(ResourceId r) const {
+double FlowNetwork::load_bytes_per_s(ResourceId r) const {
   double load = 0;
   for (ClassId id : on_resource_[r]) {
     load += classes_[id].rate * classes_[id].active;

@@ -61,9 +61,9 @@ class FlowNetwork {
   /// True while a flow is past its latency and still has bytes to move.
   bool moving(FlowId f) const { return flows_[f].state == Flow::State::Active; }
   /// Current rate of a flow that is moving bytes; 0 before it joins and after it finishes.
-  double rate_Bps(FlowId f) const;
+  double rate_bytes_per_s(FlowId f) const;
   /// Sum of the current rates of the flows crossing `r`.
-  double load_Bps(ResourceId r) const;
+  double load_bytes_per_s(ResourceId r) const;
   /// Bytes `f` still has to move (its size before it joins, 0 once finished).
   double remaining_bytes(FlowId f) const;
 
@@ -145,18 +145,18 @@ class FlowNetwork {
 
   ClassId intern(std::span<const ResourceId> route);
   void join(FlowId f);
-  void activate(ClassId c);
-  void deactivate(ClassId c);
+  void activate(ClassId id);
+  void deactivate(ClassId id);
   void settle(Class& c) const;
   void finish_zero_byte(FlowId f);
-  void mark_dirty(ClassId c);
+  void mark_dirty(ClassId id);
   void arm();
   void wake();
   void collect_finished();
   void solve_dirty();
   void collect_region(ResourceId seed);
   void fill_region();
-  void schedule_completion(ClassId c);
+  void schedule_completion(ClassId id);
   std::span<const ResourceId> route_of(const Class& c) const {
     return {route_pool_.data() + c.route_begin, c.route_size};
   }

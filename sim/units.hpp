@@ -34,7 +34,8 @@ class Time {
     ps_ += b.ps_;
     return *this;
   }
-  friend constexpr auto operator<=>(Time, Time) = default;
+  // clang-tidy 14 misreads the defaulted <=> as a null-pointer comparison.
+  friend constexpr auto operator<=>(Time, Time) = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}

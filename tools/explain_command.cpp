@@ -154,7 +154,7 @@ int explain_command(const RunOptions& o) {
     if (value.is_object()) {
       fmt::print("{}:\n", key);
       for (const auto& [k, v] : value.items()) {
-        fmt::print("  {:<32} {}\n", k, v.is_object() ? v.dump() : v.dump());
+        fmt::print("  {:<32} {}\n", k, v.dump());
       }
     } else {
       fmt::print("{:<34} {}\n", key, value.is_number_float() ? fmt::format("{:.6g}", value.get<double>()) : value.dump());

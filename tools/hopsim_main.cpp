@@ -10,7 +10,9 @@
 #include "tools/explain_command.hpp"
 #include "tools/run_command.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   CLI::App app{"hopsim: a discrete-event simulator of GPU training clusters"};
   app.require_subcommand(1);
   hopsim::tools::RunOptions o;
@@ -55,5 +57,17 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    // Bad input is a ConfigError, caught above; anything else is a bug: say so, and fail.
+    fmt::print(stderr, "hopsim: internal error: {}\n", e.what());
+    return 1;
   }
 }

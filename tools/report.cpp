@@ -127,6 +127,32 @@ void collective_section(const ReportInput& in, Json& r) {
   }
 }
 
+// The nccl-tests-like table of a collective run, with the InfiniBand saving of two-tier.
+std::string collective_table(const Json& c) {
+  std::string out;
+  out += fmt::format("{} {} over {} ranks, {} chunk(s)\n", c["op"].get<std::string>(),
+                     c["algorithm"].get<std::string>(), c["ranks"].get<int>(),
+                     c["chunks"].get<int>());
+  out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}\n", "size(B)", "time(us)",
+                     "algbw(GB/s)", "busbw(GB/s)", "IB bytes");
+  for (const auto& row : c["rows"]) {
+    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}\n",
+                       row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
+                       row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
+                       row["ib_bytes"].get<std::int64_t>());
+  }
+  const auto& last = c["rows"].back();
+  if (last.contains("ib_bytes_flat")) {
+    const auto flat = last["ib_bytes_flat"].get<std::int64_t>();
+    const auto ib = last["ib_bytes"].get<std::int64_t>();
+    out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
+                       flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
+                                      static_cast<double>(flat)
+                                : 0.0);
+  }
+  return out;
+}
+
 }  // namespace
 
 Json make_report(const ReportInput& in) {
@@ -160,27 +186,7 @@ std::string format_summary(const Json& r) {
     }
   }
   if (r.contains("collective")) {
-    const auto& c = r["collective"];
-    out += fmt::format("{} {} over {} ranks, {} chunk(s)\n", c["op"].get<std::string>(),
-                       c["algorithm"].get<std::string>(), c["ranks"].get<int>(),
-                       c["chunks"].get<int>());
-    out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}\n", "size(B)", "time(us)",
-                       "algbw(GB/s)", "busbw(GB/s)", "IB bytes");
-    for (const auto& row : c["rows"]) {
-      out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}\n",
-                         row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
-                         row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
-                         row["ib_bytes"].get<std::int64_t>());
-    }
-    const auto& last = c["rows"].back();
-    if (last.contains("ib_bytes_flat")) {
-      const auto flat = last["ib_bytes_flat"].get<std::int64_t>();
-      const auto ib = last["ib_bytes"].get<std::int64_t>();
-      out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
-                         flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
-                                        static_cast<double>(flat)
-                                  : 0.0);
-    }
+    out += collective_table(r["collective"]);
   }
   if (r.contains("validation")) {
     const auto& v = r["validation"];

@@ -65,6 +65,39 @@ void add_link_bytes(const topo::Cluster& cluster, const PlanTask& t, Summary& s)
   }
 }
 
+// Per phase: its span over all ranks, and the critical rank's compute and communication in it.
+std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int critical_rank) {
+  const auto& tasks = plan.tasks();
+  std::vector<Intervals> per_phase(plan.phases().size());
+  std::vector<PhaseTime> phases(plan.phases().size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const PlanTask& t = tasks[i];
+    const sim::TaskTimes& tt = outcome.times[i];
+    if (tt.end == Time::max()) {
+      continue;
+    }
+    PhaseTime& p = phases[t.phase];
+    p.start = std::min(p.start, tt.start);
+    p.end = std::max(p.end, tt.end);
+    const bool mine = t.src == critical_rank || t.dst == critical_rank;
+    if (mine && t.kind == PlanTaskKind::Compute) {
+      per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
+    } else if (mine && t.src != t.dst) {
+      per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
+    }
+  }
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    const RankTime r = account(per_phase[p]);
+    phases[p].compute = r.compute;
+    phases[p].comm = r.comm;
+    phases[p].exposed = r.exposed;
+    if (phases[p].start == Time::max()) {
+      phases[p].start = Time{};
+    }
+  }
+  return phases;
+}
+
 }  // namespace
 
 Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome) {
@@ -109,33 +142,7 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
   }
   s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
 
-  std::vector<Intervals> per_phase(plan.phases().size());
-  s.phases.assign(plan.phases().size(), PhaseTime{});
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const PlanTask& t = tasks[i];
-    const sim::TaskTimes& tt = outcome.times[i];
-    if (tt.end == Time::max()) {
-      continue;
-    }
-    PhaseTime& p = s.phases[t.phase];
-    p.start = std::min(p.start, tt.start);
-    p.end = std::max(p.end, tt.end);
-    const bool mine = t.src == s.critical_rank || t.dst == s.critical_rank;
-    if (mine && t.kind == PlanTaskKind::Compute) {
-      per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
-    } else if (mine && t.src != t.dst) {
-      per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
-    }
-  }
-  for (std::size_t p = 0; p < s.phases.size(); ++p) {
-    const RankTime r = account(per_phase[p]);
-    s.phases[p].compute = r.compute;
-    s.phases[p].comm = r.comm;
-    s.phases[p].exposed = r.exposed;
-    if (s.phases[p].start == Time::max()) {
-      s.phases[p].start = Time{};
-    }
-  }
+  s.phases = phase_times(plan, outcome, s.critical_rank);
   return s;
 }
 

@@ -79,8 +79,8 @@ TEST_CASE("k flows on one link each get 1/k, whether they share a route or not")
         net.start(route, size, Time::ns(100));
       }
       sim.run_until(Time::ns(100));
-      CHECK(net.rate_Bps(0) == doctest::Approx(100e9 / k).epsilon(1e-12));
-      CHECK(net.load_Bps(0) == doctest::Approx(100e9).epsilon(1e-12));
+      CHECK(net.rate_bytes_per_s(0) == doctest::Approx(100e9 / k).epsilon(1e-12));
+      CHECK(net.load_bytes_per_s(0) == doctest::Approx(100e9).epsilon(1e-12));
       sim.run();
       const Time expected = Time::ns(100) + transfer_time(Bytes{size.n * k}, net.capacity(0));
       for (int i = 0; i < k; ++i) {
@@ -103,9 +103,9 @@ TEST_CASE("a flow bottlenecked on one link leaves the rest of the other to other
   net.start(b, Bytes{1'000'000'000}, Time{});
   net.start(b, Bytes{450'000'000}, Time{});
   sim.run_until(Time{});
-  CHECK(net.rate_Bps(0) == doctest::Approx(10e9));
-  CHECK(net.rate_Bps(1) == doctest::Approx(45e9));
-  CHECK(net.rate_Bps(2) == doctest::Approx(45e9));
+  CHECK(net.rate_bytes_per_s(0) == doctest::Approx(10e9));
+  CHECK(net.rate_bytes_per_s(1) == doctest::Approx(45e9));
+  CHECK(net.rate_bytes_per_s(2) == doctest::Approx(45e9));
   // f2 (450 MB at 45 GB/s) ends at 10 ms; then f1 gets 90 GB/s for its last 550 MB.
   Recorder rec;
   rec.attach(sim, net);
@@ -245,13 +245,13 @@ Outcome run_case(const Case& c, int check_every) {
     for (FlowId f = 0; f < case_of.size(); ++f) {
       const std::size_t i = case_of[f];
       moved[i] += last_rate[i] * dt;
-      last_rate[i] = net.rate_Bps(f);
+      last_rate[i] = net.rate_bytes_per_s(f);
       active[i] = net.moving(f);
     }
     last = sim.now();
     for (ResourceId r = 0; r < net.resource_count(); ++r) {
       const double cap = net.capacity(r).bytes_per_s;
-      out.worst_overload = std::max(out.worst_overload, (net.load_Bps(r) - cap) / cap);
+      out.worst_overload = std::max(out.worst_overload, (net.load_bytes_per_s(r) - cap) / cap);
     }
     if (++out.solves % static_cast<std::uint64_t>(check_every) == 0) {
       const std::vector<double> ref = reference_rates(c, active);

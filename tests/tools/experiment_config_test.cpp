@@ -288,4 +288,37 @@ TEST_CASE("resolved inlines the cluster file; a relative cluster path is from th
   CHECK(inl.resolved["cluster"]["name"] == "h100-dgx");
 }
 
+TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routing, CP chunks") {
+  const TempDir dir;
+  json j = {{"cluster", kCluster},
+            {"workload", {{"kind", "collective"}, {"op", "all_reduce"}, {"bytes", 1024}}}};
+  std::string p = dir.write("c.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.algorithm=two_tier"}),
+                       (p + R"(: /workload/algorithm: algorithm "two_tier" does not implement )"
+                            R"(all_reduce; all_reduce takes "ring")")
+                           .c_str(),
+                       ConfigError);
+  j["workload"] = {{"kind", "collective"}, {"op", "all_to_all"}, {"algorithm", "two_tier"},
+                   {"ranks", {0, 1, 2, 3, 8, 9, 10, 11}},
+                   {"moe", {{"tokens_per_gpu", 16}, {"experts", 16}, {"top_k", 9},
+                            {"max_nodes_per_token", 1}, {"hidden", 64}}}};
+  p = dir.write("m.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + R"(: /workload/moe/top_k: 9 experts per token, but a token limited )"
+                            R"(to 1 node(s) may see only 8 experts)")
+                           .c_str(),
+                       ConfigError);
+  CHECK_NOTHROW(load_experiment(p, {"workload.moe.top_k=8"}));
+  const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
+  CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3"}),
+                       (cp + ": /workload/seq_len: 8192 does not split into 2*cp = 6 equal "
+                             "chunks (cp = 3)")
+                           .c_str(),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      load_experiment(cp, {"parallel.tp=3"}),
+      (cp + ": /parallel/tp: 3 does not split the model's 64 heads (8 KV heads)").c_str(),
+      ConfigError);
+}
+
 }  // namespace hopsim::config

@@ -2,6 +2,8 @@
 #include "tools/config/collective_config.hpp"
 
 #include <algorithm>
+#include <map>
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -101,7 +103,31 @@ std::vector<Bytes> parse_sizes(const Node& n) {
   return sizes;
 }
 
-work::MoeRouting parse_moe(const Node& n, std::size_t ranks) {
+// The fewest experts a token can choose from: those of the `limit` nodes with the fewest ranks.
+std::size_t smallest_choice(const std::vector<int>& ranks, int gpus_per_node, int experts,
+                            int max_nodes) {
+  std::map<int, std::size_t> ranks_on_node;
+  for (int r : ranks) {
+    ++ranks_on_node[r / gpus_per_node];
+  }
+  std::vector<std::size_t> counts;
+  counts.reserve(ranks_on_node.size());
+  for (const auto& [node, count] : ranks_on_node) {
+    counts.push_back(count);
+  }
+  std::sort(counts.begin(), counts.end());
+  const std::size_t limit = max_nodes <= 0 ? counts.size()
+                                           : std::min(counts.size(), std::size_t(max_nodes));
+  const std::size_t per_gpu = static_cast<std::size_t>(experts) / ranks.size();
+  std::size_t choice = 0;
+  for (std::size_t i = 0; i < limit; ++i) {
+    choice += counts[i] * per_gpu;
+  }
+  return choice;
+}
+
+work::MoeRouting parse_moe(const Node& n, const std::vector<int>& rank_list, int gpus_per_node) {
+  const std::size_t ranks = rank_list.size();
   n.allow_only({"tokens_per_gpu", "experts", "top_k", "max_nodes_per_token", "hidden",
                 "bytes_per_element", "seed"});
   work::MoeRouting m;
@@ -115,9 +141,16 @@ work::MoeRouting parse_moe(const Node& n, std::size_t ranks) {
   if (n.has("max_nodes_per_token")) {
     m.max_nodes_per_token = static_cast<int>(n.at("max_nodes_per_token").integer_in(0, 1 << 20));
   }
+  const std::size_t choice =
+      smallest_choice(rank_list, gpus_per_node, m.experts, m.max_nodes_per_token);
+  if (static_cast<std::size_t>(m.top_k) > choice) {
+    n.at("top_k").fail(fmt::format(
+        "{} experts per token, but a token limited to {} node(s) may see only {} experts",
+        m.top_k, m.max_nodes_per_token, choice));
+  }
   const std::int64_t hidden = n.at("hidden").integer_in(1, 1 << 24);
   const double per_element = n.has("bytes_per_element") ? n.at("bytes_per_element").positive() : 2;
-  m.token_bytes = static_cast<std::int64_t>(static_cast<double>(hidden) * per_element + 0.5);
+  m.token_bytes = std::llround(static_cast<double>(hidden) * per_element);
   if (n.has("seed")) {
     m.seed = static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX));
   }
@@ -126,7 +159,7 @@ work::MoeRouting parse_moe(const Node& n, std::size_t ranks) {
 
 }  // namespace
 
-work::CollectiveJob parse_collective(const Node& workload, int gpus,
+work::CollectiveJob parse_collective(const Node& workload, int gpus, int gpus_per_node,
                                      const work::CollectiveLatency& latency) {
   workload.allow_only({"kind", "op", "algorithm", "ranks", "bytes", "chunks", "moe"});
   work::CollectiveJob job;
@@ -138,7 +171,7 @@ work::CollectiveJob parse_collective(const Node& workload, int gpus,
     if (job.op != CollectiveOp::AllToAll) {
       workload.at("moe").fail("\"moe\" routing applies to op \"all_to_all\" only");
     }
-    job.moe = parse_moe(workload.at("moe"), job.ranks.size());
+    job.moe = parse_moe(workload.at("moe"), job.ranks, gpus_per_node);
     job.sizes = {Bytes{job.moe->tokens_per_gpu * job.moe->token_bytes}};
   } else {
     job.sizes = parse_sizes(workload.at("bytes"));

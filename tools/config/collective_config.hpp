@@ -6,9 +6,9 @@
 
 namespace hopsim::config {
 
-/// Parses /workload of kind "collective" on a cluster of `gpus` ranks. `bytes` is a size, a
-/// list of sizes, or {"min", "max", "factor"} (nccl-tests -b -e -f).
-work::CollectiveJob parse_collective(const Node& workload, int gpus,
+/// Parses /workload of kind "collective" on a cluster of `gpus` ranks (`gpus_per_node` each).
+/// `bytes` is a size, a list of sizes, or {"min", "max", "factor"} (nccl-tests -b -e -f).
+work::CollectiveJob parse_collective(const Node& workload, int gpus, int gpus_per_node,
                                      const work::CollectiveLatency& latency);
 
 }  // namespace hopsim::config
