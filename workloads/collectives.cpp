@@ -43,13 +43,18 @@ Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size, int 
   const auto nc = static_cast<std::size_t>(chunks);
   std::vector<PlanTaskId> prev(nr * nc, s);
   std::vector<PlanTaskId> cur(nr * nc);
+  std::vector<PlanTaskId> last_sent(nr, s);  // the previous flow on each rank's link
   for (int step = 0; step < steps; ++step) {
     for (std::size_t r = 0; r < nr; ++r) {
       const std::size_t left = (r + nr - 1) % nr;
       for (std::size_t c = 0; c < nc; ++c) {
-        // Rank r forwards in this step the chunk it received from its left in the last one.
-        const PlanTaskId dep = step == 0 ? s : prev[left * nc + c];
-        cur[r * nc + c] = flow(ranks[r], ranks[(r + 1) % nr], piece, dep);
+        // Rank r forwards in this step the chunk it received from its left in the last one,
+        // after the chunk it sent before it: a link carries one chunk at a time.
+        const PlanTaskId t = flow(ranks[r], ranks[(r + 1) % nr], piece, last_sent[r]);
+        if (step > 0) {
+          plan_.add_dependency(prev[left * nc + c], t);
+        }
+        cur[r * nc + c] = last_sent[r] = t;
       }
     }
     std::swap(prev, cur);

@@ -8,7 +8,12 @@
 //   reduce_scatter, ring      (n-1) (a + ceil(S/n) / B)
 //   all_reduce, ring          2(n-1) (a + ceil(S/n) / B)     (reduce-scatter, then all-gather)
 //   all_to_all, flat          a + (n-1) (S/n) / B            (through a non-blocking switch)
-// plus NCCL's base latency once per collective. Latencies follow NCCL's cost model
+// plus NCCL's base latency once per collective. With k chunks a ring step is k flows of
+// ceil(ceil(S/n)/k) bytes sent back to back on each link, each waiting for the chunk it
+// forwards: on a uniform ring every link is busy from the first step, so the time becomes
+// steps * k * (a + ceil(ceil(S/n)/k) / B): chunks pay the per-hop latency each and buy no
+// bandwidth there; where links differ they shorten the tail a piece spends behind the slowest.
+// Latencies follow NCCL's cost model
 // (src/graph/tuning.cc): a base latency per collective, then a per-hop latency that depends on
 // whether the hop stays in the node (NVLink) or crosses the network.
 #pragma once

@@ -309,6 +309,13 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
                            .c_str(),
                        ConfigError);
   CHECK_NOTHROW(load_experiment(p, {"workload.moe.top_k=8"}));
+  j["workload"] = {{"kind", "collective"}, {"op", "all_reduce"}, {"bytes", 1024}, {"chunks", 1024}};
+  p = dir.write("big.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload: ring all_reduce over 128 ranks in 1024 chunk(s) makes "
+                            "3.33e+07 flows per collective; at most 1e+07 are supported")
+                           .c_str(),
+                       ConfigError);
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
   CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3"}),
                        (cp + ": /workload/seq_len: 8192 does not split into 2*cp = 6 equal "

@@ -76,6 +76,25 @@ TEST_CASE("ring collectives on a switch take steps x (a + ceil(S/n)/B) plus the 
   }
 }
 
+TEST_CASE("a chunked ring sends its chunks back to back: steps x k x (a + piece/B)") {
+  for (int n : {2, 3, 8}) {
+    for (int k : {1, 2, 5}) {
+      const topo::Cluster cluster = switch_of(n);
+      const std::int64_t s = 3LL << 20;
+      CAPTURE(n);
+      CAPTURE(k);
+      const std::int64_t piece = ((s + n - 1) / n + k - 1) / k;
+      const Time step = kLat.nvlink_hop + transfer_time(Bytes{piece}, kB);
+      CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
+      job.latency = kLat;
+      job.chunks = k;
+      CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * k * step);
+      job.op = CollectiveOp::AllReduce;
+      CHECK(run(cluster, job, Bytes{s}) == kLat.base + 2 * (n - 1) * k * step);
+    }
+  }
+}
+
 TEST_CASE("all-to-all and direct all-gather through one switch take a + (n-1)(S/n)/B") {
   for (int n : {2, 3, 8, 64}) {
     const topo::Cluster cluster = switch_of(n);

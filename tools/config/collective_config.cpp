@@ -157,6 +157,24 @@ work::MoeRouting parse_moe(const Node& n, const std::vector<int>& rank_list, int
   return m;
 }
 
+// Flows of one collective: ring steps x ranks x chunks, or every pair; a bound keeps a typo
+// in `chunks` or `ranks` from asking for more memory than the machine has.
+void check_size(const Node& workload, const work::CollectiveJob& job) {
+  constexpr double kMaxFlows = 10e6;  // about 6 GB: 1M flows peak at 0.6 GB (bench c)
+  const auto n = static_cast<double>(job.ranks.size());
+  double flows = n * (n - 1);
+  if (job.algorithm == CollectiveAlgorithm::Ring) {
+    const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+    flows = steps * n * job.chunks;
+  }
+  if (flows > kMaxFlows) {
+    workload.fail(fmt::format("{} {} over {} ranks in {} chunk(s) makes {:.3g} flows per "
+                              "collective; at most {:.3g} are supported",
+                              work::algorithm_name(job.algorithm), work::op_name(job.op),
+                              job.ranks.size(), job.chunks, flows, kMaxFlows));
+  }
+}
+
 }  // namespace
 
 work::CollectiveJob parse_collective(const Node& workload, int gpus, int gpus_per_node,
@@ -177,8 +195,15 @@ work::CollectiveJob parse_collective(const Node& workload, int gpus, int gpus_pe
     job.sizes = parse_sizes(workload.at("bytes"));
   }
   if (workload.has("chunks")) {
-    job.chunks = static_cast<int>(workload.at("chunks").integer_in(1, 1024));
+    const Node chunks = workload.at("chunks");
+    job.chunks = static_cast<int>(chunks.integer_in(1, 1024));
+    if (job.algorithm != CollectiveAlgorithm::Ring && job.chunks != 1) {
+      chunks.fail(fmt::format("chunks apply to ring algorithms; {} {} sends each pair's data as "
+                              "one flow",
+                              work::algorithm_name(job.algorithm), work::op_name(job.op)));
+    }
   }
+  check_size(workload, job);
   return job;
 }
 

@@ -18,7 +18,10 @@ std::string type_name(const nlohmann::json& j) {
   if (shown.size() > kMaxShown) {
     shown = shown.substr(0, kMaxShown - 3) + "...";
   }
-  return j.is_number() ? shown : fmt::format("{} {}", j.type_name(), shown);
+  if (j.is_number() || j.is_null() || j.is_boolean()) {
+    return shown;  // the value says its type: 3, null, true
+  }
+  return fmt::format("{} {}", j.type_name(), shown);
 }
 
 // Levenshtein distance, for "did you mean" hints on unknown keys.
