@@ -194,12 +194,12 @@ void FlowNetwork::collect_finished() {
   // Completions due now, plus those due within the next picosecond: flows whose exact finish
   // times are equal but round to neighbouring picoseconds then finish in one batch.
   const Time now = sim_.now();
-  std::vector<Completion> due;
+  due_.clear();
   while (!completions_.empty() && completions_.top().at <= now + Time::ps(1)) {
-    due.push_back(completions_.top());
+    due_.push_back(completions_.top());
     completions_.pop();
   }
-  for (const Completion& e : due) {
+  for (const Completion& e : due_) {
     Class& c = classes_[e.cls];
     if (e.version != c.version) {
       continue;
@@ -277,9 +277,8 @@ void FlowNetwork::fill_region() {
     settle(classes_[id]);
     old_rate_.push_back(classes_[id].rate);
   }
-  using Key = std::pair<double, ResourceId>;
-  std::vector<Key> heap;
-  heap.reserve(region_res_.size());
+  std::vector<std::pair<double, ResourceId>>& heap = share_heap_;  // reused: no allocation
+  heap.clear();
   for (ResourceId r : region_res_) {
     double weight = 0;
     for (ClassId id : on_resource_[r]) {

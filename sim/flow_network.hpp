@@ -141,6 +141,8 @@ class FlowNetwork {
   std::vector<ResourceId> region_res_;
   std::vector<ClassId> region_cls_;
   std::vector<double> old_rate_;
+  std::vector<std::pair<double, ResourceId>> share_heap_;
+  std::vector<Completion> due_;
   std::vector<FlowId> finished_;
 
   ClassId intern(std::span<const ResourceId> route);
