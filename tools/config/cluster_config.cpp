@@ -40,8 +40,13 @@ GpuSpec parse_gpu(const Node& n) {
   return gpu;
 }
 
+struct LinkFigures {
+  topo::LinkParams params;  ///< with the figure the links use
+  Bandwidth peak;
+};
+
 // {"peak_GBps", "achievable_GBps" (optional, <= peak), "latency_us"}.
-topo::LinkParams parse_link(const Node& n, Figure figure) {
+LinkFigures parse_link(const Node& n, Figure figure) {
   n.allow_only({"peak_GBps", "achievable_GBps", "latency_us"});
   const Node peak_node = n.at("peak_GBps");
   const double peak = peak_node.positive();
@@ -55,7 +60,8 @@ topo::LinkParams parse_link(const Node& n, Figure figure) {
     }
   }
   const double gbps = figure == Figure::Peak ? peak : achievable;
-  return topo::LinkParams{Bandwidth::gigabytes_per_s(gbps), microseconds(n.at("latency_us"))};
+  return {{Bandwidth::gigabytes_per_s(gbps), microseconds(n.at("latency_us"))},
+          Bandwidth::gigabytes_per_s(peak)};
 }
 
 void parse_fabric(const Node& n, topo::Spec& spec) {
@@ -137,10 +143,12 @@ ClusterConfig parse_cluster(const Node& root) {
   if (root.has("bandwidth") && root.at("bandwidth").one_of({"achievable", "peak"}) == "peak") {
     figure = Figure::Peak;
   }
-  spec.nvlink = parse_link(root.at("nvlink"), figure);
-  spec.nic = parse_link(root.at("nic"), figure);
-  config.nvlink_peak = Bandwidth::gigabytes_per_s(root.at("nvlink").at("peak_GBps").positive());
-  config.nic_peak = Bandwidth::gigabytes_per_s(root.at("nic").at("peak_GBps").positive());
+  const LinkFigures nvlink = parse_link(root.at("nvlink"), figure);
+  const LinkFigures nic = parse_link(root.at("nic"), figure);
+  spec.nvlink = nvlink.params;
+  spec.nic = nic.params;
+  config.nvlink_peak = nvlink.peak;
+  config.nic_peak = nic.peak;
   parse_fabric(root.at("fabric"), spec);
   if (root.has("software_overhead_us")) {
     spec.software_overhead = microseconds(root.at("software_overhead_us"));

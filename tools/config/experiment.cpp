@@ -141,16 +141,21 @@ struct Linked {
   bool in_file = false;
 };
 
+// Reads the file that the string at `at` names (relative to the experiment); a file that
+// cannot be read is an error at `at`, naming the file: "/cluster: cluster file "x": no such file".
+nlohmann::json read_referenced(const Node& at, const std::string& file) {
+  if (const std::string problem = file_problem(file); !problem.empty()) {
+    at.fail(fmt::format("{} file \"{}\": {}", at.path().back(), file, problem));
+  }
+  return read_json_file(file);
+}
+
 Linked link(const nlohmann::json& experiment, const std::string& path, const std::string& key) {
   Linked l;
   l.file = path;
   if (experiment.contains(key) && experiment[key].is_string()) {
     l.file = relative_to(path, experiment[key].get<std::string>());
-    if (const std::string problem = file_problem(l.file); !problem.empty()) {
-      throw ConfigError(
-          fmt::format("{}: /{}: {} file \"{}\": {}", path, key, key, l.file, problem));
-    }
-    l.doc = read_json_file(l.file);
+    l.doc = read_referenced(Node(experiment, path).at(key), l.file);
     l.in_file = true;
   }
   return l;
@@ -233,12 +238,8 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   }
   if (root.has("calibration")) {
     exp.calibration_file = relative_to(path, root.at("calibration").string());
-    if (const std::string problem = file_problem(exp.calibration_file); !problem.empty()) {
-      root.at("calibration").fail(
-          fmt::format("calibration file \"{}\": {}", exp.calibration_file, problem));
-    }
-    exp.calibration = parse_calibration(
-        Node(read_json_file(exp.calibration_file), exp.calibration_file));
+    const nlohmann::json table = read_referenced(root.at("calibration"), exp.calibration_file);
+    exp.calibration = parse_calibration(Node(table, exp.calibration_file));
     check_calibration_for(*exp.calibration, exp.cluster.gpu.name, exp.calibration_file);
   }
   const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
