@@ -10,8 +10,8 @@
 
 #include "sim/flow_network.hpp"
 #include "topology/cluster.hpp"
-#include "workloads/collective_job.hpp"
-#include "workloads/runner.hpp"
+#include "workloads/jobs/collective_job.hpp"
+#include "workloads/plan/runner.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "tools/config/node.hpp"
-#include "tools/check_calibration_command.hpp"
-#include "tools/explain_command.hpp"
-#include "tools/run_command.hpp"
+#include "tools/commands/check_calibration_command.hpp"
+#include "tools/commands/explain_command.hpp"
+#include "tools/commands/run_command.hpp"
 
 namespace {
 

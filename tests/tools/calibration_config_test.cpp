@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/config/cluster_config.hpp"
-#include "workloads/compute_model.hpp"
+#include "workloads/compute/compute_model.hpp"
 
 namespace hopsim::config {
 namespace {

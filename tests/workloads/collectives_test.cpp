@@ -2,8 +2,8 @@
 #include <numeric>
 
 #include "doctest_time.hpp"
-#include "workloads/collective_job.hpp"
-#include "workloads/summary.hpp"
+#include "workloads/jobs/collective_job.hpp"
+#include "workloads/plan/summary.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;

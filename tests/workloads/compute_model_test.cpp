@@ -1,6 +1,6 @@
 // Compute model: work formulas against brute force; table lookup (exact, monotone, clamped,
 // roofline, null corners, several tables); backward passes; the per-source tally.
-#include "workloads/compute_model.hpp"
+#include "workloads/compute/compute_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // Model closed forms against the seed articles' numbers and brute-force sums.
 #include "doctest_time.hpp"
-#include "workloads/compute_model.hpp"
-#include "workloads/explain.hpp"
-#include "workloads/model.hpp"
+#include "workloads/compute/compute_model.hpp"
+#include "workloads/model/explain.hpp"
+#include "workloads/model/model.hpp"
 
 using namespace hopsim::work;
 

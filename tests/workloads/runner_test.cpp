@@ -1,8 +1,8 @@
 // Plans run on real topologies: closed forms through NVSwitch and NICs, and the run summary.
 #include "doctest_time.hpp"
-#include "workloads/flows.hpp"
-#include "workloads/runner.hpp"
-#include "workloads/summary.hpp"
+#include "workloads/jobs/flows.hpp"
+#include "workloads/plan/runner.hpp"
+#include "workloads/plan/summary.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "tools/config/node.hpp"
-#include "workloads/calibration.hpp"
+#include "workloads/compute/calibration.hpp"
 
 namespace hopsim::config {
 

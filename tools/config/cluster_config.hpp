@@ -5,7 +5,7 @@
 
 #include "tools/config/node.hpp"
 #include "topology/spec.hpp"
-#include "workloads/collectives.hpp"
+#include "workloads/collectives/collectives.hpp"
 
 namespace hopsim::config {
 

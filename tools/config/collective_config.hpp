@@ -2,7 +2,7 @@
 #pragma once
 
 #include "tools/config/node.hpp"
-#include "workloads/collective_job.hpp"
+#include "workloads/jobs/collective_job.hpp"
 
 namespace hopsim::config {
 

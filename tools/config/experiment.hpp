@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/config/cluster_config.hpp"
-#include "workloads/calibration.hpp"
-#include "workloads/collective_job.hpp"
-#include "workloads/flows.hpp"
-#include "workloads/layer_jobs.hpp"
-#include "workloads/model.hpp"
+#include "workloads/compute/calibration.hpp"
+#include "workloads/jobs/collective_job.hpp"
+#include "workloads/jobs/flows.hpp"
+#include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/model/model.hpp"
 
 namespace hopsim::config {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "tools/config/node.hpp"
-#include "workloads/flows.hpp"
+#include "workloads/jobs/flows.hpp"
 
 namespace hopsim::config {
 

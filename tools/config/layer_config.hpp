@@ -2,8 +2,8 @@
 #pragma once
 
 #include "tools/config/node.hpp"
-#include "workloads/layer_jobs.hpp"
-#include "workloads/model.hpp"
+#include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/model/model.hpp"
 
 namespace hopsim::config {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "tools/config/node.hpp"
-#include "workloads/model.hpp"
+#include "workloads/model/model.hpp"
 
 namespace hopsim::config {
 

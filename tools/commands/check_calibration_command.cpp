@@ -1,0 +1,42 @@
+// Summary of a calibration table: families, grid sizes, measured cells.
+#include "tools/commands/check_calibration_command.hpp"
+
+#include <fmt/format.h>
+
+#include "tools/config/calibration_config.hpp"
+#include "tools/config/experiment.hpp"
+
+namespace hopsim::tools {
+
+int check_calibration_command(const std::string& path, const std::string& gpu_name) {
+  const work::Calibration cal =
+      config::parse_calibration(config::Node(config::read_json_file(path), path));
+  if (!gpu_name.empty()) {
+    config::check_calibration_for(cal, gpu_name, path);
+  }
+  fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device,
+             cal.tables.size());
+  std::size_t measured = 0;
+  std::size_t cells = 0;
+  for (const work::CalibrationTable& t : cal.tables) {
+    std::size_t have = 0;
+    for (const auto& c : t.time_us) {
+      have += c.has_value() ? 1U : 0U;
+    }
+    std::string key;
+    for (const auto& [k, v] : t.key) {
+      key += fmt::format("{}={} ", k, v);
+    }
+    for (const auto& [k, v] : t.variant) {
+      key += fmt::format("{}={} ", k, v);
+    }
+    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells\n", t.op, t.pass, t.impl, key,
+               have, t.time_us.size());
+    measured += have;
+    cells += t.time_us.size();
+  }
+  fmt::print("{} of {} cells have a time\n", measured, cells);
+  return 0;
+}
+
+}  // namespace hopsim::tools

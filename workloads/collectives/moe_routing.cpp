@@ -1,0 +1,113 @@
+// Token routing by a seeded generator whose output is the same on every platform.
+#include "workloads/collectives/moe_routing.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "sim/assert.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// mt19937_64's sequence is fixed by the standard; std distributions are not, so draw by modulo.
+std::uint64_t draw(std::mt19937_64& rng, std::uint64_t n) { return rng() % n; }
+
+// Picks `k` distinct values of [0, n) (partial Fisher-Yates over `pool`).
+void pick(std::mt19937_64& rng, std::vector<int>& pool, std::size_t k) {
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t j = i + static_cast<std::size_t>(draw(rng, pool.size() - i));
+    std::swap(pool[i], pool[j]);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Where experts live: rank g hosts experts [g * per_gpu, (g + 1) * per_gpu); nodes are numbered
+// by slot in the order of their ids.
+struct ExpertLayout {
+  std::size_t per_gpu = 0;
+  std::vector<std::size_t> slot_of_rank;           // per index in ranks
+  std::vector<std::vector<int>> experts_of_slot;   // per node slot
+};
+
+ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster, int experts) {
+  const std::size_t n = ranks.size();
+  HOPSIM_ASSERT(n > 0 && experts > 0 && static_cast<std::size_t>(experts) % n == 0,
+                "{} experts over {} ranks", experts, n);
+  ExpertLayout l;
+  l.per_gpu = static_cast<std::size_t>(experts) / n;
+  std::map<int, std::size_t> slot_of_node;
+  for (int rank : ranks) {
+    slot_of_node.emplace(cluster.node_of(rank), 0);
+  }
+  std::size_t next = 0;
+  for (auto& [node, slot] : slot_of_node) {
+    slot = next++;
+  }
+  l.experts_of_slot.resize(slot_of_node.size());
+  for (std::size_t g = 0; g < n; ++g) {
+    const std::size_t slot = slot_of_node[cluster.node_of(ranks[g])];
+    l.slot_of_rank.push_back(slot);
+    for (std::size_t e = g * l.per_gpu; e < (g + 1) * l.per_gpu; ++e) {
+      l.experts_of_slot[slot].push_back(static_cast<int>(e));
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
+TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
+                           const MoeRouting& r) {
+  const ExpertLayout l = layout(ranks, cluster, r.experts);
+  const std::size_t n = ranks.size();
+  const std::size_t nodes = l.experts_of_slot.size();
+  const std::size_t node_limit =
+      r.max_nodes_per_token <= 0 ? nodes
+                                 : std::min(nodes, static_cast<std::size_t>(r.max_nodes_per_token));
+  const auto top_k = static_cast<std::size_t>(r.top_k);
+  TwoTierMatrix m;
+  m.gpu = ByteMatrix{n, std::vector<std::int64_t>(n * n, 0)};
+  m.nodes = nodes;
+  m.to_node.assign(n * nodes, 0);
+  std::mt19937_64 rng(r.seed);
+  std::vector<int> node_pool(nodes);
+  std::vector<int> candidates;
+  std::vector<char> gpu_hit(n);
+  std::vector<char> node_hit(nodes);
+  for (std::size_t src = 0; src < n; ++src) {
+    for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
+      std::iota(node_pool.begin(), node_pool.end(), 0);
+      pick(rng, node_pool, node_limit);
+      candidates.clear();
+      for (std::size_t k = 0; k < node_limit; ++k) {
+        const auto& e = l.experts_of_slot[static_cast<std::size_t>(node_pool[k])];
+        candidates.insert(candidates.end(), e.begin(), e.end());
+      }
+      HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
+                    candidates.size());
+      pick(rng, candidates, top_k);
+      std::fill(gpu_hit.begin(), gpu_hit.end(), 0);
+      std::fill(node_hit.begin(), node_hit.end(), 0);
+      for (std::size_t k = 0; k < top_k; ++k) {
+        const std::size_t dst = static_cast<std::size_t>(candidates[k]) / l.per_gpu;
+        gpu_hit[dst] = 1;
+        node_hit[l.slot_of_rank[dst]] = 1;
+      }
+      for (std::size_t dst = 0; dst < n; ++dst) {
+        m.gpu.bytes[src * n + dst] += gpu_hit[dst] ? r.token_bytes : 0;
+      }
+      for (std::size_t k = 0; k < nodes; ++k) {
+        m.to_node[src * nodes + k] += node_hit[k] ? r.token_bytes : 0;
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,65 @@
+// The schema of calibration tables: each op's axes, key names and FLOP formula.
+#include "workloads/compute/calibration.hpp"
+
+#include <array>
+
+namespace hopsim::work {
+namespace {
+
+constexpr std::array<std::string_view, 3> kGemmAxes{"m", "n", "k"};
+constexpr std::array<std::string_view, 2> kGroupedAxes{"experts", "tokens_per_expert"};
+constexpr std::array<std::string_view, 3> kAttnAxes{"s_q", "s_kv", "bh"};
+constexpr std::array<std::string_view, 1> kGemmKeys{"dtype"};
+constexpr std::array<std::string_view, 3> kGroupedKeys{"dtype", "n", "k"};
+constexpr std::array<std::string_view, 5> kAttnKeys{"dtype", "d_qk", "d_v", "mask", "gqa"};
+
+}  // namespace
+
+std::size_t CalibrationTable::cell_count() const {
+  std::size_t cells = 1;
+  for (const CalibrationAxis& axis : axes) {
+    cells *= axis.values.size();
+  }
+  return cells;
+}
+
+std::span<const std::string_view> calibration_axes(std::string_view op) {
+  if (op == "gemm") {
+    return kGemmAxes;
+  }
+  if (op == "grouped_gemm") {
+    return kGroupedAxes;
+  }
+  if (op == "attn") {
+    return kAttnAxes;
+  }
+  return {};
+}
+
+std::span<const std::string_view> calibration_keys(std::string_view op) {
+  if (op == "gemm") {
+    return kGemmKeys;
+  }
+  if (op == "grouped_gemm") {
+    return kGroupedKeys;
+  }
+  if (op == "attn") {
+    return kAttnKeys;
+  }
+  return {};
+}
+
+std::string_view calibration_flops(std::string_view op, std::string_view pass) {
+  if (op == "gemm") {
+    return "gemm_v1";
+  }
+  if (op == "grouped_gemm") {
+    return "grouped_gemm_v1";
+  }
+  if (op == "attn") {
+    return pass == "bwd" ? "attn_bwd_v1" : "attn_fwd_v1";
+  }
+  return {};
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,57 @@
+// Closed-form numbers of an experiment (hopsim explain): model size, memory, FLOPs, CP, EP.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/model/model.hpp"
+
+namespace hopsim::work {
+
+/// Hardware figures the closed forms divide by.
+struct Peaks {
+  double bf16_flops_per_s = 989e12;
+  double nvlink_Bps = 450e9;  // NOLINT(readability-identifier-naming): unit in the name
+  double nic_Bps = 50e9;      // NOLINT(readability-identifier-naming)
+};
+
+/// FLOPs of one layer on one GPU, by operation, for one pass.
+using OpFlops = std::vector<std::pair<std::string, double>>;
+
+struct LayerFlops {
+  OpFlops fwd;
+  OpFlops bwd;
+};
+
+/// Attention layer under TP and CP: projections, scores (causal, 2*cp-chunk balanced), MLP.
+LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
+                                 const AttentionLayerJob& job);
+/// MoE layer under EP (balanced routing): attention over the GPU's tokens, router, experts.
+LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job);
+
+struct CpNumbers {
+  double block_threshold_nvlink_tokens = 0;  ///< F/B: below it a block's KV transfer is exposed
+  double block_threshold_network_tokens = 0;
+  double min_seq_per_rank_nvlink = 0;  ///< 6 blocks (Ring Attention, arXiv 2310.01889)
+  double min_seq_per_rank_network = 0;
+  double contiguous_work_ratio = 0;  ///< last rank / first, counting each attended block as 1
+  double contiguous_flops_ratio = 0; ///< the same with a diagonal block as half a block
+  double zigzag_units_per_rank = 0;  ///< 2c chunks, chunk i paired with 2c-1-i: 2c+1 each
+};
+
+CpNumbers cp_numbers(const ParallelSpec& p, const Peaks& peaks);
+
+struct EpNumbers {
+  double dispatch_bytes_per_gpu = 0;  ///< tokens x nodes per token x hidden x bytes/element
+  double combine_bytes_per_gpu = 0;
+  double fwd_bwd_bytes_per_gpu = 0;   ///< two all-to-alls forward, two backward
+  double layer_flops_per_gpu = 0;     ///< 2 x (active params / layers) x tokens
+  double compute_s_at_peak = 0;
+  double comm_s_at_nic = 0;           ///< dispatch + combine over one NIC
+};
+
+EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const Peaks& peaks);
+
+}  // namespace hopsim::work

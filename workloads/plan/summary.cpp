@@ -1,0 +1,149 @@
+// Interval unions per rank and phase, and byte totals per link kind.
+#include "workloads/plan/summary.hpp"
+
+#include <algorithm>
+
+namespace hopsim::work {
+namespace {
+
+using Interval = std::pair<Time, Time>;
+
+Time union_length(std::vector<Interval>& iv) {
+  std::sort(iv.begin(), iv.end());
+  Time total;
+  Time open_start;
+  Time open_end;
+  bool open = false;
+  for (const auto& [s, e] : iv) {
+    if (open && s <= open_end) {
+      open_end = std::max(open_end, e);
+      continue;
+    }
+    if (open) {
+      total += open_end - open_start;
+    }
+    open_start = s;
+    open_end = e;
+    open = true;
+  }
+  if (open) {
+    total += open_end - open_start;
+  }
+  return total;
+}
+
+struct Intervals {
+  std::vector<Interval> compute;
+  std::vector<Interval> comm;
+};
+
+// Compute and communication time of one rank's intervals, and the exposed part.
+RankTime account(Intervals& iv) {
+  RankTime r;
+  std::vector<Interval> all = iv.compute;
+  all.insert(all.end(), iv.comm.begin(), iv.comm.end());
+  r.busy = union_length(all);
+  r.compute = union_length(iv.compute);
+  r.comm = union_length(iv.comm);
+  r.exposed = r.busy - r.compute;
+  return r;
+}
+
+void add_link_bytes(const topo::Cluster& cluster, const PlanTask& t, Summary& s) {
+  bool nvlink = false;
+  bool ib = false;
+  const topo::Route route = cluster.route(t.src, t.dst);
+  for (topo::LinkId l : route.span()) {
+    nvlink = nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
+    ib = ib || cluster.link(l).kind != topo::LinkKind::NvLink;
+  }
+  if (nvlink) {
+    s.nvlink_bytes = s.nvlink_bytes + t.bytes;
+  }
+  if (ib) {
+    s.ib_bytes = s.ib_bytes + t.bytes;
+  }
+}
+
+// Per phase: its span over all ranks, and the critical rank's compute and communication in it.
+std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int critical_rank) {
+  const auto& tasks = plan.tasks();
+  std::vector<Intervals> per_phase(plan.phases().size());
+  std::vector<PhaseTime> phases(plan.phases().size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const PlanTask& t = tasks[i];
+    const sim::TaskTimes& tt = outcome.times[i];
+    if (tt.end == Time::max()) {
+      continue;
+    }
+    PhaseTime& p = phases[t.phase];
+    p.start = std::min(p.start, tt.start);
+    p.end = std::max(p.end, tt.end);
+    const bool mine = t.src == critical_rank || t.dst == critical_rank;
+    if (mine && t.kind == PlanTaskKind::Compute) {
+      per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
+    } else if (mine && t.src != t.dst) {
+      per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
+    }
+  }
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    const RankTime r = account(per_phase[p]);
+    phases[p].compute = r.compute;
+    phases[p].comm = r.comm;
+    phases[p].exposed = r.exposed;
+    if (phases[p].start == Time::max()) {
+      phases[p].start = Time{};
+    }
+  }
+  return phases;
+}
+
+}  // namespace
+
+Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome) {
+  Summary s;
+  s.step = outcome.makespan;
+  const auto gpus = static_cast<std::size_t>(cluster.gpu_count());
+  std::vector<Intervals> per_rank(gpus);
+  const auto& tasks = plan.tasks();
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const PlanTask& t = tasks[i];
+    const sim::TaskTimes& tt = outcome.times[i];
+    if (tt.end == Time::max()) {
+      continue;
+    }
+    if (t.kind == PlanTaskKind::Compute) {
+      per_rank[static_cast<std::size_t>(t.src)].compute.emplace_back(tt.start, tt.end);
+    } else if (t.src != t.dst) {
+      per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
+      per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
+      add_link_bytes(cluster, t, s);
+    }
+  }
+  // Ranks that appear in the plan count; the rest of the cluster is idle by choice.
+  std::vector<bool> involved(gpus, false);
+  for (const PlanTask& t : tasks) {
+    if (t.kind != PlanTaskKind::Delay) {
+      involved[static_cast<std::size_t>(t.src)] = true;
+      involved[static_cast<std::size_t>(t.dst)] = true;
+    }
+  }
+  double busy_sum = 0;
+  for (std::size_t r = 0; r < gpus; ++r) {
+    s.ranks.push_back(account(per_rank[r]));
+    if (!involved[r]) {
+      continue;
+    }
+    ++s.involved;
+    busy_sum += s.ranks.back().busy.seconds();
+    if (s.ranks.back().busy > s.ranks[static_cast<std::size_t>(s.critical_rank)].busy) {
+      s.critical_rank = static_cast<int>(r);
+    }
+  }
+  s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
+
+  s.phases = phase_times(plan, outcome, s.critical_rank);
+  return s;
+}
+
+}  // namespace hopsim::work

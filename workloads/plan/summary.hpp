@@ -1,0 +1,40 @@
+// Per-rank and per-phase accounting of a run: busy, compute and communication time, bytes.
+#pragma once
+
+#include <vector>
+
+#include "topology/cluster.hpp"
+#include "workloads/plan/plan.hpp"
+#include "workloads/plan/runner.hpp"
+
+namespace hopsim::work {
+
+struct RankTime {
+  Time busy;     ///< union of its compute and communication intervals
+  Time compute;  ///< union of its compute intervals
+  Time comm;     ///< union of the intervals of flows it sends or receives
+  Time exposed;  ///< communication not hidden under its compute: busy - compute
+};
+
+struct PhaseTime {
+  Time start = Time::max();
+  Time end;
+  Time compute;  ///< of the critical rank, within the phase
+  Time comm;
+  Time exposed;
+};
+
+struct Summary {
+  Time step;
+  std::vector<RankTime> ranks;  ///< every GPU of the cluster
+  std::size_t involved = 0;     ///< GPUs that appear in the plan
+  int critical_rank = 0;  ///< the busiest rank (the lowest index among equals)
+  double mean_busy_s = 0;
+  Bytes nvlink_bytes;  ///< bytes of flows that cross an NVLink hop
+  Bytes ib_bytes;      ///< bytes of flows that cross an InfiniBand (NIC) hop
+  std::vector<PhaseTime> phases;
+};
+
+Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome);
+
+}  // namespace hopsim::work
