@@ -85,8 +85,11 @@ Result all_to_all(int nodes, Bytes per_rank, work::CollectiveAlgorithm algorithm
   for (int r = 0; r < cluster.gpu_count(); ++r) {
     job.ranks.push_back(r);
   }
-  const work::Outcome out =
-      work::simulate(cluster, work::build_collective_plan(cluster, job, per_rank));
+  const work::CollectiveLatency nccl;
+  const work::Mesh mesh(work::ParallelSpec{});
+  const work::JobEnv env{spec, nccl, mesh};
+  const work::Outcome out = work::simulate(
+      cluster, work::build_collective_plan(work::BuildEnv{env, cluster}, job, per_rank));
   Result r{fmt::format("all-to-all {} {}", work::algorithm_name(algorithm), cluster.gpu_count()),
            out.events, out.flows, out.solves};
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,4 +1,4 @@
-// Task-graph execution: dependency counting, per-stream FIFO queues, transfers as flows.
+// Task-graph execution: dependency counting, streams in issue order, transfers as flows.
 #include "sim/executor.hpp"
 
 #include "sim/assert.hpp"
@@ -24,7 +24,9 @@ TaskId Executor::add_compute(StreamId stream, Time duration) {
   if (stream >= streams_.size()) {
     streams_.resize(stream + std::size_t{1});
   }
-  return static_cast<TaskId>(tasks_.size() - 1);
+  const auto id = static_cast<TaskId>(tasks_.size() - 1);
+  streams_[stream].issued.push_back(id);
+  return id;
 }
 
 TaskId Executor::add_delay(Time duration) {
@@ -93,25 +95,21 @@ void Executor::ready(TaskId t) {
     return;
   }
   task.times.ready = sim_.now();
+  task.ready = true;
   if (task.kind != TaskKind::Compute) {
     begin(t);
     return;
   }
-  Stream& stream = streams_[task.stream];
-  stream.ready.push_back(t);
-  if (!stream.busy) {
-    run_next(task.stream);
-  }
+  run_next(task.stream);
 }
 
 void Executor::run_next(StreamId s) {
   Stream& stream = streams_[s];
-  if (stream.ready.empty()) {
-    stream.busy = false;
+  if (stream.busy || stream.next == stream.issued.size() ||
+      !tasks_[stream.issued[stream.next]].ready) {
     return;
   }
-  const TaskId t = stream.ready.front();
-  stream.ready.pop_front();
+  const TaskId t = stream.issued[stream.next++];
   stream.busy = true;
   begin(t);
 }
@@ -148,6 +146,7 @@ void Executor::finish(TaskId t) {
     }
   }
   if (task.kind == TaskKind::Compute) {
+    streams_[task.stream].busy = false;
     run_next(task.stream);
   }
 }

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <span>
 #include <vector>
@@ -31,8 +30,9 @@ class Executor {
  public:
   Executor(Simulator& sim, FlowNetwork& network);
 
-  /// A compute task: runs `duration` on `stream`; a stream runs one task at a time, in the
-  /// order its tasks became ready.
+  /// A compute task: runs `duration` on `stream`. A stream runs one task at a time, in the
+  /// order they were added (issue order, as kernels on a CUDA stream): a task starts once it
+  /// is ready and every earlier task of its stream has ended.
   TaskId add_compute(StreamId stream, Time duration);
   /// A delay: takes `duration` and no resource (a local copy, a fixed overhead).
   TaskId add_delay(Time duration);
@@ -71,12 +71,14 @@ class Executor {
     Bytes size;
     Time not_before;
     std::uint32_t waiting = 0;  // unfinished dependencies
+    bool ready = false;         // dependencies met and not_before passed
     FlowId flow = 0;
     TaskTimes times;
   };
   struct Stream {
     bool busy = false;
-    std::deque<TaskId> ready;
+    std::vector<TaskId> issued;  // its tasks in the order they were added
+    std::size_t next = 0;        // the first of them not started yet
   };
 
   Simulator& sim_;

@@ -1,42 +1,88 @@
-// hopsim: the command-line program (run, explain, check-calibration; later sweep, regress).
+// hopsim: the command-line program (run, explain, check-calibration, schema).
 #include <cstdio>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "tools/config/node.hpp"
 #include "tools/commands/check_calibration_command.hpp"
 #include "tools/commands/explain_command.hpp"
 #include "tools/commands/run_command.hpp"
+#include "tools/commands/schema_command.hpp"
+#include "tools/config/node.hpp"
+#include "tools/version.hpp"
 
 namespace {
 
-int run_cli(int argc, char** argv) {
-  CLI::App app{"hopsim: a discrete-event simulator of GPU training clusters"};
-  app.require_subcommand(1);
-  hopsim::tools::RunOptions o;
-  CLI::App* run_cmd = app.add_subcommand("run", "simulate an experiment and report");
-  run_cmd->add_option("experiment", o.experiment, "experiment JSON file")->required();
-  run_cmd->add_option("--set", o.overrides, "override a config key: KEY=VALUE (dotted path)");
-  run_cmd->add_flag("--json", o.json, "print the report as JSON instead of a summary");
-  run_cmd->add_option("--out", o.out_dir, "write report.json and config.json into DIR");
-  run_cmd->add_option("--trace", o.trace_file,
-                      "write a Chrome trace (Perfetto) of the run to FILE");
-  run_cmd->add_flag("--no-wall-time", o.no_wall_time,
-                    "leave sim.wall_s out of the report, so that reruns are byte-identical");
-  hopsim::tools::RunOptions x;
-  CLI::App* explain_cmd =
-      app.add_subcommand("explain", "print the closed-form numbers of an experiment");
-  explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
-  explain_cmd->add_option("--set", x.overrides, "override a config key: KEY=VALUE (dotted path)");
-  explain_cmd->add_flag("--json", x.json, "print JSON instead of a summary");
+struct Commands {
+  hopsim::tools::RunOptions run;
+  hopsim::tools::RunOptions explain;
   std::string table;
   std::string gpu;
-  CLI::App* check_cmd = app.add_subcommand(
+  bool markdown = false;
+  CLI::App* run_cmd = nullptr;
+  CLI::App* explain_cmd = nullptr;
+  CLI::App* check_cmd = nullptr;
+  CLI::App* schema_cmd = nullptr;
+};
+
+void add_commands(CLI::App& app, Commands& c) {
+  hopsim::tools::RunOptions& o = c.run;
+  c.run_cmd = app.add_subcommand("run", "simulate an experiment and report");
+  c.run_cmd->add_option("experiment", o.experiment, "experiment JSON file")->required();
+  c.run_cmd->add_option("--set", o.overrides, "override a config key: KEY=VALUE (dotted path)");
+  c.run_cmd->add_flag("--json", o.json, "print the report as JSON instead of a summary");
+  c.run_cmd->add_option("--out", o.out_dir,
+                        "write report.json and config.json into DIR (atomically; a stale "
+                        "trace.json there is removed)");
+  c.run_cmd->add_option("--trace", o.trace_file,
+                        "write a Chrome trace (Perfetto) of every case of the run to FILE");
+  c.run_cmd->add_option("--trace-links", o.trace_links,
+                        "links whose load the trace draws, the busiest first (default 8)");
+  c.run_cmd->add_flag("--no-wall-time", o.no_wall_time,
+                      "leave sim.wall_s out of the report, so that reruns are byte-identical");
+  hopsim::tools::RunOptions& x = c.explain;
+  c.explain_cmd = app.add_subcommand("explain", "print the closed-form numbers of an experiment");
+  c.explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
+  c.explain_cmd->add_option("--set", x.overrides,
+                            "override a config key: KEY=VALUE (dotted path)");
+  c.explain_cmd->add_flag("--json", x.json, "print JSON instead of a summary");
+  c.check_cmd = app.add_subcommand(
       "check-calibration", "read a calibration table as the simulator does and summarize it");
-  check_cmd->add_option("table", table, "calibration JSON file")->required();
-  check_cmd->add_option("--gpu", gpu, "also check that the table fits this GPU, e.g. \"H100\"");
+  c.check_cmd->add_option("table", c.table, "calibration JSON file")->required();
+  c.check_cmd->add_option("--gpu", c.gpu, "also check that the table fits this GPU, e.g. \"H100\"");
+  c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
+  c.schema_cmd->add_flag("--markdown", c.markdown, "print the reference as Markdown (docs/)");
+}
+
+int dispatch(const Commands& c) {
+  if (c.check_cmd->parsed()) {
+    return hopsim::tools::check_calibration_command(c.table, c.gpu);
+  }
+  if (c.schema_cmd->parsed()) {
+    return hopsim::tools::schema_command(c.markdown);
+  }
+  if (c.explain_cmd->parsed()) {
+    return hopsim::tools::explain_command(c.explain);
+  }
+  return hopsim::tools::run_command(c.run);
+}
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"hopsim: a discrete-event simulator of GPU training clusters"};
+  app.set_version_flag("--version", fmt::format("hopsim {}", hopsim::tools::version()));
+  app.require_subcommand(1);
+  Commands c;
+  add_commands(app, c);
+  if (argc >= 2 && argv[1][0] != '-') {
+    const std::string name = argv[1];
+    const auto subcommands = app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
+    if (subcommands.empty()) {
+      fmt::print(stderr, "hopsim: unknown command \"{:.40}\"; the commands are run, explain, "
+                         "check-calibration and schema (hopsim --help)\n", name);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -44,13 +90,7 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (check_cmd->parsed()) {
-      return hopsim::tools::check_calibration_command(table, gpu);
-    }
-    if (explain_cmd->parsed()) {
-      return hopsim::tools::explain_command(x);
-    }
-    return hopsim::tools::run_command(o);
+    return dispatch(c);
   } catch (const hopsim::config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "topology/spec_check.hpp"
 
 namespace hopsim::topo {
 
@@ -38,38 +39,12 @@ std::size_t as_index(int i) {
   return static_cast<std::size_t>(i);
 }
 
-bool valid_bandwidth(Bandwidth bw) {
-  return bw.bytes_per_s > 0 && std::isfinite(bw.bytes_per_s);
-}
-
+// A spec with problems is the caller's bug: configs and jobs run check_spec first.
 void validate(const Spec& spec) {
-  HOPSIM_ASSERT(spec.nodes >= 1, "cluster \"{}\": nodes must be >= 1, got {}", spec.name,
-                spec.nodes);
-  HOPSIM_ASSERT(spec.gpus_per_node >= 1, "cluster \"{}\": gpus_per_node must be >= 1, got {}",
-                spec.name, spec.gpus_per_node);
-  // Four links per GPU must fit in a LinkId and the rank in an int.
-  const std::int64_t gpus = std::int64_t{spec.nodes} * spec.gpus_per_node;
-  HOPSIM_ASSERT(gpus <= (std::int64_t{1} << 28), "cluster \"{}\": {} GPUs is too many", spec.name,
-                gpus);
-  HOPSIM_ASSERT(valid_bandwidth(spec.nvlink.bandwidth),
-                "cluster \"{}\": NVLink bandwidth must be > 0, got {} B/s", spec.name,
-                spec.nvlink.bandwidth.bytes_per_s);
-  HOPSIM_ASSERT(valid_bandwidth(spec.nic.bandwidth),
-                "cluster \"{}\": NIC bandwidth must be > 0, got {} B/s", spec.name,
-                spec.nic.bandwidth.bytes_per_s);
-  HOPSIM_ASSERT(spec.nvlink.latency >= Time{} && spec.nic.latency >= Time{} &&
-                    spec.spine_latency >= Time{} && spec.software_overhead >= Time{},
-                "cluster \"{}\": latencies must be >= 0, got NVLink {} ps, NIC {} ps, spine {} "
-                "ps, software {} ps",
-                spec.name, spec.nvlink.latency.count_ps(), spec.nic.latency.count_ps(),
-                spec.spine_latency.count_ps(), spec.software_overhead.count_ps());
-  HOPSIM_ASSERT(spec.nodes_per_leaf >= 0, "cluster \"{}\": nodes_per_leaf must be >= 0, got {}",
-                spec.name, spec.nodes_per_leaf);
-  HOPSIM_ASSERT(spec.spines >= 1, "cluster \"{}\": spines must be >= 1, got {}", spec.name,
-                spec.spines);
-  HOPSIM_ASSERT(spec.oversubscription >= 1 && std::isfinite(spec.oversubscription),
-                "cluster \"{}\": oversubscription must be >= 1, got {}", spec.name,
-                spec.oversubscription);
+  const Problems problems = check_spec(spec);
+  HOPSIM_ASSERT(problems.empty(), "cluster \"{}\": {}: {}", spec.name,
+                problems.empty() ? "" : problems.front().path,
+                problems.empty() ? "" : problems.front().message);
 }
 
 // splitmix64's finaliser: a fixed, portable mix, so that ECMP choices never vary by platform.

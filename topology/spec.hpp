@@ -17,14 +17,28 @@ enum class CrossRail {
 
 /// Bandwidth per direction and latency of one kind of link.
 struct LinkParams {
-  Bandwidth bandwidth;
+  Bandwidth bandwidth;  ///< what the links carry (the achievable figure, unless asked otherwise)
   Time latency;
+  Bandwidth peak{};  ///< the datasheet line rate, which closed forms quote; 0: same as bandwidth
+  Bandwidth line_rate() const { return peak.bytes_per_s > 0 ? peak : bandwidth; }
+};
+
+/// Datasheet figures of one GPU model. Zero means "not given": the compute model refuses to
+/// run without them rather than assume another GPU's.
+struct GpuSpec {
+  std::string name;  ///< e.g. "H100 SXM"
+  double peak_bf16_tflops = 0;  ///< dense
+  double peak_fp8_tflops = 0;   ///< dense
+  double hbm_GB = 0;    // NOLINT(readability-identifier-naming): 10^9 B, unit in the name
+  double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): 10^9 B/s
+  int sms = 0;          ///< streaming multiprocessors
 };
 
 struct Spec {
   std::string name = "cluster";
   int nodes = 1;
   int gpus_per_node = 8;
+  GpuSpec gpu;
   /// GPU <-> NVSwitch, per GPU and per direction.
   LinkParams nvlink{Bandwidth::gigabytes_per_s(450), Time::ns(715)};
   /// NIC <-> leaf, per GPU (one NIC per GPU) and per direction.

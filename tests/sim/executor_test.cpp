@@ -36,7 +36,7 @@ TEST_CASE("an after chain of transfers adds up") {
   CHECK(ex.tasks_done() == 3);
 }
 
-TEST_CASE("a stream runs one compute task at a time, in ready order") {
+TEST_CASE("a stream runs one compute task at a time") {
   Simulator sim;
   FlowNetwork net(sim, {Bandwidth{1}});
   Executor ex(sim, net);
@@ -84,4 +84,24 @@ TEST_CASE("a delay takes its time without holding a stream") {
   CHECK(ex.times(d).end == Time::us(2));
   CHECK(ex.times(a).end == Time::us(5));
   CHECK(ex.times(b).start == Time::us(5));  // the stream was busy with a until 5 us
+}
+
+TEST_CASE("a stream runs its tasks in issue order, not in the order they become ready") {
+  // a is issued first but waits 10 us for a delay; b is ready at 0 but issued after a on the
+  // same stream, so it runs after a, as a kernel waits for earlier kernels on its CUDA stream.
+  Simulator sim;
+  FlowNetwork net(sim, {Bandwidth{1}});
+  Executor ex(sim, net);
+  const TaskId wait = ex.add_delay(Time::us(10));
+  const TaskId a = ex.add_compute(0, Time::us(2));
+  const TaskId b = ex.add_compute(0, Time::us(3));
+  const TaskId c = ex.add_compute(1, Time::us(1));  // another stream is not held up
+  ex.add_dependency(wait, a);
+  ex.launch();
+  sim.run();
+  CHECK(ex.times(b).ready == Time{});
+  CHECK(ex.times(a).start == Time::us(10));
+  CHECK(ex.times(b).start == Time::us(12));
+  CHECK(ex.times(b).end == Time::us(15));
+  CHECK(ex.times(c).end == Time::us(1));
 }

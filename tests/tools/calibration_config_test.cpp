@@ -238,16 +238,16 @@ TEST_CASE("the shipped published H100 table answers with the published figures")
   CHECK(cal.source == "published");
   const json cj = read("configs/clusters/h100-dgx.json");
   const ClusterConfig cluster = parse_cluster(Node(cj, "h100-dgx.json"));
-  CHECK_NOTHROW(check_calibration_for(cal, cluster.gpu.name, file));
+  CHECK_NOTHROW(check_calibration_for(cal, cluster.topology.gpu.name, file));
   CHECK_THROWS_AS(check_calibration_for(cal, "H200 SXM", file), ConfigError);
   // H800: the H100's SMs and clocks, listed in device.equivalent_gpus.
   CHECK(cal.equivalent_gpus == std::vector<std::string>{"H800"});
   CHECK_NOTHROW(check_calibration_for(cal, "H800 SXM", file));
 
   work::Roofline r;
-  r.peak_bf16_tflops = cluster.gpu.peak_bf16_tflops;
-  r.peak_fp8_tflops = cluster.gpu.peak_fp8_tflops;
-  r.hbm_GBps = cluster.gpu.hbm_GBps;
+  r.peak_bf16_tflops = cluster.topology.gpu.peak_bf16_tflops;
+  r.peak_fp8_tflops = cluster.topology.gpu.peak_fp8_tflops;
+  r.hbm_GBps = cluster.topology.gpu.hbm_GBps;
   const work::ComputeModel model(&cal, r);
   const auto tflops = [](const work::ComputeCost& c) {
     return c.flops.n / c.time.seconds() / 1e12;

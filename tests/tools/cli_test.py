@@ -69,8 +69,8 @@ def two_flows():
 
 
 def bad_inputs(cluster_path):
-    """name -> (experiment text or None for a missing file, extra args, file the error names:
-    "experiment" or "cluster")."""
+    """name -> (experiment text or None for a missing file, extra args, what the error names:
+    "experiment", "cluster", or the --set argument itself)."""
     cases = {}
     cases["missing"] = (None, [], "experiment")
     cases["invalid-json"] = ('{"cluster": "x", "workload": {,}', [], "experiment")
@@ -92,7 +92,8 @@ def bad_inputs(cluster_path):
     cases["zero-bandwidth-inline"] = (json.dumps(flows_experiment(cluster, two_flows())), [],
                                       "experiment")
     cases["zero-bandwidth-set"] = (json.dumps(flows_experiment(cluster_path, two_flows())),
-                                   ["--set", "cluster.nvlink.peak_GBps=0"], "cluster")
+                                   ["--set", "cluster.nvlink.peak_GBps=0"],
+                                   "--set cluster.nvlink.peak_GBps=0")
     e = flows_experiment(cluster_path, two_flows())
     e["workload"]["flows"][0]["bytes"] = 2**63 - 1
     cases["too-long"] = (json.dumps(e), [], "experiment")
@@ -114,7 +115,7 @@ def case_bad(ctx, name):
     lines = err.split("\n")
     expect(len(lines) == 2 and lines[1] == "" and lines[0],
            f"expected exactly one line on stderr, got {err!r}")
-    named = path if names == "experiment" else ctx.cluster
+    named = {"experiment": path, "cluster": ctx.cluster}.get(names, names)
     expect(lines[0].startswith(named + ": "), f"stderr does not start with {named}: {err!r}")
     print(lines[0])
 
@@ -218,7 +219,17 @@ def case_out_dir(ctx):
     expect(config["cluster"] == cluster, "config.json does not inline the cluster file")
     expect(config["workload"] == original["workload"], "config.json has another workload")
     expect(report["experiment"] == original["name"], "the report names another experiment")
-    print("--out wrote report.json (same as --json) and config.json (cluster inlined)")
+    # A rerun into a folder that holds an earlier run's trace leaves no stale trace behind;
+    # one that traces into it keeps its own.
+    with tempfile.TemporaryDirectory() as tmp:
+        run_json(ctx, path, "--out", tmp, "--trace", os.path.join(tmp, "trace.json"))
+        expect(sorted(os.listdir(tmp)) == ["config.json", "report.json", "trace.json"],
+               f"--out with --trace wrote {sorted(os.listdir(tmp))}")
+        run_json(ctx, path, "--out", tmp)
+        expect(sorted(os.listdir(tmp)) == ["config.json", "report.json"],
+               f"a rerun left {sorted(os.listdir(tmp))}")
+    print("--out wrote report.json (same as --json) and config.json (cluster inlined); no stale "
+          "trace.json")
 
 
 # --- (e) usage errors ------------------------------------------------------------------------
@@ -247,7 +258,28 @@ def case_trace(ctx):
         expect(begins[i]["pid"] == f["src"] and begins[i]["args"]["dst"] == f["dst"],
                f"flow {f['id']} on the wrong GPU in the trace")
     names = {(e["pid"], e["args"]["name"]) for e in events if e.get("name") == "process_name"}
-    expect((0, "GPU 0") in names, "no process_name for GPU 0")
+    expect((0, "n0.g0") in names and (13, "n1.g5") in names, "no process_name n0.g0 / n1.g5")
+    labels = {e["name"] for e in events if e.get("ph") == "b"}
+    expect("flows nvlink" in labels and "flows after-ib" in labels,
+           f"flow slices are not named by their ids: {sorted(labels)}")
+    counters = {e["name"] for e in events if e.get("ph") == "C"}
+    expect(counters and all(".nvl." in c or ".nic." in c for c in counters),
+           f"no link-load counters in the trace: {sorted(counters)}")
+    # A multi-size collective traces every size, one after another.
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_path = os.path.join(tmp, "trace.json")
+        _, report = run_json(ctx, os.path.join(ctx.source_dir,
+                                               "configs/experiments/a2a-16gpu-h100.json"),
+                             "--trace", trace_path)
+        with open(trace_path) as f:
+            events = json.load(f)["traceEvents"]
+    cases = [e for e in events if e.get("ph") == "i"]
+    expect(len(cases) == len(report["results"]) == 7,
+           f"{len(cases)} case markers for {len(report['results'])} sizes")
+    last = max(e["ts"] for e in events if e.get("ph") == "e")
+    total = sum(r["step_time_s"] for r in report["results"]) * 1e6
+    expect(relative_error(last, total) < 1e-9, f"the trace ends at {last} us, not {total} us")
+    print("trace: GPUs named n0.g0, flows by id, link counters, every size of a collective")
 
 
 def case_usage(ctx):
@@ -260,24 +292,73 @@ def case_usage(ctx):
         expect(err.strip(), f"hopsim {' '.join(args)}: nothing on stderr")
     rc, out, _ = run([ctx.hopsim, "--help"], timeout=10)
     expect(rc == 0 and "run" in out, f"hopsim --help: exit {rc}")
-    print("usage errors exit 2 with a message on stderr; --help exits 0")
+    rc, _, err = run([ctx.hopsim, "frobnicate"], timeout=10)
+    expect('unknown command "frobnicate"' in err, f"hopsim frobnicate: {err!r}")
+    rc, out, _ = run([ctx.hopsim, "--version"], timeout=10)
+    expect(rc == 0 and out.startswith("hopsim ") and "(" in out, f"hopsim --version: {out!r}")
+    print(f"usage errors exit 2 with a message on stderr; --help exits 0; {out.strip()}")
+
+
+def case_text_summary(ctx):
+    """The text summary names cluster, GPU and model; explain prints readable units."""
+    rc, out, err = run([ctx.hopsim, "run", os.path.join(ctx.source_dir,
+                                                        "configs/experiments/default.json"),
+                        "--set", "cluster=../clusters/h200-hgx.json"])
+    expect(rc == 0 and "h200-hgx: 16 nodes x 8 H200 SXM" in out,
+           f"the summary does not name the H200 cluster: {out!r} {err!r}")
+    rc, out, err = run([ctx.hopsim, "explain", os.path.join(
+        ctx.source_dir, "configs/experiments/llama3-70b-cp.json"), "--set",
+        "workload.seq_len=131072"])
+    expect(rc == 0, f"explain exited {rc}: {err}")
+    for text in ("365.1 GB", "2198 tokens", "19780 tokens", "model", "llama3-70b"):
+        expect(text in out, f"explain does not print {text!r}:\n{out}")
+    expect("e+" not in out and "{" not in out, f"explain prints raw numbers or JSON:\n{out}")
+    print("the summary names cluster and GPU; explain prints units (365.1 GB, 2198 tokens)")
+
+
+def case_multi_size(ctx):
+    """A multi-size collective has one result per size, each with its own summary."""
+    _, report = run_json(ctx, os.path.join(ctx.source_dir,
+                                           "configs/experiments/nccl-allgather-h100.json"))
+    rows = report["collective"]["rows"]
+    results = report["results"]
+    expect(len(results) == len(rows) == 14, f"{len(results)} results for {len(rows)} sizes")
+    for row, result in zip(rows, results):
+        expect(result["step_time_s"] == row["time_s"] and result["case"] == f"{row['bytes']} B",
+               f"result {result['case']} does not match its row")
+        expect(result["bytes"]["nvlink"] == row["nvlink_bytes"], "bytes differ from the row")
+    expect(report["sim"]["cases"] == 14 and
+           report["sim"]["flows"] == sum(r["sim"]["flows"] for r in results),
+           "sim totals are not the sum over sizes")
+    expect("step_time_s" not in report, "a multi-size report has a top-level step_time_s")
+    expect(report["cluster"]["gpu"] == "H100 SXM", "the report does not name the GPU")
+    print(f"{len(results)} results, one per size; sim totals over all sizes")
+
+
+def case_schema_docs(ctx):
+    """docs/reference.md is exactly `hopsim schema --markdown`: keys cannot drift."""
+    rc, out, err = run([ctx.hopsim, "schema", "--markdown"])
+    expect(rc == 0, f"hopsim schema exited {rc}: {err}")
+    with open(os.path.join(ctx.source_dir, "docs/reference.md"), encoding="utf-8") as f:
+        expect(f.read() == out, "docs/reference.md differs from `hopsim schema --markdown`; "
+                                "regenerate it: build/bin/hopsim schema --markdown > "
+                                "docs/reference.md")
+    print(f"docs/reference.md matches hopsim schema ({out.count(chr(10))} lines)")
 
 
 # --- random flows ----------------------------------------------------------------------------
 
 def random_flows(rng, count, gpus):
-    """Random ranks, sizes from 0 to 256 MiB (log-uniform), some start times, some `after`
-    edges to earlier flows (so there is no cycle), a few local and zero-byte flows."""
+    """Random ranks (src != dst), sizes from 0 to 256 MiB (log-uniform), some start times, some
+    `after` edges to earlier flows (so there is no cycle), a few zero-byte flows."""
     flows = []
     for i in range(count):
         src = rng.randrange(gpus)
         roll = rng.random()
-        if roll < 0.03:
-            dst = src  # local: no link, no time
-        elif roll < 0.5:
-            dst = (src // 8) * 8 + rng.randrange(8)  # same node: NVLink
+        if roll < 0.5:
+            dst = (src // 8) * 8 + (src + 1 + rng.randrange(7)) % 8  # same node: NVLink
         else:
-            dst = rng.randrange(gpus)
+            dst = (src + 1 + rng.randrange(gpus - 1)) % gpus  # any other GPU
         flow = {"id": f"f{i}", "src": src, "dst": dst,
                 "bytes": 0 if rng.random() < 0.03 else int(2 ** rng.uniform(10, 28))}
         if rng.random() < 0.3:
@@ -348,7 +429,8 @@ def main():
     simple = {"two-sharing": case_two_sharing, "check-reports": case_check_reports,
               "check-report-detects": case_check_report_detects,
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
-              "trace": case_trace}
+              "trace": case_trace, "text-summary": case_text_summary,
+              "multi-size": case_multi_size, "schema-docs": case_schema_docs}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

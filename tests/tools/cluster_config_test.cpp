@@ -20,7 +20,7 @@ json base() {
     "name": "test",
     "nodes": 16,
     "gpu": {"name": "H100 SXM", "peak_bf16_tflops": 989, "peak_fp8_tflops": 1979,
-            "hbm_GB": 80, "hbm_GBps": 3350},
+            "hbm_GB": 80, "hbm_GBps": 3350, "sms": 132},
     "nvlink": {"peak_GBps": 450, "achievable_GBps": 370, "latency_us": 0.715},
     "nic": {"peak_GBps": 50, "achievable_GBps": 47, "latency_us": 0.45},
     "fabric": {"kind": "rail_optimized"},
@@ -60,8 +60,8 @@ TEST_CASE("the base document parses, with defaults from topo::Spec") {
   CHECK(c.topology.software_overhead == defaults.software_overhead);
   CHECK(c.topology.spines == defaults.spines);
   CHECK(c.topology.cross_rail == defaults.cross_rail);
-  CHECK(c.gpu.name == "H100 SXM");
-  CHECK(c.gpu.hbm_GBps == 3350);
+  CHECK(c.topology.gpu.name == "H100 SXM");
+  CHECK(c.topology.gpu.hbm_GBps == 3350);
 }
 
 TEST_CASE("\"bandwidth\": \"peak\" selects the peak figures; achievable defaults to peak") {
@@ -106,7 +106,7 @@ TEST_CASE("every shipped cluster config parses and builds") {
     const ClusterConfig c = load(e.path);
     CHECK(c.topology.nvlink.bandwidth.bytes_per_s == e.nvlink_Bps);
     CHECK(c.topology.nic.bandwidth.bytes_per_s == 47e9);
-    CHECK(c.gpu.hbm_GB == e.hbm_GB);
+    CHECK(c.topology.gpu.hbm_GB == e.hbm_GB);
     // The latencies reproduce DeepSeek ISCA'25 Table 5 (64 B): NVLink 3.33 us, IB 2.8 us.
     CHECK(2 * c.topology.nvlink.latency + c.topology.software_overhead == Time::ps(3'330'000));
     CHECK(2 * c.topology.nic.latency + c.topology.software_overhead == Time::ps(2'800'000));
@@ -153,7 +153,11 @@ TEST_CASE("fabric values are checked") {
   j["fabric"]["nodes_per_leaf"] = 5;
   CHECK(error_of(j) == "test.json: /fabric/nodes_per_leaf: must divide nodes (16), got 5");
   j["fabric"]["nodes_per_leaf"] = 32;
-  CHECK(error_of(j) == "test.json: /fabric/nodes_per_leaf: must be in [0, 16], got 32");
+  CHECK(error_of(j) == "test.json: /fabric/nodes_per_leaf: must divide nodes (16), got 32");
+  j["fabric"]["nodes_per_leaf"] = 1;
+  j["fabric"]["spines"] = 65536;
+  CHECK(error_of(j) == "test.json: /fabric/spines: 128 leaves x 65536 spines make 16777728 links "
+                       "with the GPUs' own; at most 4000000 are supported");
   j = base();
   j["fabric"]["oversubscription"] = 0.5;
   CHECK(

@@ -142,9 +142,24 @@ TEST_CASE("bad flows: sizes, keys, ranks") {
   j = experiment(kTwoFlows);
   j["workload"]["flows"][1]["dst"] = 128;  // h100-dgx has ranks 0..127
   p = dir.write("rank.json", j.dump());
+  CHECK_THROWS_WITH_AS(
+      load_experiment(p, {}),
+      (p + ": /workload/flows/1/dst: GPU 128 is not in the cluster (GPUs 0 to 127)").c_str(),
+      ConfigError);
+
+  j = experiment(kTwoFlows);
+  j["workload"]["flows"][1]["dst"] = 0;
+  p = dir.write("self.json", j.dump());
+  CHECK_THROWS_WITH_AS(
+      load_experiment(p, {}),
+      (p + ": /workload/flows/1/dst: a flow from GPU 0 to itself moves nothing over any link")
+          .c_str(),
+      ConfigError);
+
+  j = experiment(json::array());
+  p = dir.write("none.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
-                       (p + ": /workload/flows/1/dst: must be in [0, 127], got 128").c_str(),
-                       ConfigError);
+                       (p + ": /workload/flows: expected at least one flow").c_str(), ConfigError);
 
   j = experiment(kTwoFlows);
   j["workload"]["flows"][0]["bytes"] = 1e30;
@@ -201,7 +216,8 @@ TEST_CASE("bad `after`: cycles, self-loops, unknown and duplicate ids") {
   j["workload"]["flows"][1]["id"] = "a";
   p = dir.write("dup.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
-                       (p + R"(: /workload/flows/1/id: duplicate flow id "a")").c_str(),
+                       (p + R"(: /workload/flows/1/id: duplicate flow id "a" (flow 0 has it too))")
+                           .c_str(),
                        ConfigError);
 }
 
@@ -216,8 +232,13 @@ TEST_CASE("zero NVLink bandwidth, inline and by --set on a cluster file") {
                        ConfigError);
 
   p = dir.write("path.json", experiment(kTwoFlows).dump());
+  // A bad value that came from --set names the argument, not the file it went into.
   CHECK_THROWS_WITH_AS(load_experiment(p, {"cluster.nvlink.peak_GBps=0"}),
-                       (kCluster + ": /nvlink/peak_GBps: must be > 0, got 0").c_str(),
+                       "--set cluster.nvlink.peak_GBps=0: /nvlink/peak_GBps: must be > 0, got 0",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.flows.1.dst=1000"}),
+                       "--set workload.flows.1.dst=1000: /workload/flows/1/dst: GPU 1000 is not "
+                       "in the cluster (GPUs 0 to 127)",
                        ConfigError);
 }
 
@@ -229,38 +250,41 @@ TEST_CASE("bad --set and workload kinds") {
   CHECK_THROWS_WITH_AS(load_experiment(p, {"=3"}), R"(--set: expected KEY=VALUE, got "=3")",
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.kind=training"}),
-                       (p + R"(: /workload/kind: expected one of "flows", "collective", )"
-                            R"("attention_layer", "moe_layer", got "training")")
-                           .c_str(),
+                       R"(--set workload.kind=training: /workload/kind: expected one of "flows", )"
+                       R"("collective", "attention_layer", "moe_layer", got "training")",
                        ConfigError);
 }
 
 TEST_CASE("overrides: a number, a nested cluster key, another cluster file") {
   const TempDir dir;
   const std::string p = dir.write("e.json", experiment(kTwoFlows).dump());
-  const Experiment plain = load_experiment(p, {});
-  CHECK(plain.name == "e");
-  CHECK(plain.seed == 1);
+  const ExperimentFile plain = load_experiment(p, {});
+  CHECK(plain.experiment.name == "e");
+  CHECK(plain.experiment.seed == 1);
   CHECK(plain.cluster_file == kCluster);
-  REQUIRE(plain.flows.size() == 2);
-  CHECK(plain.flows[0].bytes.n == 1000);
-  CHECK(plain.flows[1].after == std::vector<std::size_t>{0});
-  CHECK(plain.cluster.topology.nvlink.bandwidth.bytes_per_s == 370e9);
+  const auto& flows = std::get<work::FlowsJob>(plain.experiment.job).flows;
+  REQUIRE(flows.size() == 2);
+  CHECK(flows[0].bytes.n == 1000);
+  CHECK(flows[1].after == std::vector<std::size_t>{0});
+  CHECK(plain.experiment.cluster.nvlink.bandwidth.bytes_per_s == 370e9);
+  CHECK(plain.experiment.cluster.nvlink.peak.bytes_per_s == 450e9);
+  CHECK(plain.experiment.cluster.gpu.name == "H100 SXM");
+  CHECK(plain.experiment.cluster.gpu.sms == 132);
 
-  const Experiment e = load_experiment(
+  const ExperimentFile e = load_experiment(
       p, {"workload.flows.1.bytes=4096", "seed=7", "cluster.nvlink.achievable_GBps=100"});
-  CHECK(e.flows[1].bytes.n == 4096);
-  CHECK(e.seed == 7);
-  CHECK(e.cluster.topology.nvlink.bandwidth.bytes_per_s == 100e9);
+  CHECK(std::get<work::FlowsJob>(e.experiment.job).flows[1].bytes.n == 4096);
+  CHECK(e.experiment.seed == 7);
+  CHECK(e.experiment.cluster.nvlink.bandwidth.bytes_per_s == 100e9);
   CHECK(e.resolved["workload"]["flows"][1]["bytes"] == 4096);
   CHECK(e.resolved["cluster"]["nvlink"]["achievable_GBps"] == 100);
 
   // `--set cluster=FILE` replaces the cluster file, and cluster.* keys then apply to it.
   const std::string other = std::string(HOPSIM_SOURCE_DIR) + "/configs/clusters/h800-deepseek.json";
-  const Experiment h800 = load_experiment(p, {"cluster.nodes=64", "cluster=" + other});
+  const ExperimentFile h800 = load_experiment(p, {"cluster.nodes=64", "cluster=" + other});
   CHECK(h800.cluster_file == other);
-  CHECK(h800.cluster.topology.name == "h800-deepseek");
-  CHECK(h800.cluster.topology.nodes == 64);
+  CHECK(h800.experiment.cluster.name == "h800-deepseek");
+  CHECK(h800.experiment.cluster.nodes == 64);
   CHECK(h800.resolved["cluster"]["name"] == "h800-deepseek");
 }
 
@@ -272,8 +296,8 @@ TEST_CASE("resolved inlines the cluster file; a relative cluster path is from th
   j["cluster"] = "clusters/c.json";
   j["name"] = "named";
   const std::string p = dir.write("e.json", j.dump());
-  const Experiment e = load_experiment(p, {});
-  CHECK(e.name == "named");
+  const ExperimentFile e = load_experiment(p, {});
+  CHECK(e.experiment.name == "named");
   CHECK(e.cluster_file == dir.path("clusters/c.json"));
   CHECK(e.resolved["cluster"].is_object());
   CHECK(json::parse(e.resolved["cluster"].dump()) == cluster);
@@ -281,9 +305,9 @@ TEST_CASE("resolved inlines the cluster file; a relative cluster path is from th
   // Inline clusters stay as written, overrides included.
   j["cluster"] = cluster;
   const std::string q = dir.write("inline.json", j.dump());
-  const Experiment inl = load_experiment(q, {"cluster.nodes=2"});
+  const ExperimentFile inl = load_experiment(q, {"cluster.nodes=2"});
   CHECK(inl.cluster_file == q);
-  CHECK(inl.cluster.topology.nodes == 2);
+  CHECK(inl.experiment.cluster.nodes == 2);
   CHECK(inl.resolved["cluster"]["nodes"] == 2);
   CHECK(inl.resolved["cluster"]["name"] == "h100-dgx");
 }
@@ -294,9 +318,8 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
             {"workload", {{"kind", "collective"}, {"op", "all_reduce"}, {"bytes", 1024}}}};
   std::string p = dir.write("c.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.algorithm=two_tier"}),
-                       (p + R"(: /workload/algorithm: algorithm "two_tier" does not implement )"
-                            R"(all_reduce; all_reduce takes "ring")")
-                           .c_str(),
+                       R"(--set workload.algorithm=two_tier: /workload/algorithm: algorithm )"
+                       R"("two_tier" does not implement all_reduce; all_reduce takes "ring")",
                        ConfigError);
   j["workload"] = {{"kind", "collective"}, {"op", "all_to_all"}, {"algorithm", "two_tier"},
                    {"ranks", {0, 1, 2, 3, 8, 9, 10, 11}},
@@ -317,15 +340,72 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
                            .c_str(),
                        ConfigError);
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
-  CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3"}),
+  CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3", "cluster.nodes=3"}),
                        (cp + ": /workload/seq_len: 8192 does not split into 2*cp = 6 equal "
                              "chunks (cp = 3)")
                            .c_str(),
                        ConfigError);
   CHECK_THROWS_WITH_AS(
-      load_experiment(cp, {"parallel.tp=3"}),
-      (cp + ": /parallel/tp: 3 does not split the model's 64 heads (8 KV heads)").c_str(),
+      load_experiment(cp, {"parallel.tp=6", "cluster.nodes=1", "cluster.gpus_per_node=6"}),
+      "--set parallel.tp=6: /parallel/tp: 6 does not split the model's 64 heads (8 KV heads)",
       ConfigError);
+}
+
+TEST_CASE("the rank mesh: degrees that do not divide the cluster, TP across nodes, EP from DP") {
+  const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
+  CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3"}),
+                       "--set parallel.cp=3: /parallel: tp x cp x pp x dp = 8 x 3 x 1 x 1 = 24 "
+                       "does not divide the cluster's 128 GPUs",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.tp=16"}),
+                       "--set parallel.tp=16: /parallel/tp: the TP group of GPU 0 spans GPUs 0 "
+                       "to 15, across nodes of 8 GPUs; tensor parallelism must stay inside a "
+                       "node (set parallel.tp_across_nodes to allow it)",
+                       ConfigError);
+  CHECK_NOTHROW(load_experiment(cp, {"parallel.tp=16", "parallel.tp_across_nodes=true"}));
+  // With tp outermost, a TP group of 8 strides over 8 nodes.
+  CHECK_THROWS_AS(load_experiment(cp, {"parallel.order=[\"cp\", \"pp\", \"dp\", \"tp\"]",
+                                       "parallel.dp=16"}),
+                  ConfigError);
+  const std::string ep =
+      std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/deepseek-v3-moe-ep64.json";
+  // A problem of one key that another key's --set caused names the file: either may be at fault.
+  CHECK_THROWS_WITH_AS(load_experiment(ep, {"parallel.dp=32"}),
+                       (ep + ": /parallel/ep: 64 does not divide tp x cp x dp = 32: expert "
+                             "parallelism takes its ranks from the tensor-, context- and "
+                             "data-parallel ones")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("collectives: send_recv takes two ranks and no chunks; a 1-GPU cluster has no pairs") {
+  const TempDir dir;
+  const json j = {{"cluster", kCluster},
+                  {"workload", {{"kind", "collective"}, {"op", "send_recv"}, {"bytes", 1024},
+                                {"ranks", {0, 1, 2}}}}};
+  const std::string p = dir.write("s.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/ranks: send_recv goes from one rank to another: it "
+                            "takes exactly 2 ranks, got 3")
+                           .c_str(),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.ranks=[0, 8]", "workload.chunks=4"}),
+                       "--set workload.chunks=4: /workload/chunks: chunks apply to ring "
+                       "all-gather, reduce-scatter and all-reduce; ring send_recv sends each "
+                       "pair's data as one flow",
+                       ConfigError);
+  CHECK_NOTHROW(load_experiment(p, {"workload.ranks=[0, 8]"}));
+  const json all = {{"cluster", kCluster},
+                    {"workload", {{"kind", "collective"}, {"op", "all_gather"}, {"bytes", 1024}}}};
+  const std::string q = dir.write("a.json", all.dump());
+  CHECK_THROWS_WITH_AS(
+      load_experiment(q, {"cluster.nodes=1", "cluster.gpus_per_node=1"}),
+      (q + ": /workload: a collective needs at least 2 ranks, got 1").c_str(), ConfigError);
+  const ExperimentFile groups = load_experiment(q, {"workload.group=tp", "parallel.tp=8",
+                                                    "parallel.dp=16"});
+  const auto& job = std::get<work::CollectiveJob>(groups.experiment.job);
+  CHECK(job.rank_sets(groups.experiment.cluster, work::Mesh(groups.experiment.parallel)).size() ==
+        16);
 }
 
 }  // namespace hopsim::config

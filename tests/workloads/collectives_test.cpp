@@ -39,6 +39,25 @@ CollectiveJob make_job(CollectiveOp op, CollectiveAlgorithm algorithm, std::vect
   return job;
 }
 
+// The job environment of a collective alone on `cluster`: no model, a 1-rank mesh.
+struct Env {
+  explicit Env(const topo::Cluster& cluster)
+      : mesh(ParallelSpec{}), job{cluster.spec(), kLat, mesh}, build{job, cluster} {}
+  Mesh mesh;
+  JobEnv job;
+  BuildEnv build;
+};
+
+Plan build_collective_plan(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
+  const Env env(cluster);
+  return hopsim::work::build_collective_plan(env.build, job, size);
+}
+
+std::int64_t flat_ib_bytes(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
+  const Env env(cluster);
+  return hopsim::work::flat_ib_bytes(env.build, job, size);
+}
+
 Time run(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
   const Plan plan = build_collective_plan(cluster, job, size);
   const Outcome out = simulate(cluster, plan);
@@ -66,7 +85,6 @@ TEST_CASE("ring collectives on a switch take steps x (a + ceil(S/n)/B) plus the 
       CAPTURE(s);
       const Time step = kLat.nvlink_hop + transfer_time(Bytes{(s + n - 1) / n}, kB);
       CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
-      job.latency = kLat;
       CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * step);
       job.op = CollectiveOp::ReduceScatter;
       CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * step);
@@ -86,7 +104,6 @@ TEST_CASE("a chunked ring sends its chunks back to back: steps x k x (a + piece/
       const std::int64_t piece = ((s + n - 1) / n + k - 1) / k;
       const Time step = kLat.nvlink_hop + transfer_time(Bytes{piece}, kB);
       CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
-      job.latency = kLat;
       job.chunks = k;
       CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * k * step);
       job.op = CollectiveOp::AllReduce;
@@ -104,7 +121,6 @@ TEST_CASE("all-to-all and direct all-gather through one switch take a + (n-1)(S/
       const Time expected =
           kLat.base + kLat.nvlink_hop + transfer_time(Bytes{(n - 1) * (s / n)}, kB);
       CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::Flat, iota(n));
-      job.latency = kLat;
       const Time t = run(cluster, job, Bytes{s});
       CHECK(std::llabs((t - expected).count_ps()) <= 1);
       if (s % n == 0) {
@@ -127,7 +143,6 @@ TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
   const Bytes s{1LL << 30};
   for (auto algorithm : {CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier}) {
     CollectiveJob job = make_job(CollectiveOp::AllToAll, algorithm, iota(16));
-    job.latency = kLat;
     const Time t = run(cluster, job, s);
     const double expected =
         (kLat.base + kLat.net_hop).seconds() + static_cast<double>(s.n / 2) / 47e9;
@@ -159,7 +174,8 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   spec.nodes = 4;
   const topo::Cluster cluster(spec);
   CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, iota(32));
-  job.moe = MoeRouting{512, 64, 8, 3, 7168, 1};
+  job.moe = MoeRouting{512, 64, 8, 3, 1};
+  job.token_bytes = Bytes{7168};
   const Plan two = build_collective_plan(cluster, job, Bytes{});
   job.algorithm = CollectiveAlgorithm::Flat;
   const Plan flat = build_collective_plan(cluster, job, Bytes{});
@@ -168,7 +184,7 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   CHECK(s1.ib_bytes.n == flat_ib_bytes(cluster, job, Bytes{}));
   CHECK(s2.ib_bytes.n < s1.ib_bytes.n);  // tokens for several GPUs of a node cross once
   // What each GPU finally holds is the same: count flows that end at their destination.
-  const TwoTierMatrix m = route_tokens(job.ranks, cluster, *job.moe);
+  const TwoTierMatrix m = route_tokens(job.ranks, cluster, *job.moe, job.token_bytes);
   std::int64_t wanted = 0;
   for (std::size_t i = 0; i < m.gpu.n; ++i) {
     for (std::size_t j = 0; j < m.gpu.n; ++j) {

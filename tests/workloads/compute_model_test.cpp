@@ -334,7 +334,7 @@ TEST_CASE("the tally sums time per source and gives shares") {
   CHECK(tally.total() == Time{});
   CHECK(tally.share(Source::Exact) == 0);
   tally.add(Source::Exact, Time::us(30));
-  tally.add(ComputeCost{Time::us(50), {}, Bytes{}, Source::Roofline});
+  tally.add(Source::Roofline, Time::us(50));
   tally.add(Source::Clamped, Time::us(20));
   CHECK(tally.total() == Time::us(100));
   CHECK(tally.time(Source::Roofline) == Time::us(50));

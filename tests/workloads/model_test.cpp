@@ -1,7 +1,7 @@
 // Model closed forms against the seed articles' numbers and brute-force sums.
 #include "doctest_time.hpp"
 #include "workloads/compute/compute_model.hpp"
-#include "workloads/model/explain.hpp"
+#include "workloads/jobs/layer_closed_forms.hpp"
 #include "workloads/model/model.hpp"
 
 using namespace hopsim::work;
@@ -61,9 +61,19 @@ TEST_CASE("DeepSeek-V3: 671B parameters, about 37B active") {
   CHECK(moe_layers(m) == 58);
 }
 
+// The figures the seeds divide by: 989 TF BF16, 450 GB/s NVLink, 50 GB/s NIC (H100 SXM).
+hopsim::topo::Spec h100_peaks() {
+  hopsim::topo::Spec spec;
+  spec.gpu.peak_bf16_tflops = 989;
+  spec.nvlink.peak = hopsim::Bandwidth::gigabytes_per_s(450);
+  spec.nic.peak = hopsim::Bandwidth::gigabytes_per_s(50);
+  spec.nvlink.bandwidth = hopsim::Bandwidth::gigabytes_per_s(370);  // achievable: not quoted
+  return spec;
+}
+
 TEST_CASE("DeepSeek-V3 EP traffic: 117.4 MB out in FP8, 234.9 MB back in BF16, 704.6 MB in all") {
   MoeLayerJob job;  // 4096 tokens, top-8, 4 nodes, FP8 out, BF16 back
-  const EpNumbers ep = ep_numbers(deepseek_v3(), job, Peaks{});
+  const EpNumbers ep = ep_numbers(deepseek_v3(), job, h100_peaks());
   CHECK(ep.dispatch_bytes_per_gpu == doctest::Approx(117.4e6).epsilon(0.001));
   CHECK(ep.combine_bytes_per_gpu == doctest::Approx(234.9e6).epsilon(0.001));
   CHECK(ep.fwd_bwd_bytes_per_gpu == doctest::Approx(704.6e6).epsilon(0.001));
@@ -76,7 +86,7 @@ TEST_CASE("DeepSeek-V3 EP traffic: 117.4 MB out in FP8, 234.9 MB back in BF16, 7
 TEST_CASE("CP thresholds and load balance: 2198 / 19,780 tokens, 8x, 2c+1") {
   ParallelSpec p;
   p.cp = 8;
-  const CpNumbers cp = cp_numbers(p, Peaks{});
+  const CpNumbers cp = cp_numbers(p, h100_peaks());
   CHECK(cp.block_threshold_nvlink_tokens == doctest::Approx(2198).epsilon(0.001));
   CHECK(cp.block_threshold_network_tokens == doctest::Approx(19780));
   CHECK(cp.min_seq_per_rank_nvlink == doctest::Approx(13'000).epsilon(0.02));

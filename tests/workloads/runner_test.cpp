@@ -1,6 +1,6 @@
 // Plans run on real topologies: closed forms through NVSwitch and NICs, and the run summary.
 #include "doctest_time.hpp"
-#include "workloads/jobs/flows.hpp"
+#include "workloads/jobs/flows_job.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
 

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "workloads/model/explain.hpp"
-#include "workloads/model/layer_compute.hpp"
+#include "workloads/jobs/layer_closed_forms.hpp"
+#include "workloads/jobs/layer_compute.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -28,20 +28,12 @@ Json flops_json(const work::LayerFlops& f) {
   return out;
 }
 
-work::Peaks peaks_of(const config::Experiment& exp) {
-  work::Peaks p;
-  p.bf16_flops_per_s = exp.cluster.gpu.peak_bf16_tflops * 1e12;
-  p.nvlink_Bps = exp.cluster.nvlink_peak.bytes_per_s;
-  p.nic_Bps = exp.cluster.nic_peak.bytes_per_s;
-  return p;
-}
-
-void cp_section(const config::Experiment& exp, Json& r) {
-  const work::CpNumbers cp = work::cp_numbers(exp.parallel, peaks_of(exp));
+void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job, Json& r) {
+  const work::CpNumbers cp = work::cp_numbers(exp.parallel, exp.cluster);
   r["per_layer_flops_per_gpu"] =
-      flops_json(work::attention_layer_flops(*exp.model, exp.parallel, exp.attention));
+      flops_json(work::attention_layer_flops(*exp.model, exp.parallel, job));
   r["cp"] = {{"degree", exp.parallel.cp},
-             {"tokens_per_rank", exp.attention.seq_len / exp.parallel.cp},
+             {"tokens_per_rank", job.seq_len / exp.parallel.cp},
              {"block_threshold_nvlink_tokens", cp.block_threshold_nvlink_tokens},
              {"block_threshold_network_tokens", cp.block_threshold_network_tokens},
              {"min_seq_per_rank_nvlink", cp.min_seq_per_rank_nvlink},
@@ -51,26 +43,17 @@ void cp_section(const config::Experiment& exp, Json& r) {
              {"zigzag_units_per_rank", cp.zigzag_units_per_rank}};
 }
 
-void ep_section(const config::Experiment& exp, Json& r) {
-  const work::EpNumbers ep = work::ep_numbers(*exp.model, exp.moe, peaks_of(exp));
-  r["per_layer_flops_per_gpu"] =
-      flops_json(work::moe_layer_flops(*exp.model, exp.parallel, exp.moe));
+void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {
+  const work::EpNumbers ep = work::ep_numbers(*exp.model, job, exp.cluster);
+  r["per_layer_flops_per_gpu"] = flops_json(work::moe_layer_flops(*exp.model, exp.parallel, job));
   r["ep"] = {{"degree", exp.parallel.ep},
-             {"tokens_per_gpu", exp.moe.tokens_per_gpu},
+             {"tokens_per_gpu", job.routing.tokens_per_gpu},
              {"dispatch_bytes_per_gpu", ep.dispatch_bytes_per_gpu},
              {"combine_bytes_per_gpu", ep.combine_bytes_per_gpu},
              {"fwd_bwd_bytes_per_gpu", ep.fwd_bwd_bytes_per_gpu},
              {"layer_flops_per_gpu", ep.layer_flops_per_gpu},
              {"compute_s_at_peak", ep.compute_s_at_peak},
              {"comm_s_at_nic", ep.comm_s_at_nic}};
-}
-
-work::ComputeModel compute_model(const config::Experiment& exp) {
-  work::Roofline roofline;
-  roofline.peak_bf16_tflops = exp.cluster.gpu.peak_bf16_tflops;
-  roofline.peak_fp8_tflops = exp.cluster.gpu.peak_fp8_tflops;
-  roofline.hbm_GBps = exp.cluster.gpu.hbm_GBps;
-  return work::ComputeModel(exp.calibration ? &*exp.calibration : nullptr, roofline);
 }
 
 Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
@@ -83,23 +66,18 @@ Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
                  {"tflops_per_s", cost.flops.n / cost.time.seconds() / 1e12},
                  {"source", work::source_name(cost.source)}};
     total += cost.time;
-    tally.add(cost);
+    tally.add(cost.source, cost.time);
   }
   out["total_s"] = total.seconds();
   return out;
 }
 
 // Kernel times of one layer from the calibration table (or the roofline), and their sources.
-void time_section(const config::Experiment& exp, Json& r) {
-  const work::ComputeModel model = compute_model(exp);
-  const work::LayerCosts costs =
-      exp.kind == "moe_layer"
-          ? work::moe_layer_costs(*exp.model, exp.parallel, exp.moe, model)
-          : work::attention_layer_costs(*exp.model, exp.parallel, exp.attention, model);
+void time_section(const config::ExperimentFile& file, const work::LayerCosts& costs, Json& r) {
   work::ComputeTally tally;
   r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally)},
                                  {"bwd", pass_json(costs.bwd, tally)}};
-  r["calibration"] = exp.calibration ? exp.calibration_file : "none (roofline only)";
+  r["calibration"] = file.experiment.calibration ? file.calibration_file : "none (roofline only)";
   Json sources = Json::object();
   for (work::Source s : work::kSources) {
     sources[std::string(work::source_name(s))] = tally.share(s);
@@ -107,20 +85,9 @@ void time_section(const config::Experiment& exp, Json& r) {
   r["compute_sources"] = std::move(sources);
 }
 
-}  // namespace
-
-Json explain(const config::Experiment& exp) {
-  Json r;
-  r["experiment"] = exp.name;
-  r["workload"] = exp.kind;
-  if (!exp.model) {
-    r["note"] = "no model: the closed forms need one";
-    return r;
-  }
+// The model's closed forms at a sequence length and micro-batch.
+void model_section(const work::Experiment& exp, std::int64_t seq, std::int64_t batch, Json& r) {
   const work::ModelSpec& m = *exp.model;
-  const bool moe = exp.kind == "moe_layer";
-  const std::int64_t seq = moe ? exp.moe.tokens_per_gpu : exp.attention.seq_len;
-  const std::int64_t batch = moe ? 1 : exp.attention.micro_batch;
   r["model"] = m.name;
   r["parallel"] = {{"tp", exp.parallel.tp}, {"cp", exp.parallel.cp}, {"ep", exp.parallel.ep},
                    {"pp", exp.parallel.pp}, {"dp", exp.parallel.dp}};
@@ -133,32 +100,52 @@ Json explain(const config::Experiment& exp) {
       work::activation_bytes_per_gpu(m, seq, batch, exp.parallel.tp, exp.parallel.cp);
   r["attention_flops_per_token"] = work::attention_flops_per_token(m, seq);
   r["dense_flops_per_token"] = 6 * work::active_params(m);
-  if (exp.kind == "attention_layer") {
-    cp_section(exp, r);
-    time_section(exp, r);
-  } else if (moe) {
-    ep_section(exp, r);
-    time_section(exp, r);
+}
+
+}  // namespace
+
+Json explain(const config::ExperimentFile& file) {
+  const work::Experiment& exp = file.experiment;
+  Json r;
+  r["experiment"] = exp.name;
+  r["workload"] = work::kind_name(exp.job);
+  r["cluster"] = fmt::format("{}: {} nodes x {} {}", exp.cluster.name, exp.cluster.nodes,
+                             exp.cluster.gpus_per_node, exp.cluster.gpu.name);
+  if (!exp.model || (!std::holds_alternative<work::AttentionLayerJob>(exp.job) &&
+                     !std::holds_alternative<work::MoeLayerJob>(exp.job))) {
+    r["note"] = "closed forms are given for the attention_layer and moe_layer kinds (with a "
+                "model); `hopsim run` simulates this one";
+    return r;
   }
+  const work::ComputeModel compute = work::compute_model(exp);
+  std::visit(work::Overloaded{
+                 [&](const work::AttentionLayerJob& job) {
+                   model_section(exp, job.seq_len, job.micro_batch, r);
+                   cp_section(exp, job, r);
+                   time_section(file, work::attention_layer_costs(*exp.model, exp.parallel, job,
+                                                                  compute),
+                                r);
+                 },
+                 [&](const work::MoeLayerJob& job) {
+                   model_section(exp, job.routing.tokens_per_gpu, 1, r);
+                   ep_section(exp, job, r);
+                   time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute),
+                                r);
+                 },
+                 [&](const work::FlowsJob& /*job*/) {},
+                 [&](const work::CollectiveJob& /*job*/) {},
+             },
+             exp.job);
   return r;
 }
 
 int explain_command(const RunOptions& o) {
-  const config::Experiment exp = config::load_experiment(o.experiment, o.overrides);
-  const Json r = explain(exp);
+  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  const Json r = explain(file);
   if (o.json) {
     fmt::print("{}\n", r.dump(2));
-    return 0;
-  }
-  for (const auto& [key, value] : r.items()) {
-    if (value.is_object()) {
-      fmt::print("{}:\n", key);
-      for (const auto& [k, v] : value.items()) {
-        fmt::print("  {:<32} {}\n", k, v.dump());
-      }
-    } else {
-      fmt::print("{:<34} {}\n", key, value.is_number_float() ? fmt::format("{:.6g}", value.get<double>()) : value.dump());
-    }
+  } else {
+    fmt::print("{}", format_explanation(r));
   }
   return 0;
 }

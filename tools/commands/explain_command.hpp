@@ -5,15 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/config/experiment.hpp"
 #include "tools/commands/run_command.hpp"
+#include "tools/config/experiment.hpp"
 
 namespace hopsim::tools {
 
 /// The explanation as JSON (params, memory, FLOPs, and CP or EP numbers by workload kind).
-nlohmann::ordered_json explain(const config::Experiment& exp);
+nlohmann::ordered_json explain(const config::ExperimentFile& file);
 
-/// Prints the explanation (a summary, or JSON with options.json). Returns the exit code.
+/// The explanation for a terminal: nested keys indented, numbers in readable units chosen by
+/// their key's unit suffix (bytes, seconds, FLOPs, tokens, shares).
+std::string format_explanation(const nlohmann::ordered_json& explanation);
+
+/// Prints the explanation (readable text, or JSON with options.json). Returns the exit code.
 int explain_command(const RunOptions& options);
 
 }  // namespace hopsim::tools

@@ -1,91 +1,65 @@
-// `hopsim run` for every workload kind.
+// `hopsim run` for every workload kind: the library's run(), then the report and outputs.
 #include "tools/commands/run_command.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "tools/config/experiment.hpp"
+#include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/commands/trace.hpp"
-#include "topology/cluster.hpp"
-#include "workloads/jobs/collective_job.hpp"
-#include "workloads/plan/runner.hpp"
-#include "workloads/plan/summary.hpp"
+#include "tools/config/experiment.hpp"
+#include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out || !(out << text)) {
-    throw config::ConfigError(fmt::format("{}: cannot write file", path.string()));
+// --out DIR owns report.json, config.json and trace.json: what this run does not write there
+// is removed, so that no file of an earlier run is left beside the new report.
+void write_out_dir(const RunOptions& o, const std::string& report, const std::string& config) {
+  namespace fs = std::filesystem;
+  const fs::path dir(o.out_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw OutputError(fmt::format("{}: cannot create the output folder: {}", o.out_dir,
+                                  ec ? ec.message() : "not a folder"));
   }
-}
-
-struct Run {
-  work::Plan plan;
-  work::Outcome outcome;
-  work::Summary summary;
-};
-
-Run simulate_plan(const topo::Cluster& cluster, work::Plan plan) {
-  Run r{std::move(plan), {}, {}};
-  r.outcome = work::simulate(cluster, r.plan);
-  r.summary = work::summarize(cluster, r.plan, r.outcome);
-  return r;
-}
-
-CollectiveRow row_of(const topo::Cluster& cluster, const work::CollectiveJob& job, Bytes size,
-                     const Run& run) {
-  CollectiveRow row;
-  row.bytes = size;
-  row.time = run.outcome.makespan;
-  row.algbw_GBps = static_cast<double>(size.n) / row.time.seconds() / 1e9;
-  row.busbw_GBps =
-      row.algbw_GBps * work::busbw_factor(job.op, static_cast<int>(job.ranks.size()));
-  row.ib_bytes = run.summary.ib_bytes;
-  row.nvlink_bytes = run.summary.nvlink_bytes;
-  row.ib_bytes_flat = Bytes{work::flat_ib_bytes(cluster, job, size)};
-  return row;
+  write_file_atomically((dir / "report.json").string(), report);
+  write_file_atomically((dir / "config.json").string(), config);
+  const fs::path trace = dir / "trace.json";
+  const bool traced_here =
+      !o.trace_file.empty() && fs::weakly_canonical(o.trace_file, ec) == fs::weakly_canonical(trace, ec);
+  if (!traced_here && fs::is_regular_file(trace, ec)) {
+    fs::remove(trace, ec);
+  }
 }
 
 }  // namespace
 
 int run_command(const RunOptions& o) {
-  const config::Experiment exp = config::load_experiment(o.experiment, o.overrides);
-  if (exp.kind != "flows" && exp.kind != "collective") {
-    throw config::ConfigError(fmt::format(
-        "{}: /workload/kind: workload kind \"{}\" is not simulated yet (this version simulates "
-        "\"flows\" and \"collective\"); `hopsim explain` gives its closed-form numbers",
-        o.experiment, exp.kind));
+  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  work::RunOptions options;
+  options.watch_links = o.trace_file.empty() ? 0 : o.trace_links;
+  const work::RunResult result = work::run(file.experiment, options);
+  if (!result.ok()) {
+    file.fail(result.problems.front());
   }
-  const topo::Cluster cluster(exp.cluster.topology);
-  std::vector<CollectiveRow> rows;
-  Run last;
-  if (exp.kind == "flows") {
-    last = simulate_plan(cluster, work::build_flows_plan(exp.flows));
-  } else {
-    for (Bytes size : exp.collective.sizes) {
-      last = simulate_plan(cluster, work::build_collective_plan(cluster, exp.collective, size));
-      rows.push_back(row_of(cluster, exp.collective, size, last));
-    }
-  }
-  if (!last.outcome.stuck.empty()) {
-    fmt::print(stderr, "{}: {} tasks never ran (a dependency cycle)\n", o.experiment,
-               last.outcome.stuck.size());
+  if (const std::size_t stuck = result.stuck(); stuck > 0) {
+    fmt::print(stderr, "{}: {} tasks never ran (a dependency cycle)\n", o.experiment, stuck);
     return 1;
   }
-  const auto report = make_report({exp, cluster, last.plan, last.outcome, last.summary,
-                                   !o.no_wall_time, rows.empty() ? nullptr : &rows});
-  if (!o.out_dir.empty()) {
-    std::filesystem::create_directories(o.out_dir);
-    write_file(std::filesystem::path(o.out_dir) / "report.json", report.dump(2) + "\n");
-    write_file(std::filesystem::path(o.out_dir) / "config.json", exp.resolved.dump(2) + "\n");
-  }
-  if (!o.trace_file.empty()) {
-    write_file(o.trace_file, make_trace(last.plan, last.outcome).dump() + "\n");
+  const auto report = make_report({file, result, !o.no_wall_time});
+  try {
+    if (!o.trace_file.empty()) {
+      write_file_atomically(o.trace_file, make_trace(result).dump() + "\n");
+    }
+    if (!o.out_dir.empty()) {
+      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n");
+    }
+  } catch (const OutputError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
   }
   if (o.json) {
     fmt::print("{}\n", report.dump(2));

@@ -1,6 +1,7 @@
-// `hopsim run`: load, simulate, report.
+// `hopsim run`: load, run(), report.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,12 +11,14 @@ struct RunOptions {
   std::string experiment;
   std::vector<std::string> overrides;
   bool json = false;
-  std::string out_dir;
+  std::string out_dir;  ///< report.json and config.json (and trace.json with --trace there)
   bool no_wall_time = false;
-  std::string trace_file;  ///< Chrome trace of the run (the last size of a collective)
+  std::string trace_file;      ///< Chrome trace of every case of the run
+  std::size_t trace_links = 8;  ///< links whose load the trace draws (the busiest)
 };
 
-/// Returns the exit code: 0 ok, 1 the run failed. Throws config::ConfigError on bad input.
+/// Returns the exit code: 0 ok, 1 the run failed or an output could not be written.
+/// Throws config::ConfigError on bad input.
 int run_command(const RunOptions& options);
 
 }  // namespace hopsim::tools

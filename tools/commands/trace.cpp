@@ -1,54 +1,114 @@
-// Trace events from plan task times.
+// Trace events from a run's task times, streams, labels and watched link loads.
 #include "tools/commands/trace.hpp"
 
 #include <set>
 
+#include <fmt/format.h>
+
 namespace hopsim::tools {
 namespace {
 
-std::string fmt_flow_name(const std::string& phase, int dst) {
-  return phase + " -> " + std::to_string(dst);
+using Json = nlohmann::json;
+
+constexpr int kLinksProcess = -1;  // pid of the link-load counters
+
+std::string name_of(const work::Plan& plan, const work::PlanTask& t) {
+  const std::string& phase = plan.phases()[t.phase].name;
+  const std::string& label = plan.label(t);
+  return label.empty() ? phase : phase + " " + label;
+}
+
+double us(Time t) { return t.seconds() * 1e6; }
+
+void add_task(const work::CaseResult& c, std::size_t i, Time offset, std::uint64_t id,
+              const topo::Cluster& cluster, Json& events) {
+  const work::PlanTask& t = c.plan.tasks()[i];
+  const sim::TaskTimes& tt = c.outcome.times[i];
+  const double start = us(offset + tt.start);
+  const double end = us(offset + tt.end);
+  if (t.kind == work::PlanTaskKind::Compute) {
+    const Json args = {{"flops", t.flops.n}, {"source", work::source_name(t.source)}};
+    events.push_back({{"name", name_of(c.plan, t)}, {"cat", "compute"}, {"ph", "X"},
+                      {"pid", t.src}, {"tid", t.stream}, {"ts", start}, {"dur", end - start},
+                      {"args", args}});
+    return;
+  }
+  Json links = Json::array();
+  for (topo::LinkId l : c.outcome.route(static_cast<work::PlanTaskId>(i))) {
+    links.push_back(cluster.link(l).name);
+  }
+  const Json args = {{"dst", t.dst}, {"bytes", t.bytes.n},
+                     {"latency_us", us(c.outcome.latency[i])}, {"links", std::move(links)}};
+  const std::string name = name_of(c.plan, t);
+  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "b"}, {"id", id}, {"pid", t.src},
+                    {"tid", t.stream}, {"ts", start}, {"args", args}});
+  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "e"}, {"id", id}, {"pid", t.src},
+                    {"tid", t.stream}, {"ts", end}});
+}
+
+void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster& cluster,
+                    Json& events) {
+  for (const work::LinkLoad& load : c.link_loads) {
+    const std::string& name = cluster.link(load.link).name;
+    for (const auto& [at, bytes_per_s] : load.samples) {
+      events.push_back({{"name", name}, {"ph", "C"}, {"pid", kLinksProcess},
+                        {"ts", us(offset + at)}, {"args", {{"GB/s", bytes_per_s / 1e9}}}});
+    }
+  }
+}
+
+void add_names(const topo::Cluster& cluster, const std::set<std::pair<int, int>>& threads,
+               const std::vector<std::string>& streams, bool links, Json& events) {
+  std::set<int> gpus;
+  for (const auto& [gpu, stream] : threads) {
+    gpus.insert(gpu);
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", stream},
+                      {"args", {{"name", streams[static_cast<std::size_t>(stream)]}}}});
+  }
+  for (int gpu : gpus) {
+    const std::string name = fmt::format("n{}.g{}", cluster.node_of(gpu), cluster.local_of(gpu));
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", gpu},
+                      {"args", {{"name", name}}}});
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", gpu},
+                      {"args", {{"sort_index", gpu}}}});
+  }
+  if (links) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kLinksProcess},
+                      {"args", {{"name", "links (busiest)"}}}});
+  }
 }
 
 }  // namespace
 
-nlohmann::json make_trace(const work::Plan& plan, const work::Outcome& outcome) {
-  using Json = nlohmann::json;
-  constexpr int kComputeThread = 0;
-  constexpr int kCommThread = 1;
+Json make_trace(const work::RunResult& result) {
+  const topo::Cluster& cluster = *result.cluster;
   Json events = Json::array();
-  std::set<int> gpus;
-  for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
-    const work::PlanTask& t = plan.tasks()[i];
-    const sim::TaskTimes& tt = outcome.times[i];
-    if (tt.end == Time::max() || t.kind == work::PlanTaskKind::Delay) {
-      continue;
+  std::set<std::pair<int, int>> threads;
+  std::vector<std::string> streams;
+  bool links = false;
+  Time offset;
+  std::uint64_t id = 0;
+  for (const work::CaseResult& c : result.cases) {
+    if (result.cases.size() > 1) {
+      events.push_back({{"name", fmt::format("case {}", c.name)}, {"ph", "i"}, {"s", "g"},
+                        {"pid", 0}, {"tid", 0}, {"ts", us(offset)}});
     }
-    gpus.insert(t.src);
-    const double start_us = tt.start.seconds() * 1e6;
-    const double end_us = tt.end.seconds() * 1e6;
-    const std::string& phase = plan.phases()[t.phase].name;
-    if (t.kind == work::PlanTaskKind::Compute) {
-      events.push_back({{"name", phase}, {"cat", "compute"}, {"ph", "X"}, {"pid", t.src},
-                        {"tid", kComputeThread}, {"ts", start_us}, {"dur", end_us - start_us}});
-      continue;
+    for (std::size_t i = 0; i < c.plan.tasks().size(); ++i, ++id) {
+      const work::PlanTask& t = c.plan.tasks()[i];
+      if (c.outcome.times[i].end == Time::max() || t.kind == work::PlanTaskKind::Delay) {
+        continue;
+      }
+      threads.emplace(t.src, t.stream);
+      add_task(c, i, offset, id, cluster, events);
     }
-    const Json args = {{"dst", t.dst}, {"bytes", t.bytes.n},
-                       {"latency_us", outcome.latency[i].seconds() * 1e6}};
-    const std::string name = fmt_flow_name(phase, t.dst);
-    events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "b"}, {"id", i}, {"pid", t.src},
-                      {"tid", kCommThread}, {"ts", start_us}, {"args", args}});
-    events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "e"}, {"id", i}, {"pid", t.src},
-                      {"tid", kCommThread}, {"ts", end_us}});
+    add_link_loads(c, offset, cluster, events);
+    links = links || !c.link_loads.empty();
+    if (c.plan.streams().size() > streams.size()) {
+      streams = c.plan.streams();
+    }
+    offset += c.outcome.makespan;
   }
-  for (int gpu : gpus) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", gpu},
-                      {"args", {{"name", "GPU " + std::to_string(gpu)}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", kComputeThread},
-                      {"args", {{"name", "compute"}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", kCommThread},
-                      {"args", {{"name", "comm"}}}});
-  }
+  add_names(cluster, threads, streams, links, events);
   return Json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }
 

@@ -3,14 +3,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/plan/plan.hpp"
-#include "workloads/plan/runner.hpp"
+#include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
 
-/// A process per GPU. Compute tasks are complete ("X") slices on the GPU's compute thread;
-/// flows overlap freely, so each is an async slice ("b"/"e") on its sender's comm track, with
-/// the destination and bytes as arguments. Times in microseconds, as the format wants.
-nlohmann::json make_trace(const work::Plan& plan, const work::Outcome& outcome);
+/// A process per GPU named like "n0.g3", a thread per stream of the plan. Compute tasks are
+/// complete ("X") slices on their stream; flows overlap freely, so each is an async slice
+/// ("b"/"e") on its sender's comm stream, named by its label, with the destination, bytes and
+/// links as arguments. Cases (sizes of a collective) follow one another on the timeline, each
+/// marked by an instant event. Watched links get counter tracks of their load in GB/s.
+/// Times in microseconds, as the format wants.
+nlohmann::json make_trace(const work::RunResult& result);
 
 }  // namespace hopsim::tools

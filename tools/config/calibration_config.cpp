@@ -38,7 +38,7 @@ void version(const Node& n) {
 }
 
 void parse_ceilings(const Node& n, work::CalibrationCeilings& c) {
-  n.allow_only({"copy_GBps", "bf16_gemm_tflops", "fp8_gemm_tflops"});
+  n.allow_only(Section::CalibrationCeilings);
   if (n.has("copy_GBps")) {
     c.copy_GBps = n.at("copy_GBps").positive();
   }
@@ -51,8 +51,7 @@ void parse_ceilings(const Node& n, work::CalibrationCeilings& c) {
 }
 
 void parse_device(const Node& n, work::Calibration& cal) {
-  n.allow_only({"name", "cc", "sm_count", "driver", "cuda_runtime", "cublas", "cudnn", "clocks_mhz",
-                "ceilings", "hbm_bytes", "equivalent_gpus"});
+  n.allow_only(Section::CalibrationDevice);
   cal.device = non_empty(n.at("name"));
   if (n.has("equivalent_gpus")) {
     const Node list = n.at("equivalent_gpus");
@@ -122,11 +121,11 @@ std::map<std::string, std::string> parse_variant(const Node& n, const std::strin
 
 std::map<std::string, std::string> parse_key(const Node& n, const std::string& op) {
   if (op == "gemm") {
-    n.allow_only({"dtype", "layout"});
+    n.allow_only(Section::GemmKey);
   } else if (op == "grouped_gemm") {
-    n.allow_only({"dtype", "n", "k", "imbalance", "role"});
+    n.allow_only(Section::GroupedGemmKey);
   } else {
-    n.allow_only({"dtype", "d_qk", "d_v", "mask", "gqa"});
+    n.allow_only(Section::AttentionKey);
   }
   std::map<std::string, std::string> key;
   for (std::string_view name : work::calibration_keys(op)) {
@@ -155,7 +154,7 @@ std::vector<work::CalibrationAxis> parse_axes(const Node& n, const std::string& 
   std::vector<work::CalibrationAxis> axes;
   for (std::size_t j = 0; j < names.size(); ++j) {
     const Node a = n.at(j);
-    a.allow_only({"name", "values"});
+    a.allow_only(Section::CalibrationAxis);
     work::CalibrationAxis axis;
     const Node name = a.at("name");
     axis.name = name.string();
@@ -213,8 +212,7 @@ std::vector<std::optional<double>> parse_times(const Node& n,
 }
 
 work::CalibrationTable parse_table(const Node& n, bool published) {
-  n.allow_only(
-      {"op", "pass", "impl", "key", "axes", "flops", "time_us", "p10_us", "p90_us", "source"});
+  n.allow_only(Section::CalibrationTable);
   work::CalibrationTable t;
   t.op = n.at("op").one_of({"gemm", "grouped_gemm", "attn"});
   t.pass = n.at("pass").one_of({"fwd", "bwd"});
@@ -265,7 +263,7 @@ work::Calibration parse_calibration(const Node& root) {
   if (schema.string() != kSchema) {
     schema.fail(fmt::format("expected \"{}\", got \"{}\"", kSchema, schema.string()));
   }
-  root.allow_only({"schema", "created_utc", "source", "device", "method", "description", "tables"});
+  root.allow_only(Section::Calibration);
   root.at("created_utc").string();
   work::Calibration cal;
   cal.source = root.at("source").one_of({"measured", "published"});

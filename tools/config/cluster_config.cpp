@@ -8,15 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/units.hpp"
+#include "topology/spec_check.hpp"
 
 namespace hopsim::config {
 namespace {
 
-// Supported sizes: ranks are ints, and four links per GPU must fit a 32-bit LinkId.
+// Ranges of single keys; what their products may be is topo::check_spec's.
 constexpr std::int64_t kMaxNodes = 1'000'000;
 constexpr std::int64_t kMaxGpusPerNode = 1'024;
-constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxSpines = 65'536;
+constexpr std::int64_t kMaxSms = 100'000;
 
 enum class Figure { Achievable, Peak };
 
@@ -29,25 +30,21 @@ Time microseconds(const Node& n) {
   return Time::from_seconds(us * 1e-6);
 }
 
-GpuSpec parse_gpu(const Node& n) {
-  n.allow_only({"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GB", "hbm_GBps"});
-  GpuSpec gpu;
+topo::GpuSpec parse_gpu(const Node& n) {
+  n.allow_only(Section::Gpu);
+  topo::GpuSpec gpu;
   gpu.name = n.at("name").string();
   gpu.peak_bf16_tflops = n.at("peak_bf16_tflops").positive();
   gpu.peak_fp8_tflops = n.at("peak_fp8_tflops").positive();
   gpu.hbm_GB = n.at("hbm_GB").positive();
   gpu.hbm_GBps = n.at("hbm_GBps").positive();
+  gpu.sms = static_cast<int>(n.at("sms").integer_in(1, kMaxSms));
   return gpu;
 }
 
-struct LinkFigures {
-  topo::LinkParams params;  ///< with the figure the links use
-  Bandwidth peak;
-};
-
 // {"peak_GBps", "achievable_GBps" (optional, <= peak), "latency_us"}.
-LinkFigures parse_link(const Node& n, Figure figure) {
-  n.allow_only({"peak_GBps", "achievable_GBps", "latency_us"});
+topo::LinkParams parse_link(const Node& n, Figure figure) {
+  n.allow_only(Section::Link);
   const Node peak_node = n.at("peak_GBps");
   const double peak = peak_node.positive();
   double achievable = peak;
@@ -60,23 +57,17 @@ LinkFigures parse_link(const Node& n, Figure figure) {
     }
   }
   const double gbps = figure == Figure::Peak ? peak : achievable;
-  return {{Bandwidth::gigabytes_per_s(gbps), microseconds(n.at("latency_us"))},
+  return {Bandwidth::gigabytes_per_s(gbps), microseconds(n.at("latency_us")),
           Bandwidth::gigabytes_per_s(peak)};
 }
 
 void parse_fabric(const Node& n, topo::Spec& spec) {
-  n.allow_only(
-      {"kind", "nodes_per_leaf", "spines", "oversubscription", "spine_latency_us", "cross_rail"});
+  n.allow_only(Section::Fabric);
   spec.fabric = n.at("kind").one_of({"rail_optimized", "fat_tree"}) == "fat_tree"
                     ? topo::FabricKind::FatTree
                     : topo::FabricKind::RailOptimized;
   if (n.has("nodes_per_leaf")) {
-    const Node per_leaf = n.at("nodes_per_leaf");
-    const std::int64_t v = per_leaf.integer_in(0, spec.nodes);
-    if (v != 0 && spec.nodes % v != 0) {
-      per_leaf.fail(fmt::format("must divide nodes ({}), got {}", spec.nodes, v));
-    }
-    spec.nodes_per_leaf = static_cast<int>(v);
+    spec.nodes_per_leaf = static_cast<int>(n.at("nodes_per_leaf").integer_in(0, kMaxNodes));
   }
   if (n.has("spines")) {
     spec.spines = static_cast<int>(n.at("spines").integer_in(1, kMaxSpines));
@@ -102,7 +93,7 @@ void parse_fabric(const Node& n, topo::Spec& spec) {
 // {"protocol", "base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"}: NCCL's
 // cost-model constants for the protocol collectives are assumed to use.
 work::CollectiveLatency parse_nccl(const Node& n) {
-  n.allow_only({"protocol", "base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"});
+  n.allow_only(Section::Nccl);
   if (n.has("protocol")) {
     n.at("protocol").one_of({"LL", "LL128", "Simple"});
   }
@@ -118,18 +109,12 @@ void parse_size(const Node& root, topo::Spec& spec) {
   if (root.has("gpus_per_node")) {
     spec.gpus_per_node = static_cast<int>(root.at("gpus_per_node").integer_in(1, kMaxGpusPerNode));
   }
-  const std::int64_t gpus = std::int64_t{spec.nodes} * spec.gpus_per_node;
-  if (gpus > kMaxGpus) {
-    root.at("nodes").fail(fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} are supported",
-                                      spec.nodes, spec.gpus_per_node, gpus, kMaxGpus));
-  }
 }
 
 }  // namespace
 
 ClusterConfig parse_cluster(const Node& root) {
-  root.allow_only({"name", "description", "nodes", "gpus_per_node", "gpu", "nvlink", "nic",
-                   "fabric", "software_overhead_us", "bandwidth", "nccl", "sources"});
+  root.allow_only(Section::Cluster);
   ClusterConfig config;
   topo::Spec& spec = config.topology;
   spec.name = root.at("name").string();
@@ -137,18 +122,14 @@ ClusterConfig parse_cluster(const Node& root) {
     root.at("description").string();
   }
   parse_size(root, spec);
-  config.gpu = parse_gpu(root.at("gpu"));
+  spec.gpu = parse_gpu(root.at("gpu"));
 
   Figure figure = Figure::Achievable;
   if (root.has("bandwidth") && root.at("bandwidth").one_of({"achievable", "peak"}) == "peak") {
     figure = Figure::Peak;
   }
-  const LinkFigures nvlink = parse_link(root.at("nvlink"), figure);
-  const LinkFigures nic = parse_link(root.at("nic"), figure);
-  spec.nvlink = nvlink.params;
-  spec.nic = nic.params;
-  config.nvlink_peak = nvlink.peak;
-  config.nic_peak = nic.peak;
+  spec.nvlink = parse_link(root.at("nvlink"), figure);
+  spec.nic = parse_link(root.at("nic"), figure);
   parse_fabric(root.at("fabric"), spec);
   if (root.has("software_overhead_us")) {
     spec.software_overhead = microseconds(root.at("software_overhead_us"));
@@ -158,6 +139,10 @@ ClusterConfig parse_cluster(const Node& root) {
   }
   if (root.has("sources")) {
     check_sources(root);
+  }
+  if (const Problems problems = topo::check_spec(spec); !problems.empty()) {
+    fail_at(*root.origin(), Node::Pointer(root.path().to_string() + problems.front().path),
+            problems.front().message);
   }
   return config;
 }

@@ -1,14 +1,17 @@
-// Reads the `collective` workload: op, algorithm, ranks, sizes, chunks, MoE routing.
+// Reads the `collective` workload: op, algorithm, ranks or group, sizes, chunks, MoE routing.
 #pragma once
 
+#include "tools/config/job_config.hpp"
 #include "tools/config/node.hpp"
 #include "workloads/jobs/collective_job.hpp"
 
 namespace hopsim::config {
 
-/// Parses /workload of kind "collective" on a cluster of `gpus` ranks (`gpus_per_node` each).
-/// `bytes` is a size, a list of sizes, or {"min", "max", "factor"} (nccl-tests -b -e -f).
-work::CollectiveJob parse_collective(const Node& workload, int gpus, int gpus_per_node,
-                                     const work::CollectiveLatency& latency);
+/// /workload of kind "collective". `bytes` is a size, a list of sizes, or {"min", "max",
+/// "factor"} (nccl-tests -b -e -f). Which ranks exist and which algorithms implement which op
+/// is work::CollectiveJob::check's.
+template <>
+work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
+                                                   const JobParseContext& ctx);
 
 }  // namespace hopsim::config

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include "tools/config/calibration_config.hpp"
+#include "tools/config/cluster_config.hpp"
 #include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
+#include "tools/config/job_config.hpp"
 #include "tools/config/layer_config.hpp"
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
@@ -29,14 +31,11 @@ std::string relative_to(const std::string& base_file, const std::string& path) {
   return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
 }
 
-Experiment::Validation parse_validation(const Node& n, const work::CollectiveJob& job) {
-  n.allow_only({"metric", "bytes", "published", "source"});
-  Experiment::Validation v;
+work::Validation parse_validation(const Node& n) {
+  n.allow_only(Section::Validation);
+  work::Validation v;
   v.metric = n.at("metric").one_of({"busbw_GBps", "time_s"});
   v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
-  if (std::find(job.sizes.begin(), job.sizes.end(), v.bytes) == job.sizes.end()) {
-    n.at("bytes").fail(fmt::format("{} is not one of the workload's sizes", v.bytes.n));
-  }
   v.published = n.at("published").positive();
   v.source = n.at("source").string();
   return v;
@@ -49,34 +48,6 @@ std::pair<std::string, std::string> split_override(const std::string& o) {
     throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{}\"", o));
   }
   return {o.substr(0, eq), o.substr(eq + 1)};
-}
-
-// The longest any flow can take to end, from the cluster's slowest link and longest route:
-// while any flow moves bytes, some link is saturated (max-min), so all flows together move at
-// least the slowest link's capacity. Rejects workloads whose times would not fit in Time.
-void check_time_range(const Node& flows, const std::vector<work::ExplicitFlow>& list,
-                      const topo::Spec& spec) {
-  const double slowest_bytes_per_s =
-      std::min(spec.nvlink.bandwidth.bytes_per_s,
-               spec.nic.bandwidth.bytes_per_s / (spec.oversubscription * spec.spines));
-  const Time longest_route =
-      spec.software_overhead + 2 * (spec.nvlink.latency + spec.nic.latency + spec.spine_latency);
-  double bytes = 0;
-  Time last_start;
-  for (const work::ExplicitFlow& f : list) {
-    bytes += static_cast<double>(f.bytes.n);
-    last_start = std::max(last_start, f.start);
-  }
-  const double n = static_cast<double>(list.size());
-  const double bound_s = last_start.seconds() + n * (longest_route.seconds() + 3e-12) +
-                         bytes / slowest_bytes_per_s;
-  const double limit_s = Time::max().seconds() / 2;
-  if (!(bound_s <= limit_s)) {
-    flows.fail(fmt::format(
-        "these flows may need up to {:.3g} s of simulated time ({:.3g} bytes at the slowest "
-        "link's {:.3g} B/s, plus start times and latencies); at most {:.3g} s can be simulated",
-        bound_s, bytes, slowest_bytes_per_s, limit_s));
-  }
 }
 
 // Line and column (from 1) of the byte at `offset` (from 1, as nlohmann reports it).
@@ -131,13 +102,13 @@ nlohmann::json read_json_file(const std::string& path) {
 namespace {
 
 // A part of the experiment that may live in a file of its own ("cluster", "model"): its
-// document, the file errors name, and whether --set keys under "<key>." go into that file.
+// document, where errors in it point, and whether --set keys under "<key>." go into that file.
 // clang-tidy 14 flags the implicit default constructor (its members' may allocate); an
 // allocation failure would end the program anyway.
 // NOLINTNEXTLINE(bugprone-exception-escape)
 struct Linked {
   nlohmann::json doc;
-  std::string file;
+  std::shared_ptr<Origin> origin;
   bool in_file = false;
 };
 
@@ -150,115 +121,127 @@ nlohmann::json read_referenced(const Node& at, const std::string& file) {
   return read_json_file(file);
 }
 
-Linked link(const nlohmann::json& experiment, const std::string& path, const std::string& key) {
+Linked link(const Node& root, const std::string& key) {
   Linked l;
-  l.file = path;
-  if (experiment.contains(key) && experiment[key].is_string()) {
-    l.file = relative_to(path, experiment[key].get<std::string>());
-    l.doc = read_referenced(Node(experiment, path).at(key), l.file);
+  l.origin = std::const_pointer_cast<Origin>(root.origin());
+  if (root.has(key) && root.at(key).is_string()) {
+    const std::string file = relative_to(root.file(), root.at(key).string());
+    l.doc = read_referenced(root.at(key), file);
+    l.origin = std::make_shared<Origin>(Origin{file, {}});
     l.in_file = true;
   }
   return l;
 }
 
 Node node_of(const Linked& l, const Node& root, std::string_view key) {
-  return l.in_file ? Node(l.doc, l.file) : root.at(key);
+  return l.in_file ? Node(l.doc, l.origin) : root.at(key);
+}
+
+// "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
+std::string set_text(const std::string& o) {
+  constexpr std::size_t kShown = 60;
+  return o.size() <= kShown ? "--set " + o : "--set " + o.substr(0, kShown) + "...";
 }
 
 // Applies --set overrides: the experiment's own keys first, so that `--set cluster=OTHER.json`
 // picks the file; then keys under "cluster." and "model." into those files' documents (or
-// into the experiment, where they are inline).
-void apply_overrides(const std::string& path, const std::vector<std::string>& overrides,
-                     nlohmann::json& doc, Linked& cluster, Linked& model) {
+// into the experiment, where they are inline). Each records where it wrote.
+void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& doc,
+                     const std::shared_ptr<Origin>& origin, Linked& cluster, Linked& model) {
   std::vector<std::pair<std::string, std::string>> linked_overrides;
   for (const std::string& o : overrides) {
     auto [key, value] = split_override(o);
     if (key.starts_with(kClusterPrefix) || key.starts_with(kModelPrefix)) {
       linked_overrides.emplace_back(std::move(key), std::move(value));
     } else {
-      apply_override(doc, key, value);
+      origin->overrides.emplace_back(apply_override(doc, key, value), set_text(o));
     }
   }
-  cluster = link(doc, path, "cluster");
-  model = link(doc, path, "model");
+  const Node root(doc, origin);
+  cluster = link(root, "cluster");
+  model = link(root, "model");
   for (const auto& [key, value] : linked_overrides) {
     Linked& target = key.starts_with(kClusterPrefix) ? cluster : model;
+    const std::string text = set_text(key + "=" + value);
     if (target.in_file) {
-      apply_override(target.doc, key.substr(key.find('.') + 1), value);
+      target.origin->overrides.emplace_back(
+          apply_override(target.doc, key.substr(key.find('.') + 1), value), text);
     } else {
-      apply_override(doc, key, value);
+      origin->overrides.emplace_back(apply_override(doc, key, value), text);
     }
-  }
-}
-
-void parse_workload(const Node& root, const Node& workload, Experiment& exp) {
-  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
-  if (exp.kind == "flows") {
-    exp.flows = parse_flows(workload, gpus);
-    check_time_range(workload.at("flows"), exp.flows, exp.cluster.topology);
-  } else if (exp.kind == "collective") {
-    exp.collective =
-        parse_collective(workload, gpus, exp.cluster.topology.gpus_per_node, exp.cluster.nccl);
-  } else if (!exp.model) {
-    root.fail(fmt::format("missing key \"model\" (workload kind \"{}\" needs one)", exp.kind));
-  } else if (exp.kind == "attention_layer") {
-    exp.attention = parse_attention_layer(workload, exp.parallel);
-  } else {
-    exp.moe = parse_moe_layer(workload, *exp.model, exp.parallel);
-  }
-  if (root.has("validation")) {
-    if (exp.kind != "collective") {
-      root.at("validation").fail("validation applies to workload kind \"collective\" only");
-    }
-    exp.validation = parse_validation(root.at("validation"), exp.collective);
   }
 }
 
 }  // namespace
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  Experiment exp;
-  exp.file = path;
+void ExperimentFile::fail(const Problem& problem) const {
+  const auto in = [&](std::string_view prefix, const std::shared_ptr<const Origin>& part) {
+    return part != origin && (problem.path == prefix || problem.path.starts_with(std::string(prefix) + "/"));
+  };
+  for (const auto& [prefix, part] : {std::pair{std::string_view("/cluster"), cluster_origin},
+                                     std::pair{std::string_view("/model"), model_origin}}) {
+    if (in(prefix, part)) {
+      fail_at(*part, Node::Pointer(problem.path.substr(prefix.size())), problem.message);
+    }
+  }
+  fail_at(*origin, Node::Pointer(problem.path), problem.message);
+}
+
+ExperimentFile load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  ExperimentFile f;
+  f.file = path;
   nlohmann::json doc = read_json_file(path);
-  Node root(doc, path);
-  root.expect_object();
+  auto origin = std::make_shared<Origin>(Origin{path, {}});
   Linked cluster;
   Linked model;
-  apply_overrides(path, overrides, doc, cluster, model);
-  root.allow_only({"name", "description", "cluster", "model", "calibration", "parallel",
-                   "workload", "seed", "validation"});
-  exp.name = root.has("name") ? root.at("name").string()
-                              : std::filesystem::path(path).stem().string();
-  exp.seed = root.has("seed") ? static_cast<std::uint64_t>(root.at("seed").integer_in(0, INT64_MAX))
-                              : 1;
-  exp.cluster_file = cluster.file;
-  exp.cluster = parse_cluster(node_of(cluster, root, "cluster"));
+  apply_overrides(overrides, doc, origin, cluster, model);
+  f.origin = origin;
+  f.cluster_origin = cluster.origin;
+  f.model_origin = model.origin;
+  const Node root(doc, f.origin);
+  root.expect_object();
+  root.allow_only(Section::Experiment);
+  work::Experiment& e = f.experiment;
+  e.name = root.has("name") ? root.at("name").string()
+                            : std::filesystem::path(path).stem().string();
+  e.seed = root.has("seed") ? static_cast<std::uint64_t>(root.at("seed").integer_in(0, INT64_MAX))
+                            : 1;
+  f.cluster_file = cluster.origin->file;
+  const ClusterConfig parsed = parse_cluster(node_of(cluster, root, "cluster"));
+  e.cluster = parsed.topology;
+  e.nccl = parsed.nccl;
   if (root.has("model")) {
-    exp.model = parse_model(node_of(model, root, "model"));
+    e.model = parse_model(node_of(model, root, "model"));
+    f.model_file = model.origin->file;
   }
   if (root.has("calibration")) {
-    exp.calibration_file = relative_to(path, root.at("calibration").string());
-    const nlohmann::json table = read_referenced(root.at("calibration"), exp.calibration_file);
-    exp.calibration = parse_calibration(Node(table, exp.calibration_file));
-    check_calibration_for(*exp.calibration, exp.cluster.gpu.name, exp.calibration_file);
+    f.calibration_file = relative_to(path, root.at("calibration").string());
+    const nlohmann::json table = read_referenced(root.at("calibration"), f.calibration_file);
+    auto calibration = std::make_shared<work::Calibration>(
+        parse_calibration(Node(table, f.calibration_file)));
+    check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
+    e.calibration = std::move(calibration);
+    e.calibration_name = f.calibration_file;
   }
-  const int gpus = exp.cluster.topology.nodes * exp.cluster.topology.gpus_per_node;
   if (root.has("parallel")) {
-    exp.parallel = parse_parallel(root.at("parallel"), exp.model ? &*exp.model : nullptr, gpus);
+    e.parallel = parse_parallel(root.at("parallel"));
   }
-  const Node workload = root.at("workload");
-  workload.expect_object();
-  exp.kind = workload.at("kind").one_of(
-      {"flows", "collective", "attention_layer", "moe_layer"});
-  parse_workload(root, workload, exp);
-  exp.resolved = nlohmann::ordered_json::parse(doc.dump());
+  const work::ModelSpec* model_spec = e.model ? &*e.model : nullptr;
+  e.job = parse_workload(root.at("workload"), JobParseContext{model_spec, e.seed});
+  if (root.has("validation")) {
+    e.validation = parse_validation(root.at("validation"));
+  }
+  if (const Problems problems = work::check(e); !problems.empty()) {
+    f.fail(problems.front());
+  }
+  f.resolved = nlohmann::ordered_json::parse(doc.dump());
   if (cluster.in_file) {
-    exp.resolved["cluster"] = nlohmann::ordered_json::parse(cluster.doc.dump());
+    f.resolved["cluster"] = nlohmann::ordered_json::parse(cluster.doc.dump());
   }
   if (model.in_file) {
-    exp.resolved["model"] = nlohmann::ordered_json::parse(model.doc.dump());
+    f.resolved["model"] = nlohmann::ordered_json::parse(model.doc.dump());
   }
-  return exp;
+  return f;
 }
 
 }  // namespace hopsim::config

@@ -1,7 +1,6 @@
-// The `flows` workload parser, with cycle detection over `after`.
+// The `flows` workload parser: ids become indices.
 #include "tools/config/flows_config.hpp"
 
-#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -10,12 +9,14 @@
 namespace hopsim::config {
 namespace {
 
-work::ExplicitFlow parse_flow(const Node& n, std::size_t index, int gpus) {
-  n.allow_only({"id", "src", "dst", "bytes", "start_us", "after"});
+constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
+
+work::ExplicitFlow parse_flow(const Node& n, std::size_t index) {
+  n.allow_only(Section::Flow);
   work::ExplicitFlow f;
   f.id = n.has("id") ? n.at("id").string() : std::to_string(index);
-  f.src = static_cast<int>(n.at("src").integer_in(0, gpus - 1));
-  f.dst = static_cast<int>(n.at("dst").integer_in(0, gpus - 1));
+  f.src = static_cast<int>(n.at("src").integer_in(0, kMaxRank));
+  f.dst = static_cast<int>(n.at("dst").integer_in(0, kMaxRank));
   f.bytes = Bytes{n.at("bytes").integer_in(0, INT64_MAX)};
   if (n.has("start_us")) {
     const double us = n.at("start_us").non_negative();
@@ -27,58 +28,26 @@ work::ExplicitFlow parse_flow(const Node& n, std::size_t index, int gpus) {
   return f;
 }
 
-// Depth-first search for a cycle; reports the first one found as "a -> b -> a".
-void check_acyclic(const Node& flows, const std::vector<work::ExplicitFlow>& list) {
-  enum class Mark : std::uint8_t { New, Open, Done };
-  std::vector<Mark> mark(list.size(), Mark::New);
-  std::vector<std::size_t> stack;
-  for (std::size_t root = 0; root < list.size(); ++root) {
-    if (mark[root] != Mark::New) {
-      continue;
-    }
-    // Iterative DFS: (node, next child index).
-    std::vector<std::pair<std::size_t, std::size_t>> work{{root, 0}};
-    mark[root] = Mark::Open;
-    stack.assign(1, root);
-    while (!work.empty()) {
-      auto& [node, child] = work.back();
-      if (child == list[node].after.size()) {
-        mark[node] = Mark::Done;
-        work.pop_back();
-        stack.pop_back();
-        continue;
-      }
-      const std::size_t next = list[node].after[child++];
-      if (mark[next] == Mark::Open) {
-        std::string path = "\"" + list[next].id + "\"";
-        auto it = std::find(stack.begin(), stack.end(), next);
-        for (++it; it != stack.end(); ++it) {
-          path += " -> \"" + list[*it].id + "\"";
-        }
-        flows.at(stack.back()).at("after").fail(fmt::format(
-            "dependency cycle: {} -> \"{}\" (each waits for the next)", path, list[next].id));
-      }
-      if (mark[next] == Mark::New) {
-        mark[next] = Mark::Open;
-        stack.push_back(next);
-        work.emplace_back(next, 0);
-      }
-    }
-  }
-}
-
 }  // namespace
 
-std::vector<work::ExplicitFlow> parse_flows(const Node& workload, int gpus) {
-  workload.allow_only({"kind", "flows"});
+template <>
+work::FlowsJob parse_job<work::FlowsJob>(const Node& workload, const JobParseContext& /*ctx*/) {
+  workload.allow_only(Section::FlowsWorkload);
   const Node flows = workload.at("flows");
   flows.expect_array();
-  std::vector<work::ExplicitFlow> list;
+  work::FlowsJob job;
   std::unordered_map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < flows.size(); ++i) {
-    list.push_back(parse_flow(flows.at(i), i, gpus));
-    if (!index_of.emplace(list.back().id, i).second) {
-      flows.at(i).at("id").fail(fmt::format("duplicate flow id \"{}\"", list.back().id));
+    job.flows.push_back(parse_flow(flows.at(i), i));
+    const auto [it, inserted] = index_of.emplace(job.flows.back().id, i);
+    if (!inserted && flows.at(i).has("id")) {
+      flows.at(i).at("id").fail(fmt::format("duplicate flow id \"{:.40}\" (flow {} has it too)",
+                                            job.flows.back().id, it->second));
+    }
+    if (!inserted) {
+      flows.at(i).fail(fmt::format("this flow has no \"id\", and its default id, its index "
+                                   "\"{}\", is flow {}'s id; give it an \"id\"",
+                                   i, it->second));
     }
   }
   for (std::size_t i = 0; i < flows.size(); ++i) {
@@ -91,13 +60,12 @@ std::vector<work::ExplicitFlow> parse_flows(const Node& workload, int gpus) {
       const std::string id = after.at(k).string();
       const auto it = index_of.find(id);
       if (it == index_of.end()) {
-        after.at(k).fail(fmt::format("no flow has id \"{}\"", id));
+        after.at(k).fail(fmt::format("no flow has id \"{:.40}\"", id));
       }
-      list[i].after.push_back(it->second);
+      job.flows[i].after.push_back(it->second);
     }
   }
-  check_acyclic(flows, list);
-  return list;
+  return job;
 }
 
 }  // namespace hopsim::config

@@ -1,15 +1,15 @@
 // Reads the `flows` workload: explicit flows with ids, ranks, sizes, start times and `after`.
 #pragma once
 
-#include <vector>
-
+#include "tools/config/job_config.hpp"
 #include "tools/config/node.hpp"
-#include "workloads/jobs/flows.hpp"
+#include "workloads/jobs/flows_job.hpp"
 
 namespace hopsim::config {
 
-/// Parses /workload of kind "flows" for a cluster of `gpus` ranks. Rejects ranks out of range,
-/// negative sizes, unknown or duplicate ids, and cycles in `after`.
-std::vector<work::ExplicitFlow> parse_flows(const Node& workload, int gpus);
+/// /workload of kind "flows". Rejects negative sizes and unknown or duplicate ids; ranks and
+/// cycles are work::FlowsJob::check's.
+template <>
+work::FlowsJob parse_job<work::FlowsJob>(const Node& workload, const JobParseContext& ctx);
 
 }  // namespace hopsim::config

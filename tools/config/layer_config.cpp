@@ -1,16 +1,32 @@
-// Parallelism and layer-workload parsers, with the divisibility checks that degrees need.
+// Parallelism and layer-workload parsers. Cross-key checks live beside their models
+// (work::Mesh::check, the jobs' check()).
 #include "tools/config/layer_config.hpp"
 
 #include <fmt/format.h>
 
 namespace hopsim::config {
+namespace {
 
-work::ParallelSpec parse_parallel(const Node& n, const work::ModelSpec* model, int gpus) {
-  n.allow_only({"tp", "cp", "ep", "pp", "dp"});
+constexpr std::int64_t kMaxDegree = std::int64_t{1} << 24;  // the most GPUs of a cluster
+
+work::Dim parse_dim(const Node& n) {
+  const std::string name = n.one_of({"tp", "cp", "pp", "dp"});
+  for (work::Dim d : {work::Dim::Tp, work::Dim::Cp, work::Dim::Pp, work::Dim::Dp}) {
+    if (work::dim_name(d) == name) {
+      return d;
+    }
+  }
+  return work::Dim::Tp;
+}
+
+}  // namespace
+
+work::ParallelSpec parse_parallel(const Node& n) {
+  n.allow_only(Section::Parallel);
   work::ParallelSpec p;
   const auto degree = [&](std::string_view key, std::int64_t& out) {
     if (n.has(key)) {
-      out = n.at(key).integer_in(1, gpus);
+      out = n.at(key).integer_in(1, kMaxDegree);
     }
   };
   degree("tp", p.tp);
@@ -18,33 +34,30 @@ work::ParallelSpec parse_parallel(const Node& n, const work::ModelSpec* model, i
   degree("ep", p.ep);
   degree("pp", p.pp);
   degree("dp", p.dp);
-  const std::int64_t product = p.tp * p.cp * p.pp * p.dp;
-  if (product > gpus) {
-    n.fail(fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {} GPUs, but the cluster has {}",
-                       p.tp, p.cp, p.pp, p.dp, product, gpus));
+  if (n.has("order")) {
+    const Node order = n.at("order");
+    order.expect_array();
+    if (order.size() != 4) {
+      order.fail(fmt::format("expected the 4 dimensions tp, cp, pp and dp, innermost first; got "
+                             "{} entries",
+                             order.size()));
+    }
+    for (std::size_t i = 0; i < 4; ++i) {
+      p.order[i] = parse_dim(order.at(i));
+    }
   }
-  if (model != nullptr && (model->heads % p.tp != 0 || (!model->mla && model->kv_heads % p.tp != 0 &&
-                                                         p.tp % model->kv_heads != 0))) {
-    n.at("tp").fail(fmt::format("{} does not split the model's {} heads ({} KV heads)", p.tp,
-                                model->heads, model->kv_heads));
-  }
-  if (model != nullptr && model->moe.routed_experts > 0 &&
-      model->moe.routed_experts % p.ep != 0) {
-    n.at("ep").fail(fmt::format("{} does not divide the model's {} routed experts", p.ep,
-                                model->moe.routed_experts));
+  if (n.has("tp_across_nodes")) {
+    p.tp_across_nodes = n.at("tp_across_nodes").boolean();
   }
   return p;
 }
 
-work::AttentionLayerJob parse_attention_layer(const Node& n, const work::ParallelSpec& parallel) {
-  n.allow_only({"kind", "seq_len", "micro_batch", "mask"});
+template <>
+work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& n,
+                                                           const JobParseContext& /*ctx*/) {
+  n.allow_only(Section::AttentionLayerWorkload);
   work::AttentionLayerJob job;
-  const Node seq = n.at("seq_len");
-  job.seq_len = seq.integer_in(1, std::int64_t{1} << 32);
-  if (job.seq_len % (2 * parallel.cp) != 0) {
-    seq.fail(fmt::format("{} does not split into 2*cp = {} equal chunks (cp = {})", job.seq_len,
-                         2 * parallel.cp, parallel.cp));
-  }
+  job.seq_len = n.at("seq_len").integer_in(1, std::int64_t{1} << 31);
   if (n.has("micro_batch")) {
     job.micro_batch = n.at("micro_batch").integer_in(1, 1 << 20);
   }
@@ -54,20 +67,22 @@ work::AttentionLayerJob parse_attention_layer(const Node& n, const work::Paralle
   return job;
 }
 
-work::MoeLayerJob parse_moe_layer(const Node& n, const work::ModelSpec& model,
-                                  const work::ParallelSpec& parallel) {
-  n.allow_only({"kind", "tokens_per_gpu", "top_k", "max_nodes_per_token",
-                "dispatch_bytes_per_element", "combine_bytes_per_element"});
-  if (model.moe.routed_experts == 0) {
-    n.at("kind").fail(fmt::format("model \"{}\" has no routed experts", model.name));
+template <>
+work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& n, const JobParseContext& ctx) {
+  n.allow_only(Section::MoeLayerWorkload);
+  if (ctx.model == nullptr) {
+    n.at("kind").fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");
   }
+  const work::MoeShape& moe = ctx.model->moe;
   work::MoeLayerJob job;
-  job.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
-  job.top_k = n.has("top_k") ? n.at("top_k").integer_in(1, model.moe.routed_experts)
-                             : model.moe.top_k;
-  job.max_nodes_per_token = n.has("max_nodes_per_token")
-                                ? n.at("max_nodes_per_token").integer_in(0, parallel.ep)
-                                : model.moe.max_nodes_per_token;
+  work::MoeRouting& r = job.routing;
+  r.experts = moe.routed_experts;
+  r.seed = ctx.seed;
+  r.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
+  r.top_k = n.has("top_k") ? n.at("top_k").integer_in(1, 1 << 20) : moe.top_k;
+  r.max_nodes_per_token = n.has("max_nodes_per_token")
+                              ? n.at("max_nodes_per_token").integer_in(0, 1 << 20)
+                              : moe.max_nodes_per_token;
   if (n.has("dispatch_bytes_per_element")) {
     job.dispatch_bytes_per_element = n.at("dispatch_bytes_per_element").positive();
   }

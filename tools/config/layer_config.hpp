@@ -1,20 +1,23 @@
 // Reads `parallel` and the layer workloads (`attention_layer`, `moe_layer`) of an experiment.
 #pragma once
 
+#include "tools/config/job_config.hpp"
 #include "tools/config/node.hpp"
-#include "workloads/jobs/layer_jobs.hpp"
-#include "workloads/model/model.hpp"
+#include "workloads/mesh/mesh.hpp"
 
 namespace hopsim::config {
 
-/// /parallel: degrees >= 1 whose product fits the cluster; tp must divide the heads.
-work::ParallelSpec parse_parallel(const Node& n, const work::ModelSpec* model, int gpus);
+/// /parallel: degrees (each >= 1), the mesh order and tp_across_nodes. Whether they fit the
+/// cluster and the model is work::Mesh::check's and work::check_model_fit's.
+work::ParallelSpec parse_parallel(const Node& n);
 
-/// /workload of kind "attention_layer"; seq_len must split into 2*cp chunks.
-work::AttentionLayerJob parse_attention_layer(const Node& n, const work::ParallelSpec& parallel);
+/// /workload of kind "attention_layer".
+template <>
+work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& n,
+                                                           const JobParseContext& ctx);
 
-/// /workload of kind "moe_layer"; the model must be a MoE whose experts split over ep.
-work::MoeLayerJob parse_moe_layer(const Node& n, const work::ModelSpec& model,
-                                  const work::ParallelSpec& parallel);
+/// /workload of kind "moe_layer": routing defaults from the model (top_k, node limit).
+template <>
+work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& n, const JobParseContext& ctx);
 
 }  // namespace hopsim::config

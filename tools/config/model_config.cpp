@@ -3,18 +3,20 @@
 
 #include <fmt/format.h>
 
+#include "workloads/model/model_check.hpp"
+
 namespace hopsim::config {
 namespace {
 
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxLayers = 100'000;
 
 std::int64_t dim(const Node& n, std::string_view key) {
   return n.at(key).integer_in(1, kMaxDim);
 }
 
 work::MlaShape parse_mla(const Node& n) {
-  n.allow_only(
-      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  n.allow_only(Section::Mla);
   work::MlaShape a;
   a.q_lora_rank = n.has("q_lora_rank") ? n.at("q_lora_rank").integer_in(0, kMaxDim) : 0;
   a.kv_lora_rank = dim(n, "kv_lora_rank");
@@ -24,19 +26,18 @@ work::MlaShape parse_mla(const Node& n) {
   return a;
 }
 
-work::MoeShape parse_moe(const Node& n, std::int64_t layers) {
-  n.allow_only({"routed_experts", "shared_experts", "top_k", "expert_ffn_hidden",
-                "max_nodes_per_token", "first_dense_layers"});
+work::MoeShape parse_moe(const Node& n) {
+  n.allow_only(Section::ModelMoe);
   work::MoeShape moe;
   moe.routed_experts = dim(n, "routed_experts");
   moe.shared_experts = n.has("shared_experts") ? n.at("shared_experts").integer_in(0, kMaxDim) : 0;
-  moe.top_k = n.at("top_k").integer_in(1, moe.routed_experts);
+  moe.top_k = n.at("top_k").integer_in(1, kMaxDim);
   moe.expert_ffn_hidden = dim(n, "expert_ffn_hidden");
   if (n.has("max_nodes_per_token")) {
     moe.max_nodes_per_token = n.at("max_nodes_per_token").integer_in(0, kMaxDim);
   }
   if (n.has("first_dense_layers")) {
-    moe.first_dense_layers = n.at("first_dense_layers").integer_in(0, layers);
+    moe.first_dense_layers = n.at("first_dense_layers").integer_in(0, kMaxLayers);
   }
   return moe;
 }
@@ -44,22 +45,17 @@ work::MoeShape parse_moe(const Node& n, std::int64_t layers) {
 }  // namespace
 
 work::ModelSpec parse_model(const Node& root) {
-  root.allow_only({"name", "description", "layers", "hidden", "ffn_hidden", "heads", "kv_heads",
-                   "head_dim", "vocab", "tied_embeddings", "mla", "moe", "sources"});
+  root.allow_only(Section::Model);
   work::ModelSpec m;
   m.name = root.at("name").string();
   if (root.has("description")) {
     root.at("description").string();
   }
-  m.layers = root.at("layers").integer_in(1, 100'000);
+  m.layers = root.at("layers").integer_in(1, kMaxLayers);
   m.hidden = dim(root, "hidden");
   m.ffn_hidden = dim(root, "ffn_hidden");
   m.heads = dim(root, "heads");
   m.kv_heads = root.has("kv_heads") ? dim(root, "kv_heads") : m.heads;
-  if (m.heads % m.kv_heads != 0) {
-    root.at("kv_heads").fail(
-        fmt::format("must divide heads ({}), got {}", m.heads, m.kv_heads));
-  }
   m.head_dim = root.has("head_dim") ? dim(root, "head_dim") : m.hidden / m.heads;
   m.vocab = dim(root, "vocab");
   m.tied_embeddings = root.has("tied_embeddings") && root.at("tied_embeddings").boolean();
@@ -68,10 +64,14 @@ work::ModelSpec parse_model(const Node& root) {
     m.mla_shape = parse_mla(root.at("mla"));
   }
   if (root.has("moe")) {
-    m.moe = parse_moe(root.at("moe"), m.layers);
+    m.moe = parse_moe(root.at("moe"));
   }
   if (root.has("sources")) {
     check_sources(root);
+  }
+  if (const Problems problems = work::check_model(m); !problems.empty()) {
+    fail_at(*root.origin(), Node::Pointer(root.path().to_string() + problems.front().path),
+            problems.front().message);
   }
   return m;
 }

@@ -48,10 +48,30 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-void Node::fail(std::string_view what) const {
-  const std::string where = path_.empty() ? "/" : path_.to_string();
-  throw ConfigError(fmt::format("{}: {}: {}", file_, where, what));
+// An override explains a value at `path` when it wrote that value, a value above it, or a
+// part of it (a problem with an object some of whose keys came from --set).
+std::string Origin::describe(const Pointer& path) const {
+  const std::string p = path.to_string();
+  const auto under = [](const std::string& inner, const std::string& outer) {
+    return inner == outer || outer.empty() ||
+           (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+            inner[outer.size()] == '/');
+  };
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    const std::string o = it->first.to_string();
+    if (under(p, o) || under(o, p)) {
+      return it->second;
+    }
+  }
+  return file;
 }
+
+void fail_at(const Origin& origin, const Node::Pointer& path, std::string_view what) {
+  const std::string where = path.empty() ? "/" : path.to_string();
+  throw ConfigError(fmt::format("{}: {}: {}", origin.describe(path), where, what));
+}
+
+void Node::fail(std::string_view what) const { fail_at(*origin_, path_, what); }
 
 void Node::expect_object() const {
   if (!json_->is_object()) {
@@ -75,12 +95,12 @@ Node Node::at(std::string_view key) const {
   if (!json_->contains(k)) {
     fail(fmt::format("missing key \"{}\"", k));
   }
-  return Node(json_->at(k), file_, path_ / k);
+  return Node(json_->at(k), origin_, path_ / k);
 }
 
 Node Node::at(std::size_t index) const {
   expect_array();
-  return Node(json_->at(index), file_, path_ / index);
+  return Node(json_->at(index), origin_, path_ / index);
 }
 
 double Node::number() const {
@@ -153,15 +173,24 @@ std::string Node::string() const {
 }
 
 std::string Node::one_of(std::initializer_list<std::string_view> choices) const {
-  std::string v = string();
-  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
-    fail(fmt::format("expected one of \"{}\", got \"{}\"", fmt::join(choices, "\", \""), v));
-  }
-  return v;
+  return std::string(*(choices.begin() + index_of({choices.begin(), choices.size()})));
 }
 
-void Node::allow_only(std::initializer_list<std::string_view> keys) const {
+std::size_t Node::index_of(std::span<const std::string_view> choices) const {
+  const std::string v = string();
+  const auto it = std::find(choices.begin(), choices.end(), v);
+  if (it == choices.end()) {
+    fail(fmt::format("expected one of \"{}\", got \"{:.60}\"", fmt::join(choices, "\", \""), v));
+  }
+  return static_cast<std::size_t>(it - choices.begin());
+}
+
+void Node::allow_only(Section section) const {
   expect_object();
+  std::vector<std::string_view> keys;
+  for (const KeyDoc& k : keys_of(section)) {
+    keys.push_back(k.name);
+  }
   for (const auto& [key, value] : json_->items()) {
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
       continue;

@@ -3,11 +3,17 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tools/config/schema.hpp"
 
 namespace hopsim::config {
 
@@ -17,12 +23,26 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Where a document came from: its file, and the values that --set arguments put into it,
+/// so that an error in such a value names the argument rather than the file.
+struct Origin {
+  using Pointer = nlohmann::json::json_pointer;
+  std::string file;
+  std::vector<std::pair<Pointer, std::string>> overrides;  ///< where, and "--set KEY=VALUE"
+
+  /// The --set argument that wrote `path` or a value above it (the latest such), else the file.
+  std::string describe(const Pointer& path) const;
+};
+
 class Node {
  public:
   using Pointer = nlohmann::json::json_pointer;
 
   Node(const nlohmann::json& json, std::string file, Pointer path = Pointer())
-      : json_(&json), file_(std::move(file)), path_(std::move(path)) {}
+      : json_(&json), origin_(std::make_shared<Origin>(Origin{std::move(file), {}})),
+        path_(std::move(path)) {}
+  Node(const nlohmann::json& json, std::shared_ptr<const Origin> origin, Pointer path = Pointer())
+      : json_(&json), origin_(std::move(origin)), path_(std::move(path)) {}
 
   /// The child at `key`; a missing key is an error that names this node.
   Node at(std::string_view key) const;
@@ -49,21 +69,27 @@ class Node {
   std::string string() const;
   /// A string that must be one of `choices`.
   std::string one_of(std::initializer_list<std::string_view> choices) const;
+  /// The index in `choices` of a string that must be one of them.
+  std::size_t index_of(std::span<const std::string_view> choices) const;
 
-  /// Rejects typos: every key present must be one the parser knows.
-  void allow_only(std::initializer_list<std::string_view> keys) const;
+  /// Rejects typos: every key present must be one of `section`'s (the reference's) keys.
+  void allow_only(Section section) const;
 
   [[noreturn]] void fail(std::string_view what) const;
 
-  const std::string& file() const { return file_; }
+  const std::string& file() const { return origin_->file; }
+  const std::shared_ptr<const Origin>& origin() const { return origin_; }
   const Pointer& path() const { return path_; }
   const nlohmann::json& json() const { return *json_; }
 
  private:
   const nlohmann::json* json_;
-  std::string file_;
+  std::shared_ptr<const Origin> origin_;
   Pointer path_;
 };
+
+/// "WHERE: /pointer: what", WHERE the file or the --set argument that wrote the value.
+[[noreturn]] void fail_at(const Origin& origin, const Node::Pointer& path, std::string_view what);
 
 /// Checks root's "sources": an object whose keys are JSON pointers to values of the same
 /// document (a pointer to nothing is a stale citation) and whose values are strings.

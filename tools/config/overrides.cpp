@@ -7,12 +7,14 @@
 
 namespace hopsim::config {
 
-void apply_override(nlohmann::json& doc, const std::string& key, const std::string& value) {
+nlohmann::json::json_pointer apply_override(nlohmann::json& doc, const std::string& key,
+                                            const std::string& value) {
   nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
   if (parsed.is_discarded()) {
     parsed = value;
   }
   nlohmann::json* at = &doc;
+  nlohmann::json::json_pointer pointer;
   std::size_t begin = 0;
   for (;;) {
     const std::size_t dot = key.find('.', begin);
@@ -28,8 +30,10 @@ void apply_override(nlohmann::json& doc, const std::string& key, const std::stri
                                       part, at->size()));
       }
       at = &(*at)[index];
+      pointer /= index;
     } else if (at->is_object() || at->is_null()) {
       at = &(*at)[part];
+      pointer /= part;
     } else {
       throw ConfigError(
           fmt::format("--set {}: \"{}\" is inside a {}, not an object", key, part,
@@ -41,6 +45,7 @@ void apply_override(nlohmann::json& doc, const std::string& key, const std::stri
     begin = dot + 1;
   }
   *at = std::move(parsed);
+  return pointer;
 }
 
 }  // namespace hopsim::config

@@ -1,6 +1,10 @@
 // Ring, direct, flat and two-tier collectives as flows with dependencies.
 #include "workloads/collectives/collectives.hpp"
 
+#include <string>
+
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
 
 namespace hopsim::work {
@@ -13,14 +17,17 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 PlanTaskId Collectives::start(std::span<const PlanTaskId> after) {
   // The base latency, once: every first flow waits for it.
   const PlanTaskId t = plan_.add_delay(0, latency_.base, phase_);
+  plan_.set_label(t, "base latency");
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, t);
   }
   return t;
 }
 
-PlanTaskId Collectives::flow(int src, int dst, std::int64_t bytes, PlanTaskId after) {
+PlanTaskId Collectives::flow(int src, int dst, std::int64_t bytes, PlanTaskId after,
+                             std::string_view label) {
   const PlanTaskId t = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
+  plan_.set_label(t, label);
   const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
   plan_.set_latency(t, same_node ? latency_.nvlink_hop : latency_.net_hop);
   plan_.add_dependency(after, t);
@@ -29,7 +36,7 @@ PlanTaskId Collectives::flow(int src, int dst, std::int64_t bytes, PlanTaskId af
 
 Handle Collectives::send_recv(int src, int dst, Bytes size, std::span<const PlanTaskId> after) {
   const PlanTaskId s = start(after);
-  return Handle{{flow(src, dst, size.n, s)}};
+  return Handle{{flow(src, dst, size.n, s, "send")}};
 }
 
 Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size, int chunks,
@@ -45,12 +52,13 @@ Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size, int 
   std::vector<PlanTaskId> cur(nr * nc);
   std::vector<PlanTaskId> last_sent(nr, s);  // the previous flow on each rank's link
   for (int step = 0; step < steps; ++step) {
+    const std::string label = fmt::format("step {}", step);
     for (std::size_t r = 0; r < nr; ++r) {
       const std::size_t left = (r + nr - 1) % nr;
       for (std::size_t c = 0; c < nc; ++c) {
         // Rank r forwards in this step the chunk it received from its left in the last one,
         // after the chunk it sent before it: a link carries one chunk at a time.
-        const PlanTaskId t = flow(ranks[r], ranks[(r + 1) % nr], piece, last_sent[r]);
+        const PlanTaskId t = flow(ranks[r], ranks[(r + 1) % nr], piece, last_sent[r], label);
         if (step > 0) {
           plan_.add_dependency(prev[left * nc + c], t);
         }
@@ -86,7 +94,7 @@ Handle Collectives::all_gather_direct(std::span<const int> ranks, Bytes size,
   for (int src : ranks) {
     for (int dst : ranks) {
       if (src != dst) {
-        h.done.push_back(flow(src, dst, ceil_div(size.n, n), s));
+        h.done.push_back(flow(src, dst, ceil_div(size.n, n), s, "direct"));
       }
     }
   }
@@ -106,7 +114,7 @@ Handle Collectives::all_to_all_flat(std::span<const int> ranks, const ByteMatrix
   for (std::size_t i = 0; i < m.n; ++i) {
     for (std::size_t j = 0; j < m.n; ++j) {
       if (i != j && m.at(i, j) > 0) {
-        h.done.push_back(flow(ranks[i], ranks[j], m.at(i, j), s));
+        h.done.push_back(flow(ranks[i], ranks[j], m.at(i, j), s, "pair"));
       }
     }
   }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -91,7 +92,8 @@ class Collectives {
   std::uint32_t phase_;
 
   PlanTaskId start(std::span<const PlanTaskId> after);
-  PlanTaskId flow(int src, int dst, std::int64_t bytes, PlanTaskId after);
+  /// A flow after `after` with NCCL's per-hop latency and `label`.
+  PlanTaskId flow(int src, int dst, std::int64_t bytes, PlanTaskId after, std::string_view label);
   Handle ring(std::span<const int> ranks, int steps, Bytes size, int chunks,
               std::span<const PlanTaskId> after);
 };

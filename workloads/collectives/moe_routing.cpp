@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
 
 namespace hopsim::work {
@@ -23,10 +25,6 @@ void pick(std::mt19937_64& rng, std::vector<int>& pool, std::size_t k) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Where experts live: rank g hosts experts [g * per_gpu, (g + 1) * per_gpu); nodes are numbered
 // by slot in the order of their ids.
 struct ExpertLayout {
@@ -35,7 +33,8 @@ struct ExpertLayout {
   std::vector<std::vector<int>> experts_of_slot;   // per node slot
 };
 
-ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster, int experts) {
+ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
+                    std::int64_t experts) {
   const std::size_t n = ranks.size();
   HOPSIM_ASSERT(n > 0 && experts > 0 && static_cast<std::size_t>(experts) % n == 0,
                 "{} experts over {} ranks", experts, n);
@@ -60,10 +59,58 @@ ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster, in
   return l;
 }
 
+// The fewest experts a token can choose from: those of the `limit` nodes with the fewest ranks.
+std::size_t smallest_choice(std::span<const int> ranks, int gpus_per_node, std::int64_t experts,
+                            std::int64_t max_nodes) {
+  std::map<int, std::size_t> ranks_on_node;
+  for (int r : ranks) {
+    ++ranks_on_node[r / gpus_per_node];
+  }
+  std::vector<std::size_t> counts;
+  counts.reserve(ranks_on_node.size());
+  for (const auto& [node, count] : ranks_on_node) {
+    counts.push_back(count);
+  }
+  std::sort(counts.begin(), counts.end());
+  const std::size_t limit =
+      max_nodes <= 0 ? counts.size()
+                     : std::min(counts.size(), static_cast<std::size_t>(max_nodes));
+  const std::size_t per_gpu = static_cast<std::size_t>(experts) / ranks.size();
+  std::size_t choice = 0;
+  for (std::size_t i = 0; i < limit; ++i) {
+    choice += counts[i] * per_gpu;
+  }
+  return choice;
+}
+
 }  // namespace
 
+Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus_per_node,
+                       const std::string& at) {
+  Problems out;
+  if (ranks.empty() || r.experts < 1 || r.experts % static_cast<std::int64_t>(ranks.size()) != 0) {
+    out.push_back({at + "/experts", fmt::format("{} experts do not spread evenly over {} ranks",
+                                                r.experts, ranks.size())});
+    return out;
+  }
+  if (r.top_k < 1 || r.top_k > r.experts) {
+    out.push_back({at + "/top_k", fmt::format("must be in [1, {}] (the experts), got {}",
+                                              r.experts, r.top_k)});
+    return out;
+  }
+  const std::size_t choice = smallest_choice(ranks, gpus_per_node, r.experts,
+                                             r.max_nodes_per_token);
+  if (static_cast<std::size_t>(r.top_k) > choice) {
+    out.push_back({at + "/top_k",
+                   fmt::format("{} experts per token, but a token limited to {} node(s) may see "
+                               "only {} experts",
+                               r.top_k, r.max_nodes_per_token, choice)});
+  }
+  return out;
+}
+
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
-                           const MoeRouting& r) {
+                           const MoeRouting& r, Bytes token_bytes) {
   const ExpertLayout l = layout(ranks, cluster, r.experts);
   const std::size_t n = ranks.size();
   const std::size_t nodes = l.experts_of_slot.size();
@@ -100,10 +147,10 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
         node_hit[l.slot_of_rank[dst]] = 1;
       }
       for (std::size_t dst = 0; dst < n; ++dst) {
-        m.gpu.bytes[src * n + dst] += gpu_hit[dst] ? r.token_bytes : 0;
+        m.gpu.bytes[src * n + dst] += gpu_hit[dst] ? token_bytes.n : 0;
       }
       for (std::size_t k = 0; k < nodes; ++k) {
-        m.to_node[src * nodes + k] += node_hit[k] ? r.token_bytes : 0;
+        m.to_node[src * nodes + k] += node_hit[k] ? token_bytes.n : 0;
       }
     }
   }

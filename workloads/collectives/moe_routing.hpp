@@ -3,26 +3,36 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+
+#include "sim/problem.hpp"
 
 #include "topology/cluster.hpp"
 #include "workloads/collectives/collectives.hpp"
 
 namespace hopsim::work {
 
+/// How tokens choose experts: the one routing spec of collectives and MoE layers.
 struct MoeRouting {
   std::int64_t tokens_per_gpu = 4096;
-  int experts = 256;  ///< routed experts, spread evenly over the ranks
-  int top_k = 8;
-  int max_nodes_per_token = 4;  ///< 0: no node limit
-  std::int64_t token_bytes = 7168;  ///< bytes of one token's hidden state on the wire
+  std::int64_t experts = 256;  ///< routed experts, spread evenly over the ranks
+  std::int64_t top_k = 8;
+  std::int64_t max_nodes_per_token = 4;  ///< 0: no node limit
   std::uint64_t seed = 1;
 };
 
+/// Problems of `routing` over `ranks` (GPUs with `gpus_per_node` per node), as pointers under
+/// `at`: experts must spread evenly over the ranks, and top_k distinct experts must exist on
+/// every set of max_nodes_per_token nodes a token may pick.
+Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, int gpus_per_node,
+                       const std::string& at);
+
 /// Routes every token of every rank to `top_k` distinct experts (uniformly at random among
-/// the experts of at most `max_nodes_per_token` random nodes) and returns the two-tier matrix:
-/// a GPU receives one copy of a token per token (not per expert it hosts), and a node receives
-/// one copy over InfiniBand per token however many of its GPUs need it.
+/// the experts of at most `max_nodes_per_token` random nodes) and returns the two-tier matrix
+/// of `token_bytes` per token: a GPU receives one copy of a token per token (not per expert it
+/// hosts), and a node receives one copy over InfiniBand per token however many of its GPUs
+/// need it.
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
-                           const MoeRouting& routing);
+                           const MoeRouting& routing, Bytes token_bytes);
 
 }  // namespace hopsim::work

@@ -57,8 +57,8 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
         // Same node (or no same-rail GPU there): direct flows.
         for (std::size_t j : nodes.members[slot]) {
           if (j != i && m.gpu.at(i, j) > 0) {
-            h.done.push_back(combine ? flow(ranks[j], ranks[i], m.gpu.at(i, j), s)
-                                     : flow(ranks[i], ranks[j], m.gpu.at(i, j), s));
+            h.done.push_back(combine ? flow(ranks[j], ranks[i], m.gpu.at(i, j), s, "nvlink")
+                                     : flow(ranks[i], ranks[j], m.gpu.at(i, j), s, "nvlink"));
           }
         }
         continue;
@@ -69,11 +69,11 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
       }
       const int r = ranks[static_cast<std::size_t>(relay)];
       if (!combine) {
-        const PlanTaskId cross = flow(ranks[i], r, ib, s);
+        const PlanTaskId cross = flow(ranks[i], r, ib, s, "ib");
         h.done.push_back(cross);
         for (std::size_t j : nodes.members[slot]) {
           if (static_cast<int>(j) != relay && m.gpu.at(i, j) > 0) {
-            h.done.push_back(flow(r, ranks[j], m.gpu.at(i, j), cross));
+            h.done.push_back(flow(r, ranks[j], m.gpu.at(i, j), cross, "nvlink forward"));
           }
         }
         continue;
@@ -81,10 +81,11 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
       // Combine: gather at the relay over NVLink, reduce there, then cross IB once.
       const PlanTaskId cross = plan_.add_flow(r, ranks[i], Bytes{ib}, phase_);
       plan_.set_latency(cross, latency_.net_hop);
+      plan_.set_label(cross, "ib");
       bool waits = false;
       for (std::size_t j : nodes.members[slot]) {
         if (static_cast<int>(j) != relay && m.gpu.at(i, j) > 0) {
-          plan_.add_dependency(flow(ranks[j], r, m.gpu.at(i, j), s), cross);
+          plan_.add_dependency(flow(ranks[j], r, m.gpu.at(i, j), s, "nvlink gather"), cross);
           waits = true;
         }
       }

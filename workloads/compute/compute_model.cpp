@@ -75,11 +75,6 @@ std::string_view mask_name(Mask m) {
   return kNames[static_cast<std::size_t>(m)];
 }
 
-std::string_view source_name(Source s) {
-  constexpr std::array<std::string_view, 4> kNames{"exact", "interpolated", "clamped", "roofline"};
-  return kNames[static_cast<std::size_t>(s)];
-}
-
 std::int64_t attention_pairs(Mask mask, std::int64_t s_q, std::int64_t s_kv) {
   check_extent("s_q", s_q);
   check_extent("s_kv", s_kv);
@@ -272,27 +267,6 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
   q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
   q.efficiency = roofline_.attention_efficiency;
   return answer(q);
-}
-
-void ComputeTally::add(Source source, Time time) {
-  time_[static_cast<std::size_t>(source)] += time;
-}
-
-Time ComputeTally::total() const {
-  Time sum;
-  for (Time t : time_) {
-    sum += t;
-  }
-  return sum;
-}
-
-Time ComputeTally::time(Source source) const {
-  return time_[static_cast<std::size_t>(source)];
-}
-
-double ComputeTally::share(Source source) const {
-  const Time all = total();
-  return all == Time{} ? 0 : time(source).seconds() / all.seconds();
 }
 
 }  // namespace hopsim::work

@@ -38,23 +38,19 @@
 
 #include "sim/units.hpp"
 #include "workloads/compute/calibration.hpp"
+#include "workloads/compute/source.hpp"
 
 namespace hopsim::work {
 
 enum class Dtype { Bf16, Fp8 };
 enum class Pass { Fwd, Bwd };
 enum class Mask { None, CausalTopLeft, CausalBottomRight };
-/// Where an answer came from, best first.
-enum class Source { Exact, Interpolated, Clamped, Roofline };
-inline constexpr std::array<Source, 4> kSources{Source::Exact, Source::Interpolated,
-                                                Source::Clamped, Source::Roofline};
 
 /// Names as they appear in calibration tables and reports: "bf16", "fwd", "causal_top_left",
 /// "interpolated".
 std::string_view dtype_name(Dtype d);
 std::string_view pass_name(Pass p);
 std::string_view mask_name(Mask m);
-std::string_view source_name(Source s);
 
 /// One attention call: bh = batch x query heads; gqa = query heads per KV head.
 struct AttentionShape {
@@ -122,20 +118,6 @@ class ComputeModel {
 
   const Calibration* calibration_;
   Roofline roofline_;
-};
-
-/// Compute time per source, for the report's shares ("compute_sources").
-class ComputeTally {
- public:
-  void add(const ComputeCost& cost) { add(cost.source, cost.time); }
-  void add(Source source, Time time);
-  Time total() const;
-  Time time(Source source) const;
-  /// The fraction of the total time from `source`; 0 when nothing was added.
-  double share(Source source) const;
-
- private:
-  std::array<Time, kSources.size()> time_{};
 };
 
 }  // namespace hopsim::work

@@ -1,9 +1,162 @@
-// Collective jobs: plan construction per op and algorithm, nccl-tests bandwidth factors.
+// Collective jobs: checks, plans per op and algorithm, nccl-tests bandwidth factors.
 #include "workloads/jobs/collective_job.hpp"
 
-#include "sim/assert.hpp"
+#include <array>
+
+#include <fmt/format.h>
 
 namespace hopsim::work {
+namespace {
+
+constexpr double kMaxFlows = 10e6;  // about 6 GB: 1M flows peak at 0.6 GB
+
+bool implements(CollectiveOp op, CollectiveAlgorithm a) {
+  switch (op) {
+    case CollectiveOp::AllToAll:
+      return a == CollectiveAlgorithm::Flat || a == CollectiveAlgorithm::TwoTier;
+    case CollectiveOp::AllGather:
+      return a == CollectiveAlgorithm::Ring || a == CollectiveAlgorithm::Direct;
+    case CollectiveOp::SendRecv:
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllReduce:
+      return a == CollectiveAlgorithm::Ring;
+  }
+  return false;
+}
+
+std::string_view algorithms_of(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllToAll:
+      return "\"flat\" or \"two_tier\"";
+    case CollectiveOp::AllGather:
+      return "\"ring\" or \"direct\"";
+    default:
+      return "\"ring\"";
+  }
+}
+
+// Flows of one collective over n ranks: ring steps x ranks x chunks, or every pair.
+double flows_per_set(const CollectiveJob& job, double n) {
+  if (job.op == CollectiveOp::SendRecv) {
+    return 1;
+  }
+  if (job.algorithm == CollectiveAlgorithm::Ring) {
+    const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+    return steps * n * job.chunks;
+  }
+  return n * (n - 1);
+}
+
+void check_ranks(const CollectiveJob& job, int gpus, Problems& out) {
+  std::vector<bool> seen(static_cast<std::size_t>(gpus), false);
+  for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+    const int r = job.ranks[i];
+    const std::string at = fmt::format("/workload/ranks/{}", i);
+    if (r < 0 || r >= gpus) {
+      out.push_back({at, fmt::format("GPU {} is not in the cluster (GPUs 0 to {})", r, gpus - 1)});
+      return;
+    }
+    if (seen[static_cast<std::size_t>(r)]) {
+      out.push_back({at, fmt::format("rank {} is listed twice", r)});
+      return;
+    }
+    seen[static_cast<std::size_t>(r)] = true;
+  }
+}
+
+// The sizes of the rank sets, the flow bound, and what send_recv and chunks need.
+void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& sets,
+                Problems& out) {
+  const std::string where = job.group ? "/workload/group" : "/workload/ranks";
+  const std::size_t n = sets.front().size();
+  if (n < 2) {
+    out.push_back({job.group || !job.ranks.empty() ? where : "/workload",
+                   fmt::format("a collective needs at least 2 ranks, got {}", n)});
+    return;
+  }
+  if (job.op == CollectiveOp::SendRecv && n != 2) {
+    out.push_back({where, fmt::format("send_recv goes from one rank to another: it takes "
+                                      "exactly 2 ranks, got {}",
+                                      n)});
+    return;
+  }
+  const double flows = flows_per_set(job, static_cast<double>(n)) * static_cast<double>(sets.size());
+  if (flows > kMaxFlows) {
+    const std::string over = sets.size() == 1 ? fmt::format("{} ranks", n)
+                                              : fmt::format("{} groups of {} ranks", sets.size(), n);
+    out.push_back({"/workload", fmt::format("{} {} over {} in {} chunk(s) makes {:.3g} flows per "
+                                            "collective; at most {:.3g} are supported",
+                                            algorithm_name(job.algorithm), op_name(job.op), over,
+                                            job.chunks, flows, kMaxFlows)});
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> CollectiveJob::rank_sets(const topo::Spec& cluster,
+                                                       const Mesh& mesh) const {
+  if (group) {
+    return mesh.groups(*group);
+  }
+  if (!ranks.empty()) {
+    return {ranks};
+  }
+  std::vector<int> all(static_cast<std::size_t>(cluster.nodes * cluster.gpus_per_node));
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    all[r] = static_cast<int>(r);
+  }
+  return {all};
+}
+
+void CollectiveJob::check(const JobEnv& env, Problems& out) const {
+  if (!implements(op, algorithm)) {
+    out.push_back({"/workload/algorithm",
+                   fmt::format("algorithm \"{}\" does not implement {}; {} takes {}",
+                               algorithm_name(algorithm), op_name(op), op_name(op),
+                               algorithms_of(op))});
+    return;
+  }
+  if (chunks < 1 || (chunks != 1 && (algorithm != CollectiveAlgorithm::Ring ||
+                                     op == CollectiveOp::SendRecv))) {
+    out.push_back({"/workload/chunks",
+                   fmt::format("chunks apply to ring all-gather, reduce-scatter and all-reduce; "
+                               "{} {} sends each pair's data as one flow",
+                               algorithm_name(algorithm), op_name(op))});
+    return;
+  }
+  if (group && !ranks.empty()) {
+    out.push_back({"/workload/group", "give either ranks or group, not both"});
+    return;
+  }
+  if (sizes.empty()) {
+    out.push_back({"/workload/bytes", "expected at least one size"});
+    return;
+  }
+  check_ranks(*this, env.cluster.nodes * env.cluster.gpus_per_node, out);
+  if (!out.empty()) {
+    return;
+  }
+  const std::vector<std::vector<int>> sets = rank_sets(env.cluster, env.mesh);
+  check_sets(*this, sets, out);
+  if (moe && out.empty()) {
+    if (op != CollectiveOp::AllToAll) {
+      out.push_back({"/workload/moe", "\"moe\" routing applies to op \"all_to_all\" only"});
+      return;
+    }
+    const Problems routing = check_routing(*moe, sets.front(), env.cluster.gpus_per_node,
+                                           "/workload/moe");
+    out.insert(out.end(), routing.begin(), routing.end());
+  }
+}
+
+std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
+  std::vector<Case> out;
+  out.reserve(sizes.size());
+  for (Bytes size : sizes) {
+    out.push_back({fmt::format("{} B", size.n), build_collective_plan(env, *this, size)});
+  }
+  return out;
+}
 
 double busbw_factor(CollectiveOp op, int n) {
   const double nd = n;
@@ -20,54 +173,32 @@ double busbw_factor(CollectiveOp op, int n) {
   return 1.0;
 }
 
-const char* op_name(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::SendRecv:
-      return "send_recv";
-    case CollectiveOp::AllGather:
-      return "all_gather";
-    case CollectiveOp::ReduceScatter:
-      return "reduce_scatter";
-    case CollectiveOp::AllReduce:
-      return "all_reduce";
-    case CollectiveOp::AllToAll:
-      return "all_to_all";
-  }
-  return "?";
+std::string_view op_name(CollectiveOp op) {
+  constexpr std::array<std::string_view, 5> kNames{"send_recv", "all_gather", "reduce_scatter",
+                                                   "all_reduce", "all_to_all"};
+  return kNames[static_cast<std::size_t>(op)];
 }
 
-const char* algorithm_name(CollectiveAlgorithm a) {
-  switch (a) {
-    case CollectiveAlgorithm::Ring:
-      return "ring";
-    case CollectiveAlgorithm::Direct:
-      return "direct";
-    case CollectiveAlgorithm::Flat:
-      return "flat";
-    case CollectiveAlgorithm::TwoTier:
-      return "two_tier";
-  }
-  return "?";
+std::string_view algorithm_name(CollectiveAlgorithm a) {
+  constexpr std::array<std::string_view, 4> kNames{"ring", "direct", "flat", "two_tier"};
+  return kNames[static_cast<std::size_t>(a)];
 }
 
 namespace {
 
-TwoTierMatrix all_to_all_matrix(const topo::Cluster& cluster, const CollectiveJob& job,
-                                Bytes size) {
+// The matrix of one rank set; every set routes its own tokens (seed + set index).
+TwoTierMatrix all_to_all_matrix(const BuildEnv& env, const CollectiveJob& job,
+                                std::span<const int> ranks, std::size_t set, Bytes size) {
   if (job.moe) {
-    return route_tokens(job.ranks, cluster, *job.moe);
+    MoeRouting routing = *job.moe;
+    routing.seed += set;
+    return route_tokens(ranks, env.cluster, routing, job.token_bytes);
   }
-  return Collectives::without_dedup(job.ranks, cluster,
-                                    Collectives::uniform(job.ranks.size(), size));
+  return Collectives::without_dedup(ranks, env.cluster, Collectives::uniform(ranks.size(), size));
 }
 
-}  // namespace
-
-Plan build_collective_plan(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
-  Plan plan;
-  plan.add_phase(op_name(job.op), "fwd");
-  Collectives c(plan, cluster, job.latency);
-  const std::span<const int> ranks = job.ranks;
+void add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
+                    std::span<const int> ranks, std::size_t set, Bytes size) {
   switch (job.op) {
     case CollectiveOp::SendRecv:
       c.send_recv(ranks[0], ranks[1], size);
@@ -87,25 +218,41 @@ Plan build_collective_plan(const topo::Cluster& cluster, const CollectiveJob& jo
       break;
     case CollectiveOp::AllToAll:
       if (job.algorithm == CollectiveAlgorithm::TwoTier) {
-        c.all_to_all_two_tier(ranks, all_to_all_matrix(cluster, job, size));
+        c.all_to_all_two_tier(ranks, all_to_all_matrix(env, job, ranks, set, size));
       } else {
-        c.all_to_all_flat(ranks, all_to_all_matrix(cluster, job, size).gpu);
+        c.all_to_all_flat(ranks, all_to_all_matrix(env, job, ranks, set, size).gpu);
       }
       break;
+  }
+}
+
+}  // namespace
+
+Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
+  Plan plan;
+  plan.add_phase(std::string(op_name(job.op)), "fwd");
+  Collectives c(plan, env.cluster, env.env.nccl);
+  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    add_collective(c, env, job, sets[s], s, size);
   }
   return plan;
 }
 
-std::int64_t flat_ib_bytes(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size) {
+std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
   if (job.op != CollectiveOp::AllToAll) {
     return 0;
   }
-  const TwoTierMatrix m = all_to_all_matrix(cluster, job, size);
   std::int64_t total = 0;
-  for (std::size_t i = 0; i < m.gpu.n; ++i) {
-    for (std::size_t j = 0; j < m.gpu.n; ++j) {
-      if (cluster.node_of(job.ranks[i]) != cluster.node_of(job.ranks[j])) {
-        total += m.gpu.at(i, j);
+  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    const std::vector<int>& ranks = sets[s];
+    const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, s, size);
+    for (std::size_t i = 0; i < m.gpu.n; ++i) {
+      for (std::size_t j = 0; j < m.gpu.n; ++j) {
+        if (env.cluster.node_of(ranks[i]) != env.cluster.node_of(ranks[j])) {
+          total += m.gpu.at(i, j);
+        }
       }
     }
   }

@@ -1,14 +1,17 @@
-// The `collective` workload: one collective over a list of sizes, nccl-tests style.
+// The `collective` workload: one collective over a list of sizes, nccl-tests style, over a
+// list of ranks or over every group of one mesh dimension at once.
 #pragma once
 
 #include <optional>
-#include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/problem.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/moe_routing.hpp"
-#include "workloads/plan/runner.hpp"
+#include "workloads/jobs/job_env.hpp"
+#include "workloads/mesh/mesh.hpp"
 
 namespace hopsim::work {
 
@@ -16,28 +19,43 @@ enum class CollectiveOp { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAl
 enum class CollectiveAlgorithm { Ring, Direct, Flat, TwoTier };
 
 struct CollectiveJob {
+  static constexpr std::string_view kKind = "collective";
+  static constexpr bool kSimulated = true;
+
   CollectiveOp op = CollectiveOp::AllGather;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
-  std::vector<int> ranks;    ///< in ring order; send_recv uses the first two
+  /// In ring order; send_recv takes exactly two. Empty: every GPU, or `group`'s groups.
+  std::vector<int> ranks;
+  /// Run in every group of this mesh dimension at once (the CP rings, the TP groups, ...).
+  std::optional<Dim> group;
   std::vector<Bytes> sizes;  ///< nccl-tests "size": bytes per rank (all-gather: output)
   int chunks = 1;
-  CollectiveLatency latency;
-  /// all_to_all only: route MoE tokens instead of a uniform matrix (sizes are then ignored).
+  /// all_to_all only: route MoE tokens instead of a uniform matrix (sizes then hold one size,
+  /// tokens_per_gpu x token_bytes).
   std::optional<MoeRouting> moe;
+  Bytes token_bytes;  ///< with moe: bytes of one token on the wire
+
+  /// Ranks in the cluster and distinct, at least 2 per set; the algorithm implements the op;
+  /// chunks only for rings; a bound on flows per collective; the MoE routing fits the ranks.
+  void check(const JobEnv& env, Problems& out) const;
+  /// One case per size.
+  std::vector<Case> cases(const BuildEnv& env) const;
+  /// The rank sets the collective runs over: `ranks`, every GPU, or the mesh's groups.
+  std::vector<std::vector<int>> rank_sets(const topo::Spec& cluster, const Mesh& mesh) const;
 };
 
 /// nccl-tests' busbw / algbw: 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
 /// reduce-scatter and all-to-all, 1 for send/recv.
 double busbw_factor(CollectiveOp op, int n);
 
-const char* op_name(CollectiveOp op);
-const char* algorithm_name(CollectiveAlgorithm a);
+std::string_view op_name(CollectiveOp op);
+std::string_view algorithm_name(CollectiveAlgorithm a);
 
-/// Builds the plan of one collective of `size` bytes (per rank) for `job`.
-Plan build_collective_plan(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size);
+/// The plan of one collective of `size` bytes per rank, over every rank set of `job` at once.
+Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size);
 
 /// Bytes that cross InfiniBand if the same all-to-all went flat (every pair on its own),
 /// for comparison with two-tier; 0 for other ops.
-std::int64_t flat_ib_bytes(const topo::Cluster& cluster, const CollectiveJob& job, Bytes size);
+std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size);
 
 }  // namespace hopsim::work

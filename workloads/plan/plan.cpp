@@ -1,9 +1,15 @@
-// Building plans: tasks, phases, dependencies.
+// Building plans: tasks, phases, streams, labels, explicit routes, dependencies.
 #include "workloads/plan/plan.hpp"
+
+#include <algorithm>
 
 #include "sim/assert.hpp"
 
 namespace hopsim::work {
+
+Plan::Plan() : phases_{Phase{"main", "fwd"}}, streams_{"compute", "comm"}, labels_{""} {
+  label_index_.emplace("", 0);
+}
 
 std::uint32_t Plan::add_phase(std::string name, std::string pass) {
   if (tasks_.empty() && phases_.size() == 1 && phases_[0].name == "main") {
@@ -13,11 +19,29 @@ std::uint32_t Plan::add_phase(std::string name, std::string pass) {
   return static_cast<std::uint32_t>(phases_.size() - 1);
 }
 
+StreamIndex Plan::add_stream(std::string_view name) {
+  HOPSIM_ASSERT(std::find(streams_.begin(), streams_.end(), name) == streams_.end(),
+                "stream \"{}\" exists already", name);
+  HOPSIM_ASSERT(streams_.size() < 64, "{} streams per GPU", streams_.size() + 1);
+  streams_.emplace_back(name);
+  return static_cast<StreamIndex>(streams_.size() - 1);
+}
+
+std::uint32_t Plan::intern(std::string_view label) {
+  const auto [it, inserted] =
+      label_index_.try_emplace(std::string(label), static_cast<std::uint32_t>(labels_.size()));
+  if (inserted) {
+    labels_.emplace_back(label);
+  }
+  return it->second;
+}
+
 PlanTaskId Plan::add_flow(int src, int dst, Bytes bytes, std::uint32_t phase) {
   HOPSIM_ASSERT(bytes.n >= 0, "flow {} -> {} of {} bytes", src, dst, bytes.n);
   HOPSIM_ASSERT(phase < phases_.size(), "phase {} of {}", phase, phases_.size());
   PlanTask t;
   t.kind = PlanTaskKind::Flow;
+  t.stream = kCommStream;
   t.src = src;
   t.dst = dst;
   t.bytes = bytes;
@@ -26,27 +50,45 @@ PlanTaskId Plan::add_flow(int src, int dst, Bytes bytes, std::uint32_t phase) {
   return static_cast<PlanTaskId>(tasks_.size() - 1);
 }
 
-PlanTaskId Plan::add_compute(int gpu, Time duration, std::uint32_t phase) {
-  HOPSIM_ASSERT(duration >= Time{}, "compute of {} ps on gpu {}", duration.count_ps(), gpu);
-  HOPSIM_ASSERT(phase < phases_.size(), "phase {} of {}", phase, phases_.size());
+PlanTaskId Plan::add_compute(const ComputeTask& c) {
+  HOPSIM_ASSERT(c.duration >= Time{}, "compute of {} ps on gpu {}", c.duration.count_ps(), c.gpu);
+  HOPSIM_ASSERT(c.phase < phases_.size(), "phase {} of {}", c.phase, phases_.size());
+  HOPSIM_ASSERT(c.stream < streams_.size(), "stream {} of {}", c.stream, streams_.size());
   PlanTask t;
   t.kind = PlanTaskKind::Compute;
-  t.src = gpu;
-  t.dst = gpu;
-  t.duration = duration;
-  t.phase = phase;
+  t.stream = c.stream;
+  t.src = c.gpu;
+  t.dst = c.gpu;
+  t.duration = c.duration;
+  t.phase = c.phase;
+  t.flops = c.flops;
+  t.source = c.source;
+  t.label = intern(c.label);
   tasks_.push_back(t);
   return static_cast<PlanTaskId>(tasks_.size() - 1);
 }
 
-}  // namespace hopsim::work
-
-namespace hopsim::work {
+PlanTaskId Plan::add_compute(int gpu, Time duration, std::uint32_t phase) {
+  return add_compute(ComputeTask{.gpu = gpu, .duration = duration, .phase = phase});
+}
 
 PlanTaskId Plan::add_delay(int gpu, Time duration, std::uint32_t phase) {
   const PlanTaskId id = add_compute(gpu, duration, phase);
   tasks_[id].kind = PlanTaskKind::Delay;
   return id;
+}
+
+void Plan::set_route(PlanTaskId flow, std::span<const topo::LinkId> links) {
+  HOPSIM_ASSERT(tasks_[flow].kind == PlanTaskKind::Flow && !links.empty(),
+                "an explicit route of {} links on task {}", links.size(), flow);
+  tasks_[flow].route_begin = static_cast<std::uint32_t>(route_links_.size());
+  tasks_[flow].route_size = static_cast<std::uint32_t>(links.size());
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+}
+
+void Plan::set_stream(PlanTaskId task, StreamIndex stream) {
+  HOPSIM_ASSERT(stream < streams_.size(), "stream {} of {}", stream, streams_.size());
+  tasks_[task].stream = stream;
 }
 
 }  // namespace hopsim::work

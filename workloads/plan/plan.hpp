@@ -1,30 +1,46 @@
-// A plan: the task graph a workload builds (flows between GPUs, compute on GPUs, dependencies).
+// A plan: the task graph a workload builds (flows between GPUs, compute on GPU streams,
+// dependencies), with what reports and traces need (labels, phases, streams, FLOPs, sources).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "sim/units.hpp"
+#include "topology/cluster.hpp"
+#include "workloads/compute/source.hpp"
 
 namespace hopsim::work {
 
 using PlanTaskId = std::uint32_t;
+/// A stream of every GPU, by index in Plan::streams(): 0 "compute" and 1 "comm" always exist.
+using StreamIndex = std::uint16_t;
+inline constexpr StreamIndex kComputeStream = 0;
+inline constexpr StreamIndex kCommStream = 1;
 
 enum class PlanTaskKind : std::uint8_t { Flow, Compute, Delay };
 
 struct PlanTask {
   PlanTaskKind kind = PlanTaskKind::Flow;
-  int src = 0;  ///< the GPU that sends (flow) or computes (compute)
-  int dst = 0;  ///< the GPU that receives (flow)
+  StreamIndex stream = kCommStream;
+  std::uint32_t phase = 0;
+  std::uint32_t label = 0;  ///< index into Plan::labels(); 0 is "" (no label)
+  int src = 0;              ///< the GPU that sends (flow) or computes (compute, delay)
+  int dst = 0;              ///< the GPU that receives (flow)
   Bytes bytes;
-  Time duration;       ///< compute or delay: how long it takes
-  Time not_before;     ///< earliest start
+  Time duration;    ///< compute or delay: how long it takes
+  Time not_before;  ///< earliest start
   /// A flow pays this latency instead of its route's (collectives follow NCCL's cost model).
   std::optional<Time> latency;
-  std::uint32_t phase = 0;
+  Flops flops;                       ///< compute: the work it does
+  Source source = Source::Roofline;  ///< compute: where its time came from
+  std::uint32_t route_begin = 0;     ///< flow: an explicit route in Plan::route_links()...
+  std::uint32_t route_size = 0;      ///< ... of this many links; 0: the topology's route
 };
 
 /// Phases group tasks for the report ("dispatch", "attention", ...) with a pass (fwd, bwd).
@@ -33,17 +49,38 @@ struct Phase {
   std::string pass;
 };
 
+/// One compute kernel on one GPU's stream.
+struct ComputeTask {
+  int gpu = 0;
+  Time duration{};
+  Flops flops{};
+  Source source = Source::Roofline;
+  std::uint32_t phase = 0;
+  StreamIndex stream = kComputeStream;
+  std::string_view label{};
+};
+
 /// Data, not behaviour: workloads and collectives append to it; the runner executes it.
+/// Compute tasks on one GPU's stream run one at a time in the order they were added; flows
+/// run concurrently and share links (their stream says who issued them).
 class Plan {
  public:
-  Plan() { phases_.push_back(Phase{"main", "fwd"}); }
+  Plan();
 
   std::uint32_t add_phase(std::string name, std::string pass);
+  /// A stream of every GPU (a CUDA stream); returns its index. Names are unique.
+  StreamIndex add_stream(std::string_view name);
   PlanTaskId add_flow(int src, int dst, Bytes bytes, std::uint32_t phase = 0);
+  PlanTaskId add_compute(const ComputeTask& task);
+  /// A compute task of `duration` with no FLOP count (a fixed-time kernel).
   PlanTaskId add_compute(int gpu, Time duration, std::uint32_t phase = 0);
   /// A fixed delay that holds no resource (a collective's launch latency, say).
   PlanTaskId add_delay(int gpu, Time duration, std::uint32_t phase = 0);
   void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
+  /// A flow takes these links instead of the topology's route from src to dst.
+  void set_route(PlanTaskId flow, std::span<const topo::LinkId> links);
+  void set_label(PlanTaskId task, std::string_view label) { tasks_[task].label = intern(label); }
+  void set_stream(PlanTaskId task, StreamIndex stream);
   /// `task` starts after `before` ends.
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }
@@ -51,12 +88,25 @@ class Plan {
   const std::vector<PlanTask>& tasks() const { return tasks_; }
   const std::vector<std::pair<PlanTaskId, PlanTaskId>>& dependencies() const { return deps_; }
   const std::vector<Phase>& phases() const { return phases_; }
+  const std::vector<std::string>& streams() const { return streams_; }
+  const std::vector<std::string>& labels() const { return labels_; }
+  const std::string& label(const PlanTask& t) const { return labels_[t.label]; }
+  /// The explicit route of a flow; empty when it takes the topology's.
+  std::span<const topo::LinkId> explicit_route(const PlanTask& t) const {
+    return {route_links_.data() + t.route_begin, t.route_size};
+  }
   void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
 
  private:
   std::vector<PlanTask> tasks_;
   std::vector<std::pair<PlanTaskId, PlanTaskId>> deps_;
   std::vector<Phase> phases_;
+  std::vector<std::string> streams_;
+  std::vector<std::string> labels_;
+  std::unordered_map<std::string, std::uint32_t> label_index_;
+  std::vector<topo::LinkId> route_links_;
+
+  std::uint32_t intern(std::string_view label);
 };
 
 }  // namespace hopsim::work

@@ -1,4 +1,4 @@
-// Plan -> executor tasks (routes from the topology), run, collect times.
+// Plan -> executor tasks (routes from the plan or the topology), run, collect times.
 #include "workloads/plan/runner.hpp"
 
 #include <chrono>
@@ -7,7 +7,62 @@
 
 namespace hopsim::work {
 
-Outcome simulate(const topo::Cluster& cluster, const Plan& plan) {
+RunObserver::~RunObserver() = default;
+
+namespace {
+
+// Routes every flow once; the outcome keeps them for summaries, reports and traces.
+void route_flows(const topo::Cluster& cluster, const Plan& plan, Outcome& out) {
+  const auto& tasks = plan.tasks();
+  out.route_begin.reserve(tasks.size() + 1);
+  for (const PlanTask& t : tasks) {
+    out.route_begin.push_back(static_cast<std::uint32_t>(out.route_links.size()));
+    if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
+      continue;
+    }
+    const std::span<const topo::LinkId> given = plan.explicit_route(t);
+    if (!given.empty()) {
+      HOPSIM_ASSERT(cluster.is_path(given, t.src, t.dst),
+                    "the explicit route of a flow {} -> {} is not a path between them", t.src,
+                    t.dst);
+      out.route_links.insert(out.route_links.end(), given.begin(), given.end());
+      continue;
+    }
+    const topo::Route route = cluster.route(t.src, t.dst);
+    out.route_links.insert(out.route_links.end(), route.span().begin(), route.span().end());
+  }
+  out.route_begin.push_back(static_cast<std::uint32_t>(out.route_links.size()));
+}
+
+void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& executor,
+               Outcome& out) {
+  const auto streams = static_cast<sim::StreamId>(plan.streams().size());
+  for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
+    const PlanTask& t = plan.tasks()[i];
+    HOPSIM_ASSERT(t.src >= 0 && t.src < cluster.gpu_count() && t.dst >= 0 &&
+                      t.dst < cluster.gpu_count(),
+                  "task {} between GPUs {} and {} of {}", i, t.src, t.dst, cluster.gpu_count());
+    const auto task = static_cast<PlanTaskId>(i);
+    sim::TaskId id = 0;
+    if (t.kind == PlanTaskKind::Compute) {
+      id = executor.add_compute(static_cast<sim::StreamId>(t.src) * streams + t.stream,
+                                t.duration);
+    } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
+      id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
+    } else {
+      out.latency[i] = t.latency ? *t.latency : cluster.latency(out.route(task));
+      id = executor.add_transfer(out.route(task), t.bytes, out.latency[i]);
+    }
+    HOPSIM_ASSERT(id == i, "executor task {} for plan task {}", id, i);
+    if (t.not_before > Time{}) {
+      executor.set_not_before(id, t.not_before);
+    }
+  }
+}
+
+}  // namespace
+
+Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* observer) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<Bandwidth> capacities;
   capacities.reserve(cluster.link_count());
@@ -19,32 +74,15 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan) {
   sim::Executor executor(sim, network);
   Outcome out;
   out.latency.assign(plan.tasks().size(), Time{});
-  // Each GPU has one compute stream. A flow from a GPU to itself is a zero-time delay: it
-  // takes no link and does not block the GPU's compute stream.
-  for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
-    const PlanTask& t = plan.tasks()[i];
-    HOPSIM_ASSERT(t.src >= 0 && t.src < cluster.gpu_count() && t.dst >= 0 &&
-                      t.dst < cluster.gpu_count(),
-                  "task {} between GPUs {} and {} of {}", i, t.src, t.dst, cluster.gpu_count());
-    sim::TaskId id = 0;
-    if (t.kind == PlanTaskKind::Compute) {
-      id = executor.add_compute(static_cast<sim::StreamId>(t.src), t.duration);
-    } else if (t.kind == PlanTaskKind::Delay) {
-      id = executor.add_delay(t.duration);
-    } else if (t.src == t.dst) {
-      id = executor.add_delay(Time{});
-    } else {
-      const topo::Route route = cluster.route(t.src, t.dst);
-      out.latency[i] = t.latency ? *t.latency : cluster.latency(route.span());
-      id = executor.add_transfer(route.span(), t.bytes, out.latency[i]);
-    }
-    HOPSIM_ASSERT(id == i, "executor task {} for plan task {}", id, i);
-    if (t.not_before > Time{}) {
-      executor.set_not_before(id, t.not_before);
-    }
-  }
+  route_flows(cluster, plan, out);
+  add_tasks(cluster, plan, executor, out);
   for (const auto& [before, after] : plan.dependencies()) {
     executor.add_dependency(before, after);
+  }
+  if (observer != nullptr) {
+    executor.set_on_start([&](sim::TaskId t) { observer->on_task_start(t, sim.now()); });
+    executor.set_on_end([&](sim::TaskId t) { observer->on_task_end(t, sim.now()); });
+    network.set_on_solve([&] { observer->on_rates(sim.now(), network); });
   }
   executor.launch();
   sim.run();

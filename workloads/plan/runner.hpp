@@ -1,7 +1,8 @@
-// Executes a plan on a cluster: routes its flows, runs the engine, returns the task times.
+// Executes a plan on a cluster: routes its flows (once), runs the engine, returns the times.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/executor.hpp"
@@ -10,18 +11,39 @@
 
 namespace hopsim::work {
 
+/// Sees a run as it happens (a tracer drawing link utilization, a test checking rates).
+class RunObserver {
+ public:
+  RunObserver() = default;
+  RunObserver(const RunObserver&) = default;
+  RunObserver& operator=(const RunObserver&) = default;
+  virtual ~RunObserver();
+  virtual void on_task_start(PlanTaskId /*task*/, Time /*now*/) {}
+  virtual void on_task_end(PlanTaskId /*task*/, Time /*now*/) {}
+  /// After every re-solve of flow rates; `network.load_bytes_per_s(link)` is current.
+  virtual void on_rates(Time /*now*/, const sim::FlowNetwork& /*network*/) {}
+};
+
 struct Outcome {
   std::vector<sim::TaskTimes> times;  ///< per plan task, same index
   std::vector<Time> latency;          ///< per plan task: what a flow paid before moving bytes
+  /// The links each flow crossed, as simulated: route(task) (empty for other tasks).
+  std::vector<topo::LinkId> route_links;
+  std::vector<std::uint32_t> route_begin;  ///< per plan task, and one past the last
   Time makespan;
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
   std::uint64_t solves = 0;
   double wall_s = 0;
   std::vector<PlanTaskId> stuck;  ///< tasks that never ran (a dependency cycle)
+
+  std::span<const topo::LinkId> route(PlanTaskId task) const {
+    return {route_links.data() + route_begin[task], route_begin[task + 1] - route_begin[task]};
+  }
 };
 
-/// Runs `plan` to completion. A flow from a GPU to itself takes no time and no link.
-Outcome simulate(const topo::Cluster& cluster, const Plan& plan);
+/// Runs `plan` to completion. Flows take their explicit route or the topology's; a flow from
+/// a GPU to itself takes no time and no link. Compute tasks run on stream (gpu, stream).
+Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* observer = nullptr);
 
 }  // namespace hopsim::work

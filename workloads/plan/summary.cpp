@@ -49,11 +49,11 @@ RankTime account(Intervals& iv) {
   return r;
 }
 
-void add_link_bytes(const topo::Cluster& cluster, const PlanTask& t, Summary& s) {
+void add_link_bytes(const topo::Cluster& cluster, std::span<const topo::LinkId> route,
+                    const PlanTask& t, Summary& s) {
   bool nvlink = false;
   bool ib = false;
-  const topo::Route route = cluster.route(t.src, t.dst);
-  for (topo::LinkId l : route.span()) {
+  for (topo::LinkId l : route) {
     nvlink = nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
     ib = ib || cluster.link(l).kind != topo::LinkKind::NvLink;
   }
@@ -82,7 +82,7 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
     const bool mine = t.src == critical_rank || t.dst == critical_rank;
     if (mine && t.kind == PlanTaskKind::Compute) {
       per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
-    } else if (mine && t.src != t.dst) {
+    } else if (mine && t.kind == PlanTaskKind::Flow && t.src != t.dst) {
       per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
     }
   }
@@ -114,10 +114,12 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
     }
     if (t.kind == PlanTaskKind::Compute) {
       per_rank[static_cast<std::size_t>(t.src)].compute.emplace_back(tt.start, tt.end);
-    } else if (t.src != t.dst) {
+      s.flops.n += t.flops.n;
+      s.compute_sources.add(t.source, tt.end - tt.start);
+    } else if (t.kind == PlanTaskKind::Flow && t.src != t.dst) {
       per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
       per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
-      add_link_bytes(cluster, t, s);
+      add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
     }
   }
   // Ranks that appear in the plan count; the rest of the cluster is idle by choice.

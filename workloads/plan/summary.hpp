@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "topology/cluster.hpp"
+#include "workloads/compute/source.hpp"
 #include "workloads/plan/plan.hpp"
 #include "workloads/plan/runner.hpp"
 
@@ -32,6 +33,8 @@ struct Summary {
   double mean_busy_s = 0;
   Bytes nvlink_bytes;  ///< bytes of flows that cross an NVLink hop
   Bytes ib_bytes;      ///< bytes of flows that cross an InfiniBand (NIC) hop
+  Flops flops;         ///< of every compute task that ran
+  ComputeTally compute_sources;  ///< compute time per source, over every GPU
   std::vector<PhaseTime> phases;
 };
 

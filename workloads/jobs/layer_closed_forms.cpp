@@ -1,5 +1,5 @@
-// Closed forms behind hopsim explain.
-#include "workloads/model/explain.hpp"
+// Closed forms of the CP and EP layers.
+#include "workloads/jobs/layer_closed_forms.hpp"
 
 #include "workloads/compute/compute_model.hpp"
 
@@ -49,7 +49,7 @@ LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
 }
 
 LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job) {
-  const double tokens = d(job.tokens_per_gpu);
+  const double tokens = d(job.routing.tokens_per_gpu);
   const LayerParams lp = layer_params(m, true);
   const auto [dqk, dv] = head_dims(m);
   const double heads = d(m.heads) / d(p.tp);
@@ -58,20 +58,22 @@ LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeL
   f.fwd = {{"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
            {"attention_scores",
             2 * heads * (dqk + dv) *
-                d(attention_pairs(Mask::CausalTopLeft, job.tokens_per_gpu, job.tokens_per_gpu))},
+                d(attention_pairs(Mask::CausalTopLeft, job.routing.tokens_per_gpu,
+                                  job.routing.tokens_per_gpu))},
            {"router", 2 * tokens * lp.router},
-           {"routed_experts", 2 * tokens * d(job.top_k) * lp.expert},
+           {"routed_experts", 2 * tokens * d(job.routing.top_k) * lp.expert},
            {"shared_experts", 2 * tokens * lp.shared_experts}};
   f.bwd = backward(f.fwd);
   return f;
 }
 
-CpNumbers cp_numbers(const ParallelSpec& p, const Peaks& peaks) {
+CpNumbers cp_numbers(const ParallelSpec& p, const topo::Spec& cluster) {
   CpNumbers n;
+  const double flops_per_s = cluster.gpu.peak_bf16_tflops * 1e12;
   // A block of t tokens costs ~4 t^2 h d FLOPs and moves ~4 t h d bytes of K and V (BF16):
   // compute hides the transfer when t >= F / B (Ring Attention, arXiv 2310.01889, eq. 3).
-  n.block_threshold_nvlink_tokens = peaks.bf16_flops_per_s / peaks.nvlink_Bps;
-  n.block_threshold_network_tokens = peaks.bf16_flops_per_s / peaks.nic_Bps;
+  n.block_threshold_nvlink_tokens = flops_per_s / cluster.nvlink.line_rate().bytes_per_s;
+  n.block_threshold_network_tokens = flops_per_s / cluster.nic.line_rate().bytes_per_s;
   n.min_seq_per_rank_nvlink = 6 * n.block_threshold_nvlink_tokens;
   n.min_seq_per_rank_network = 6 * n.block_threshold_network_tokens;
   const double c = d(p.cp);
@@ -81,16 +83,18 @@ CpNumbers cp_numbers(const ParallelSpec& p, const Peaks& peaks) {
   return n;
 }
 
-EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const Peaks& peaks) {
+EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const topo::Spec& cluster) {
   EpNumbers n;
-  const double nodes = job.max_nodes_per_token > 0 ? d(job.max_nodes_per_token) : d(job.top_k);
-  const double per_copy = d(job.tokens_per_gpu) * nodes * d(m.hidden);
+  const MoeRouting& r = job.routing;
+  const double nodes = r.max_nodes_per_token > 0 ? d(r.max_nodes_per_token) : d(r.top_k);
+  const double per_copy = d(r.tokens_per_gpu) * nodes * d(m.hidden);
   n.dispatch_bytes_per_gpu = per_copy * job.dispatch_bytes_per_element;
   n.combine_bytes_per_gpu = per_copy * job.combine_bytes_per_element;
   n.fwd_bwd_bytes_per_gpu = 2 * (n.dispatch_bytes_per_gpu + n.combine_bytes_per_gpu);
-  n.layer_flops_per_gpu = 2 * active_params(m) / d(m.layers) * d(job.tokens_per_gpu);
-  n.compute_s_at_peak = n.layer_flops_per_gpu / peaks.bf16_flops_per_s;
-  n.comm_s_at_nic = (n.dispatch_bytes_per_gpu + n.combine_bytes_per_gpu) / peaks.nic_Bps;
+  n.layer_flops_per_gpu = 2 * active_params(m) / d(m.layers) * d(r.tokens_per_gpu);
+  n.compute_s_at_peak = n.layer_flops_per_gpu / (cluster.gpu.peak_bf16_tflops * 1e12);
+  n.comm_s_at_nic = (n.dispatch_bytes_per_gpu + n.combine_bytes_per_gpu) /
+                    cluster.nic.line_rate().bytes_per_s;
   return n;
 }
 

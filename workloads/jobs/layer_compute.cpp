@@ -1,5 +1,5 @@
 // Kernel shapes of attention and MoE layers, priced by the compute model.
-#include "workloads/model/layer_compute.hpp"
+#include "workloads/jobs/layer_compute.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -83,7 +83,7 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
 
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model) {
-  const std::int64_t tokens = job.tokens_per_gpu;
+  const std::int64_t tokens = job.routing.tokens_per_gpu;
   const LayerParams lp = layer_params(m, true);
   LayerCosts out;
   // MLA's projections as one GEMM of the same FLOPs: tokens x hidden x (weights / hidden).
@@ -99,7 +99,7 @@ LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeL
   add_gemms({{"router", tokens, m.moe.routed_experts, m.hidden}}, Dtype::Bf16, model, out);
   // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
   const std::int64_t local = m.moe.routed_experts / p.ep;
-  const std::int64_t per_expert = tokens * job.top_k / local;
+  const std::int64_t per_expert = tokens * job.routing.top_k / local;
   const std::int64_t ffn = m.moe.expert_ffn_hidden;
   for (const auto& [name, n, k] : {std::tuple{"experts_gate_up", 2 * ffn, m.hidden},
                                    std::tuple{"experts_down", m.hidden, ffn}}) {

@@ -1,21 +1,16 @@
-// Closed-form numbers of an experiment (hopsim explain): model size, memory, FLOPs, CP, EP.
+// Closed forms of the CP and EP layers (hopsim explain): FLOPs per op, CP thresholds, EP bytes.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "topology/spec.hpp"
 #include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 
 namespace hopsim::work {
-
-/// Hardware figures the closed forms divide by.
-struct Peaks {
-  double bf16_flops_per_s = 989e12;
-  double nvlink_Bps = 450e9;  // NOLINT(readability-identifier-naming): unit in the name
-  double nic_Bps = 50e9;      // NOLINT(readability-identifier-naming)
-};
 
 /// FLOPs of one layer on one GPU, by operation, for one pass.
 using OpFlops = std::vector<std::pair<std::string, double>>;
@@ -41,7 +36,8 @@ struct CpNumbers {
   double zigzag_units_per_rank = 0;  ///< 2c chunks, chunk i paired with 2c-1-i: 2c+1 each
 };
 
-CpNumbers cp_numbers(const ParallelSpec& p, const Peaks& peaks);
+/// From the cluster's GPU peak and NVLink and NIC line rates.
+CpNumbers cp_numbers(const ParallelSpec& p, const topo::Spec& cluster);
 
 struct EpNumbers {
   double dispatch_bytes_per_gpu = 0;  ///< tokens x nodes per token x hidden x bytes/element
@@ -52,6 +48,7 @@ struct EpNumbers {
   double comm_s_at_nic = 0;           ///< dispatch + combine over one NIC
 };
 
-EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const Peaks& peaks);
+/// From the cluster's GPU peak and NIC line rate.
+EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const topo::Spec& cluster);
 
 }  // namespace hopsim::work

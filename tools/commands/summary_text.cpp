@@ -1,0 +1,118 @@
+// The terminal summary of a report: what ran on what, the kind's table, and per-case lines.
+#include <fmt/format.h>
+
+#include "tools/commands/report.hpp"
+
+namespace hopsim::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string header(const Json& r) {
+  const Json& c = r["cluster"];
+  std::string out = fmt::format("experiment {}  (workload {})\n", r["experiment"].get<std::string>(),
+                                r["workload"].get<std::string>());
+  out += fmt::format("cluster        {}: {} nodes x {} {}", c["name"].get<std::string>(),
+                     c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
+                     c["gpu"].get<std::string>());
+  if (!r["model"].is_null()) {
+    out += fmt::format(", model {}", r["model"].get<std::string>());
+  }
+  return out + "\n";
+}
+
+std::string flows_table(const Json& flows) {
+  std::string out = fmt::format("{:<12} {:>5} {:>5} {:>14} {:>12} {:>12} {:>12}\n", "flow", "src",
+                                "dst", "bytes", "start_us", "latency_us", "finish_us");
+  const std::size_t shown = std::min<std::size_t>(flows.size(), 20);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& f = flows[i];
+    out += fmt::format("{:<12.40} {:>5} {:>5} {:>14} {:>12.3f} {:>12.3f} {:>12.3f}\n",
+                       f["id"].get<std::string>(), f["src"].get<int>(), f["dst"].get<int>(),
+                       f["bytes"].get<std::int64_t>(), f["start_s"].get<double>() * 1e6,
+                       f["latency_s"].get<double>() * 1e6, f["finish_s"].get<double>() * 1e6);
+  }
+  if (flows.size() > shown) {
+    out += fmt::format("... {} more flows (see --json)\n", flows.size() - shown);
+  }
+  return out;
+}
+
+// The nccl-tests-like table of a collective run, with the InfiniBand saving of two-tier.
+std::string collective_table(const Json& c) {
+  std::string out = fmt::format("{} {} over {} ranks", c["op"].get<std::string>(),
+                                c["algorithm"].get<std::string>(), c["ranks"].get<int>());
+  if (!c["group"].is_null()) {
+    out += fmt::format(" in each of {} {} groups", c["groups"].get<std::size_t>(),
+                       c["group"].get<std::string>());
+  }
+  out += fmt::format(", {} chunk(s)\n", c["chunks"].get<int>());
+  out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}\n", "size(B)", "time(us)",
+                     "algbw(GB/s)", "busbw(GB/s)", "IB bytes");
+  for (const auto& row : c["rows"]) {
+    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}\n",
+                       row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
+                       row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
+                       row["ib_bytes"].get<std::int64_t>());
+  }
+  const auto& last = c["rows"].back();
+  if (last.contains("ib_bytes_flat")) {
+    const auto flat = last["ib_bytes_flat"].get<std::int64_t>();
+    const auto ib = last["ib_bytes"].get<std::int64_t>();
+    out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
+                       flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
+                                      static_cast<double>(flat)
+                                : 0.0);
+  }
+  return out;
+}
+
+// Step time, bytes and the busiest rank of one case.
+std::string case_lines(const Json& c) {
+  std::string out = fmt::format("step time      {:.3f} us\n", c["step_time_s"].get<double>() * 1e6);
+  out += fmt::format("bytes          {} over NVLink, {} over InfiniBand\n",
+                     c["bytes"]["nvlink"].get<std::int64_t>(), c["bytes"]["ib"].get<std::int64_t>());
+  const auto& ranks = c["ranks"];
+  out += fmt::format("busiest rank   {} busy {:.3f} us (mean {:.3f} us)\n",
+                     ranks["critical"].get<int>(), ranks["max_s"].get<double>() * 1e6,
+                     ranks["mean_s"].get<double>() * 1e6);
+  if (c["flops"].get<double>() > 0) {
+    out += fmt::format("compute        {:.4g} TFLOP\n", c["flops"].get<double>() / 1e12);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const Json& r) {
+  std::string out = header(r);
+  if (r.contains("flows")) {
+    out += flows_table(r["flows"]);
+  }
+  if (r.contains("collective")) {
+    out += collective_table(r["collective"]);
+  }
+  if (r.contains("validation")) {
+    const auto& v = r["validation"];
+    out += fmt::format("validation     {} at {} B: predicted {:.4g}, published {:.4g}, error "
+                       "{:+.1f}%  ({})\n",
+                       v["metric"].get<std::string>(), v["bytes"].get<std::int64_t>(),
+                       v["predicted"].get<double>(), v["published"].get<double>(),
+                       100 * v["error"].get<double>(), v["source"].get<std::string>());
+  }
+  if (r["results"].size() == 1) {
+    out += case_lines(r["results"].front());
+  }
+  const Json& sim = r["sim"];
+  out += fmt::format("simulated      {} events, {} flows", sim["events"].get<std::uint64_t>(),
+                     sim["flows"].get<std::uint64_t>());
+  if (sim["cases"].get<std::size_t>() > 1) {
+    out += fmt::format(" over {} cases", sim["cases"].get<std::size_t>());
+  }
+  if (sim.contains("wall_s")) {
+    out += fmt::format(" in {:.3f} s", sim["wall_s"].get<double>());
+  }
+  return out + "\n";
+}
+
+}  // namespace hopsim::tools

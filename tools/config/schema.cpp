@@ -1,0 +1,68 @@
+// The sections of the reference, in order, and their key tables.
+#include "tools/config/schema.hpp"
+
+#include "sim/assert.hpp"
+#include "tools/config/schema_tables.hpp"
+
+namespace hopsim::config {
+namespace {
+
+using namespace tables;
+
+const std::array<SectionDoc, 26> kSections{{
+    {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
+     kExperiment},
+    {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
+    {Section::Validation, "experiment", "/validation", "a published figure to compare with",
+     kValidation},
+    {Section::FlowsWorkload, "experiment", "/workload (kind flows)", "explicit flows",
+     kFlowsWorkload},
+    {Section::Flow, "experiment", "/workload/flows/N", "one flow", kFlow},
+    {Section::CollectiveWorkload, "experiment", "/workload (kind collective)",
+     "one collective over one or several sizes", kCollectiveWorkload},
+    {Section::SizeRange, "experiment", "/workload/bytes (an object)",
+     "sizes min, min x factor, ... up to max (nccl-tests -b -e -f)", kSizeRange},
+    {Section::CollectiveMoe, "experiment", "/workload/moe", "MoE token routing for all_to_all",
+     kCollectiveMoe},
+    {Section::AttentionLayerWorkload, "experiment", "/workload (kind attention_layer)",
+     "an attention layer under context parallelism", kAttentionLayerWorkload},
+    {Section::MoeLayerWorkload, "experiment", "/workload (kind moe_layer)",
+     "a MoE layer under expert parallelism", kMoeLayerWorkload},
+    {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},
+    {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
+    {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},
+    {Section::Fabric, "cluster", "/fabric", "the InfiniBand fabric", kFabric},
+    {Section::Nccl, "cluster", "/nccl", "NCCL's cost-model latencies", kNccl},
+    {Section::Model, "model", "/", "a model (configs/models/*.json)", kModel},
+    {Section::Mla, "model", "/mla", "multi-head latent attention", kMla},
+    {Section::ModelMoe, "model", "/moe", "mixture of experts", kModelMoe},
+    {Section::Calibration, "calibration", "/",
+     "a calibration table file (configs/calibration/*.json)", kCalibration},
+    {Section::CalibrationDevice, "calibration", "/device", "the measured GPU",
+     kCalibrationDevice},
+    {Section::CalibrationCeilings, "calibration", "/device/ceilings", "measured ceilings",
+     kCalibrationCeilings},
+    {Section::CalibrationTable, "calibration", "/tables/N", "one table", kCalibrationTable},
+    {Section::CalibrationAxis, "calibration", "/tables/N/axes/M", "one axis", kCalibrationAxis},
+    {Section::GemmKey, "calibration", "/tables/N/key (op gemm)", "GEMM key", kGemmKey},
+    {Section::GroupedGemmKey, "calibration", "/tables/N/key (op grouped_gemm)",
+     "grouped GEMM key", kGroupedGemmKey},
+    {Section::AttentionKey, "calibration", "/tables/N/key (op attn)", "attention key",
+     kAttentionKey},
+}};
+
+}  // namespace
+
+std::span<const SectionDoc> schema() { return kSections; }
+
+std::span<const KeyDoc> keys_of(Section section) {
+  for (const SectionDoc& s : kSections) {
+    if (s.section == section) {
+      return s.keys;
+    }
+  }
+  HOPSIM_ASSERT(false, "section {} has no keys", static_cast<int>(section));
+  return {};
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,108 @@
+// The reference of experiment files: the experiment, its parallel mesh, and each workload kind.
+#include "tools/config/schema_tables.hpp"
+
+namespace hopsim::config::tables {
+
+const std::array<KeyDoc, 9> kExperiment{{
+    {"name", "string", "the file's name", "names the experiment in reports"},
+    {"description", "string", "none", "free text"},
+    {"cluster", "string or object", "required",
+     "a cluster file (path relative to this file) or the cluster inline"},
+    {"model", "string or object", "none",
+     "a model file or the model inline; needed by attention_layer and moe_layer"},
+    {"calibration", "string", "none (roofline only)",
+     "a calibration table file for the compute model"},
+    {"parallel", "object", "all degrees 1", "the rank mesh: parallel degrees and their order"},
+    {"workload", "object", "required", "what to simulate; \"kind\" picks one of the sections below"},
+    {"seed", "integer >= 0", "1", "seeds every random draw (MoE routing); same seed, same report"},
+    {"validation", "object", "none", "a published figure the run is compared with (collective)"},
+}};
+
+const std::array<KeyDoc, 7> kParallel{{
+    {"tp", "integer >= 1", "1", "tensor-parallel degree; a TP group must fit in a node"},
+    {"cp", "integer >= 1", "1", "context-parallel degree"},
+    {"pp", "integer >= 1", "1", "pipeline-parallel degree"},
+    {"dp", "integer >= 1", "1", "data-parallel degree; tp x cp x pp x dp must divide the GPUs"},
+    {"ep", "integer >= 1", "1",
+     "expert-parallel degree, taken from tp x cp x dp (which it must divide)"},
+    {"order", "array of \"tp\", \"cp\", \"pp\", \"dp\"", "[\"tp\", \"cp\", \"pp\", \"dp\"]",
+     "the mesh order, innermost (consecutive ranks) first"},
+    {"tp_across_nodes", "boolean", "false", "allow TP groups that span nodes"},
+}};
+
+const std::array<KeyDoc, 4> kValidation{{
+    {"metric", "\"busbw_GBps\" or \"time_s\"", "required", "the collective row's value compared"},
+    {"bytes", "integer >= 1", "required", "the size (one of the workload's) whose row is compared"},
+    {"published", "number > 0", "required", "the published figure, in the metric's unit"},
+    {"source", "string", "required", "where the published figure comes from"},
+}};
+
+const std::array<KeyDoc, 2> kFlowsWorkload{{
+    {"kind", "\"flows\"", "required", "explicit flows between GPUs"},
+    {"flows", "array of objects", "required", "at least one flow"},
+}};
+
+const std::array<KeyDoc, 6> kFlow{{
+    {"id", "string", "its index", "names the flow in reports, traces and \"after\""},
+    {"src", "integer >= 0", "required", "sending GPU (global rank)"},
+    {"dst", "integer >= 0", "required", "receiving GPU; not src"},
+    {"bytes", "integer >= 0", "required", "bytes to move"},
+    {"start_us", "number in [0, 1e12]", "0", "earliest start, microseconds"},
+    {"after", "array of ids", "[]", "flows that must finish first"},
+}};
+
+const std::array<KeyDoc, 8> kCollectiveWorkload{{
+    {"kind", "\"collective\"", "required", "one collective, nccl-tests style"},
+    {"op", "\"send_recv\", \"all_gather\", \"reduce_scatter\", \"all_reduce\", \"all_to_all\"",
+     "required", "the collective"},
+    {"algorithm", "\"ring\", \"direct\", \"flat\", \"two_tier\"",
+     "\"flat\" for all_to_all, else \"ring\"",
+     "ring or direct (all_gather), ring (reduce_scatter, all_reduce, send_recv), flat or "
+     "two_tier (all_to_all)"},
+    {"ranks", "array of integers >= 0", "every GPU",
+     "GPUs in ring order, at least 2, distinct; send_recv takes exactly 2"},
+    {"group", "\"tp\", \"cp\", \"pp\", \"dp\", \"ep\"", "none",
+     "instead of ranks: run in every group of this mesh dimension at once"},
+    {"bytes", "integer >= 1, array, or {min, max, factor}", "required unless moe",
+     "bytes per rank (all_gather: output), one case per size"},
+    {"chunks", "integer in [1, 1024]", "1", "ring only: pieces per step, sent back to back"},
+    {"moe", "object", "none", "all_to_all only: route MoE tokens instead of a uniform matrix"},
+}};
+
+const std::array<KeyDoc, 3> kSizeRange{{
+    {"min", "integer >= 1", "required", "smallest size, bytes"},
+    {"max", "integer >= min", "required", "largest size, bytes"},
+    {"factor", "integer in [2, 1024]", "required", "each size is the previous times this"},
+}};
+
+const std::array<KeyDoc, 7> kCollectiveMoe{{
+    {"tokens_per_gpu", "integer in [1, 2^20]", "required", "tokens each GPU routes"},
+    {"experts", "integer >= 1", "required", "routed experts, spread evenly over the ranks"},
+    {"top_k", "integer >= 1", "required", "distinct experts per token"},
+    {"max_nodes_per_token", "integer >= 0", "4", "nodes a token may reach; 0: no limit"},
+    {"hidden", "integer in [1, 2^24]", "required", "elements of a token's hidden state"},
+    {"bytes_per_element", "number in (0, 64]", "2", "bytes per element on the wire (FP8 with "
+                                                    "scales: 1.03125)"},
+    {"seed", "integer >= 0", "the experiment's seed", "seeds the routing draw"},
+}};
+
+const std::array<KeyDoc, 4> kAttentionLayerWorkload{{
+    {"kind", "\"attention_layer\"", "required",
+     "one attention layer under CP (hopsim explain; not simulated yet)"},
+    {"seq_len", "integer in [1, 2^31]", "required", "tokens per sequence; 2 x cp must divide it"},
+    {"micro_batch", "integer in [1, 2^20]", "1", "sequences per micro-batch"},
+    {"mask", "\"causal\" or \"full\"", "\"causal\"", "attention mask"},
+}};
+
+const std::array<KeyDoc, 6> kMoeLayerWorkload{{
+    {"kind", "\"moe_layer\"", "required",
+     "one MoE layer under EP (hopsim explain; not simulated yet)"},
+    {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
+    {"top_k", "integer >= 1", "the model's", "experts per token"},
+    {"max_nodes_per_token", "integer >= 0", "the model's", "nodes a token may reach; 0: no limit"},
+    {"dispatch_bytes_per_element", "number > 0", "1", "dispatch payload (FP8: 1; with scales "
+                                                      "1.03125)"},
+    {"combine_bytes_per_element", "number > 0", "2", "combine payload (BF16: 2)"},
+}};
+
+}  // namespace hopsim::config::tables

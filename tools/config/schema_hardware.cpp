@@ -1,0 +1,87 @@
+// The reference of cluster, model and calibration files.
+#include "tools/config/schema_tables.hpp"
+
+namespace hopsim::config::tables {
+
+const std::array<KeyDoc, 12> kCluster{{
+    {"name", "string", "required", "names the cluster in reports"},
+    {"description", "string", "none", "free text"},
+    {"nodes", "integer in [1, 1e6]", "required", "nodes; nodes x gpus_per_node <= 2^24"},
+    {"gpus_per_node", "integer in [1, 1024]", "8", "GPUs behind each node's NVSwitch, one NIC each"},
+    {"gpu", "object", "required", "the GPU model's datasheet figures"},
+    {"nvlink", "object", "required", "GPU <-> NVSwitch link, per GPU and direction"},
+    {"nic", "object", "required", "NIC <-> leaf link, per GPU and direction"},
+    {"fabric", "object", "required", "the InfiniBand fabric"},
+    {"software_overhead_us", "number in [0, 1e12]", "1.9", "paid once by every flow, microseconds"},
+    {"bandwidth", "\"achievable\" or \"peak\"", "\"achievable\"", "which figure links carry"},
+    {"nccl", "object", "8.4 / 3.4 / 14.0 us (Simple)", "NCCL's latency constants for collectives"},
+    {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
+}};
+
+const std::array<KeyDoc, 6> kGpu{{
+    {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
+    {"peak_bf16_tflops", "number > 0", "required", "dense BF16 peak, 10^12 FLOP/s"},
+    {"peak_fp8_tflops", "number > 0", "required", "dense FP8 peak, 10^12 FLOP/s"},
+    {"hbm_GB", "number > 0", "required", "HBM capacity, 10^9 bytes"},
+    {"hbm_GBps", "number > 0", "required", "HBM bandwidth, 10^9 bytes/s"},
+    {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
+}};
+
+const std::array<KeyDoc, 3> kLink{{
+    {"peak_GBps", "number > 0", "required", "datasheet line rate, 10^9 bytes/s per direction"},
+    {"achievable_GBps", "number in (0, peak_GBps]", "peak_GBps", "what transfers reach"},
+    {"latency_us", "number in [0, 1e12]", "required", "per hop, microseconds"},
+}};
+
+const std::array<KeyDoc, 6> kFabric{{
+    {"kind", "\"rail_optimized\" or \"fat_tree\"", "required",
+     "NIC k of each node on rail leaf k, or all of a node's NICs on one leaf"},
+    {"nodes_per_leaf", "integer >= 0", "0 (one group)", "nodes per leaf group; must divide nodes"},
+    {"spines", "integer in [1, 65536]", "1", "1: one trunk (ideal adaptive routing); more: ECMP"},
+    {"oversubscription", "number >= 1", "1", "leaf down-link over up-link capacity"},
+    {"spine_latency_us", "number in [0, 1e12]", "0.45", "leaf <-> spine hop, microseconds"},
+    {"cross_rail", "\"nvlink\" or \"spine\"", "\"nvlink\"",
+     "cross-rail traffic goes over NVLink first (PXN) or through the spine"},
+}};
+
+const std::array<KeyDoc, 4> kNccl{{
+    {"protocol", "\"LL\", \"LL128\" or \"Simple\"", "none", "which protocol the constants are"},
+    {"base_latency_us", "number in [0, 1e12]", "required", "once per collective, microseconds"},
+    {"nvlink_hop_latency_us", "number in [0, 1e12]", "required", "per step inside a node"},
+    {"net_hop_latency_us", "number in [0, 1e12]", "required", "per step across the network"},
+}};
+
+const std::array<KeyDoc, 13> kModel{{
+    {"name", "string", "required", "names the model in reports"},
+    {"description", "string", "none", "free text"},
+    {"layers", "integer in [1, 100000]", "required", "transformer layers"},
+    {"hidden", "integer in [1, 2^30]", "required", "model width"},
+    {"ffn_hidden", "integer in [1, 2^30]", "required", "SwiGLU MLP width of dense layers"},
+    {"heads", "integer in [1, 2^30]", "required", "query heads"},
+    {"kv_heads", "integer in [1, 2^30]", "heads", "key/value heads (GQA); must divide heads"},
+    {"head_dim", "integer in [1, 2^30]", "hidden / heads", "per-head dimension"},
+    {"vocab", "integer in [1, 2^30]", "required", "vocabulary size"},
+    {"tied_embeddings", "boolean", "false", "input and output embeddings shared"},
+    {"mla", "object", "none", "multi-head latent attention (DeepSeek-V2/V3)"},
+    {"moe", "object", "none (dense)", "mixture of experts"},
+    {"sources", "object", "none", "JSON pointer -> citation"},
+}};
+
+const std::array<KeyDoc, 5> kMla{{
+    {"q_lora_rank", "integer >= 0", "0", "query compression rank; 0: queries projected directly"},
+    {"kv_lora_rank", "integer >= 1", "required", "key/value compression rank"},
+    {"qk_nope_head_dim", "integer >= 1", "required", "per-head query/key dimension without RoPE"},
+    {"qk_rope_head_dim", "integer >= 1", "required", "per-head decoupled RoPE dimension"},
+    {"v_head_dim", "integer >= 1", "required", "per-head value dimension"},
+}};
+
+const std::array<KeyDoc, 6> kModelMoe{{
+    {"routed_experts", "integer >= 1", "required", "routed experts per MoE layer"},
+    {"shared_experts", "integer >= 0", "0", "shared experts per MoE layer"},
+    {"top_k", "integer in [1, routed_experts]", "required", "routed experts per token"},
+    {"expert_ffn_hidden", "integer >= 1", "required", "each expert's SwiGLU width"},
+    {"max_nodes_per_token", "integer >= 0", "0 (no limit)", "node-limited routing"},
+    {"first_dense_layers", "integer in [0, layers]", "0", "dense layers before the first MoE"},
+}};
+
+}  // namespace hopsim::config::tables

@@ -1,0 +1,37 @@
+// The key tables behind schema.hpp, one per section (defined in schema_*.cpp).
+#pragma once
+
+#include <array>
+
+#include "tools/config/schema.hpp"
+
+namespace hopsim::config::tables {
+
+extern const std::array<KeyDoc, 9> kExperiment;
+extern const std::array<KeyDoc, 7> kParallel;
+extern const std::array<KeyDoc, 4> kValidation;
+extern const std::array<KeyDoc, 2> kFlowsWorkload;
+extern const std::array<KeyDoc, 6> kFlow;
+extern const std::array<KeyDoc, 8> kCollectiveWorkload;
+extern const std::array<KeyDoc, 3> kSizeRange;
+extern const std::array<KeyDoc, 7> kCollectiveMoe;
+extern const std::array<KeyDoc, 4> kAttentionLayerWorkload;
+extern const std::array<KeyDoc, 6> kMoeLayerWorkload;
+extern const std::array<KeyDoc, 12> kCluster;
+extern const std::array<KeyDoc, 6> kGpu;
+extern const std::array<KeyDoc, 3> kLink;
+extern const std::array<KeyDoc, 6> kFabric;
+extern const std::array<KeyDoc, 4> kNccl;
+extern const std::array<KeyDoc, 13> kModel;
+extern const std::array<KeyDoc, 5> kMla;
+extern const std::array<KeyDoc, 6> kModelMoe;
+extern const std::array<KeyDoc, 7> kCalibration;
+extern const std::array<KeyDoc, 11> kCalibrationDevice;
+extern const std::array<KeyDoc, 3> kCalibrationCeilings;
+extern const std::array<KeyDoc, 10> kCalibrationTable;
+extern const std::array<KeyDoc, 2> kCalibrationAxis;
+extern const std::array<KeyDoc, 2> kGemmKey;
+extern const std::array<KeyDoc, 5> kGroupedGemmKey;
+extern const std::array<KeyDoc, 5> kAttentionKey;
+
+}  // namespace hopsim::config::tables

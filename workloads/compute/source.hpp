@@ -1,0 +1,32 @@
+// Where a kernel's time came from (a calibration table or the roofline), and time per source.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "sim/units.hpp"
+
+namespace hopsim::work {
+
+/// Where an answer came from, best first.
+enum class Source : std::uint8_t { Exact, Interpolated, Clamped, Roofline };
+inline constexpr std::array<Source, 4> kSources{Source::Exact, Source::Interpolated,
+                                                Source::Clamped, Source::Roofline};
+
+/// "exact", "interpolated", "clamped", "roofline": as in reports.
+std::string_view source_name(Source s);
+
+/// Compute time per source, for the report's shares ("compute_sources").
+class ComputeTally {
+ public:
+  void add(Source source, Time time);
+  Time total() const;
+  Time time(Source source) const;
+  /// The fraction of the total time from `source`; 0 when nothing was added.
+  double share(Source source) const;
+
+ private:
+  std::array<Time, kSources.size()> time_{};
+};
+
+}  // namespace hopsim::work

@@ -1,0 +1,65 @@
+// Experiment checks: each part checks itself, in the order the later parts depend on.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "topology/spec_check.hpp"
+#include "workloads/experiment/experiment.hpp"
+#include "workloads/model/model_check.hpp"
+
+namespace hopsim::work {
+namespace {
+
+void add_under(const std::string& prefix, const Problems& from, Problems& out) {
+  for (const Problem& p : from) {
+    out.push_back({prefix + p.path, p.message});
+  }
+}
+
+void check_validation(const Experiment& e, Problems& out) {
+  const auto* job = std::get_if<CollectiveJob>(&e.job);
+  if (job == nullptr) {
+    out.push_back({"/validation", "validation applies to workload kind \"collective\" only"});
+    return;
+  }
+  const Validation& v = *e.validation;
+  if (std::find(job->sizes.begin(), job->sizes.end(), v.bytes) == job->sizes.end()) {
+    out.push_back({"/validation/bytes",
+                   fmt::format("{} is not one of the workload's sizes", v.bytes.n)});
+  }
+}
+
+}  // namespace
+
+Problems check(const Experiment& e) {
+  Problems out;
+  add_under("/cluster", topo::check_spec(e.cluster), out);
+  if (e.model) {
+    add_under("/model", check_model(*e.model), out);
+  }
+  if (!out.empty()) {
+    return out;  // the mesh and the job build on a sound cluster and model
+  }
+  const std::int64_t gpus = std::int64_t{e.cluster.nodes} * e.cluster.gpus_per_node;
+  out = Mesh::check(e.parallel, gpus, e.cluster.gpus_per_node);
+  if (!out.empty()) {
+    return out;
+  }
+  const Mesh mesh(e.parallel);
+  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed};
+  std::visit([&](const auto& job) { job.check(env, out); }, e.job);
+  if (out.empty() && e.validation) {
+    check_validation(e, out);
+  }
+  return out;
+}
+
+ComputeModel compute_model(const Experiment& e) {
+  Roofline roofline;
+  roofline.peak_bf16_tflops = e.cluster.gpu.peak_bf16_tflops;
+  roofline.peak_fp8_tflops = e.cluster.gpu.peak_fp8_tflops;
+  roofline.hbm_GBps = e.cluster.gpu.hbm_GBps;
+  return ComputeModel(e.calibration.get(), roofline);
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,52 @@
+// An experiment as plain data: the cluster, the model, the parallel mesh, the compute
+// calibration and one job; and the checks that everything fits together.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sim/problem.hpp"
+#include "topology/spec.hpp"
+#include "workloads/collectives/collectives.hpp"
+#include "workloads/compute/calibration.hpp"
+#include "workloads/compute/compute_model.hpp"
+#include "workloads/jobs/job.hpp"
+#include "workloads/mesh/mesh.hpp"
+#include "workloads/model/model.hpp"
+
+namespace hopsim::work {
+
+/// A published figure to compare a collective run with.
+struct Validation {
+  std::string metric;  ///< "busbw_GBps" or "time_s"
+  Bytes bytes;         ///< the size (row) it applies to
+  double published = 0;
+  std::string source;
+};
+
+struct Experiment {
+  std::string name;
+  topo::Spec cluster;  ///< the fabric and its GPU model
+  CollectiveLatency nccl;  ///< NCCL's latency constants for collectives
+  std::optional<ModelSpec> model;
+  ParallelSpec parallel;
+  /// Kernel times for the compute model; null: the roofline answers alone. Shared, so that
+  /// the many copies of a sweep do not copy tables.
+  std::shared_ptr<const Calibration> calibration;
+  std::string calibration_name;  ///< where the table came from, for reports
+  Job job;
+  std::uint64_t seed = 1;
+  std::optional<Validation> validation;
+};
+
+/// Every problem of the experiment, as JSON pointers into its document ("/cluster/nodes",
+/// "/parallel/tp", "/workload/seq_len"); empty when it can run (or be explained).
+Problems check(const Experiment& experiment);
+
+/// The compute model of the experiment's GPU: its calibration table, then a roofline of its
+/// peaks. The experiment must outlive it.
+ComputeModel compute_model(const Experiment& experiment);
+
+}  // namespace hopsim::work

@@ -1,0 +1,54 @@
+// run(): an experiment in, results out. No IO; deterministic; safe to call from several
+// threads at once on different experiments (nothing is shared between calls).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "topology/cluster.hpp"
+#include "workloads/experiment/experiment.hpp"
+#include "workloads/plan/plan.hpp"
+#include "workloads/plan/runner.hpp"
+#include "workloads/plan/summary.hpp"
+
+namespace hopsim::work {
+
+struct RunOptions {
+  /// Record the load over time of this many links, the ones the most bytes cross.
+  std::size_t watch_links = 0;
+};
+
+/// A link's load (bytes/s) from each instant it changed until the next.
+struct LinkLoad {
+  topo::LinkId link = 0;
+  std::vector<std::pair<Time, double>> samples;
+};
+
+/// One simulated case (one size of a collective): its plan, what happened, and the summary.
+struct CaseResult {
+  std::string name;
+  Plan plan;
+  Outcome outcome;
+  Summary summary;
+  std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
+};
+
+struct RunResult {
+  /// Why the experiment could not run (nothing else is set then).
+  Problems problems;
+  std::optional<topo::Cluster> cluster;
+  std::vector<CaseResult> cases;
+  double wall_s = 0;  ///< the only field that differs between runs
+
+  bool ok() const { return problems.empty(); }
+  /// Tasks that never ran, over all cases (a dependency cycle in a plan).
+  std::size_t stuck() const;
+};
+
+/// Checks `experiment`, builds its cases and simulates each one.
+RunResult run(const Experiment& experiment, const RunOptions& options = {});
+
+}  // namespace hopsim::work

@@ -1,0 +1,55 @@
+// Checks of the CP and EP layer workloads.
+#include "workloads/jobs/layer_jobs.hpp"
+
+#include <fmt/format.h>
+
+#include "workloads/model/model_check.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// The model the layer needs, fitted to the degrees, and the GPU figures its kernels need.
+bool check_model_and_gpu(const JobEnv& env, std::string_view kind, Problems& out) {
+  if (env.model == nullptr) {
+    out.push_back({"/model", fmt::format("workload kind \"{}\" needs a model", kind)});
+    return false;
+  }
+  const Problems fit = check_model_fit(*env.model, env.mesh.spec());
+  out.insert(out.end(), fit.begin(), fit.end());
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  if (!(gpu.peak_bf16_tflops > 0 && gpu.peak_fp8_tflops > 0 && gpu.hbm_GBps > 0)) {
+    out.push_back({"/cluster/gpu", "the compute model needs the GPU's BF16 and FP8 peaks and "
+                                   "HBM bandwidth"});
+  }
+  return out.empty();
+}
+
+}  // namespace
+
+void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
+  if (!check_model_and_gpu(env, kKind, out)) {
+    return;
+  }
+  const std::int64_t cp = env.mesh.spec().cp;
+  if (seq_len % (2 * cp) != 0) {
+    out.push_back({"/workload/seq_len",
+                   fmt::format("{} does not split into 2*cp = {} equal chunks (cp = {})", seq_len,
+                               2 * cp, cp)});
+  }
+}
+
+void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
+  if (!check_model_and_gpu(env, kKind, out)) {
+    return;
+  }
+  if (env.model->moe.routed_experts == 0) {
+    out.push_back({"/workload/kind",
+                   fmt::format("model \"{}\" has no routed experts", env.model->name)});
+    return;
+  }
+  const Problems bad_routing = check_routing(routing, env.mesh.group(Dim::Ep, 0),
+                                             env.cluster.gpus_per_node, "/workload");
+  out.insert(out.end(), bad_routing.begin(), bad_routing.end());
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,180 @@
+// Rank mesh coordinates and groups, and the checks of its degrees against a cluster.
+#include "workloads/mesh/mesh.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+
+namespace hopsim::work {
+namespace {
+
+constexpr std::array<Dim, 4> kMeshDims{Dim::Tp, Dim::Cp, Dim::Pp, Dim::Dp};
+
+std::size_t index(Dim d) { return static_cast<std::size_t>(d); }
+
+// The first TP group that leaves its node, if any.
+void check_tp_in_node(const ParallelSpec& p, int gpus_per_node, Problems& out) {
+  const Mesh mesh(p);
+  for (int r = 0; r < mesh.size(); ++r) {
+    if (mesh.coordinate(r, Dim::Tp) != 0) {
+      continue;
+    }
+    const std::vector<int> g = mesh.group(Dim::Tp, r);
+    const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+    if (*lo / gpus_per_node != *hi / gpus_per_node) {
+      out.push_back({"/parallel/tp",
+                     fmt::format("the TP group of GPU {} spans GPUs {} to {}, across nodes of {} "
+                                 "GPUs; tensor parallelism must stay inside a node (set "
+                                 "parallel.tp_across_nodes to allow it)",
+                                 r, *lo, *hi, gpus_per_node)});
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view dim_name(Dim d) {
+  switch (d) {
+    case Dim::Tp:
+      return "tp";
+    case Dim::Cp:
+      return "cp";
+    case Dim::Pp:
+      return "pp";
+    case Dim::Dp:
+      return "dp";
+    case Dim::Ep:
+      return "ep";
+  }
+  return "?";
+}
+
+std::int64_t ParallelSpec::degree(Dim d) const {
+  switch (d) {
+    case Dim::Tp:
+      return tp;
+    case Dim::Cp:
+      return cp;
+    case Dim::Pp:
+      return pp;
+    case Dim::Dp:
+      return dp;
+    case Dim::Ep:
+      return ep;
+  }
+  return 1;
+}
+
+Problems Mesh::check(const ParallelSpec& p, std::int64_t gpus, int gpus_per_node) {
+  Problems out;
+  for (Dim d : {Dim::Tp, Dim::Cp, Dim::Pp, Dim::Dp, Dim::Ep}) {
+    if (p.degree(d) < 1 || p.degree(d) > gpus) {
+      out.push_back({fmt::format("/parallel/{}", dim_name(d)),
+                     fmt::format("must be in [1, {}] (the cluster's GPUs), got {}", gpus,
+                                 p.degree(d))});
+    }
+  }
+  std::array<Dim, 4> sorted = p.order;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != kMeshDims) {
+    out.push_back({"/parallel/order", "must list tp, cp, pp and dp once each"});
+  }
+  if (!out.empty()) {
+    return out;
+  }
+  // Each degree is at most gpus <= 2^24, so the products below cannot overflow.
+  const double product = static_cast<double>(p.tp) * static_cast<double>(p.cp) *
+                         static_cast<double>(p.pp) * static_cast<double>(p.dp);
+  if (product > static_cast<double>(gpus) || gpus % (p.tp * p.cp * p.pp * p.dp) != 0) {
+    out.push_back({"/parallel",
+                   fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {:.0f} does not divide "
+                               "the cluster's {} GPUs",
+                               p.tp, p.cp, p.pp, p.dp, product, gpus)});
+    return out;
+  }
+  const std::int64_t expert_pool = p.tp * p.cp * p.dp;
+  if (expert_pool % p.ep != 0) {
+    out.push_back({"/parallel/ep",
+                   fmt::format("{} does not divide tp x cp x dp = {}: expert parallelism takes "
+                               "its ranks from the tensor-, context- and data-parallel ones",
+                               p.ep, expert_pool)});
+  }
+  if (!p.tp_across_nodes) {
+    check_tp_in_node(p, gpus_per_node, out);
+  }
+  return out;
+}
+
+Mesh::Mesh(const ParallelSpec& p) : spec_(p) {
+  std::int64_t stride = 1;
+  for (Dim d : spec_.order) {
+    stride_[index(d)] = stride;
+    stride *= spec_.degree(d);
+  }
+  HOPSIM_ASSERT(stride >= 1 && stride <= (std::int64_t{1} << 30), "mesh of {} ranks", stride);
+  size_ = static_cast<int>(stride);
+}
+
+std::int64_t Mesh::index_without_pp(int rank) const {
+  std::int64_t q = 0;
+  std::int64_t stride = 1;
+  for (Dim d : spec_.order) {
+    if (d != Dim::Pp) {
+      q += coordinate(rank, d) * stride;
+      stride *= spec_.degree(d);
+    }
+  }
+  return q;
+}
+
+std::int64_t Mesh::coordinate(int rank, Dim dim) const {
+  if (dim == Dim::Ep) {
+    return index_without_pp(rank) % spec_.ep;
+  }
+  return (rank / stride_[index(dim)]) % spec_.degree(dim);
+}
+
+std::vector<int> Mesh::group(Dim dim, int rank) const {
+  HOPSIM_ASSERT(rank >= 0 && rank < size_, "rank {} outside a mesh of {}", rank, size_);
+  std::vector<int> members;
+  if (dim == Dim::Ep) {
+    // Decode each index of the block back into coordinates; rank order is EP order, as the
+    // index without pp grows with the rank inside a stage.
+    const std::int64_t first = index_without_pp(rank) / spec_.ep * spec_.ep;
+    const std::int64_t stage_base = coordinate(rank, Dim::Pp) * stride_[index(Dim::Pp)];
+    for (std::int64_t q = first; q < first + spec_.ep; ++q) {
+      std::int64_t left = q;
+      std::int64_t r = stage_base;
+      for (Dim d : spec_.order) {
+        if (d != Dim::Pp) {
+          r += (left % spec_.degree(d)) * stride_[index(d)];
+          left /= spec_.degree(d);
+        }
+      }
+      members.push_back(static_cast<int>(r));
+    }
+    return members;
+  }
+  const std::int64_t stride = stride_[index(dim)];
+  const std::int64_t base = rank - coordinate(rank, dim) * stride;
+  for (std::int64_t k = 0; k < spec_.degree(dim); ++k) {
+    members.push_back(static_cast<int>(base + k * stride));
+  }
+  return members;
+}
+
+std::vector<std::vector<int>> Mesh::groups(Dim dim) const {
+  std::vector<std::vector<int>> out;
+  for (int r = 0; r < size_; ++r) {
+    std::vector<int> g = group(dim, r);
+    if (g.front() == r) {
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+}  // namespace hopsim::work
