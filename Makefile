@@ -1,18 +1,38 @@
 # hopsim: the everyday commands. `make run` and `make test` install what is missing first.
-.PHONY: deps build run test bench asan tidy format clean
+.PHONY: help deps build program run test bench asan tsan tidy format clean
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make run      install what is missing, build the hopsim program, run the default experiment"
+	@echo "make test     install what is missing, build everything, run every test"
+	@echo "make build    build everything (Release): the program, tests, bench, harness host code"
+	@echo "make bench    speed benchmarks: medians of several runs (hyperfine), peak memory"
+	@echo "make asan     every test under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "make tsan     the concurrent run() test under ThreadSanitizer"
+	@echo "make tidy     clang-tidy over the library code"
+	@echo "make format   clang-format every source"
+	@echo "make deps     only install the build dependencies (apt-get, when CMake cannot find them)"
+	@echo "make clean    remove build/"
 
 deps:
 	@bash tools/scripts/install_deps.sh
 
+# Only what `make run` needs: the hopsim program.
+program: deps
+	@cmake --build --preset program
+
 build: deps
-	@cmake --preset release >/dev/null
 	@cmake --build --preset release
 
-run: build
+run: program
 	build/bin/hopsim run configs/experiments/default.json
 
 test: build
 	ctest --preset release
+
+# Each case in its own process, so that its peak memory is its own (see README).
+bench: build
+	@for c in a b c d e; do /usr/bin/time -f "  wall %e s, peak RSS %M KiB" build/bin/hopsim_bench $$c; done
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over every test (Debug -O1).
 asan: deps
@@ -20,9 +40,11 @@ asan: deps
 	@cmake --build --preset asan
 	ctest --preset asan
 
-# Each case in its own process, so that its peak memory is its own (see README).
-bench: build
-	@for c in a b c d e; do /usr/bin/time -f "  wall %e s, peak RSS %M KiB" build/bin/hopsim_bench $$c; done
+# ThreadSanitizer over the test that calls run() from two threads at once.
+tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan
+	ctest --preset tsan
 
 tidy: deps
 	@cmake --preset tidy >/dev/null

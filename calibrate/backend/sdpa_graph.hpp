@@ -1,4 +1,4 @@
-// cuDNN backend "composite" SDPA graphs (CALIBRATION.md §2.3), the pattern the fused flash
+// cuDNN backend "composite" SDPA graphs (calibrate/README.md, "What it measures"), the pattern the fused flash
 // attention engines match, as the cuDNN frontend expands its SDPA nodes for cuDNN < 9.21:
 //
 // forward:  S = Q·Kᵀ (FP32) → ·scale → mask → max, sub, exp, sum, log, add → Stats (FP32 out),

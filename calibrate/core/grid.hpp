@@ -45,7 +45,7 @@ struct Shard {
   std::size_t count = 1;
 };
 
-/// "smoke" or "full" (CALIBRATION.md §8.3); throws CalibError otherwise.
+/// "smoke" or "full" (calibrate/README.md); throws CalibError otherwise.
 Grid make_grid(std::string_view name);
 
 /// Every wanted cell of tables in `suite`, table by table, cells in row-major order.

@@ -1,4 +1,4 @@
-// The `smoke` and `full` grids (CALIBRATION.md §8.3).
+// The `smoke` and `full` grids (calibrate/README.md, "Build and run").
 //
 // smoke: a few minutes of device time. Dense BF16/FP8 GEMMs; grouped expert GEMMs (ramp1.5
 // uneven tokens) in every implementation; attention d=128, GQA 8, BF16, fwd and bwd: causal

@@ -14,7 +14,7 @@
 
 namespace hopsim::calib {
 
-/// Assumed H100/H200-class throughputs for estimates only (CALIBRATION.md §6).
+/// Assumed H100/H200-class throughputs for estimates only (docs/validation.md, "Kernels").
 struct EstimateModel {
   double bf16_tflops = 650.0;
   double fp8_tflops = 1100.0;

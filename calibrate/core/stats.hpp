@@ -21,7 +21,7 @@ struct Summary {
 /// Summary of samples after dropping the first `drop_fraction` of them as extra warm-up.
 Summary summarize(const std::vector<double>& samples_us, double drop_fraction = 0.05);
 
-/// When to stop sampling one point (CALIBRATION.md §5): at least `min_samples`, then stop as soon
+/// When to stop sampling one point (calibrate/README.md, "Timing"): at least `min_samples`, then stop as soon
 /// as the half-width of the p25..p75 range is within `rel_halfwidth` of the median, or when
 /// `max_samples` or `max_timed_ms` of measured device time is reached.
 struct StopRule {

@@ -67,7 +67,7 @@ struct CalibrationFile {
   std::vector<Table> tables;
 };
 
-/// The `method` object the harness writes (CALIBRATION.md §5).
+/// The `method` object the harness writes (calibrate/README.md, "Timing").
 nlohmann::json default_method();
 
 /// Current UTC time as "YYYY-MM-DDTHH:MM:SSZ".

@@ -13,7 +13,7 @@
 //                    the same 2.5 when d_qk = d_v)
 // A GEMM's backward pass is two GEMMs of the forward's FLOPs (data and weight gradients): 2 F.
 //
-// Lookup (CALIBRATION.md §8.6). Tables with the query's op, pass and exact key are candidates;
+// Lookup (docs/compute-model.md). Tables with the query's op, pass and exact key are candidates;
 // each answers from its grid, and the best source wins (Exact, then Interpolated, then Clamped;
 // the earliest table among equals). Inside a table each cell is a throughput theta = F / time.
 // At a grid point the answer is the table's time (Exact). Between grid points log(theta) is
