@@ -335,6 +335,18 @@ def case_multi_size(ctx):
     print(f"{len(results)} results, one per size; sim totals over all sizes")
 
 
+def case_readme_deps(ctx):
+    """README lists exactly the packages tools/scripts/install_deps.sh installs."""
+    with open(os.path.join(ctx.source_dir, "tools/scripts/install_deps.sh"), encoding="utf-8") as f:
+        script = f.read()
+    listed = script.split("packages=(", 1)[1].split(")", 1)[0].split()
+    with open(os.path.join(ctx.source_dir, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    expect(f"`{' '.join(listed)}`" in readme,
+           f"README does not list the script's packages as one line: {' '.join(listed)}")
+    print(f"README lists the {len(listed)} packages the install script installs")
+
+
 def case_schema_docs(ctx):
     """docs/reference.md is exactly `hopsim schema --markdown`: keys cannot drift."""
     rc, out, err = run([ctx.hopsim, "schema", "--markdown"])
@@ -430,7 +442,8 @@ def main():
               "check-report-detects": case_check_report_detects,
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
-              "multi-size": case_multi_size, "schema-docs": case_schema_docs}
+              "multi-size": case_multi_size, "schema-docs": case_schema_docs,
+              "readme-deps": case_readme_deps}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

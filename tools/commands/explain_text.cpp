@@ -43,6 +43,9 @@ std::string number(std::string_view key, double v, std::string_view section) {
   if (section == "compute_sources") {
     return fmt::format("{:.1f}%", 100 * v);
   }
+  if (ends_with(key, "_ratio") || key.starts_with("zigzag")) {
+    return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+  }
   if (key.find("bytes") != std::string_view::npos) {
     return decimal(v, "B");
   }
@@ -53,11 +56,11 @@ std::string number(std::string_view key, double v, std::string_view section) {
       section.find("flops") != std::string_view::npos) {
     return decimal(v, "FLOP");
   }
-  if (ends_with(key, "_s")) {
+  if (ends_with(key, "_s") || key.find("_s_") != std::string_view::npos) {
     return seconds(v);
   }
   if (key.find("params") != std::string_view::npos) {
-    return decimal(v, "parameters");
+    return fmt::format("{:.4g} billion", v / 1e9);
   }
   if (key.find("tokens") != std::string_view::npos || key.starts_with("min_seq")) {
     return fmt::format("{:.0f} tokens", v);
