@@ -27,11 +27,22 @@ class Time {
   constexpr std::int64_t count_ps() const { return ps_; }
   constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
 
-  friend constexpr Time operator+(Time a, Time b) { return Time{a.ps_ + b.ps_}; }
-  friend constexpr Time operator-(Time a, Time b) { return Time{a.ps_ - b.ps_}; }
-  friend constexpr Time operator*(std::int64_t k, Time t) { return Time{k * t.ps_}; }
+  // Checked: inputs are bounded before a plan is built, so an overflow here is a bug, never a
+  // silent wrap.
+  friend constexpr Time operator+(Time a, Time b) { return Time{checked_add(a.ps_, b.ps_)}; }
+  friend constexpr Time operator-(Time a, Time b) {
+    std::int64_t r = 0;
+    HOPSIM_ASSERT(!__builtin_sub_overflow(a.ps_, b.ps_, &r), "time {} - {} ps overflows", a.ps_,
+                  b.ps_);
+    return Time{r};
+  }
+  friend constexpr Time operator*(std::int64_t k, Time t) {
+    std::int64_t r = 0;
+    HOPSIM_ASSERT(!__builtin_mul_overflow(k, t.ps_, &r), "time {} x {} ps overflows", k, t.ps_);
+    return Time{r};
+  }
   constexpr Time& operator+=(Time b) {
-    ps_ += b.ps_;
+    ps_ = checked_add(ps_, b.ps_);
     return *this;
   }
   // clang-tidy 14 misreads the defaulted <=> as a null-pointer comparison.
@@ -39,6 +50,11 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  static constexpr std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    HOPSIM_ASSERT(!__builtin_add_overflow(a, b, &r), "time {} + {} ps overflows", a, b);
+    return r;
+  }
   // Converting a double outside int64's range is undefined behaviour: refuse it loudly.
   static std::int64_t checked_ps(double ps) {
     HOPSIM_ASSERT(std::isfinite(ps) && std::fabs(ps) < 9.2e18,
@@ -53,7 +69,12 @@ constexpr double kPsPerSecond = 1e12;
 /// A byte count (decimal prefixes elsewhere: 1 GB = 1e9 B).
 struct Bytes {
   std::int64_t n = 0;
-  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes{a.n + b.n}; }
+  /// Checked, like Time's: byte totals are bounded before a plan is built.
+  friend constexpr Bytes operator+(Bytes a, Bytes b) {
+    std::int64_t r = 0;
+    HOPSIM_ASSERT(!__builtin_add_overflow(a.n, b.n, &r), "{} + {} bytes overflows", a.n, b.n);
+    return Bytes{r};
+  }
   friend constexpr auto operator<=>(Bytes, Bytes) = default;
 };
 

@@ -172,15 +172,22 @@ TEST_CASE("bad flows: sizes, keys, ranks") {
                        ConfigError);
 }
 
-TEST_CASE("flows whose times could not be represented are rejected") {
+TEST_CASE("flows whose times or byte totals could not be represented are rejected") {
   const TempDir dir;
   json j = experiment(kTwoFlows);
-  j["workload"]["flows"][0]["bytes"] = INT64_MAX;  // 9.2e18 B at 47 GB/s is 6 years
-  const std::string p = dir.write("long.json", j.dump());
+  j["workload"]["flows"][0]["bytes"] = 2'000'000'000'000'000'000;  // 2e18 B at 47 GB/s: 1.3 years
+  std::string p = dir.write("long.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
-                       (p + ": /workload/flows: these flows may need up to 1.96e+08 s of simulated "
-                            "time (9.22e+18 bytes at the slowest link's 4.7e+10 B/s, plus start "
-                            "times and latencies); at most 4.61e+06 s can be simulated")
+                       (p + ": /workload/flows: these flows may need up to 4.26e+07 s of "
+                            "simulated time (2e+18 bytes at the slowest link's 4.7e+10 B/s, plus "
+                            "start times and latencies); at most 4.61e+06 s can be simulated")
+                           .c_str(),
+                       ConfigError);
+  j["workload"]["flows"][0]["bytes"] = INT64_MAX;
+  p = dir.write("many.json", j.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(p, {}),
+                       (p + ": /workload/flows: these flows would move 9.22e+18 bytes in all; at most "
+                            "4e+18 can be counted")
                            .c_str(),
                        ConfigError);
 }

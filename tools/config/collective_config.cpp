@@ -74,10 +74,7 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
   }
   const std::int64_t hidden = n.at("hidden").integer_in(1, 1 << 24);
   const Node per = n.has("bytes_per_element") ? n.at("bytes_per_element") : n;
-  const double per_element = n.has("bytes_per_element") ? per.positive() : 2;
-  if (per_element > 64) {
-    per.fail(fmt::format("must be at most 64 bytes per element, got {}", per.json().dump()));
-  }
+  const double per_element = n.has("bytes_per_element") ? per.positive(64) : 2;
   token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
   m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
                          : seed;

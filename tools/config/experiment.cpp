@@ -13,6 +13,7 @@
 #include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
 #include "tools/config/job_config.hpp"
+#include "tools/config/json_file.hpp"
 #include "tools/config/layer_config.hpp"
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
@@ -45,61 +46,10 @@ work::Validation parse_validation(const Node& n) {
 std::pair<std::string, std::string> split_override(const std::string& o) {
   const std::size_t eq = o.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{}\"", o));
+    throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{:.60}\"", o));
   }
   return {o.substr(0, eq), o.substr(eq + 1)};
 }
-
-// Line and column (from 1) of the byte at `offset` (from 1, as nlohmann reports it).
-std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
-  const std::size_t end = std::min(offset > 0 ? offset - 1 : 0, text.size());
-  std::size_t line = 1;
-  std::size_t line_start = 0;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return {line, end - line_start + 1};
-}
-
-// Why `path` cannot be read as a file, if it cannot ("no such file", "is a directory, ...").
-std::string file_problem(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return "no such file";
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    return "is a directory, expected a JSON file";
-  }
-  return "";
-}
-
-}  // namespace
-
-nlohmann::json read_json_file(const std::string& path) {
-  if (const std::string problem = file_problem(path); !problem.empty()) {
-    throw ConfigError(fmt::format("{}: {}", path, problem));
-  }
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) {
-    throw ConfigError(fmt::format("{}: cannot read file", path));
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at ...: <what went wrong>".
-    const std::string what = e.what();
-    const std::size_t colon = what.find(": ");
-    const auto [line, column] = line_column(text, e.byte);
-    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", path, line, column,
-                                  colon == std::string::npos ? what : what.substr(colon + 2)));
-  }
-}
-
-namespace {
 
 // A part of the experiment that may live in a file of its own ("cluster", "model"): its
 // document, where errors in it point, and whether --set keys under "<key>." go into that file.

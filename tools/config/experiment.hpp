@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/config/json_file.hpp"
 #include "tools/config/node.hpp"
 #include "workloads/experiment/experiment.hpp"
 
@@ -37,8 +38,5 @@ struct ExperimentFile {
 /// (work::check). Throws ConfigError naming the file (or --set argument) and JSON pointer of
 /// the first bad value.
 ExperimentFile load_experiment(const std::string& path, const std::vector<std::string>& overrides);
-
-/// Reads a JSON file; a missing file or a syntax error is a ConfigError naming the file.
-nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace hopsim::config

@@ -84,10 +84,10 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& n, const JobParseCont
                               ? n.at("max_nodes_per_token").integer_in(0, 1 << 20)
                               : moe.max_nodes_per_token;
   if (n.has("dispatch_bytes_per_element")) {
-    job.dispatch_bytes_per_element = n.at("dispatch_bytes_per_element").positive();
+    job.dispatch_bytes_per_element = n.at("dispatch_bytes_per_element").positive(64);
   }
   if (n.has("combine_bytes_per_element")) {
-    job.combine_bytes_per_element = n.at("combine_bytes_per_element").positive();
+    job.combine_bytes_per_element = n.at("combine_bytes_per_element").positive(64);
   }
   return job;
 }

@@ -110,18 +110,24 @@ double Node::number() const {
   return json_->get<double>();
 }
 
-double Node::positive() const {
+double Node::positive(double max) const {
   const double v = number();
   if (!(v > 0) || !std::isfinite(v)) {
     fail(fmt::format("must be > 0, got {}", json_->dump()));
   }
+  if (v > max) {
+    fail(fmt::format("must be at most {:g}, got {}", max, json_->dump()));
+  }
   return v;
 }
 
-double Node::non_negative() const {
+double Node::non_negative(double max) const {
   const double v = number();
   if (!(v >= 0) || !std::isfinite(v)) {
     fail(fmt::format("must be >= 0, got {}", json_->dump()));
+  }
+  if (v > max) {
+    fail(fmt::format("must be at most {:g}, got {}", max, json_->dump()));
   }
   return v;
 }

@@ -58,10 +58,13 @@ class Node {
   void expect_array() const;
 
   double number() const;
-  /// A number that must be > 0 (bandwidths, sizes, counts of things that exist).
-  double positive() const;
-  /// A number that must be >= 0 (latencies, start times).
-  double non_negative() const;
+  /// Numbers are at most this unless a key says otherwise: products of a few of them stay
+  /// finite, and far beyond any real cluster (1e12 GB/s, 1e12 TFLOP/s).
+  static constexpr double kMaxNumber = 1e12;
+  /// A number that must be > 0 and at most `max` (bandwidths, sizes, peaks).
+  double positive(double max = kMaxNumber) const;
+  /// A number that must be >= 0 and at most `max` (latencies, start times).
+  double non_negative(double max = kMaxNumber) const;
   std::int64_t integer() const;
   /// An integer in [lo, hi].
   std::int64_t integer_in(std::int64_t lo, std::int64_t hi) const;

@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/json_file.hpp"
 #include "tools/config/node.hpp"
 
 namespace hopsim::config {
 
 nlohmann::json::json_pointer apply_override(nlohmann::json& doc, const std::string& key,
                                             const std::string& value) {
+  check_json_structure(value, "--set " + key);
   nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
   if (parsed.is_discarded()) {
     parsed = value;

@@ -33,7 +33,7 @@ const std::array<KeyDoc, 7> kParallel{{
 const std::array<KeyDoc, 4> kValidation{{
     {"metric", "\"busbw_GBps\" or \"time_s\"", "required", "the collective row's value compared"},
     {"bytes", "integer >= 1", "required", "the size (one of the workload's) whose row is compared"},
-    {"published", "number > 0", "required", "the published figure, in the metric's unit"},
+    {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},
     {"source", "string", "required", "where the published figure comes from"},
 }};
 
@@ -100,9 +100,9 @@ const std::array<KeyDoc, 6> kMoeLayerWorkload{{
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
     {"top_k", "integer >= 1", "the model's", "experts per token"},
     {"max_nodes_per_token", "integer >= 0", "the model's", "nodes a token may reach; 0: no limit"},
-    {"dispatch_bytes_per_element", "number > 0", "1", "dispatch payload (FP8: 1; with scales "
+    {"dispatch_bytes_per_element", "number in (0, 64]", "1", "dispatch payload (FP8: 1; with scales "
                                                       "1.03125)"},
-    {"combine_bytes_per_element", "number > 0", "2", "combine payload (BF16: 2)"},
+    {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2)"},
 }};
 
 }  // namespace hopsim::config::tables

@@ -20,15 +20,15 @@ const std::array<KeyDoc, 12> kCluster{{
 
 const std::array<KeyDoc, 6> kGpu{{
     {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
-    {"peak_bf16_tflops", "number > 0", "required", "dense BF16 peak, 10^12 FLOP/s"},
-    {"peak_fp8_tflops", "number > 0", "required", "dense FP8 peak, 10^12 FLOP/s"},
-    {"hbm_GB", "number > 0", "required", "HBM capacity, 10^9 bytes"},
-    {"hbm_GBps", "number > 0", "required", "HBM bandwidth, 10^9 bytes/s"},
+    {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
+    {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
+    {"hbm_GB", "number in (0, 1e12]", "required", "HBM capacity, 10^9 bytes"},
+    {"hbm_GBps", "number in (0, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
     {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
 }};
 
 const std::array<KeyDoc, 3> kLink{{
-    {"peak_GBps", "number > 0", "required", "datasheet line rate, 10^9 bytes/s per direction"},
+    {"peak_GBps", "number in (0, 1e12]", "required", "datasheet line rate, 10^9 bytes/s per direction"},
     {"achievable_GBps", "number in (0, peak_GBps]", "peak_GBps", "what transfers reach"},
     {"latency_us", "number in [0, 1e12]", "required", "per hop, microseconds"},
 }};
@@ -38,7 +38,7 @@ const std::array<KeyDoc, 6> kFabric{{
      "NIC k of each node on rail leaf k, or all of a node's NICs on one leaf"},
     {"nodes_per_leaf", "integer >= 0", "0 (one group)", "nodes per leaf group; must divide nodes"},
     {"spines", "integer in [1, 65536]", "1", "1: one trunk (ideal adaptive routing); more: ECMP"},
-    {"oversubscription", "number >= 1", "1", "leaf down-link over up-link capacity"},
+    {"oversubscription", "number in [1, 1e12]", "1", "leaf down-link over up-link capacity"},
     {"spine_latency_us", "number in [0, 1e12]", "0.45", "leaf <-> spine hop, microseconds"},
     {"cross_rail", "\"nvlink\" or \"spine\"", "\"nvlink\"",
      "cross-rail traffic goes over NVLink first (PXN) or through the spine"},
@@ -55,12 +55,12 @@ const std::array<KeyDoc, 13> kModel{{
     {"name", "string", "required", "names the model in reports"},
     {"description", "string", "none", "free text"},
     {"layers", "integer in [1, 100000]", "required", "transformer layers"},
-    {"hidden", "integer in [1, 2^30]", "required", "model width"},
-    {"ffn_hidden", "integer in [1, 2^30]", "required", "SwiGLU MLP width of dense layers"},
-    {"heads", "integer in [1, 2^30]", "required", "query heads"},
-    {"kv_heads", "integer in [1, 2^30]", "heads", "key/value heads (GQA); must divide heads"},
-    {"head_dim", "integer in [1, 2^30]", "hidden / heads", "per-head dimension"},
-    {"vocab", "integer in [1, 2^30]", "required", "vocabulary size"},
+    {"hidden", "integer in [1, 2^20]", "required", "model width"},
+    {"ffn_hidden", "integer in [1, 2^20]", "required", "SwiGLU MLP width of dense layers"},
+    {"heads", "integer in [1, 2^14]", "required", "query heads"},
+    {"kv_heads", "integer in [1, 2^14]", "heads", "key/value heads (GQA); must divide heads"},
+    {"head_dim", "integer in [1, 2^14]", "hidden / heads", "per-head dimension"},
+    {"vocab", "integer in [1, 2^24]", "required", "vocabulary size"},
     {"tied_embeddings", "boolean", "false", "input and output embeddings shared"},
     {"mla", "object", "none", "multi-head latent attention (DeepSeek-V2/V3)"},
     {"moe", "object", "none (dense)", "mixture of experts"},
@@ -68,19 +68,19 @@ const std::array<KeyDoc, 13> kModel{{
 }};
 
 const std::array<KeyDoc, 5> kMla{{
-    {"q_lora_rank", "integer >= 0", "0", "query compression rank; 0: queries projected directly"},
-    {"kv_lora_rank", "integer >= 1", "required", "key/value compression rank"},
-    {"qk_nope_head_dim", "integer >= 1", "required", "per-head query/key dimension without RoPE"},
-    {"qk_rope_head_dim", "integer >= 1", "required", "per-head decoupled RoPE dimension"},
-    {"v_head_dim", "integer >= 1", "required", "per-head value dimension"},
+    {"q_lora_rank", "integer in [0, 2^20]", "0", "query compression rank; 0: queries projected directly"},
+    {"kv_lora_rank", "integer in [1, 2^20]", "required", "key/value compression rank"},
+    {"qk_nope_head_dim", "integer in [1, 2^14]", "required", "per-head query/key dimension without RoPE"},
+    {"qk_rope_head_dim", "integer in [1, 2^14]", "required", "per-head decoupled RoPE dimension"},
+    {"v_head_dim", "integer in [1, 2^14]", "required", "per-head value dimension"},
 }};
 
 const std::array<KeyDoc, 6> kModelMoe{{
-    {"routed_experts", "integer >= 1", "required", "routed experts per MoE layer"},
-    {"shared_experts", "integer >= 0", "0", "shared experts per MoE layer"},
+    {"routed_experts", "integer in [1, 2^16]", "required", "routed experts per MoE layer"},
+    {"shared_experts", "integer in [0, 2^10]", "0", "shared experts per MoE layer"},
     {"top_k", "integer in [1, routed_experts]", "required", "routed experts per token"},
-    {"expert_ffn_hidden", "integer >= 1", "required", "each expert's SwiGLU width"},
-    {"max_nodes_per_token", "integer >= 0", "0 (no limit)", "node-limited routing"},
+    {"expert_ffn_hidden", "integer in [1, 2^20]", "required", "each expert's SwiGLU width"},
+    {"max_nodes_per_token", "integer in [0, 2^16]", "0 (no limit)", "node-limited routing"},
     {"first_dense_layers", "integer in [0, layers]", "0", "dense layers before the first MoE"},
 }};
 

@@ -125,8 +125,10 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   std::mt19937_64 rng(r.seed);
   std::vector<int> node_pool(nodes);
   std::vector<int> candidates;
-  std::vector<char> gpu_hit(n);
-  std::vector<char> node_hit(nodes);
+  // Stamps instead of cleared flags: a token costs O(top_k) here, not O(ranks).
+  std::vector<std::uint64_t> gpu_hit(n, 0);
+  std::vector<std::uint64_t> node_hit(nodes, 0);
+  std::uint64_t stamp = 0;
   for (std::size_t src = 0; src < n; ++src) {
     for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
       std::iota(node_pool.begin(), node_pool.end(), 0);
@@ -139,18 +141,18 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
       HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
                     candidates.size());
       pick(rng, candidates, top_k);
-      std::fill(gpu_hit.begin(), gpu_hit.end(), 0);
-      std::fill(node_hit.begin(), node_hit.end(), 0);
+      ++stamp;
       for (std::size_t k = 0; k < top_k; ++k) {
         const std::size_t dst = static_cast<std::size_t>(candidates[k]) / l.per_gpu;
-        gpu_hit[dst] = 1;
-        node_hit[l.slot_of_rank[dst]] = 1;
-      }
-      for (std::size_t dst = 0; dst < n; ++dst) {
-        m.gpu.bytes[src * n + dst] += gpu_hit[dst] ? token_bytes.n : 0;
-      }
-      for (std::size_t k = 0; k < nodes; ++k) {
-        m.to_node[src * nodes + k] += node_hit[k] ? token_bytes.n : 0;
+        if (gpu_hit[dst] != stamp) {
+          gpu_hit[dst] = stamp;
+          m.gpu.bytes[src * n + dst] += token_bytes.n;
+        }
+        const std::size_t node = l.slot_of_rank[dst];
+        if (node_hit[node] != stamp) {
+          node_hit[node] = stamp;
+          m.to_node[src * nodes + node] += token_bytes.n;
+        }
       }
     }
   }

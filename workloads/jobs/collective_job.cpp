@@ -1,9 +1,13 @@
 // Collective jobs: checks, plans per op and algorithm, nccl-tests bandwidth factors.
 #include "workloads/jobs/collective_job.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
+
+#include "workloads/jobs/bounds.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -47,6 +51,62 @@ double flows_per_set(const CollectiveJob& job, double n) {
   return n * (n - 1);
 }
 
+// Bytes one collective of `size` bytes per rank moves over n ranks, counted generously.
+double bytes_per_set(const CollectiveJob& job, double n, double size) {
+  if (job.moe) {  // a token reaches at most min(top_k, n) GPUs; two-tier adds the IB hop
+    const double reached = std::min(static_cast<double>(job.moe->top_k), n);
+    return 2 * static_cast<double>(job.moe->tokens_per_gpu) * n *
+           static_cast<double>(job.token_bytes.n) * reached;
+  }
+  const double per_rank = std::ceil(size / n);
+  const double piece = std::ceil(per_rank / job.chunks) * job.chunks;
+  switch (job.op) {
+    case CollectiveOp::SendRecv:
+      return size;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+      return job.algorithm == CollectiveAlgorithm::Direct ? n * (n - 1) * per_rank
+                                                           : (n - 1) * n * piece;
+    case CollectiveOp::AllReduce:
+      return 2 * (n - 1) * n * piece;
+    case CollectiveOp::AllToAll:
+      return 2 * n * (n - 1) * per_rank;  // two-tier: the IB hop, then NVLink
+  }
+  return 0;
+}
+
+// The largest size must fit in simulated time and byte counts; ring chunks carry a byte each.
+void check_load(const CollectiveJob& job, const JobEnv& env, double n, double sets,
+                Problems& out) {
+  const Bytes largest = *std::max_element(job.sizes.begin(), job.sizes.end());
+  const Bytes smallest = *std::min_element(job.sizes.begin(), job.sizes.end());
+  const auto per_rank = (smallest.n + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n);
+  if (job.algorithm == CollectiveAlgorithm::Ring && per_rank < job.chunks) {
+    out.push_back({"/workload/chunks",
+                   fmt::format("{} chunks of a ring step of {} byte(s) ({} bytes over {} ranks): "
+                               "every chunk must carry at least one byte",
+                               job.chunks, per_rank, smallest.n, n)});
+    return;
+  }
+  PlanLoad load;
+  load.flows = flows_per_set(job, n) * sets;
+  load.bytes = bytes_per_set(job, n, static_cast<double>(largest.n)) * sets;
+  load.flow_latency = std::max(env.nccl.nvlink_hop, env.nccl.net_hop);
+  load.fixed = env.nccl.base;
+  if (const auto problem = load_problem(load, env.cluster, "this collective")) {
+    out.push_back({job.moe ? "/workload/moe" : "/workload/bytes", *problem});
+  }
+  // Routing draws top_k experts for every token of every rank, at a cost of about the ranks.
+  constexpr double kMaxRoutingWork = 1e10;
+  const double routing = job.moe ? static_cast<double>(job.moe->tokens_per_gpu) * n * sets : 0;
+  if (routing * n > kMaxRoutingWork) {
+    out.push_back({"/workload/moe/tokens_per_gpu",
+                   fmt::format("routing {} tokens on each of {} x {} ranks is too much work "
+                               "(tokens x ranks^2 = {:.3g}, at most {:.3g})",
+                               job.moe->tokens_per_gpu, sets, n, routing * n, kMaxRoutingWork)});
+  }
+}
+
 void check_ranks(const CollectiveJob& job, int gpus, Problems& out) {
   std::vector<bool> seen(static_cast<std::size_t>(gpus), false);
   for (std::size_t i = 0; i < job.ranks.size(); ++i) {
@@ -80,7 +140,8 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& s
                                       n)});
     return;
   }
-  const double flows = flows_per_set(job, static_cast<double>(n)) * static_cast<double>(sets.size());
+  const double flows =
+      flows_per_set(job, static_cast<double>(n)) * static_cast<double>(sets.size());
   if (flows > kMaxFlows) {
     const std::string over = sets.size() == 1 ? fmt::format("{} ranks", n)
                                               : fmt::format("{} groups of {} ranks", sets.size(), n);
@@ -89,6 +150,11 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& s
                                             algorithm_name(job.algorithm), op_name(job.op), over,
                                             job.chunks, flows, kMaxFlows)});
   }
+}
+
+// The sets' size and count, for the bounds.
+std::pair<double, double> shape_of(const std::vector<std::vector<int>>& sets) {
+  return {static_cast<double>(sets.front().size()), static_cast<double>(sets.size())};
 }
 
 }  // namespace
@@ -138,6 +204,10 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
   }
   const std::vector<std::vector<int>> sets = rank_sets(env.cluster, env.mesh);
   check_sets(*this, sets, out);
+  if (out.empty()) {
+    const auto [n, count] = shape_of(sets);
+    check_load(*this, env, n, count, out);
+  }
   if (moe && out.empty()) {
     if (op != CollectiveOp::AllToAll) {
       out.push_back({"/workload/moe", "\"moe\" routing applies to op \"all_to_all\" only"});

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/jobs/bounds.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -57,32 +59,17 @@ std::vector<std::size_t> find_cycle(const std::vector<ExplicitFlow>& flows) {
   return {};
 }
 
-// The longest any flow can take to end, from the cluster's slowest link and longest route:
-// while any flow moves bytes, some link is saturated (max-min), so all flows together move at
-// least the slowest link's capacity.
-void check_time_range(const std::vector<ExplicitFlow>& flows, const topo::Spec& spec,
-                      Problems& out) {
-  const double slowest_bytes_per_s =
-      std::min(spec.nvlink.bandwidth.bytes_per_s,
-               spec.nic.bandwidth.bytes_per_s / (spec.oversubscription * spec.spines));
-  const Time longest_route =
-      spec.software_overhead + 2 * (spec.nvlink.latency + spec.nic.latency + spec.spine_latency);
-  double bytes = 0;
-  Time last_start;
+// Simulated time and bytes that fit (bounds.hpp).
+void check_load(const std::vector<ExplicitFlow>& flows, const topo::Spec& spec, Problems& out) {
+  PlanLoad load;
+  load.flows = static_cast<double>(flows.size());
+  load.flow_latency = longest_route_latency(spec);
   for (const ExplicitFlow& f : flows) {
-    bytes += static_cast<double>(f.bytes.n);
-    last_start = std::max(last_start, f.start);
+    load.bytes += static_cast<double>(f.bytes.n);
+    load.fixed = std::max(load.fixed, f.start);
   }
-  const double n = static_cast<double>(flows.size());
-  const double bound_s = last_start.seconds() + n * (longest_route.seconds() + 3e-12) +
-                         bytes / slowest_bytes_per_s;
-  const double limit_s = Time::max().seconds() / 2;
-  if (!(bound_s <= limit_s)) {
-    out.push_back({"/workload/flows",
-                   fmt::format("these flows may need up to {:.3g} s of simulated time ({:.3g} "
-                               "bytes at the slowest link's {:.3g} B/s, plus start times and "
-                               "latencies); at most {:.3g} s can be simulated",
-                               bound_s, bytes, slowest_bytes_per_s, limit_s)});
+  if (const auto problem = load_problem(load, spec, "these flows")) {
+    out.push_back({"/workload/flows", *problem});
   }
 }
 
@@ -115,7 +102,7 @@ void FlowsJob::check(const JobEnv& env, Problems& out) const {
                                cycle_text(flows, cycle))});
     return;
   }
-  check_time_range(flows, env.cluster, out);
+  check_load(flows, env.cluster, out);
 }
 
 std::vector<Case> FlowsJob::cases(const BuildEnv& /*env*/) const {

@@ -24,10 +24,22 @@ bool check_model_and_gpu(const JobEnv& env, std::string_view kind, Problems& out
   return out.empty();
 }
 
+// The compute model takes kernel dimensions up to 2^31.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
+
 }  // namespace
 
 void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   if (!check_model_and_gpu(env, kKind, out)) {
+    return;
+  }
+  // Model widths are at most 2^20 and heads 2^14 (the model parser's ranges), so the kernel
+  // shapes stay within the compute model's 2^31 when these products do.
+  if (seq_len * micro_batch > kMaxExtent || micro_batch * env.model->heads > kMaxExtent) {
+    out.push_back({"/workload/micro_batch",
+                   fmt::format("{} sequences of {} tokens ({} heads) make kernels larger than "
+                               "2^31 rows",
+                               micro_batch, seq_len, env.model->heads)});
     return;
   }
   const std::int64_t cp = env.mesh.spec().cp;
@@ -45,6 +57,12 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   if (env.model->moe.routed_experts == 0) {
     out.push_back({"/workload/kind",
                    fmt::format("model \"{}\" has no routed experts", env.model->name)});
+    return;
+  }
+  if (routing.tokens_per_gpu * routing.top_k > kMaxExtent) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} tokens x top-{} make expert GEMMs larger than 2^31 rows",
+                               routing.tokens_per_gpu, routing.top_k)});
     return;
   }
   const Problems bad_routing = check_routing(routing, env.mesh.group(Dim::Ep, 0),

@@ -1,0 +1,34 @@
+// Reading JSON safely: regular files only, a size cap, a nesting limit checked before any
+// recursive code runs, duplicate keys rejected, every parse failure a ConfigError with a place.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace hopsim::config {
+
+/// Input files are read whole; larger ones are refused before reading.
+inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
+/// Deeper nesting is refused before parsing (nlohmann's dump and destructor recurse).
+inline constexpr std::size_t kMaxDepth = 128;
+
+/// Why `path` cannot be read as a JSON file ("no such file", "is a directory, ...", "is not a
+/// regular file", "is larger than ..."), or "" when it can.
+std::string file_problem(const std::string& path);
+
+/// Reads and parses a JSON file; any problem is a ConfigError naming the file (and the line and
+/// column where there is one).
+nlohmann::json read_json_file(const std::string& path);
+
+/// Nesting deeper than kMaxDepth and keys repeated in one object are ConfigErrors "WHERE: ...";
+/// malformed text is left to the parser. Linear time, no recursion.
+void check_json_structure(const std::string& text, const std::string& where);
+
+/// Parses JSON `text` that `where` names in errors (a file, a --set argument): nesting over
+/// kMaxDepth, a key repeated in one object (both places named), syntax errors and numbers out
+/// of range are ConfigErrors "WHERE: ...".
+nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+
+}  // namespace hopsim::config

@@ -1,0 +1,48 @@
+// Time and byte bounds of a plan, from the cluster's slowest link.
+#include "workloads/jobs/bounds.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace hopsim::work {
+namespace {
+
+// Byte totals are summed in int64 (Bytes); keep a margin.
+constexpr double kMaxBytes = 4e18;
+
+double slowest_bytes_per_s(const topo::Spec& spec) {
+  return std::min(spec.nvlink.bandwidth.bytes_per_s,
+                  spec.nic.bandwidth.bytes_per_s / (spec.oversubscription * spec.spines));
+}
+
+}  // namespace
+
+Time longest_route_latency(const topo::Spec& spec) {
+  return spec.software_overhead +
+         2 * (spec.nvlink.latency + spec.nic.latency + spec.spine_latency);
+}
+
+double time_bound_s(const PlanLoad& load, const topo::Spec& cluster) {
+  return load.fixed.seconds() + load.flows * (load.flow_latency.seconds() + 3e-12) +
+         load.bytes / slowest_bytes_per_s(cluster);
+}
+
+std::optional<std::string> load_problem(const PlanLoad& load, const topo::Spec& cluster,
+                                        std::string_view subject) {
+  if (!(load.bytes <= kMaxBytes)) {
+    return fmt::format("{} would move {:.3g} bytes in all; at most {:.3g} can be counted", subject,
+                       load.bytes, kMaxBytes);
+  }
+  const double bound_s = time_bound_s(load, cluster);
+  const double limit_s = Time::max().seconds() / 2;
+  if (!(bound_s <= limit_s)) {
+    return fmt::format("{} may need up to {:.3g} s of simulated time ({:.3g} bytes at the "
+                       "slowest link's {:.3g} B/s, plus start times and latencies); at most "
+                       "{:.3g} s can be simulated",
+                       subject, bound_s, load.bytes, slowest_bytes_per_s(cluster), limit_s);
+  }
+  return std::nullopt;
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,35 @@
+// Bounds a job's plan must stay within before it is built: simulated time that fits in Time,
+// byte totals that fit in Bytes. Above them a run would overflow; a job reports a problem.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/units.hpp"
+#include "topology/spec.hpp"
+
+namespace hopsim::work {
+
+/// What a plan asks of the network, counted generously.
+struct PlanLoad {
+  double flows = 0;         ///< flows in the plan
+  double bytes = 0;         ///< bytes of all flows together
+  Time flow_latency;        ///< the longest latency one flow pays
+  Time fixed;               ///< time outside flows: start times, base latencies
+};
+
+/// The longest `load` can take: while any flow moves bytes some link is saturated (max-min), so
+/// all flows together move at least the slowest link's capacity; latencies may add up in
+/// series. Seconds, as a double (it may exceed what Time holds).
+double time_bound_s(const PlanLoad& load, const topo::Spec& cluster);
+
+/// Why `load` cannot be simulated (its time or bytes overflow), or nullopt; the message starts
+/// with `subject` ("these flows").
+std::optional<std::string> load_problem(const PlanLoad& load, const topo::Spec& cluster,
+                                        std::string_view subject);
+
+/// The longest latency of a flow in `cluster` (software overhead and a route's links).
+Time longest_route_latency(const topo::Spec& cluster);
+
+}  // namespace hopsim::work
