@@ -1,5 +1,5 @@
 # hopsim: the everyday commands. `make run` and `make test` install what is missing first.
-.PHONY: help deps build program run test bench asan tsan tidy format clean
+.PHONY: help deps build program run test bench asan tsan fuzz tidy format clean
 .DEFAULT_GOAL := help
 
 help:
@@ -9,6 +9,7 @@ help:
 	@echo "make bench    speed benchmarks: medians of several runs (hyperfine), peak memory"
 	@echo "make asan     every test under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@echo "make tsan     the concurrent run() test under ThreadSanitizer"
+	@echo "make fuzz     mutate the shipped configs and run them under ASan+UBSan (FUZZ_SECONDS=600)"
 	@echo "make tidy     clang-tidy over the library code"
 	@echo "make format   clang-format every source"
 	@echo "make deps     only install the build dependencies (apt-get, when CMake cannot find them)"
@@ -45,6 +46,15 @@ tsan: deps
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan
 	ctest --preset tsan
+
+# Mutation fuzzing of the shipped configs against the sanitizer build: any crash, sanitizer
+# report, hang over 10 s or exit other than 0/2 fails; inputs land in build/fuzz-crashes.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan --target hopsim
+	python3 tools/fuzz/fuzz_configs.py --hopsim build/asan/bin/hopsim --source-dir . \
+	  --seconds $(FUZZ_SECONDS) --crashes build/fuzz-crashes
 
 tidy: deps
 	@cmake --preset tidy >/dev/null

@@ -1,5 +1,8 @@
 // hopsim: the command-line program (run, explain, check-calibration, schema).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <system_error>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -90,13 +93,22 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    return dispatch(c);
+    const int code = dispatch(c);
+    // Output is buffered: a full disk or a closed pipe shows only when it is flushed.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      fmt::print(stderr, "hopsim: cannot write to standard output: {}\n", std::strerror(errno));
+      return 1;
+    }
+    return code;
   } catch (const hopsim::config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
+  } catch (const std::system_error& e) {  // fmt::print to a full disk or a closed pipe
+    fmt::print(stderr, "hopsim: cannot write to standard output: {}\n", e.what());
+    return 1;
   }
 }
 

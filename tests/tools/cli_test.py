@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 
 TIMEOUT_S = 30
 
@@ -335,6 +336,40 @@ def case_multi_size(ctx):
     print(f"{len(results)} results, one per size; sim totals over all sizes")
 
 
+def case_out_kill(ctx):
+    """Killing `hopsim run --out DIR` at any moment never leaves an invalid JSON file in DIR."""
+    rng = random.Random(7)
+    # dst - src = 6i + 1 (mod 128) is odd, never 0: no flow to itself.
+    flows = [{"id": f"f{i}", "src": i % 128, "dst": (i * 7 + 1) % 128, "bytes": 1000 + i}
+             for i in range(40000)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "big.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"cluster": ctx.cluster, "workload": {"kind": "flows", "flows": flows}}, f)
+        out_dir = os.path.join(tmp, "out")
+        kills = 0
+        for _ in range(12):
+            p = subprocess.Popen([ctx.hopsim, "run", path, "--out", out_dir, "--json"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.0, 1.5))
+            if p.poll() is None:
+                p.kill()
+                kills += 1
+            p.wait()
+            for name in os.listdir(out_dir) if os.path.isdir(out_dir) else []:
+                if name.endswith(".json"):
+                    with open(os.path.join(out_dir, name), encoding="utf-8") as f:
+                        try:
+                            json.load(f)
+                        except ValueError as e:
+                            raise Failure(f"{name} is not valid JSON after a kill: {e}") from None
+        rc, _, err = run([ctx.hopsim, "run", path, "--out", out_dir, "--no-wall-time"], timeout=120)
+        expect(rc == 0, f"a full run after the kills exited {rc}: {err}")
+        expect(sorted(os.listdir(out_dir)) == ["config.json", "report.json"],
+               f"after the kills the folder holds {sorted(os.listdir(out_dir))}")
+    print(f"{kills} runs killed mid-way; every JSON file left was valid; temporary files removed")
+
+
 def case_readme_deps(ctx):
     """README lists exactly the packages tools/scripts/install_deps.sh installs."""
     with open(os.path.join(ctx.source_dir, "tools/scripts/install_deps.sh"), encoding="utf-8") as f:
@@ -443,7 +478,7 @@ def main():
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
-              "readme-deps": case_readme_deps}
+              "readme-deps": case_readme_deps, "out-kill": case_out_kill}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

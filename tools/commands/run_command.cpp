@@ -25,6 +25,15 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
     throw OutputError(fmt::format("{}: cannot create the output folder: {}", o.out_dir,
                                   ec ? ec.message() : "not a folder"));
   }
+  // Temporary files of a run killed before its rename: never valid outputs, so remove them.
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* owned : {".report.json.tmp.", ".config.json.tmp.", ".trace.json.tmp."}) {
+      if (name.starts_with(owned)) {
+        fs::remove(entry.path(), ec);
+      }
+    }
+  }
   write_file_atomically((dir / "report.json").string(), report);
   write_file_atomically((dir / "config.json").string(), config);
   const fs::path trace = dir / "trace.json";

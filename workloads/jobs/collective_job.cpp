@@ -96,14 +96,23 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
   if (const auto problem = load_problem(load, env.cluster, "this collective")) {
     out.push_back({job.moe ? "/workload/moe" : "/workload/bytes", *problem});
   }
-  // Routing draws top_k experts for every token of every rank, at a cost of about the ranks.
-  constexpr double kMaxRoutingWork = 1e10;
-  const double routing = job.moe ? static_cast<double>(job.moe->tokens_per_gpu) * n * sets : 0;
-  if (routing * n > kMaxRoutingWork) {
-    out.push_back({"/workload/moe/tokens_per_gpu",
-                   fmt::format("routing {} tokens on each of {} x {} ranks is too much work "
-                               "(tokens x ranks^2 = {:.3g}, at most {:.3g})",
-                               job.moe->tokens_per_gpu, sets, n, routing * n, kMaxRoutingWork)});
+  // Routing draws, for every token of every rank, its nodes and then top_k experts among
+  // theirs: work ~ tokens x ranks x (nodes + candidate experts). Bound it to about a second.
+  if (job.moe) {
+    constexpr double kMaxRoutingWork = 5e8;
+    const double nodes = std::ceil(n / env.cluster.gpus_per_node);
+    const double limit = job.moe->max_nodes_per_token > 0
+                             ? std::min(nodes, static_cast<double>(job.moe->max_nodes_per_token))
+                             : nodes;
+    const double candidates = static_cast<double>(job.moe->experts) * limit / nodes;
+    const double work =
+        static_cast<double>(job.moe->tokens_per_gpu) * n * sets * (nodes + candidates);
+    if (work > kMaxRoutingWork) {
+      out.push_back({"/workload/moe/tokens_per_gpu",
+                     fmt::format("routing {} tokens on each of {} ranks is too much work ({:.3g} "
+                                 "draws, at most {:.3g})",
+                                 job.moe->tokens_per_gpu, n * sets, work, kMaxRoutingWork)});
+    }
   }
 }
 

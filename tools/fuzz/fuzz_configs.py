@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""A mutation fuzzer over the shipped configs (make fuzz; CI runs it briefly).
+
+Each case takes a shipped experiment with its cluster and model inlined, mutates it (values
+swapped for extremes or other types, keys dropped or added, lists grown or emptied, deep
+nesting, duplicate keys, broken text) and runs `hopsim run` or `hopsim explain` on it,
+preferably a sanitizer build. A case fails when the program
+  - exits with anything but 0 or 2 (1 is allowed only for "tasks never ran"),
+  - prints a sanitizer report (AddressSanitizer, UndefinedBehaviorSanitizer, LeakSanitizer),
+  - runs longer than --timeout seconds,
+  - exits 2 with other than exactly one line on stderr, or that line longer than 2,000 chars.
+Failing inputs are written to --crashes DIR with the command that failed.
+
+Usage: fuzz_configs.py --hopsim BIN --source-dir DIR [--seconds N] [--seed N] [--jobs N]
+                       [--timeout S] [--crashes DIR]
+       fuzz_configs.py --self-test
+"""
+import argparse
+import concurrent.futures
+import copy
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+EXTREMES = [0, -1, 1, 2, 3, 7, 1.5, -0.5, 1e-12, 1e9, 1e12, 1e15, 1e18, 1e300, -1e300,
+            2**31, 2**31 - 1, 2**32, 2**53, 2**62, 2**63 - 1, 2**64, 10**25, "1", "", None, True,
+            [], {}, [1, 2], {"x": 1}]
+SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehavior")
+
+
+def load_seeds(source_dir):
+    """Every shipped experiment, with its cluster and model files inlined."""
+    seeds = []
+    for path in sorted(glob.glob(os.path.join(source_dir, "configs/experiments/*.json")) +
+                       glob.glob(os.path.join(source_dir, "configs/validation/*.json"))):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for key in ("cluster", "model"):
+            if isinstance(doc.get(key), str):
+                with open(os.path.join(os.path.dirname(path), doc[key]), encoding="utf-8") as f:
+                    doc[key] = json.load(f)
+        if isinstance(doc.get("calibration"), str):
+            doc["calibration"] = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                               doc["calibration"]))
+        seeds.append(doc)
+    return seeds
+
+
+def paths(doc, prefix=()):
+    """Every (path, value) inside doc, down to 20 levels."""
+    yield prefix, doc
+    if len(prefix) >= 20:
+        return
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:50]):
+            yield from paths(v, prefix + (i,))
+
+
+def set_at(doc, path, value):
+    if not path:
+        return value
+    target = doc
+    for p in path[:-1]:
+        target = target[p]
+    target[path[-1]] = value
+    return doc
+
+
+def mutate_value(rng, value):
+    roll = rng.random()
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and roll < 0.5:
+        return rng.choice([value * rng.choice([0, -1, 2, 10, 1000, 1e6, 1e12]), value + 1,
+                           value - 1, rng.choice(EXTREMES)])
+    if isinstance(value, list) and roll < 0.4:
+        if value and rng.random() < 0.5:
+            return value * rng.choice([2, 10, 100])
+        return rng.choice([[], value[: len(value) // 2], value + value[:1]])
+    return copy.deepcopy(rng.choice(EXTREMES))
+
+
+def mutate(rng, doc):
+    """One structure-aware mutation, or a few; returns JSON text (maybe broken on purpose)."""
+    doc = copy.deepcopy(doc)
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        places = list(paths(doc))
+        path, value = rng.choice(places)
+        roll = rng.random()
+        if roll < 0.6:
+            doc = set_at(doc, path, mutate_value(rng, value))
+        elif roll < 0.7 and isinstance(value, dict) and value:
+            del value[rng.choice(list(value))]
+        elif roll < 0.8 and isinstance(value, dict):
+            value[rng.choice(["bytes", "kind", "nodes", "extra", "byts", "peak_Gbps"])] = \
+                rng.choice(EXTREMES)
+        elif roll < 0.85:  # deep nesting, spliced into the text below
+            doc = set_at(doc, path, "__deep_%d__" % rng.choice([10, 200, 5000, 100000]))
+        elif roll < 0.9 and isinstance(value, dict) and value:
+            doc = set_at(doc, path, {"__dup__": True, **value})
+    text = json.dumps(doc)
+    while '"__deep_' in text:
+        start = text.index('"__deep_')
+        end = text.index('__"', start + 8) + 3
+        depth = int(text[start + 8:end - 3])
+        text = text[:start] + "[" * depth + "0" + "]" * depth + text[end:]
+    roll = rng.random()
+    if roll < 0.05:
+        text = text[: rng.randrange(len(text))]
+    elif roll < 0.1:
+        i = rng.randrange(len(text))
+        text = text[:i] + chr(rng.randrange(32, 127)) + text[i + 1:]
+    elif roll < 0.15 and text.startswith("{"):
+        key = rng.choice(["name", "seed", "workload"])
+        text = '{"%s": 1, ' % key + text[1:]  # a duplicate key, kept by the parser otherwise
+    return text.replace('"__dup__": true, ', "", 1) if "__dup__" in text else text
+
+
+def run_case(hopsim, text, command, timeout, workdir):
+    fd, path = tempfile.mkstemp(suffix=".json", dir=workdir)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    args = [hopsim, command, path] + (["--no-wall-time"] if command == "run" else [])
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
+                           check=False)
+    except subprocess.TimeoutExpired:
+        return path, f"hang: over {timeout} s", args, None
+    problem = verdict(p.returncode, p.stdout, p.stderr)
+    if problem is None:
+        os.unlink(path)
+    return path, problem, args, p.returncode
+
+
+def verdict(rc, out, err):
+    if any(mark in err for mark in SANITIZER_MARKS):
+        return "sanitizer: " + err.strip().splitlines()[0][:300]
+    if rc == 0:
+        return None
+    if rc == 2:
+        lines = err.split("\n")
+        if len(lines) != 2 or lines[1] or not lines[0]:
+            return f"exit 2 without exactly one line on stderr: {err[:300]!r}"
+        if len(lines[0]) > 2000:
+            return f"exit 2 with a {len(lines[0])}-character line"
+        return None
+    if rc == 1 and "tasks never ran" in err:
+        return None
+    return f"exit {rc}: {err.strip()[:300]!r}"
+
+
+def self_test():
+    """The verdicts are not vacuous: each kind of failure is caught, good outcomes pass."""
+    cases = [((0, "", ""), None), ((2, "", "x.json: /a: bad\n"), None),
+             ((1, "", "x.json: 3 tasks never ran (a dependency cycle)\n"), None),
+             ((2, "", "two\nlines\n"), "exit 2 without"), ((2, "", "x" * 3000 + "\n"), "exit 2 with"),
+             ((134, "", "hopsim: assertion failed\n"), "exit 134"),
+             ((1, "", "hopsim: internal error: bad_alloc\n"), "exit 1"),
+             ((0, "", "==1==ERROR: AddressSanitizer: heap-use-after-free"), "sanitizer"),
+             ((2, "", "x.cpp:3:5: runtime error: signed integer overflow\n"), "sanitizer")]
+    bad = [(c, want) for c, want in cases
+           if (verdict(*c) is None) != (want is None) or (want and not verdict(*c).startswith(want))]
+    print(f"self-test: {len(cases) - len(bad)} of {len(cases)} verdicts right")
+    return 1 if bad else 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hopsim", required=True)
+    parser.add_argument("--source-dir", default=".")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=10)
+    parser.add_argument("--crashes", default="fuzz-crashes")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    seeds = load_seeds(os.path.abspath(args.source_dir))
+    print(f"fuzzing {len(seeds)} experiments for {args.seconds:.0f} s, seed {args.seed}, "
+          f"{args.jobs} jobs", flush=True)
+    failures = []
+    cases = 0
+    outcomes = {"ok": 0, "bad input": 0, "other": 0}
+    deadline = time.monotonic() + args.seconds
+    with tempfile.TemporaryDirectory() as workdir, \
+            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        pending = set()
+        while time.monotonic() < deadline or pending:
+            while time.monotonic() < deadline and len(pending) < 2 * args.jobs:
+                text = mutate(rng, rng.choice(seeds))
+                command = "explain" if rng.random() < 0.15 else "run"
+                pending.add(pool.submit(run_case, os.path.abspath(args.hopsim), text, command,
+                                        args.timeout, workdir))
+            done, pending = concurrent.futures.wait(
+                pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                cases += 1
+                path, problem, command, rc = future.result()
+                outcomes["ok" if rc == 0 else "bad input" if rc == 2 else "other"] += 1
+                if problem is None:
+                    continue
+                os.makedirs(args.crashes, exist_ok=True)
+                kept = os.path.join(args.crashes, f"case-{len(failures)}.json")
+                os.replace(path, kept)
+                failures.append((kept, problem, command))
+                print(f"FAIL {kept}: {problem}\n  command: {' '.join(command)}", flush=True)
+    print(f"{cases} cases ({outcomes['ok']} ran, {outcomes['bad input']} refused as bad input, "
+          f"{outcomes['other']} other), {len(failures)} failures (seed {args.seed})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
