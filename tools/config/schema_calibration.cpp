@@ -17,21 +17,21 @@ const std::array<KeyDoc, 7> kCalibration{{
 const std::array<KeyDoc, 11> kCalibrationDevice{{
     {"name", "string", "required", "device name; must contain the cluster GPU's model (\"H100\")"},
     {"cc", "string", "none", "compute capability"},
-    {"sm_count", "integer >= 1", "none", "streaming multiprocessors"},
+    {"sm_count", "integer in [1, 10^6]", "none", "streaming multiprocessors"},
     {"driver", "string or integer", "none", "driver version"},
     {"cuda_runtime", "string or integer", "none", "CUDA runtime version"},
     {"cublas", "string or integer", "none", "cuBLAS version"},
     {"cudnn", "string or integer", "none", "cuDNN version"},
     {"clocks_mhz", "object of numbers > 0", "none", "clocks during the measurement, MHz"},
     {"ceilings", "object", "none", "measured ceilings"},
-    {"hbm_bytes", "integer >= 1", "none", "HBM capacity, bytes"},
+    {"hbm_bytes", "integer in [1, 2^63)", "none", "HBM capacity, bytes"},
     {"equivalent_gpus", "array of strings", "[]", "GPU models with the same SMs and clocks"},
 }};
 
 const std::array<KeyDoc, 3> kCalibrationCeilings{{
-    {"copy_GBps", "number > 0", "none", "device-to-device copy, 10^9 bytes/s"},
-    {"bf16_gemm_tflops", "number > 0", "none", "best BF16 GEMM, 10^12 FLOP/s"},
-    {"fp8_gemm_tflops", "number > 0", "none", "best FP8 GEMM, 10^12 FLOP/s"},
+    {"copy_GBps", "number in (0, 1e12]", "none", "device-to-device copy, 10^9 bytes/s"},
+    {"bf16_gemm_tflops", "number in (0, 1e12]", "none", "best BF16 GEMM, 10^12 FLOP/s"},
+    {"fp8_gemm_tflops", "number in (0, 1e12]", "none", "best FP8 GEMM, 10^12 FLOP/s"},
 }};
 
 const std::array<KeyDoc, 10> kCalibrationTable{{

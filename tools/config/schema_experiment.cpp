@@ -14,16 +14,16 @@ const std::array<KeyDoc, 9> kExperiment{{
      "a calibration table file for the compute model"},
     {"parallel", "object", "all degrees 1", "the rank mesh: parallel degrees and their order"},
     {"workload", "object", "required", "what to simulate; \"kind\" picks one of the sections below"},
-    {"seed", "integer >= 0", "1", "seeds every random draw (MoE routing); same seed, same report"},
+    {"seed", "integer in [0, 2^63)", "1", "seeds every random draw (MoE routing); same seed, same report"},
     {"validation", "object", "none", "a published figure the run is compared with (collective)"},
 }};
 
 const std::array<KeyDoc, 7> kParallel{{
-    {"tp", "integer >= 1", "1", "tensor-parallel degree; a TP group must fit in a node"},
-    {"cp", "integer >= 1", "1", "context-parallel degree"},
-    {"pp", "integer >= 1", "1", "pipeline-parallel degree"},
-    {"dp", "integer >= 1", "1", "data-parallel degree; tp x cp x pp x dp must divide the GPUs"},
-    {"ep", "integer >= 1", "1",
+    {"tp", "integer in [1, 2^24]", "1", "tensor-parallel degree; a TP group must fit in a node"},
+    {"cp", "integer in [1, 2^24]", "1", "context-parallel degree"},
+    {"pp", "integer in [1, 2^24]", "1", "pipeline-parallel degree"},
+    {"dp", "integer in [1, 2^24]", "1", "data-parallel degree; tp x cp x pp x dp must divide the GPUs"},
+    {"ep", "integer in [1, 2^24]", "1",
      "expert-parallel degree, taken from tp x cp x dp (which it must divide)"},
     {"order", "array of \"tp\", \"cp\", \"pp\", \"dp\"", "[\"tp\", \"cp\", \"pp\", \"dp\"]",
      "the mesh order, innermost (consecutive ranks) first"},
@@ -32,7 +32,7 @@ const std::array<KeyDoc, 7> kParallel{{
 
 const std::array<KeyDoc, 4> kValidation{{
     {"metric", "\"busbw_GBps\" or \"time_s\"", "required", "the collective row's value compared"},
-    {"bytes", "integer >= 1", "required", "the size (one of the workload's) whose row is compared"},
+    {"bytes", "integer in [1, 2^63)", "required", "the size (one of the workload's) whose row is compared"},
     {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},
     {"source", "string", "required", "where the published figure comes from"},
 }};
@@ -44,9 +44,9 @@ const std::array<KeyDoc, 2> kFlowsWorkload{{
 
 const std::array<KeyDoc, 6> kFlow{{
     {"id", "string", "its index", "names the flow in reports, traces and \"after\""},
-    {"src", "integer >= 0", "required", "sending GPU (global rank)"},
-    {"dst", "integer >= 0", "required", "receiving GPU; not src"},
-    {"bytes", "integer >= 0", "required", "bytes to move"},
+    {"src", "integer in [0, 2^24]", "required", "sending GPU (global rank)"},
+    {"dst", "integer in [0, 2^24]", "required", "receiving GPU; not src"},
+    {"bytes", "integer in [0, 2^63)", "required", "bytes to move"},
     {"start_us", "number in [0, 1e12]", "0", "earliest start, microseconds"},
     {"after", "array of ids", "[]", "flows that must finish first"},
 }};
@@ -59,31 +59,31 @@ const std::array<KeyDoc, 8> kCollectiveWorkload{{
      "\"flat\" for all_to_all, else \"ring\"",
      "ring or direct (all_gather), ring (reduce_scatter, all_reduce, send_recv), flat or "
      "two_tier (all_to_all)"},
-    {"ranks", "array of integers >= 0", "every GPU",
+    {"ranks", "array of integers in [0, 2^24]", "every GPU",
      "GPUs in ring order, at least 2, distinct; send_recv takes exactly 2"},
     {"group", "\"tp\", \"cp\", \"pp\", \"dp\", \"ep\"", "none",
      "instead of ranks: run in every group of this mesh dimension at once"},
-    {"bytes", "integer >= 1, array, or {min, max, factor}", "required unless moe",
+    {"bytes", "integer in [1, 2^61), an array of them, or {min, max, factor}", "required unless moe",
      "bytes per rank (all_gather: output), one case per size"},
     {"chunks", "integer in [1, 1024]", "1", "ring only: pieces per step, sent back to back"},
     {"moe", "object", "none", "all_to_all only: route MoE tokens instead of a uniform matrix"},
 }};
 
 const std::array<KeyDoc, 3> kSizeRange{{
-    {"min", "integer >= 1", "required", "smallest size, bytes"},
-    {"max", "integer >= min", "required", "largest size, bytes"},
+    {"min", "integer in [1, 2^61)", "required", "smallest size, bytes"},
+    {"max", "integer in [min, 2^61)", "required", "largest size, bytes"},
     {"factor", "integer in [2, 1024]", "required", "each size is the previous times this"},
 }};
 
 const std::array<KeyDoc, 7> kCollectiveMoe{{
     {"tokens_per_gpu", "integer in [1, 2^20]", "required", "tokens each GPU routes"},
-    {"experts", "integer >= 1", "required", "routed experts, spread evenly over the ranks"},
-    {"top_k", "integer >= 1", "required", "distinct experts per token"},
-    {"max_nodes_per_token", "integer >= 0", "4", "nodes a token may reach; 0: no limit"},
+    {"experts", "integer in [1, 2^20]", "required", "routed experts, spread evenly over the ranks"},
+    {"top_k", "integer in [1, 2^20]", "required", "distinct experts per token"},
+    {"max_nodes_per_token", "integer in [0, 2^20]", "4", "nodes a token may reach; 0: no limit"},
     {"hidden", "integer in [1, 2^24]", "required", "elements of a token's hidden state"},
     {"bytes_per_element", "number in (0, 64]", "2", "bytes per element on the wire (FP8 with "
                                                     "scales: 1.03125)"},
-    {"seed", "integer >= 0", "the experiment's seed", "seeds the routing draw"},
+    {"seed", "integer in [0, 2^63)", "the experiment's seed", "seeds the routing draw"},
 }};
 
 const std::array<KeyDoc, 4> kAttentionLayerWorkload{{
@@ -98,8 +98,8 @@ const std::array<KeyDoc, 6> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP (hopsim explain; not simulated yet)"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
-    {"top_k", "integer >= 1", "the model's", "experts per token"},
-    {"max_nodes_per_token", "integer >= 0", "the model's", "nodes a token may reach; 0: no limit"},
+    {"top_k", "integer in [1, 2^20]", "the model's", "experts per token"},
+    {"max_nodes_per_token", "integer in [0, 2^20]", "the model's", "nodes a token may reach; 0: no limit"},
     {"dispatch_bytes_per_element", "number in (0, 64]", "1", "dispatch payload (FP8: 1; with scales "
                                                       "1.03125)"},
     {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2)"},

@@ -36,7 +36,7 @@ const std::array<KeyDoc, 3> kLink{{
 const std::array<KeyDoc, 6> kFabric{{
     {"kind", "\"rail_optimized\" or \"fat_tree\"", "required",
      "NIC k of each node on rail leaf k, or all of a node's NICs on one leaf"},
-    {"nodes_per_leaf", "integer >= 0", "0 (one group)", "nodes per leaf group; must divide nodes"},
+    {"nodes_per_leaf", "integer in [0, 1e6]", "0 (one group)", "nodes per leaf group; must divide nodes"},
     {"spines", "integer in [1, 65536]", "1", "1: one trunk (ideal adaptive routing); more: ECMP"},
     {"oversubscription", "number in [1, 1e12]", "1", "leaf down-link over up-link capacity"},
     {"spine_latency_us", "number in [0, 1e12]", "0.45", "leaf <-> spine hop, microseconds"},
