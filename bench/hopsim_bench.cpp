@@ -85,7 +85,7 @@ Result all_to_all(int nodes, Bytes per_rank, work::CollectiveAlgorithm algorithm
   for (int r = 0; r < cluster.gpu_count(); ++r) {
     job.ranks.push_back(r);
   }
-  const work::CollectiveLatency nccl;
+  const work::NcclModel nccl;
   const work::Mesh mesh(work::ParallelSpec{});
   const work::JobEnv env{spec, nccl, mesh};
   const work::Outcome out = work::simulate(

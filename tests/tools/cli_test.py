@@ -274,12 +274,14 @@ def case_trace(ctx):
                              "--trace", trace_path)
         with open(trace_path) as f:
             events = json.load(f)["traceEvents"]
-    cases = [e for e in events if e.get("ph") == "i"]
+    cases = sorted(e["ts"] for e in events if e.get("ph") == "i")
     expect(len(cases) == len(report["results"]) == 7,
            f"{len(cases)} case markers for {len(report['results'])} sizes")
-    last = max(e["ts"] for e in events if e.get("ph") == "e")
-    total = sum(r["step_time_s"] for r in report["results"]) * 1e6
-    expect(relative_error(last, total) < 1e-9, f"the trace ends at {last} us, not {total} us")
+    elapsed = 0.0
+    for marker, result in zip(cases, report["results"]):  # each size starts where the last ended
+        expect(abs(marker - elapsed * 1e6) < 1e-6 * max(1.0, elapsed * 1e6),
+               f"case {result['case']} starts at {marker} us, not {elapsed * 1e6} us")
+        elapsed += result["step_time_s"]
     print("trace: GPUs named n0.g0, flows by id, link counters, every size of a collective")
 
 

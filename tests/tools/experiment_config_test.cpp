@@ -343,7 +343,7 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
   p = dir.write("big.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
                        (p + ": /workload: ring all_reduce over 128 ranks in 1024 chunk(s) makes "
-                            "3.33e+07 flows per collective; at most 1e+07 are supported")
+                            "2.66e+08 flows per collective; at most 1e+07 are supported")
                            .c_str(),
                        ConfigError);
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";

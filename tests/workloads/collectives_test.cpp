@@ -14,7 +14,16 @@ namespace topo = hopsim::topo;
 namespace {
 
 const Bandwidth kB = Bandwidth::gigabytes_per_s(100);
-const CollectiveLatency kLat{Time::ns(5'000), Time::ns(700), Time::ns(3'000)};
+const HopLatency kLat{Time::ns(5'000), Time::ns(700), Time::ns(3'000)};
+
+// NCCL's model with kLat as the Simple ring latencies.
+NcclModel model_of(HopLatency latency) {
+  NcclModel m;
+  m.ring[static_cast<std::size_t>(Protocol::Simple)] = latency;
+  return m;
+}
+
+const NcclModel kModel = model_of(kLat);
 
 // One node of n GPUs behind a non-blocking switch: a uniform topology.
 topo::Cluster switch_of(int n) {
@@ -42,7 +51,7 @@ CollectiveJob make_job(CollectiveOp op, CollectiveAlgorithm algorithm, std::vect
 // The job environment of a collective alone on `cluster`: no model, a 1-rank mesh.
 struct Env {
   explicit Env(const topo::Cluster& cluster)
-      : mesh(ParallelSpec{}), job{cluster.spec(), kLat, mesh}, build{job, cluster} {}
+      : mesh(ParallelSpec{}), job{cluster.spec(), kModel, mesh}, build{job, cluster} {}
   Mesh mesh;
   JobEnv job;
   BuildEnv build;
@@ -94,21 +103,42 @@ TEST_CASE("ring collectives on a switch take steps x (a + ceil(S/n)/B) plus the 
   }
 }
 
-TEST_CASE("a chunked ring sends its chunks back to back: steps x k x (a + piece/B)") {
+// A ring of `steps` steps in k pieces of t each, latency a per hop (collectives.hpp): the
+// first piece's chain pays every hop latency, and the link is busy from then on or waits.
+Time chunked_ring(int steps, int k, Time a, Time t) {
+  const Time chain = (steps - 1) * (a + t) + k * t;
+  const Time busy = steps * k * t;
+  return kLat.base + a + std::max(chain, busy);
+}
+
+TEST_CASE("a chunked ring pipelines: a + max((steps-1)(a+t) + k t, steps k t)") {
   for (int n : {2, 3, 8}) {
-    for (int k : {1, 2, 5}) {
-      const topo::Cluster cluster = switch_of(n);
-      const std::int64_t s = 3LL << 20;
-      CAPTURE(n);
-      CAPTURE(k);
-      const std::int64_t piece = ((s + n - 1) / n + k - 1) / k;
-      const Time step = kLat.nvlink_hop + transfer_time(Bytes{piece}, kB);
-      CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
-      job.chunks = k;
-      CHECK(run(cluster, job, Bytes{s}) == kLat.base + (n - 1) * k * step);
-      job.op = CollectiveOp::AllReduce;
-      CHECK(run(cluster, job, Bytes{s}) == kLat.base + 2 * (n - 1) * k * step);
+    for (int k : {1, 2, 5, 64}) {
+      for (std::int64_t s : {3LL << 20, 3LL << 28}) {
+        const topo::Cluster cluster = switch_of(n);
+        CAPTURE(n);
+        CAPTURE(k);
+        CAPTURE(s);
+        const std::int64_t piece = ((s + n - 1) / n + k - 1) / k;
+        const Time t = transfer_time(Bytes{piece}, kB);
+        CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(n));
+        job.chunks = k;
+        CHECK(run(cluster, job, Bytes{s}) == chunked_ring(n - 1, k, kLat.nvlink_hop, t));
+        job.op = CollectiveOp::AllReduce;
+        CHECK(run(cluster, job, Bytes{s}) == chunked_ring(2 * (n - 1), k, kLat.nvlink_hop, t));
+      }
     }
+  }
+}
+
+TEST_CASE("more chunks never cost more than one piece's time plus the latencies") {
+  // Latency-bound (1 MiB on 8 GPUs): chunks overlap their hop latencies instead of adding them.
+  const topo::Cluster cluster = switch_of(8);
+  CollectiveJob job = make_job(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, iota(8));
+  const Time one = run(cluster, job, Bytes{1 << 20});
+  for (int k : {2, 4, 16}) {
+    job.chunks = k;
+    CHECK(run(cluster, job, Bytes{1 << 20}) <= one + transfer_time(Bytes{(1 << 20) / 8}, kB));
   }
 }
 

@@ -2,7 +2,9 @@
 #include "tools/config/cluster_config.hpp"
 
 #include <cmath>
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -87,18 +89,47 @@ void parse_fabric(const Node& n, topo::Spec& spec) {
   }
 }
 
-// {"protocol", "base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"}: NCCL's
-// cost-model constants for the protocol collectives are assumed to use.
-work::CollectiveLatency parse_nccl(const Node& n) {
-  n.allow_only(Section::Nccl);
-  if (n.has("protocol")) {
-    n.at("protocol").one_of({"LL", "LL128", "Simple"});
+// {"base_latency_us", "nvlink_hop_latency_us", "net_hop_latency_us"}.
+work::HopLatency parse_hop_latency(const Node& n) {
+  n.allow_only(Section::NcclLatency);
+  return {microseconds(n.at("base_latency_us")), microseconds(n.at("nvlink_hop_latency_us")),
+          microseconds(n.at("net_hop_latency_us"))};
+}
+
+// {"simple": {...}, "ll": {...}, "ll128": {...}}: one algorithm's latencies by protocol.
+std::array<work::HopLatency, 3> parse_protocols(const Node& n) {
+  n.allow_only(Section::NcclAlgorithm);
+  std::array<work::HopLatency, 3> out{};
+  for (work::Protocol p : work::kProtocols) {
+    out[static_cast<std::size_t>(p)] = parse_hop_latency(n.at(work::protocol_name(p)));
   }
-  work::CollectiveLatency l;
-  l.base = microseconds(n.at("base_latency_us"));
-  l.nvlink_hop = microseconds(n.at("nvlink_hop_latency_us"));
-  l.net_hop = microseconds(n.at("net_hop_latency_us"));
-  return l;
+  return out;
+}
+
+// NCCL's cost-model constants: the default protocol, ring and tree latencies by protocol, and
+// NVLS where the NVSwitch reduces. Absent keys keep NCCL's own values (work::NcclModel).
+work::NcclModel parse_nccl(const Node& n) {
+  n.allow_only(Section::Nccl);
+  work::NcclModel model;
+  if (n.has("protocol")) {
+    const std::array<std::string_view, 3> names{"simple", "ll", "ll128"};
+    model.protocol = work::kProtocols[n.at("protocol").index_of(names)];
+  }
+  if (n.has("ring")) {
+    model.ring = parse_protocols(n.at("ring"));
+  }
+  if (n.has("tree")) {
+    model.tree = parse_protocols(n.at("tree"));
+  }
+  if (n.has("nvls")) {
+    const Node v = n.at("nvls");
+    v.allow_only(Section::Nvls);
+    model.nvls_supported = true;
+    model.nvls = {Time{}, microseconds(v.at("nvlink_latency_us")),
+                  microseconds(v.at("net_latency_us"))};
+    model.nvls_efficiency = v.at("efficiency").positive(1);
+  }
+  return model;
 }
 
 void parse_size(const Node& root, topo::Spec& spec) {

@@ -5,14 +5,14 @@
 
 #include "tools/config/node.hpp"
 #include "topology/spec.hpp"
-#include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/nccl_model.hpp"
 
 namespace hopsim::config {
 
 struct ClusterConfig {
   topo::Spec topology;  ///< with the GPU's figures and the links' peak line rates
-  /// NCCL's latency constants for collectives (optional "nccl" section).
-  work::CollectiveLatency nccl;
+  /// NCCL's constants for collectives (optional "nccl" section).
+  work::NcclModel nccl;
 };
 
 /// Parses and checks a whole cluster file (topo::check_spec included). Optional keys keep

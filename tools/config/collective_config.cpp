@@ -123,6 +123,18 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
   if (workload.has("chunks")) {
     job.chunks = static_cast<int>(workload.at("chunks").integer_in(1, 1024));
   }
+  if (workload.has("channels")) {
+    job.channels = static_cast<int>(workload.at("channels").integer_in(1, 64));
+  }
+  if (workload.has("protocol")) {
+    job.protocol = parse_enum(workload.at("protocol"), work::kProtocols, work::protocol_name);
+  }
+  if (workload.has("combine")) {
+    job.combine = workload.at("combine").boolean();
+  }
+  if (workload.has("chunk_tokens")) {
+    job.chunk_tokens = workload.at("chunk_tokens").integer_in(0, 1 << 20);
+  }
   return job;
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 26> kSections{{
+const std::array<SectionDoc, 29> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -32,7 +32,12 @@ const std::array<SectionDoc, 26> kSections{{
     {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
     {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},
     {Section::Fabric, "cluster", "/fabric", "the InfiniBand fabric", kFabric},
-    {Section::Nccl, "cluster", "/nccl", "NCCL's cost-model latencies", kNccl},
+    {Section::Nccl, "cluster", "/nccl", "NCCL's cost-model constants", kNccl},
+    {Section::NcclAlgorithm, "cluster", "/nccl/ring, /nccl/tree", "latencies by protocol",
+     kNcclAlgorithm},
+    {Section::NcclLatency, "cluster", "/nccl/ring/simple, ...", "one algorithm and protocol",
+     kNcclLatency},
+    {Section::Nvls, "cluster", "/nccl/nvls", "NVLS (NVSwitch reduction)", kNvls},
     {Section::Model, "model", "/", "a model (configs/models/*.json)", kModel},
     {Section::Mla, "model", "/mla", "multi-head latent attention", kMla},
     {Section::ModelMoe, "model", "/moe", "mixture of experts", kModelMoe},

@@ -51,7 +51,7 @@ const std::array<KeyDoc, 6> kFlow{{
     {"after", "array of ids", "[]", "flows that must finish first"},
 }};
 
-const std::array<KeyDoc, 8> kCollectiveWorkload{{
+const std::array<KeyDoc, 12> kCollectiveWorkload{{
     {"kind", "\"collective\"", "required", "one collective, nccl-tests style"},
     {"op", "\"send_recv\", \"all_gather\", \"reduce_scatter\", \"all_reduce\", \"all_to_all\"",
      "required", "the collective"},
@@ -65,7 +65,15 @@ const std::array<KeyDoc, 8> kCollectiveWorkload{{
      "instead of ranks: run in every group of this mesh dimension at once"},
     {"bytes", "integer in [1, 2^61), an array of them, or {min, max, factor}", "required unless moe",
      "bytes per rank (all_gather: output), one case per size"},
-    {"chunks", "integer in [1, 1024]", "1", "ring only: pieces per step, sent back to back"},
+    {"chunks", "integer in [1, 1024]", "1",
+     "ring: pieces per step, pipelined; two_tier without moe: pieces per InfiniBand transfer"},
+    {"channels", "integer in [1, 64]", "one per GPU of a node across nodes, else 1",
+     "ring: rings in parallel, rail-aligned, each with its share of the data"},
+    {"protocol", "\"simple\", \"ll\" or \"ll128\"", "the cluster's nccl.protocol",
+     "NCCL protocol: its latencies, and its payload share of the wire bytes"},
+    {"combine", "boolean", "false", "two_tier: the reverse exchange (DeepEP's combine)"},
+    {"chunk_tokens", "integer in [0, 2^20]", "DeepEP's for the EP size",
+     "two_tier with moe: tokens per InfiniBand piece, forwarded as it lands; 0: one piece"},
     {"moe", "object", "none", "all_to_all only: route MoE tokens instead of a uniform matrix"},
 }};
 

@@ -45,10 +45,30 @@ const std::array<KeyDoc, 6> kFabric{{
 }};
 
 const std::array<KeyDoc, 4> kNccl{{
-    {"protocol", "\"LL\", \"LL128\" or \"Simple\"", "none", "which protocol the constants are"},
+    {"protocol", "\"simple\", \"ll\" or \"ll128\"", "\"simple\"",
+     "the protocol collectives use unless they name one"},
+    {"ring", "object", "NCCL 2.19+'s", "ring latencies by protocol"},
+    {"tree", "object", "NCCL 2.19+'s", "tree latencies by protocol"},
+    {"nvls", "object", "none (no NVLS)", "the NVSwitch reduces (NVLS all-reduce); its constants"},
+}};
+
+const std::array<KeyDoc, 3> kNcclAlgorithm{{
+    {"simple", "object", "required", "latencies of the Simple protocol"},
+    {"ll", "object", "required", "latencies of LL (payload half of the wire bytes)"},
+    {"ll128", "object", "required", "latencies of LL128 (payload 120/128 of the wire bytes)"},
+}};
+
+const std::array<KeyDoc, 3> kNcclLatency{{
     {"base_latency_us", "number in [0, 1e12]", "required", "once per collective, microseconds"},
     {"nvlink_hop_latency_us", "number in [0, 1e12]", "required", "per step inside a node"},
     {"net_hop_latency_us", "number in [0, 1e12]", "required", "per step across the network"},
+}};
+
+const std::array<KeyDoc, 3> kNvls{{
+    {"nvlink_latency_us", "number in [0, 1e12]", "required", "NVLS latency inside a node"},
+    {"net_latency_us", "number in [0, 1e12]", "required", "added when the ranks span nodes"},
+    {"efficiency", "number in (0, 1]", "required",
+     "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
 }};
 
 const std::array<KeyDoc, 13> kModel{{

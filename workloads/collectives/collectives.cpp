@@ -1,9 +1,7 @@
-// Ring, direct, flat and two-tier collectives as flows with dependencies.
+// Collectives: the pipelined hop, send/recv, direct all-gather, flat all-to-all.
 #include "workloads/collectives/collectives.hpp"
 
-#include <string>
-
-#include <fmt/format.h>
+#include <cmath>
 
 #include "sim/assert.hpp"
 
@@ -14,9 +12,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
-PlanTaskId Collectives::start(std::span<const PlanTaskId> after) {
-  // The base latency, once: every first flow waits for it.
-  const PlanTaskId t = plan_.add_delay(0, latency_.base, phase_);
+std::string_view protocol_name(Protocol p) {
+  constexpr std::array<std::string_view, 3> kNames{"simple", "ll", "ll128"};
+  return kNames[static_cast<std::size_t>(p)];
+}
+
+PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTaskId> after) {
+  const PlanTaskId t = plan_.add_delay(0, latency.base, phase_);
   plan_.set_label(t, "base latency");
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, t);
@@ -24,77 +26,58 @@ PlanTaskId Collectives::start(std::span<const PlanTaskId> after) {
   return t;
 }
 
-PlanTaskId Collectives::flow(int src, int dst, std::int64_t bytes, PlanTaskId after,
-                             std::string_view label) {
-  const PlanTaskId t = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
-  plan_.set_label(t, label);
-  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
-  plan_.set_latency(t, same_node ? latency_.nvlink_hop : latency_.net_hop);
-  plan_.add_dependency(after, t);
-  return t;
-}
-
-Handle Collectives::send_recv(int src, int dst, Bytes size, std::span<const PlanTaskId> after) {
-  const PlanTaskId s = start(after);
-  return Handle{{flow(src, dst, size.n, s, "send")}};
-}
-
-Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size, int chunks,
-                         std::span<const PlanTaskId> after) {
-  const auto n = static_cast<std::int64_t>(ranks.size());
-  HOPSIM_ASSERT(n >= 2, "a ring needs at least 2 ranks, got {}", n);
-  HOPSIM_ASSERT(chunks >= 1, "chunks must be >= 1, got {}", chunks);
-  const std::int64_t piece = ceil_div(ceil_div(size.n, n), chunks);
-  const PlanTaskId s = start(after);
-  const auto nr = static_cast<std::size_t>(n);
-  const auto nc = static_cast<std::size_t>(chunks);
-  std::vector<PlanTaskId> prev(nr * nc, s);
-  std::vector<PlanTaskId> cur(nr * nc);
-  std::vector<PlanTaskId> last_sent(nr, s);  // the previous flow on each rank's link
-  for (int step = 0; step < steps; ++step) {
-    const std::string label = fmt::format("step {}", step);
-    for (std::size_t r = 0; r < nr; ++r) {
-      const std::size_t left = (r + nr - 1) % nr;
-      for (std::size_t c = 0; c < nc; ++c) {
-        // Rank r forwards in this step the chunk it received from its left in the last one,
-        // after the chunk it sent before it: a link carries one chunk at a time.
-        const PlanTaskId t = flow(ranks[r], ranks[(r + 1) % nr], piece, last_sent[r], label);
-        if (step > 0) {
-          plan_.add_dependency(prev[left * nc + c], t);
-        }
-        cur[r * nc + c] = last_sent[r] = t;
-      }
-    }
-    std::swap(prev, cur);
+Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
+                                  std::span<const PlanTaskId> after, const HopLatency& latency,
+                                  std::string_view label) {
+  const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
+  plan_.set_latency(sent, Time{});  // paid on arrival, below
+  plan_.set_label(sent, label);
+  for (PlanTaskId a : after) {
+    plan_.add_dependency(a, sent);
   }
-  return Handle{prev};
+  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
+  const PlanTaskId arrived =
+      plan_.add_delay(dst, same_node ? latency.nvlink_hop : latency.net_hop, phase_);
+  plan_.add_dependency(sent, arrived);
+  return {sent, arrived};
 }
 
-Handle Collectives::all_gather_ring(std::span<const int> ranks, Bytes size, int chunks,
-                                    std::span<const PlanTaskId> after) {
-  return ring(ranks, static_cast<int>(ranks.size()) - 1, size, chunks, after);
+Collectives::Hop Collectives::route_hop(int src, int dst, std::int64_t bytes,
+                                        std::span<const PlanTaskId> after,
+                                        std::string_view label) {
+  const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
+  plan_.set_latency(sent, Time{});
+  plan_.set_label(sent, label);
+  for (PlanTaskId a : after) {
+    plan_.add_dependency(a, sent);
+  }
+  const PlanTaskId arrived =
+      plan_.add_delay(dst, cluster_.latency(cluster_.route(src, dst).span()), phase_);
+  plan_.add_dependency(sent, arrived);
+  return {sent, arrived};
 }
 
-Handle Collectives::reduce_scatter_ring(std::span<const int> ranks, Bytes size, int chunks,
-                                        std::span<const PlanTaskId> after) {
-  return ring(ranks, static_cast<int>(ranks.size()) - 1, size, chunks, after);
-}
-
-Handle Collectives::all_reduce_ring(std::span<const int> ranks, Bytes size, int chunks,
-                                    std::span<const PlanTaskId> after) {
-  return ring(ranks, 2 * (static_cast<int>(ranks.size()) - 1), size, chunks, after);
+Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
+                              std::span<const PlanTaskId> after) {
+  const HopLatency& latency = nccl_.ring_latency(protocol);
+  const PlanTaskId s = start(latency, after);
+  const auto wire = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(size.n) / nccl_.protocol_efficiency(protocol)));
+  const PlanTaskId first[] = {s};
+  return Handle{{hop(src, dst, wire, first, latency, "send").arrived}};
 }
 
 Handle Collectives::all_gather_direct(std::span<const int> ranks, Bytes size,
                                       std::span<const PlanTaskId> after) {
   const auto n = static_cast<std::int64_t>(ranks.size());
   HOPSIM_ASSERT(n >= 2, "an all-gather needs at least 2 ranks, got {}", n);
-  const PlanTaskId s = start(after);
+  const HopLatency& latency = nccl_.ring_latency(Protocol::Simple);
+  const PlanTaskId first[] = {start(latency, after)};
   Handle h;
   for (int src : ranks) {
     for (int dst : ranks) {
       if (src != dst) {
-        h.done.push_back(flow(src, dst, ceil_div(size.n, n), s, "direct"));
+        h.done.push_back(hop(src, dst, ceil_div(size.n, n), first, latency, "direct").arrived);
       }
     }
   }
@@ -109,17 +92,18 @@ ByteMatrix Collectives::uniform(std::size_t n, Bytes size) {
 Handle Collectives::all_to_all_flat(std::span<const int> ranks, const ByteMatrix& m,
                                     std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
-  const PlanTaskId s = start(after);
+  const HopLatency& latency = nccl_.ring_latency(Protocol::Simple);
+  const PlanTaskId first[] = {start(latency, after)};
   Handle h;
   for (std::size_t i = 0; i < m.n; ++i) {
     for (std::size_t j = 0; j < m.n; ++j) {
       if (i != j && m.at(i, j) > 0) {
-        h.done.push_back(flow(ranks[i], ranks[j], m.at(i, j), s, "pair"));
+        h.done.push_back(hop(ranks[i], ranks[j], m.at(i, j), first, latency, "pair").arrived);
       }
     }
   }
   if (h.done.empty()) {
-    h.done.push_back(s);
+    h.done.push_back(first[0]);
   }
   return h;
 }

@@ -1,21 +1,22 @@
 // Collectives as small DAGs of flows appended to a plan (no events, no state: data only).
 //
-// Closed forms on a uniform topology (per-step latency a, bandwidth B per GPU, n ranks,
-// S bytes per rank in the nccl-tests "size" convention, one chunk):
+// How a collective flow is paid (NCCL's pipelined model): it moves its bytes as soon as its
+// inputs have arrived and the flow before it on its link has moved its bytes; its hop latency
+// (NCCL's, by protocol and by whether it stays in the node) is paid on arrival, as a pipeline
+// delay. So flows queued on one link overlap their latencies with each other's bytes, and a
+// collective's latency is the hop latencies along its longest chain, as NCCL's cost model has it.
+//
+// Closed forms on a uniform topology (hop latency a, bandwidth B per GPU, n ranks, S bytes per
+// rank in the nccl-tests "size" convention, t = ceil(ceil(S/n)/k) / B with k chunks), after the
+// base latency paid once:
 //   send_recv                 a + S / B
-//   all_gather, ring          (n-1) (a + ceil(S/n) / B)      [Thakur et al., IJHPCA 2005]
-//   all_gather, direct        a + (n-1) ceil(S/n) / B         (every rank sends to all others)
-//   reduce_scatter, ring      (n-1) (a + ceil(S/n) / B)
-//   all_reduce, ring          2(n-1) (a + ceil(S/n) / B)     (reduce-scatter, then all-gather)
-//   all_to_all, flat          a + (n-1) (S/n) / B            (through a non-blocking switch)
-// plus NCCL's base latency once per collective. With k chunks a ring step is k flows of
-// ceil(ceil(S/n)/k) bytes sent back to back on each link, each waiting for the chunk it
-// forwards: on a uniform ring every link is busy from the first step, so the time becomes
-// steps * k * (a + ceil(ceil(S/n)/k) / B): chunks pay the per-hop latency each and buy no
-// bandwidth there; where links differ they shorten the tail a piece spends behind the slowest.
-// Latencies follow NCCL's cost model
-// (src/graph/tuning.cc): a base latency per collective, then a per-hop latency that depends on
-// whether the hop stays in the node (NVLink) or crosses the network.
+//   all_gather, ring          a + max((n-2)(a+t) + k t, (n-1) k t)   (k = 1: (n-1)(a + t))
+//   reduce_scatter, ring      the same
+//   all_reduce, ring          the same with 2(n-1) steps for n-1
+//   all_gather, direct        a + (n-1) ceil(S/n) / B                (every rank to all others)
+//   all_to_all, flat          a + (n-1) (S/n) / B                    (a non-blocking switch)
+// Across nodes a ring runs as `channels` rings, rail-aligned (each crosses node boundaries on
+// its own NIC), each carrying 1/channels of the data, as NCCL's channels do.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +25,10 @@
 #include <vector>
 
 #include "topology/cluster.hpp"
+#include "workloads/collectives/nccl_model.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {
-
-/// NCCL's latency model for one protocol.
-struct CollectiveLatency {
-  Time base = Time::ns(8'400);
-  Time nvlink_hop = Time::ns(3'400);
-  Time net_hop = Time::ns(14'000);
-};
 
 /// The tasks whose completion completes a collective; feed them to the next one's `after`.
 struct Handle {
@@ -55,47 +50,88 @@ struct TwoTierMatrix {
   std::vector<std::int64_t> to_node;  ///< n x nodes: distinct bytes from rank i to node k
 };
 
+/// How a ring runs: protocol, pieces per step, rings in parallel.
+struct RingOptions {
+  Protocol protocol = Protocol::Simple;
+  int chunks = 1;
+  int channels = 1;  ///< rings; each carries 1/channels of the data
+};
+
+/// How a two-tier all-to-all runs.
+struct TwoTierOptions {
+  bool combine = false;       ///< the reverse: gather over NVLink, reduce, cross IB once
+  std::int64_t chunk_bytes = 0;  ///< IB transfers in pieces of this many bytes; 0: one piece
+};
+
 class Collectives {
  public:
-  Collectives(Plan& plan, const topo::Cluster& cluster, CollectiveLatency latency,
+  Collectives(Plan& plan, const topo::Cluster& cluster, const NcclModel& nccl,
               std::uint32_t phase = 0)
-      : plan_(plan), cluster_(cluster), latency_(latency), phase_(phase) {}
+      : plan_(plan), cluster_(cluster), nccl_(nccl), phase_(phase) {}
 
-  Handle send_recv(int src, int dst, Bytes size, std::span<const PlanTaskId> after = {});
-  Handle all_gather_ring(std::span<const int> ranks, Bytes size, int chunks = 1,
-                         std::span<const PlanTaskId> after = {});
+  Handle send_recv(int src, int dst, Bytes size, Protocol protocol = Protocol::Simple,
+                   std::span<const PlanTaskId> after = {});
+  /// A ring of `steps` steps (n-1: all-gather, reduce-scatter; 2(n-1): all-reduce).
+  Handle ring(std::span<const int> ranks, int steps, Bytes size, const RingOptions& options,
+              std::span<const PlanTaskId> after = {});
   Handle all_gather_direct(std::span<const int> ranks, Bytes size,
                            std::span<const PlanTaskId> after = {});
-  Handle reduce_scatter_ring(std::span<const int> ranks, Bytes size, int chunks = 1,
-                             std::span<const PlanTaskId> after = {});
-  Handle all_reduce_ring(std::span<const int> ranks, Bytes size, int chunks = 1,
-                         std::span<const PlanTaskId> after = {});
   /// Every pair (i, j), i != j, with bytes > 0 becomes one flow, all at once.
   Handle all_to_all_flat(std::span<const int> ranks, const ByteMatrix& m,
                          std::span<const PlanTaskId> after = {});
   /// Dispatch: data for another node crosses InfiniBand once, to the GPU of the same local
-  /// index there, which forwards it over NVLink. With `combine`, the reverse: GPUs of a node
-  /// send to that forwarding GPU over NVLink, it reduces, then one IB flow goes back.
+  /// index there, which forwards it over NVLink, piece by piece as pieces land. Combine: the
+  /// reverse, reducing at that GPU before crossing back.
   Handle all_to_all_two_tier(std::span<const int> ranks, const TwoTierMatrix& m,
-                             bool combine = false, std::span<const PlanTaskId> after = {});
+                             const TwoTierOptions& options, std::span<const PlanTaskId> after = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);
   /// Two-tier input where every byte for a node is distinct (no token wanted twice there).
   static TwoTierMatrix without_dedup(std::span<const int> ranks, const topo::Cluster& cluster,
                                      ByteMatrix gpu);
+  /// The rank order of each of `channels` rings over `ranks`: one ring in the given order when
+  /// they share a node; else rail-aligned rings whose channel c enters every node at its
+  /// (c mod m)-th GPU by local index, so that each channel crosses nodes on its own NIC.
+  static std::vector<std::vector<int>> channel_rings(std::span<const int> ranks,
+                                                     const topo::Cluster& cluster, int channels);
 
  private:
+  /// A flow and the instant its data has arrived (after its hop latency).
+  struct Hop {
+    PlanTaskId sent;
+    PlanTaskId arrived;
+  };
+
   Plan& plan_;
   const topo::Cluster& cluster_;
-  CollectiveLatency latency_;
+  const NcclModel& nccl_;
   std::uint32_t phase_;
 
-  PlanTaskId start(std::span<const PlanTaskId> after);
-  /// A flow after `after` with NCCL's per-hop latency and `label`.
-  PlanTaskId flow(int src, int dst, std::int64_t bytes, PlanTaskId after, std::string_view label);
-  Handle ring(std::span<const int> ranks, int steps, Bytes size, int chunks,
-              std::span<const PlanTaskId> after);
+  /// The base latency, once per collective, after `after`.
+  PlanTaskId start(const HopLatency& latency, std::span<const PlanTaskId> after);
+  /// A flow after `after`, whose data arrives `latency`'s hop latency after its last byte.
+  Hop hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
+          const HopLatency& latency, std::string_view label);
+  /// The same, paying its route's latency (links and software overhead) instead of NCCL's.
+  Hop route_hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
+                std::string_view label);
+  /// One source's data for one remote node of a two-tier exchange: indices in ranks of the
+  /// source and of the relay (its same-rail GPU there), and the distinct InfiniBand bytes.
+  struct NodeSend {
+    std::size_t from;
+    std::size_t relay;
+    std::size_t slot;
+    std::int64_t ib_bytes;
+  };
+  void dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
+                        std::span<const std::size_t> members, const NodeSend& send,
+                        std::int64_t chunk_bytes, PlanTaskId first, Handle& h);
+  void combine_through(std::span<const int> ranks, const TwoTierMatrix& m,
+                       std::span<const std::size_t> members, const NodeSend& send,
+                       std::int64_t chunk_bytes, PlanTaskId first, Handle& h);
+  void one_ring(std::span<const int> ranks, int steps, std::int64_t bytes, int chunks,
+                Protocol protocol, PlanTaskId start, Handle& done);
 };
 
 }  // namespace hopsim::work

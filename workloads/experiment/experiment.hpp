@@ -29,7 +29,7 @@ struct Validation {
 struct Experiment {
   std::string name;
   topo::Spec cluster;  ///< the fabric and its GPU model
-  CollectiveLatency nccl;  ///< NCCL's latency constants for collectives
+  NcclModel nccl;  ///< NCCL's constants for collectives
   std::optional<ModelSpec> model;
   ParallelSpec parallel;
   /// Kernel times for the compute model; null: the roofline answers alone. Shared, so that

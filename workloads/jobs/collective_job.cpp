@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "workloads/jobs/bounds.hpp"
+#include "workloads/collectives/deepep.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -39,14 +40,24 @@ std::string_view algorithms_of(CollectiveOp op) {
   }
 }
 
-// Flows of one collective over n ranks: ring steps x ranks x chunks, or every pair.
-double flows_per_set(const CollectiveJob& job, double n) {
+// Flows of one collective over n ranks, counted generously: ring steps x ranks x chunks x
+// channels, or every pair (two-tier: times the pieces each pair is cut into, plus forwards).
+double flows_per_set(const CollectiveJob& job, double n, int gpus_per_node) {
   if (job.op == CollectiveOp::SendRecv) {
     return 1;
   }
   if (job.algorithm == CollectiveAlgorithm::Ring) {
     const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-    return steps * n * job.chunks;
+    const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
+    return steps * n * job.chunks * channels;
+  }
+  if (job.algorithm == CollectiveAlgorithm::TwoTier) {
+    double pieces = job.chunks;
+    if (job.moe && job.chunk_tokens != 0) {
+      const double per_chunk = job.chunk_tokens > 0 ? static_cast<double>(job.chunk_tokens) : 8;
+      pieces = std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
+    }
+    return n * (n - 1) * (pieces + 1);
   }
   return n * (n - 1);
 }
@@ -89,10 +100,12 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
     return;
   }
   PlanLoad load;
-  load.flows = flows_per_set(job, n) * sets;
+  load.flows = flows_per_set(job, n, env.cluster.gpus_per_node) * sets;
   load.bytes = bytes_per_set(job, n, static_cast<double>(largest.n)) * sets;
-  load.flow_latency = std::max(env.nccl.nvlink_hop, env.nccl.net_hop);
-  load.fixed = env.nccl.base;
+  const HopLatency& nccl = env.nccl.ring_latency(job.protocol.value_or(env.nccl.protocol));
+  load.flow_latency =
+      std::max({nccl.nvlink_hop, nccl.net_hop, longest_route_latency(env.cluster)});
+  load.fixed = nccl.base;
   if (const auto problem = load_problem(load, env.cluster, "this collective")) {
     out.push_back({job.moe ? "/workload/moe" : "/workload/bytes", *problem});
   }
@@ -135,7 +148,7 @@ void check_ranks(const CollectiveJob& job, int gpus, Problems& out) {
 
 // The sizes of the rank sets, the flow bound, and what send_recv and chunks need.
 void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& sets,
-                Problems& out) {
+                int gpus_per_node, Problems& out) {
   const std::string where = job.group ? "/workload/group" : "/workload/ranks";
   const std::size_t n = sets.front().size();
   if (n < 2) {
@@ -149,8 +162,8 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& s
                                       n)});
     return;
   }
-  const double flows =
-      flows_per_set(job, static_cast<double>(n)) * static_cast<double>(sets.size());
+  const double flows = flows_per_set(job, static_cast<double>(n), gpus_per_node) *
+                       static_cast<double>(sets.size());
   if (flows > kMaxFlows) {
     const std::string over = sets.size() == 1 ? fmt::format("{} ranks", n)
                                               : fmt::format("{} groups of {} ranks", sets.size(), n);
@@ -191,12 +204,27 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
                                algorithms_of(op))});
     return;
   }
-  if (chunks < 1 || (chunks != 1 && (algorithm != CollectiveAlgorithm::Ring ||
-                                     op == CollectiveOp::SendRecv))) {
+  if (chunks < 1 || (chunks != 1 && ((algorithm != CollectiveAlgorithm::Ring &&
+                                       algorithm != CollectiveAlgorithm::TwoTier) ||
+                                      op == CollectiveOp::SendRecv))) {
     out.push_back({"/workload/chunks",
-                   fmt::format("chunks apply to ring all-gather, reduce-scatter and all-reduce; "
-                               "{} {} sends each pair's data as one flow",
+                   fmt::format("chunks apply to ring all-gather, reduce-scatter and all-reduce "
+                               "and to two_tier all-to-all; {} {} sends each pair's data as one "
+                               "flow",
                                algorithm_name(algorithm), op_name(op))});
+    return;
+  }
+  if (channels != 0 && algorithm != CollectiveAlgorithm::Ring) {
+    out.push_back({"/workload/channels", "channels apply to ring algorithms"});
+    return;
+  }
+  if (combine && algorithm != CollectiveAlgorithm::TwoTier) {
+    out.push_back({"/workload/combine", "combine applies to all_to_all two_tier"});
+    return;
+  }
+  if (chunk_tokens != kDeepEpChunks && (!moe || algorithm != CollectiveAlgorithm::TwoTier)) {
+    out.push_back({"/workload/chunk_tokens",
+                   "chunk_tokens applies to all_to_all two_tier with moe routing"});
     return;
   }
   if (group && !ranks.empty()) {
@@ -212,7 +240,7 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
     return;
   }
   const std::vector<std::vector<int>> sets = rank_sets(env.cluster, env.mesh);
-  check_sets(*this, sets, out);
+  check_sets(*this, sets, env.cluster.gpus_per_node, out);
   if (out.empty()) {
     const auto [n, count] = shape_of(sets);
     check_load(*this, env, n, count, out);
@@ -261,81 +289,6 @@ std::string_view op_name(CollectiveOp op) {
 std::string_view algorithm_name(CollectiveAlgorithm a) {
   constexpr std::array<std::string_view, 4> kNames{"ring", "direct", "flat", "two_tier"};
   return kNames[static_cast<std::size_t>(a)];
-}
-
-namespace {
-
-// The matrix of one rank set; every set routes its own tokens (seed + set index).
-TwoTierMatrix all_to_all_matrix(const BuildEnv& env, const CollectiveJob& job,
-                                std::span<const int> ranks, std::size_t set, Bytes size) {
-  if (job.moe) {
-    MoeRouting routing = *job.moe;
-    routing.seed += set;
-    return route_tokens(ranks, env.cluster, routing, job.token_bytes);
-  }
-  return Collectives::without_dedup(ranks, env.cluster, Collectives::uniform(ranks.size(), size));
-}
-
-void add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                    std::span<const int> ranks, std::size_t set, Bytes size) {
-  switch (job.op) {
-    case CollectiveOp::SendRecv:
-      c.send_recv(ranks[0], ranks[1], size);
-      break;
-    case CollectiveOp::AllGather:
-      if (job.algorithm == CollectiveAlgorithm::Direct) {
-        c.all_gather_direct(ranks, size);
-      } else {
-        c.all_gather_ring(ranks, size, job.chunks);
-      }
-      break;
-    case CollectiveOp::ReduceScatter:
-      c.reduce_scatter_ring(ranks, size, job.chunks);
-      break;
-    case CollectiveOp::AllReduce:
-      c.all_reduce_ring(ranks, size, job.chunks);
-      break;
-    case CollectiveOp::AllToAll:
-      if (job.algorithm == CollectiveAlgorithm::TwoTier) {
-        c.all_to_all_two_tier(ranks, all_to_all_matrix(env, job, ranks, set, size));
-      } else {
-        c.all_to_all_flat(ranks, all_to_all_matrix(env, job, ranks, set, size).gpu);
-      }
-      break;
-  }
-}
-
-}  // namespace
-
-Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
-  Plan plan;
-  plan.add_phase(std::string(op_name(job.op)), "fwd");
-  Collectives c(plan, env.cluster, env.env.nccl);
-  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    add_collective(c, env, job, sets[s], s, size);
-  }
-  return plan;
-}
-
-std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
-  if (job.op != CollectiveOp::AllToAll) {
-    return 0;
-  }
-  std::int64_t total = 0;
-  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    const std::vector<int>& ranks = sets[s];
-    const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, s, size);
-    for (std::size_t i = 0; i < m.gpu.n; ++i) {
-      for (std::size_t j = 0; j < m.gpu.n; ++j) {
-        if (env.cluster.node_of(ranks[i]) != env.cluster.node_of(ranks[j])) {
-          total += m.gpu.at(i, j);
-        }
-      }
-    }
-  }
-  return total;
 }
 
 }  // namespace hopsim::work

@@ -18,6 +18,9 @@ namespace hopsim::work {
 enum class CollectiveOp { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAll };
 enum class CollectiveAlgorithm { Ring, Direct, Flat, TwoTier };
 
+/// `chunk_tokens` of a two-tier all-to-all when the job names none: DeepEP's for the EP size.
+inline constexpr std::int64_t kDeepEpChunks = -1;
+
 struct CollectiveJob {
   static constexpr std::string_view kKind = "collective";
   static constexpr bool kSimulated = true;
@@ -30,6 +33,16 @@ struct CollectiveJob {
   std::optional<Dim> group;
   std::vector<Bytes> sizes;  ///< nccl-tests "size": bytes per rank (all-gather: output)
   int chunks = 1;
+  /// Rings in parallel; 0: one per GPU of a node (rail-aligned) when the ranks span nodes, one
+  /// otherwise.
+  int channels = 0;
+  /// NCCL protocol; unset: the cluster's (`nccl.protocol`).
+  std::optional<Protocol> protocol;
+  /// all_to_all two_tier: the reverse exchange (DeepEP's combine).
+  bool combine = false;
+  /// all_to_all two_tier with moe: tokens per InfiniBand piece; kDeepEpChunks: DeepEP's; 0:
+  /// one piece (store and forward).
+  std::int64_t chunk_tokens = kDeepEpChunks;
   /// all_to_all only: route MoE tokens instead of a uniform matrix (sizes then hold one size,
   /// tokens_per_gpu x token_bytes).
   std::optional<MoeRouting> moe;
@@ -50,6 +63,10 @@ double busbw_factor(CollectiveOp op, int n);
 
 std::string_view op_name(CollectiveOp op);
 std::string_view algorithm_name(CollectiveAlgorithm a);
+
+/// The channels a ring over `ranks` runs with: `job.channels`, or the automatic choice.
+int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
+                  const topo::Cluster& cluster);
 
 /// The plan of one collective of `size` bytes per rank, over every rank set of `job` at once.
 Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size);

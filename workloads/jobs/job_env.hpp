@@ -18,7 +18,7 @@ namespace hopsim::work {
 /// A job checks itself against these; every part has passed its own checks.
 struct JobEnv {
   const topo::Spec& cluster;
-  const CollectiveLatency& nccl;
+  const NcclModel& nccl;
   const Mesh& mesh;
   const ModelSpec* model = nullptr;  ///< null when the experiment names none
   std::uint64_t seed = 1;
