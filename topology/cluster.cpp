@@ -205,6 +205,23 @@ Route Cluster::route(int src, int dst) const {
   return r;
 }
 
+Route Cluster::nic_route(int src, int dst) const {
+  HOPSIM_ASSERT(src >= 0 && src < gpu_count() && dst >= 0 && dst < gpu_count() && src != dst,
+                "nic_route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
+  Route r;
+  const auto push = [&r](LinkId id) { r.links[r.size++] = id; };
+  push(nic_up_[as_index(src)]);
+  const int from_leaf = leaf_of_nic_[as_index(src)];
+  const int to_leaf = leaf_of_nic_[as_index(dst)];
+  if (from_leaf != to_leaf) {
+    const std::size_t spine = as_index(spine_for(src, dst));
+    push(leaf_up_[as_index(from_leaf) * as_index(spine_count_) + spine]);
+    push(leaf_down_[as_index(to_leaf) * as_index(spine_count_) + spine]);
+  }
+  push(nic_down_[as_index(dst)]);
+  return r;
+}
+
 Time Cluster::latency(std::span<const LinkId> route) const {
   Time total = spec_.software_overhead;
   for (const LinkId id : route) {

@@ -56,6 +56,10 @@ class Cluster {
 
   /// The links a flow from GPU `src` to GPU `dst` crosses, in order. src != dst.
   Route route(int src, int dst) const;
+  /// The route through the NICs alone, as RDMA without NVLink forwarding takes it (DeepEP's
+  /// low-latency kernels), even inside a node: src's NIC up, through the spine when the leaves
+  /// differ, dst's NIC down. src != dst.
+  Route nic_route(int src, int dst) const;
   /// Latency a flow on `route` pays: its links' latencies plus the software overhead.
   Time latency(std::span<const LinkId> route) const;
 

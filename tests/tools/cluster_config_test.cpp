@@ -124,7 +124,7 @@ TEST_CASE("an unknown key is an error that suggests the closest known key") {
   CHECK(error_of(j) ==
         R"(test.json: /: unknown key "colour"; expected one of "name", "description", "nodes", )"
         R"("gpus_per_node", "gpu", "nvlink", "nic", "fabric", "software_overhead_us", )"
-        R"("bandwidth", "nccl", "sources")");
+        R"("bandwidth", "nccl", "deepep", "sources")");
 }
 
 TEST_CASE("a key in Gb/s is rejected with the GB/s spelling") {

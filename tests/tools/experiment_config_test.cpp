@@ -326,7 +326,8 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
   std::string p = dir.write("c.json", j.dump());
   CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.algorithm=two_tier"}),
                        R"(--set workload.algorithm=two_tier: /workload/algorithm: algorithm )"
-                       R"("two_tier" does not implement all_reduce; all_reduce takes "ring")",
+                       R"("two_tier" does not implement all_reduce; all_reduce takes "ring", "tree", )"
+                       R"("nvls" or "auto")",
                        ConfigError);
   j["workload"] = {{"kind", "collective"}, {"op", "all_to_all"}, {"algorithm", "two_tier"},
                    {"ranks", {0, 1, 2, 3, 8, 9, 10, 11}},

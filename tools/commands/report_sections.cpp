@@ -62,7 +62,8 @@ void validation_section(const ReportInput& in, const Json& rows, Json& r) {
 void collective_section(const ReportInput& in, const work::CollectiveJob& job, Json& r) {
   const work::Experiment& e = in.file.experiment;
   const work::Mesh mesh(e.parallel);
-  const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed};
+  const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed,
+                         &e.deepep};
   const work::BuildEnv build{env, *in.result.cluster, nullptr};
   const std::vector<std::vector<int>> sets = job.rank_sets(e.cluster, mesh);
   const int n = static_cast<int>(sets.front().size());
@@ -79,7 +80,11 @@ void collective_section(const ReportInput& in, const work::CollectiveJob& job, J
     const Bytes size = job.sizes[i];
     const Time time = result.outcome.makespan;
     const double algbw = static_cast<double>(size.n) / time.seconds() / 1e9;
+    const std::size_t slash = result.choice.find('/');
     Json row = {{"bytes", size.n},
+                {"algorithm", result.choice.substr(0, slash)},
+                {"protocol", slash == std::string::npos ? Json(nullptr)
+                                                        : Json(result.choice.substr(slash + 1))},
                 {"time_s", time.seconds()},
                 {"algbw_GBps", algbw},
                 {"busbw_GBps", algbw * work::busbw_factor(job.op, n)},
@@ -87,6 +92,11 @@ void collective_section(const ReportInput& in, const work::CollectiveJob& job, J
                 {"nvlink_bytes", result.summary.nvlink_bytes.n}};
     if (job.op == work::CollectiveOp::AllToAll) {
       row["ib_bytes_flat"] = work::flat_ib_bytes(build, job, size);
+    }
+    for (const auto& [name, bytes] : result.metrics) {
+      // DeepEP's "bottleneck bandwidth": its benchmark's bytes per rank over the time.
+      const std::string rate = name.substr(0, name.find("_bytes")) + "_GBps";
+      row[rate] = bytes / time.seconds() / 1e9;
     }
     rows.push_back(std::move(row));
   }

@@ -1,6 +1,9 @@
 // `hopsim run` for every workload kind: the library's run(), then the report and outputs.
 #include "tools/commands/run_command.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -50,6 +53,16 @@ int run_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
   work::RunOptions options;
   options.watch_links = o.trace_file.empty() ? 0 : o.trace_links;
+  // Progress on stderr for runs of several cases that take a while (or on a terminal).
+  const auto started = std::chrono::steady_clock::now();
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  options.on_case = [&](std::size_t index, std::size_t count, const work::CaseResult& c) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (count > 1 && (terminal || elapsed > 2)) {
+      fmt::print(stderr, "case {}/{} ({}) done, {:.1f} s\n", index + 1, count, c.name, elapsed);
+    }
+  };
   const work::RunResult result = work::run(file.experiment, options);
   if (!result.ok()) {
     file.fail(result.problems.front());

@@ -46,14 +46,19 @@ std::string collective_table(const Json& c) {
     out += fmt::format(" in each of {} {} groups", c["groups"].get<std::size_t>(),
                        c["group"].get<std::string>());
   }
-  out += fmt::format(", {} chunk(s)\n", c["chunks"].get<int>());
-  out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}\n", "size(B)", "time(us)",
-                     "algbw(GB/s)", "busbw(GB/s)", "IB bytes");
+  const int chunks = c["chunks"].get<int>();
+  out += chunks > 0 ? fmt::format(", {} chunk(s)\n", chunks) : std::string(", chunks auto\n");
+  out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}  {}\n", "size(B)", "time(us)",
+                     "algbw(GB/s)", "busbw(GB/s)", "IB bytes", "algorithm");
   for (const auto& row : c["rows"]) {
-    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}\n",
+    const std::string algo = row["protocol"].is_null()
+                                 ? row["algorithm"].get<std::string>()
+                                 : row["algorithm"].get<std::string>() + "/" +
+                                       row["protocol"].get<std::string>();
+    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}  {}\n",
                        row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
                        row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
-                       row["ib_bytes"].get<std::int64_t>());
+                       row["ib_bytes"].get<std::int64_t>(), algo);
   }
   const auto& last = c["rows"].back();
   if (last.contains("ib_bytes_flat")) {

@@ -165,6 +165,11 @@ ClusterConfig parse_cluster(const Node& root) {
   if (root.has("nccl")) {
     config.nccl = parse_nccl(root.at("nccl"));
   }
+  if (root.has("deepep")) {
+    const Node d = root.at("deepep");
+    d.allow_only(Section::DeepEp);
+    config.deepep.nvlink_efficiency = d.at("nvlink_efficiency").positive(1);
+  }
   if (root.has("sources")) {
     check_sources(root);
   }

@@ -96,10 +96,13 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
   job.algorithm = job.op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Flat
                                                    : CollectiveAlgorithm::Ring;
   if (workload.has("algorithm")) {
-    job.algorithm = parse_enum(workload.at("algorithm"),
-                               std::array{CollectiveAlgorithm::Ring, CollectiveAlgorithm::Direct,
-                                          CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier},
-                               work::algorithm_name);
+    job.algorithm = parse_enum(
+        workload.at("algorithm"),
+        std::array{CollectiveAlgorithm::Ring, CollectiveAlgorithm::Direct,
+                   CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier,
+                   CollectiveAlgorithm::Tree, CollectiveAlgorithm::Nvls,
+                   CollectiveAlgorithm::LowLatency, CollectiveAlgorithm::Auto},
+        work::algorithm_name);
   }
   if (workload.has("ranks")) {
     job.ranks = parse_ranks(workload.at("ranks"));
@@ -127,7 +130,12 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
     job.channels = static_cast<int>(workload.at("channels").integer_in(1, 64));
   }
   if (workload.has("protocol")) {
-    job.protocol = parse_enum(workload.at("protocol"), work::kProtocols, work::protocol_name);
+    const Node p = workload.at("protocol");
+    if (p.is_string() && p.string() == "auto") {
+      job.auto_protocol = true;
+    } else {
+      job.protocol = parse_enum(p, work::kProtocols, work::protocol_name);
+    }
   }
   if (workload.has("combine")) {
     job.combine = workload.at("combine").boolean();

@@ -35,7 +35,8 @@ std::string relative_to(const std::string& base_file, const std::string& path) {
 work::Validation parse_validation(const Node& n) {
   n.allow_only(Section::Validation);
   work::Validation v;
-  v.metric = n.at("metric").one_of({"busbw_GBps", "time_s"});
+  v.metric = n.at("metric").one_of(
+      {"busbw_GBps", "time_s", "deepep_rdma_GBps", "deepep_nvl_GBps"});
   v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
   v.published = n.at("published").positive();
   v.source = n.at("source").string();
@@ -160,6 +161,7 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   const ClusterConfig parsed = parse_cluster(node_of(cluster, root, "cluster"));
   e.cluster = parsed.topology;
   e.nccl = parsed.nccl;
+  e.deepep = parsed.deepep;
   if (root.has("model")) {
     e.model = parse_model(node_of(model, root, "model"));
     f.model_file = model.origin->file;

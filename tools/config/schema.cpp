@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 29> kSections{{
+const std::array<SectionDoc, 30> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -38,6 +38,7 @@ const std::array<SectionDoc, 29> kSections{{
     {Section::NcclLatency, "cluster", "/nccl/ring/simple, ...", "one algorithm and protocol",
      kNcclLatency},
     {Section::Nvls, "cluster", "/nccl/nvls", "NVLS (NVSwitch reduction)", kNvls},
+    {Section::DeepEp, "cluster", "/deepep", "DeepEP's kernels", kDeepEp},
     {Section::Model, "model", "/", "a model (configs/models/*.json)", kModel},
     {Section::Mla, "model", "/mla", "multi-head latent attention", kMla},
     {Section::ModelMoe, "model", "/moe", "mixture of experts", kModelMoe},

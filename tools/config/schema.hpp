@@ -19,7 +19,7 @@ struct KeyDoc {
 enum class Section {
   Experiment, Parallel, Validation, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
   CollectiveMoe, AttentionLayerWorkload, MoeLayerWorkload,
-  Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls,
+  Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,
   GemmKey, GroupedGemmKey, AttentionKey,

@@ -31,7 +31,8 @@ const std::array<KeyDoc, 7> kParallel{{
 }};
 
 const std::array<KeyDoc, 4> kValidation{{
-    {"metric", "\"busbw_GBps\" or \"time_s\"", "required", "the collective row's value compared"},
+    {"metric", "\"busbw_GBps\", \"time_s\", \"deepep_rdma_GBps\" or \"deepep_nvl_GBps\"",
+     "required", "the collective row's value compared (DeepEP's: moe all-to-all)"},
     {"bytes", "integer in [1, 2^63)", "required", "the size (one of the workload's) whose row is compared"},
     {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},
     {"source", "string", "required", "where the published figure comes from"},
@@ -55,23 +56,28 @@ const std::array<KeyDoc, 12> kCollectiveWorkload{{
     {"kind", "\"collective\"", "required", "one collective, nccl-tests style"},
     {"op", "\"send_recv\", \"all_gather\", \"reduce_scatter\", \"all_reduce\", \"all_to_all\"",
      "required", "the collective"},
-    {"algorithm", "\"ring\", \"direct\", \"flat\", \"two_tier\"",
+    {"algorithm",
+     "\"ring\", \"direct\", \"tree\", \"nvls\", \"flat\", \"two_tier\", \"low_latency\", "
+     "\"auto\"",
      "\"flat\" for all_to_all, else \"ring\"",
-     "ring or direct (all_gather), ring (reduce_scatter, all_reduce, send_recv), flat or "
-     "two_tier (all_to_all)"},
+     "all_reduce: ring, tree, nvls (one node) or auto (NCCL's tuner picks per size); all_gather: "
+     "ring, direct or auto; reduce_scatter: ring or auto; send_recv: ring; all_to_all: flat, "
+     "two_tier (DeepEP normal) or low_latency (DeepEP low-latency)"},
     {"ranks", "array of integers in [0, 2^24]", "every GPU",
      "GPUs in ring order, at least 2, distinct; send_recv takes exactly 2"},
     {"group", "\"tp\", \"cp\", \"pp\", \"dp\", \"ep\"", "none",
      "instead of ranks: run in every group of this mesh dimension at once"},
     {"bytes", "integer in [1, 2^61), an array of them, or {min, max, factor}", "required unless moe",
      "bytes per rank (all_gather: output), one case per size"},
-    {"chunks", "integer in [1, 1024]", "1",
-     "ring: pieces per step, pipelined; two_tier without moe: pieces per InfiniBand transfer"},
+    {"chunks", "integer in [1, 1024]", "ring 1, tree pieces of 512 KiB (at most 32), two_tier 1",
+     "pipelined pieces: per ring step, per tree, per InfiniBand transfer (two_tier without moe)"},
     {"channels", "integer in [1, 64]", "one per GPU of a node across nodes, else 1",
-     "ring: rings in parallel, rail-aligned, each with its share of the data"},
-    {"protocol", "\"simple\", \"ll\" or \"ll128\"", "the cluster's nccl.protocol",
-     "NCCL protocol: its latencies, and its payload share of the wire bytes"},
-    {"combine", "boolean", "false", "two_tier: the reverse exchange (DeepEP's combine)"},
+     "ring, tree: rings (trees) in parallel, rail-aligned, each with its share of the data"},
+    {"protocol", "\"simple\", \"ll\", \"ll128\" or \"auto\"", "the cluster's nccl.protocol",
+     "NCCL protocol: its latencies and its payload share of the wire bytes; auto: NCCL's tuner "
+     "picks per size"},
+    {"combine", "boolean", "false",
+     "two_tier, low_latency: the reverse exchange (DeepEP's combine)"},
     {"chunk_tokens", "integer in [0, 2^20]", "DeepEP's for the EP size",
      "two_tier with moe: tokens per InfiniBand piece, forwarded as it lands; 0: one piece"},
     {"moe", "object", "none", "all_to_all only: route MoE tokens instead of a uniform matrix"},

@@ -3,7 +3,7 @@
 
 namespace hopsim::config::tables {
 
-const std::array<KeyDoc, 12> kCluster{{
+const std::array<KeyDoc, 13> kCluster{{
     {"name", "string", "required", "names the cluster in reports"},
     {"description", "string", "none", "free text"},
     {"nodes", "integer in [1, 1e6]", "required", "nodes; nodes x gpus_per_node <= 2^24"},
@@ -14,7 +14,8 @@ const std::array<KeyDoc, 12> kCluster{{
     {"fabric", "object", "required", "the InfiniBand fabric"},
     {"software_overhead_us", "number in [0, 1e12]", "1.9", "paid once by every flow, microseconds"},
     {"bandwidth", "\"achievable\" or \"peak\"", "\"achievable\"", "which figure links carry"},
-    {"nccl", "object", "8.4 / 3.4 / 14.0 us (Simple)", "NCCL's latency constants for collectives"},
+    {"nccl", "object", "NCCL 2.19+'s constants, no NVLS", "NCCL's cost model for collectives"},
+    {"deepep", "object", "the links' full rate", "what DeepEP's kernels reach on this cluster"},
     {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
 }};
 
@@ -69,6 +70,11 @@ const std::array<KeyDoc, 3> kNvls{{
     {"net_latency_us", "number in [0, 1e12]", "required", "added when the ranks span nodes"},
     {"efficiency", "number in (0, 1]", "required",
      "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
+}};
+
+const std::array<KeyDoc, 1> kDeepEp{{
+    {"nvlink_efficiency", "number in (0, 1]", "required",
+     "the share of NVLink bandwidth DeepEP's normal kernels forward and gather at (calibrated)"},
 }};
 
 const std::array<KeyDoc, 13> kModel{{

@@ -28,10 +28,11 @@ PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTas
 
 Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
                                   std::span<const PlanTaskId> after, const HopLatency& latency,
-                                  std::string_view label) {
+                                  std::string_view label, double efficiency) {
   const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
   plan_.set_latency(sent, Time{});  // paid on arrival, below
   plan_.set_label(sent, label);
+  plan_.set_efficiency(sent, efficiency);
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, sent);
   }
@@ -44,10 +45,11 @@ Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
 
 Collectives::Hop Collectives::route_hop(int src, int dst, std::int64_t bytes,
                                         std::span<const PlanTaskId> after,
-                                        std::string_view label) {
+                                        std::string_view label, double efficiency) {
   const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
   plan_.set_latency(sent, Time{});
   plan_.set_label(sent, label);
+  plan_.set_efficiency(sent, efficiency);
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, sent);
   }
@@ -61,10 +63,9 @@ Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
                               std::span<const PlanTaskId> after) {
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const PlanTaskId s = start(latency, after);
-  const auto wire = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(size.n) / nccl_.protocol_efficiency(protocol)));
   const PlanTaskId first[] = {s};
-  return Handle{{hop(src, dst, wire, first, latency, "send").arrived}};
+  return Handle{
+      {hop(src, dst, size.n, first, latency, "send", nccl_.protocol_efficiency(protocol)).arrived}};
 }
 
 Handle Collectives::all_gather_direct(std::span<const int> ranks, Bytes size,
@@ -100,6 +101,35 @@ Handle Collectives::all_to_all_flat(std::span<const int> ranks, const ByteMatrix
       if (i != j && m.at(i, j) > 0) {
         h.done.push_back(hop(ranks[i], ranks[j], m.at(i, j), first, latency, "pair").arrived);
       }
+    }
+  }
+  if (h.done.empty()) {
+    h.done.push_back(first[0]);
+  }
+  return h;
+}
+
+Handle Collectives::all_to_all_low_latency(std::span<const int> ranks, const ByteMatrix& m,
+                                           bool combine, std::span<const PlanTaskId> after) {
+  HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
+  const PlanTaskId first[] = {start(HopLatency{Time{}, Time{}, Time{}}, after)};
+  Handle h;
+  for (std::size_t i = 0; i < m.n; ++i) {
+    for (std::size_t j = 0; j < m.n; ++j) {
+      if (i == j || m.at(i, j) <= 0) {
+        continue;  // selections of the GPU's own experts stay on it
+      }
+      const int src = combine ? ranks[j] : ranks[i];
+      const int dst = combine ? ranks[i] : ranks[j];
+      const topo::Route route = cluster_.nic_route(src, dst);
+      const PlanTaskId f = plan_.add_flow(src, dst, Bytes{m.at(i, j)}, phase_);
+      plan_.set_route(f, route.span());
+      plan_.set_latency(f, Time{});
+      plan_.set_label(f, "rdma");
+      plan_.add_dependency(first[0], f);
+      const PlanTaskId arrived = plan_.add_delay(dst, cluster_.latency(route.span()), phase_);
+      plan_.add_dependency(f, arrived);
+      h.done.push_back(arrived);
     }
   }
   if (h.done.empty()) {

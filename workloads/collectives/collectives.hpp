@@ -48,6 +48,9 @@ struct TwoTierMatrix {
   ByteMatrix gpu;                     ///< n x n
   std::size_t nodes = 0;
   std::vector<std::int64_t> to_node;  ///< n x nodes: distinct bytes from rank i to node k
+  /// n x n: bytes of every (token, expert) selection, a token counted once per expert it
+  /// chose on a GPU (what messages per selection carry); empty where no routing made it.
+  ByteMatrix selections;
 };
 
 /// How a ring runs: protocol, pieces per step, rings in parallel.
@@ -61,6 +64,7 @@ struct RingOptions {
 struct TwoTierOptions {
   bool combine = false;       ///< the reverse: gather over NVLink, reduce, cross IB once
   std::int64_t chunk_bytes = 0;  ///< IB transfers in pieces of this many bytes; 0: one piece
+  double nvlink_efficiency = 1.0;  ///< NVLink flows move payload / this (DeepEpModel)
 };
 
 class Collectives {
@@ -74,6 +78,15 @@ class Collectives {
   /// A ring of `steps` steps (n-1: all-gather, reduce-scatter; 2(n-1): all-reduce).
   Handle ring(std::span<const int> ranks, int steps, Bytes size, const RingOptions& options,
               std::span<const PlanTaskId> after = {});
+  /// NCCL's tree all-reduce: per channel two mirrored binary trees over the nodes, a chain
+  /// through each node's GPUs from the channel's leader; reduce up, broadcast down, in
+  /// `chunks` pipelined pieces.
+  Handle all_reduce_tree(std::span<const int> ranks, Bytes size, const RingOptions& options,
+                         std::span<const PlanTaskId> after = {});
+  /// NVLS all-reduce inside one node: the NVSwitch reduces; each GPU sends and receives its
+  /// data once, at the NVLS efficiency of its links.
+  Handle all_reduce_nvls(std::span<const int> ranks, Bytes size,
+                         std::span<const PlanTaskId> after = {});
   Handle all_gather_direct(std::span<const int> ranks, Bytes size,
                            std::span<const PlanTaskId> after = {});
   /// Every pair (i, j), i != j, with bytes > 0 becomes one flow, all at once.
@@ -84,6 +97,12 @@ class Collectives {
   /// reverse, reducing at that GPU before crossing back.
   Handle all_to_all_two_tier(std::span<const int> ranks, const TwoTierMatrix& m,
                              const TwoTierOptions& options, std::span<const PlanTaskId> after = {});
+
+  /// DeepEP's low-latency kernels: every selection is its own RDMA message straight to the
+  /// expert's GPU through the NICs, no NVLink forwarding, no deduplication, even inside a node
+  /// (one flow per pair carries its messages). Combine sends the results back the same way.
+  Handle all_to_all_low_latency(std::span<const int> ranks, const ByteMatrix& selections,
+                                bool combine, std::span<const PlanTaskId> after = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);
@@ -110,12 +129,13 @@ class Collectives {
 
   /// The base latency, once per collective, after `after`.
   PlanTaskId start(const HopLatency& latency, std::span<const PlanTaskId> after);
-  /// A flow after `after`, whose data arrives `latency`'s hop latency after its last byte.
+  /// A flow of `bytes` payload after `after`, whose data arrives `latency`'s hop latency after
+  /// its last byte; it moves bytes / efficiency on the wire.
   Hop hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
-          const HopLatency& latency, std::string_view label);
+          const HopLatency& latency, std::string_view label, double efficiency = 1.0);
   /// The same, paying its route's latency (links and software overhead) instead of NCCL's.
   Hop route_hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
-                std::string_view label);
+                std::string_view label, double efficiency = 1.0);
   /// One source's data for one remote node of a two-tier exchange: indices in ranks of the
   /// source and of the relay (its same-rail GPU there), and the distinct InfiniBand bytes.
   struct NodeSend {
@@ -126,12 +146,14 @@ class Collectives {
   };
   void dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
                         std::span<const std::size_t> members, const NodeSend& send,
-                        std::int64_t chunk_bytes, PlanTaskId first, Handle& h);
+                        const TwoTierOptions& options, PlanTaskId first, Handle& h);
   void combine_through(std::span<const int> ranks, const TwoTierMatrix& m,
                        std::span<const std::size_t> members, const NodeSend& send,
-                       std::int64_t chunk_bytes, PlanTaskId first, Handle& h);
+                       const TwoTierOptions& options, PlanTaskId first, Handle& h);
   void one_ring(std::span<const int> ranks, int steps, std::int64_t bytes, int chunks,
                 Protocol protocol, PlanTaskId start, Handle& done);
+  void one_tree(const std::vector<std::vector<int>>& chains, bool mirrored, std::int64_t bytes,
+                const RingOptions& options, PlanTaskId start, Handle& done);
 };
 
 }  // namespace hopsim::work

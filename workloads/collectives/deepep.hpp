@@ -5,6 +5,13 @@
 
 namespace hopsim::work {
 
+/// What DeepEP's normal kernels reach on a cluster, beyond its links.
+struct DeepEpModel {
+  /// The share of NVLink bandwidth its forwarding and gathering reach (they run on a few SMs:
+  /// 24 by default); 1: the links' full achievable rate.
+  double nvlink_efficiency = 1.0;
+};
+
 /// Tokens per InfiniBand chunk of DeepEP's internode dispatch (or combine), the
 /// `num_max_rdma_chunked_send_tokens` of `Buffer.get_dispatch_config` / `get_combine_config`
 /// (deepseek-ai/DeepEP, deep_ep/buffer.py at commit 04b06f7): 16 ranks 20 (combine 28), 24 and

@@ -120,6 +120,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   const auto top_k = static_cast<std::size_t>(r.top_k);
   TwoTierMatrix m;
   m.gpu = ByteMatrix{n, std::vector<std::int64_t>(n * n, 0)};
+  m.selections = ByteMatrix{n, std::vector<std::int64_t>(n * n, 0)};
   m.nodes = nodes;
   m.to_node.assign(n * nodes, 0);
   std::mt19937_64 rng(r.seed);
@@ -144,6 +145,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
       ++stamp;
       for (std::size_t k = 0; k < top_k; ++k) {
         const std::size_t dst = static_cast<std::size_t>(candidates[k]) / l.per_gpu;
+        m.selections.bytes[src * n + dst] += token_bytes.n;
         if (gpu_hit[dst] != stamp) {
           gpu_hit[dst] = stamp;
           m.gpu.bytes[src * n + dst] += token_bytes.n;

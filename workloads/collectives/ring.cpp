@@ -78,8 +78,6 @@ void Collectives::one_ring(std::span<const int> ranks, int steps, std::int64_t b
   const auto n = static_cast<std::int64_t>(ranks.size());
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const std::int64_t piece = ceil_div(ceil_div(bytes, n), chunks);
-  const auto wire = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(piece) / nccl_.protocol_efficiency(protocol)));
   const auto nr = static_cast<std::size_t>(n);
   const auto nc = static_cast<std::size_t>(chunks);
   std::vector<PlanTaskId> arrived(nr * nc, start);  // data of the previous step, by sender
@@ -93,8 +91,9 @@ void Collectives::one_ring(std::span<const int> ranks, int steps, std::int64_t b
         // Rank r forwards in this step the piece it received from its left in the last one,
         // once its link has sent the piece before.
         const PlanTaskId inputs[] = {link_free[r], arrived[left * nc + c]};
-        const Hop h = hop(ranks[r], ranks[(r + 1) % nr], wire,
-                          std::span<const PlanTaskId>(inputs, step > 0 ? 2 : 1), latency, label);
+        const Hop h = hop(ranks[r], ranks[(r + 1) % nr], piece,
+                          std::span<const PlanTaskId>(inputs, step > 0 ? 2 : 1), latency, label,
+                          nccl_.protocol_efficiency(protocol));
         link_free[r] = h.sent;
         next[r * nc + c] = h.arrived;
       }

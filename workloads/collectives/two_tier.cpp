@@ -1,6 +1,7 @@
 // The two-tier (DeepEP normal-kernel) all-to-all: InfiniBand once per destination node, then
 // NVLink, pipelined piece by piece; combine in reverse. DeepEP's kernels are not NCCL's: flows
 // pay their route's latency (links and software overhead), and there is no NCCL base latency.
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -86,10 +87,11 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
       if (slot == own_slot || relay < 0) {  // same node, or no same-rail GPU there: direct
         for (std::size_t j : nodes.members[slot]) {
           if (j != i && m.gpu.at(i, j) > 0) {
-            h.done.push_back(o.combine ? route_hop(ranks[j], ranks[i], m.gpu.at(i, j), first,
-                                                   "nvlink").arrived
-                                       : route_hop(ranks[i], ranks[j], m.gpu.at(i, j), first,
-                                                   "nvlink").arrived);
+            const std::int64_t bytes = m.gpu.at(i, j);
+            const double eff = o.nvlink_efficiency;
+            h.done.push_back(o.combine
+                                 ? route_hop(ranks[j], ranks[i], bytes, first, "nvlink", eff).arrived
+                                 : route_hop(ranks[i], ranks[j], bytes, first, "nvlink", eff).arrived);
           }
         }
         continue;
@@ -98,9 +100,9 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
       if (ib > 0) {
         const NodeSend send{i, static_cast<std::size_t>(relay), slot, ib};
         if (o.combine) {
-          combine_through(ranks, m, nodes.members[slot], send, o.chunk_bytes, first[0], h);
+          combine_through(ranks, m, nodes.members[slot], send, o, first[0], h);
         } else {
-          dispatch_through(ranks, m, nodes.members[slot], send, o.chunk_bytes, first[0], h);
+          dispatch_through(ranks, m, nodes.members[slot], send, o, first[0], h);
         }
       }
     }
@@ -113,13 +115,13 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
 
 void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
                                    std::span<const std::size_t> members, const NodeSend& s,
-                                   std::int64_t chunk_bytes, PlanTaskId first, Handle& h) {
+                                   const TwoTierOptions& o, PlanTaskId first, Handle& h) {
   const int src = ranks[s.from];
   const int relay = ranks[s.relay];
   PlanTaskId ib_free = first;
   std::vector<PlanTaskId> nvl_free(members.size(), first);
   std::int64_t from = 0;
-  for (std::int64_t size : pieces(s.ib_bytes, chunk_bytes)) {
+  for (std::int64_t size : pieces(s.ib_bytes, o.chunk_bytes)) {
     // Each piece crosses InfiniBand after the one before, then fans out over NVLink.
     const PlanTaskId ib_after[] = {ib_free};
     const Hop ib = route_hop(src, relay, size, ib_after, "ib");
@@ -133,7 +135,8 @@ void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatr
         continue;
       }
       const PlanTaskId fwd_after[] = {landed, nvl_free[k]};
-      const Hop fwd = route_hop(relay, ranks[j], part, fwd_after, "nvlink forward");
+      const Hop fwd =
+          route_hop(relay, ranks[j], part, fwd_after, "nvlink forward", o.nvlink_efficiency);
       h.done.push_back(fwd.arrived);
       nvl_free[k] = fwd.sent;
     }
@@ -143,13 +146,13 @@ void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatr
 
 void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatrix& m,
                                   std::span<const std::size_t> members, const NodeSend& s,
-                                  std::int64_t chunk_bytes, PlanTaskId first, Handle& h) {
+                                  const TwoTierOptions& o, PlanTaskId first, Handle& h) {
   const int dst = ranks[s.from];
   const int relay = ranks[s.relay];
   PlanTaskId ib_free = first;
   std::vector<PlanTaskId> nvl_free(members.size(), first);
   std::int64_t from = 0;
-  for (std::int64_t size : pieces(s.ib_bytes, chunk_bytes)) {
+  for (std::int64_t size : pieces(s.ib_bytes, o.chunk_bytes)) {
     // The GPUs of the node send their part of the piece to the relay, which reduces it and
     // sends it back over InfiniBand once all parts have landed.
     std::vector<PlanTaskId> ready{ib_free};
@@ -160,7 +163,8 @@ void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatri
         continue;
       }
       const PlanTaskId gather_after[] = {first, nvl_free[k]};
-      const Hop gather = route_hop(ranks[j], relay, part, gather_after, "nvlink gather");
+      const Hop gather =
+          route_hop(ranks[j], relay, part, gather_after, "nvlink gather", o.nvlink_efficiency);
       ready.push_back(gather.arrived);
       nvl_free[k] = gather.sent;
     }

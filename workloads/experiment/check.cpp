@@ -46,7 +46,7 @@ Problems check(const Experiment& e) {
     return out;
   }
   const Mesh mesh(e.parallel);
-  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed};
+  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
   std::visit([&](const auto& job) { job.check(env, out); }, e.job);
   if (out.empty() && e.validation) {
     check_validation(e, out);

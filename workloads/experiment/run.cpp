@@ -63,7 +63,8 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
 }
 
 CaseResult simulate_case(const topo::Cluster& cluster, Case c, const RunOptions& options) {
-  CaseResult r{std::move(c.name), std::move(c.plan), {}, {}, {}};
+  CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
+               {}, {}, {}};
   if (options.watch_links > 0) {
     LinkLoadRecorder recorder(busiest_links(cluster, r.plan, options.watch_links));
     r.outcome = simulate(cluster, r.plan, &recorder);
@@ -100,7 +101,7 @@ RunResult run(const Experiment& e, const RunOptions& options) {
   }
   result.cluster.emplace(e.cluster);
   const Mesh mesh(e.parallel);
-  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed};
+  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
   std::optional<ComputeModel> compute;
   if (e.cluster.gpu.peak_bf16_tflops > 0 && e.cluster.gpu.peak_fp8_tflops > 0 &&
       e.cluster.gpu.hbm_GBps > 0) {
@@ -118,6 +119,9 @@ RunResult run(const Experiment& e, const RunOptions& options) {
       e.job);
   for (Case& c : cases) {
     result.cases.push_back(simulate_case(*result.cluster, std::move(c), options));
+    if (options.on_case) {
+      options.on_case(result.cases.size() - 1, cases.size(), result.cases.back());
+    }
   }
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

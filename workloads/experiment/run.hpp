@@ -2,6 +2,7 @@
 // threads at once on different experiments (nothing is shared between calls).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,9 +17,13 @@
 
 namespace hopsim::work {
 
+struct CaseResult;
+
 struct RunOptions {
   /// Record the load over time of this many links, the ones the most bytes cross.
   std::size_t watch_links = 0;
+  /// Called as each case ends (index from 0, count), for progress; run() itself does no IO.
+  std::function<void(std::size_t, std::size_t, const CaseResult&)> on_case;
 };
 
 /// A link's load (bytes/s) from each instant it changed until the next.
@@ -30,6 +35,8 @@ struct LinkLoad {
 /// One simulated case (one size of a collective): its plan, what happened, and the summary.
 struct CaseResult {
   std::string name;
+  std::string choice;  ///< what the job chose for this case (a collective's algorithm/protocol)
+  std::vector<std::pair<std::string, double>> metrics;  ///< figures of the case's input
   Plan plan;
   Outcome outcome;
   Summary summary;

@@ -14,17 +14,22 @@ namespace hopsim::work {
 namespace {
 
 constexpr double kMaxFlows = 10e6;  // about 6 GB: 1M flows peak at 0.6 GB
+constexpr double kMaxTreePieces = 32;  // automatic tree pieces per channel and tree
+
+using Algo = CollectiveAlgorithm;
 
 bool implements(CollectiveOp op, CollectiveAlgorithm a) {
   switch (op) {
     case CollectiveOp::AllToAll:
-      return a == CollectiveAlgorithm::Flat || a == CollectiveAlgorithm::TwoTier;
+      return a == Algo::Flat || a == Algo::TwoTier || a == Algo::LowLatency;
     case CollectiveOp::AllGather:
-      return a == CollectiveAlgorithm::Ring || a == CollectiveAlgorithm::Direct;
-    case CollectiveOp::SendRecv:
+      return a == Algo::Ring || a == Algo::Direct || a == Algo::Auto;
     case CollectiveOp::ReduceScatter:
+      return a == Algo::Ring || a == Algo::Auto;
     case CollectiveOp::AllReduce:
-      return a == CollectiveAlgorithm::Ring;
+      return a == Algo::Ring || a == Algo::Tree || a == Algo::Nvls || a == Algo::Auto;
+    case CollectiveOp::SendRecv:
+      return a == Algo::Ring;
   }
   return false;
 }
@@ -32,12 +37,17 @@ bool implements(CollectiveOp op, CollectiveAlgorithm a) {
 std::string_view algorithms_of(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::AllToAll:
-      return "\"flat\" or \"two_tier\"";
+      return "\"flat\", \"two_tier\" or \"low_latency\"";
     case CollectiveOp::AllGather:
-      return "\"ring\" or \"direct\"";
-    default:
+      return "\"ring\", \"direct\" or \"auto\"";
+    case CollectiveOp::ReduceScatter:
+      return "\"ring\" or \"auto\"";
+    case CollectiveOp::AllReduce:
+      return "\"ring\", \"tree\", \"nvls\" or \"auto\"";
+    case CollectiveOp::SendRecv:
       return "\"ring\"";
   }
+  return "";
 }
 
 // Flows of one collective over n ranks, counted generously: ring steps x ranks x chunks x
@@ -46,13 +56,17 @@ double flows_per_set(const CollectiveJob& job, double n, int gpus_per_node) {
   if (job.op == CollectiveOp::SendRecv) {
     return 1;
   }
-  if (job.algorithm == CollectiveAlgorithm::Ring) {
+  const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
+  if (job.algorithm == Algo::Ring || job.algorithm == Algo::Auto) {
     const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-    const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
-    return steps * n * job.chunks * channels;
+    const double flows = steps * n * std::max(job.chunks, 1) * channels;
+    return job.algorithm == Algo::Auto ? flows + 4 * n * kMaxTreePieces * channels : flows;
+  }
+  if (job.algorithm == Algo::Tree) {  // up and down: every GPU sends about twice per piece
+    return 4 * n * (job.chunks > 0 ? job.chunks : kMaxTreePieces) * channels;
   }
   if (job.algorithm == CollectiveAlgorithm::TwoTier) {
-    double pieces = job.chunks;
+    double pieces = std::max(job.chunks, 1);
     if (job.moe && job.chunk_tokens != 0) {
       const double per_chunk = job.chunk_tokens > 0 ? static_cast<double>(job.chunk_tokens) : 8;
       pieces = std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
@@ -70,7 +84,8 @@ double bytes_per_set(const CollectiveJob& job, double n, double size) {
            static_cast<double>(job.token_bytes.n) * reached;
   }
   const double per_rank = std::ceil(size / n);
-  const double piece = std::ceil(per_rank / job.chunks) * job.chunks;
+  const double chunks = std::max(job.chunks, 1);
+  const double piece = std::ceil(per_rank / chunks) * chunks;
   switch (job.op) {
     case CollectiveOp::SendRecv:
       return size;
@@ -78,8 +93,8 @@ double bytes_per_set(const CollectiveJob& job, double n, double size) {
     case CollectiveOp::ReduceScatter:
       return job.algorithm == CollectiveAlgorithm::Direct ? n * (n - 1) * per_rank
                                                            : (n - 1) * n * piece;
-    case CollectiveOp::AllReduce:
-      return 2 * (n - 1) * n * piece;
+    case CollectiveOp::AllReduce:  // the ring's; a tree moves about as much, NVLS less
+      return 2 * (n - 1) * n * piece + 4 * n * size;
     case CollectiveOp::AllToAll:
       return 2 * n * (n - 1) * per_rank;  // two-tier: the IB hop, then NVLink
   }
@@ -92,7 +107,7 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
   const Bytes largest = *std::max_element(job.sizes.begin(), job.sizes.end());
   const Bytes smallest = *std::min_element(job.sizes.begin(), job.sizes.end());
   const auto per_rank = (smallest.n + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n);
-  if (job.algorithm == CollectiveAlgorithm::Ring && per_rank < job.chunks) {
+  if (job.algorithm == CollectiveAlgorithm::Ring && per_rank < job.chunks) {  // 0 passes
     out.push_back({"/workload/chunks",
                    fmt::format("{} chunks of a ring step of {} byte(s) ({} bytes over {} ranks): "
                                "every chunk must carry at least one byte",
@@ -102,10 +117,14 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
   PlanLoad load;
   load.flows = flows_per_set(job, n, env.cluster.gpus_per_node) * sets;
   load.bytes = bytes_per_set(job, n, static_cast<double>(largest.n)) * sets;
-  const HopLatency& nccl = env.nccl.ring_latency(job.protocol.value_or(env.nccl.protocol));
-  load.flow_latency =
-      std::max({nccl.nvlink_hop, nccl.net_hop, longest_route_latency(env.cluster)});
-  load.fixed = nccl.base;
+  load.flow_latency = longest_route_latency(env.cluster);
+  load.fixed = env.nccl.nvls.nvlink_hop + env.nccl.nvls.net_hop;
+  for (Protocol p : kProtocols) {
+    for (const HopLatency* l : {&env.nccl.ring_latency(p), &env.nccl.tree_latency(p)}) {
+      load.flow_latency = std::max({load.flow_latency, l->nvlink_hop, l->net_hop});
+      load.fixed = std::max(load.fixed, l->base);
+    }
+  }
   if (const auto problem = load_problem(load, env.cluster, "this collective")) {
     out.push_back({job.moe ? "/workload/moe" : "/workload/bytes", *problem});
   }
@@ -125,6 +144,25 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
                      fmt::format("routing {} tokens on each of {} ranks is too much work ({:.3g} "
                                  "draws, at most {:.3g})",
                                  job.moe->tokens_per_gpu, n * sets, work, kMaxRoutingWork)});
+    }
+  }
+}
+
+// NVLS reduces in the NVSwitch of one node, where the cluster has it.
+void check_nvls(const std::vector<std::vector<int>>& sets, const JobEnv& env, Problems& out) {
+  if (!env.nccl.nvls_supported) {
+    out.push_back({"/workload/algorithm",
+                   fmt::format("cluster \"{}\" has no NVLS (its nccl section has no \"nvls\")",
+                               env.cluster.name)});
+    return;
+  }
+  for (const std::vector<int>& set : sets) {
+    for (int r : set) {
+      if (r / env.cluster.gpus_per_node != set.front() / env.cluster.gpus_per_node) {
+        out.push_back({"/workload/algorithm",
+                       "nvls runs inside one node; across nodes use \"tree\" or \"ring\""});
+        return;
+      }
     }
   }
 }
@@ -204,22 +242,22 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
                                algorithms_of(op))});
     return;
   }
-  if (chunks < 1 || (chunks != 1 && ((algorithm != CollectiveAlgorithm::Ring &&
-                                       algorithm != CollectiveAlgorithm::TwoTier) ||
-                                      op == CollectiveOp::SendRecv))) {
+  const bool pipelined = algorithm == Algo::Ring || algorithm == Algo::Tree ||
+                         algorithm == Algo::TwoTier || algorithm == Algo::Auto;
+  if (chunks < 0 || (chunks != 0 && (!pipelined || op == CollectiveOp::SendRecv))) {
     out.push_back({"/workload/chunks",
-                   fmt::format("chunks apply to ring all-gather, reduce-scatter and all-reduce "
-                               "and to two_tier all-to-all; {} {} sends each pair's data as one "
-                               "flow",
+                   fmt::format("chunks apply to ring, tree and auto algorithms and to two_tier "
+                               "all-to-all; {} {} sends each pair's data as one flow",
                                algorithm_name(algorithm), op_name(op))});
     return;
   }
-  if (channels != 0 && algorithm != CollectiveAlgorithm::Ring) {
-    out.push_back({"/workload/channels", "channels apply to ring algorithms"});
+  if (channels != 0 && algorithm != Algo::Ring && algorithm != Algo::Tree &&
+      algorithm != Algo::Auto) {
+    out.push_back({"/workload/channels", "channels apply to ring, tree and auto algorithms"});
     return;
   }
-  if (combine && algorithm != CollectiveAlgorithm::TwoTier) {
-    out.push_back({"/workload/combine", "combine applies to all_to_all two_tier"});
+  if (combine && algorithm != Algo::TwoTier && algorithm != Algo::LowLatency) {
+    out.push_back({"/workload/combine", "combine applies to all_to_all two_tier and low_latency"});
     return;
   }
   if (chunk_tokens != kDeepEpChunks && (!moe || algorithm != CollectiveAlgorithm::TwoTier)) {
@@ -241,6 +279,9 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
   }
   const std::vector<std::vector<int>> sets = rank_sets(env.cluster, env.mesh);
   check_sets(*this, sets, env.cluster.gpus_per_node, out);
+  if (out.empty() && algorithm == Algo::Nvls) {
+    check_nvls(sets, env, out);
+  }
   if (out.empty()) {
     const auto [n, count] = shape_of(sets);
     check_load(*this, env, n, count, out);
@@ -254,15 +295,6 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
                                            "/workload/moe");
     out.insert(out.end(), routing.begin(), routing.end());
   }
-}
-
-std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
-  std::vector<Case> out;
-  out.reserve(sizes.size());
-  for (Bytes size : sizes) {
-    out.push_back({fmt::format("{} B", size.n), build_collective_plan(env, *this, size)});
-  }
-  return out;
 }
 
 double busbw_factor(CollectiveOp op, int n) {
@@ -287,7 +319,8 @@ std::string_view op_name(CollectiveOp op) {
 }
 
 std::string_view algorithm_name(CollectiveAlgorithm a) {
-  constexpr std::array<std::string_view, 4> kNames{"ring", "direct", "flat", "two_tier"};
+  constexpr std::array<std::string_view, 8> kNames{"ring", "direct", "flat", "two_tier",
+                                                   "tree", "nvls", "low_latency", "auto"};
   return kNames[static_cast<std::size_t>(a)];
 }
 

@@ -16,7 +16,7 @@
 namespace hopsim::work {
 
 enum class CollectiveOp { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAll };
-enum class CollectiveAlgorithm { Ring, Direct, Flat, TwoTier };
+enum class CollectiveAlgorithm { Ring, Direct, Flat, TwoTier, Tree, Nvls, LowLatency, Auto };
 
 /// `chunk_tokens` of a two-tier all-to-all when the job names none: DeepEP's for the EP size.
 inline constexpr std::int64_t kDeepEpChunks = -1;
@@ -32,12 +32,17 @@ struct CollectiveJob {
   /// Run in every group of this mesh dimension at once (the CP rings, the TP groups, ...).
   std::optional<Dim> group;
   std::vector<Bytes> sizes;  ///< nccl-tests "size": bytes per rank (all-gather: output)
-  int chunks = 1;
+  /// Pipelined pieces: ring pieces per step, tree pieces per channel and tree, two-tier pieces
+  /// per InfiniBand transfer (without moe). 0: automatic (ring 1, tree pieces of 512 KiB,
+  /// two-tier 1).
+  int chunks = 0;
   /// Rings in parallel; 0: one per GPU of a node (rail-aligned) when the ranks span nodes, one
   /// otherwise.
   int channels = 0;
   /// NCCL protocol; unset: the cluster's (`nccl.protocol`).
   std::optional<Protocol> protocol;
+  /// Pick the protocol as NCCL's tuner would, per size.
+  bool auto_protocol = false;
   /// all_to_all two_tier: the reverse exchange (DeepEP's combine).
   bool combine = false;
   /// all_to_all two_tier with moe: tokens per InfiniBand piece; kDeepEpChunks: DeepEP's; 0:
@@ -63,6 +68,15 @@ double busbw_factor(CollectiveOp op, int n);
 
 std::string_view op_name(CollectiveOp op);
 std::string_view algorithm_name(CollectiveAlgorithm a);
+
+/// The algorithm and protocol one size runs with: the job's, or NCCL's tuner's pick.
+struct CollectiveChoice {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  Protocol protocol = Protocol::Simple;
+};
+
+CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<const int> ranks,
+                        Bytes size);
 
 /// The channels a ring over `ranks` runs with: `job.channels`, or the automatic choice.
 int ring_channels(const CollectiveJob& job, std::span<const int> ranks,

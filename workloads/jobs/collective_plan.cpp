@@ -1,5 +1,10 @@
 // The plans of a collective job: one collective per rank set, all at once.
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
+
+#include "workloads/collectives/nccl_tuner.hpp"
 
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/jobs/collective_job.hpp"
@@ -32,40 +37,151 @@ std::int64_t two_tier_chunk_bytes(const CollectiveJob& job, std::size_t ranks, B
   return job.chunks > 1 ? (pair + job.chunks - 1) / job.chunks : 0;
 }
 
-void add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                    std::span<const int> ranks, std::size_t set, Bytes size) {
-  const int n = static_cast<int>(ranks.size());
-  RingOptions ring{job.protocol.value_or(env.env.nccl.protocol), job.chunks,
-                   ring_channels(job, ranks, env.cluster)};
-  switch (job.op) {
-    case CollectiveOp::SendRecv:
-      c.send_recv(ranks[0], ranks[1], size, ring.protocol);
+// Tree pieces: `chunks`, or pieces of about 512 KiB per channel and tree (at most 32).
+int tree_pieces(const CollectiveJob& job, Bytes size, int channels) {
+  if (job.chunks > 0) {
+    return job.chunks;
+  }
+  constexpr std::int64_t kPiece = 512 * 1024;
+  const std::int64_t per_tree = size.n / (2 * channels);
+  return static_cast<int>(std::clamp<std::int64_t>((per_tree + kPiece - 1) / kPiece, 1, 32));
+}
+
+// DeepEP's benchmark bytes per rank (tests/test_internode.py): RDMA counts every distinct
+// (token, node) pair, the rank's own node included; NVLink counts every token a rank receives,
+// its own included. Summed over ranks into `sums` {rdma, nvl, ranks}.
+void add_deepep_bytes(const TwoTierMatrix& m, std::array<double, 3>& sums) {
+  for (std::size_t i = 0; i < m.gpu.n; ++i) {
+    for (std::size_t k = 0; k < m.nodes; ++k) {
+      sums[0] += static_cast<double>(m.to_node[i * m.nodes + k]);
+    }
+    for (std::size_t j = 0; j < m.gpu.n; ++j) {
+      sums[1] += static_cast<double>(m.gpu.at(j, i));
+    }
+  }
+  sums[2] += static_cast<double>(m.gpu.n);
+}
+
+void add_all_to_all(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
+                    std::span<const int> ranks, std::size_t set, Bytes size,
+                    std::array<double, 3>& deepep) {
+  const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, set, size);
+  add_deepep_bytes(m, deepep);
+  switch (job.algorithm) {
+    case CollectiveAlgorithm::TwoTier:
+      c.all_to_all_two_tier(
+          ranks, m,
+          TwoTierOptions{job.combine, two_tier_chunk_bytes(job, ranks.size(), size),
+                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0});
       break;
-    case CollectiveOp::AllGather:
-      if (job.algorithm == CollectiveAlgorithm::Direct) {
-        c.all_gather_direct(ranks, size);
-      } else {
-        c.ring(ranks, n - 1, size, ring);
-      }
+    case CollectiveAlgorithm::LowLatency:
+      c.all_to_all_low_latency(ranks, m.selections.n > 0 ? m.selections : m.gpu, job.combine);
       break;
-    case CollectiveOp::ReduceScatter:
-      c.ring(ranks, n - 1, size, ring);
-      break;
-    case CollectiveOp::AllReduce:
-      c.ring(ranks, 2 * (n - 1), size, ring);
-      break;
-    case CollectiveOp::AllToAll:
-      if (job.algorithm == CollectiveAlgorithm::TwoTier) {
-        const TwoTierOptions options{job.combine, two_tier_chunk_bytes(job, ranks.size(), size)};
-        c.all_to_all_two_tier(ranks, all_to_all_matrix(env, job, ranks, set, size), options);
-      } else {
-        c.all_to_all_flat(ranks, all_to_all_matrix(env, job, ranks, set, size).gpu);
-      }
+    default:
+      c.all_to_all_flat(ranks, m.gpu);
       break;
   }
 }
 
+void add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
+                    const CollectiveChoice& choice, std::span<const int> ranks, std::size_t set,
+                    Bytes size, std::array<double, 3>& deepep) {
+  const int n = static_cast<int>(ranks.size());
+  const int channels = ring_channels(job, ranks, env.cluster);
+  RingOptions options{choice.protocol, std::max(job.chunks, 1), channels};
+  if (job.op == CollectiveOp::AllToAll) {
+    add_all_to_all(c, env, job, ranks, set, size, deepep);
+  } else if (job.op == CollectiveOp::SendRecv) {
+    c.send_recv(ranks[0], ranks[1], size, choice.protocol);
+  } else if (choice.algorithm == CollectiveAlgorithm::Direct) {
+    c.all_gather_direct(ranks, size);
+  } else if (choice.algorithm == CollectiveAlgorithm::Nvls) {
+    c.all_reduce_nvls(ranks, size);
+  } else if (choice.algorithm == CollectiveAlgorithm::Tree) {
+    options.chunks = tree_pieces(job, size, channels);
+    c.all_reduce_tree(ranks, size, options);
+  } else {
+    c.ring(ranks, job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, size, options);
+  }
+}
+
+CollectiveAlgorithm from_nccl(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::Tree:
+      return CollectiveAlgorithm::Tree;
+    case NcclAlgo::Nvls:
+      return CollectiveAlgorithm::Nvls;
+    case NcclAlgo::Ring:
+      break;
+  }
+  return CollectiveAlgorithm::Ring;
+}
+
 }  // namespace
+
+CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<const int> ranks,
+                        Bytes size) {
+  CollectiveChoice choice{job.algorithm, job.protocol.value_or(env.nccl.protocol)};
+  const bool tunable = job.op == CollectiveOp::AllReduce || job.op == CollectiveOp::AllGather ||
+                       job.op == CollectiveOp::ReduceScatter;
+  if (!tunable || (job.algorithm != CollectiveAlgorithm::Auto && !job.auto_protocol)) {
+    if (choice.algorithm == CollectiveAlgorithm::Auto) {
+      choice.algorithm = CollectiveAlgorithm::Ring;
+    }
+    return choice;
+  }
+  std::vector<int> nodes;
+  for (int r : ranks) {
+    nodes.push_back(r / env.cluster.gpus_per_node);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  TunerInput in;
+  in.coll = job.op == CollectiveOp::AllReduce   ? NcclColl::AllReduce
+            : job.op == CollectiveOp::AllGather ? NcclColl::AllGather
+                                                : NcclColl::ReduceScatter;
+  in.ranks = static_cast<int>(ranks.size());
+  in.nodes = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  in.size = size;
+  in.nvlink = env.cluster.nvlink.bandwidth;
+  in.node_nics = Bandwidth{env.cluster.nic.bandwidth.bytes_per_s * env.cluster.gpus_per_node};
+  std::vector<Prediction> candidates = nccl_predictions(env.nccl, in);
+  std::erase_if(candidates, [&](const Prediction& p) {
+    return (job.algorithm != CollectiveAlgorithm::Auto &&
+            from_nccl(p.algorithm) != job.algorithm) ||
+           (!job.auto_protocol && p.protocol != choice.protocol);
+  });
+  if (!candidates.empty()) {
+    const Prediction best = fastest(candidates);
+    choice = {from_nccl(best.algorithm), best.protocol};
+  }
+  return choice;
+}
+
+std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
+  std::vector<Case> out;
+  out.reserve(sizes.size());
+  const std::vector<std::vector<int>> sets = rank_sets(env.env.cluster, env.env.mesh);
+  for (Bytes size : sizes) {
+    const CollectiveChoice choice = choose(*this, env.env, sets.front(), size);
+    Plan plan;
+    plan.add_phase(std::string(op_name(op)), combine ? "bwd" : "fwd");
+    Collectives c(plan, env.cluster, env.env.nccl);
+    std::array<double, 3> deepep{};
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      add_collective(c, env, *this, choice, sets[s], s, size, deepep);
+    }
+    const bool nccl = op != CollectiveOp::AllToAll;
+    Case one{fmt::format("{} B", size.n), std::move(plan),
+             fmt::format("{}{}{}", algorithm_name(choice.algorithm), nccl ? "/" : "",
+                         nccl ? protocol_name(choice.protocol) : "")};
+    if (moe) {
+      one.metrics = {{"deepep_rdma_bytes_per_rank", deepep[0] / deepep[2]},
+                     {"deepep_nvl_bytes_per_rank", deepep[1] / deepep[2]}};
+    }
+    out.push_back(std::move(one));
+  }
+  return out;
+}
 
 int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
                   const topo::Cluster& cluster) {
@@ -81,14 +197,9 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
 }
 
 Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
-  Plan plan;
-  plan.add_phase(std::string(op_name(job.op)), job.combine ? "bwd" : "fwd");
-  Collectives c(plan, env.cluster, env.env.nccl);
-  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    add_collective(c, env, job, sets[s], s, size);
-  }
-  return plan;
+  CollectiveJob one = job;
+  one.sizes = {size};
+  return std::move(one.cases(env).front().plan);
 }
 
 std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size) {

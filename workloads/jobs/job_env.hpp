@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/cluster.hpp"
 #include "topology/spec.hpp"
 #include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/deepep.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
@@ -22,6 +24,7 @@ struct JobEnv {
   const Mesh& mesh;
   const ModelSpec* model = nullptr;  ///< null when the experiment names none
   std::uint64_t seed = 1;
+  const DeepEpModel* deepep = nullptr;  ///< null: DeepEP reaches the links' full rate
 };
 
 /// A job builds its plans from these.
@@ -35,6 +38,9 @@ struct BuildEnv {
 struct Case {
   std::string name;
   Plan plan;
+  std::string choice{};  ///< what the job chose for it, e.g. "tree/simple"; may be empty
+  /// Figures of the case's own input that reports divide by its time (name, value).
+  std::vector<std::pair<std::string, double>> metrics{};
 };
 
 }  // namespace hopsim::work

@@ -86,6 +86,11 @@ void Plan::set_route(PlanTaskId flow, std::span<const topo::LinkId> links) {
   route_links_.insert(route_links_.end(), links.begin(), links.end());
 }
 
+void Plan::set_efficiency(PlanTaskId flow, double efficiency) {
+  HOPSIM_ASSERT(efficiency > 0 && efficiency <= 1, "flow efficiency {}", efficiency);
+  tasks_[flow].efficiency = efficiency;
+}
+
 void Plan::set_stream(PlanTaskId task, StreamIndex stream) {
   HOPSIM_ASSERT(stream < streams_.size(), "stream {} of {}", stream, streams_.size());
   tasks_[task].stream = stream;

@@ -39,6 +39,9 @@ struct PlanTask {
   std::optional<Time> latency;
   Flops flops;                       ///< compute: the work it does
   Source source = Source::Roofline;  ///< compute: where its time came from
+  /// Flow: payload bytes per byte on the wire (a protocol's flags, a kernel that reaches only a
+  /// share of the links); the flow moves bytes / efficiency, reports count `bytes`.
+  double efficiency = 1.0;
   std::uint32_t route_begin = 0;     ///< flow: an explicit route in Plan::route_links()...
   std::uint32_t route_size = 0;      ///< ... of this many links; 0: the topology's route
 };
@@ -77,6 +80,8 @@ class Plan {
   /// A fixed delay that holds no resource (a collective's launch latency, say).
   PlanTaskId add_delay(int gpu, Time duration, std::uint32_t phase = 0);
   void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
+  /// Payload per wire byte of a flow, in (0, 1].
+  void set_efficiency(PlanTaskId flow, double efficiency);
   /// A flow takes these links instead of the topology's route from src to dst.
   void set_route(PlanTaskId flow, std::span<const topo::LinkId> links);
   void set_label(PlanTaskId task, std::string_view label) { tasks_[task].label = intern(label); }

@@ -2,6 +2,7 @@
 #include "workloads/plan/runner.hpp"
 
 #include <chrono>
+#include <cmath>
 
 #include "sim/assert.hpp"
 
@@ -51,7 +52,10 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
     } else {
       out.latency[i] = t.latency ? *t.latency : cluster.latency(out.route(task));
-      id = executor.add_transfer(out.route(task), t.bytes, out.latency[i]);
+      const Bytes wire{t.efficiency == 1.0 ? t.bytes.n
+                                           : static_cast<std::int64_t>(std::ceil(
+                                                 static_cast<double>(t.bytes.n) / t.efficiency))};
+      id = executor.add_transfer(out.route(task), wire, out.latency[i]);
     }
     HOPSIM_ASSERT(id == i, "executor task {} for plan task {}", id, i);
     if (t.not_before > Time{}) {
