@@ -75,7 +75,7 @@ struct Bytes {
     HOPSIM_ASSERT(!__builtin_add_overflow(a.n, b.n, &r), "{} + {} bytes overflows", a.n, b.n);
     return Bytes{r};
   }
-  friend constexpr auto operator<=>(Bytes, Bytes) = default;
+  friend constexpr auto operator<=>(Bytes, Bytes) = default;  // NOLINT(modernize-use-nullptr)
 };
 
 /// Bytes per second. Decimal prefixes: 1 GB/s = 1e9 B/s.

@@ -113,7 +113,10 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
   model = link(root, "model");
   for (const auto& [key, value] : linked_overrides) {
     Linked& target = key.starts_with(kClusterPrefix) ? cluster : model;
-    const std::string text = set_text(key + "=" + value);
+    std::string assignment = key;
+    assignment += '=';
+    assignment += value;
+    const std::string text = set_text(assignment);
     if (target.in_file) {
       target.origin->overrides.emplace_back(
           apply_override(target.doc, key.substr(key.find('.') + 1), value), text);

@@ -53,8 +53,9 @@ work::ParallelSpec parse_parallel(const Node& n) {
 }
 
 template <>
-work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& n,
+work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
                                                            const JobParseContext& /*ctx*/) {
+  const Node& n = workload;
   n.allow_only(Section::AttentionLayerWorkload);
   work::AttentionLayerJob job;
   job.seq_len = n.at("seq_len").integer_in(1, std::int64_t{1} << 31);
@@ -68,7 +69,8 @@ work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& n,
 }
 
 template <>
-work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& n, const JobParseContext& ctx) {
+work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx) {
+  const Node& n = workload;
   n.allow_only(Section::MoeLayerWorkload);
   if (ctx.model == nullptr) {
     n.at("kind").fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");

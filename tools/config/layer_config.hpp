@@ -13,11 +13,11 @@ work::ParallelSpec parse_parallel(const Node& n);
 
 /// /workload of kind "attention_layer".
 template <>
-work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& n,
+work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
                                                            const JobParseContext& ctx);
 
 /// /workload of kind "moe_layer": routing defaults from the model (top_k, node limit).
 template <>
-work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& n, const JobParseContext& ctx);
+work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx);
 
 }  // namespace hopsim::config

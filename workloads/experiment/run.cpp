@@ -12,7 +12,7 @@ namespace {
 // Samples the load of a few links at every re-solve, keeping only changes.
 class LinkLoadRecorder final : public RunObserver {
  public:
-  explicit LinkLoadRecorder(std::vector<topo::LinkId> links) {
+  explicit LinkLoadRecorder(const std::vector<topo::LinkId>& links) {
     for (topo::LinkId l : links) {
       loads_.push_back({l, {}});
     }

@@ -18,9 +18,9 @@ double slowest_bytes_per_s(const topo::Spec& spec) {
 
 }  // namespace
 
-Time longest_route_latency(const topo::Spec& spec) {
-  return spec.software_overhead +
-         2 * (spec.nvlink.latency + spec.nic.latency + spec.spine_latency);
+Time longest_route_latency(const topo::Spec& cluster) {
+  return cluster.software_overhead +
+         2 * (cluster.nvlink.latency + cluster.nic.latency + cluster.spine_latency);
 }
 
 double time_bound_s(const PlanLoad& load, const topo::Spec& cluster) {
