@@ -29,6 +29,7 @@ struct Result {
   std::uint64_t classes_solved = 0;
   std::uint64_t early = 0;  // flows finished early by the tolerance
   double tolerance = 0;
+  sim::FairShareStats stats;
   double wall_s = 0;
   Time makespan;
   std::vector<Time> start, end;  // per flow
@@ -53,6 +54,7 @@ Result counters(std::string name, const sim::Simulator& sim, const sim::FlowNetw
   r.classes_solved = net.classes_solved();
   r.early = net.flows_finished_early();
   r.tolerance = net.tolerance();
+  r.stats = net.solver_stats();
   return r;
 }
 
@@ -267,6 +269,7 @@ int main(int argc, char** argv) {
     std::string which = "a";
     double tolerance = 0;
     bool compare_exact = false;
+    bool show_stats = false;
     app.add_option("case", which,
                    "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
                    "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier "
@@ -277,9 +280,15 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 0.5));
     app.add_flag("--compare", compare_exact,
                  "also run exact and print the approximate run's errors against it");
+    app.add_flag("--stats", show_stats, "print the solver's structural counters");
     CLI11_PARSE(app, argc, argv);
     const Result r = timed(which, tolerance);
     print(which, r);
+    if (show_stats) {
+      fmt::print("  solver: {} promotions, {} demotions, {} redos, {} merges, {} splits\n",
+                 r.stats.promotions, r.stats.demotions, r.stats.redos, r.stats.merges,
+                 r.stats.splits);
+    }
     if (compare_exact && tolerance > 0) {
       const Result exact = timed(which, 0);
       print(which, exact);

@@ -7,8 +7,7 @@
 
 namespace hopsim::sim {
 
-std::size_t FairShare::SigHash::operator()(
-    const std::pair<std::uint32_t, std::uint32_t>& key) const {
+std::size_t FairShare::PoolHash::operator()(const Key& key) const {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ key.second;
   for (std::uint32_t i = 0; i < key.second; ++i) {
     h ^= (*pool)[key.first + i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -16,8 +15,7 @@ std::size_t FairShare::SigHash::operator()(
   return static_cast<std::size_t>(h);
 }
 
-bool FairShare::SigEq::operator()(const std::pair<std::uint32_t, std::uint32_t>& a,
-                                  const std::pair<std::uint32_t, std::uint32_t>& b) const {
+bool FairShare::PoolEq::operator()(const Key& a, const Key& b) const {
   return a.second == b.second && std::equal(pool->begin() + a.first,
                                             pool->begin() + a.first + a.second,
                                             pool->begin() + b.first);
@@ -25,10 +23,13 @@ bool FairShare::SigEq::operator()(const std::pair<std::uint32_t, std::uint32_t>&
 
 FairShare::FairShare(std::vector<double> capacity)
     : capacity_(std::move(capacity)),
-      class_of_route_(64, SigHash{&route_pool_}, SigEq{&route_pool_}),
-      group_of_sig_(64, SigHash{&sig_pool_}, SigEq{&sig_pool_}) {
+      class_of_route_(64, PoolHash{&route_pool_}, PoolEq{&route_pool_}),
+      group_of_sig_(64, PoolHash{&sig_pool_}, PoolEq{&sig_pool_}) {
   const std::size_t n = capacity_.size();
-  tight_.assign(n, 0);
+  state_.assign(n, Link::Tight);  // every link starts as a constraint; solves free the idle ones
+  cover_.resize(n);
+  blockers_.assign(n, 0);
+  stale_.assign(n, 0);
   classes_on_.resize(n);
   list_.resize(n);
   sorted_end_.assign(n, 0);
@@ -67,23 +68,10 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
   return it->second;
 }
 
-bool FairShare::crosses(ClassId c, ResourceId l) const {
-  const auto r = route(c);
-  return std::find(r.begin(), r.end(), l) != r.end();
-}
-
-double FairShare::group_work(const Group& g, Time now) const {
-  return now > g.work_time ? g.work + g.rate * (now - g.work_time).seconds() : g.work;
-}
-
-double FairShare::work(ClassId c, Time now) const {
-  return group_work(groups_[classes_[c].group], now) + classes_[c].offset;
-}
-
-void FairShare::settle(GroupId g, Time now) {
-  Group& group = groups_[g];
-  group.work = group_work(group, now);
-  group.work_time = now;
+double FairShare::group_work(GroupId g, Time now) const {
+  const Group& group = groups_[g];
+  return now > group.work_time ? group.work + group.rate * (now - group.work_time).seconds()
+                               : group.work;
 }
 
 double FairShare::load(ResourceId l) const {
@@ -94,8 +82,14 @@ double FairShare::load(ResourceId l) const {
   return sum;
 }
 
-std::size_t FairShare::tight_count() const {
-  return static_cast<std::size_t>(std::count(tight_.begin(), tight_.end(), 1));
+void FairShare::settle(GroupId g, Time now) {
+  groups_[g].work = group_work(g, now);
+  groups_[g].work_time = now;
+}
+
+void FairShare::clear_touched() {
+  touched_.clear();
+  ++solve_id_;
 }
 
 FairShare::GroupId FairShare::new_group() {
@@ -169,9 +163,11 @@ void FairShare::change(ClassId c, std::int64_t delta, Time now) {
   HOPSIM_ASSERT(delta > 0 || cls.n >= static_cast<std::uint64_t>(-delta),
                 "class {} loses {} of its {} flows", c, -delta, cls.n);
   const auto k = static_cast<std::uint32_t>(delta > 0 ? delta : -delta);
-  for (ResourceId l : route(c)) {
-    if (tight_[l] == 0) {
-      load_[l] += static_cast<double>(delta) * group.rate;
+  if (cls.free > 0) {
+    for (ResourceId l : route(c)) {
+      if (state_[l] == Link::Free) {
+        load_[l] += static_cast<double>(delta) * group.rate;
+      }
     }
   }
   cls.n = delta > 0 ? cls.n + k : cls.n - k;
@@ -185,43 +181,59 @@ void FairShare::change(ClassId c, std::int64_t delta, Time now) {
 // A class starts moving: it enters the lists of its links and the group of its tight links.
 void FairShare::activate(ClassId c, Time now) {
   const auto links = route(c);
-  if (std::none_of(links.begin(), links.end(), [&](ResourceId l) { return tight_[l] != 0; })) {
+  if (std::none_of(links.begin(), links.end(), [&](ResourceId l) { return tight(l); })) {
     for (ResourceId l : links) {
       promote(l);  // a class with no constraint at all would get an infinite rate
     }
   }
-  const Class& cls = classes_[c];
+  for (ResourceId l : links) {
+    if (state_[l] == Link::Safe && !covered(c, l)) {
+      set_free(l, true);  // its cover no longer bounds its load: keep the load instead
+      blockers_[l] = 0;
+    }
+    if (state_[l] == Link::Free && !in_cover(c, l)) {
+      ++blockers_[l];
+    }
+  }
+  Class& cls = classes_[c];
+  cls.free = 0;
   for (std::uint32_t i = 0; i < cls.route_size; ++i) {
-    auto& on = classes_on_[route_pool_[cls.route_begin + i]];
+    const ResourceId l = route_pool_[cls.route_begin + i];
+    auto& on = classes_on_[l];
     route_pos_[cls.route_begin + i] = static_cast<std::uint32_t>(on.size());
     on.push_back(c);
+    cls.free += state_[l] == Link::Free ? 1U : 0U;
   }
+  const GroupId g = group_for(c, now);
+  add_member(g, c);
+  classes_[c].offset = -group_work(g, now);
+}
+
+// The group of the tight links on the route of `c`, created (as a joiner) if there is none.
+FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   const auto begin = static_cast<std::uint32_t>(sig_pool_.size());
-  for (ResourceId l : links) {
-    if (tight_[l] != 0) {
+  for (ResourceId l : route(c)) {
+    if (tight(l)) {
       sig_pool_.push_back(l);
     }
   }
   std::sort(sig_pool_.begin() + begin, sig_pool_.end());
   const auto size = static_cast<std::uint32_t>(sig_pool_.size()) - begin;
-  GroupId g = kNone;
   if (const auto it = group_of_sig_.find({begin, size}); it != group_of_sig_.end()) {
-    g = it->second;
     sig_pool_.resize(begin);
-  } else {
-    g = new_group();
-    Group& group = groups_[g];
-    group.sig_begin = begin;
-    group.sig_size = size;
-    group.work_time = now;
-    group.refs = size;
-    group_of_sig_[{begin, size}] = g;
-    for (ResourceId l : sig(group)) {
-      list_[l].push_back(Entry{0, 0, g});  // a joiner: after the sorted part until solved
-    }
+    return it->second;
   }
-  add_member(g, c);
-  classes_[c].offset = -group_work(groups_[g], now);
+  const GroupId g = new_group();
+  Group& group = groups_[g];
+  group.sig_begin = begin;
+  group.sig_size = size;
+  group.work_time = now;
+  group.refs = size;
+  group_of_sig_[{begin, size}] = g;
+  for (ResourceId l : sig(group)) {
+    list_[l].push_back(Entry{0, 0, g});  // a joiner: after the sorted part until solved
+  }
+  return g;
 }
 
 void FairShare::add_member(GroupId g, ClassId c) {
@@ -229,6 +241,8 @@ void FairShare::add_member(GroupId g, ClassId c) {
   classes_[c].group = g;
   classes_[c].member_pos = static_cast<std::uint32_t>(group.members.size());
   group.members.push_back(c);
+  group.free += classes_[c].free;
+  group.version = ++versions_;
 }
 
 void FairShare::remove_member(ClassId c) {
@@ -238,6 +252,8 @@ void FairShare::remove_member(ClassId c) {
   group.members[pos] = moved;
   classes_[moved].member_pos = pos;
   group.members.pop_back();
+  group.free -= classes_[c].free;
+  group.version = ++versions_;
 }
 
 // A class stops moving: it leaves its links' lists and its group, which ends with its last.
@@ -258,6 +274,11 @@ void FairShare::deactivate(ClassId c) {
           break;
         }
       }
+    }
+  }
+  for (ResourceId l : route(c)) {
+    if (state_[l] == Link::Free && !in_cover(c, l) && --blockers_[l] == 0) {
+      unblock(l);
     }
   }
   const GroupId g = cls.group;

@@ -13,6 +13,16 @@
 
 namespace hopsim::sim {
 
+/// Counters of the solver's structural work, for benchmarks and reports.
+struct FairShareStats {
+  std::uint64_t groups_solved = 0;  ///< solver variables re-filled, over all solves
+  std::uint64_t promotions = 0;     ///< links that became constraints
+  std::uint64_t demotions = 0;      ///< links that stopped being constraints
+  std::uint64_t redos = 0;          ///< solves redone because a free link would overflow
+  std::uint64_t merges = 0;         ///< groups merged into another
+  std::uint64_t splits = 0;         ///< groups split by a promotion
+};
+
 class FairShare {
  public:
   using ClassId = std::uint32_t;
@@ -31,36 +41,39 @@ class FairShare {
   void solve(Time now);
   /// Groups whose rate, flow count or members changed since clear_touched(); some may be gone.
   std::span<const GroupId> touched() const { return touched_; }
-  void clear_touched() {
-    touched_.clear();
-    ++solve_id_;
-  }
+  void clear_touched();
 
   std::size_t resource_count() const { return capacity_.size(); }
   double capacity(ResourceId l) const { return capacity_[l]; }
   std::span<const ResourceId> route(ClassId c) const {
     return {route_pool_.data() + classes_[c].route_begin, classes_[c].route_size};
   }
-  std::uint32_t flows(ClassId c) const { return classes_[c].n; }
   GroupId group_of(ClassId c) const { return classes_[c].group; }
   bool alive(GroupId g) const { return groups_[g].alive; }
   double rate(GroupId g) const { return groups_[g].rate; }
   std::span<const ClassId> members(GroupId g) const { return groups_[g].members; }
+  /// Changes whenever the members of `g` or their offsets change (unique over all groups).
+  std::uint64_t version(GroupId g) const { return groups_[g].version; }
+  /// Bytes per flow group `g` has moved since it was created, at `now`.
+  double group_work(GroupId g, Time now) const;
+  /// Work of class `c` minus the work of its group.
+  double offset(ClassId c) const { return classes_[c].offset; }
   /// Bytes each flow of class `c` has moved since the class's reference point, at `now`.
-  double work(ClassId c, Time now) const;
+  double work(ClassId c, Time now) const { return group_work(classes_[c].group, now) + offset(c); }
   /// Sum of the current rates of the flows crossing `l`.
   double load(ResourceId l) const;
-  /// Solver variables (groups) re-solved over all solves.
-  std::uint64_t groups_solved() const { return groups_solved_; }
-  /// Links currently treated as constraints (the others are checked after each solve).
-  std::size_t tight_count() const;
+  const FairShareStats& stats() const { return stats_; }
 
  private:
   static constexpr GroupId kNone = ~GroupId{0};
+  // A tight link is a constraint of the solve; a free one is checked after it (its load kept),
+  // a safe one never needs a check: the tight links in its cover bound its load.
+  enum class Link : std::uint8_t { Tight, Free, Safe };
   struct Class {
     std::uint32_t route_begin = 0;  // into route_pool_ / route_pos_
     std::uint32_t route_size = 0;
-    std::uint32_t n = 0;  // active flows
+    std::uint32_t n = 0;        // active flows
+    std::uint32_t free = 0;     // free links on its route
     GroupId group = kNone;
     std::uint32_t member_pos = 0;
     double offset = 0;  // work of the class = work of its group + offset
@@ -70,6 +83,8 @@ class FairShare {
     std::uint32_t sig_size = 0;
     std::uint32_t n = 0;     // flows of all members (kept as it was once merged away)
     std::uint32_t refs = 0;  // entries it holds in tight-link lists
+    std::uint32_t free = 0;  // free links on its members' routes, with repeats
+    std::uint64_t version = 0;
     double rate = 0;         // per flow, bytes/s
     double work = 0;         // bytes per flow moved since the group was created, at work_time
     Time work_time;
@@ -84,38 +99,40 @@ class FairShare {
     double before;  // load of the entries below this one
     GroupId g;
   };
-  struct SigHash {
+  using Key = std::pair<std::uint32_t, std::uint32_t>;  // (begin, size) in a pool
+  struct PoolHash {
     const std::vector<ResourceId>* pool;
-    std::size_t operator()(const std::pair<std::uint32_t, std::uint32_t>& key) const;
+    std::size_t operator()(const Key& key) const;
   };
-  struct SigEq {
+  struct PoolEq {
     const std::vector<ResourceId>* pool;
-    bool operator()(const std::pair<std::uint32_t, std::uint32_t>& a,
-                    const std::pair<std::uint32_t, std::uint32_t>& b) const;
+    bool operator()(const Key& a, const Key& b) const;
   };
-  using SigMap = std::unordered_map<std::pair<std::uint32_t, std::uint32_t>, GroupId, SigHash,
-                                    SigEq>;
+  using PoolMap = std::unordered_map<Key, std::uint32_t, PoolHash, PoolEq>;
 
   std::vector<double> capacity_;
-  std::vector<std::uint8_t> tight_;
+  std::vector<Link> state_;
   std::vector<std::vector<ClassId>> classes_on_;  // active classes per link, any order
   std::vector<std::vector<Entry>> list_;          // tight links: sorted part, then joiners
   std::vector<std::uint32_t> sorted_end_;
-  std::vector<double> total_;  // tight links: load of the sorted part
-  std::vector<double> load_;   // other links: load, kept incrementally
+  std::vector<double> total_;                   // tight links: load of the sorted part
+  std::vector<double> load_;                    // free links: load, kept incrementally
+  std::vector<std::vector<ResourceId>> cover_;  // safe links: tight links bounding the load
+  std::vector<std::uint32_t> blockers_;         // free links: classes outside the cover
+  std::vector<std::uint8_t> stale_;             // tight links whose list needs a rebuild
+  std::vector<ResourceId> stale_links_;
   std::vector<ResourceId> route_pool_;
   std::vector<std::uint32_t> route_pos_;  // index of the class in classes_on_[route link]
   std::vector<Class> classes_;
-  SigMap class_of_route_;
+  PoolMap class_of_route_;
   std::vector<ResourceId> sig_pool_;
-  SigMap group_of_sig_;
+  PoolMap group_of_sig_;
   std::vector<Group> groups_;
-  std::vector<GroupId> free_groups_;
-  std::vector<GroupId> released_;  // gone groups, reusable after the current solve
-  std::vector<GroupId> changed_;
-  std::vector<GroupId> touched_;
+  std::vector<GroupId> free_groups_, released_;  // released: reusable after this solve
+  std::vector<GroupId> changed_, touched_;
   std::uint32_t solve_id_ = 1;  // touched_seen_ generation
-  std::uint64_t groups_solved_ = 0;
+  std::uint64_t versions_ = 0;
+  FairShareStats stats_;
 
   // Solver scratch, reused by every solve.
   std::uint32_t epoch_ = 1;
@@ -126,30 +143,37 @@ class FairShare {
   std::vector<GroupId> region_groups_, order_;
   std::vector<std::pair<double, ResourceId>> heap_;
 
-  // fair_share.cpp: classes, groups, signatures.
+  // fair_share.cpp: classes, groups, signatures, membership.
   std::span<const ResourceId> sig(const Group& g) const {
     return {sig_pool_.data() + g.sig_begin, g.sig_size};
   }
-  bool crosses(ClassId c, ResourceId l) const;
-  double group_work(const Group& g, Time now) const;
+  bool tight(ResourceId l) const { return state_[l] == Link::Tight; }
   void settle(GroupId g, Time now);
   GroupId new_group();
   void release(GroupId g);
   void set_sig(GroupId g, std::vector<ResourceId>& links);
   void unmap_sig(GroupId g);
+  GroupId group_for(ClassId c, Time now);
   void activate(ClassId c, Time now);
   void deactivate(ClassId c);
   void add_member(GroupId g, ClassId c);
   void remove_member(ClassId c);
   void touch(GroupId g);
   void mark_changed(GroupId g, bool grew);
-  // fair_share_links.cpp: tight lists, promotion, demotion, merging.
+  // fair_share_links.cpp: link states, tight lists, splits, merges.
   void promote(ResourceId p);
-  void split(GroupId g, ResourceId p, std::vector<ResourceId>& rebuild);
+  void split(GroupId g, ResourceId p);
   void rebuild(ResourceId l);
+  void rebuild_stale();
   void demote(ResourceId l, Time now);
+  void regroup(ResourceId l, Time now);
   void merge(GroupId from, GroupId into, Time now);
   void drop_entry(GroupId g);
+  bool in_cover(ClassId c, ResourceId l) const;
+  bool covered(ClassId c, ResourceId l);
+  std::uint32_t certify(ResourceId l);
+  void unblock(ResourceId l);
+  void set_free(ResourceId l, bool free);
   double exact_load(ResourceId l, bool with_new_rates) const;
   // fair_share_solve.cpp: the incremental solve.
   double lowest_level();

@@ -1,8 +1,6 @@
-// Fair share: which links are constraints (tight), their sorted lists, and the group changes
-// (splits, merges) that follow when a link becomes tight or stops being tight.
+// Fair share: the state of each link (tight, free, safe), the sorted lists of tight links, and
+// the group changes (splits, merges) that follow when a link changes state.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "sim/assert.hpp"
 #include "sim/fair_share.hpp"
@@ -27,14 +25,34 @@ double FairShare::exact_load(ResourceId l, bool with_new_rates) const {
   return sum;
 }
 
-// Link `p` becomes a constraint: every group that crosses it must have it in its signature,
-// so a group whose members only partly cross it splits in two (same rate, same work).
-void FairShare::promote(ResourceId p) {
-  if (tight_[p] != 0) {
+// A free link keeps its load and counts in the classes and groups that cross it.
+void FairShare::set_free(ResourceId l, bool free) {
+  if ((state_[l] == Link::Free) == free) {
     return;
   }
-  tight_[p] = 1;
-  if (std::getenv("FS_DEBUG")) std::fprintf(stderr, "  promote %u\n", p);
+  state_[l] = free ? Link::Free : Link::Tight;  // callers that mean Safe set it after
+  if (free) {
+    load_[l] = exact_load(l, false);
+  }
+  for (ClassId c : classes_on_[l]) {
+    Class& cls = classes_[c];
+    Group& group = groups_[cls.group];
+    cls.free = free ? cls.free + 1 : cls.free - 1;
+    group.free = free ? group.free + 1 : group.free - 1;
+  }
+}
+
+// Link `p` becomes a constraint: every group that crosses it must have it in its signature,
+// so a group whose members only partly cross it splits in two (same rate, same work). The
+// lists that change are rebuilt once, at the next solve.
+void FairShare::promote(ResourceId p) {
+  if (tight(p)) {
+    return;
+  }
+  set_free(p, false);
+  state_[p] = Link::Tight;
+  cover_[p].clear();
+  ++stats_.promotions;
   ++epoch_;
   std::vector<GroupId> crossing;
   for (ClassId c : classes_on_[p]) {
@@ -44,33 +62,32 @@ void FairShare::promote(ResourceId p) {
       crossing.push_back(g);
     }
   }
-  std::vector<ResourceId> stale;
   for (GroupId g : crossing) {
-    split(g, p, stale);
+    split(g, p);
   }
-  rebuild(p);
-  std::sort(stale.begin(), stale.end());
-  stale.erase(std::unique(stale.begin(), stale.end()), stale.end());
-  for (ResourceId l : stale) {
-    rebuild(l);
+  if (stale_[p] == 0) {
+    stale_[p] = 1;
+    stale_links_.push_back(p);
   }
 }
 
-void FairShare::split(GroupId g, ResourceId p, std::vector<ResourceId>& stale) {
+void FairShare::split(GroupId g, ResourceId p) {
   std::vector<ResourceId> links(sig(groups_[g]).begin(), sig(groups_[g]).end());
   links.push_back(p);
   std::vector<ClassId> moving;
   for (ClassId c : groups_[g].members) {
-    if (crosses(c, p)) {
+    const auto r = route(c);
+    if (std::find(r.begin(), r.end(), p) != r.end()) {
       moving.push_back(c);
     }
   }
   if (moving.size() == groups_[g].members.size()) {
     unmap_sig(g);
     set_sig(g, links);
-    ++groups_[g].refs;  // its entry on p, written by rebuild(p)
+    ++groups_[g].refs;  // its entry on p, written by the rebuild of p
     return;
   }
+  ++stats_.splits;
   const GroupId h = new_group();
   Group& from = groups_[g];
   Group& part = groups_[h];
@@ -90,10 +107,24 @@ void FairShare::split(GroupId g, ResourceId p, std::vector<ResourceId>& stale) {
   if (groups_[g].changed) {
     mark_changed(h, part.grew);
   }
-  const auto old = sig(groups_[g]);
-  stale.insert(stale.end(), old.begin(), old.end());
+  for (ResourceId l : sig(groups_[g])) {
+    if (stale_[l] == 0) {
+      stale_[l] = 1;
+      stale_links_.push_back(l);
+    }
+  }
   touch(g);
   touch(h);
+}
+
+void FairShare::rebuild_stale() {
+  for (ResourceId l : stale_links_) {
+    stale_[l] = 0;
+    if (tight(l)) {
+      rebuild(l);
+    }
+  }
+  stale_links_.clear();
 }
 
 // Rewrites the list of tight link `l` from its classes: solved groups sorted by rate, then
@@ -128,17 +159,115 @@ void FairShare::rebuild(ResourceId l) {
   list_[l] = std::move(solved);
 }
 
-// Link `l` no longer limits anyone (it is below capacity): it leaves every signature, and
-// groups that now have the same signature and the same rate merge.
+bool FairShare::in_cover(ClassId c, ResourceId l) const {
+  const auto& cover = cover_[l];
+  for (ResourceId k : route(c)) {
+    if (std::find(cover.begin(), cover.end(), k) != cover.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// True when `c` crosses a link of the cover of safe link `l`, or one can be added to it.
+bool FairShare::covered(ClassId c, ResourceId l) {
+  if (in_cover(c, l)) {
+    return true;
+  }
+  ResourceId best = l;
+  for (ResourceId k : route(c)) {
+    if (k != l && tight(k) && (best == l || capacity_[k] < capacity_[best])) {
+      best = k;
+    }
+  }
+  double sum = best == l ? capacity_[l] + 1 : capacity_[best];
+  for (ResourceId k : cover_[l]) {
+    sum += capacity_[k];
+  }
+  if (sum > capacity_[l]) {
+    return false;
+  }
+  cover_[l].push_back(best);
+  return true;
+}
+
+// Builds a cover of `l`: tight links, crossed by its classes, whose capacities add up to at
+// most l's. Each class proposes the link of its route that covers most classes of `l` per
+// unit of capacity; the proposals go in, best first, while they fit. Returns the number of
+// classes left uncovered: with none, the cover bounds l's load whatever the rates.
+std::uint32_t FairShare::certify(ResourceId l) {
+  ++epoch_;
+  for (ClassId c : classes_on_[l]) {
+    for (ResourceId k : route(c)) {
+      if (link_seen_[k] != epoch_) {
+        link_seen_[k] = epoch_;
+        left_[k] = 0;
+      }
+      left_[k] += 1;
+    }
+  }
+  const auto score = [&](ResourceId k) { return left_[k] / capacity_[k]; };
+  std::vector<ResourceId> proposed;
+  for (ClassId c : classes_on_[l]) {
+    ResourceId best = l;
+    for (ResourceId k : route(c)) {
+      if (k != l && tight(k) && (best == l || score(k) > score(best))) {
+        best = k;
+      }
+    }
+    if (best != l) {
+      proposed.push_back(best);
+    }
+  }
+  std::sort(proposed.begin(), proposed.end(), [&](ResourceId a, ResourceId b) {
+    return score(a) != score(b) ? score(a) > score(b) : a < b;
+  });
+  proposed.erase(std::unique(proposed.begin(), proposed.end()), proposed.end());
+  auto& cover = cover_[l];
+  cover.clear();
+  double sum = 0;
+  for (ResourceId k : proposed) {
+    if (sum + capacity_[k] <= capacity_[l]) {
+      cover.push_back(k);
+      sum += capacity_[k];
+    }
+  }
+  std::uint32_t uncovered = 0;
+  for (ClassId c : classes_on_[l]) {
+    uncovered += in_cover(c, l) ? 0U : 1U;
+  }
+  return uncovered;
+}
+
+// A free link whose uncovered classes have all gone may become safe.
+void FairShare::unblock(ResourceId l) {
+  blockers_[l] = certify(l);
+  if (blockers_[l] == 0) {
+    set_free(l, false);
+    state_[l] = Link::Safe;
+  }
+}
+
+// Link `l` no longer limits anyone (a solve left it well below capacity): it leaves every
+// signature, and groups that now have the same signature and the same rate merge.
 void FairShare::demote(ResourceId l, Time now) {
-  tight_[l] = 0;
   for (const Entry& e : list_[l]) {
     drop_entry(e.g);
   }
   list_[l].clear();
   sorted_end_[l] = 0;
   total_[l] = 0;
-  load_[l] = exact_load(l, false);
+  ++stats_.demotions;
+  blockers_[l] = certify(l);
+  if (blockers_[l] == 0) {
+    state_[l] = Link::Safe;
+  } else {
+    set_free(l, true);
+  }
+  regroup(l, now);
+}
+
+void FairShare::regroup(ResourceId l, Time now) {
   ++epoch_;
   std::vector<GroupId> crossing;
   for (ClassId c : classes_on_[l]) {
@@ -182,7 +311,7 @@ void FairShare::demote(ResourceId l, Time now) {
 // Moves the classes of `from` into `into` (same tight links, same rate). `from` stays as a
 // ghost until its list entries are rewritten: they keep the lists' loads right meanwhile.
 void FairShare::merge(GroupId from, GroupId into, Time now) {
-  if (std::getenv("FS_DEBUG")) std::fprintf(stderr, "  merge %u into %u\n", from, into);
+  ++stats_.merges;
   settle(from, now);
   settle(into, now);
   const double shift = groups_[from].work - groups_[into].work;
@@ -192,6 +321,7 @@ void FairShare::merge(GroupId from, GroupId into, Time now) {
   }
   groups_[into].n += groups_[from].n;
   groups_[from].members.clear();
+  groups_[from].free = 0;
   groups_[from].alive = false;
   touch(from);
   touch(into);

@@ -2,8 +2,6 @@
 // groups at or above it that the change connects to, check the links left out, commit.
 #include <algorithm>
 #include <limits>
-#include <cstdio>
-#include <cstdlib>
 
 #include "sim/assert.hpp"
 #include "sim/fair_share.hpp"
@@ -30,14 +28,13 @@ void FairShare::solve(Time now) {
     return;
   }
   for (;;) {
-    const double lv = lowest_level();
-    collect_region(lv * (1 - kLevelMargin));
+    rebuild_stale();
+    collect_region(lowest_level() * (1 - kLevelMargin));
     fill();
-    if (std::getenv("FS_DEBUG")) { std::fprintf(stderr, "solve t=%lld theta=%.9g changed=%zu region=%zu links=%zu\n", static_cast<long long>(now.count_ps()), lv, changed_.size(), region_groups_.size(), region_links_.size()); }
     if (verify()) {
       break;
     }
-    if (std::getenv("FS_DEBUG")) std::fprintf(stderr, "  violated %zu\n", violated_.size());
+    ++stats_.redos;
     for (ResourceId p : violated_) {
       promote(p);  // a link left out would be overloaded: make it a constraint and redo
     }
@@ -147,7 +144,7 @@ void FairShare::collect_region(double floor) {
     weight_[l] = w;
     alive_on_[l] = alive;
   }
-  groups_solved_ += region_groups_.size();
+  stats_.groups_solved += region_groups_.size();
 }
 
 // Progressive filling of the region on what the groups below the floor leave: the link with
@@ -200,13 +197,17 @@ bool FairShare::verify() {
   violated_.clear();
   delta_links_.clear();
   for (GroupId g : order_) {
-    const double d = new_rate_[g] - groups_[g].rate;
-    if (d == 0) {
+    const Group& group = groups_[g];
+    const double d = new_rate_[g] - group.rate;
+    if (d == 0 || group.free == 0) {
       continue;
     }
-    for (ClassId c : groups_[g].members) {
+    for (ClassId c : group.members) {
+      if (classes_[c].free == 0) {
+        continue;
+      }
       for (ResourceId l : route(c)) {
-        if (tight_[l] != 0) {
+        if (state_[l] != Link::Free) {
           continue;
         }
         if (delta_seen_[l] != epoch_) {
@@ -259,8 +260,7 @@ void FairShare::commit(Time now) {
     rewrite_end(l);
   }
   for (ResourceId l : region_links_) {
-    if (tight_[l] != 0 && total_[l] < kDemoteBelow * capacity_[l]) {
-      if (std::getenv("FS_DEBUG")) std::fprintf(stderr, "  demote %u\n", l);
+    if (tight(l) && total_[l] < kDemoteBelow * capacity_[l]) {
       demote(l, now);
     }
   }

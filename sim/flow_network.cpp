@@ -66,7 +66,11 @@ void FlowNetwork::join(FlowId f) {
   auto& pending = pending_[flow.cls];
   pending.emplace_back(flow.target, f);
   std::push_heap(pending.begin(), pending.end(), std::greater<>{});
-  refresh_.push_back(share_.group_of(flow.cls));
+  const GroupId g = share_.group_of(flow.cls);
+  if (g < head_.size() && head_[g].version == share_.version(g)) {
+    head_[g].key = std::min(head_[g].key, flow.target - share_.offset(flow.cls));
+  }
+  mark_refresh(g);
   arm();
 }
 
@@ -112,7 +116,8 @@ void FlowNetwork::collect_finished() {
   }
   for (const auto& [at, g] : due_) {
     if (finish_due(g, at <= now)) {
-      refresh_.push_back(g);
+      head_[g].version = 0;
+      mark_refresh(g);
     } else {
       completions_.set(g, at);  // due a picosecond from now after all: keep waiting
     }
@@ -127,10 +132,11 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
   const double picosecond = share_.rate(g) * 1e-12 * (1 + 1e-6);
   const auto members = share_.members(g);
   members_.assign(members.begin(), members.end());
+  const double group_work = share_.group_work(g, now);
   ClassId first = members_.front();
-  double first_left = pending_[first].front().first - share_.work(first, now);
+  double first_left = pending_[first].front().first - share_.offset(first);
   for (ClassId c : members_) {
-    const double left = pending_[c].front().first - share_.work(c, now);
+    const double left = pending_[c].front().first - share_.offset(c);
     if (left < first_left || (left == first_left && c < first)) {
       first = c;
       first_left = left;
@@ -138,7 +144,7 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
   }
   bool any = false;
   for (ClassId c : members_) {
-    const double work = share_.work(c, now);
+    const double work = group_work + share_.offset(c);
     auto& pending = pending_[c];
     std::int64_t done = 0;
     while (!pending.empty()) {
@@ -170,17 +176,26 @@ void FlowNetwork::solve() {
     ++solves_;
   }
   for (GroupId g : share_.touched()) {
-    refresh_.push_back(g);
+    mark_refresh(g);
   }
   share_.clear_touched();
-  std::sort(refresh_.begin(), refresh_.end());
-  refresh_.erase(std::unique(refresh_.begin(), refresh_.end()), refresh_.end());
   for (GroupId g : refresh_) {
     schedule_completion(g);
   }
   refresh_.clear();
+  ++refresh_round_;
   if (dirty && on_solve_) {
     on_solve_();
+  }
+}
+
+void FlowNetwork::mark_refresh(GroupId g) {
+  if (g >= refresh_mark_.size()) {
+    refresh_mark_.resize(g + 1, 0);
+  }
+  if (refresh_mark_[g] != refresh_round_) {
+    refresh_mark_[g] = refresh_round_;
+    refresh_.push_back(g);
   }
 }
 
@@ -192,10 +207,18 @@ void FlowNetwork::schedule_completion(GroupId g) {
   const Time now = sim_.now();
   const double rate = share_.rate(g);
   HOPSIM_ASSERT(rate > 0, "group {} got rate {}", g, rate);
-  double left = std::numeric_limits<double>::infinity();
-  for (ClassId c : share_.members(g)) {
-    left = std::min(left, pending_[c].front().first - share_.work(c, now));
+  if (g >= head_.size()) {
+    head_.resize(g + 1);
   }
+  Head& head = head_[g];
+  if (head.version != share_.version(g)) {
+    head.key = std::numeric_limits<double>::infinity();
+    for (ClassId c : share_.members(g)) {
+      head.key = std::min(head.key, pending_[c].front().first - share_.offset(c));
+    }
+    head.version = share_.version(g);
+  }
+  const double left = head.key - share_.group_work(g, now);
   completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
 }
 

@@ -94,7 +94,9 @@ class FlowNetwork {
   std::uint64_t flows_started() const { return flows_.size(); }
   std::uint64_t solves() const { return solves_; }
   /// Solver variables (groups of flows) re-filled, summed over all solves.
-  std::uint64_t classes_solved() const { return share_.groups_solved(); }
+  std::uint64_t classes_solved() const { return share_.stats().groups_solved; }
+  /// The solver's counters (promotions, demotions, merges, ...).
+  const FairShareStats& solver_stats() const { return share_.stats(); }
   /// Flows that finished early by the tolerance (before their exact completion instant).
   std::uint64_t flows_finished_early() const { return finished_early_; }
 
@@ -114,7 +116,14 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
   IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
+  struct Head {
+    double key = 0;             // min over the group's flows of target - class offset
+    std::uint64_t version = 0;  // the group's version when key was computed; 0: stale
+  };
+  std::vector<Head> head_;  // per group
   std::vector<GroupId> refresh_;   // groups whose completion entry must be recomputed
+  std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
+  std::uint32_t refresh_round_ = 1;
   std::vector<std::pair<Time, GroupId>> due_;
   std::vector<ClassId> members_;
   std::vector<FlowId> finished_;
@@ -134,6 +143,7 @@ class FlowNetwork {
   void collect_finished();
   bool finish_due(GroupId g, bool due_now);
   void solve();
+  void mark_refresh(GroupId g);
   void schedule_completion(GroupId g);
 };
 
