@@ -67,8 +67,10 @@ void FlowNetwork::join(FlowId f) {
   pending.emplace_back(flow.target, f);
   std::push_heap(pending.begin(), pending.end(), std::greater<>{});
   const GroupId g = share_.group_of(flow.cls);
-  if (g < head_.size() && head_[g].version == share_.version(g)) {
-    head_[g].key = std::min(head_[g].key, flow.target - share_.offset(flow.cls));
+  if (g < head_.size() && head_[g].version == share_.version(g) &&
+      flow.target - share_.offset(flow.cls) < head_[g].key) {
+    head_[g].key = flow.target - share_.offset(flow.cls);
+    head_[g].flow = f;
   }
   mark_refresh(g);
   arm();
@@ -122,6 +124,15 @@ void FlowNetwork::collect_finished() {
       completions_.set(g, at);  // due a picosecond from now after all: keep waiting
     }
   }
+  // Approximate mode: groups whose earliest flow is within the tolerance of its end join the
+  // batch (they never cause a wake of their own).
+  while (!early_.empty() && early_.key(early_.top()) <= now) {
+    const GroupId g = early_.pop();
+    if (share_.alive(g) && finish_due(g, false)) {
+      head_[g].version = 0;
+    }
+    mark_refresh(g);
+  }
   std::sort(finished_.begin(), finished_.end());
 }
 
@@ -151,7 +162,7 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
       const auto [target, f] = pending.front();
       const double early = tolerance_ * static_cast<double>(flows_[f].size.n);
       const bool forced = due_now && c == first && done == 0;
-      if (!forced && target - work > std::max(picosecond, early)) {
+      if (!forced && target - work > picosecond + early) {
         break;
       }
       finished_early_ += target - work > picosecond && !forced ? 1 : 0;
@@ -202,6 +213,7 @@ void FlowNetwork::mark_refresh(GroupId g) {
 void FlowNetwork::schedule_completion(GroupId g) {
   if (!share_.alive(g)) {
     completions_.erase(g);
+    early_.erase(g);
     return;
   }
   const Time now = sim_.now();
@@ -214,11 +226,19 @@ void FlowNetwork::schedule_completion(GroupId g) {
   if (head.version != share_.version(g)) {
     head.key = std::numeric_limits<double>::infinity();
     for (ClassId c : share_.members(g)) {
-      head.key = std::min(head.key, pending_[c].front().first - share_.offset(c));
+      const auto [target, f] = pending_[c].front();
+      if (target - share_.offset(c) < head.key) {
+        head.key = target - share_.offset(c);
+        head.flow = f;
+      }
     }
     head.version = share_.version(g);
   }
   const double left = head.key - share_.group_work(g, now);
+  if (tolerance_ > 0) {
+    const double early = left - tolerance_ * static_cast<double>(flows_[head.flow].size.n);
+    early_.set(g, now + Time::from_seconds_ceil(std::max(early, 0.0) / rate));
+  }
   completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
 }
 

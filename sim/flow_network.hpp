@@ -118,8 +118,10 @@ class FlowNetwork {
   IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
   struct Head {
     double key = 0;             // min over the group's flows of target - class offset
+    FlowId flow = 0;            // the flow with that minimum
     std::uint64_t version = 0;  // the group's version when key was computed; 0: stale
   };
+  IndexedHeap<Time> early_;  // approximate mode: when a group's head may finish early
   std::vector<Head> head_;  // per group
   std::vector<GroupId> refresh_;   // groups whose completion entry must be recomputed
   std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
