@@ -30,6 +30,7 @@ FairShare::FairShare(std::vector<double> capacity)
   cover_.resize(n);
   blockers_.assign(n, 0);
   stale_.assign(n, 0);
+  idle_.resize(n);
   classes_on_.resize(n);
   list_.resize(n);
   sorted_end_.assign(n, 0);
@@ -108,13 +109,13 @@ FairShare::GroupId FairShare::new_group() {
     groups_[g] = Group{};
   }
   groups_[g].alive = true;
+  groups_[g].layout = ++layouts_;
   return g;
 }
 
 void FairShare::release(GroupId g) {
   Group& group = groups_[g];
   HOPSIM_ASSERT(!group.alive && group.refs == 0, "group {} released while in use", g);
-  group.members = {};
   released_.push_back(g);  // reused only after this solve: ids in its lists stay meaningful
 }
 
@@ -238,22 +239,31 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
 
 void FairShare::add_member(GroupId g, ClassId c) {
   Group& group = groups_[g];
-  classes_[c].group = g;
-  classes_[c].member_pos = static_cast<std::uint32_t>(group.members.size());
-  group.members.push_back(c);
-  group.free += classes_[c].free;
-  group.version = ++versions_;
+  Class& cls = classes_[c];
+  cls.group = g;
+  cls.prev = kNoClass;
+  cls.next = group.first;
+  if (group.first != kNoClass) {
+    classes_[group.first].prev = c;
+  }
+  group.first = c;
+  ++group.size;
+  group.free += cls.free;
 }
 
 void FairShare::remove_member(ClassId c) {
-  Group& group = groups_[classes_[c].group];
-  const std::uint32_t pos = classes_[c].member_pos;
-  const ClassId moved = group.members.back();
-  group.members[pos] = moved;
-  classes_[moved].member_pos = pos;
-  group.members.pop_back();
-  group.free -= classes_[c].free;
-  group.version = ++versions_;
+  Class& cls = classes_[c];
+  Group& group = groups_[cls.group];
+  if (cls.prev != kNoClass) {
+    classes_[cls.prev].next = cls.next;
+  } else {
+    group.first = cls.next;
+  }
+  if (cls.next != kNoClass) {
+    classes_[cls.next].prev = cls.prev;
+  }
+  --group.size;
+  group.free -= cls.free;
 }
 
 // A class stops moving: it leaves its links' lists and its group, which ends with its last.
@@ -284,7 +294,7 @@ void FairShare::deactivate(ClassId c) {
   const GroupId g = cls.group;
   remove_member(c);
   classes_[c].group = kNone;
-  if (groups_[g].members.empty()) {
+  if (groups_[g].size == 0) {
     groups_[g].alive = false;  // its entries go at the next rewrite of its links
     unmap_sig(g);
   }

@@ -51,9 +51,15 @@ class FairShare {
   GroupId group_of(ClassId c) const { return classes_[c].group; }
   bool alive(GroupId g) const { return groups_[g].alive; }
   double rate(GroupId g) const { return groups_[g].rate; }
-  std::span<const ClassId> members(GroupId g) const { return groups_[g].members; }
-  /// Changes whenever the members of `g` or their offsets change (unique over all groups).
-  std::uint64_t version(GroupId g) const { return groups_[g].version; }
+  /// The members of a group, as a list: first_member, then next_member until kNoClass.
+  static constexpr ClassId kNoClass = ~ClassId{0};
+  ClassId first_member(GroupId g) const { return groups_[g].first; }
+  ClassId next_member(ClassId c) const { return classes_[c].next; }
+  std::uint32_t member_count(GroupId g) const { return groups_[g].size; }
+  /// Changes (to a value no group had) when classes move into or out of `g` other than by
+  /// starting or stopping (merges, splits), when their offsets change, and when the id is
+  /// reused; so a structure over a group's classes stays valid while it does not change.
+  std::uint64_t layout(GroupId g) const { return groups_[g].layout; }
   /// Bytes per flow group `g` has moved since it was created, at `now`.
   double group_work(GroupId g, Time now) const;
   /// Work of class `c` minus the work of its group.
@@ -75,7 +81,8 @@ class FairShare {
     std::uint32_t n = 0;        // active flows
     std::uint32_t free = 0;     // free links on its route
     GroupId group = kNone;
-    std::uint32_t member_pos = 0;
+    ClassId next = kNoClass;  // the other members of its group, a doubly linked list
+    ClassId prev = kNoClass;
     double offset = 0;  // work of the class = work of its group + offset
   };
   struct Group {
@@ -84,7 +91,7 @@ class FairShare {
     std::uint32_t n = 0;     // flows of all members (kept as it was once merged away)
     std::uint32_t refs = 0;  // entries it holds in tight-link lists
     std::uint32_t free = 0;  // free links on its members' routes, with repeats
-    std::uint64_t version = 0;
+    std::uint64_t layout = 0;
     double rate = 0;         // per flow, bytes/s
     double work = 0;         // bytes per flow moved since the group was created, at work_time
     Time work_time;
@@ -92,7 +99,8 @@ class FairShare {
     bool solved = false;   // has a rate from a solve
     bool changed = false;  // flows joined or left since the last solve
     bool grew = false;     // flows joined since the last solve
-    std::vector<ClassId> members;
+    ClassId first = kNoClass;  // its members
+    std::uint32_t size = 0;
   };
   struct Entry {
     double rate;    // the group's rate when written
@@ -120,6 +128,11 @@ class FairShare {
   std::vector<std::vector<ResourceId>> cover_;  // safe links: tight links bounding the load
   std::vector<std::uint32_t> blockers_;         // free links: classes outside the cover
   std::vector<std::uint8_t> stale_;             // tight links whose list needs a rebuild
+  struct Idle {
+    std::uint32_t solves = 0;  // solves in a row that left the tight link below half capacity
+    std::uint64_t work = 0;    // groups they re-filled through it
+  };
+  std::vector<Idle> idle_;
   std::vector<ResourceId> stale_links_;
   std::vector<ResourceId> route_pool_;
   std::vector<std::uint32_t> route_pos_;  // index of the class in classes_on_[route link]
@@ -131,7 +144,7 @@ class FairShare {
   std::vector<GroupId> free_groups_, released_;  // released: reusable after this solve
   std::vector<GroupId> changed_, touched_;
   std::uint32_t solve_id_ = 1;  // touched_seen_ generation
-  std::uint64_t versions_ = 0;
+  std::uint64_t layouts_ = 0;
   FairShareStats stats_;
 
   // Solver scratch, reused by every solve.

@@ -75,13 +75,13 @@ void FairShare::split(GroupId g, ResourceId p) {
   std::vector<ResourceId> links(sig(groups_[g]).begin(), sig(groups_[g]).end());
   links.push_back(p);
   std::vector<ClassId> moving;
-  for (ClassId c : groups_[g].members) {
+  for (ClassId c = groups_[g].first; c != kNoClass; c = classes_[c].next) {
     const auto r = route(c);
     if (std::find(r.begin(), r.end(), p) != r.end()) {
       moving.push_back(c);
     }
   }
-  if (moving.size() == groups_[g].members.size()) {
+  if (moving.size() == groups_[g].size) {
     unmap_sig(g);
     set_sig(g, links);
     ++groups_[g].refs;  // its entry on p, written by the rebuild of p
@@ -104,6 +104,7 @@ void FairShare::split(GroupId g, ResourceId p) {
     part.n += classes_[c].n;
   }
   groups_[g].n -= part.n;
+  groups_[g].layout = ++layouts_;
   if (groups_[g].changed) {
     mark_changed(h, part.grew);
   }
@@ -297,7 +298,7 @@ void FairShare::regroup(ResourceId l, Time now) {
     const GroupId other = it == group_of_sig_.end() ? kNone : it->second;
     if (other != kNone && other != g && groups_[other].alive && groups_[other].solved &&
         groups_[g].solved && groups_[other].rate == groups_[g].rate) {
-      const bool keep_other = groups_[other].members.size() >= groups_[g].members.size();
+      const bool keep_other = groups_[other].size >= groups_[g].size;
       if (!keep_other) {
         set_sig(g, links);
       }
@@ -315,12 +316,17 @@ void FairShare::merge(GroupId from, GroupId into, Time now) {
   settle(from, now);
   settle(into, now);
   const double shift = groups_[from].work - groups_[into].work;
-  for (ClassId c : groups_[from].members) {
+  for (ClassId c = groups_[from].first; c != kNoClass;) {
+    const ClassId next = classes_[c].next;
     classes_[c].offset += shift;
     add_member(into, c);
+    c = next;
   }
   groups_[into].n += groups_[from].n;
-  groups_[from].members.clear();
+  groups_[into].layout = ++layouts_;
+  groups_[from].layout = ++layouts_;
+  groups_[from].first = kNoClass;
+  groups_[from].size = 0;
   groups_[from].free = 0;
   groups_[from].alive = false;
   touch(from);

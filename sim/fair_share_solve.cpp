@@ -20,6 +20,7 @@ constexpr double kOverload = 1e-12;
 // capacity: it limits nobody then (any share < 1 would be exact); well below 1 so that a link
 // does not flip back and forth while the flows near its capacity come and go.
 constexpr double kDemoteBelow = 0.5;
+constexpr std::uint32_t kDemoteAfter = 3;
 
 }  // namespace
 
@@ -202,7 +203,7 @@ bool FairShare::verify() {
     if (d == 0 || group.free == 0) {
       continue;
     }
-    for (ClassId c : group.members) {
+    for (ClassId c = group.first; c != kNoClass; c = classes_[c].next) {
       if (classes_[c].free == 0) {
         continue;
       }
@@ -260,7 +261,15 @@ void FairShare::commit(Time now) {
     rewrite_end(l);
   }
   for (ResourceId l : region_links_) {
-    if (tight(l) && total_[l] < kDemoteBelow * capacity_[l]) {
+    if (!tight(l) || total_[l] >= kDemoteBelow * capacity_[l]) {
+      idle_[l] = {};
+      continue;
+    }
+    // Demoting costs about one step per class on the link; it pays once solves through the
+    // idle link have re-filled that many groups, over a few solves (not one burst).
+    idle_[l].work += alive_on_[l];
+    if (++idle_[l].solves >= kDemoteAfter && idle_[l].work >= classes_on_[l].size()) {
+      idle_[l] = {};
       demote(l, now);
     }
   }

@@ -1,8 +1,7 @@
-// Max-min fair flow network: flows, their targets, completion events, batches of changes.
+// Max-min fair flow network: flows, their targets, events, batches of changes.
 #include "sim/flow_network.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "sim/assert.hpp"
 
@@ -67,10 +66,8 @@ void FlowNetwork::join(FlowId f) {
   pending.emplace_back(flow.target, f);
   std::push_heap(pending.begin(), pending.end(), std::greater<>{});
   const GroupId g = share_.group_of(flow.cls);
-  if (g < head_.size() && head_[g].version == share_.version(g) &&
-      flow.target - share_.offset(flow.cls) < head_[g].key) {
-    head_[g].key = flow.target - share_.offset(flow.cls);
-    head_[g].flow = f;
+  if (pending.front().second == f) {
+    push_head(g, flow.cls);
   }
   mark_refresh(g);
   arm();
@@ -106,80 +103,6 @@ void FlowNetwork::wake() {
   arm();
 }
 
-void FlowNetwork::collect_finished() {
-  // Completions due now, plus those due within the next picosecond: flows whose exact finish
-  // times are equal but round to neighbouring picoseconds then finish in one batch.
-  const Time now = sim_.now();
-  due_.clear();
-  while (!completions_.empty() && completions_.key(completions_.top()) <= now + Time::ps(1)) {
-    const GroupId g = completions_.top();
-    due_.emplace_back(completions_.key(g), g);
-    completions_.pop();
-  }
-  for (const auto& [at, g] : due_) {
-    if (finish_due(g, at <= now)) {
-      head_[g].version = 0;
-      mark_refresh(g);
-    } else {
-      completions_.set(g, at);  // due a picosecond from now after all: keep waiting
-    }
-  }
-  // Approximate mode: groups whose earliest flow is within the tolerance of its end join the
-  // batch (they never cause a wake of their own).
-  while (!early_.empty() && early_.key(early_.top()) <= now) {
-    const GroupId g = early_.pop();
-    if (share_.alive(g) && finish_due(g, false)) {
-      head_[g].version = 0;
-    }
-    mark_refresh(g);
-  }
-  std::sort(finished_.begin(), finished_.end());
-}
-
-// Finishes the flows of group `g` that are done: the earliest one if it is due now, and
-// every flow within a picosecond's worth of bytes (or, approximate, `tolerance_` of its size).
-bool FlowNetwork::finish_due(GroupId g, bool due_now) {
-  const Time now = sim_.now();
-  const double picosecond = share_.rate(g) * 1e-12 * (1 + 1e-6);
-  const auto members = share_.members(g);
-  members_.assign(members.begin(), members.end());
-  const double group_work = share_.group_work(g, now);
-  ClassId first = members_.front();
-  double first_left = pending_[first].front().first - share_.offset(first);
-  for (ClassId c : members_) {
-    const double left = pending_[c].front().first - share_.offset(c);
-    if (left < first_left || (left == first_left && c < first)) {
-      first = c;
-      first_left = left;
-    }
-  }
-  bool any = false;
-  for (ClassId c : members_) {
-    const double work = group_work + share_.offset(c);
-    auto& pending = pending_[c];
-    std::int64_t done = 0;
-    while (!pending.empty()) {
-      const auto [target, f] = pending.front();
-      const double early = tolerance_ * static_cast<double>(flows_[f].size.n);
-      const bool forced = due_now && c == first && done == 0;
-      if (!forced && target - work > picosecond + early) {
-        break;
-      }
-      finished_early_ += target - work > picosecond && !forced ? 1 : 0;
-      std::pop_heap(pending.begin(), pending.end(), std::greater<>{});
-      pending.pop_back();
-      flows_[f].state = Flow::State::Done;
-      finished_.push_back(f);
-      ++done;
-    }
-    if (done > 0) {
-      share_.change(c, -done, now);
-      any = true;
-    }
-  }
-  return any;
-}
-
 void FlowNetwork::solve() {
   const bool dirty = share_.dirty();
   if (dirty) {
@@ -208,38 +131,6 @@ void FlowNetwork::mark_refresh(GroupId g) {
     refresh_mark_[g] = refresh_round_;
     refresh_.push_back(g);
   }
-}
-
-void FlowNetwork::schedule_completion(GroupId g) {
-  if (!share_.alive(g)) {
-    completions_.erase(g);
-    early_.erase(g);
-    return;
-  }
-  const Time now = sim_.now();
-  const double rate = share_.rate(g);
-  HOPSIM_ASSERT(rate > 0, "group {} got rate {}", g, rate);
-  if (g >= head_.size()) {
-    head_.resize(g + 1);
-  }
-  Head& head = head_[g];
-  if (head.version != share_.version(g)) {
-    head.key = std::numeric_limits<double>::infinity();
-    for (ClassId c : share_.members(g)) {
-      const auto [target, f] = pending_[c].front();
-      if (target - share_.offset(c) < head.key) {
-        head.key = target - share_.offset(c);
-        head.flow = f;
-      }
-    }
-    head.version = share_.version(g);
-  }
-  const double left = head.key - share_.group_work(g, now);
-  if (tolerance_ > 0) {
-    const double early = left - tolerance_ * static_cast<double>(flows_[head.flow].size.n);
-    early_.set(g, now + Time::from_seconds_ceil(std::max(early, 0.0) / rate));
-  }
-  completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
 }
 
 double FlowNetwork::rate_bytes_per_s(FlowId f) const {

@@ -111,23 +111,33 @@ class FlowNetwork {
     enum class State : std::uint8_t { Latency, Active, Done } state;
   };
 
+  // A group's flows by finish: per class a min-heap of (target, flow); per group (with more
+  // than one class) a lazy min-heap of its classes' earliest flows, keyed in group work:
+  // target - class offset. Entries go stale when their flow finishes, their class stops
+  // being in the group's list head, or the group's layout changes (then it is rebuilt).
+  struct Head {
+    double key;
+    ClassId cls;
+    FlowId flow;
+    bool operator>(const Head& o) const { return key != o.key ? key > o.key : cls > o.cls; }
+  };
+  struct Heads {
+    std::vector<Head> heap;
+    std::uint64_t layout = 0;  // the group's layout when the heap was built; 0: none
+  };
+
   Simulator& sim_;
   FairShare share_;
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
+  std::vector<Heads> heads_;                                       // per group
+  Head lone_{};  // top_head of a group with one class
   IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
-  struct Head {
-    double key = 0;             // min over the group's flows of target - class offset
-    FlowId flow = 0;            // the flow with that minimum
-    std::uint64_t version = 0;  // the group's version when key was computed; 0: stale
-  };
-  IndexedHeap<Time> early_;  // approximate mode: when a group's head may finish early
-  std::vector<Head> head_;  // per group
-  std::vector<GroupId> refresh_;   // groups whose completion entry must be recomputed
+  IndexedHeap<Time> early_;        // approximate mode: when it is within the tolerance
+  std::vector<GroupId> refresh_;   // groups whose completion entries must be recomputed
   std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
   std::uint32_t refresh_round_ = 1;
   std::vector<std::pair<Time, GroupId>> due_;
-  std::vector<ClassId> members_;
   std::vector<FlowId> finished_;
   FinishCallback on_finish_;
   std::function<void()> on_solve_;
@@ -138,14 +148,19 @@ class FlowNetwork {
   std::uint64_t solves_ = 0;
   std::uint64_t finished_early_ = 0;
 
+  // flow_network.cpp
   void join(FlowId f);
   void finish_zero_byte(FlowId f);
   void arm();
   void wake();
-  void collect_finished();
-  bool finish_due(GroupId g, bool due_now);
   void solve();
   void mark_refresh(GroupId g);
+  // flow_completion.cpp
+  void collect_finished();
+  bool finish_due(GroupId g, bool due_now);
+  std::int64_t finish_class(ClassId c, double work, bool forced);
+  void push_head(GroupId g, ClassId c);
+  const Head* top_head(GroupId g);
   void schedule_completion(GroupId g);
 };
 
