@@ -52,7 +52,7 @@ Result counters(std::string name, const sim::Simulator& sim, const sim::FlowNetw
   r.flows = net.flows_started();
   r.solves = net.solves();
   r.classes_solved = net.classes_solved();
-  r.early = net.flows_finished_early();
+  r.early = net.flows_snapped();
   r.tolerance = net.tolerance();
   r.stats = net.solver_stats();
   return r;
@@ -236,7 +236,7 @@ void print(const std::string& which, const Result& r) {
              "{:8.3f} s {:>10.0f} events/s  makespan {:.9f} s  peak {:.3f} GB  {}\n",
              which, r.name, r.flows, r.events, r.solves, r.classes_solved, r.wall_s,
              static_cast<double>(r.events) / r.wall_s, r.makespan.seconds(), peak_rss_gb(),
-             r.tolerance > 0 ? fmt::format("tolerance {:g} ({} flows early)", r.tolerance, r.early)
+             r.tolerance > 0 ? fmt::format("tolerance {:g} ({} flows snapped)", r.tolerance, r.early)
                              : std::string("exact"));
 }
 
@@ -285,9 +285,10 @@ int main(int argc, char** argv) {
     const Result r = timed(which, tolerance);
     print(which, r);
     if (show_stats) {
-      fmt::print("  solver: {} promotions, {} demotions, {} redos, {} merges, {} splits\n",
-                 r.stats.promotions, r.stats.demotions, r.stats.redos, r.stats.merges,
-                 r.stats.splits);
+      fmt::print("  solver: {} re-filled groups changed rate; {} promotions, {} demotions, {} "
+                 "redos, {} merges, {} splits\n",
+                 r.stats.groups_changed, r.stats.promotions, r.stats.demotions, r.stats.redos,
+                 r.stats.merges, r.stats.splits);
     }
     if (compare_exact && tolerance > 0) {
       const Result exact = timed(which, 0);

@@ -7,24 +7,10 @@
 
 namespace hopsim::sim {
 
-std::size_t FairShare::PoolHash::operator()(const Key& key) const {
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ key.second;
-  for (std::uint32_t i = 0; i < key.second; ++i) {
-    h ^= (*pool)[key.first + i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  }
-  return static_cast<std::size_t>(h);
-}
-
-bool FairShare::PoolEq::operator()(const Key& a, const Key& b) const {
-  return a.second == b.second && std::equal(pool->begin() + a.first,
-                                            pool->begin() + a.first + a.second,
-                                            pool->begin() + b.first);
-}
-
 FairShare::FairShare(std::vector<double> capacity)
     : capacity_(std::move(capacity)),
-      class_of_route_(64, PoolHash{&route_pool_}, PoolEq{&route_pool_}),
-      group_of_sig_(64, PoolHash{&sig_pool_}, PoolEq{&sig_pool_}) {
+      class_of_route_(&route_pool_),
+      group_of_sig_(&sig_pool_) {
   const std::size_t n = capacity_.size();
   state_.assign(n, Link::Tight);  // every link starts as a constraint; solves free the idle ones
   cover_.resize(n);
@@ -53,12 +39,12 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
     HOPSIM_ASSERT(r < capacity_.size(), "route uses resource {} of {}", r, capacity_.size());
     route_pool_.push_back(r);
   }
-  const auto [it, inserted] =
-      class_of_route_.try_emplace({begin, size}, static_cast<ClassId>(classes_.size()));
-  if (!inserted) {
+  if (const ClassId known = class_of_route_.find(begin, size); known != PoolIndex::kNone) {
     route_pool_.resize(begin);  // known route: drop the copy
-    return it->second;
+    return known;
   }
+  const auto id = static_cast<ClassId>(classes_.size());
+  class_of_route_.set(begin, size, id);
   for (std::uint32_t i = 0; i + 1 < size; ++i) {
     for (std::uint32_t j = i + 1; j < size; ++j) {
       HOPSIM_ASSERT(route[i] != route[j], "route crosses resource {} twice", route[i]);
@@ -66,7 +52,7 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
   }
   route_pos_.resize(route_pool_.size(), 0);
   classes_.push_back(Class{begin, size});
-  return it->second;
+  return id;
 }
 
 double FairShare::group_work(GroupId g, Time now) const {
@@ -126,15 +112,46 @@ void FairShare::set_sig(GroupId g, std::vector<ResourceId>& links) {
   group.sig_begin = static_cast<std::uint32_t>(sig_pool_.size());
   group.sig_size = static_cast<std::uint32_t>(links.size());
   sig_pool_.insert(sig_pool_.end(), links.begin(), links.end());
-  group_of_sig_[{group.sig_begin, group.sig_size}] = g;
+  group_of_sig_.set(group.sig_begin, group.sig_size, g);
+  group.indexed = true;
 }
 
-// Forgets the signature of `g` if the map points to it (another group may share it).
+// Forgets the signature of `g` if the index points to it (another group may share it).
 void FairShare::unmap_sig(GroupId g) {
   const Group& group = groups_[g];
-  const auto it = group_of_sig_.find({group.sig_begin, group.sig_size});
-  if (it != group_of_sig_.end() && it->second == g) {
-    group_of_sig_.erase(it);
+  if (group.indexed) {
+    group_of_sig_.erase(group.sig_begin, group.sig_size, g);
+  }
+}
+
+// Rewrites the signature pool with the signatures of live groups only, once most of it is
+// left over from groups that are gone or changed signature.
+void FairShare::compact_sigs() {
+  if (sig_pool_.size() < 2 * sig_pool_after_ + 4096) {
+    return;  // amortized: the pool at least doubled since the last compaction
+  }
+  std::size_t live = 0;
+  for (const Group& group : groups_) {
+    live += group.alive ? group.sig_size : 0;
+  }
+  std::vector<ResourceId> pool;
+  pool.reserve(2 * live);
+  group_of_sig_.clear();
+  for (GroupId g = 0; g < groups_.size(); ++g) {
+    Group& group = groups_[g];
+    if (group.alive) {
+      const auto begin = static_cast<std::uint32_t>(pool.size());
+      pool.insert(pool.end(), sig_pool_.begin() + group.sig_begin,
+                  sig_pool_.begin() + group.sig_begin + group.sig_size);
+      group.sig_begin = begin;
+    }
+  }
+  sig_pool_ = std::move(pool);
+  sig_pool_after_ = sig_pool_.size();
+  for (GroupId g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].alive && groups_[g].indexed) {
+      group_of_sig_.set(groups_[g].sig_begin, groups_[g].sig_size, g);
+    }
   }
 }
 
@@ -220,9 +237,9 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   }
   std::sort(sig_pool_.begin() + begin, sig_pool_.end());
   const auto size = static_cast<std::uint32_t>(sig_pool_.size()) - begin;
-  if (const auto it = group_of_sig_.find({begin, size}); it != group_of_sig_.end()) {
+  if (const GroupId known = group_of_sig_.find(begin, size); known != PoolIndex::kNone) {
     sig_pool_.resize(begin);
-    return it->second;
+    return known;
   }
   const GroupId g = new_group();
   Group& group = groups_[g];
@@ -230,7 +247,10 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   group.sig_size = size;
   group.work_time = now;
   group.refs = size;
-  group_of_sig_[{begin, size}] = g;
+  if (size < classes_[c].route_size) {
+    group_of_sig_.set(begin, size, g);
+    group.indexed = true;
+  }
   for (ResourceId l : sig(group)) {
     list_[l].push_back(Entry{0, 0, g});  // a joiner: after the sorted part until solved
   }

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sim/pool_index.hpp"
 #include "sim/resource.hpp"
 #include "sim/units.hpp"
 
@@ -15,7 +15,8 @@ namespace hopsim::sim {
 
 /// Counters of the solver's structural work, for benchmarks and reports.
 struct FairShareStats {
-  std::uint64_t groups_solved = 0;  ///< solver variables re-filled, over all solves
+  std::uint64_t groups_solved = 0;   ///< solver variables re-filled, over all solves
+  std::uint64_t groups_changed = 0;  ///< of those, the ones whose rate changed
   std::uint64_t promotions = 0;     ///< links that became constraints
   std::uint64_t demotions = 0;      ///< links that stopped being constraints
   std::uint64_t redos = 0;          ///< solves redone because a free link would overflow
@@ -99,6 +100,8 @@ class FairShare {
     bool solved = false;   // has a rate from a solve
     bool changed = false;  // flows joined or left since the last solve
     bool grew = false;     // flows joined since the last solve
+    bool indexed = false;  // in group_of_sig_ (a group made for a class whose whole route is
+                           // tight is not: no other class can have that signature yet)
     ClassId first = kNoClass;  // its members
     std::uint32_t size = 0;
   };
@@ -107,16 +110,6 @@ class FairShare {
     double before;  // load of the entries below this one
     GroupId g;
   };
-  using Key = std::pair<std::uint32_t, std::uint32_t>;  // (begin, size) in a pool
-  struct PoolHash {
-    const std::vector<ResourceId>* pool;
-    std::size_t operator()(const Key& key) const;
-  };
-  struct PoolEq {
-    const std::vector<ResourceId>* pool;
-    bool operator()(const Key& a, const Key& b) const;
-  };
-  using PoolMap = std::unordered_map<Key, std::uint32_t, PoolHash, PoolEq>;
 
   std::vector<double> capacity_;
   std::vector<Link> state_;
@@ -137,9 +130,10 @@ class FairShare {
   std::vector<ResourceId> route_pool_;
   std::vector<std::uint32_t> route_pos_;  // index of the class in classes_on_[route link]
   std::vector<Class> classes_;
-  PoolMap class_of_route_;
+  PoolIndex class_of_route_;
   std::vector<ResourceId> sig_pool_;
-  PoolMap group_of_sig_;
+  std::size_t sig_pool_after_ = 0;  // its size after the last compaction
+  PoolIndex group_of_sig_;
   std::vector<Group> groups_;
   std::vector<GroupId> free_groups_, released_;  // released: reusable after this solve
   std::vector<GroupId> changed_, touched_;
@@ -166,6 +160,7 @@ class FairShare {
   void release(GroupId g);
   void set_sig(GroupId g, std::vector<ResourceId>& links);
   void unmap_sig(GroupId g);
+  void compact_sigs();
   GroupId group_for(ClassId c, Time now);
   void activate(ClassId c, Time now);
   void deactivate(ClassId c);

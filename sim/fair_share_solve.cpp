@@ -41,6 +41,7 @@ void FairShare::solve(Time now) {
     }
   }
   commit(now);
+  compact_sigs();
   free_groups_.insert(free_groups_.end(), released_.begin(), released_.end());
   released_.clear();
 }
@@ -233,6 +234,7 @@ void FairShare::commit(Time now) {
   for (GroupId g : order_) {
     Group& group = groups_[g];
     if (group.rate != new_rate_[g] || !group.solved) {
+      ++stats_.groups_changed;
       touch(g);
       settle(g, now);
       group.rate = new_rate_[g];

@@ -1,5 +1,6 @@
 // Flow network: which flows finish when, per group of classes that share a rate.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "sim/assert.hpp"
@@ -38,7 +39,7 @@ void FlowNetwork::collect_finished() {
 
 // Finishes the flows of group `g` that are done, earliest first: the earliest one if it is
 // due now, and every flow within a picosecond's worth of bytes of its end (approximate mode:
-// plus `tolerance_` of its size).
+// plus half `tolerance_` of its size, either side; see schedule_completion).
 bool FlowNetwork::finish_due(GroupId g, bool due_now) {
   const double work = share_.group_work(g, sim_.now());
   bool forced = due_now;
@@ -51,6 +52,7 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
     }
     forced = false;
     any = true;
+    heads_[g].top_layout = 0;  // its earliest flow is gone
     share_.change(c, -done, sim_.now());
     if (!share_.alive(g)) {
       break;
@@ -70,11 +72,11 @@ std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
   std::int64_t done = 0;
   while (!pending.empty()) {
     const auto [target, f] = pending.front();
-    const double early = tolerance_ * static_cast<double>(flows_[f].size.n);
-    if (!forced && target - work > picosecond + early) {
+    const double slack = tolerance_ / 2 * static_cast<double>(flows_[f].size.n);
+    if (!forced && target - work > picosecond + slack) {
       break;
     }
-    finished_early_ += !forced && target - work > picosecond ? 1 : 0;
+    snapped_ += std::fabs(target - work) > picosecond ? 1 : 0;
     forced = false;
     std::pop_heap(pending.begin(), pending.end(), std::greater<>{});
     pending.pop_back();
@@ -86,32 +88,51 @@ std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
 }
 
 void FlowNetwork::push_head(GroupId g, ClassId c) {
-  if (g >= heads_.size() || heads_[g].layout != share_.layout(g) || share_.member_count(g) < 2) {
-    return;  // no heap to keep: it is (re)built when needed
+  if (g >= heads_.size()) {
+    return;
   }
-  auto& heap = heads_[g].heap;
-  heap.push_back(Head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
-  std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+  Heads& heads = heads_[g];
+  const Head head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+  if (heads.top_layout == share_.layout(g) && head.key < heads.top.key) {
+    heads.top = head;  // the cached earliest flow stays right: only a finish can raise it
+  }
+  if (heads.layout == share_.layout(g) && share_.member_count(g) >= 2) {
+    heads.heap.push_back(head);
+    std::push_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
+  }
 }
 
-// The earliest flow of group `g` (nullptr when it has none), from its heap, rebuilt first if
-// the group's layout changed, stale entries dropped. A lone class needs no heap.
+// The earliest flow of group `g` (nullptr when it has none), cached until a flow of the group
+// finishes or its layout changes.
 const FlowNetwork::Head* FlowNetwork::top_head(GroupId g) {
-  if (share_.member_count(g) < 2) {
-    if (g < heads_.size()) {
-      heads_[g].layout = 0;
-    }
-    const ClassId c = share_.first_member(g);
-    if (c == FairShare::kNoClass || pending_[c].empty()) {
-      return nullptr;
-    }
-    lone_ = Head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
-    return &lone_;
-  }
   if (g >= heads_.size()) {
     heads_.resize(g + 1);
   }
   Heads& heads = heads_[g];
+  if (heads.top_layout == share_.layout(g)) {
+    return &heads.top;
+  }
+  const Head* top = find_top(g);
+  if (top != nullptr) {
+    heads.top = *top;
+    heads.top_layout = share_.layout(g);
+  }
+  return top;
+}
+
+// Finds the earliest flow of group `g` from its heap, rebuilt first if the group's layout
+// changed, stale entries dropped. A lone class needs no heap.
+const FlowNetwork::Head* FlowNetwork::find_top(GroupId g) {
+  Heads& heads = heads_[g];
+  if (share_.member_count(g) < 2) {
+    heads.layout = 0;
+    const ClassId c = share_.first_member(g);
+    if (c == FairShare::kNoClass || pending_[c].empty()) {
+      return nullptr;
+    }
+    heads.top = Head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+    return &heads.top;
+  }
   if (heads.layout != share_.layout(g)) {
     heads.heap.clear();
     for (ClassId c = share_.first_member(g); c != FairShare::kNoClass;
@@ -146,11 +167,23 @@ void FlowNetwork::schedule_completion(GroupId g) {
   HOPSIM_ASSERT(rate > 0, "group {} got rate {}", g, rate);
   const Head* head = top_head(g);
   HOPSIM_ASSERT(head != nullptr, "group {} has no flow", g);
+  Heads& heads = heads_[g];
+  // Approximate mode: half the tolerance is spent on the rate drifting from the one the
+  // entries were computed for (no heap update then), half on batching: due when it has moved
+  // its size and half the tolerance more, early once half is left. Together a flow finishes
+  // within the tolerance of its size, either side.
+  if (tolerance_ > 0 && heads.scheduled.flow == head->flow &&
+      heads.scheduled.key == head->key &&
+      std::fabs(rate - heads.scheduled_rate) <= tolerance_ / 2 * heads.scheduled_rate) {
+    return;
+  }
+  heads.scheduled = *head;
+  heads.scheduled_rate = rate;
+  const double slack = tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n);
   const double left = head->key - share_.group_work(g, now);
-  completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
+  completions_.set(g, now + Time::from_seconds_ceil(std::max(left + slack, 0.0) / rate));
   if (tolerance_ > 0) {
-    const double early = left - tolerance_ * static_cast<double>(flows_[head->flow].size.n);
-    early_.set(g, now + Time::from_seconds_ceil(std::max(early, 0.0) / rate));
+    early_.set(g, now + Time::from_seconds_ceil(std::max(left - slack, 0.0) / rate));
   }
 }
 

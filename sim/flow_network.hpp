@@ -72,7 +72,8 @@ class FlowNetwork {
   void set_on_finish(FinishCallback cb) { on_finish_ = std::move(cb); }
   /// Called after every re-solve, for observers that check rates (tests, tracers).
   void set_on_solve(std::function<void()> cb) { on_solve_ = std::move(cb); }
-  /// Approximate mode: a flow may finish once at most `relative` of its size remains (0 exact).
+  /// Approximate mode: a flow may finish when it is within `relative` of its size of its end,
+  /// either side (0, the default: exact).
   void set_tolerance(double relative);
   double tolerance() const { return tolerance_; }
 
@@ -97,8 +98,8 @@ class FlowNetwork {
   std::uint64_t classes_solved() const { return share_.stats().groups_solved; }
   /// The solver's counters (promotions, demotions, merges, ...).
   const FairShareStats& solver_stats() const { return share_.stats(); }
-  /// Flows that finished early by the tolerance (before their exact completion instant).
-  std::uint64_t flows_finished_early() const { return finished_early_; }
+  /// Flows whose finish the tolerance moved (more than a picosecond's worth of bytes off).
+  std::uint64_t flows_snapped() const { return snapped_; }
 
  private:
   using ClassId = FairShare::ClassId;
@@ -124,6 +125,10 @@ class FlowNetwork {
   struct Heads {
     std::vector<Head> heap;
     std::uint64_t layout = 0;  // the group's layout when the heap was built; 0: none
+    Head top{};                // the group's earliest flow, while top_layout is current
+    std::uint64_t top_layout = 0;
+    Head scheduled{};          // the head and rate its completion entries were computed for
+    double scheduled_rate = 0;
   };
 
   Simulator& sim_;
@@ -131,7 +136,6 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
   std::vector<Heads> heads_;                                       // per group
-  Head lone_{};  // top_head of a group with one class
   IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
   IndexedHeap<Time> early_;        // approximate mode: when it is within the tolerance
   std::vector<GroupId> refresh_;   // groups whose completion entries must be recomputed
@@ -146,7 +150,7 @@ class FlowNetwork {
   double tolerance_ = 0;
   bool in_wake_ = false;
   std::uint64_t solves_ = 0;
-  std::uint64_t finished_early_ = 0;
+  std::uint64_t snapped_ = 0;
 
   // flow_network.cpp
   void join(FlowId f);
@@ -161,6 +165,7 @@ class FlowNetwork {
   std::int64_t finish_class(ClassId c, double work, bool forced);
   void push_head(GroupId g, ClassId c);
   const Head* top_head(GroupId g);
+  const Head* find_top(GroupId g);
   void schedule_completion(GroupId g);
 };
 
