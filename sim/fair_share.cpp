@@ -32,6 +32,8 @@ FairShare::FairShare(std::vector<double> capacity)
   delta_.assign(n, 0);
 }
 
+// Routes are kept as sorted link sets: the order of a route does not matter to the rates,
+// and a signature (a sorted set of tight links) can then be looked up as a route.
 FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
   const auto begin = static_cast<std::uint32_t>(route_pool_.size());
   const auto size = static_cast<std::uint32_t>(route.size());
@@ -39,20 +41,39 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
     HOPSIM_ASSERT(r < capacity_.size(), "route uses resource {} of {}", r, capacity_.size());
     route_pool_.push_back(r);
   }
+  std::sort(route_pool_.begin() + begin, route_pool_.end());
   if (const ClassId known = class_of_route_.find(begin, size); known != PoolIndex::kNone) {
     route_pool_.resize(begin);  // known route: drop the copy
     return known;
   }
+  const auto dup = std::adjacent_find(route_pool_.begin() + begin, route_pool_.end());
+  HOPSIM_ASSERT(dup == route_pool_.end(), "route crosses resource {} twice", *dup);
   const auto id = static_cast<ClassId>(classes_.size());
   class_of_route_.set(begin, size, id);
-  for (std::uint32_t i = 0; i + 1 < size; ++i) {
-    for (std::uint32_t j = i + 1; j < size; ++j) {
-      HOPSIM_ASSERT(route[i] != route[j], "route crosses resource {} twice", route[i]);
-    }
-  }
   route_pos_.resize(route_pool_.size(), 0);
   classes_.push_back(Class{begin, size});
   return id;
+}
+
+// The live group whose signature is sig_pool_[begin, begin + size), or kNone: from the index,
+// else the group of the active class whose route is that set (such groups are not indexed).
+FairShare::GroupId FairShare::find_group(std::uint32_t begin, std::uint32_t size) {
+  if (const GroupId g = group_of_sig_.find(begin, size); g != PoolIndex::kNone) {
+    return g;
+  }
+  const auto at = static_cast<std::uint32_t>(route_pool_.size());
+  route_pool_.insert(route_pool_.end(), sig_pool_.begin() + begin,
+                     sig_pool_.begin() + begin + size);
+  const ClassId c = class_of_route_.find(at, size);
+  route_pool_.resize(at);
+  if (c == PoolIndex::kNone || classes_[c].n == 0) {
+    return kNone;
+  }
+  const Group& group = groups_[classes_[c].group];
+  const bool same = group.alive && group.sig_size == size &&
+                    std::equal(sig_pool_.begin() + begin, sig_pool_.begin() + begin + size,
+                               sig_pool_.begin() + group.sig_begin);
+  return same ? classes_[c].group : kNone;
 }
 
 double FairShare::group_work(GroupId g, Time now) const {
@@ -237,7 +258,7 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   }
   std::sort(sig_pool_.begin() + begin, sig_pool_.end());
   const auto size = static_cast<std::uint32_t>(sig_pool_.size()) - begin;
-  if (const GroupId known = group_of_sig_.find(begin, size); known != PoolIndex::kNone) {
+  if (const GroupId known = find_group(begin, size); known != kNone) {
     sig_pool_.resize(begin);
     return known;
   }

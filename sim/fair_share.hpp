@@ -7,27 +7,16 @@
 #include <utility>
 #include <vector>
 
+#include "sim/fair_share_parts.hpp"
 #include "sim/pool_index.hpp"
 #include "sim/resource.hpp"
-#include "sim/units.hpp"
 
 namespace hopsim::sim {
 
-/// Counters of the solver's structural work, for benchmarks and reports.
-struct FairShareStats {
-  std::uint64_t groups_solved = 0;   ///< solver variables re-filled, over all solves
-  std::uint64_t groups_changed = 0;  ///< of those, the ones whose rate changed
-  std::uint64_t promotions = 0;     ///< links that became constraints
-  std::uint64_t demotions = 0;      ///< links that stopped being constraints
-  std::uint64_t redos = 0;          ///< solves redone because a free link would overflow
-  std::uint64_t merges = 0;         ///< groups merged into another
-  std::uint64_t splits = 0;         ///< groups split by a promotion
-};
-
 class FairShare {
  public:
-  using ClassId = std::uint32_t;
-  using GroupId = std::uint32_t;
+  using ClassId = share::ClassId;
+  using GroupId = share::GroupId;
 
   /// One resource per capacity (bytes/s, each > 0).
   explicit FairShare(std::vector<double> capacity);
@@ -53,7 +42,7 @@ class FairShare {
   bool alive(GroupId g) const { return groups_[g].alive; }
   double rate(GroupId g) const { return groups_[g].rate; }
   /// The members of a group, as a list: first_member, then next_member until kNoClass.
-  static constexpr ClassId kNoClass = ~ClassId{0};
+  static constexpr ClassId kNoClass = share::kNoClass;
   ClassId first_member(GroupId g) const { return groups_[g].first; }
   ClassId next_member(ClassId c) const { return classes_[c].next; }
   std::uint32_t member_count(GroupId g) const { return groups_[g].size; }
@@ -72,44 +61,12 @@ class FairShare {
   const FairShareStats& stats() const { return stats_; }
 
  private:
-  static constexpr GroupId kNone = ~GroupId{0};
-  // A tight link is a constraint of the solve; a free one is checked after it (its load kept),
-  // a safe one never needs a check: the tight links in its cover bound its load.
-  enum class Link : std::uint8_t { Tight, Free, Safe };
-  struct Class {
-    std::uint32_t route_begin = 0;  // into route_pool_ / route_pos_
-    std::uint32_t route_size = 0;
-    std::uint32_t n = 0;        // active flows
-    std::uint32_t free = 0;     // free links on its route
-    GroupId group = kNone;
-    ClassId next = kNoClass;  // the other members of its group, a doubly linked list
-    ClassId prev = kNoClass;
-    double offset = 0;  // work of the class = work of its group + offset
-  };
-  struct Group {
-    std::uint32_t sig_begin = 0;  // its tight links, sorted, in sig_pool_
-    std::uint32_t sig_size = 0;
-    std::uint32_t n = 0;     // flows of all members (kept as it was once merged away)
-    std::uint32_t refs = 0;  // entries it holds in tight-link lists
-    std::uint32_t free = 0;  // free links on its members' routes, with repeats
-    std::uint64_t layout = 0;
-    double rate = 0;         // per flow, bytes/s
-    double work = 0;         // bytes per flow moved since the group was created, at work_time
-    Time work_time;
-    bool alive = false;
-    bool solved = false;   // has a rate from a solve
-    bool changed = false;  // flows joined or left since the last solve
-    bool grew = false;     // flows joined since the last solve
-    bool indexed = false;  // in group_of_sig_ (a group made for a class whose whole route is
-                           // tight is not: no other class can have that signature yet)
-    ClassId first = kNoClass;  // its members
-    std::uint32_t size = 0;
-  };
-  struct Entry {
-    double rate;    // the group's rate when written
-    double before;  // load of the entries below this one
-    GroupId g;
-  };
+  static constexpr GroupId kNone = share::kNoGroup;
+  using Link = share::Link;
+  using Class = share::Class;
+  using Group = share::Group;
+  using Entry = share::Entry;
+  using Idle = share::Idle;
 
   std::vector<double> capacity_;
   std::vector<Link> state_;
@@ -121,10 +78,6 @@ class FairShare {
   std::vector<std::vector<ResourceId>> cover_;  // safe links: tight links bounding the load
   std::vector<std::uint32_t> blockers_;         // free links: classes outside the cover
   std::vector<std::uint8_t> stale_;             // tight links whose list needs a rebuild
-  struct Idle {
-    std::uint32_t solves = 0;  // solves in a row that left the tight link below half capacity
-    std::uint64_t work = 0;    // groups they re-filled through it
-  };
   std::vector<Idle> idle_;
   std::vector<ResourceId> stale_links_;
   std::vector<ResourceId> route_pool_;
@@ -160,6 +113,7 @@ class FairShare {
   void release(GroupId g);
   void set_sig(GroupId g, std::vector<ResourceId>& links);
   void unmap_sig(GroupId g);
+  GroupId find_group(std::uint32_t begin, std::uint32_t size);
   void compact_sigs();
   GroupId group_for(ClassId c, Time now);
   void activate(ClassId c, Time now);

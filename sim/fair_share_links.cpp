@@ -293,7 +293,7 @@ void FairShare::regroup(ResourceId l, Time now) {
     unmap_sig(g);
     const auto begin = static_cast<std::uint32_t>(sig_pool_.size());
     sig_pool_.insert(sig_pool_.end(), links.begin(), links.end());
-    const GroupId other = group_of_sig_.find(begin, static_cast<std::uint32_t>(links.size()));
+    const GroupId other = find_group(begin, static_cast<std::uint32_t>(links.size()));
     sig_pool_.resize(begin);
     if (other != kNone && other != g && groups_[other].alive && groups_[other].solved &&
         groups_[g].solved && groups_[other].rate == groups_[g].rate) {

@@ -44,7 +44,7 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
   const double work = share_.group_work(g, sim_.now());
   bool forced = due_now;
   bool any = false;
-  while (const Head* head = top_head(g)) {
+  while (const GroupHead* head = top_head(g)) {
     const ClassId c = head->cls;
     const std::int64_t done = finish_class(c, work + share_.offset(c), forced);
     if (done == 0) {
@@ -91,8 +91,8 @@ void FlowNetwork::push_head(GroupId g, ClassId c) {
   if (g >= heads_.size()) {
     return;
   }
-  Heads& heads = heads_[g];
-  const Head head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+  GroupHeads& heads = heads_[g];
+  const GroupHead head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
   if (heads.top_layout == share_.layout(g) && head.key < heads.top.key) {
     heads.top = head;  // the cached earliest flow stays right: only a finish can raise it
   }
@@ -104,15 +104,15 @@ void FlowNetwork::push_head(GroupId g, ClassId c) {
 
 // The earliest flow of group `g` (nullptr when it has none), cached until a flow of the group
 // finishes or its layout changes.
-const FlowNetwork::Head* FlowNetwork::top_head(GroupId g) {
+const GroupHead* FlowNetwork::top_head(GroupId g) {
   if (g >= heads_.size()) {
     heads_.resize(g + 1);
   }
-  Heads& heads = heads_[g];
+  GroupHeads& heads = heads_[g];
   if (heads.top_layout == share_.layout(g)) {
     return &heads.top;
   }
-  const Head* top = find_top(g);
+  const GroupHead* top = find_top(g);
   if (top != nullptr) {
     heads.top = *top;
     heads.top_layout = share_.layout(g);
@@ -122,15 +122,15 @@ const FlowNetwork::Head* FlowNetwork::top_head(GroupId g) {
 
 // Finds the earliest flow of group `g` from its heap, rebuilt first if the group's layout
 // changed, stale entries dropped. A lone class needs no heap.
-const FlowNetwork::Head* FlowNetwork::find_top(GroupId g) {
-  Heads& heads = heads_[g];
+const GroupHead* FlowNetwork::find_top(GroupId g) {
+  GroupHeads& heads = heads_[g];
   if (share_.member_count(g) < 2) {
     heads.layout = 0;
     const ClassId c = share_.first_member(g);
     if (c == FairShare::kNoClass || pending_[c].empty()) {
       return nullptr;
     }
-    heads.top = Head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+    heads.top = GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
     return &heads.top;
   }
   if (heads.layout != share_.layout(g)) {
@@ -138,14 +138,14 @@ const FlowNetwork::Head* FlowNetwork::find_top(GroupId g) {
     for (ClassId c = share_.first_member(g); c != FairShare::kNoClass;
          c = share_.next_member(c)) {
       heads.heap.push_back(
-          Head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
+          GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
     }
     std::make_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
     heads.layout = share_.layout(g);
   }
   auto& heap = heads.heap;
   while (!heap.empty()) {
-    const Head& top = heap.front();
+    const GroupHead& top = heap.front();
     if (share_.group_of(top.cls) == g && !pending_[top.cls].empty() &&
         pending_[top.cls].front().second == top.flow) {
       return &top;
@@ -165,9 +165,9 @@ void FlowNetwork::schedule_completion(GroupId g) {
   const Time now = sim_.now();
   const double rate = share_.rate(g);
   HOPSIM_ASSERT(rate > 0, "group {} got rate {}", g, rate);
-  const Head* head = top_head(g);
+  const GroupHead* head = top_head(g);
   HOPSIM_ASSERT(head != nullptr, "group {} has no flow", g);
-  Heads& heads = heads_[g];
+  GroupHeads& heads = heads_[g];
   // Approximate mode: half the tolerance is spent on the rate drifting from the one the
   // entries were computed for (no heap update then), half on batching: due when it has moved
   // its size and half the tolerance more, early once half is left. Together a flow finishes

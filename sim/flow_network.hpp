@@ -7,42 +7,41 @@
 //   and no r_f can grow without shrinking some r_g <= r_f. Progressive filling computes it:
 //   raise every unfixed rate together; when a resource saturates, fix the rates of its flows
 //   at its fair share  s_l = (C_l - fixed load on l) / (number of unfixed flows on l).
-//   The level at which a flow is fixed is its rate; the level of a resource is the rate of
-//   the flows it fixes. A flow's rate is the lowest level on its route.
+//   A flow's rate is the level at which it is fixed; each resource on its route saturates at
+//   a level >= that rate, or never.
 //
-// Classes and groups: flows with identical routes form a class; classes whose routes cross the
-//   same *tight* links (below) form a group, one solver variable of weight n_g (its flows):
-//   they get the same rate. A group keeps W_g, the bytes moved per flow (the integral of its
-//   rate); flow f finishes when its class's work reaches its target (join work + size).
+// Classes and groups: flows with identical routes form a class; classes that cross the same
+//   *tight* links (below) form a group: one solver variable of weight n_g (its flows), one
+//   rate. A group keeps W_g, the bytes moved per flow (the integral of its rate); a flow is
+//   done when its class's work (W_g + the class's offset) reaches its join work + its size.
 //
-// Tight links: a link below capacity limits nobody, so the max-min allocation is the same
-//   without it. Only tight links enter the solve; after each solve the others are checked
-//   against their capacity, and one that would be overloaded becomes tight and the solve is
-//   redone. A tight link left below capacity by a solve stops being tight. (In an
-//   all-to-all the NVLinks stop being tight once the intra-node flows are done, which cuts
-//   the network into independent rails and merges the 8 classes of a NIC pair into a group.)
+// Tight links (exact): a link below capacity limits nobody, so leaving it out of the problem
+//   does not change the max-min allocation as long as that allocation fits its capacity. Only
+//   tight links enter a solve. Every other link is checked after it (its load kept, or bounded
+//   by a cover of tight links whose capacities sum to at most its own); one that would be
+//   overloaded becomes tight and the solve is redone. A tight link a few solves leave below
+//   half its capacity stops being tight, and groups that then share their tight links merge.
+//   (In an all-to-all the NVLinks stop being tight once the intra-node flows are done: the
+//   network falls apart into independent rails, and the classes of a NIC pair merge.)
 //
-// Why a change needs only a partial re-solve (exact, not a heuristic): if flows of a group
-//   with rate r leave, every link on its route has level >= r, so below r the filling sees the
-//   same links saturate at the same levels: every group with rate < r keeps it. If flows
-//   join, nothing changes below the level at which a link they cross would now saturate
-//   (solved exactly from the link's list, sorted by rate) nor below the old rate of a group
-//   that grew. So at each batch of changes, with theta the lowest such level, the groups with
-//   rate < theta are frozen, and the max-min allocation of the rest on what the frozen ones
-//   leave is a progressive filling of the groups at or above theta connected to a change.
-//   Each tight link keeps its groups sorted by rate, with the load of those below each
-//   entry, so that set and its residual capacities are found in time proportional to its
-//   size, not to the network's. The re-filled groups are fixed in increasing rate order, which
-//   is written back as the new top of each list. (Rates are compared with a relative margin
-//   of 1e-9: groups that close to theta are re-filled too, which is always safe.)
+// Incremental solve (exact): when flows of a group with rate r leave, every link on its
+//   route saturates at a level >= r, so below r the filling sees the same links saturate at
+//   the same levels: every group with rate < r keeps it. When flows join, nothing changes
+//   below the level at which a link they cross now saturates (solved exactly from the link's
+//   sorted list) nor below the old rate of a group that grew. With theta the lowest such level
+//   of a batch of changes, the groups with rate < theta are frozen, and the new rates are the
+//   progressive filling, on what the frozen groups leave, of the groups at or above theta
+//   connected to a change through tight links. Each tight link keeps its groups sorted by rate
+//   with the load below each entry, so that set and its residual capacities are found in time
+//   proportional to its size; the re-filled groups, fixed in increasing rate order, become the
+//   new top of each list. Groups within 1e-9 of theta are re-filled too (always safe). Nothing
+//   is approximated: tests check finish times against a per-flow reference to 1e-9.
 //
-// Completion: a flow is complete when its remaining bytes are at most what it moves in one
-//   picosecond. Finish times are rounded up to whole picoseconds. A group's earliest finish
-//   sits in an indexed heap, moved in place when its rate changes.
-//
-// Approximate mode (set_tolerance(t), off by default): when flows finish, every flow with at
-//   most t of its size left finishes in the same batch, so fewer re-solves happen. A flow
-//   never finishes later than in exact mode, nor with more than t of its bytes unmoved.
+// Completion: a flow is complete when at most a picosecond's worth of bytes remain; finish
+//   times round up to whole picoseconds. Group earliest finishes sit in an indexed heap.
+// Approximate mode (set_tolerance(t), off by default): a flow finishes within t of its size
+//   of its exact end, either way: flows ending close together finish in one batch (one
+//   re-solve); a completion entry stays put while its rate is within t/2 of the one it used.
 #pragma once
 
 #include <cstdint>
@@ -52,14 +51,11 @@
 #include <vector>
 
 #include "sim/fair_share.hpp"
+#include "sim/group_heads.hpp"
 #include "sim/indexed_heap.hpp"
-#include "sim/resource.hpp"
 #include "sim/simulator.hpp"
-#include "sim/units.hpp"
 
 namespace hopsim::sim {
-
-using FlowId = std::uint32_t;
 
 class FlowNetwork {
  public:
@@ -98,7 +94,7 @@ class FlowNetwork {
   std::uint64_t classes_solved() const { return share_.stats().groups_solved; }
   /// The solver's counters (promotions, demotions, merges, ...).
   const FairShareStats& solver_stats() const { return share_.stats(); }
-  /// Flows whose finish the tolerance moved (more than a picosecond's worth of bytes off).
+  /// Flows whose finish the tolerance moved (by more than a picosecond's worth of bytes).
   std::uint64_t flows_snapped() const { return snapped_; }
 
  private:
@@ -112,36 +108,17 @@ class FlowNetwork {
     enum class State : std::uint8_t { Latency, Active, Done } state;
   };
 
-  // A group's flows by finish: per class a min-heap of (target, flow); per group (with more
-  // than one class) a lazy min-heap of its classes' earliest flows, keyed in group work:
-  // target - class offset. Entries go stale when their flow finishes, their class stops
-  // being in the group's list head, or the group's layout changes (then it is rebuilt).
-  struct Head {
-    double key;
-    ClassId cls;
-    FlowId flow;
-    bool operator>(const Head& o) const { return key != o.key ? key > o.key : cls > o.cls; }
-  };
-  struct Heads {
-    std::vector<Head> heap;
-    std::uint64_t layout = 0;  // the group's layout when the heap was built; 0: none
-    Head top{};                // the group's earliest flow, while top_layout is current
-    std::uint64_t top_layout = 0;
-    Head scheduled{};          // the head and rate its completion entries were computed for
-    double scheduled_rate = 0;
-  };
-
   Simulator& sim_;
   FairShare share_;
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
-  std::vector<Heads> heads_;                                       // per group
+  std::vector<GroupHeads> heads_;                                  // per group
   IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
   IndexedHeap<Time> early_;        // approximate mode: when it is within the tolerance
   std::vector<GroupId> refresh_;   // groups whose completion entries must be recomputed
   std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
   std::uint32_t refresh_round_ = 1;
-  std::vector<std::pair<Time, GroupId>> due_;
+  std::vector<std::pair<Time, GroupId>> due_;  // groups that finish flows now
   std::vector<FlowId> finished_;
   FinishCallback on_finish_;
   std::function<void()> on_solve_;
@@ -164,8 +141,8 @@ class FlowNetwork {
   bool finish_due(GroupId g, bool due_now);
   std::int64_t finish_class(ClassId c, double work, bool forced);
   void push_head(GroupId g, ClassId c);
-  const Head* top_head(GroupId g);
-  const Head* find_top(GroupId g);
+  const GroupHead* top_head(GroupId g);
+  const GroupHead* find_top(GroupId g);
   void schedule_completion(GroupId g);
 };
 

@@ -9,6 +9,7 @@
 #include "sim/flow_network.hpp"
 #include "doctest_time.hpp"
 #include "flow_reference.hpp"
+#include "uneven_case.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
