@@ -1,7 +1,6 @@
 // Speed benchmarks of the engine and flow solver: one case per process (make bench).
-#include <sys/resource.h>
-
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include "sim/flow_network.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/collective_job.hpp"
+#include <sys/resource.h>
 
 namespace {
 
@@ -147,19 +147,27 @@ work::Plan uneven_all_to_all(int gpus) {
   });
 }
 
+// splitmix64: a small portable generator, for the MoE case's two million draws.
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31U);
+}
+
 // (i) MoE-like dispatch: 4,096 tokens per GPU, each to its top-8 of 256 experts (4 per GPU),
 // expert popularity zipf(1.0) over a seeded order, 7,168 x 2 B per token copy. A GPU's own
 // experts take no flow.
 work::Plan moe_dispatch(int gpus) {
   constexpr int kExperts = 256, kTopK = 8, kTokens = 4096;
   constexpr std::int64_t kTokenBytes = 7168 * 2;
-  std::mt19937_64 rng(7);
+  std::uint64_t state = 7;
   std::vector<int> rank(kExperts);
   for (int e = 0; e < kExperts; ++e) {
     rank[as_index(e)] = e;
   }
   for (int e = kExperts - 1; e > 0; --e) {  // Fisher-Yates by modulo: portable
-    std::swap(rank[as_index(e)], rank[rng() % static_cast<std::uint64_t>(e + 1)]);
+    std::swap(rank[as_index(e)], rank[splitmix(state) % static_cast<std::uint64_t>(e + 1)]);
   }
   std::vector<double> cumulative;
   double sum = 0;
@@ -170,17 +178,19 @@ work::Plan moe_dispatch(int gpus) {
   std::vector<std::int64_t> copies(as_index(gpus) * as_index(gpus), 0);
   for (int s = 0; s < gpus; ++s) {
     for (int t = 0; t < kTokens; ++t) {
-      std::vector<int> chosen;
-      while (chosen.size() < kTopK) {
-        const double u = static_cast<double>(rng() >> 11) * 0x1p-53 * sum;
-        const auto e = static_cast<int>(
-            std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
-        if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) {
-          chosen.push_back(e);
+      std::array<int, kTopK> chosen{};
+      std::size_t count = 0;
+      while (count < chosen.size()) {
+        const double u = static_cast<double>(splitmix(state) >> 11U) * 0x1p-53 * sum;
+        const auto e =
+            std::min(kExperts - 1,
+                     static_cast<int>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                      cumulative.begin()));
+        const auto end = chosen.begin() + static_cast<std::ptrdiff_t>(count);
+        if (std::find(chosen.begin(), end, e) == end) {
+          chosen[count++] = e;
+          ++copies[as_index(s) * as_index(gpus) + as_index(e * gpus / kExperts)];
         }
-      }
-      for (int e : chosen) {
-        ++copies[as_index(s) * as_index(gpus) + as_index(e * gpus / kExperts)];
       }
     }
   }
@@ -215,11 +225,10 @@ Result run_case(const std::string& which, double tolerance) {
     for (int r = 0; r < cluster.gpu_count(); ++r) {
       job.ranks.push_back(r);
     }
-    const work::Plan plan =
-        work::build_collective_plan(cluster, job, Bytes{std::int64_t{1} << 30});
-    return run_plan(fmt::format("all-to-all {} {}", work::algorithm_name(job.algorithm),
-                                cluster.gpu_count()),
-                    cluster, plan, tolerance);
+    const work::Plan plan = work::build_collective_plan(cluster, job, Bytes{std::int64_t{1} << 30});
+    return run_plan(
+        fmt::format("all-to-all {} {}", work::algorithm_name(job.algorithm), cluster.gpu_count()),
+        cluster, plan, tolerance);
   }
   if (which == "i") {
     const topo::Cluster cluster = cluster_of(8);
@@ -232,12 +241,13 @@ Result run_case(const std::string& which, double tolerance) {
 }
 
 void print(const std::string& which, const Result& r) {
-  fmt::print("{} {:<22} {:>9} flows {:>9} events {:>8} solves {:>11} classes-solved  wall "
-             "{:8.3f} s {:>10.0f} events/s  makespan {:.9f} s  peak {:.3f} GB  {}\n",
-             which, r.name, r.flows, r.events, r.solves, r.classes_solved, r.wall_s,
-             static_cast<double>(r.events) / r.wall_s, r.makespan.seconds(), peak_rss_gb(),
-             r.tolerance > 0 ? fmt::format("tolerance {:g} ({} flows snapped)", r.tolerance, r.early)
-                             : std::string("exact"));
+  fmt::print(
+      "{} {:<22} {:>9} flows {:>9} events {:>8} solves {:>11} classes-solved  wall "
+      "{:8.3f} s {:>10.0f} events/s  makespan {:.9f} s  peak {:.3f} GB  {}\n",
+      which, r.name, r.flows, r.events, r.solves, r.classes_solved, r.wall_s,
+      static_cast<double>(r.events) / r.wall_s, r.makespan.seconds(), peak_rss_gb(),
+      r.tolerance > 0 ? fmt::format("tolerance {:g} ({} flows snapped)", r.tolerance, r.early)
+                      : std::string("exact"));
 }
 
 // Errors of the approximate run against the exact one: makespan, and the worst finish of a
@@ -249,9 +259,10 @@ void compare(const Result& exact, const Result& approx) {
     worst = std::max(worst, d / (exact.end[i] - exact.start[i]).seconds());
   }
   const double m = (approx.makespan - exact.makespan).seconds() / exact.makespan.seconds();
-  fmt::print("  tolerance {:g}: makespan error {:+.3e} (relative), worst flow finish error "
-             "{:.3e} (of its duration), solves {} vs {}\n",
-             approx.tolerance, m, worst, approx.solves, exact.solves);
+  fmt::print(
+      "  tolerance {:g}: makespan error {:+.3e} (relative), worst flow finish error "
+      "{:.3e} (of its duration), solves {} vs {}\n",
+      approx.tolerance, m, worst, approx.solves, exact.solves);
 }
 
 Result timed(const std::string& which, double tolerance) {
@@ -285,10 +296,11 @@ int main(int argc, char** argv) {
     const Result r = timed(which, tolerance);
     print(which, r);
     if (show_stats) {
-      fmt::print("  solver: {} re-filled groups changed rate; {} promotions, {} demotions, {} "
-                 "redos, {} merges, {} splits\n",
-                 r.stats.groups_changed, r.stats.promotions, r.stats.demotions, r.stats.redos,
-                 r.stats.merges, r.stats.splits);
+      fmt::print(
+          "  solver: {} re-filled groups changed rate; {} promotions, {} demotions, {} "
+          "redos, {} merges, {} splits\n",
+          r.stats.groups_changed, r.stats.promotions, r.stats.demotions, r.stats.redos,
+          r.stats.merges, r.stats.splits);
     }
     if (compare_exact && tolerance > 0) {
       const Result exact = timed(which, 0);

@@ -7,10 +7,8 @@
 
 namespace hopsim::sim {
 
-FairShare::FairShare(std::vector<double> capacity)
-    : capacity_(std::move(capacity)),
-      class_of_route_(&route_pool_),
-      group_of_sig_(&sig_pool_) {
+FairShare::FairShare(std::vector<double> capacity) {
+  capacity_ = std::move(capacity);
   const std::size_t n = capacity_.size();
   state_.assign(n, Link::Tight);  // every link starts as a constraint; solves free the idle ones
   cover_.resize(n);

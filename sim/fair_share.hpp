@@ -13,51 +13,72 @@
 
 namespace hopsim::sim {
 
-class FairShare {
+class FairShare : private share::State {
  public:
   using ClassId = share::ClassId;
   using GroupId = share::GroupId;
 
   /// One resource per capacity (bytes/s, each > 0).
   explicit FairShare(std::vector<double> capacity);
+  FairShare(const FairShare&) = delete;  // the indexes point into its pools
+  FairShare& operator=(const FairShare&) = delete;
 
   /// The class of the flows with this route, created on first use.
   ClassId intern(std::span<const ResourceId> route);
   /// `delta` more (or, negative, fewer) flows of class `c` move from `now` on.
   void change(ClassId c, std::int64_t delta, Time now);
+
   /// True while changes wait for solve().
   bool dirty() const { return !changed_.empty(); }
+
   /// Re-solves, at `now`, every rate the changes since the last solve can affect.
   void solve(Time now);
+
   /// Groups whose rate, flow count or members changed since clear_touched(); some may be gone.
   std::span<const GroupId> touched() const { return touched_; }
+
   void clear_touched();
 
   std::size_t resource_count() const { return capacity_.size(); }
+
   double capacity(ResourceId l) const { return capacity_[l]; }
+
   std::span<const ResourceId> route(ClassId c) const {
     return {route_pool_.data() + classes_[c].route_begin, classes_[c].route_size};
   }
+
   GroupId group_of(ClassId c) const { return classes_[c].group; }
+
   bool alive(GroupId g) const { return groups_[g].alive; }
+
   double rate(GroupId g) const { return groups_[g].rate; }
+
   /// The members of a group, as a list: first_member, then next_member until kNoClass.
   static constexpr ClassId kNoClass = share::kNoClass;
+
   ClassId first_member(GroupId g) const { return groups_[g].first; }
+
   ClassId next_member(ClassId c) const { return classes_[c].next; }
+
   std::uint32_t member_count(GroupId g) const { return groups_[g].size; }
+
   /// Changes (to a value no group had) when classes move into or out of `g` other than by
   /// starting or stopping (merges, splits), when their offsets change, and when the id is
   /// reused; so a structure over a group's classes stays valid while it does not change.
   std::uint64_t layout(GroupId g) const { return groups_[g].layout; }
+
   /// Bytes per flow group `g` has moved since it was created, at `now`.
   double group_work(GroupId g, Time now) const;
+
   /// Work of class `c` minus the work of its group.
   double offset(ClassId c) const { return classes_[c].offset; }
+
   /// Bytes each flow of class `c` has moved since the class's reference point, at `now`.
   double work(ClassId c, Time now) const { return group_work(classes_[c].group, now) + offset(c); }
+
   /// Sum of the current rates of the flows crossing `l`.
   double load(ResourceId l) const;
+
   const FairShareStats& stats() const { return stats_; }
 
  private:
@@ -66,48 +87,14 @@ class FairShare {
   using Class = share::Class;
   using Group = share::Group;
   using Entry = share::Entry;
-  using Idle = share::Idle;
-
-  std::vector<double> capacity_;
-  std::vector<Link> state_;
-  std::vector<std::vector<ClassId>> classes_on_;  // active classes per link, any order
-  std::vector<std::vector<Entry>> list_;          // tight links: sorted part, then joiners
-  std::vector<std::uint32_t> sorted_end_;
-  std::vector<double> total_;                   // tight links: load of the sorted part
-  std::vector<double> load_;                    // free links: load, kept incrementally
-  std::vector<std::vector<ResourceId>> cover_;  // safe links: tight links bounding the load
-  std::vector<std::uint32_t> blockers_;         // free links: classes outside the cover
-  std::vector<std::uint8_t> stale_;             // tight links whose list needs a rebuild
-  std::vector<Idle> idle_;
-  std::vector<ResourceId> stale_links_;
-  std::vector<ResourceId> route_pool_;
-  std::vector<std::uint32_t> route_pos_;  // index of the class in classes_on_[route link]
-  std::vector<Class> classes_;
-  PoolIndex class_of_route_;
-  std::vector<ResourceId> sig_pool_;
-  std::size_t sig_pool_after_ = 0;  // its size after the last compaction
-  PoolIndex group_of_sig_;
-  std::vector<Group> groups_;
-  std::vector<GroupId> free_groups_, released_;  // released: reusable after this solve
-  std::vector<GroupId> changed_, touched_;
-  std::uint32_t solve_id_ = 1;  // touched_seen_ generation
-  std::uint64_t layouts_ = 0;
-  FairShareStats stats_;
-
-  // Solver scratch, reused by every solve.
-  std::uint32_t epoch_ = 1;
-  std::vector<std::uint32_t> link_seen_, group_seen_, group_fixed_, touched_seen_;
-  std::vector<std::uint32_t> start_, alive_on_, written_, delta_seen_;
-  std::vector<double> left_, weight_, new_rate_, delta_;
-  std::vector<ResourceId> region_links_, delta_links_, violated_;
-  std::vector<GroupId> region_groups_, order_;
-  std::vector<std::pair<double, ResourceId>> heap_;
 
   // fair_share.cpp: classes, groups, signatures, membership.
   std::span<const ResourceId> sig(const Group& g) const {
     return {sig_pool_.data() + g.sig_begin, g.sig_size};
   }
+
   bool tight(ResourceId l) const { return state_[l] == Link::Tight; }
+
   void settle(GroupId g, Time now);
   GroupId new_group();
   void release(GroupId g);

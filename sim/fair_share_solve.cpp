@@ -189,8 +189,8 @@ void FairShare::fill() {
       }
     }
   }
-  HOPSIM_ASSERT(order_.size() == region_groups_.size(),
-                "the filling fixed {} of {} groups", order_.size(), region_groups_.size());
+  HOPSIM_ASSERT(order_.size() == region_groups_.size(), "the filling fixed {} of {} groups",
+                order_.size(), region_groups_.size());
 }
 
 // The links that are not constraints must stay within capacity at the new rates; those that

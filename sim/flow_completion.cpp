@@ -130,13 +130,13 @@ const GroupHead* FlowNetwork::find_top(GroupId g) {
     if (c == FairShare::kNoClass || pending_[c].empty()) {
       return nullptr;
     }
-    heads.top = GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+    heads.top =
+        GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
     return &heads.top;
   }
   if (heads.layout != share_.layout(g)) {
     heads.heap.clear();
-    for (ClassId c = share_.first_member(g); c != FairShare::kNoClass;
-         c = share_.next_member(c)) {
+    for (ClassId c = share_.first_member(g); c != FairShare::kNoClass; c = share_.next_member(c)) {
       heads.heap.push_back(
           GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
     }
@@ -172,8 +172,7 @@ void FlowNetwork::schedule_completion(GroupId g) {
   // entries were computed for (no heap update then), half on batching: due when it has moved
   // its size and half the tolerance more, early once half is left. Together a flow finishes
   // within the tolerance of its size, either side.
-  if (tolerance_ > 0 && heads.scheduled.flow == head->flow &&
-      heads.scheduled.key == head->key &&
+  if (tolerance_ > 0 && heads.scheduled.flow == head->flow && heads.scheduled.key == head->key &&
       std::fabs(rate - heads.scheduled_rate) <= tolerance_ / 2 * heads.scheduled_rate) {
     return;
   }

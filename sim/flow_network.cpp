@@ -13,8 +13,8 @@ std::vector<double> checked_capacities(const std::vector<Bandwidth>& capacities)
   std::vector<double> out;
   out.reserve(capacities.size());
   for (std::size_t r = 0; r < capacities.size(); ++r) {
-    HOPSIM_ASSERT(capacities[r].bytes_per_s > 0, "resource {} has capacity {} B/s, must be > 0",
-                  r, capacities[r].bytes_per_s);
+    HOPSIM_ASSERT(capacities[r].bytes_per_s > 0, "resource {} has capacity {} B/s, must be > 0", r,
+                  capacities[r].bytes_per_s);
     out.push_back(capacities[r].bytes_per_s);
   }
   return out;
@@ -24,6 +24,50 @@ std::vector<double> checked_capacities(const std::vector<Bandwidth>& capacities)
 
 FlowNetwork::FlowNetwork(Simulator& sim, std::vector<Bandwidth> capacities)
     : sim_(sim), share_(checked_capacities(capacities)) {}
+
+void FlowNetwork::set_on_finish(FinishCallback cb) {
+  on_finish_ = std::move(cb);
+}
+
+void FlowNetwork::set_on_solve(std::function<void()> cb) {
+  on_solve_ = std::move(cb);
+}
+
+double FlowNetwork::tolerance() const {
+  return tolerance_;
+}
+
+std::size_t FlowNetwork::resource_count() const {
+  return share_.resource_count();
+}
+
+Bandwidth FlowNetwork::capacity(ResourceId r) const {
+  return {share_.capacity(r)};
+}
+
+double FlowNetwork::load_bytes_per_s(ResourceId r) const {
+  return share_.load(r);
+}
+
+std::uint64_t FlowNetwork::flows_started() const {
+  return flows_.size();
+}
+
+std::uint64_t FlowNetwork::solves() const {
+  return solves_;
+}
+
+std::uint64_t FlowNetwork::classes_solved() const {
+  return share_.stats().groups_solved;
+}
+
+const FairShareStats& FlowNetwork::solver_stats() const {
+  return share_.stats();
+}
+
+std::uint64_t FlowNetwork::flows_snapped() const {
+  return snapped_;
+}
 
 void FlowNetwork::set_tolerance(double relative) {
   HOPSIM_ASSERT(relative >= 0 && relative < 1, "flow tolerance {} must be in [0, 1)", relative);

@@ -6,23 +6,21 @@
 //       sum_{f : l in R_f} r_f <= C_l  for every l,
 //   and no r_f can grow without shrinking some r_g <= r_f. Progressive filling computes it:
 //   raise every unfixed rate together; when a resource saturates, fix the rates of its flows
-//   at its fair share  s_l = (C_l - fixed load on l) / (number of unfixed flows on l).
-//   A flow's rate is the level at which it is fixed; each resource on its route saturates at
-//   a level >= that rate, or never.
+//   at its fair share  s_l = (C_l - fixed load on l) / (number of unfixed flows on l). A
+//   flow's rate is its level; each resource on its route saturates at a level >= it, or never.
 //
 // Classes and groups: flows with identical routes form a class; classes that cross the same
-//   *tight* links (below) form a group: one solver variable of weight n_g (its flows), one
-//   rate. A group keeps W_g, the bytes moved per flow (the integral of its rate); a flow is
-//   done when its class's work (W_g + the class's offset) reaches its join work + its size.
+//   *tight* links (below) form a group: one solver variable of weight n_g, one rate. A group
+//   keeps W_g, the bytes moved per flow; a flow is done when its class's work (W_g + offset)
+//   reaches its join work + its size.
 //
 // Tight links (exact): a link below capacity limits nobody, so leaving it out of the problem
-//   does not change the max-min allocation as long as that allocation fits its capacity. Only
-//   tight links enter a solve. Every other link is checked after it (its load kept, or bounded
-//   by a cover of tight links whose capacities sum to at most its own); one that would be
-//   overloaded becomes tight and the solve is redone. A tight link a few solves leave below
-//   half its capacity stops being tight, and groups that then share their tight links merge.
-//   (In an all-to-all the NVLinks stop being tight once the intra-node flows are done: the
-//   network falls apart into independent rails, and the classes of a NIC pair merge.)
+//   does not change the max-min allocation while that allocation fits its capacity. Only tight
+//   links enter a solve; every other link is checked after it (its load kept, or bounded by a
+//   cover of tight links whose capacities sum to at most its own), and one that would be
+//   overloaded becomes tight and the solve is redone. A tight link that solves leave below half
+//   its capacity stops being tight; groups that then share their tight links merge. (In an
+//   all-to-all the NVLinks stop being tight after the intra-node flows: the rails separate.)
 //
 // Incremental solve (exact): when flows of a group with rate r leave, every link on its
 //   route saturates at a level >= r, so below r the filling sees the same links saturate at
@@ -38,7 +36,7 @@
 //   is approximated: tests check finish times against a per-flow reference to 1e-9.
 //
 // Completion: a flow is complete when at most a picosecond's worth of bytes remain; finish
-//   times round up to whole picoseconds. Group earliest finishes sit in an indexed heap.
+//   times round up to whole picoseconds (an indexed heap holds each group's earliest).
 // Approximate mode (set_tolerance(t), off by default): a flow finishes within t of its size
 //   of its exact end, either way: flows ending close together finish in one batch (one
 //   re-solve); a completion entry stays put while its rate is within t/2 of the one it used.
@@ -65,37 +63,40 @@ class FlowNetwork {
   FlowNetwork(Simulator& sim, std::vector<Bandwidth> capacities);
 
   /// Called at the instant each flow finishes (after its bytes have moved).
-  void set_on_finish(FinishCallback cb) { on_finish_ = std::move(cb); }
+  void set_on_finish(FinishCallback cb);
   /// Called after every re-solve, for observers that check rates (tests, tracers).
-  void set_on_solve(std::function<void()> cb) { on_solve_ = std::move(cb); }
-  /// Approximate mode: a flow may finish when it is within `relative` of its size of its end,
-  /// either side (0, the default: exact).
+  void set_on_solve(std::function<void()> cb);
+  /// Approximate mode: a flow may finish within `relative` of its size of its end (0: exact).
   void set_tolerance(double relative);
-  double tolerance() const { return tolerance_; }
+  double tolerance() const;
 
   /// Starts a flow now: it waits `latency`, then moves `size` bytes along `route`
   /// (a non-empty list of resources). Ids are dense, in start order from 0.
   FlowId start(std::span<const ResourceId> route, Bytes size, Time latency);
 
-  std::size_t resource_count() const { return share_.resource_count(); }
-  Bandwidth capacity(ResourceId r) const { return {share_.capacity(r)}; }
+  std::size_t resource_count() const;
+  Bandwidth capacity(ResourceId r) const;
+
   /// True while a flow is past its latency and still has bytes to move.
   bool moving(FlowId f) const { return flows_[f].state == Flow::State::Active; }
+
   /// Current rate of a flow that is moving bytes; 0 before it joins and after it finishes.
   double rate_bytes_per_s(FlowId f) const;
+
   /// Sum of the current rates of the flows crossing `r`.
-  double load_bytes_per_s(ResourceId r) const { return share_.load(r); }
+  double load_bytes_per_s(ResourceId r) const;
+
   /// Bytes `f` still has to move (its size before it joins, 0 once finished).
   double remaining_bytes(FlowId f) const;
 
-  std::uint64_t flows_started() const { return flows_.size(); }
-  std::uint64_t solves() const { return solves_; }
+  std::uint64_t flows_started() const;
+  std::uint64_t solves() const;
   /// Solver variables (groups of flows) re-filled, summed over all solves.
-  std::uint64_t classes_solved() const { return share_.stats().groups_solved; }
+  std::uint64_t classes_solved() const;
   /// The solver's counters (promotions, demotions, merges, ...).
-  const FairShareStats& solver_stats() const { return share_.stats(); }
+  const FairShareStats& solver_stats() const;
   /// Flows whose finish the tolerance moved (by more than a picosecond's worth of bytes).
-  std::uint64_t flows_snapped() const { return snapped_; }
+  std::uint64_t flows_snapped() const;
 
  private:
   using ClassId = FairShare::ClassId;
@@ -112,10 +113,10 @@ class FlowNetwork {
   FairShare share_;
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
-  std::vector<GroupHeads> heads_;                                  // per group
-  IndexedHeap<Time> completions_;  // per group: when its earliest flow finishes
-  IndexedHeap<Time> early_;        // approximate mode: when it is within the tolerance
-  std::vector<GroupId> refresh_;   // groups whose completion entries must be recomputed
+  std::vector<GroupHeads> heads_;                                // per group
+  IndexedHeap<Time> completions_;            // per group: when its earliest flow finishes
+  IndexedHeap<Time> early_;                  // approximate mode: when it is within the tolerance
+  std::vector<GroupId> refresh_;             // groups whose completion entries must be recomputed
   std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
   std::uint32_t refresh_round_ = 1;
   std::vector<std::pair<Time, GroupId>> due_;  // groups that finish flows now

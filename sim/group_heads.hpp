@@ -15,9 +15,8 @@ struct GroupHead {
   double key;
   FairShare::ClassId cls;
   FlowId flow;
-  bool operator>(const GroupHead& o) const {
-    return key != o.key ? key > o.key : cls > o.cls;
-  }
+
+  bool operator>(const GroupHead& o) const { return key != o.key ? key > o.key : cls > o.cls; }
 };
 
 /// Per group: a lazy min-heap of its classes' earliest flows (entries go stale when their flow

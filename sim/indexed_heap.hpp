@@ -12,10 +12,14 @@ template <typename Key>
 class IndexedHeap {
  public:
   bool empty() const { return heap_.empty(); }
+
   std::size_t size() const { return heap_.size(); }
+
   /// The id with the smallest (key, id); the heap must not be empty.
   std::uint32_t top() const { return heap_.front(); }
+
   const Key& key(std::uint32_t id) const { return key_[id]; }
+
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kAbsent; }
 
   /// Inserts `id` with key `k`, or moves it to key `k` if it is already in.
@@ -74,10 +78,12 @@ class IndexedHeap {
   bool before(std::uint32_t a, std::uint32_t b) const {
     return key_[a] < key_[b] || (!(key_[b] < key_[a]) && a < b);
   }
+
   void place(std::uint32_t at, std::uint32_t id) {
     heap_[at] = id;
     pos_[id] = at;
   }
+
   void up(std::uint32_t at) {
     const std::uint32_t id = heap_[at];
     while (at > 0) {
@@ -90,6 +96,7 @@ class IndexedHeap {
     }
     place(at, id);
   }
+
   void down(std::uint32_t at) {
     const std::uint32_t id = heap_[at];
     const auto n = static_cast<std::uint32_t>(heap_.size());

@@ -79,6 +79,7 @@ class PoolIndex {
 
  private:
   static constexpr std::uint32_t kTomb = kNone - 1;
+
   struct Slot {
     std::uint32_t begin = 0;
     std::uint32_t size = 0;
@@ -91,6 +92,7 @@ class PoolIndex {
   std::size_t used_ = 0;
 
   std::size_t mask() const { return slots_.size() - 1; }
+
   std::uint32_t hash(std::uint32_t begin, std::uint32_t size) const {
     std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ size;
     for (std::uint32_t i = 0; i < size; ++i) {
@@ -99,10 +101,12 @@ class PoolIndex {
     }
     return static_cast<std::uint32_t>(h ^ (h >> 32));
   }
+
   bool equal(const Slot& s, std::uint32_t begin, std::uint32_t size) const {
     return s.size == size && std::equal(pool_->begin() + s.begin, pool_->begin() + s.begin + size,
                                         pool_->begin() + begin);
   }
+
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     std::size_t live = 0;

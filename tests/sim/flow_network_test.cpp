@@ -1,4 +1,6 @@
 // The max-min flow network: closed forms, a full progressive-filling reference, invariants.
+#include "sim/flow_network.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -6,7 +8,6 @@
 
 #include <doctest/doctest.h>
 
-#include "sim/flow_network.hpp"
 #include "doctest_time.hpp"
 #include "flow_reference.hpp"
 #include "uneven_case.hpp"
@@ -23,6 +24,7 @@ namespace {
 
 struct Recorder {
   std::vector<Time> finish;
+
   void attach(Simulator& sim, FlowNetwork& net) {
     net.set_on_finish([this, &sim](FlowId f) {
       if (f >= finish.size()) {
@@ -140,7 +142,8 @@ Case random_case(std::uint64_t seed, int flows, int resources) {
   std::mt19937_64 rng(seed);
   Case c;
   for (int r = 0; r < resources; ++r) {
-    c.capacity.push_back(Bandwidth::gigabytes_per_s(std::uniform_real_distribution(1.0, 100.0)(rng)));
+    c.capacity.push_back(
+        Bandwidth::gigabytes_per_s(std::uniform_real_distribution(1.0, 100.0)(rng)));
   }
   std::vector<std::vector<ResourceId>> popular;  // some routes repeat, to exercise classes
   for (int i = 0; i < flows; ++i) {
@@ -233,15 +236,16 @@ TEST_CASE("the incremental solver matches a full progressive-filling reference")
   struct Params {
     int flows, resources, check_every;
   };
+
   for (Params p : {Params{20, 5, 1}, Params{200, 30, 1}, Params{2'000, 60, 97}}) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       CAPTURE(p.flows);
       CAPTURE(seed);
-      const Case c = random_case(seed * 7919 + static_cast<std::uint64_t>(p.flows), p.flows,
-                                 p.resources);
+      const Case c =
+          random_case(seed * 7919 + static_cast<std::uint64_t>(p.flows), p.flows, p.resources);
       const Outcome out = run_case(c, p.check_every);
       CHECK(out.worst_rate_error <= 1e-9);
-      CHECK(out.worst_overload <= 1e-9);    // no link above capacity at any instant
+      CHECK(out.worst_overload <= 1e-9);     // no link above capacity at any instant
       CHECK(out.worst_bytes_error <= 1e-3);  // bytes conserved (to a thousandth of a byte)
       for (FlowId f = 0; f < c.flows.size(); ++f) {
         CHECK(out.finish[f] != Time::max());  // every flow finishes
@@ -270,8 +274,9 @@ struct Uneven {
   int nodes, gpus;
   bool staggered;
 };
-constexpr Uneven kUneven[] = {{2, 4, false}, {3, 4, false}, {4, 4, true}, {2, 8, false},
-                              {3, 5, true}};
+
+constexpr Uneven kUneven[] = {
+    {2, 4, false}, {3, 4, false}, {4, 4, true}, {2, 8, false}, {3, 5, true}};
 
 // Worst |network - reference| over all flows, relative to the reference finish time, after
 // `slack` (both sides round finish times up to whole picoseconds, and may compute the same
