@@ -256,7 +256,11 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   }
   std::sort(sig_pool_.begin() + begin, sig_pool_.end());
   const auto size = static_cast<std::uint32_t>(sig_pool_.size()) - begin;
-  if (const GroupId known = find_group(begin, size); known != kNone) {
+  // With its whole route tight, only indexed groups can share its signature (a class's route
+  // is its own); otherwise the group of the class whose route is the signature may.
+  const GroupId known =
+      size == classes_[c].route_size ? group_of_sig_.find(begin, size) : find_group(begin, size);
+  if (known != PoolIndex::kNone) {
     sig_pool_.resize(begin);
     return known;
   }

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace hopsim::sim {
 
-/// Min-heap of ids ordered by (key, id); each id is in it at most once.
+/// Min-heap of ids ordered by (key, id); each id is in it at most once. Keys sit in the heap
+/// array itself, so that sifting compares without indirection.
 template <typename Key>
 class IndexedHeap {
  public:
@@ -16,9 +16,10 @@ class IndexedHeap {
   std::size_t size() const { return heap_.size(); }
 
   /// The id with the smallest (key, id); the heap must not be empty.
-  std::uint32_t top() const { return heap_.front(); }
+  std::uint32_t top() const { return heap_.front().id; }
 
-  const Key& key(std::uint32_t id) const { return key_[id]; }
+  /// The key of an id that is in the heap.
+  const Key& key(std::uint32_t id) const { return heap_[pos_[id]].key; }
 
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kAbsent; }
 
@@ -26,21 +27,19 @@ class IndexedHeap {
   void set(std::uint32_t id, Key k) {
     if (id >= pos_.size()) {
       pos_.resize(id + 1, kAbsent);
-      key_.resize(id + 1);
     }
     if (pos_[id] == kAbsent) {
-      key_[id] = k;
-      pos_[id] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back(id);
-      up(pos_[id]);
+      heap_.push_back(Node{k, id});
+      up(static_cast<std::uint32_t>(heap_.size() - 1));
       return;
     }
-    const bool earlier = k < key_[id];
-    key_[id] = k;
+    const std::uint32_t at = pos_[id];
+    const bool earlier = k < heap_[at].key;
+    heap_[at].key = k;
     if (earlier) {
-      up(pos_[id]);
+      up(at);
     } else {
-      down(pos_[id]);
+      down(at);
     }
   }
 
@@ -51,70 +50,72 @@ class IndexedHeap {
     }
     const std::uint32_t at = pos_[id];
     pos_[id] = kAbsent;
-    const std::uint32_t last = heap_.back();
+    const Node last = heap_.back();
     heap_.pop_back();
-    if (last == id) {
+    if (last.id == id) {
       return;
     }
     heap_[at] = last;
-    pos_[last] = at;
+    pos_[last.id] = at;
     up(at);
-    down(pos_[last]);
+    down(pos_[last.id]);
   }
 
   /// Removes and returns the top id.
   std::uint32_t pop() {
-    const std::uint32_t id = heap_.front();
+    const std::uint32_t id = top();
     erase(id);
     return id;
   }
 
  private:
   static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
-  std::vector<std::uint32_t> heap_;
+
+  struct Node {
+    Key key;
+    std::uint32_t id;
+
+    bool operator<(const Node& o) const { return key < o.key || (!(o.key < key) && id < o.id); }
+  };
+
+  std::vector<Node> heap_;
   std::vector<std::uint32_t> pos_;
-  std::vector<Key> key_;
-
-  bool before(std::uint32_t a, std::uint32_t b) const {
-    return key_[a] < key_[b] || (!(key_[b] < key_[a]) && a < b);
-  }
-
-  void place(std::uint32_t at, std::uint32_t id) {
-    heap_[at] = id;
-    pos_[id] = at;
-  }
 
   void up(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Node node = heap_[at];
     while (at > 0) {
       const std::uint32_t parent = (at - 1) / 2;
-      if (!before(id, heap_[parent])) {
+      if (!(node < heap_[parent])) {
         break;
       }
-      place(at, heap_[parent]);
+      heap_[at] = heap_[parent];
+      pos_[heap_[at].id] = at;
       at = parent;
     }
-    place(at, id);
+    heap_[at] = node;
+    pos_[node.id] = at;
   }
 
   void down(std::uint32_t at) {
-    const std::uint32_t id = heap_[at];
+    const Node node = heap_[at];
     const auto n = static_cast<std::uint32_t>(heap_.size());
     for (;;) {
       std::uint32_t child = 2 * at + 1;
       if (child >= n) {
         break;
       }
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) {
+      if (child + 1 < n && heap_[child + 1] < heap_[child]) {
         ++child;
       }
-      if (!before(heap_[child], id)) {
+      if (!(heap_[child] < node)) {
         break;
       }
-      place(at, heap_[child]);
+      heap_[at] = heap_[child];
+      pos_[heap_[at].id] = at;
       at = child;
     }
-    place(at, id);
+    heap_[at] = node;
+    pos_[node.id] = at;
   }
 };
 
