@@ -13,11 +13,7 @@ void FlowNetwork::collect_finished() {
   // times are equal but round to neighbouring picoseconds then finish in one batch.
   const Time now = sim_.now();
   due_.clear();
-  while (!completions_.empty() && completions_.key(completions_.top()) <= now + Time::ps(1)) {
-    const GroupId g = completions_.top();
-    due_.emplace_back(completions_.key(g), g);
-    completions_.pop();
-  }
+  completions_.pop_until(now + Time::ps(1), due_);
   for (const auto& [at, g] : due_) {
     if (finish_due(g, at <= now)) {
       mark_refresh(g);

@@ -1,6 +1,7 @@
 // A binary min-heap over dense ids whose keys can change in place (O(log n) per change).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -68,6 +69,21 @@ class IndexedHeap {
     return id;
   }
 
+  /// Removes every id whose key is <= `limit`, appending (key, id) to `out` in (key, id)
+  /// order. When many are due at once (a symmetric collective ends), one pass over the heap
+  /// and a rebuild replace the pops.
+  template <typename Out>
+  void pop_until(const Key& limit, Out& out) {
+    for (std::size_t popped = 0; !empty() && !(limit < heap_.front().key); ++popped) {
+      if (popped == kBulkAfter && heap_.size() > 16 * kBulkAfter) {
+        pop_bulk(limit, out);
+        return;
+      }
+      out.emplace_back(heap_.front().key, heap_.front().id);
+      pop();
+    }
+  }
+
  private:
   static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
 
@@ -78,8 +94,27 @@ class IndexedHeap {
     bool operator<(const Node& o) const { return key < o.key || (!(o.key < key) && id < o.id); }
   };
 
+  static constexpr std::size_t kBulkAfter = 64;
   std::vector<Node> heap_;
   std::vector<std::uint32_t> pos_;
+
+  template <typename Out>
+  void pop_bulk(const Key& limit, Out& out) {
+    const auto due =
+        std::partition(heap_.begin(), heap_.end(), [&](const Node& n) { return limit < n.key; });
+    std::sort(due, heap_.end());
+    for (auto it = due; it != heap_.end(); ++it) {
+      pos_[it->id] = kAbsent;
+      out.emplace_back(it->key, it->id);
+    }
+    heap_.erase(due, heap_.end());
+    for (std::size_t i = heap_.size() / 2; i-- > 0;) {
+      down(static_cast<std::uint32_t>(i));
+    }
+    for (std::uint32_t i = 0; i < heap_.size(); ++i) {
+      pos_[heap_[i].id] = i;
+    }
+  }
 
   void up(std::uint32_t at) {
     const Node node = heap_[at];
