@@ -7,6 +7,22 @@
 
 namespace hopsim::sim {
 
+namespace {
+
+// Routes and signatures are a few links long: an insertion sort beats std::sort there.
+void sort_short(std::vector<ResourceId>::iterator first, std::vector<ResourceId>::iterator last) {
+  for (auto i = first; i != last; ++i) {
+    const ResourceId v = *i;
+    auto j = i;
+    for (; j != first && v < *(j - 1); --j) {
+      *j = *(j - 1);
+    }
+    *j = v;
+  }
+}
+
+}  // namespace
+
 FairShare::FairShare(std::vector<double> capacity) {
   capacity_ = std::move(capacity);
   const std::size_t n = capacity_.size();
@@ -39,7 +55,7 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
     HOPSIM_ASSERT(r < capacity_.size(), "route uses resource {} of {}", r, capacity_.size());
     route_pool_.push_back(r);
   }
-  std::sort(route_pool_.begin() + begin, route_pool_.end());
+  sort_short(route_pool_.begin() + begin, route_pool_.end());
   if (const ClassId known = class_of_route_.find(begin, size); known != PoolIndex::kNone) {
     route_pool_.resize(begin);  // known route: drop the copy
     return known;
@@ -48,7 +64,9 @@ FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
   HOPSIM_ASSERT(dup == route_pool_.end(), "route crosses resource {} twice", *dup);
   const auto id = static_cast<ClassId>(classes_.size());
   class_of_route_.set(begin, size, id);
-  route_pos_.resize(route_pool_.size(), 0);
+  if (route_pos_.size() < route_pool_.size()) {
+    route_pos_.resize(std::max(route_pool_.size(), 2 * route_pos_.size()), 0);
+  }
   classes_.push_back(Class{begin, size});
   return id;
 }
@@ -254,7 +272,7 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
       sig_pool_.push_back(l);
     }
   }
-  std::sort(sig_pool_.begin() + begin, sig_pool_.end());
+  sort_short(sig_pool_.begin() + begin, sig_pool_.end());
   const auto size = static_cast<std::uint32_t>(sig_pool_.size()) - begin;
   // With its whole route tight, only indexed groups can share its signature (a class's route
   // is its own); otherwise the group of the class whose route is the signature may.

@@ -102,7 +102,7 @@ void FlowNetwork::push_head(GroupId g, ClassId c) {
 // finishes or its layout changes.
 const GroupHead* FlowNetwork::top_head(GroupId g) {
   if (g >= heads_.size()) {
-    heads_.resize(g + 1);
+    heads_.resize(std::max<std::size_t>(g + 1, 2 * heads_.size()));
   }
   GroupHeads& heads = heads_[g];
   if (heads.top_layout == share_.layout(g)) {

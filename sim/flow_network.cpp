@@ -82,7 +82,7 @@ FlowId FlowNetwork::start(std::span<const ResourceId> route, Bytes size, Time la
   const auto id = static_cast<FlowId>(flows_.size());
   const ClassId cls = share_.intern(route);
   if (cls >= pending_.size()) {
-    pending_.resize(cls + 1);
+    pending_.resize(std::max<std::size_t>(cls + 1, 2 * pending_.size()));
   }
   flows_.push_back(Flow{cls, 0.0, size, Flow::State::Latency});
   if (size.n == 0) {
@@ -169,7 +169,7 @@ void FlowNetwork::solve() {
 
 void FlowNetwork::mark_refresh(GroupId g) {
   if (g >= refresh_mark_.size()) {
-    refresh_mark_.resize(g + 1, 0);
+    refresh_mark_.resize(std::max<std::size_t>(g + 1, 2 * refresh_mark_.size()), 0);
   }
   if (refresh_mark_[g] != refresh_round_) {
     refresh_mark_[g] = refresh_round_;

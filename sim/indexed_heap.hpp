@@ -27,7 +27,7 @@ class IndexedHeap {
   /// Inserts `id` with key `k`, or moves it to key `k` if it is already in.
   void set(std::uint32_t id, Key k) {
     if (id >= pos_.size()) {
-      pos_.resize(id + 1, kAbsent);
+      pos_.resize(std::max<std::size_t>(id + 1, 2 * pos_.size()), kAbsent);
     }
     if (pos_[id] == kAbsent) {
       heap_.push_back(Node{k, id});
