@@ -11,7 +11,7 @@ bin=${BENCH_BIN:-build/bin/hopsim_bench}
 cases=${BENCH_CASES:-"a b c d e f g h i"}
 runs=${BENCH_RUNS:-5}
 long_s=${BENCH_LONG_S:-20}
-h_tolerance=${H_TOLERANCE:-0.001}
+h_tolerance=${H_TOLERANCE:-0.002}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
