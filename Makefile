@@ -31,9 +31,10 @@ run: program
 test: build
 	ctest --preset release
 
-# Each case in its own process, so that its peak memory is its own (see README).
+# Each case in its own process (its peak memory is its own): hyperfine median of 5 runs, peak
+# memory from /usr/bin/time -v, events/s and solves (bench/run_bench.sh; see README).
 bench: build
-	@for c in a b c d e; do /usr/bin/time -f "  wall %e s, peak RSS %M KiB" build/bin/hopsim_bench $$c; done
+	@bash bench/run_bench.sh
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over every test (Debug -O1).
 asan: deps

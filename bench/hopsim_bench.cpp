@@ -1,9 +1,14 @@
-// Speed benchmarks of the engine and flow solver: events/s, flows/s, wall time, peak memory.
-#include <sys/resource.h>
-
+// Speed benchmarks of the engine and flow solver: one case per process (make bench).
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -22,8 +27,13 @@ struct Result {
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
   std::uint64_t solves = 0;
+  std::uint64_t classes_solved = 0;
+  std::uint64_t early = 0;  // flows finished early by the tolerance
+  double tolerance = 0;
+  sim::FairShareStats stats;
   double wall_s = 0;
-  double sim_s = 0;
+  Time makespan;
+  std::vector<Time> start, end;  // per flow
 };
 
 double peak_rss_gb() {
@@ -32,91 +42,224 @@ double peak_rss_gb() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0 / 1e9;  // ru_maxrss is in KiB
 }
 
+std::size_t as_index(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+Result counters(std::string name, const sim::Simulator& sim, const sim::FlowNetwork& net) {
+  Result r;
+  r.name = std::move(name);
+  r.events = sim.events_run();
+  r.flows = net.flows_started();
+  r.solves = net.solves();
+  r.classes_solved = net.classes_solved();
+  r.early = net.flows_snapped();
+  r.tolerance = net.tolerance();
+  r.stats = net.solver_stats();
+  return r;
+}
+
+// Runs a plan through work::simulate, as `hopsim run` does, in the given mode.
+Result run_plan(std::string name, const topo::Cluster& cluster, const work::Plan& plan,
+                double tolerance) {
+  const work::Outcome out =
+      work::simulate(cluster, plan, work::SimulateOptions{.tolerance = tolerance});
+  Result r;
+  r.name = std::move(name);
+  r.events = out.events;
+  r.flows = out.flows;
+  r.solves = out.solves;
+  r.classes_solved = out.classes_solved;
+  r.early = out.flows_snapped;
+  r.tolerance = tolerance;
+  r.stats = out.solver;
+  r.makespan = out.makespan;
+  for (std::size_t t = 0; t < plan.tasks().size(); ++t) {
+    if (plan.tasks()[t].kind == work::PlanTaskKind::Flow) {
+      r.start.push_back(out.times[t].start);
+      r.end.push_back(out.times[t].end);
+    }
+  }
+  return r;
+}
+
+topo::Cluster cluster_of(int nodes) {
+  topo::Spec spec;  // H100-class defaults: 450 GB/s NVLink, 50 GB/s NIC, rail-optimized, PXN
+  spec.name = fmt::format("bench-{}x8", nodes);
+  spec.nodes = nodes;
+  return topo::Cluster(spec);
+}
+
 // (a) Flows on disjoint links: the engine and the per-flow bookkeeping, no sharing.
-Result disjoint(std::uint32_t flows) {
-  const auto start = std::chrono::steady_clock::now();
+Result disjoint(std::uint32_t flows, double tolerance) {
   sim::Simulator sim;
   sim::FlowNetwork net(sim, std::vector<Bandwidth>(flows, Bandwidth::gigabytes_per_s(50)));
+  net.set_tolerance(tolerance);
   for (std::uint32_t f = 0; f < flows; ++f) {
     const sim::ResourceId route[] = {f};
     // Sizes vary so that completions spread over many instants.
     net.start(route, Bytes{1'000'000 + static_cast<std::int64_t>(f % 1000) * 1000}, Time::us(2));
   }
   sim.run();
-  Result r{"disjoint", sim.events_run(), net.flows_started(), net.solves()};
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.sim_s = sim.now().seconds();
+  Result r = counters("disjoint flows", sim, net);
+  r.makespan = sim.now();
   return r;
 }
 
-// (b), (c) Every GPU sends `bytes` to every other GPU at once on a rail-optimized fabric.
-Result all_pairs(int nodes, Bytes bytes) {
-  const auto start = std::chrono::steady_clock::now();
-  topo::Spec spec;  // H100-class defaults: 450 GB/s NVLink, 50 GB/s NIC, PXN
-  spec.name = fmt::format("bench-{}x8", nodes);
-  spec.nodes = nodes;
-  const topo::Cluster cluster(spec);
-  const int gpus = cluster.gpu_count();
+// Every GPU sends bytes(src, dst) to every other GPU at once.
+template <typename BytesOf>
+work::Plan exchange(int gpus, BytesOf bytes_of) {
   work::Plan plan;
-  plan.reserve(static_cast<std::size_t>(gpus) * static_cast<std::size_t>(gpus - 1));
+  plan.reserve(as_index(gpus) * as_index(gpus - 1));
   for (int s = 0; s < gpus; ++s) {
     for (int d = 0; d < gpus; ++d) {
       if (s != d) {
-        plan.add_flow(s, d, bytes);
+        plan.add_flow(s, d, bytes_of(s, d));
       }
     }
   }
-  const work::Outcome out = work::simulate(cluster, plan);
-  Result r{fmt::format("all-pairs {} GPUs", gpus), out.events, out.flows, out.solves};
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.sim_s = out.makespan.seconds();
-  return r;
+  return plan;
 }
 
-// (d), (e) An nccl-tests all-to-all of `per_rank` bytes among 1,024 GPUs, flat or two-tier.
-Result all_to_all(int nodes, Bytes per_rank, work::CollectiveAlgorithm algorithm) {
-  const auto start = std::chrono::steady_clock::now();
-  topo::Spec spec;
-  spec.nodes = nodes;
-  const topo::Cluster cluster(spec);
-  work::CollectiveJob job;
-  job.op = work::CollectiveOp::AllToAll;
-  job.algorithm = algorithm;
-  for (int r = 0; r < cluster.gpu_count(); ++r) {
-    job.ranks.push_back(r);
+// (f), (g), (h) Uneven all-to-all-v: each pair its own size, U(0.5, 1.5) x 16 MiB, so that
+// every flow finishes at its own instant. Drawn by modulo: the same on every platform.
+work::Plan uneven_all_to_all(int gpus) {
+  std::mt19937_64 rng(20240601);
+  return exchange(gpus, [&rng](int, int) {
+    return Bytes{(std::int64_t{1} << 23) + static_cast<std::int64_t>(rng() % (1U << 24))};
+  });
+}
+
+// splitmix64: a small portable generator, for the MoE case's two million draws.
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31U);
+}
+
+// (i) MoE-like dispatch: 4,096 tokens per GPU, each to its top-8 of 256 experts (4 per GPU),
+// expert popularity zipf(1.0) over a seeded order, 7,168 x 2 B per token copy. A GPU's own
+// experts take no flow.
+work::Plan moe_dispatch(int gpus) {
+  constexpr int kExperts = 256, kTopK = 8, kTokens = 4096;
+  constexpr std::int64_t kTokenBytes = 7168 * 2;
+  std::uint64_t state = 7;
+  std::vector<int> rank(kExperts);
+  for (int e = 0; e < kExperts; ++e) {
+    rank[as_index(e)] = e;
   }
-  const work::NcclModel nccl;
-  const work::Mesh mesh(work::ParallelSpec{});
-  const work::JobEnv env{spec, nccl, mesh};
-  const work::Outcome out = work::simulate(
-      cluster, work::build_collective_plan(work::BuildEnv{env, cluster}, job, per_rank));
-  Result r{fmt::format("all-to-all {} {}", work::algorithm_name(algorithm), cluster.gpu_count()),
-           out.events, out.flows, out.solves};
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.sim_s = out.makespan.seconds();
-  return r;
+  for (int e = kExperts - 1; e > 0; --e) {  // Fisher-Yates by modulo: portable
+    std::swap(rank[as_index(e)], rank[splitmix(state) % static_cast<std::uint64_t>(e + 1)]);
+  }
+  std::vector<double> cumulative;
+  double sum = 0;
+  for (int e = 0; e < kExperts; ++e) {
+    sum += 1.0 / (rank[as_index(e)] + 1);
+    cumulative.push_back(sum);
+  }
+  std::vector<std::int64_t> copies(as_index(gpus) * as_index(gpus), 0);
+  for (int s = 0; s < gpus; ++s) {
+    for (int t = 0; t < kTokens; ++t) {
+      std::array<int, kTopK> chosen{};
+      std::size_t count = 0;
+      while (count < chosen.size()) {
+        const double u = static_cast<double>(splitmix(state) >> 11U) * 0x1p-53 * sum;
+        const auto e =
+            std::min(kExperts - 1,
+                     static_cast<int>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                      cumulative.begin()));
+        const auto end = chosen.begin() + static_cast<std::ptrdiff_t>(count);
+        if (std::find(chosen.begin(), end, e) == end) {
+          chosen[count++] = e;
+          ++copies[as_index(s) * as_index(gpus) + as_index(e * gpus / kExperts)];
+        }
+      }
+    }
+  }
+  work::Plan plan;
+  for (int s = 0; s < gpus; ++s) {
+    for (int d = 0; d < gpus; ++d) {
+      const std::int64_t n = copies[as_index(s) * as_index(gpus) + as_index(d)];
+      if (s != d && n > 0) {
+        plan.add_flow(s, d, Bytes{n * kTokenBytes});
+      }
+    }
+  }
+  return plan;
 }
 
-void print(const Result& r) {
-  fmt::print("{:<22} {:>9} flows {:>9} events {:>6} solves  wall {:7.3f} s  {:>10.0f} events/s "
-             "{:>10.0f} flows/s  simulated {:.6f} s  peak {:.2f} GB\n",
-             r.name, r.flows, r.events, r.solves, r.wall_s,
-             static_cast<double>(r.events) / r.wall_s, static_cast<double>(r.flows) / r.wall_s,
-             r.sim_s, peak_rss_gb());
-}
-
-void run_case(const std::string& which) {
+Result run_case(const std::string& which, double tolerance) {
   if (which == "a") {
-    print(disjoint(1'000'000));
-  } else if (which == "b") {
-    print(all_pairs(8, Bytes{1 << 20}));
-  } else if (which == "c") {
-    print(all_pairs(128, Bytes{1 << 20}));
-  } else {
-    const auto algorithm =
-        which == "d" ? work::CollectiveAlgorithm::Flat : work::CollectiveAlgorithm::TwoTier;
-    print(all_to_all(128, Bytes{std::int64_t{1} << 30}, algorithm));
+    return disjoint(1'000'000, tolerance);
   }
+  if (which == "b" || which == "c") {
+    const topo::Cluster cluster = cluster_of(which == "b" ? 8 : 128);
+    const int gpus = cluster.gpu_count();
+    return run_plan(fmt::format("all-pairs {} GPUs", gpus), cluster,
+                    exchange(gpus, [](int, int) { return Bytes{1 << 20}; }), tolerance);
+  }
+  if (which == "d" || which == "e") {
+    topo::Spec spec;
+    spec.name = "bench-128x8";
+    spec.nodes = 128;
+    const topo::Cluster cluster(spec);
+    const work::NcclModel nccl;
+    const work::Mesh mesh(work::ParallelSpec{});
+    const work::JobEnv env{spec, nccl, mesh};
+    work::CollectiveJob job;
+    job.op = work::CollectiveOp::AllToAll;
+    job.algorithm =
+        which == "d" ? work::CollectiveAlgorithm::Flat : work::CollectiveAlgorithm::TwoTier;
+    for (int r = 0; r < cluster.gpu_count(); ++r) {
+      job.ranks.push_back(r);
+    }
+    const work::Plan plan = work::build_collective_plan(work::BuildEnv{env, cluster}, job,
+                                                        Bytes{std::int64_t{1} << 30});
+    return run_plan(
+        fmt::format("all-to-all {} {}", work::algorithm_name(job.algorithm), cluster.gpu_count()),
+        cluster, plan, tolerance);
+  }
+  if (which == "i") {
+    const topo::Cluster cluster = cluster_of(8);
+    return run_plan("MoE zipf dispatch 64", cluster, moe_dispatch(64), tolerance);
+  }
+  const int nodes = which == "f" ? 8 : which == "g" ? 32 : 128;
+  const topo::Cluster cluster = cluster_of(nodes);
+  return run_plan(fmt::format("uneven a2a-v {}", cluster.gpu_count()), cluster,
+                  uneven_all_to_all(cluster.gpu_count()), tolerance);
+}
+
+void print(const std::string& which, const Result& r) {
+  fmt::print(
+      "{} {:<22} {:>9} flows {:>9} events {:>8} solves {:>11} classes-solved  wall "
+      "{:8.3f} s {:>10.0f} events/s  makespan {:.9f} s  peak {:.3f} GB  {}\n",
+      which, r.name, r.flows, r.events, r.solves, r.classes_solved, r.wall_s,
+      static_cast<double>(r.events) / r.wall_s, r.makespan.seconds(), peak_rss_gb(),
+      r.tolerance > 0 ? fmt::format("tolerance {:g} ({} flows snapped)", r.tolerance, r.early)
+                      : std::string("exact"));
+}
+
+// Errors of the approximate run against the exact one: makespan, and the worst finish of a
+// flow relative to its exact duration (start to end).
+void compare(const Result& exact, const Result& approx) {
+  double worst = 0;
+  for (std::size_t i = 0; i < exact.end.size(); ++i) {
+    const double d = std::fabs((approx.end[i] - exact.end[i]).seconds());
+    worst = std::max(worst, d / (exact.end[i] - exact.start[i]).seconds());
+  }
+  const double m = (approx.makespan - exact.makespan).seconds() / exact.makespan.seconds();
+  fmt::print(
+      "  tolerance {:g}: makespan error {:+.3e} (relative), worst flow finish error "
+      "{:.3e} (of its duration), solves {} vs {}\n",
+      approx.tolerance, m, worst, approx.solves, exact.solves);
+}
+
+Result timed(const std::string& which, double tolerance) {
+  const auto start = std::chrono::steady_clock::now();
+  Result r = run_case(which, tolerance);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 }  // namespace
@@ -125,13 +268,35 @@ int main(int argc, char** argv) {
   try {
     CLI::App app{"hopsim benchmarks; run one case per process so that peak memory is its own"};
     std::string which = "a";
+    double tolerance = 0;
+    bool compare_exact = false;
+    bool show_stats = false;
     app.add_option("case", which,
                    "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
                    "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier "
-                   "all-to-all among 1,024 GPUs")
-        ->check(CLI::IsMember({"a", "b", "c", "d", "e"}));
+                   "all-to-all among 1,024 GPUs; f, g, h: uneven all-to-all-v among 64, 256, "
+                   "1,024 GPUs; i: MoE-like dispatch among 64 GPUs, zipf expert popularity")
+        ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "g", "h", "i"}));
+    app.add_option("--tolerance", tolerance, "approximate mode: relative tolerance (0 = exact)")
+        ->check(CLI::Range(0.0, 0.5));
+    app.add_flag("--compare", compare_exact,
+                 "also run exact and print the approximate run's errors against it");
+    app.add_flag("--stats", show_stats, "print the solver's structural counters");
     CLI11_PARSE(app, argc, argv);
-    run_case(which);
+    const Result r = timed(which, tolerance);
+    print(which, r);
+    if (show_stats) {
+      fmt::print(
+          "  solver: {} re-filled groups changed rate; {} promotions, {} demotions, {} "
+          "redos, {} merges, {} splits\n",
+          r.stats.groups_changed, r.stats.promotions, r.stats.demotions, r.stats.redos,
+          r.stats.merges, r.stats.splits);
+    }
+    if (compare_exact && tolerance > 0) {
+      const Result exact = timed(which, 0);
+      print(which, exact);
+      compare(exact, r);
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "hopsim_bench: {}\n", e.what());
     return 1;

@@ -59,7 +59,9 @@ void Executor::add_dependency(TaskId before, TaskId task) {
   ++tasks_[task].waiting;
 }
 
-void Executor::set_not_before(TaskId task, Time at) { tasks_[task].not_before = at; }
+void Executor::set_not_before(TaskId task, Time at) {
+  tasks_[task].not_before = at;
+}
 
 std::span<const ResourceId> Executor::route(TaskId t) const {
   return {route_pool_.data() + tasks_[t].route_begin, tasks_[t].route_size};

@@ -6,39 +6,54 @@
 //       sum_{f : l in R_f} r_f <= C_l  for every l,
 //   and no r_f can grow without shrinking some r_g <= r_f. Progressive filling computes it:
 //   raise every unfixed rate together; when a resource saturates, fix the rates of its flows
-//   at its fair share  s_l = (C_l - fixed load on l) / (number of unfixed flows on l).
-//   Shares only grow as flows are fixed elsewhere, so the resource with the smallest share is
-//   always the next to saturate: a heap with lazy re-insertion finds it.
+//   at its fair share  s_l = (C_l - fixed load on l) / (number of unfixed flows on l). A
+//   flow's rate is its level; each resource on its route saturates at a level >= it, or never.
 //
-// Flow classes: flows with identical routes get identical rates, so they share one solver
-//   variable of weight n_c (their count). Each class keeps W_c, the bytes moved per flow since
-//   the class was created (the integral of its rate); flow f finishes when W_c reaches
-//   W_c(join_f) + size_f. A class's flows sit in a heap by that target, so a rate change
-//   touches one number per class, not one per flow.
+// Classes and groups: flows with identical routes form a class; classes that cross the same
+//   *tight* links (below) form a group: one solver variable of weight n_g, one rate. A group
+//   keeps W_g, the bytes moved per flow; a flow is done when its class's work (W_g + offset)
+//   reaches its join work + its size.
 //
-// Incremental updates: flows join (after their latency) and leave at event times. All changes
-//   at one instant form a batch; the rates of the connected region of the class/resource graph
-//   that the batch touched are re-solved, and nothing else (max-min allocations of disjoint
-//   regions are independent).
+// Tight links (exact): a link below capacity limits nobody, so leaving it out of the problem
+//   does not change the max-min allocation while that allocation fits its capacity. Only tight
+//   links enter a solve; every other link is checked after it (its load kept, or bounded by a
+//   cover of tight links whose capacities sum to at most its own), and one that would be
+//   overloaded becomes tight and the solve is redone. A tight link that solves leave below half
+//   its capacity stops being tight; groups that then share their tight links merge. (In an
+//   all-to-all the NVLinks stop being tight after the intra-node flows: the rails separate.)
 //
-// Completion: a flow is complete when its remaining bytes are at most what it moves in one
-//   picosecond. Finish times are rounded up to whole picoseconds.
+// Incremental solve (exact): when flows of a group with rate r leave, every link on its
+//   route saturates at a level >= r, so below r the filling sees the same links saturate at
+//   the same levels: every group with rate < r keeps it. When flows join, nothing changes
+//   below the level at which a link they cross now saturates (solved exactly from the link's
+//   sorted list) nor below the old rate of a group that grew. With theta the lowest such level
+//   of a batch of changes, the groups with rate < theta are frozen, and the new rates are the
+//   progressive filling, on what the frozen groups leave, of the groups at or above theta
+//   connected to a change through tight links. Each tight link keeps its groups sorted by rate
+//   with the load below each entry, so that set and its residual capacities are found in time
+//   proportional to its size; the re-filled groups, fixed in increasing rate order, become the
+//   new top of each list. Groups within 1e-9 of theta are re-filled too (always safe). Nothing
+//   is approximated: tests check finish times against a per-flow reference to 1e-9.
+//
+// Completion: a flow is complete when at most a picosecond's worth of bytes remain; finish
+//   times round up to whole picoseconds (an indexed heap holds each group's earliest).
+// Approximate mode (set_tolerance(t), off by default): a flow finishes within t of its size
+//   of its exact end, either way: flows ending close together finish in one batch (one
+//   re-solve); a completion entry stays put while its rate is within t/2 of the one it used.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <span>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "sim/resource.hpp"
+#include "sim/fair_share.hpp"
+#include "sim/group_heads.hpp"
+#include "sim/indexed_heap.hpp"
 #include "sim/simulator.hpp"
-#include "sim/units.hpp"
 
 namespace hopsim::sim {
-
-using FlowId = std::uint32_t;
 
 class FlowNetwork {
  public:
@@ -48,32 +63,44 @@ class FlowNetwork {
   FlowNetwork(Simulator& sim, std::vector<Bandwidth> capacities);
 
   /// Called at the instant each flow finishes (after its bytes have moved).
-  void set_on_finish(FinishCallback cb) { on_finish_ = std::move(cb); }
+  void set_on_finish(FinishCallback cb);
   /// Called after every re-solve, for observers that check rates (tests, tracers).
-  void set_on_solve(std::function<void()> cb) { on_solve_ = std::move(cb); }
+  void set_on_solve(std::function<void()> cb);
+  /// Approximate mode: a flow may finish within `relative` of its size of its end (0: exact).
+  void set_tolerance(double relative);
+  double tolerance() const;
 
   /// Starts a flow now: it waits `latency`, then moves `size` bytes along `route`
   /// (a non-empty list of resources). Ids are dense, in start order from 0.
   FlowId start(std::span<const ResourceId> route, Bytes size, Time latency);
 
-  std::size_t resource_count() const { return capacity_.size(); }
-  Bandwidth capacity(ResourceId r) const { return {capacity_[r]}; }
+  std::size_t resource_count() const;
+  Bandwidth capacity(ResourceId r) const;
+
   /// True while a flow is past its latency and still has bytes to move.
   bool moving(FlowId f) const { return flows_[f].state == Flow::State::Active; }
+
   /// Current rate of a flow that is moving bytes; 0 before it joins and after it finishes.
   double rate_bytes_per_s(FlowId f) const;
+
   /// Sum of the current rates of the flows crossing `r`.
   double load_bytes_per_s(ResourceId r) const;
+
   /// Bytes `f` still has to move (its size before it joins, 0 once finished).
   double remaining_bytes(FlowId f) const;
 
-  std::uint64_t flows_started() const { return flows_.size(); }
-  std::uint64_t solves() const { return solves_; }
-  std::uint64_t classes_solved() const { return classes_solved_; }
+  std::uint64_t flows_started() const;
+  std::uint64_t solves() const;
+  /// Solver variables (groups of flows) re-filled, summed over all solves.
+  std::uint64_t classes_solved() const;
+  /// The solver's counters (promotions, demotions, merges, ...).
+  const FairShareStats& solver_stats() const;
+  /// Flows whose finish the tolerance moved (by more than a picosecond's worth of bytes).
+  std::uint64_t flows_snapped() const;
 
  private:
-  using ClassId = std::uint32_t;
-  static constexpr ClassId kNoClass = ~ClassId{0};
+  using ClassId = FairShare::ClassId;
+  using GroupId = FairShare::GroupId;
 
   struct Flow {
     ClassId cls;
@@ -81,87 +108,43 @@ class FlowNetwork {
     Bytes size;
     enum class State : std::uint8_t { Latency, Active, Done } state;
   };
-  struct Class {
-    std::uint32_t route_begin = 0;  // into route_pool_ / route_pos_
-    std::uint32_t route_size = 0;
-    std::uint32_t active = 0;   // n_c
-    std::uint32_t version = 0;  // bumps when its completion entry goes stale
-    double rate = 0;            // per flow, bytes/s
-    double work = 0;            // W_c at work_time
-    bool head_changed = false;  // its earliest-finishing flow changed since it was scheduled
-    Time work_time;
-    std::vector<std::pair<double, FlowId>> pending;  // min-heap by target
-  };
-  struct Completion {
-    Time at;
-    ClassId cls;
-    std::uint32_t version;
-    bool operator>(const Completion& o) const {
-      return at != o.at ? at > o.at : cls > o.cls;
-    }
-  };
-  struct RouteHash {
-    const std::vector<ResourceId>* pool;
-    std::size_t operator()(const std::pair<std::uint32_t, std::uint32_t>& key) const;
-  };
-  struct RouteEq {
-    const std::vector<ResourceId>* pool;
-    bool operator()(const std::pair<std::uint32_t, std::uint32_t>& a,
-                    const std::pair<std::uint32_t, std::uint32_t>& b) const;
-  };
 
   Simulator& sim_;
-  std::vector<double> capacity_;
-  std::vector<std::vector<ClassId>> on_resource_;  // active classes per resource
-  std::vector<ResourceId> route_pool_;
-  std::vector<std::uint32_t> route_pos_;  // index of the class in on_resource_[route link]
-  std::vector<Class> classes_;
+  FairShare share_;
   std::vector<Flow> flows_;
-  std::unordered_map<std::pair<std::uint32_t, std::uint32_t>, ClassId, RouteHash, RouteEq>
-      class_of_route_;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
-  std::vector<ResourceId> dirty_;
-  std::vector<std::uint32_t> dirty_stamp_;  // per resource: == epoch_ when in dirty_
+  std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
+  std::vector<GroupHeads> heads_;                                // per group
+  IndexedHeap<Time> completions_;            // per group: when its earliest flow finishes
+  IndexedHeap<Time> early_;                  // approximate mode: when it is within the tolerance
+  std::vector<GroupId> refresh_;             // groups whose completion entries must be recomputed
+  std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
+  std::uint32_t refresh_round_ = 1;
+  std::vector<std::pair<Time, GroupId>> due_;  // groups that finish flows now
+  std::vector<FlowId> finished_;
   FinishCallback on_finish_;
   std::function<void()> on_solve_;
   EventId wake_;
   Time wake_at_ = Time::max();
-  std::uint32_t epoch_ = 1;        // region membership stamps
-  std::uint32_t dirty_epoch_ = 1;  // dirty_stamp_ generation
+  double tolerance_ = 0;
   bool in_wake_ = false;
   std::uint64_t solves_ = 0;
-  std::uint64_t classes_solved_ = 0;
+  std::uint64_t snapped_ = 0;
 
-  // Solver scratch, sized once per resource / class and reused by every solve.
-  std::vector<std::uint32_t> res_seen_;
-  std::vector<std::uint32_t> cls_seen_;
-  std::vector<std::uint32_t> cls_fixed_;
-  std::vector<double> res_left_;
-  std::vector<double> res_weight_;
-  std::vector<ResourceId> region_res_;
-  std::vector<ClassId> region_cls_;
-  std::vector<double> old_rate_;
-  std::vector<std::pair<double, ResourceId>> share_heap_;
-  std::vector<Completion> due_;
-  std::vector<FlowId> finished_;
-
-  ClassId intern(std::span<const ResourceId> route);
+  // flow_network.cpp
   void join(FlowId f);
-  void activate(ClassId id);
-  void deactivate(ClassId id);
-  void settle(Class& c) const;
   void finish_zero_byte(FlowId f);
-  void mark_dirty(ClassId id);
   void arm();
   void wake();
+  void solve();
+  void mark_refresh(GroupId g);
+  // flow_completion.cpp
   void collect_finished();
-  void solve_dirty();
-  void collect_region(ResourceId seed);
-  void fill_region();
-  void schedule_completion(ClassId id);
-  std::span<const ResourceId> route_of(const Class& c) const {
-    return {route_pool_.data() + c.route_begin, c.route_size};
-  }
+  bool finish_due(GroupId g, bool due_now);
+  std::int64_t finish_class(ClassId c, double work, bool forced);
+  void push_head(GroupId g, ClassId c);
+  const GroupHead* top_head(GroupId g);
+  const GroupHead* find_top(GroupId g);
+  void schedule_completion(GroupId g);
 };
 
 }  // namespace hopsim::sim

@@ -1,4 +1,6 @@
 // The max-min flow network: closed forms, a full progressive-filling reference, invariants.
+#include "sim/flow_network.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -6,8 +8,9 @@
 
 #include <doctest/doctest.h>
 
-#include "sim/flow_network.hpp"
 #include "doctest_time.hpp"
+#include "flow_reference.hpp"
+#include "uneven_case.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
@@ -21,6 +24,7 @@ namespace {
 
 struct Recorder {
   std::vector<Time> finish;
+
   void attach(Simulator& sim, FlowNetwork& net) {
     net.set_on_finish([this, &sim](FlowId f) {
       if (f >= finish.size()) {
@@ -131,26 +135,19 @@ TEST_CASE("a zero-byte flow finishes after its latency alone") {
 
 namespace {
 
-struct Case {
-  std::vector<Bandwidth> capacity;
-  struct F {
-    std::vector<ResourceId> route;
-    Bytes size;
-    Time start;
-    Time latency;
-  };
-  std::vector<F> flows;
-};
+using Case = hopsim::test::RefCase;
+using hopsim::test::reference_rates;
 
 Case random_case(std::uint64_t seed, int flows, int resources) {
   std::mt19937_64 rng(seed);
   Case c;
   for (int r = 0; r < resources; ++r) {
-    c.capacity.push_back(Bandwidth::gigabytes_per_s(std::uniform_real_distribution(1.0, 100.0)(rng)));
+    c.capacity.push_back(
+        Bandwidth::gigabytes_per_s(std::uniform_real_distribution(1.0, 100.0)(rng)));
   }
   std::vector<std::vector<ResourceId>> popular;  // some routes repeat, to exercise classes
   for (int i = 0; i < flows; ++i) {
-    Case::F f;
+    hopsim::test::RefFlow f;
     if (!popular.empty() && rng() % 4 == 0) {
       f.route = popular[rng() % popular.size()];
     } else {
@@ -169,52 +166,6 @@ Case random_case(std::uint64_t seed, int flows, int resources) {
     c.flows.push_back(std::move(f));
   }
   return c;
-}
-
-// Textbook progressive filling over individual flows: raise all unfixed rates together and
-// fix the flows of the first resource to saturate, until every flow is fixed.
-std::vector<double> reference_rates(const Case& c, const std::vector<bool>& active) {
-  const std::size_t n = c.flows.size();
-  std::vector<double> rate(n, 0);
-  std::vector<bool> fixed(n, true);
-  for (std::size_t f = 0; f < n; ++f) {
-    fixed[f] = !active[f];
-  }
-  std::vector<double> left;
-  for (auto b : c.capacity) {
-    left.push_back(b.bytes_per_s);
-  }
-  for (;;) {
-    std::vector<int> count(left.size(), 0);
-    for (std::size_t f = 0; f < n; ++f) {
-      if (!fixed[f]) {
-        for (ResourceId r : c.flows[f].route) {
-          ++count[r];
-        }
-      }
-    }
-    std::size_t best = left.size();
-    double best_share = 0;
-    for (std::size_t r = 0; r < left.size(); ++r) {
-      if (count[r] > 0 && (best == left.size() || left[r] / count[r] < best_share)) {
-        best = r;
-        best_share = left[r] / count[r];
-      }
-    }
-    if (best == left.size()) {
-      return rate;
-    }
-    for (std::size_t f = 0; f < n; ++f) {
-      const auto& route = c.flows[f].route;
-      if (!fixed[f] && std::find(route.begin(), route.end(), best) != route.end()) {
-        fixed[f] = true;
-        rate[f] = best_share;
-        for (ResourceId r : route) {
-          left[r] -= best_share;
-        }
-      }
-    }
-  }
 }
 
 struct Outcome {
@@ -285,15 +236,16 @@ TEST_CASE("the incremental solver matches a full progressive-filling reference")
   struct Params {
     int flows, resources, check_every;
   };
+
   for (Params p : {Params{20, 5, 1}, Params{200, 30, 1}, Params{2'000, 60, 97}}) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       CAPTURE(p.flows);
       CAPTURE(seed);
-      const Case c = random_case(seed * 7919 + static_cast<std::uint64_t>(p.flows), p.flows,
-                                 p.resources);
+      const Case c =
+          random_case(seed * 7919 + static_cast<std::uint64_t>(p.flows), p.flows, p.resources);
       const Outcome out = run_case(c, p.check_every);
       CHECK(out.worst_rate_error <= 1e-9);
-      CHECK(out.worst_overload <= 1e-9);    // no link above capacity at any instant
+      CHECK(out.worst_overload <= 1e-9);     // no link above capacity at any instant
       CHECK(out.worst_bytes_error <= 1e-3);  // bytes conserved (to a thousandth of a byte)
       for (FlowId f = 0; f < c.flows.size(); ++f) {
         CHECK(out.finish[f] != Time::max());  // every flow finishes
@@ -312,4 +264,102 @@ TEST_CASE("two runs of the same input are identical") {
   const Outcome b = run_case(c, 1'000'000);
   CHECK(a.finish == b.finish);
   CHECK(a.solves == b.solves);
+}
+
+// ---- finish times against an independent per-flow reference (tests/sim/flow_reference.hpp) ----
+
+namespace {
+
+struct Uneven {
+  int nodes, gpus;
+  bool staggered;
+};
+
+constexpr Uneven kUneven[] = {
+    {2, 4, false}, {3, 4, false}, {4, 4, true}, {2, 8, false}, {3, 5, true}};
+
+// Worst |network - reference| over all flows, relative to the reference finish time, after
+// `slack` (both sides round finish times up to whole picoseconds, and may compute the same
+// instant on either side of a picosecond boundary).
+double worst_relative(const std::vector<Time>& got, const std::vector<Time>& want,
+                      Time slack = Time{}) {
+  double worst = 0;
+  for (std::size_t f = 0; f < want.size(); ++f) {
+    REQUIRE(got[f] != Time::max());
+    const double off = std::max(std::fabs((got[f] - want[f]).seconds()) - slack.seconds(), 0.0);
+    worst = std::max(worst, off / want[f].seconds());
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("uneven all-to-all-v: every finish time matches a per-flow reference to 1e-9 + 1 ps") {
+  for (const Uneven u : kUneven) {
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      CAPTURE(u.nodes);
+      CAPTURE(u.gpus);
+      CAPTURE(seed);
+      const Case c = hopsim::test::uneven_all_to_all(seed, u.nodes, u.gpus, u.staggered);
+      const auto got = hopsim::test::network_finish(c);
+      CHECK(worst_relative(got, hopsim::test::reference_finish(c), Time::ps(1)) <= 1e-9);
+    }
+  }
+}
+
+TEST_CASE("random flows: every finish time matches a per-flow reference to 1e-9 + 1 ps") {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    const Case c = random_case(seed * 104729, 150, 12);
+    const auto got = hopsim::test::network_finish(c);
+    CHECK(worst_relative(got, hopsim::test::reference_finish(c), Time::ps(1)) <= 1e-9);
+  }
+}
+
+// Runs `c` with `tolerance` and returns, per flow, the share of its bytes moved when it
+// finished (rates integrated between solves by the observer).
+std::vector<double> moved_at_finish(const Case& c, double tolerance, std::uint64_t& early) {
+  Simulator sim;
+  FlowNetwork net(sim, c.capacity);
+  net.set_tolerance(tolerance);
+  const std::size_t n = c.flows.size();
+  std::vector<double> moved(n, 0), last_rate(n, 0), share(n, -1);
+  Time last;
+  net.set_on_finish([&](FlowId f) {
+    share[f] = (moved[f] + last_rate[f] * (sim.now() - last).seconds()) /
+               static_cast<double>(c.flows[f].size.n);
+  });
+  net.set_on_solve([&] {
+    for (FlowId f = 0; f < net.flows_started(); ++f) {
+      moved[f] += last_rate[f] * (sim.now() - last).seconds();
+      last_rate[f] = net.rate_bytes_per_s(f);
+    }
+    last = sim.now();
+  });
+  for (const auto& f : c.flows) {  // all start at 0: flow ids follow case order
+    net.start(f.route, f.size, f.latency);
+  }
+  sim.run();
+  early += net.flows_snapped();
+  return share;
+}
+
+TEST_CASE("approximate mode: a flow finishes within the tolerance of its size") {
+  std::uint64_t early = 0;
+  for (const double tolerance : {1e-3, 1e-2}) {
+    for (const Uneven u : kUneven) {
+      CAPTURE(tolerance);
+      CAPTURE(u.nodes);
+      CAPTURE(u.gpus);
+      const Case c = hopsim::test::uneven_all_to_all(11, u.nodes, u.gpus, false);
+      for (double share : moved_at_finish(c, tolerance, early)) {
+        CHECK(share >= 1 - tolerance - 1e-6);  // 1e-6: a picosecond's worth of bytes
+        CHECK(share <= 1 + tolerance + 1e-6);
+      }
+      // Not a bound (max-min rates are not monotone), a measure: within twice the tolerance.
+      const std::vector<Time> exact = hopsim::test::network_finish(c);
+      CHECK(worst_relative(hopsim::test::network_finish(c, tolerance), exact) <= 2 * tolerance);
+    }
+  }
+  CHECK(early > 0);  // the tolerance was used
 }

@@ -66,7 +66,8 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
 
 }  // namespace
 
-Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* observer) {
+Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateOptions& options) {
+  RunObserver* const observer = options.observer;
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<Bandwidth> capacities;
   capacities.reserve(cluster.link_count());
@@ -75,6 +76,7 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* ob
   }
   sim::Simulator sim;
   sim::FlowNetwork network(sim, std::move(capacities));
+  network.set_tolerance(options.tolerance);
   sim::Executor executor(sim, network);
   Outcome out;
   out.latency.assign(plan.tasks().size(), Time{});
@@ -101,6 +103,9 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* ob
   out.events = sim.events_run();
   out.flows = network.flows_started();
   out.solves = network.solves();
+  out.classes_solved = network.classes_solved();
+  out.flows_snapped = network.flows_snapped();
+  out.solver = network.solver_stats();
   out.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;

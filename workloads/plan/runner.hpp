@@ -34,6 +34,9 @@ struct Outcome {
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
   std::uint64_t solves = 0;
+  std::uint64_t classes_solved = 0;  ///< groups of flows whose rates the solver re-filled
+  std::uint64_t flows_snapped = 0;   ///< flows the approximate mode finished early (or late)
+  sim::FairShareStats solver;        ///< the solver's structural counters
   double wall_s = 0;
   std::vector<PlanTaskId> stuck;  ///< tasks that never ran (a dependency cycle)
 
@@ -42,8 +45,18 @@ struct Outcome {
   }
 };
 
+struct SimulateOptions {
+  RunObserver* observer = nullptr;
+  /// The flow solver's approximate mode (sim::FlowNetwork::set_tolerance); 0 is exact.
+  double tolerance = 0;
+};
+
 /// Runs `plan` to completion. Flows take their explicit route or the topology's; a flow from
 /// a GPU to itself takes no time and no link. Compute tasks run on stream (gpu, stream).
-Outcome simulate(const topo::Cluster& cluster, const Plan& plan, RunObserver* observer = nullptr);
+Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateOptions& options);
+inline Outcome simulate(const topo::Cluster& cluster, const Plan& plan,
+                        RunObserver* observer = nullptr) {
+  return simulate(cluster, plan, SimulateOptions{.observer = observer});
+}
 
 }  // namespace hopsim::work

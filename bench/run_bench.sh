@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make bench: each case in its own process (its peak memory is its own). Per case: one run
+# under /usr/bin/time -v (peak RSS, and the bench's own line: flows, events, solves, classes
+# solved, wall, events/s, makespan, mode), then the hyperfine median wall of BENCH_RUNS runs
+# (1 run for a case whose first run took over BENCH_LONG_S seconds). Case h (1,024-GPU uneven
+# all-to-all-v) runs in approximate mode, tolerance H_TOLERANCE; its exact mode takes hours.
+#   BENCH_CASES="f g" make bench     # a subset
+set -euo pipefail
+
+bin=${BENCH_BIN:-build/bin/hopsim_bench}
+cases=${BENCH_CASES:-"a b c d e f g h i"}
+runs=${BENCH_RUNS:-5}
+long_s=${BENCH_LONG_S:-20}
+h_tolerance=${H_TOLERANCE:-0.002}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+printf '%-4s %12s %5s %10s %14s  %s\n' case median_s runs peak_MB events/s "bench line (one run)"
+for c in $cases; do
+  args=("$c")
+  if [[ $c == h ]]; then
+    args+=(--tolerance "$h_tolerance")
+  fi
+  /usr/bin/time -v "$bin" "${args[@]}" >"$tmp/line" 2>"$tmp/time"
+  peak_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time")
+  first_s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0;
+                 for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$tmp/time")
+  n=$runs
+  if awk -v s="$first_s" -v l="$long_s" 'BEGIN {exit !(s > l)}'; then
+    n=1
+  fi
+  if [[ $n -gt 1 ]]; then
+    hyperfine -N --style none --runs "$n" --export-csv "$tmp/csv" \
+      "$bin ${args[*]}" >/dev/null 2>&1
+    median=$(awk -F, 'NR == 2 {print $4}' "$tmp/csv")
+  else
+    median=$first_s
+  fi
+  events=$(grep -o '[0-9]* events' "$tmp/line" | head -1 | awk '{print $1}')
+  printf '%-4s %12.3f %5d %10.1f %14.0f  %s\n' "$c" "$median" "$n" \
+    "$(awk -v k="$peak_kb" 'BEGIN {print k / 1024}')" \
+    "$(awk -v e="$events" -v m="$median" 'BEGIN {print e / m}')" "$(head -1 "$tmp/line")"
+done

@@ -1,0 +1,185 @@
+// Flow network: which flows finish when, per group of classes that share a rate.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/assert.hpp"
+#include "sim/flow_network.hpp"
+
+namespace hopsim::sim {
+
+void FlowNetwork::collect_finished() {
+  // Completions due now, plus those due within the next picosecond: flows whose exact finish
+  // times are equal but round to neighbouring picoseconds then finish in one batch.
+  const Time now = sim_.now();
+  due_.clear();
+  completions_.pop_until(now + Time::ps(1), due_);
+  for (const auto& [at, g] : due_) {
+    if (finish_due(g, at <= now)) {
+      mark_refresh(g);
+    } else {
+      completions_.set(g, at);  // due a picosecond from now after all: keep waiting
+    }
+  }
+  // Approximate mode: groups whose earliest flow is within the tolerance of its end join the
+  // batch (they never cause a wake of their own).
+  while (!early_.empty() && early_.key(early_.top()) <= now) {
+    const GroupId g = early_.pop();
+    if (share_.alive(g)) {
+      finish_due(g, false);
+    }
+    mark_refresh(g);
+  }
+  std::sort(finished_.begin(), finished_.end());
+}
+
+// Finishes the flows of group `g` that are done, earliest first: the earliest one if it is
+// due now, and every flow within a picosecond's worth of bytes of its end (approximate mode:
+// plus half `tolerance_` of its size, either side; see schedule_completion).
+bool FlowNetwork::finish_due(GroupId g, bool due_now) {
+  const double work = share_.group_work(g, sim_.now());
+  bool forced = due_now;
+  bool any = false;
+  while (const GroupHead* head = top_head(g)) {
+    const ClassId c = head->cls;
+    const std::int64_t done = finish_class(c, work + share_.offset(c), forced);
+    if (done == 0) {
+      break;
+    }
+    forced = false;
+    any = true;
+    heads_[g].top_layout = 0;  // its earliest flow is gone
+    share_.change(c, -done, sim_.now());
+    if (!share_.alive(g)) {
+      break;
+    }
+    if (share_.group_of(c) == g) {
+      push_head(g, c);
+    }
+  }
+  return any;
+}
+
+// Finishes the flows of class `c` (whose work is `work`) that are done; the first one
+// regardless when `forced`. Returns how many.
+std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
+  const double picosecond = share_.rate(share_.group_of(c)) * 1e-12 * (1 + 1e-6);
+  auto& pending = pending_[c];
+  std::int64_t done = 0;
+  while (!pending.empty()) {
+    const auto [target, f] = pending.front();
+    const double slack = tolerance_ / 2 * static_cast<double>(flows_[f].size.n);
+    if (!forced && target - work > picosecond + slack) {
+      break;
+    }
+    snapped_ += std::fabs(target - work) > picosecond ? 1 : 0;
+    forced = false;
+    std::pop_heap(pending.begin(), pending.end(), std::greater<>{});
+    pending.pop_back();
+    flows_[f].state = Flow::State::Done;
+    finished_.push_back(f);
+    ++done;
+  }
+  return done;
+}
+
+void FlowNetwork::push_head(GroupId g, ClassId c) {
+  if (g >= heads_.size()) {
+    return;
+  }
+  GroupHeads& heads = heads_[g];
+  const GroupHead head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+  if (heads.top_layout == share_.layout(g) && head.key < heads.top.key) {
+    heads.top = head;  // the cached earliest flow stays right: only a finish can raise it
+  }
+  if (heads.layout == share_.layout(g) && share_.member_count(g) >= 2) {
+    heads.heap.push_back(head);
+    std::push_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
+  }
+}
+
+// The earliest flow of group `g` (nullptr when it has none), cached until a flow of the group
+// finishes or its layout changes.
+const GroupHead* FlowNetwork::top_head(GroupId g) {
+  if (g >= heads_.size()) {
+    heads_.resize(std::max<std::size_t>(g + 1, 2 * heads_.size()));
+  }
+  GroupHeads& heads = heads_[g];
+  if (heads.top_layout == share_.layout(g)) {
+    return &heads.top;
+  }
+  const GroupHead* top = find_top(g);
+  if (top != nullptr) {
+    heads.top = *top;
+    heads.top_layout = share_.layout(g);
+  }
+  return top;
+}
+
+// Finds the earliest flow of group `g` from its heap, rebuilt first if the group's layout
+// changed, stale entries dropped. A lone class needs no heap.
+const GroupHead* FlowNetwork::find_top(GroupId g) {
+  GroupHeads& heads = heads_[g];
+  if (share_.member_count(g) < 2) {
+    heads.layout = 0;
+    const ClassId c = share_.first_member(g);
+    if (c == FairShare::kNoClass || pending_[c].empty()) {
+      return nullptr;
+    }
+    heads.top =
+        GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
+    return &heads.top;
+  }
+  if (heads.layout != share_.layout(g)) {
+    heads.heap.clear();
+    for (ClassId c = share_.first_member(g); c != FairShare::kNoClass; c = share_.next_member(c)) {
+      heads.heap.push_back(
+          GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
+    }
+    std::make_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
+    heads.layout = share_.layout(g);
+  }
+  auto& heap = heads.heap;
+  while (!heap.empty()) {
+    const GroupHead& top = heap.front();
+    if (share_.group_of(top.cls) == g && !pending_[top.cls].empty() &&
+        pending_[top.cls].front().second == top.flow) {
+      return &top;
+    }
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+    heap.pop_back();
+  }
+  return nullptr;
+}
+
+void FlowNetwork::schedule_completion(GroupId g) {
+  if (!share_.alive(g)) {
+    completions_.erase(g);
+    early_.erase(g);
+    return;
+  }
+  const Time now = sim_.now();
+  const double rate = share_.rate(g);
+  HOPSIM_ASSERT(rate > 0, "group {} got rate {}", g, rate);
+  const GroupHead* head = top_head(g);
+  HOPSIM_ASSERT(head != nullptr, "group {} has no flow", g);
+  GroupHeads& heads = heads_[g];
+  // Approximate mode: half the tolerance is spent on the rate drifting from the one the
+  // entries were computed for (no heap update then), half on batching: due when it has moved
+  // its size and half the tolerance more, early once half is left. Together a flow finishes
+  // within the tolerance of its size, either side.
+  if (tolerance_ > 0 && heads.scheduled.flow == head->flow && heads.scheduled.key == head->key &&
+      std::fabs(rate - heads.scheduled_rate) <= tolerance_ / 2 * heads.scheduled_rate) {
+    return;
+  }
+  heads.scheduled = *head;
+  heads.scheduled_rate = rate;
+  const double slack = tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n);
+  const double left = head->key - share_.group_work(g, now);
+  completions_.set(g, now + Time::from_seconds_ceil(std::max(left + slack, 0.0) / rate));
+  if (tolerance_ > 0) {
+    early_.set(g, now + Time::from_seconds_ceil(std::max(left - slack, 0.0) / rate));
+  }
+}
+
+}  // namespace hopsim::sim
