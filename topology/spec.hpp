@@ -32,6 +32,10 @@ struct GpuSpec {
   double hbm_GB = 0;    // NOLINT(readability-identifier-naming): 10^9 B, unit in the name
   double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): 10^9 B/s
   int sms = 0;          ///< streaming multiprocessors
+  /// Roofline fallback of the compute model (no calibration table answers): achieved over
+  /// peak for GEMMs and for attention kernels. Defaults: H100 at 700 W (docs/compute-model.md).
+  double gemm_efficiency = 0.7;
+  double attention_efficiency = 0.6;
 };
 
 struct Spec {

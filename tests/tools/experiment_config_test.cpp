@@ -349,8 +349,9 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
                        ConfigError);
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
   CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3", "cluster.nodes=3"}),
-                       (cp + ": /workload/seq_len: 8192 does not split into 2*cp = 6 equal "
-                             "chunks (cp = 3)")
+                       (cp + ": /workload/seq_len: 131072 tokens do not split into 6 equal "
+                             "chunks (2 x cp, cp = 3); zigzag balance needs 2 x cp to divide "
+                             "seq_len")
                            .c_str(),
                        ConfigError);
   CHECK_THROWS_WITH_AS(
@@ -414,6 +415,48 @@ TEST_CASE("collectives: send_recv takes two ranks and no chunks; a 1-GPU cluster
   const auto& job = std::get<work::CollectiveJob>(groups.experiment.job);
   CHECK(job.rank_sets(groups.experiment.cluster, work::Mesh(groups.experiment.parallel)).size() ==
         16);
+}
+
+TEST_CASE("attention layers: invalid CP settings are clear errors naming the key") {
+  const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
+  const auto fails_with = [&](std::vector<std::string> sets, const std::string& message) {
+    CHECK_THROWS_WITH_AS(load_experiment(cp, sets), message.c_str(), ConfigError);
+  };
+  fails_with({"workload.cp.algorithm=ringg"},
+             R"(--set workload.cp.algorithm=ringg: /workload/cp/algorithm: expected one of )"
+             R"("ring", "ring_pass_q", "allgather", "ulysses", got "ringg")");
+  fails_with({"parallel.cp=8", "workload.cp.algorithm=ulysses", "workload.cp.ulysses_degree=16"},
+             "--set workload.cp.ulysses_degree=16: /workload/cp/ulysses_degree: 16 does not "
+             "divide cp = 8");
+  // 64 heads over TP 8: 8 query heads and 1 KV head per TP rank. A key the file does not
+  // have is blamed on the file.
+  fails_with({"parallel.cp=16", "workload.cp.algorithm=ulysses"},
+             cp + ": /workload/cp/ulysses_degree: Ulysses degree "
+             "16 must divide the 8 query heads of a TP rank (64 heads / tp 8)");
+  fails_with({"parallel.cp=8", "workload.cp.algorithm=ulysses"},
+             cp + ": /workload/cp/ulysses_degree: Ulysses degree 8 "
+             "exceeds or does not split the 1 KV heads of a TP rank; set cp.replicate_kv to give "
+             "each rank a copy of the KV head it needs (when 8 is a multiple of 1)");
+  CHECK_NOTHROW(load_experiment(
+      cp, {"parallel.cp=8", "workload.cp.algorithm=ulysses", "workload.cp.replicate_kv=true"}));
+  fails_with({"parallel.cp=8", "workload.cp.algorithm=ring_pass_q"},
+             "--set workload.cp.algorithm=ring_pass_q: /workload/cp/algorithm: ring_pass_q is an "
+             "inference algorithm (forward only): set mode \"prefill\"");
+  fails_with({"workload.mode=prefill", "workload.passes=both"},
+             "--set workload.passes=both: /workload/passes: mode \"prefill\" runs forward only, "
+             "not \"both\"");
+  fails_with({"workload.mask=document"},
+             "--set workload.mask=document: /workload/mask: mask \"document\" needs either "
+             "documents (lengths) or document_mean_tokens");
+  fails_with({"workload.mask=document", "workload.documents=[100, 200]"},
+             "--set workload.documents=[100, 200]: /workload/documents: document lengths sum to "
+             "300 tokens, not seq_len 131072");
+  fails_with({"workload.cp.ulysses_degree=2"},
+             "--set workload.cp.ulysses_degree=2: /workload/cp/ulysses_degree: only for "
+             "cp.algorithm \"ulysses\", not \"ring\"");
+  fails_with({"workload.layers=1000000"},
+             "--set workload.layers=1000000: /workload/layers: 1000000 layers over 8 GPUs make a "
+             "plan of ~1.3e+09 tasks, more than 5e+07; simulate fewer layers");
 }
 
 }  // namespace hopsim::config

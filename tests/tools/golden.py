@@ -19,6 +19,9 @@ GOLDENS = {
     "llama3-70b-cp-explain": ["explain", "configs/experiments/llama3-70b-cp.json",
                               "--set", "workload.seq_len=131072", "--set", "parallel.cp=8"],
     "deepseek-v3-moe-ep64-explain": ["explain", "configs/experiments/deepseek-v3-moe-ep64.json"],
+    "llama3-70b-cp8-ring": ["run", "configs/experiments/llama3-70b-cp.json",
+                            "--set", "parallel.cp=8"],
+    "llama3-405b-cp16-128k": ["run", "configs/experiments/llama3-405b-cp16-128k.json"],
 }
 
 

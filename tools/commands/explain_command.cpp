@@ -1,6 +1,8 @@
 // hopsim explain: closed forms from the model, the parallel degrees and the workload.
 #include "tools/commands/explain_command.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "workloads/jobs/layer_closed_forms.hpp"
@@ -41,6 +43,16 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
              {"contiguous_work_ratio", cp.contiguous_work_ratio},
              {"contiguous_flops_ratio", cp.contiguous_flops_ratio},
              {"zigzag_units_per_rank", cp.zigzag_units_per_rank}};
+  // This experiment's threshold: its GPU, dtype, K/V share and the link its ring uses.
+  const work::Mesh mesh(exp.parallel);
+  const std::vector<int> group = mesh.group(work::Dim::Cp, 0);
+  const int per_node = exp.cluster.gpus_per_node;
+  const bool network = std::any_of(group.begin(), group.end(), [&](int g) {
+    return g / per_node != group.front() / per_node;
+  });
+  r["cp"]["overlap_threshold_tokens"] =
+      job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network);
+  r["cp"]["ring_link"] = network ? "network" : "nvlink";
 }
 
 void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {

@@ -1,4 +1,6 @@
 // The report section of each workload kind; std::visit makes a new kind's section required.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tools/commands/report.hpp"
@@ -41,21 +43,95 @@ void flows_section(const ReportInput& in, Json& r) {
   r["software_overhead_s"] = cluster.spec().software_overhead.seconds();
 }
 
+Json validation_row(const work::Validation& v, double predicted) {
+  return {{"metric", v.metric},
+          {"bytes", v.bytes ? Json(v.bytes->n) : Json(nullptr)},
+          {"predicted", predicted},
+          {"published", v.published},
+          {"error", (predicted - v.published) / v.published},
+          {"source", v.source}};
+}
+
 void validation_section(const ReportInput& in, const Json& rows, Json& r) {
   const auto& v = in.file.experiment.validation;
-  if (!v) {
+  if (!v || !v->bytes) {
     return;
   }
   for (const Json& row : rows) {
-    if (row["bytes"].get<std::int64_t>() == v->bytes.n) {
-      const double predicted = row[v->metric].get<double>();
-      r["validation"] = {{"metric", v->metric},
-                         {"bytes", v->bytes.n},
-                         {"predicted", predicted},
-                         {"published", v->published},
-                         {"error", (predicted - v->published) / v->published},
-                         {"source", v->source}};
+    if (row["bytes"].get<std::int64_t>() == v->bytes->n) {
+      r["validation"] = validation_row(*v, row[v->metric].get<double>());
     }
+  }
+}
+
+double max_over_min(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return lo == v.end() || *lo <= 0 ? 0.0 : *hi / *lo;
+}
+
+// Ring steps of one rank (the most loaded of GPU 0's ring) in the first layer's forward pass: compute, the transfer
+// it sends, and how long its compute stream waited for the block to arrive.
+Json cp_steps(const work::CaseResult& c, const work::CpDetails& cp, int rank) {
+  Json steps = Json::array();
+  const auto& compute = cp.step_compute[static_cast<std::size_t>(rank)];
+  const auto& send = cp.step_send[static_cast<std::size_t>(rank)];
+  Time previous_end;
+  for (std::size_t j = 0; j < compute.size(); ++j) {
+    const sim::TaskTimes& t = c.outcome.times[compute[j]];
+    Json step = {{"step", j}, {"compute_s", (t.end - t.start).seconds()}};
+    if (j < send.size()) {
+      const sim::TaskTimes& f = c.outcome.times[send[j]];
+      step["transfer_s"] = (f.end - f.start).seconds();
+    } else {
+      step["transfer_s"] = nullptr;
+    }
+    step["wait_s"] = j == 0 ? 0.0 : std::max(0.0, (t.start - previous_end).seconds());
+    previous_end = t.end;
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+void attention_layer_section(const ReportInput& in, const work::AttentionLayerJob& job, Json& r) {
+  const work::CaseResult& c = in.result.cases.front();
+  const work::CpDetails& cp = *c.cp;
+  const work::Summary& s = c.summary;
+  Json out;
+  out["algorithm"] = cp.algorithm;
+  out["balance"] = cp.balance;
+  out["degree"] = cp.degree;
+  out["ulysses_degree"] = cp.ulysses_degree;
+  out["ring_degree"] = cp.ring_degree;
+  out["mode"] = work::mode_name(job.mode);
+  out["passes"] = work::passes_name(job.passes);
+  out["layers"] = job.layers;
+  out["block_tokens"] = cp.block_tokens;
+  out["tokens_per_rank"] = cp.tokens_per_rank;
+  out["work_units_per_rank"] = cp.work_units_per_rank;
+  std::vector<double> units(cp.work_units_per_rank.begin(), cp.work_units_per_rank.end());
+  out["work_units_max_over_min"] = max_over_min(units);
+  out["flops_per_rank"] = cp.flops_per_rank;
+  out["flops_max_over_min"] = max_over_min(cp.flops_per_rank);
+  out["overlap_threshold_tokens"] = cp.overlap_threshold_tokens;
+  out["ring_link"] = cp.ring_link;
+  out["min_seq_per_rank"] = cp.min_seq_per_rank;
+  out["cp_bytes_per_gpu_fwd"] = cp.cp_bytes_per_gpu_fwd;
+  Time attention_exposed;
+  Time attention_compute;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    if (c.plan.phases()[p].name == "attention") {
+      attention_exposed += s.phases[p].exposed;
+      attention_compute += s.phases[p].compute;
+    }
+  }
+  out["attention_compute_s"] = attention_compute.seconds();
+  out["attention_exposed_comm_s"] = attention_exposed.seconds();
+  out["layer_time_s"] = s.step.seconds() / static_cast<double>(job.layers);
+  out["steps_rank"] = cp.steps_gpu;
+  out["steps"] = cp_steps(c, cp, cp.steps_gpu);
+  r["cp"] = std::move(out);
+  if (const auto& v = in.file.experiment.validation) {
+    r["validation"] = validation_row(*v, s.step.seconds());
   }
 }
 
@@ -115,8 +191,8 @@ void kind_section(const ReportInput& in, Json& r) {
   std::visit(work::Overloaded{
                  [&](const work::FlowsJob& /*job*/) { flows_section(in, r); },
                  [&](const work::CollectiveJob& job) { collective_section(in, job, r); },
-                 // Not simulated yet: run() refuses them, so there is no run to report on.
-                 [&](const work::AttentionLayerJob& /*job*/) {},
+                 [&](const work::AttentionLayerJob& job) { attention_layer_section(in, job, r); },
+                 // Not simulated yet: run() refuses it, so there is no run to report on.
                  [&](const work::MoeLayerJob& /*job*/) {},
              },
              in.file.experiment.job);

@@ -1,4 +1,6 @@
 // The terminal summary of a report: what ran on what, the kind's table, and per-case lines.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tools/commands/report.hpp"
@@ -72,6 +74,54 @@ std::string collective_table(const Json& c) {
   return out;
 }
 
+// The CP layer: balance, threshold, the critical rank's ring steps, and the phases.
+std::string cp_lines(const Json& cp, const Json& one) {
+  const auto units = cp["work_units_per_rank"].get<std::vector<int>>();
+  const auto [lo, hi] = std::minmax_element(units.begin(), units.end());
+  std::string out = fmt::format(
+      "attention      {} over cp {} ({}, {} x ring {}), {}, {} layer(s), {}\n",
+      cp["algorithm"].get<std::string>(), cp["degree"].get<int>(),
+      cp["balance"].get<std::string>(), cp["ulysses_degree"].get<int>(),
+      cp["ring_degree"].get<int>(), cp["mode"].get<std::string>(), cp["layers"].get<int>(),
+      cp["passes"].get<std::string>());
+  out += fmt::format("balance        {}-token chunks; work units per rank {}..{}, attention FLOPs "
+                     "max/min {:.3f}\n",
+                     cp["block_tokens"].get<std::int64_t>(), *lo, *hi,
+                     cp["flops_max_over_min"].get<double>());
+  out += fmt::format("overlap        threshold {:.0f} tokens per block over {}; minimum sequence "
+                     "per rank {:.0f}\n",
+                     cp["overlap_threshold_tokens"].get<double>(),
+                     cp["ring_link"].get<std::string>(), cp["min_seq_per_rank"].get<double>());
+  const auto& steps = cp["steps"];
+  if (steps.size() > 1) {
+    out += fmt::format("ring steps     rank {}, layer 0 forward: step, compute_us, transfer_us, "
+                       "wait_us\n",
+                       cp["steps_rank"].get<int>());
+    for (const auto& st : steps) {
+      out += fmt::format("  {:>4} {:>12.2f} {:>12} {:>10.2f}\n", st["step"].get<int>(),
+                         st["compute_s"].get<double>() * 1e6,
+                         st["transfer_s"].is_null()
+                             ? std::string("-")
+                             : fmt::format("{:.2f}", st["transfer_s"].get<double>() * 1e6),
+                         st["wait_s"].get<double>() * 1e6);
+    }
+  }
+  out += fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass", "compute_us",
+                     "comm_us", "exposed_us");
+  for (const auto& ph : one["phases"]) {
+    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
+                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
+                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
+                       ph["exposed_comm_s"].get<double>() * 1e6);
+  }
+  out += fmt::format("layer time     {:.3f} us; attention exposed communication {:.3f} us of "
+                     "{:.3f} us attention compute\n",
+                     cp["layer_time_s"].get<double>() * 1e6,
+                     cp["attention_exposed_comm_s"].get<double>() * 1e6,
+                     cp["attention_compute_s"].get<double>() * 1e6);
+  return out;
+}
+
 // Step time, bytes and the busiest rank of one case.
 std::string case_lines(const Json& c) {
   std::string out = fmt::format("step time      {:.3f} us\n", c["step_time_s"].get<double>() * 1e6);
@@ -97,13 +147,18 @@ std::string format_summary(const Json& r) {
   if (r.contains("collective")) {
     out += collective_table(r["collective"]);
   }
+  if (r.contains("cp")) {
+    out += cp_lines(r["cp"], r["results"].front());
+  }
   if (r.contains("validation")) {
     const auto& v = r["validation"];
-    out += fmt::format("validation     {} at {} B: predicted {:.4g}, published {:.4g}, error "
+    const std::string at =
+        v["bytes"].is_null() ? std::string() : fmt::format(" at {} B", v["bytes"].get<std::int64_t>());
+    out += fmt::format("validation     {}{}: predicted {:.4g}, published {:.4g}, error "
                        "{:+.1f}%  ({})\n",
-                       v["metric"].get<std::string>(), v["bytes"].get<std::int64_t>(),
-                       v["predicted"].get<double>(), v["published"].get<double>(),
-                       100 * v["error"].get<double>(), v["source"].get<std::string>());
+                       v["metric"].get<std::string>(), at, v["predicted"].get<double>(),
+                       v["published"].get<double>(), 100 * v["error"].get<double>(),
+                       v["source"].get<std::string>());
   }
   if (r["results"].size() == 1) {
     out += case_lines(r["results"].front());

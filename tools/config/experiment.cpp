@@ -37,7 +37,9 @@ work::Validation parse_validation(const Node& n) {
   work::Validation v;
   v.metric = n.at("metric").one_of(
       {"busbw_GBps", "time_s", "deepep_rdma_GBps", "deepep_nvl_GBps"});
-  v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
+  if (n.has("bytes")) {
+    v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
+  }
   v.published = n.at("published").positive();
   v.source = n.at("source").string();
   return v;

@@ -2,6 +2,8 @@
 // (work::Mesh::check, the jobs' check()).
 #include "tools/config/layer_config.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
 namespace hopsim::config {
@@ -52,18 +54,105 @@ work::ParallelSpec parse_parallel(const Node& n) {
   return p;
 }
 
+namespace {
+
+// Index of a string key among `names` (enum order), a clear error for anything else.
+template <class E, std::size_t N>
+E parse_enum(const Node& n, const std::array<std::string_view, N>& names) {
+  return static_cast<E>(n.index_of(names));
+}
+
+constexpr std::array<std::string_view, 4> kCpAlgorithms{"ring", "ring_pass_q", "allgather",
+                                                        "ulysses"};
+constexpr std::array<std::string_view, 2> kBalances{"contiguous", "zigzag"};
+constexpr std::array<std::string_view, 3> kMasks{"causal", "full", "document"};
+constexpr std::array<std::string_view, 2> kModes{"training", "prefill"};
+constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"};
+constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
+// Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
+constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
+
+work::CpSettings parse_cp(const Node& n) {
+  n.allow_only(Section::AttentionCp);
+  work::CpSettings cp;
+  if (n.has("algorithm")) {
+    cp.algorithm = parse_enum<work::CpAlgorithm>(n.at("algorithm"), kCpAlgorithms);
+  }
+  if (n.has("balance")) {
+    cp.balance = parse_enum<work::CpBalance>(n.at("balance"), kBalances);
+  }
+  if (n.has("ulysses_degree")) {
+    cp.ulysses_degree = n.at("ulysses_degree").integer_in(1, kMaxDegree);
+  }
+  if (n.has("replicate_kv")) {
+    cp.replicate_kv = n.at("replicate_kv").boolean();
+  }
+  return cp;
+}
+
+std::vector<std::int64_t> parse_documents(const Node& n) {
+  n.expect_array();
+  if (n.size() == 0 || n.size() > kMaxDocuments) {
+    n.fail(fmt::format("expected 1 to {} document lengths, got {}", kMaxDocuments, n.size()));
+  }
+  std::vector<std::int64_t> lengths;
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    lengths.push_back(n.at(i).integer_in(1, kMaxTokens));
+    sum += lengths.back();
+    if (sum > kMaxTokens) {
+      n.at(i).fail("document lengths sum to more than 2^31 tokens");
+    }
+  }
+  return lengths;
+}
+
+}  // namespace
+
 template <>
 work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
                                                            const JobParseContext& /*ctx*/) {
   const Node& n = workload;
   n.allow_only(Section::AttentionLayerWorkload);
   work::AttentionLayerJob job;
-  job.seq_len = n.at("seq_len").integer_in(1, std::int64_t{1} << 31);
+  job.seq_len = n.at("seq_len").integer_in(1, kMaxTokens);
   if (n.has("micro_batch")) {
     job.micro_batch = n.at("micro_batch").integer_in(1, 1 << 20);
   }
   if (n.has("mask")) {
-    job.causal = n.at("mask").one_of({"causal", "full"}) == "causal";
+    job.mask = parse_enum<work::AttentionMask>(n.at("mask"), kMasks);
+  }
+  if (n.has("documents")) {
+    job.documents = parse_documents(n.at("documents"));
+  }
+  if (n.has("document_mean_tokens")) {
+    job.document_mean_tokens = n.at("document_mean_tokens").integer_in(1, kMaxTokens);
+  }
+  if (n.has("cached_tokens")) {
+    job.cached_tokens = n.at("cached_tokens").integer_in(0, kMaxTokens);
+  }
+  if (n.has("mlp")) {
+    job.mlp = n.at("mlp").boolean();
+  }
+  if (n.has("layers")) {
+    job.layers = n.at("layers").integer_in(1, 1 << 20);
+  }
+  if (n.has("mode")) {
+    job.mode = parse_enum<work::LayerMode>(n.at("mode"), kModes);
+  }
+  // Prefill runs forward only; training both passes unless told.
+  job.passes = job.mode == work::LayerMode::Prefill ? work::Passes::Forward : work::Passes::Both;
+  if (n.has("passes")) {
+    job.passes = parse_enum<work::Passes>(n.at("passes"), kPasses);
+  }
+  if (n.has("dtype")) {
+    job.dtype = parse_enum<work::Dtype>(n.at("dtype"), kDtypes);
+  }
+  job.mlp_dtype = n.has("mlp_dtype") ? parse_enum<work::Dtype>(n.at("mlp_dtype"), kDtypes)
+                                     : job.dtype;
+  if (n.has("cp")) {
+    job.cp = parse_cp(n.at("cp"));
   }
   return job;
 }

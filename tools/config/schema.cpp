@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 30> kSections{{
+const std::array<SectionDoc, 31> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -26,6 +26,8 @@ const std::array<SectionDoc, 30> kSections{{
      kCollectiveMoe},
     {Section::AttentionLayerWorkload, "experiment", "/workload (kind attention_layer)",
      "an attention layer under context parallelism", kAttentionLayerWorkload},
+    {Section::AttentionCp, "experiment", "/workload/cp (kind attention_layer)",
+     "the context-parallel algorithm", kAttentionCp},
     {Section::MoeLayerWorkload, "experiment", "/workload (kind moe_layer)",
      "a MoE layer under expert parallelism", kMoeLayerWorkload},
     {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},

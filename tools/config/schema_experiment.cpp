@@ -32,8 +32,10 @@ const std::array<KeyDoc, 7> kParallel{{
 
 const std::array<KeyDoc, 4> kValidation{{
     {"metric", "\"busbw_GBps\", \"time_s\", \"deepep_rdma_GBps\" or \"deepep_nvl_GBps\"",
-     "required", "the collective row's value compared (DeepEP's: moe all-to-all)"},
-    {"bytes", "integer in [1, 2^63)", "required", "the size (one of the workload's) whose row is compared"},
+     "required", "the collective row's value compared (DeepEP's: moe all-to-all); an attention "
+                 "layer's: time_s (the whole run)"},
+    {"bytes", "integer in [1, 2^63)", "required for a collective",
+     "the size (one of the workload's) whose row is compared"},
     {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},
     {"source", "string", "required", "where the published figure comes from"},
 }};
@@ -100,12 +102,42 @@ const std::array<KeyDoc, 7> kCollectiveMoe{{
     {"seed", "integer in [0, 2^63)", "the experiment's seed", "seeds the routing draw"},
 }};
 
-const std::array<KeyDoc, 4> kAttentionLayerWorkload{{
+const std::array<KeyDoc, 14> kAttentionLayerWorkload{{
     {"kind", "\"attention_layer\"", "required",
-     "one attention layer under CP (hopsim explain; not simulated yet)"},
-    {"seq_len", "integer in [1, 2^31]", "required", "tokens per sequence; 2 x cp must divide it"},
+     "one transformer layer's attention (or with mlp the whole dense layer) under TP and CP"},
+    {"seq_len", "integer in [1, 2^31]", "required",
+     "new tokens per sequence; cp (contiguous) or 2 x cp (zigzag) must divide it"},
     {"micro_batch", "integer in [1, 2^20]", "1", "sequences per micro-batch"},
-    {"mask", "\"causal\" or \"full\"", "\"causal\"", "attention mask"},
+    {"mask", "\"causal\", \"full\" or \"document\"", "\"causal\"",
+     "attention mask; document: causal inside each packed document"},
+    {"documents", "array of integers in [1, 2^31]", "none",
+     "mask document: the packed documents' lengths, summing to seq_len"},
+    {"document_mean_tokens", "integer in [1, 2^31]", "none",
+     "mask document: draw lengths from an exponential distribution of this mean (seeded)"},
+    {"cached_tokens", "integer in [0, 2^31]", "0",
+     "prefill: tokens already in the KV cache before the new ones (ring, ring_pass_q)"},
+    {"mlp", "boolean", "false", "also the dense SwiGLU MLP: the whole layer"},
+    {"layers", "integer in [1, 2^20]", "1", "identical layers run one after another"},
+    {"mode", "\"training\" or \"prefill\"", "\"training\"",
+     "prefill: inference time to first token (forward only)"},
+    {"passes", "\"forward\", \"backward\" or \"both\"", "training: both; prefill: forward",
+     "which passes run (backward: the layers in reverse after the forward ones)"},
+    {"dtype", "\"bf16\" or \"fp8\"", "\"bf16\"",
+     "attention, its projections, and K/V on the wire"},
+    {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "the MLP's GEMMs"},
+    {"cp", "object", "ring, zigzag", "the context-parallel algorithm"},
+}};
+
+const std::array<KeyDoc, 4> kAttentionCp{{
+    {"algorithm", "\"ring\", \"ring_pass_q\", \"allgather\" or \"ulysses\"", "\"ring\"",
+     "ring: pass-KV, overlapped; ring_pass_q: queries rotate (prefill); allgather: Llama 3's "
+     "exposed K/V all-gather; ulysses: all-to-all to heads and back"},
+    {"balance", "\"contiguous\" or \"zigzag\"", "\"zigzag\"",
+     "contiguous: rank i holds chunk i; zigzag: 2 x cp chunks, rank i holds i and 2cp-1-i"},
+    {"ulysses_degree", "integer in [1, 2^24]", "cp",
+     "ulysses: ranks per all-to-all group; a pass-KV ring runs over cp / this"},
+    {"replicate_kv", "boolean", "false",
+     "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
 const std::array<KeyDoc, 6> kMoeLayerWorkload{{

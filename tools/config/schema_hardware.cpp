@@ -19,13 +19,17 @@ const std::array<KeyDoc, 13> kCluster{{
     {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
 }};
 
-const std::array<KeyDoc, 6> kGpu{{
+const std::array<KeyDoc, 8> kGpu{{
     {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
     {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
     {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
     {"hbm_GB", "number in (0, 1e12]", "required", "HBM capacity, 10^9 bytes"},
     {"hbm_GBps", "number in (0, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
     {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
+    {"gemm_efficiency", "number in (0, 1]", "0.7",
+     "roofline fallback: achieved over peak for GEMMs where no calibration table answers"},
+    {"attention_efficiency", "number in (0, 1]", "0.6",
+     "roofline fallback: achieved over peak for attention kernels"},
 }};
 
 const std::array<KeyDoc, 3> kLink{{

@@ -17,8 +17,9 @@ WORKLOADS = {
     "mesh": {"workloads/mesh"},
     "collectives": {"workloads/compute", "workloads/plan", "workloads/collectives"},
     "model": {"workloads/mesh", "workloads/model"},
+    "cp": {"workloads/compute", "workloads/plan", "workloads/cp"},
     "jobs": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/collectives",
-             "workloads/model", "workloads/jobs"},
+             "workloads/model", "workloads/cp", "workloads/jobs"},
     "experiment": {"workloads"},
 }
 LOWER = {"sim": {"sim"}, "topology": {"sim", "topology"}}

@@ -17,15 +17,28 @@ void add_under(const std::string& prefix, const Problems& from, Problems& out) {
 }
 
 void check_validation(const Experiment& e, Problems& out) {
-  const auto* job = std::get_if<CollectiveJob>(&e.job);
-  if (job == nullptr) {
-    out.push_back({"/validation", "validation applies to workload kind \"collective\" only"});
+  const Validation& v = *e.validation;
+  if (std::holds_alternative<AttentionLayerJob>(e.job)) {
+    if (v.metric != "time_s") {
+      out.push_back({"/validation/metric",
+                     fmt::format("an attention layer validates \"time_s\", not \"{}\"", v.metric)});
+    }
+    if (v.bytes) {
+      out.push_back({"/validation/bytes", "only for collectives (it names a row)"});
+    }
     return;
   }
-  const Validation& v = *e.validation;
-  if (std::find(job->sizes.begin(), job->sizes.end(), v.bytes) == job->sizes.end()) {
+  const auto* job = std::get_if<CollectiveJob>(&e.job);
+  if (job == nullptr) {
+    out.push_back({"/validation",
+                   "validation applies to workload kinds \"collective\" and \"attention_layer\""});
+    return;
+  }
+  if (!v.bytes) {
+    out.push_back({"/validation", "a collective's validation names its row: bytes"});
+  } else if (std::find(job->sizes.begin(), job->sizes.end(), *v.bytes) == job->sizes.end()) {
     out.push_back({"/validation/bytes",
-                   fmt::format("{} is not one of the workload's sizes", v.bytes.n)});
+                   fmt::format("{} is not one of the workload's sizes", v.bytes->n)});
   }
 }
 
@@ -59,6 +72,8 @@ ComputeModel compute_model(const Experiment& e) {
   roofline.peak_bf16_tflops = e.cluster.gpu.peak_bf16_tflops;
   roofline.peak_fp8_tflops = e.cluster.gpu.peak_fp8_tflops;
   roofline.hbm_GBps = e.cluster.gpu.hbm_GBps;
+  roofline.efficiency = e.cluster.gpu.gemm_efficiency;
+  roofline.attention_efficiency = e.cluster.gpu.attention_efficiency;
   return ComputeModel(e.calibration.get(), roofline);
 }
 

@@ -21,8 +21,8 @@ namespace hopsim::work {
 
 /// A published figure to compare a collective run with.
 struct Validation {
-  std::string metric;  ///< "busbw_GBps" or "time_s"
-  Bytes bytes;         ///< the size (row) it applies to
+  std::string metric;  ///< a collective row's "busbw_GBps", "time_s", ...; a layer's "time_s"
+  std::optional<Bytes> bytes;  ///< collectives: the size (row) it applies to
   double published = 0;
   std::string source;
 };

@@ -41,6 +41,7 @@ struct CaseResult {
   Outcome outcome;
   Summary summary;
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
+  std::optional<CpDetails> cp;       ///< attention layers under CP
 };
 
 struct RunResult {

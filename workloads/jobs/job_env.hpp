@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/cp/cp_details.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/plan/plan.hpp"
@@ -41,6 +43,7 @@ struct Case {
   std::string choice{};  ///< what the job chose for it, e.g. "tree/simple"; may be empty
   /// Figures of the case's own input that reports divide by its time (name, value).
   std::vector<std::pair<std::string, double>> metrics{};
+  std::optional<CpDetails> cp{};  ///< attention layers under CP
 };
 
 }  // namespace hopsim::work

@@ -35,7 +35,7 @@ LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
   const auto [dqk, dv] = head_dims(m);
   // With 2*cp chunks paired i and 2cp-1-i, every rank does 1/cp of the whole causal work.
   const double pairs =
-      d(attention_pairs(job.causal ? Mask::CausalTopLeft : Mask::None, job.seq_len, job.seq_len)) /
+      d(attention_pairs(job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None, job.seq_len, job.seq_len)) /
       d(p.cp);
   const double heads = d(m.heads) / d(p.tp);
   const double out = d(m.heads) * dv * d(m.hidden);  // output projection weights

@@ -60,12 +60,12 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   block.bh = job.micro_batch * m.heads / p.tp;
   std::vector<AttentionShape> calls;
   if (p.cp == 1) {
-    block.mask = job.causal ? Mask::CausalTopLeft : Mask::None;
+    block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
     block.s_q = block.s_kv = job.seq_len;
     calls.push_back(block);
   } else {
     const std::int64_t k = job.seq_len / (2 * p.cp);
-    block.mask = job.causal ? Mask::CausalTopLeft : Mask::None;
+    block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
     block.s_q = block.s_kv = 2 * k;
     calls.push_back(block);
     block.mask = Mask::None;

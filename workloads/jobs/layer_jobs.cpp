@@ -1,4 +1,4 @@
-// Checks of the CP and EP layer workloads.
+// Checks shared by the layer workloads, and the MoE layer's.
 #include "workloads/jobs/layer_jobs.hpp"
 
 #include <fmt/format.h>
@@ -6,7 +6,6 @@
 #include "workloads/model/model_check.hpp"
 
 namespace hopsim::work {
-namespace {
 
 // The model the layer needs, fitted to the degrees, and the GPU figures its kernels need.
 bool check_model_and_gpu(const JobEnv& env, std::string_view kind, Problems& out) {
@@ -24,31 +23,12 @@ bool check_model_and_gpu(const JobEnv& env, std::string_view kind, Problems& out
   return out.empty();
 }
 
+namespace {
+
 // The compute model takes kernel dimensions up to 2^31.
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 
 }  // namespace
-
-void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
-  if (!check_model_and_gpu(env, kKind, out)) {
-    return;
-  }
-  // Model widths are at most 2^20 and heads 2^14 (the model parser's ranges), so the kernel
-  // shapes stay within the compute model's 2^31 when these products do.
-  if (seq_len * micro_batch > kMaxExtent || micro_batch * env.model->heads > kMaxExtent) {
-    out.push_back({"/workload/micro_batch",
-                   fmt::format("{} sequences of {} tokens ({} heads) make kernels larger than "
-                               "2^31 rows",
-                               micro_batch, seq_len, env.model->heads)});
-    return;
-  }
-  const std::int64_t cp = env.mesh.spec().cp;
-  if (seq_len % (2 * cp) != 0) {
-    out.push_back({"/workload/seq_len",
-                   fmt::format("{} does not split into 2*cp = {} equal chunks (cp = {})", seq_len,
-                               2 * cp, cp)});
-  }
-}
 
 void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   if (!check_model_and_gpu(env, kKind, out)) {

@@ -1,5 +1,5 @@
-// The CP and EP layer workloads: their specs and checks (hopsim explain prices them; their
-// replays on the network come with the CP and EP work).
+// The layer workloads: the attention layer (CP, attention_layer_job.hpp) and the MoE layer
+// (EP: hopsim explain prices it; its replay on the network comes with the EP work).
 #pragma once
 
 #include <cstdint>
@@ -8,22 +8,14 @@
 
 #include "sim/problem.hpp"
 #include "workloads/collectives/moe_routing.hpp"
+#include "workloads/jobs/attention_layer_job.hpp"
 #include "workloads/jobs/job_env.hpp"
 
 namespace hopsim::work {
 
-/// One transformer layer's attention under context parallelism.
-struct AttentionLayerJob {
-  static constexpr std::string_view kKind = "attention_layer";
-  static constexpr bool kSimulated = false;
-
-  std::int64_t seq_len = 8192;
-  std::int64_t micro_batch = 1;
-  bool causal = true;
-
-  /// A model that the parallel degrees split; seq_len in 2*cp equal chunks; GPU figures.
-  void check(const JobEnv& env, Problems& out) const;
-};
+/// The model a layer workload needs, fitted to the mesh's degrees, and the GPU figures its
+/// kernels need; false (with problems) when either is missing.
+bool check_model_and_gpu(const JobEnv& env, std::string_view kind, Problems& out);
 
 /// One MoE layer under expert parallelism: dispatch, experts, combine.
 struct MoeLayerJob {

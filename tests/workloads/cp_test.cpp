@@ -1,0 +1,280 @@
+// Context parallelism: the seeds' balance arithmetic, attended pairs against brute force, ring
+// overlap against its closed form, and the bytes each algorithm moves.
+#include <algorithm>
+#include <random>
+
+#include "doctest_time.hpp"
+#include "workloads/cp/cp_layout.hpp"
+#include "workloads/experiment/run.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+namespace topo = hopsim::topo;
+
+namespace {
+
+// Attended pairs by enumeration: key <= query (causal), inside one document (document mask).
+std::int64_t brute_pairs(const std::vector<std::int64_t>& doc_of, AttentionMask mask,
+                         TokenRange q, TokenRange k) {
+  std::int64_t n = 0;
+  for (std::int64_t i = q.begin; i < q.end; ++i) {
+    for (std::int64_t j = k.begin; j < k.end; ++j) {
+      const bool same_doc = doc_of.empty() || doc_of[static_cast<std::size_t>(i)] ==
+                                                  doc_of[static_cast<std::size_t>(j)];
+      n += mask == AttentionMask::Full || (j <= i && same_doc) ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+// A Llama-like model: 8 heads of 128, `kv` KV heads.
+ModelSpec model(std::int64_t kv_heads) {
+  ModelSpec m;
+  m.name = "test";
+  m.layers = 1;
+  m.hidden = 1024;
+  m.ffn_hidden = 4096;
+  m.heads = 8;
+  m.kv_heads = kv_heads;
+  m.head_dim = 128;
+  m.vocab = 1000;
+  return m;
+}
+
+// `nodes` nodes of `per_node` H100-like GPUs (roofline only), the job, cp and tp.
+Experiment layer_experiment(int nodes, int per_node, AttentionLayerJob job, std::int64_t cp,
+                            std::int64_t tp, std::int64_t kv_heads) {
+  Experiment e;
+  e.cluster.nodes = nodes;
+  e.cluster.gpus_per_node = per_node;
+  e.cluster.gpu.name = "H100 SXM";
+  e.cluster.gpu.peak_bf16_tflops = 989;
+  e.cluster.gpu.peak_fp8_tflops = 1979;
+  e.cluster.gpu.hbm_GB = 80;
+  e.cluster.gpu.hbm_GBps = 3350;
+  e.cluster.gpu.sms = 132;
+  e.cluster.nvlink = {Bandwidth::gigabytes_per_s(370), Time::ns(715),
+                      Bandwidth::gigabytes_per_s(450)};
+  e.cluster.nic = {Bandwidth::gigabytes_per_s(47), Time::ns(450), Bandwidth::gigabytes_per_s(50)};
+  e.model = model(kv_heads);
+  e.parallel.cp = cp;
+  e.parallel.tp = tp;
+  e.job = job;
+  return e;
+}
+
+// Bytes each GPU sends in phases named `phase` of pass `pass`.
+std::vector<std::int64_t> sent(const CaseResult& c, std::string_view phase, std::string_view pass,
+                               int gpus) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(gpus), 0);
+  for (const PlanTask& t : c.plan.tasks()) {
+    const Phase& p = c.plan.phases()[t.phase];
+    if (t.kind == PlanTaskKind::Flow && t.src != t.dst && p.name == phase && p.pass == pass) {
+      out[static_cast<std::size_t>(t.src)] += t.bytes.n;
+    }
+  }
+  return out;
+}
+
+const PhaseTime& phase_time(const CaseResult& c, std::string_view name, std::string_view pass) {
+  for (std::size_t p = 0; p < c.plan.phases().size(); ++p) {
+    if (c.plan.phases()[p].name == name && c.plan.phases()[p].pass == pass) {
+      return c.summary.phases[p];
+    }
+  }
+  FAIL("no phase " << name << " " << pass);
+  return c.summary.phases.front();
+}
+
+}  // namespace
+
+TEST_CASE("CP balance: the seeds' units, contiguous 1..8 and zigzag 2c+1, exact FLOPs") {
+  const int c = 8;
+  const CpLayout contiguous(8192, c, CpBalance::Contiguous, AttentionMask::Causal);
+  const CpLayout zigzag(8192, c, CpBalance::Zigzag, AttentionMask::Causal);
+  for (int q = 0; q < c; ++q) {
+    int units = 0;
+    int zig_units = 0;
+    std::int64_t zig_pairs = 0;
+    for (int kv = 0; kv < c; ++kv) {
+      units += contiguous.units(q, kv);
+      zig_units += zigzag.units(q, kv);
+      zig_pairs += zigzag.pairs(q, kv);
+    }
+    CHECK(units == q + 1);
+    CHECK(zig_units == 2 * c + 1);
+    // Every zigzag rank attends 1/c of the causal pairs exactly.
+    CHECK(zig_pairs * c == attention_pairs(Mask::CausalTopLeft, 8192, 8192));
+  }
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  for (int kv = 0; kv < c; ++kv) {
+    first += contiguous.pairs(0, kv);
+    last += contiguous.pairs(c - 1, kv);
+  }
+  // Exact work: the last rank 7.5 blocks against the first's half block, with the diagonal's
+  // own k/2 (k = 1024): (7.5 k^2 + k/2) / (k^2/2 + k/2).
+  const double k = 1024;
+  CHECK(static_cast<double>(last) / static_cast<double>(first) ==
+        doctest::Approx((7.5 * k * k + k / 2) / (k * k / 2 + k / 2)));
+  CHECK(static_cast<double>(last) / static_cast<double>(first) == doctest::Approx(15).epsilon(0.01));
+}
+
+TEST_CASE("CP layout: attended pairs and calls agree with brute force, documents and cache") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ring = 1 + static_cast<int>(rng() % 4);
+    const bool zig = rng() % 2 == 0;
+    const std::int64_t seq = (zig ? 2 * ring : ring) * (1 + static_cast<std::int64_t>(rng() % 12));
+    const auto mask = static_cast<AttentionMask>(rng() % 3);
+    std::vector<std::int64_t> docs;
+    std::vector<std::int64_t> doc_of;
+    if (mask == AttentionMask::Document) {
+      docs = draw_documents(seq, 1 + static_cast<std::int64_t>(rng() % 7), rng());
+      for (std::size_t d = 0; d < docs.size(); ++d) {
+        doc_of.insert(doc_of.end(), static_cast<std::size_t>(docs[d]),
+                      static_cast<std::int64_t>(d));
+      }
+    }
+    const std::int64_t cached = mask == AttentionMask::Causal ? ring * static_cast<std::int64_t>(rng() % 5) : 0;
+    const CpLayout layout(seq, ring, zig ? CpBalance::Zigzag : CpBalance::Contiguous, mask, docs,
+                          cached);
+    std::int64_t total = 0;
+    for (int q = 0; q < ring; ++q) {
+      for (int kv = 0; kv < ring; ++kv) {
+        std::int64_t expect = 0;
+        for (const TokenRange& qc : layout.chunks(q)) {
+          for (const TokenRange& kc : layout.chunks(kv)) {
+            expect += brute_pairs(doc_of, mask, qc, kc);
+          }
+          expect += qc.size() * layout.cached_per_position();
+        }
+        CHECK(layout.pairs(q, kv) == expect);
+        total += expect;
+      }
+      std::int64_t all = 0;
+      for (const AttentionCall& call : layout.calls_all_keys(q)) {
+        all += call.pairs;
+        CHECK(call.pairs <= call.s_q * call.s_kv);
+      }
+      std::int64_t by_block = 0;
+      for (int kv = 0; kv < ring; ++kv) {
+        by_block += layout.pairs(q, kv);
+      }
+      CHECK(all == by_block);
+    }
+    const std::int64_t whole = brute_pairs(doc_of, mask, {0, seq}, {0, seq}) + seq * cached;
+    CHECK(total == whole);
+  }
+}
+
+TEST_CASE("ring attention: compute above the hop hides it; below, (c-1)(hop - compute) shows") {
+  // Full mask, contiguous: every step computes the same block. One GPU per node: the ring
+  // crosses the fabric. Forward only.
+  for (const std::int64_t seq : {std::int64_t{4096}, std::int64_t{262144}}) {
+    AttentionLayerJob job;
+    job.seq_len = seq;
+    job.mask = AttentionMask::Full;
+    job.cp.balance = CpBalance::Contiguous;
+    job.passes = Passes::Forward;
+    const int c = 4;
+    const RunResult r = run(layer_experiment(c, 1, job, c, 1, 8));
+    REQUIRE(r.ok());
+    const CaseResult& cr = r.cases.front();
+    const CpDetails& cp = *cr.cp;
+    const auto& compute = cp.step_compute[0];
+    const auto& sends = cp.step_send[0];
+    REQUIRE(compute.size() == c);
+    REQUIRE(sends.size() == c - 1);
+    const Time step = cr.outcome.times[compute[1]].end - cr.outcome.times[compute[1]].start;
+    const Time hop = cr.outcome.times[sends[1]].end - cr.outcome.times[sends[1]].start;
+    const PhaseTime& attention = phase_time(cr, "attention", "fwd");
+    if (seq == 4096) {
+      REQUIRE(hop > step);
+      CHECK(attention.exposed.seconds() ==
+            doctest::Approx((c - 1) * (hop - step).seconds()).epsilon(0.01));
+    } else {
+      REQUIRE(step > hop);
+      CHECK(attention.exposed == Time{});
+      CHECK(attention.compute.seconds() == doctest::Approx(c * step.seconds()).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("Ulysses moves 4 N h / P per rank forward (MHA), all-gather (c-1)/c of K and V") {
+  const std::int64_t n = 8192;
+  const std::int64_t p = 4;
+  AttentionLayerJob job;
+  job.seq_len = n;
+  job.passes = Passes::Forward;
+  job.cp.algorithm = CpAlgorithm::Ulysses;
+  const RunResult u = run(layer_experiment(1, 8, job, p, 1, 8));
+  REQUIRE(u.ok());
+  const std::int64_t h = 8 * 128;  // heads x head_dim of the MHA model
+  // Q, K, V in, the output back: 4 N h / P elements per rank, of which (P-1)/P leave it.
+  const std::int64_t expected = 4 * n * h / p * (p - 1) / p * 2;
+  for (std::int64_t bytes : sent(u.cases.front(), "attention", "fwd", static_cast<int>(p))) {
+    CHECK(bytes == expected);
+  }
+  CHECK(u.cases.front().cp->cp_bytes_per_gpu_fwd == expected);
+
+  job.cp.algorithm = CpAlgorithm::AllGather;
+  const RunResult g = run(layer_experiment(1, 8, job, p, 1, 2));
+  REQUIRE(g.ok());
+  // Each rank holds N/P tokens of K and V (2 KV heads of 128, BF16) and receives the rest.
+  const std::int64_t kv_local = n / p * 2 * 2 * 128 * 2;
+  std::int64_t total = 0;
+  for (std::int64_t bytes : sent(g.cases.front(), "attention", "fwd", static_cast<int>(p))) {
+    total += bytes;
+  }
+  CHECK(total == p * (p - 1) * kv_local);  // every rank receives (p-1) blocks
+  CHECK(g.cases.front().cp->cp_bytes_per_gpu_fwd == (p - 1) * kv_local);
+}
+
+TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against the cache") {
+  // Pass-KV moves (c-1) blocks of (new + cached)/c tokens of K and V; pass-Q moves (c-1) blocks
+  // of new/c queries and returns (c-1) partial outputs: it wins when the cache is long.
+  const int c = 4;
+  const std::int64_t fresh = 4096;
+  const std::int64_t kv_heads = 2;
+  const auto bytes = [&](CpAlgorithm a, std::int64_t cached) {
+    AttentionLayerJob job;
+    job.seq_len = fresh;
+    job.cached_tokens = cached;
+    job.mode = LayerMode::Prefill;
+    job.passes = Passes::Forward;
+    job.cp.algorithm = a;
+    const RunResult r = run(layer_experiment(c, 1, job, c, 1, kv_heads));
+    REQUIRE(r.ok());
+    return r.cases.front().cp->cp_bytes_per_gpu_fwd;
+  };
+  // Closed forms per GPU: K/V of (fresh + cached)/c tokens, 2 heads x (128 + 128) x 2 B; Q of
+  // fresh/c tokens, 8 heads x 128 x 2 B; outputs 8 heads x (128 x 2 + 4) B.
+  const auto kv = [&](std::int64_t cached) {
+    return (c - 1) * (fresh + cached) / c * kv_heads * 256 * 2;
+  };
+  const std::int64_t q = (c - 1) * fresh / c * (8 * 128 * 2 + 8 * (128 * 2 + 4));
+  for (const std::int64_t cached : {std::int64_t{0}, std::int64_t{65536}}) {
+    CHECK(bytes(CpAlgorithm::Ring, cached) == kv(cached));
+    CHECK(bytes(CpAlgorithm::RingPassQ, cached) == q);
+  }
+  // The crossover: pass-Q wins past (q / ((c-1)/c x 2 x 256 x 2) - fresh) cached tokens.
+  CHECK(bytes(CpAlgorithm::RingPassQ, 0) > bytes(CpAlgorithm::Ring, 0));
+  CHECK(bytes(CpAlgorithm::RingPassQ, 65536) < bytes(CpAlgorithm::Ring, 65536));
+}
+
+TEST_CASE("zigzag beats contiguous on a causal ring; every GPU of the mesh runs its own ring") {
+  AttentionLayerJob job;
+  job.seq_len = 65536;
+  job.passes = Passes::Forward;
+  const auto time = [&](CpBalance b) {
+    job.cp.balance = b;
+    const RunResult r = run(layer_experiment(4, 2, job, 4, 2, 2));
+    REQUIRE(r.ok());
+    CHECK(r.cases.front().summary.involved == 8);
+    return r.cases.front().summary.step;
+  };
+  CHECK(time(CpBalance::Zigzag) < time(CpBalance::Contiguous));
+}
