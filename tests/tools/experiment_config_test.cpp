@@ -457,6 +457,16 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
   fails_with({"workload.layers=1000000"},
              "--set workload.layers=1000000: /workload/layers: 1000000 layers over 8 GPUs make a "
              "plan of ~1.3e+09 tasks, more than 5e+07; simulate fewer layers");
+  // Simulated time stays far inside 64-bit picoseconds: a billion-token context is refused up
+  // front, not an overflow in the middle of the run.
+  fails_with({"workload.seq_len=1073741824"},
+             "--set workload.seq_len=1073741824: /workload/seq_len: 1 layer(s) of 1073741824 "
+             "tokens take ~2.79e+07 s of compute per GPU (roofline); at most 1e+05 s are "
+             "simulated: fewer tokens or layers, or more cp");
+  fails_with({"workload.seq_len=67108864", "workload.layers=4"},
+             "--set workload.layers=4: /workload/layers: 4 layer(s) of 67108864 tokens take "
+             "~4.35e+05 s of compute per GPU (roofline); at most 1e+05 s are simulated: fewer "
+             "tokens or layers, or more cp");
 }
 
 }  // namespace hopsim::config

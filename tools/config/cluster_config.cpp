@@ -39,10 +39,10 @@ topo::GpuSpec parse_gpu(const Node& n) {
   gpu.hbm_GBps = n.at("hbm_GBps").positive();
   gpu.sms = static_cast<int>(n.at("sms").integer_in(1, kMaxSms));
   if (n.has("gemm_efficiency")) {
-    gpu.gemm_efficiency = n.at("gemm_efficiency").positive(1.0);
+    gpu.gemm_efficiency = n.at("gemm_efficiency").number_in(0.01, 1.0);
   }
   if (n.has("attention_efficiency")) {
-    gpu.attention_efficiency = n.at("attention_efficiency").positive(1.0);
+    gpu.attention_efficiency = n.at("attention_efficiency").number_in(0.01, 1.0);
   }
   return gpu;
 }

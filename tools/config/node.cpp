@@ -121,6 +121,14 @@ double Node::positive(double max) const {
   return v;
 }
 
+double Node::number_in(double lo, double hi) const {
+  const double v = number();
+  if (!(v >= lo && v <= hi)) {
+    fail(fmt::format("must be in [{:g}, {:g}], got {}", lo, hi, json_->dump()));
+  }
+  return v;
+}
+
 double Node::non_negative(double max) const {
   const double v = number();
   if (!(v >= 0) || !std::isfinite(v)) {

@@ -63,6 +63,8 @@ class Node {
   static constexpr double kMaxNumber = 1e12;
   /// A number that must be > 0 and at most `max` (bandwidths, sizes, peaks).
   double positive(double max = kMaxNumber) const;
+  /// A number in [lo, hi] (efficiencies, shares).
+  double number_in(double lo, double hi) const;
   /// A number that must be >= 0 and at most `max` (latencies, start times).
   double non_negative(double max = kMaxNumber) const;
   std::int64_t integer() const;

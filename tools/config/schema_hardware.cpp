@@ -26,9 +26,9 @@ const std::array<KeyDoc, 8> kGpu{{
     {"hbm_GB", "number in (0, 1e12]", "required", "HBM capacity, 10^9 bytes"},
     {"hbm_GBps", "number in (0, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
     {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
-    {"gemm_efficiency", "number in (0, 1]", "0.7",
+    {"gemm_efficiency", "number in [0.01, 1]", "0.7",
      "roofline fallback: achieved over peak for GEMMs where no calibration table answers"},
-    {"attention_efficiency", "number in (0, 1]", "0.6",
+    {"attention_efficiency", "number in [0.01, 1]", "0.6",
      "roofline fallback: achieved over peak for attention kernels"},
 }};
 

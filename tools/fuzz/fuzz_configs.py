@@ -7,7 +7,9 @@ nesting, duplicate keys, broken text) and runs `hopsim run` or `hopsim explain` 
 preferably a sanitizer build. A case fails when the program
   - exits with anything but 0 or 2 (1 is allowed only for "tasks never ran"),
   - prints a sanitizer report (AddressSanitizer, UndefinedBehaviorSanitizer, LeakSanitizer),
-  - runs longer than --timeout seconds,
+  - runs longer than --timeout seconds, or three times as long as the unmutated experiment
+    when that is longer (some shipped experiments take seconds under the sanitizers; a
+    mutation that leaves them as slow as they were is not a hang),
   - exits 2 with other than exactly one line on stderr, or that line longer than 2,000 chars.
 Failing inputs are written to --crashes DIR with the command that failed.
 
@@ -25,6 +27,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 EXTREMES = [0, -1, 1, 2, 3, 7, 1.5, -0.5, 1e-12, 1e9, 1e12, 1e15, 1e18, 1e300, -1e300,
@@ -122,6 +125,34 @@ def mutate(rng, doc):
     return text.replace('"__dup__": true, ', "", 1) if "__dup__" in text else text
 
 
+class Baselines:
+    """How long each unmutated experiment takes, measured once, the first time it is drawn."""
+
+    def __init__(self, hopsim, workdir, limit=300):
+        self.hopsim, self.workdir, self.limit = hopsim, workdir, limit
+        self.times, self.locks, self.guard = {}, {}, threading.Lock()
+
+    def measure(self, index, doc):
+        """(seconds, None), or the first time only, (seconds, outcome) when the experiment
+        itself fails: that failure is reported once as the case's own."""
+        with self.guard:
+            lock = self.locks.setdefault(index, threading.Lock())
+        with lock:
+            if index in self.times:
+                return self.times[index], None
+            start = time.monotonic()
+            outcome = run_case(self.hopsim, json.dumps(doc), "run", self.limit, self.workdir)
+            self.times[index] = time.monotonic() - start
+            return self.times[index], (outcome if outcome[1] is not None else None)
+
+
+def fuzz_case(hopsim, baselines, index, seed_doc, text, command, timeout, workdir):
+    seconds, failed = baselines.measure(index, seed_doc)
+    if failed is not None:
+        return failed
+    return run_case(hopsim, text, command, max(timeout, 3 * seconds), workdir)
+
+
 def run_case(hopsim, text, command, timeout, workdir):
     fd, path = tempfile.mkstemp(suffix=".json", dir=workdir)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -133,7 +164,7 @@ def run_case(hopsim, text, command, timeout, workdir):
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
                            check=False)
     except subprocess.TimeoutExpired:
-        return path, f"hang: over {timeout} s", args, None
+        return path, f"hang: over {timeout:.0f} s", args, None
     problem = verdict(p.returncode, p.stdout, p.stderr)
     if problem is None:
         os.unlink(path)
@@ -195,12 +226,15 @@ def main():
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         pending = set()
+        hopsim = os.path.abspath(args.hopsim)
+        baselines = Baselines(hopsim, workdir)
         while time.monotonic() < deadline or pending:
             while time.monotonic() < deadline and len(pending) < 2 * args.jobs:
-                text = mutate(rng, rng.choice(seeds))
+                index = rng.randrange(len(seeds))
+                text = mutate(rng, seeds[index])
                 command = "explain" if rng.random() < 0.15 else "run"
-                pending.add(pool.submit(run_case, os.path.abspath(args.hopsim), text, command,
-                                        args.timeout, workdir))
+                pending.add(pool.submit(fuzz_case, hopsim, baselines, index, seeds[index], text,
+                                        command, args.timeout, workdir))
             done, pending = concurrent.futures.wait(
                 pending, return_when=concurrent.futures.FIRST_COMPLETED)
             for future in done:

@@ -120,6 +120,48 @@ void check_documents(const AttentionLayerJob& job, Problems& out) {
   }
 }
 
+// Simulated time and bytes stay far inside what 64-bit picoseconds and byte counts hold: the
+// roofline's compute time per GPU (a full-mask bound on attention) at most 1e5 s, any one
+// transfer at most 1e15 bytes, the plan's bytes at most 4e18.
+void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
+  const ModelSpec& m = *env.model;
+  const ParallelSpec& p = env.mesh.spec();
+  const AttentionDims d = job.dims(m, p);
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double tokens = f(job.seq_len) * f(job.micro_batch) / f(p.cp);  // per GPU
+  const double keys = f(job.seq_len + job.cached_tokens) * f(job.micro_batch);
+  const double attention = 2 * f(d.q_heads) * f(d.d_qk + d.d_v) * tokens * keys;
+  const LayerParams lp = layer_params(m, false);
+  const double gemms = 2 * tokens * (lp.attention + (job.mlp ? lp.mlp : 0.0)) / f(p.tp);
+  const double fwd = job.forward() ? 1.0 : 0.0;
+  const double bwd = job.backward() ? 1.0 : 0.0;
+  const double flops =
+      f(job.layers) * (attention * (fwd + 2.5 * bwd) + gemms * (fwd + 2 * bwd));
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
+                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency);
+  constexpr double kMaxSeconds = 1e5;
+  if (flops / rate > kMaxSeconds) {
+    out.push_back({job.layers > 1 ? "/workload/layers" : "/workload/seq_len",
+                   fmt::format("{} layer(s) of {} tokens take ~{:.3g} s of compute per GPU "
+                               "(roofline); at most {:.0e} s are simulated: fewer tokens or "
+                               "layers, or more cp",
+                               job.layers, job.seq_len + job.cached_tokens, flops / rate,
+                               kMaxSeconds)});
+    return;
+  }
+  // K/V of the whole context (the all-gather's output), and TP activations of the layer.
+  const double transfer = std::max(keys * f(d.kv_heads) * f(d.d_qk + d.d_v) * f(d.elem),
+                                   tokens * f(p.tp) * f(m.hidden) * 2);
+  const double plan = transfer * 8 * f(job.layers) * 2 * f(env.mesh.size());
+  if (transfer > 1e15 || plan > 4e18) {
+    out.push_back({"/workload/seq_len",
+                   fmt::format("{} tokens make transfers of ~{:.3g} bytes ({:.3g} in all); at "
+                               "most 1e15 per transfer and 4e18 per run",
+                               job.seq_len + job.cached_tokens, transfer, plan)});
+  }
+}
+
 }  // namespace
 
 std::string_view cp_algorithm_name(CpAlgorithm a) {
@@ -231,6 +273,9 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
                    fmt::format("{} layers over {} GPUs make a plan of ~{:.2g} tasks, more than "
                                "{:.0e}; simulate fewer layers",
                                layers, env.mesh.size(), tasks, kMaxTasks)});
+  }
+  if (out.empty()) {
+    check_work(*this, env, out);
   }
 }
 
