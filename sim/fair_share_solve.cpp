@@ -125,6 +125,9 @@ void FairShare::collect_region(double floor) {
     double w = 0;
     std::uint32_t alive = 0;
     for (std::size_t j = s; j < list.size(); ++j) {
+      if (j + share::kPrefetch < list.size()) {
+        prefetch(list[j + share::kPrefetch].g);
+      }
       const GroupId g = list[j].g;
       const Group& group = groups_[g];
       if (!group.alive) {
@@ -132,8 +135,9 @@ void FairShare::collect_region(double floor) {
       }
       w += group.n;
       ++alive;
-      if (group_seen_[g] != epoch_) {
-        group_seen_[g] = epoch_;
+      if (group.seen != epoch_) {
+        groups_[g].seen = epoch_;
+        groups_[g].fixed = false;
         region_groups_.push_back(g);
         for (ResourceId k : sig(group)) {
           if (link_seen_[k] != epoch_) {
@@ -175,13 +179,17 @@ void FairShare::fill() {
     }
     const auto& list = list_[l];
     for (std::size_t j = start_[l]; j < list.size(); ++j) {
+      if (j + share::kPrefetch < list.size()) {
+        prefetch(list[j + share::kPrefetch].g);
+      }
       const GroupId g = list[j].g;
-      const Group& group = groups_[g];
-      if (!group.alive || group_fixed_[g] == epoch_) {
+      Group& group = groups_[g];
+      if (!group.alive || (group.seen == epoch_ && group.fixed)) {
         continue;
       }
-      group_fixed_[g] = epoch_;
-      new_rate_[g] = key;
+      group.seen = epoch_;
+      group.fixed = true;
+      group.new_rate = key;
       order_.push_back(g);
       for (ResourceId k : sig(group)) {
         left_[k] -= key * group.n;
@@ -198,13 +206,17 @@ void FairShare::fill() {
 bool FairShare::verify() {
   violated_.clear();
   delta_links_.clear();
-  for (GroupId g : order_) {
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    if (i + share::kPrefetch < order_.size()) {
+      prefetch(order_[i + share::kPrefetch]);
+    }
+    const GroupId g = order_[i];
     const Group& group = groups_[g];
-    const double d = new_rate_[g] - group.rate;
+    const double d = group.new_rate - group.rate;
     if (d == 0 || group.free == 0) {
       continue;
     }
-    for (ClassId c = group.first; c != kNoClass; c = classes_[c].next) {
+    for (ClassId c = members_[g].first; c != kNoClass; c = classes_[c].next) {
       if (classes_[c].free == 0) {
         continue;
       }
@@ -231,13 +243,17 @@ bool FairShare::verify() {
 }
 
 void FairShare::commit(Time now) {
-  for (GroupId g : order_) {
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    if (i + share::kPrefetch < order_.size()) {
+      prefetch(order_[i + share::kPrefetch]);
+    }
+    const GroupId g = order_[i];
     Group& group = groups_[g];
-    if (group.rate != new_rate_[g] || !group.solved) {
+    if (group.rate != group.new_rate || !group.solved) {
       ++stats_.groups_changed;
       touch(g);
       settle(g, now);
-      group.rate = new_rate_[g];
+      group.rate = group.new_rate;
       group.solved = true;
     }
   }
@@ -253,7 +269,11 @@ void FairShare::commit(Time now) {
   for (ResourceId l : region_links_) {
     rewrite_begin(l);
   }
-  for (GroupId g : order_) {
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    if (i + share::kPrefetch < order_.size()) {
+      prefetch(order_[i + share::kPrefetch]);
+    }
+    const GroupId g = order_[i];
     const Group& group = groups_[g];
     for (ResourceId l : sig(group)) {
       list_[l][written_[l]++] = Entry{group.rate, 0, g};
@@ -283,6 +303,9 @@ void FairShare::rewrite_begin(ResourceId l) {
   const std::uint32_t s = start_[l];
   weight_[l] = s < sorted_end_[l] ? list[s].before : total_[l];
   for (std::size_t j = s; j < list.size(); ++j) {
+    if (j + share::kPrefetch < list.size()) {
+      prefetch(list[j + share::kPrefetch].g);
+    }
     if (!groups_[list[j].g].alive) {
       drop_entry(list[j].g);
     }
@@ -297,6 +320,9 @@ void FairShare::rewrite_end(ResourceId l) {
                 list.size());
   double sum = weight_[l];
   for (std::size_t j = start_[l]; j < list.size(); ++j) {
+    if (j + share::kPrefetch < list.size()) {
+      prefetch(list[j + share::kPrefetch].g);
+    }
     list[j].before = sum;
     sum += groups_[list[j].g].n * list[j].rate;
   }
