@@ -39,6 +39,7 @@ FairShare::FairShare(std::vector<double> capacity) {
   link_seen_.assign(n, 0);
   start_.assign(n, 0);
   alive_on_.assign(n, 0);
+  solo_.assign(n, 0);
   written_.assign(n, 0);
   delta_seen_.assign(n, 0);
   left_.assign(n, 0);

@@ -133,6 +133,7 @@ class FairShare : private share::State {
   double join_level(ResourceId l, double changed_floor) const;
   void collect_region(double floor);
   void fill();
+  void fix_on(ResourceId l, double key);
   bool verify();
   void commit(Time now);
   void rewrite_begin(ResourceId l);

@@ -129,9 +129,10 @@ struct State {
   std::uint32_t epoch_ = 1;
   std::vector<std::uint32_t> link_seen_;
   std::vector<std::uint32_t> start_, alive_on_, written_, delta_seen_;
+  std::vector<std::uint8_t> solo_;  // region links whose groups cross no other tight link
   std::vector<double> left_, weight_, delta_;
   std::vector<ResourceId> region_links_, delta_links_, violated_;
-  std::vector<GroupId> region_groups_, order_;
+  std::vector<GroupId> region_groups_, order_, to_verify_;
   std::vector<std::pair<double, ResourceId>> heap_;
 };
 

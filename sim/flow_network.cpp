@@ -155,18 +155,28 @@ void FlowNetwork::solve() {
   }
   // Groups marked before the solve (flows joined or finished), then those the solve touched
   // that are not marked yet: each once, its state asked for ahead (the lists can be long).
+  const auto touched = share_.touched();
+  const std::size_t changes = refresh_.size() + touched.size();
+  if (completions_.begin_batch(changes) && tolerance_ > 0) {
+    early_.begin_batch(changes);
+  }
   for (GroupId g : refresh_) {
     schedule_completion(g);
   }
   refresh_.clear();
-  const auto touched = share_.touched();
   for (std::size_t i = 0; i < touched.size(); ++i) {
-    if (i + share::kPrefetch < touched.size()) {
-      const GroupId ahead = touched[i + share::kPrefetch];
+    if (i + 2 * share::kPrefetch < touched.size()) {
+      const GroupId ahead = touched[i + 2 * share::kPrefetch];
       share_.prefetch(ahead);
+      completions_.prefetch(ahead);
+      early_.prefetch(ahead);
       if (ahead < heads_.size()) {
         __builtin_prefetch(&heads_[ahead]);
       }
+    }
+    if (i + share::kPrefetch < touched.size()) {
+      completions_.prefetch_node(touched[i + share::kPrefetch]);
+      early_.prefetch_node(touched[i + share::kPrefetch]);
     }
     GroupHeads& heads = heads_of(touched[i]);
     if (heads.refresh != refresh_round_) {
@@ -175,6 +185,8 @@ void FlowNetwork::solve() {
     }
   }
   share_.clear_touched();
+  completions_.end_batch();
+  early_.end_batch();
   ++refresh_round_;
   if (dirty && on_solve_) {
     on_solve_();
