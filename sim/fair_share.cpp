@@ -39,6 +39,7 @@ FairShare::FairShare(std::vector<double> capacity) {
   link_seen_.assign(n, 0);
   start_.assign(n, 0);
   alive_on_.assign(n, 0);
+  solo_.assign(n, 0);
   written_.assign(n, 0);
   delta_seen_.assign(n, 0);
   left_.assign(n, 0);
@@ -50,6 +51,7 @@ FairShare::FairShare(std::vector<double> capacity) {
 // and a signature (a sorted set of tight links) can then be looked up as a route.
 FairShare::ClassId FairShare::intern(std::span<const ResourceId> route) {
   const auto begin = static_cast<std::uint32_t>(route_pool_.size());
+  HOPSIM_ASSERT(route.size() <= 0xffff, "route of {} resources", route.size());
   const auto size = static_cast<std::uint32_t>(route.size());
   for (ResourceId r : route) {
     HOPSIM_ASSERT(r < capacity_.size(), "route uses resource {} of {}", r, capacity_.size());
@@ -112,7 +114,7 @@ void FairShare::settle(GroupId g, Time now) {
 }
 
 void FairShare::clear_touched() {
-  touched_.clear();
+  touched_.clear();  // (a group released and made again since may be listed twice)
   ++solve_id_;
 }
 
@@ -122,14 +124,12 @@ FairShare::GroupId FairShare::new_group() {
     HOPSIM_ASSERT(groups_.size() < kNone, "too many flow groups");
     g = static_cast<GroupId>(groups_.size());
     groups_.emplace_back();
-    group_seen_.push_back(0);
-    group_fixed_.push_back(0);
-    touched_seen_.push_back(0);
-    new_rate_.push_back(0);
+    members_.emplace_back();
   } else {
     g = free_groups_.back();
     free_groups_.pop_back();
     groups_[g] = Group{};
+    members_[g] = Members{};
   }
   groups_[g].alive = true;
   groups_[g].layout = ++layouts_;
@@ -138,7 +138,7 @@ FairShare::GroupId FairShare::new_group() {
 
 void FairShare::release(GroupId g) {
   Group& group = groups_[g];
-  HOPSIM_ASSERT(!group.alive && group.refs == 0, "group {} released while in use", g);
+  HOPSIM_ASSERT(!group.alive && members_[g].refs == 0, "group {} released while in use", g);
   released_.push_back(g);  // reused only after this solve: ids in its lists stay meaningful
 }
 
@@ -147,7 +147,7 @@ void FairShare::set_sig(GroupId g, std::vector<ResourceId>& links) {
   std::sort(links.begin(), links.end());
   Group& group = groups_[g];
   group.sig_begin = static_cast<std::uint32_t>(sig_pool_.size());
-  group.sig_size = static_cast<std::uint32_t>(links.size());
+  group.sig_size = static_cast<std::uint16_t>(links.size());
   sig_pool_.insert(sig_pool_.end(), links.begin(), links.end());
   group_of_sig_.set(group.sig_begin, group.sig_size, g);
   group.indexed = true;
@@ -193,8 +193,8 @@ void FairShare::compact_sigs() {
 }
 
 void FairShare::touch(GroupId g) {
-  if (touched_seen_[g] != solve_id_) {
-    touched_seen_[g] = solve_id_;
+  if (groups_[g].touched != solve_id_) {
+    groups_[g].touched = solve_id_;
     touched_.push_back(g);
   }
 }
@@ -285,9 +285,9 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
   const GroupId g = new_group();
   Group& group = groups_[g];
   group.sig_begin = begin;
-  group.sig_size = size;
+  group.sig_size = static_cast<std::uint16_t>(size);
   group.work_time = now;
-  group.refs = size;
+  members_[g].refs = size;
   if (size < classes_[c].route_size) {
     group_of_sig_.set(begin, size, g);
     group.indexed = true;
@@ -299,32 +299,32 @@ FairShare::GroupId FairShare::group_for(ClassId c, Time now) {
 }
 
 void FairShare::add_member(GroupId g, ClassId c) {
-  Group& group = groups_[g];
+  Members& members = members_[g];
   Class& cls = classes_[c];
   cls.group = g;
   cls.prev = kNoClass;
-  cls.next = group.first;
-  if (group.first != kNoClass) {
-    classes_[group.first].prev = c;
+  cls.next = members.first;
+  if (members.first != kNoClass) {
+    classes_[members.first].prev = c;
   }
-  group.first = c;
-  ++group.size;
-  group.free += cls.free;
+  members.first = c;
+  ++members.size;
+  groups_[g].free += cls.free;
 }
 
 void FairShare::remove_member(ClassId c) {
   Class& cls = classes_[c];
-  Group& group = groups_[cls.group];
+  Members& members = members_[cls.group];
   if (cls.prev != kNoClass) {
     classes_[cls.prev].next = cls.next;
   } else {
-    group.first = cls.next;
+    members.first = cls.next;
   }
   if (cls.next != kNoClass) {
     classes_[cls.next].prev = cls.prev;
   }
-  --group.size;
-  group.free -= cls.free;
+  --members.size;
+  groups_[cls.group].free -= cls.free;
 }
 
 // A class stops moving: it leaves its links' lists and its group, which ends with its last.
@@ -355,7 +355,7 @@ void FairShare::deactivate(ClassId c) {
   const GroupId g = cls.group;
   remove_member(c);
   classes_[c].group = kNone;
-  if (groups_[g].size == 0) {
+  if (members_[g].size == 0) {
     groups_[g].alive = false;  // its entries go at the next rewrite of its links
     unmap_sig(g);
   }

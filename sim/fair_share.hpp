@@ -56,11 +56,11 @@ class FairShare : private share::State {
   /// The members of a group, as a list: first_member, then next_member until kNoClass.
   static constexpr ClassId kNoClass = share::kNoClass;
 
-  ClassId first_member(GroupId g) const { return groups_[g].first; }
+  ClassId first_member(GroupId g) const { return members_[g].first; }
 
   ClassId next_member(ClassId c) const { return classes_[c].next; }
 
-  std::uint32_t member_count(GroupId g) const { return groups_[g].size; }
+  std::uint32_t member_count(GroupId g) const { return members_[g].size; }
 
   /// Changes (to a value no group had) when classes move into or out of `g` other than by
   /// starting or stopping (merges, splits), when their offsets change, and when the id is
@@ -76,6 +76,9 @@ class FairShare : private share::State {
   /// Bytes each flow of class `c` has moved since the class's reference point, at `now`.
   double work(ClassId c, Time now) const { return group_work(classes_[c].group, now) + offset(c); }
 
+  /// Asks the cache for group `g`'s state ahead of a loop's use (large solves wait on memory).
+  void prefetch(GroupId g) const { __builtin_prefetch(&groups_[g]); }
+
   /// Sum of the current rates of the flows crossing `l`.
   double load(ResourceId l) const;
 
@@ -86,6 +89,7 @@ class FairShare : private share::State {
   using Link = share::Link;
   using Class = share::Class;
   using Group = share::Group;
+  using Members = share::Members;
   using Entry = share::Entry;
 
   // fair_share.cpp: classes, groups, signatures, membership.
@@ -129,6 +133,7 @@ class FairShare : private share::State {
   double join_level(ResourceId l, double changed_floor) const;
   void collect_region(double floor);
   void fill();
+  void fix_on(ResourceId l, double key);
   bool verify();
   void commit(Time now);
   void rewrite_begin(ResourceId l);

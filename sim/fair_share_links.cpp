@@ -8,9 +8,9 @@
 namespace hopsim::sim {
 
 void FairShare::drop_entry(GroupId g) {
-  Group& group = groups_[g];
-  HOPSIM_ASSERT(group.refs > 0, "group {} drops an entry it does not hold", g);
-  if (--group.refs == 0 && !group.alive) {
+  Members& members = members_[g];
+  HOPSIM_ASSERT(members.refs > 0, "group {} drops an entry it does not hold", g);
+  if (--members.refs == 0 && !groups_[g].alive) {
     release(g);
   }
 }
@@ -19,8 +19,9 @@ double FairShare::exact_load(ResourceId l, bool with_new_rates) const {
   double sum = 0;
   for (ClassId c : classes_on_[l]) {
     const GroupId g = classes_[c].group;
-    const bool fresh = with_new_rates && group_fixed_[g] == epoch_;
-    sum += classes_[c].n * (fresh ? new_rate_[g] : groups_[g].rate);
+    const Group& group = groups_[g];
+    const bool fresh = with_new_rates && group.seen == epoch_ && group.fixed;
+    sum += classes_[c].n * (fresh ? group.new_rate : group.rate);
   }
   return sum;
 }
@@ -57,8 +58,8 @@ void FairShare::promote(ResourceId p) {
   std::vector<GroupId> crossing;
   for (ClassId c : classes_on_[p]) {
     const GroupId g = classes_[c].group;
-    if (group_seen_[g] != epoch_) {
-      group_seen_[g] = epoch_;
+    if (groups_[g].seen != epoch_) {
+      groups_[g].seen = epoch_;
       crossing.push_back(g);
     }
   }
@@ -75,16 +76,16 @@ void FairShare::split(GroupId g, ResourceId p) {
   std::vector<ResourceId> links(sig(groups_[g]).begin(), sig(groups_[g]).end());
   links.push_back(p);
   std::vector<ClassId> moving;
-  for (ClassId c = groups_[g].first; c != kNoClass; c = classes_[c].next) {
+  for (ClassId c = members_[g].first; c != kNoClass; c = classes_[c].next) {
     const auto r = route(c);
     if (std::find(r.begin(), r.end(), p) != r.end()) {
       moving.push_back(c);
     }
   }
-  if (moving.size() == groups_[g].size) {
+  if (moving.size() == members_[g].size) {
     unmap_sig(g);
     set_sig(g, links);
-    ++groups_[g].refs;  // its entry on p, written by the rebuild of p
+    ++members_[g].refs;  // its entry on p, written by the rebuild of p
     return;
   }
   ++stats_.splits;
@@ -97,7 +98,7 @@ void FairShare::split(GroupId g, ResourceId p) {
   part.solved = from.solved;
   part.grew = from.grew;
   set_sig(h, links);
-  part.refs = part.sig_size;
+  members_[h].refs = part.sig_size;
   for (ClassId c : moving) {
     remove_member(c);
     add_member(h, c);
@@ -141,8 +142,8 @@ void FairShare::rebuild(ResourceId l) {
   std::vector<Entry> joiners;
   for (ClassId c : classes_on_[l]) {
     const GroupId g = classes_[c].group;
-    if (group_seen_[g] != epoch_) {
-      group_seen_[g] = epoch_;
+    if (groups_[g].seen != epoch_) {
+      groups_[g].seen = epoch_;
       (groups_[g].solved ? solved : joiners).push_back(Entry{groups_[g].rate, 0, g});
     }
   }
@@ -273,8 +274,8 @@ void FairShare::regroup(ResourceId l, Time now) {
   std::vector<GroupId> crossing;
   for (ClassId c : classes_on_[l]) {
     const GroupId g = classes_[c].group;
-    if (group_seen_[g] != epoch_) {
-      group_seen_[g] = epoch_;
+    if (groups_[g].seen != epoch_) {
+      groups_[g].seen = epoch_;
       crossing.push_back(g);
     }
   }
@@ -297,7 +298,7 @@ void FairShare::regroup(ResourceId l, Time now) {
     sig_pool_.resize(begin);
     if (other != kNone && other != g && groups_[other].alive && groups_[other].solved &&
         groups_[g].solved && groups_[other].rate == groups_[g].rate) {
-      const bool keep_other = groups_[other].size >= groups_[g].size;
+      const bool keep_other = members_[other].size >= members_[g].size;
       if (!keep_other) {
         set_sig(g, links);
       }
@@ -315,7 +316,7 @@ void FairShare::merge(GroupId from, GroupId into, Time now) {
   settle(from, now);
   settle(into, now);
   const double shift = groups_[from].work - groups_[into].work;
-  for (ClassId c = groups_[from].first; c != kNoClass;) {
+  for (ClassId c = members_[from].first; c != kNoClass;) {
     const ClassId next = classes_[c].next;
     classes_[c].offset += shift;
     add_member(into, c);
@@ -324,8 +325,8 @@ void FairShare::merge(GroupId from, GroupId into, Time now) {
   groups_[into].n += groups_[from].n;
   groups_[into].layout = ++layouts_;
   groups_[from].layout = ++layouts_;
-  groups_[from].first = kNoClass;
-  groups_[from].size = 0;
+  members_[from].first = kNoClass;
+  members_[from].size = 0;
   groups_[from].free = 0;
   groups_[from].alive = false;
   touch(from);

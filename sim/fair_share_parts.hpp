@@ -45,26 +45,41 @@ struct Class {
   double offset = 0;  // work of the class = work of its group + offset
 };
 
-/// The classes that cross the same tight links: one rate.
-struct Group {
-  std::uint32_t sig_begin = 0;  // its tight links, sorted, in FairShare's signature pool
-  std::uint32_t sig_size = 0;
-  std::uint32_t n = 0;     // flows of all members (kept as it was once merged away)
-  std::uint32_t refs = 0;  // entries it holds in tight-link lists
-  std::uint32_t free = 0;  // free links on its members' routes, with repeats
-  std::uint64_t layout = 0;
-  double rate = 0;  // per flow, bytes/s
-  double work = 0;  // bytes per flow moved since the group was created, at work_time
+/// The classes that cross the same tight links: one rate. What a solve reads and writes for
+/// a group sits in one cache line (large solves are bound by memory latency, not arithmetic).
+struct alignas(64) Group {
+  double rate = 0;      // per flow, bytes/s
+  double new_rate = 0;  // the solve's rate, valid while fixed (below)
+  double work = 0;      // bytes per flow moved since the group was created, at work_time
   Time work_time;
-  bool alive = false;
-  bool solved = false;       // has a rate from a solve
-  bool changed = false;      // flows joined or left since the last solve
-  bool grew = false;         // flows joined since the last solve
-  bool indexed = false;      // in the signature index (not if made for a class whose whole route
-                             // is tight: no other class can have that signature then)
-  ClassId first = kNoClass;  // its members
-  std::uint32_t size = 0;
+  std::uint64_t layout = 0;
+  std::uint32_t n = 0;          // flows of all members (kept as it was once merged away)
+  std::uint32_t sig_begin = 0;  // its tight links, sorted, in FairShare's signature pool
+  std::uint32_t seen = 0;       // == FairShare::epoch_ once visited by the current pass
+  std::uint32_t free = 0;       // free links on its members' routes, with repeats
+  std::uint16_t sig_size = 0;
+  bool alive : 1 = false;
+  bool solved : 1 = false;    // has a rate from a solve
+  bool changed : 1 = false;   // flows joined or left since the last solve
+  bool grew : 1 = false;      // flows joined since the last solve
+  bool indexed : 1 = false;   // in the signature index (not if made for a class whose whole route
+                              // is tight: no other class can have that signature then)
+  bool fixed : 1 = false;     // the filling of the pass `seen` gave it new_rate
+  std::uint32_t touched = 0;  // == FairShare::solve_id_ while in touched_
 };
+
+static_assert(sizeof(Group) == 64);
+
+/// The members of a group (a list through Class::next) and its list entries: read when its
+/// membership changes, not by every solve.
+struct Members {
+  ClassId first = kNoClass;
+  std::uint32_t size = 0;
+  std::uint32_t refs = 0;  // entries it holds in tight-link lists
+};
+
+/// How far ahead loops over groups ask for a group's cache line.
+inline constexpr std::size_t kPrefetch = 8;
 
 /// A group in a tight link's list.
 struct Entry {
@@ -103,19 +118,21 @@ struct State {
   std::size_t sig_pool_after_ = 0;  // its size after the last compaction
   PoolIndex group_of_sig_;
   std::vector<Group> groups_;
+  std::vector<Members> members_;
   std::vector<GroupId> free_groups_, released_;  // released: reusable after this solve
   std::vector<GroupId> changed_, touched_;
-  std::uint32_t solve_id_ = 1;  // touched_seen_ generation
+  std::uint32_t solve_id_ = 1;  // generation of Group::touched
   std::uint64_t layouts_ = 0;
   FairShareStats stats_;
 
   // Solver scratch, reused by every solve.
   std::uint32_t epoch_ = 1;
-  std::vector<std::uint32_t> link_seen_, group_seen_, group_fixed_, touched_seen_;
+  std::vector<std::uint32_t> link_seen_;
   std::vector<std::uint32_t> start_, alive_on_, written_, delta_seen_;
-  std::vector<double> left_, weight_, new_rate_, delta_;
+  std::vector<std::uint8_t> solo_;  // region links whose groups cross no other tight link
+  std::vector<double> left_, weight_, delta_;
   std::vector<ResourceId> region_links_, delta_links_, violated_;
-  std::vector<GroupId> region_groups_, order_;
+  std::vector<GroupId> region_groups_, order_, to_verify_;
   std::vector<std::pair<double, ResourceId>> heap_;
 };
 

@@ -124,7 +124,11 @@ void FairShare::collect_region(double floor) {
     left_[l] = capacity_[l] - (first != end ? first->before : total_[l]);
     double w = 0;
     std::uint32_t alive = 0;
+    bool solo = true;
     for (std::size_t j = s; j < list.size(); ++j) {
+      if (j + share::kPrefetch < list.size()) {
+        prefetch(list[j + share::kPrefetch].g);
+      }
       const GroupId g = list[j].g;
       const Group& group = groups_[g];
       if (!group.alive) {
@@ -132,8 +136,10 @@ void FairShare::collect_region(double floor) {
       }
       w += group.n;
       ++alive;
-      if (group_seen_[g] != epoch_) {
-        group_seen_[g] = epoch_;
+      solo = solo && group.sig_size == 1;
+      if (group.seen != epoch_) {
+        groups_[g].seen = epoch_;
+        groups_[g].fixed = false;
         region_groups_.push_back(g);
         for (ResourceId k : sig(group)) {
           if (link_seen_[k] != epoch_) {
@@ -145,18 +151,28 @@ void FairShare::collect_region(double floor) {
     }
     weight_[l] = w;
     alive_on_[l] = alive;
+    solo_[l] = solo ? 1 : 0;
   }
   stats_.groups_solved += region_groups_.size();
 }
 
 // Progressive filling of the region on what the groups below the floor leave: the link with
 // the smallest fair share saturates next; shares only grow, so a lazy heap finds it.
+// A link whose groups cross no other tight link saturates at its share whatever the others
+// do: its groups are fixed at once, at the share the heap would have found (their entries in
+// order_ come first, which changes no list's order: only its own groups are on it).
 void FairShare::fill() {
   order_.clear();
+  to_verify_.clear();
   heap_.clear();
   for (ResourceId l : region_links_) {
     if (weight_[l] > 0) {
-      heap_.emplace_back(std::max(left_[l], 0.0) / weight_[l], l);
+      const double share = std::max(left_[l], 0.0) / weight_[l];
+      if (solo_[l] != 0) {
+        fix_on(l, share);
+      } else {
+        heap_.emplace_back(share, l);
+      }
     }
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>{});
@@ -173,24 +189,36 @@ void FairShare::fill() {
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
       continue;
     }
-    const auto& list = list_[l];
-    for (std::size_t j = start_[l]; j < list.size(); ++j) {
-      const GroupId g = list[j].g;
-      const Group& group = groups_[g];
-      if (!group.alive || group_fixed_[g] == epoch_) {
-        continue;
-      }
-      group_fixed_[g] = epoch_;
-      new_rate_[g] = key;
-      order_.push_back(g);
-      for (ResourceId k : sig(group)) {
-        left_[k] -= key * group.n;
-        weight_[k] -= group.n;
-      }
-    }
+    fix_on(l, key);
   }
   HOPSIM_ASSERT(order_.size() == region_groups_.size(), "the filling fixed {} of {} groups",
                 order_.size(), region_groups_.size());
+}
+
+// Link `l` saturates at level `key`: its groups not fixed yet get that rate.
+void FairShare::fix_on(ResourceId l, double key) {
+  const auto& list = list_[l];
+  for (std::size_t j = start_[l]; j < list.size(); ++j) {
+    if (j + share::kPrefetch < list.size()) {
+      prefetch(list[j + share::kPrefetch].g);
+    }
+    const GroupId g = list[j].g;
+    Group& group = groups_[g];
+    if (!group.alive || (group.seen == epoch_ && group.fixed)) {
+      continue;
+    }
+    group.seen = epoch_;
+    group.fixed = true;
+    group.new_rate = key;
+    order_.push_back(g);
+    if (group.free != 0 && key != group.rate) {
+      to_verify_.push_back(g);  // its free links see its rate change
+    }
+    for (ResourceId k : sig(group)) {
+      left_[k] -= key * group.n;
+      weight_[k] -= group.n;
+    }
+  }
 }
 
 // The links that are not constraints must stay within capacity at the new rates; those that
@@ -198,13 +226,10 @@ void FairShare::fill() {
 bool FairShare::verify() {
   violated_.clear();
   delta_links_.clear();
-  for (GroupId g : order_) {
+  for (GroupId g : to_verify_) {
     const Group& group = groups_[g];
-    const double d = new_rate_[g] - group.rate;
-    if (d == 0 || group.free == 0) {
-      continue;
-    }
-    for (ClassId c = group.first; c != kNoClass; c = classes_[c].next) {
+    const double d = group.new_rate - group.rate;
+    for (ClassId c = members_[g].first; c != kNoClass; c = classes_[c].next) {
       if (classes_[c].free == 0) {
         continue;
       }
@@ -230,15 +255,32 @@ bool FairShare::verify() {
   return violated_.empty();
 }
 
+// The new rates take effect, and the re-filled groups, in increasing rate order, become the
+// new top of each of their links' lists (with the load below each entry, summed as they go).
 void FairShare::commit(Time now) {
-  for (GroupId g : order_) {
+  for (ResourceId l : delta_links_) {
+    load_[l] += delta_[l];
+  }
+  for (ResourceId l : region_links_) {
+    rewrite_begin(l);
+  }
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    if (i + share::kPrefetch < order_.size()) {
+      prefetch(order_[i + share::kPrefetch]);
+    }
+    const GroupId g = order_[i];
     Group& group = groups_[g];
-    if (group.rate != new_rate_[g] || !group.solved) {
+    if (group.rate != group.new_rate || !group.solved) {
       ++stats_.groups_changed;
       touch(g);
       settle(g, now);
-      group.rate = new_rate_[g];
+      group.rate = group.new_rate;
       group.solved = true;
+    }
+    const double load = group.n * group.rate;
+    for (ResourceId l : sig(group)) {
+      list_[l][written_[l]++] = Entry{group.rate, weight_[l], g};
+      weight_[l] += load;
     }
   }
   for (GroupId g : changed_) {
@@ -247,18 +289,6 @@ void FairShare::commit(Time now) {
     groups_[g].grew = false;
   }
   changed_.clear();
-  for (ResourceId l : delta_links_) {
-    load_[l] += delta_[l];
-  }
-  for (ResourceId l : region_links_) {
-    rewrite_begin(l);
-  }
-  for (GroupId g : order_) {
-    const Group& group = groups_[g];
-    for (ResourceId l : sig(group)) {
-      list_[l][written_[l]++] = Entry{group.rate, 0, g};
-    }
-  }
   for (ResourceId l : region_links_) {
     rewrite_end(l);
   }
@@ -283,6 +313,9 @@ void FairShare::rewrite_begin(ResourceId l) {
   const std::uint32_t s = start_[l];
   weight_[l] = s < sorted_end_[l] ? list[s].before : total_[l];
   for (std::size_t j = s; j < list.size(); ++j) {
+    if (j + share::kPrefetch < list.size()) {
+      prefetch(list[j + share::kPrefetch].g);
+    }
     if (!groups_[list[j].g].alive) {
       drop_entry(list[j].g);
     }
@@ -295,12 +328,7 @@ void FairShare::rewrite_end(ResourceId l) {
   auto& list = list_[l];
   HOPSIM_ASSERT(written_[l] == list.size(), "link {}: {} of {} entries written", l, written_[l],
                 list.size());
-  double sum = weight_[l];
-  for (std::size_t j = start_[l]; j < list.size(); ++j) {
-    list[j].before = sum;
-    sum += groups_[list[j].g].n * list[j].rate;
-  }
-  total_[l] = sum;
+  total_[l] = weight_[l];
   sorted_end_[l] = static_cast<std::uint32_t>(list.size());
 }
 

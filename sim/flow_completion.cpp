@@ -83,45 +83,56 @@ std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
   return done;
 }
 
+GroupHeads& FlowNetwork::heads_of(GroupId g) {
+  if (g >= heads_.size()) {
+    heads_.resize(std::max<std::size_t>(g + 1, 2 * heads_.size()));
+  }
+  return heads_[g];
+}
+
 void FlowNetwork::push_head(GroupId g, ClassId c) {
   if (g >= heads_.size()) {
     return;
   }
   GroupHeads& heads = heads_[g];
   const GroupHead head{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
-  if (heads.top_layout == share_.layout(g) && head.key < heads.top.key) {
+  const std::uint64_t layout = share_.layout(g);
+  if (heads.top_layout == layout && head.key < heads.top.key) {
     heads.top = head;  // the cached earliest flow stays right: only a finish can raise it
   }
-  if (heads.layout == share_.layout(g) && share_.member_count(g) >= 2) {
-    heads.heap.push_back(head);
-    std::push_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
+  if (heads.heap != kNoHeap && class_heaps_[heads.heap].layout == layout &&
+      share_.member_count(g) >= 2) {
+    auto& heap = class_heaps_[heads.heap].heap;
+    heap.push_back(head);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
   }
 }
 
 // The earliest flow of group `g` (nullptr when it has none), cached until a flow of the group
 // finishes or its layout changes.
 const GroupHead* FlowNetwork::top_head(GroupId g) {
-  if (g >= heads_.size()) {
-    heads_.resize(std::max<std::size_t>(g + 1, 2 * heads_.size()));
-  }
-  GroupHeads& heads = heads_[g];
-  if (heads.top_layout == share_.layout(g)) {
+  GroupHeads& heads = heads_of(g);
+  const std::uint64_t layout = share_.layout(g);
+  if (heads.top_layout == layout) {
     return &heads.top;
   }
   const GroupHead* top = find_top(g);
   if (top != nullptr) {
     heads.top = *top;
-    heads.top_layout = share_.layout(g);
+    heads.top_layout = layout;
+    return &heads.top;
   }
-  return top;
+  return nullptr;
 }
 
-// Finds the earliest flow of group `g` from its heap, rebuilt first if the group's layout
-// changed, stale entries dropped. A lone class needs no heap.
+// Finds the earliest flow of group `g` from its class heap, rebuilt first if the group's
+// layout changed, stale entries dropped. A lone class needs no heap.
 const GroupHead* FlowNetwork::find_top(GroupId g) {
   GroupHeads& heads = heads_[g];
   if (share_.member_count(g) < 2) {
-    heads.layout = 0;
+    if (heads.heap != kNoHeap) {
+      class_heaps_[heads.heap].layout = 0;
+    }
     const ClassId c = share_.first_member(g);
     if (c == FairShare::kNoClass || pending_[c].empty()) {
       return nullptr;
@@ -130,16 +141,21 @@ const GroupHead* FlowNetwork::find_top(GroupId g) {
         GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second};
     return &heads.top;
   }
-  if (heads.layout != share_.layout(g)) {
-    heads.heap.clear();
+  if (heads.heap == kNoHeap) {
+    heads.heap = static_cast<std::uint32_t>(class_heaps_.size());
+    class_heaps_.emplace_back();
+  }
+  ClassHeap& heap_of = class_heaps_[heads.heap];
+  auto& heap = heap_of.heap;
+  if (heap_of.layout != share_.layout(g)) {
+    heap.clear();
     for (ClassId c = share_.first_member(g); c != FairShare::kNoClass; c = share_.next_member(c)) {
-      heads.heap.push_back(
+      heap.push_back(
           GroupHead{pending_[c].front().first - share_.offset(c), c, pending_[c].front().second});
     }
-    std::make_heap(heads.heap.begin(), heads.heap.end(), std::greater<>{});
-    heads.layout = share_.layout(g);
+    std::make_heap(heap.begin(), heap.end(), std::greater<>{});
+    heap_of.layout = share_.layout(g);
   }
-  auto& heap = heads.heap;
   while (!heap.empty()) {
     const GroupHead& top = heap.front();
     if (share_.group_of(top.cls) == g && !pending_[top.cls].empty() &&
@@ -168,18 +184,24 @@ void FlowNetwork::schedule_completion(GroupId g) {
   // entries were computed for (no heap update then), half on batching: due when it has moved
   // its size and half the tolerance more, early once half is left. Together a flow finishes
   // within the tolerance of its size, either side.
-  if (tolerance_ > 0 && heads.scheduled.flow == head->flow && heads.scheduled.key == head->key &&
+  if (tolerance_ > 0 && heads.scheduled_flow == head->flow && heads.scheduled_key == head->key &&
       std::fabs(rate - heads.scheduled_rate) <= tolerance_ / 2 * heads.scheduled_rate) {
     return;
   }
-  heads.scheduled = *head;
+  heads.scheduled_key = head->key;
+  heads.scheduled_flow = head->flow;
   heads.scheduled_rate = rate;
-  const double slack = tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n);
   const double left = head->key - share_.group_work(g, now);
-  completions_.set(g, now + Time::from_seconds_ceil(std::max(left + slack, 0.0) / rate));
-  if (tolerance_ > 0) {
-    early_.set(g, now + Time::from_seconds_ceil(std::max(left - slack, 0.0) / rate));
+  if (tolerance_ == 0) {
+    completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
+    return;
   }
+  if (heads.slack_flow != head->flow) {  // a flow's slack is its own: cached per group
+    heads.slack_flow = head->flow;
+    heads.slack = tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n);
+  }
+  completions_.set(g, now + Time::from_seconds_ceil(std::max(left + heads.slack, 0.0) / rate));
+  early_.set(g, now + Time::from_seconds_ceil(std::max(left - heads.slack, 0.0) / rate));
 }
 
 }  // namespace hopsim::sim

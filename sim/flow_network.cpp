@@ -153,14 +153,40 @@ void FlowNetwork::solve() {
     share_.solve(sim_.now());
     ++solves_;
   }
-  for (GroupId g : share_.touched()) {
-    mark_refresh(g);
+  // Groups marked before the solve (flows joined or finished), then those the solve touched
+  // that are not marked yet: each once, its state asked for ahead (the lists can be long).
+  const auto touched = share_.touched();
+  const std::size_t changes = refresh_.size() + touched.size();
+  if (completions_.begin_batch(changes) && tolerance_ > 0) {
+    early_.begin_batch(changes);
   }
-  share_.clear_touched();
   for (GroupId g : refresh_) {
     schedule_completion(g);
   }
   refresh_.clear();
+  for (std::size_t i = 0; i < touched.size(); ++i) {
+    if (i + 2 * share::kPrefetch < touched.size()) {
+      const GroupId ahead = touched[i + 2 * share::kPrefetch];
+      share_.prefetch(ahead);
+      completions_.prefetch(ahead);
+      early_.prefetch(ahead);
+      if (ahead < heads_.size()) {
+        __builtin_prefetch(&heads_[ahead]);
+      }
+    }
+    if (i + share::kPrefetch < touched.size()) {
+      completions_.prefetch_node(touched[i + share::kPrefetch]);
+      early_.prefetch_node(touched[i + share::kPrefetch]);
+    }
+    GroupHeads& heads = heads_of(touched[i]);
+    if (heads.refresh != refresh_round_) {
+      heads.refresh = refresh_round_;
+      schedule_completion(touched[i]);
+    }
+  }
+  share_.clear_touched();
+  completions_.end_batch();
+  early_.end_batch();
   ++refresh_round_;
   if (dirty && on_solve_) {
     on_solve_();
@@ -168,11 +194,9 @@ void FlowNetwork::solve() {
 }
 
 void FlowNetwork::mark_refresh(GroupId g) {
-  if (g >= refresh_mark_.size()) {
-    refresh_mark_.resize(std::max<std::size_t>(g + 1, 2 * refresh_mark_.size()), 0);
-  }
-  if (refresh_mark_[g] != refresh_round_) {
-    refresh_mark_[g] = refresh_round_;
+  GroupHeads& heads = heads_of(g);
+  if (heads.refresh != refresh_round_) {
+    heads.refresh = refresh_round_;
     refresh_.push_back(g);
   }
 }

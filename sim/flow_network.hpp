@@ -114,10 +114,10 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<std::vector<std::pair<double, FlowId>>> pending_;  // per class: min-heap by target
   std::vector<GroupHeads> heads_;                                // per group
-  IndexedHeap<Time> completions_;            // per group: when its earliest flow finishes
-  IndexedHeap<Time> early_;                  // approximate mode: when it is within the tolerance
-  std::vector<GroupId> refresh_;             // groups whose completion entries must be recomputed
-  std::vector<std::uint32_t> refresh_mark_;  // == refresh_round_ while in refresh_
+  std::vector<ClassHeap> class_heaps_;  // of groups that have had several classes
+  IndexedHeap<Time> completions_;       // per group: when its earliest flow finishes
+  IndexedHeap<Time> early_;             // approximate mode: when it is within the tolerance
+  std::vector<GroupId> refresh_;        // groups whose completion entries must be recomputed
   std::uint32_t refresh_round_ = 1;
   std::vector<std::pair<Time, GroupId>> due_;  // groups that finish flows now
   std::vector<FlowId> finished_;
@@ -144,6 +144,7 @@ class FlowNetwork {
   void push_head(GroupId g, ClassId c);
   const GroupHead* top_head(GroupId g);
   const GroupHead* find_top(GroupId g);
+  GroupHeads& heads_of(GroupId g);
   void schedule_completion(GroupId g);
 };
 

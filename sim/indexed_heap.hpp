@@ -31,12 +31,18 @@ class IndexedHeap {
     }
     if (pos_[id] == kAbsent) {
       heap_.push_back(Node{k, id});
-      up(static_cast<std::uint32_t>(heap_.size() - 1));
+      pos_[id] = static_cast<std::uint32_t>(heap_.size() - 1);
+      if (!batch_) {
+        up(pos_[id]);
+      }
       return;
     }
     const std::uint32_t at = pos_[id];
     const bool earlier = k < heap_[at].key;
     heap_[at].key = k;
+    if (batch_) {
+      return;
+    }
     if (earlier) {
       up(at);
     } else {
@@ -58,8 +64,46 @@ class IndexedHeap {
     }
     heap_[at] = last;
     pos_[last.id] = at;
-    up(at);
-    down(pos_[last.id]);
+    if (!batch_) {
+      up(at);
+      down(pos_[last.id]);
+    }
+  }
+
+  /// Many changes at once: set() and erase() leave the order alone until end_batch()
+  /// restores it in one pass (Floyd's), which is cheaper once `changes` log n exceeds about
+  /// 2n. Returns whether it batches (top, pop and pop_until must wait for end_batch then).
+  bool begin_batch(std::size_t changes) {
+    std::size_t log_n = 1;
+    while ((std::size_t{1} << log_n) < heap_.size() + changes) {
+      ++log_n;
+    }
+    batch_ = changes * log_n > 2 * (heap_.size() + changes);
+    return batch_;
+  }
+
+  void end_batch() {
+    if (!batch_) {
+      return;
+    }
+    batch_ = false;
+    for (std::size_t i = heap_.size() / 2; i-- > 0;) {
+      down(static_cast<std::uint32_t>(i));
+    }
+  }
+
+  /// Asks the cache for the position of `id` ahead of a set() or erase(); then, once that
+  /// has arrived, prefetch_node() for its node.
+  void prefetch(std::uint32_t id) const {
+    if (id < pos_.size()) {
+      __builtin_prefetch(&pos_[id]);
+    }
+  }
+
+  void prefetch_node(std::uint32_t id) const {
+    if (id < pos_.size() && pos_[id] != kAbsent) {
+      __builtin_prefetch(&heap_[pos_[id]]);
+    }
   }
 
   /// Removes and returns the top id.
@@ -102,6 +146,7 @@ class IndexedHeap {
 
   std::vector<Node> heap_;
   std::vector<std::uint32_t> pos_;
+  bool batch_ = false;
 
   template <typename Out>
   void pop_bulk(const Key& limit, Out& out) {
