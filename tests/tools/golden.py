@@ -22,6 +22,11 @@ GOLDENS = {
     "llama3-70b-cp8-ring": ["run", "configs/experiments/llama3-70b-cp.json",
                             "--set", "parallel.cp=8"],
     "llama3-405b-cp16-128k": ["run", "configs/experiments/llama3-405b-cp16-128k.json"],
+    "moe-layer-ep16-zipf": ["run", "configs/experiments/moe-layer-ep16-zipf.json"],
+    "moe-layer-ep16-both-overlap": ["run", "configs/experiments/moe-layer-ep16-zipf.json",
+                                    "--set", "workload.passes=both", "--set",
+                                    "workload.overlap=two_microbatch", "--set",
+                                    "workload.comm_sms=20"],
 }
 
 

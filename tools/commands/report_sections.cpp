@@ -1,5 +1,8 @@
 // The report section of each workload kind; std::visit makes a new kind's section required.
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -185,6 +188,79 @@ void collective_section(const ReportInput& in, const work::CollectiveJob& job, J
   r["collective"] = std::move(c);
 }
 
+// Bytes of each phase's flows per pass, over InfiniBand (a flow that crosses a NIC) and
+// NVLink (one that crosses an NVLink hop), as the run routed them.
+Json exchange_bytes(const work::CaseResult& c, const topo::Cluster& cluster) {
+  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>> sums;
+  const auto& tasks = c.plan.tasks();
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const work::PlanTask& t = tasks[i];
+    if (t.kind != work::PlanTaskKind::Flow) {
+      continue;
+    }
+    bool nvlink = false;
+    bool ib = false;
+    for (topo::LinkId l : c.outcome.route(static_cast<work::PlanTaskId>(i))) {
+      nvlink = nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
+      ib = ib || cluster.link(l).kind != topo::LinkKind::NvLink;
+    }
+    const work::Phase& ph = c.plan.phases()[t.phase];
+    auto& [ib_bytes, nvlink_bytes] = sums[{ph.pass, ph.name}];
+    ib_bytes += ib ? t.bytes.n : 0;
+    nvlink_bytes += nvlink ? t.bytes.n : 0;
+  }
+  Json out = Json::object();
+  for (const auto& [key, bytes] : sums) {
+    out[key.first][key.second] = {{"ib", bytes.first}, {"nvlink", bytes.second}};
+  }
+  return out;
+}
+
+void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
+  const work::CaseResult& c = in.result.cases.front();
+  const work::EpDetails& ep = *c.ep;
+  const work::Summary& s = c.summary;
+  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  Json out;
+  out["algorithm"] = work::ep_algorithm_name(job.algorithm);
+  out["overlap"] = work::ep_overlap_name(job.overlap);
+  out["micro_batches"] = ep.micro_batches;
+  out["passes"] = work::passes_name(job.passes);
+  out["layers"] = job.layers;
+  out["comm_sms"] = job.comm_sms;
+  out["compute_slowdown"] = ep.compute_slowdown;
+  out["degree"] = ep.degree;
+  out["groups"] = ep.groups;
+  out["tokens_per_gpu"] = job.routing.tokens_per_gpu;
+  out["top_k"] = job.routing.top_k;
+  out["max_nodes_per_token"] = job.routing.max_nodes_per_token;
+  out["distribution"] = work::distribution_name(job.routing.distribution);
+  out["zipf_s"] = job.routing.distribution == work::RoutingDistribution::Zipf
+                      ? Json(job.routing.zipf_s)
+                      : Json(nullptr);
+  out["tokens_per_expert"] = ep.tokens_per_expert;
+  out["tokens_per_rank"] = ep.tokens_per_rank;
+  const double rank_ratio = work::max_over_mean(ep.tokens_per_rank);
+  out["max_over_mean"] = rank_ratio;
+  out["expert_max_over_mean"] = work::max_over_mean(ep.tokens_per_expert);
+  out["idle_expert_fraction"] = rank_ratio > 0 ? 1 - 1 / rank_ratio : 0.0;
+  out["nodes_per_token_mean"] = ep.nodes_per_token_mean;
+  out["gpus_per_token_mean"] = ep.gpus_per_token_mean;
+  out["bytes"] = exchange_bytes(c, *in.result.cluster);
+  out["busiest_rank"] = s.critical_rank;
+  out["compute_s"] = busiest.compute.seconds();
+  out["comm_s"] = busiest.comm.seconds();
+  out["exposed_comm_s"] = busiest.exposed.seconds();
+  out["hidden_comm_share"] =
+      busiest.comm.count_ps() > 0
+          ? 1 - busiest.exposed.seconds() / busiest.comm.seconds()
+          : 0.0;
+  out["compute_comm_ratio"] =
+      busiest.comm.count_ps() > 0 ? busiest.compute.seconds() / busiest.comm.seconds() : 0.0;
+  out["layer_time_s"] = s.step.seconds() / static_cast<double>(job.layers);
+  r["ep"] = std::move(out);
+}
+
 }  // namespace
 
 void kind_section(const ReportInput& in, Json& r) {
@@ -192,8 +268,7 @@ void kind_section(const ReportInput& in, Json& r) {
                  [&](const work::FlowsJob& /*job*/) { flows_section(in, r); },
                  [&](const work::CollectiveJob& job) { collective_section(in, job, r); },
                  [&](const work::AttentionLayerJob& job) { attention_layer_section(in, job, r); },
-                 // Not simulated yet: run() refuses it, so there is no run to report on.
-                 [&](const work::MoeLayerJob& /*job*/) {},
+                 [&](const work::MoeLayerJob& job) { moe_layer_section(in, job, r); },
              },
              in.file.experiment.job);
 }

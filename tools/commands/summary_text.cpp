@@ -122,6 +122,53 @@ std::string cp_lines(const Json& cp, const Json& one) {
   return out;
 }
 
+std::string ep_lines(const Json& ep, const Json& one) {
+  std::string out = fmt::format(
+      "moe layer      {} over ep {} ({} group(s)), {} layer(s), {}, overlap {}, {} "
+      "micro-batch(es), {} communication SMs\n",
+      ep["algorithm"].get<std::string>(), ep["degree"].get<int>(), ep["groups"].get<int>(),
+      ep["layers"].get<int>(), ep["passes"].get<std::string>(), ep["overlap"].get<std::string>(),
+      ep["micro_batches"].get<int>(), ep["comm_sms"].get<int>());
+  const std::string skew =
+      ep["zipf_s"].is_null() ? std::string()
+                             : fmt::format(" s={:g}", ep["zipf_s"].get<double>());
+  out += fmt::format(
+      "routing        {} tokens/GPU, top-{}, at most {} node(s); {}{}: {:.2f} nodes and {:.2f} "
+      "GPUs per token\n",
+      ep["tokens_per_gpu"].get<std::int64_t>(), ep["top_k"].get<int>(),
+      ep["max_nodes_per_token"].get<int>(), ep["distribution"].get<std::string>(), skew,
+      ep["nodes_per_token_mean"].get<double>(), ep["gpus_per_token_mean"].get<double>());
+  out += fmt::format(
+      "expert load    max/mean {:.3f} over ranks ({:.3f} over experts): {:.1f}% of expert "
+      "compute idle\n",
+      ep["max_over_mean"].get<double>(), ep["expert_max_over_mean"].get<double>(),
+      100 * ep["idle_expert_fraction"].get<double>());
+  out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", "exchange", "pass", "IB bytes",
+                     "NVLink bytes");
+  for (const auto& [pass, phases] : ep["bytes"].items()) {
+    for (const auto& [name, bytes] : phases.items()) {
+      out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", name, pass,
+                         bytes["ib"].get<std::int64_t>(), bytes["nvlink"].get<std::int64_t>());
+    }
+  }
+  out += fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass", "compute_us",
+                     "comm_us", "exposed_us");
+  for (const auto& ph : one["phases"]) {
+    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
+                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
+                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
+                       ph["exposed_comm_s"].get<double>() * 1e6);
+  }
+  out += fmt::format(
+      "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
+      "exposed, {:.0f}% hidden); compute/communication {:.2f}\nlayer time     {:.3f} us\n",
+      ep["busiest_rank"].get<int>(), ep["compute_s"].get<double>() * 1e6,
+      ep["comm_s"].get<double>() * 1e6, ep["exposed_comm_s"].get<double>() * 1e6,
+      100 * ep["hidden_comm_share"].get<double>(), ep["compute_comm_ratio"].get<double>(),
+      ep["layer_time_s"].get<double>() * 1e6);
+  return out;
+}
+
 // Step time, bytes and the busiest rank of one case.
 std::string case_lines(const Json& c) {
   std::string out = fmt::format("step time      {:.3f} us\n", c["step_time_s"].get<double>() * 1e6);
@@ -149,6 +196,9 @@ std::string format_summary(const Json& r) {
   }
   if (r.contains("cp")) {
     out += cp_lines(r["cp"], r["results"].front());
+  }
+  if (r.contains("ep")) {
+    out += ep_lines(r["ep"], r["results"].front());
   }
   if (r.contains("validation")) {
     const auto& v = r["validation"];

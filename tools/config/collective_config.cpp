@@ -1,6 +1,7 @@
 // The `collective` workload parser.
 #include "tools/config/collective_config.hpp"
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -78,10 +79,24 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
   token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
   m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
                          : seed;
+  parse_popularity(n, m);
   return m;
 }
 
 }  // namespace
+
+void parse_popularity(const Node& n, work::MoeRouting& routing) {
+  if (n.has("distribution")) {
+    routing.distribution = static_cast<work::RoutingDistribution>(
+        n.at("distribution").index_of(std::array<std::string_view, 2>{"uniform", "zipf"}));
+  }
+  if (n.has("zipf_s")) {
+    if (routing.distribution != work::RoutingDistribution::Zipf) {
+      n.at("zipf_s").fail("only with distribution \"zipf\"");
+    }
+    routing.zipf_s = n.at("zipf_s").number_in(0, 8);
+  }
+}
 
 template <>
 work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,

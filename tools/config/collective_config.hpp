@@ -14,4 +14,8 @@ template <>
 work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
                                                    const JobParseContext& ctx);
 
+/// Expert popularity, `distribution` and `zipf_s`, where a routing spec has them (the
+/// collective's moe block, the MoE layer's routing block).
+void parse_popularity(const Node& n, work::MoeRouting& routing);
+
 }  // namespace hopsim::config

@@ -2,6 +2,8 @@
 // (work::Mesh::check, the jobs' check()).
 #include "tools/config/layer_config.hpp"
 
+#include "tools/config/collective_config.hpp"
+
 #include <array>
 
 #include <fmt/format.h>
@@ -69,6 +71,8 @@ constexpr std::array<std::string_view, 3> kMasks{"causal", "full", "document"};
 constexpr std::array<std::string_view, 2> kModes{"training", "prefill"};
 constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"};
 constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
+constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low_latency"};
+constexpr std::array<std::string_view, 2> kEpOverlaps{"none", "two_microbatch"};
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
 constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
@@ -179,6 +183,32 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   }
   if (n.has("combine_bytes_per_element")) {
     job.combine_bytes_per_element = n.at("combine_bytes_per_element").positive(64);
+  }
+  if (n.has("routing")) {
+    const Node& routing = n.at("routing");
+    routing.allow_only(Section::MoeRoutingSection);
+    parse_popularity(routing, r);
+  }
+  if (n.has("algorithm")) {
+    job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), kEpAlgorithms);
+  }
+  if (n.has("passes")) {
+    job.passes = parse_enum<work::Passes>(n.at("passes"), kPasses);
+  }
+  if (n.has("overlap")) {
+    job.overlap = parse_enum<work::EpOverlap>(n.at("overlap"), kEpOverlaps);
+  }
+  if (n.has("comm_sms")) {
+    job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);
+  }
+  if (n.has("attention")) {
+    job.attention = n.at("attention").boolean();
+  }
+  if (n.has("layers")) {
+    job.layers = n.at("layers").integer_in(1, 1 << 20);
+  }
+  if (n.has("chunk_tokens")) {
+    job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
   }
   return job;
 }

@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 31> kSections{{
+const std::array<SectionDoc, 32> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -30,6 +30,8 @@ const std::array<SectionDoc, 31> kSections{{
      "the context-parallel algorithm", kAttentionCp},
     {Section::MoeLayerWorkload, "experiment", "/workload (kind moe_layer)",
      "a MoE layer under expert parallelism", kMoeLayerWorkload},
+    {Section::MoeRoutingSection, "experiment", "/workload/routing (kind moe_layer)",
+     "how popular the experts are", kMoeRouting},
     {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},
     {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
     {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},

@@ -18,7 +18,7 @@ struct KeyDoc {
 /// One object of a config file whose keys the parser checks.
 enum class Section {
   Experiment, Parallel, Validation, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
-  CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload,
+  CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload, MoeRoutingSection,
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,

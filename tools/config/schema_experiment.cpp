@@ -91,7 +91,7 @@ const std::array<KeyDoc, 3> kSizeRange{{
     {"factor", "integer in [2, 1024]", "required", "each size is the previous times this"},
 }};
 
-const std::array<KeyDoc, 7> kCollectiveMoe{{
+const std::array<KeyDoc, 9> kCollectiveMoe{{
     {"tokens_per_gpu", "integer in [1, 2^20]", "required", "tokens each GPU routes"},
     {"experts", "integer in [1, 2^20]", "required", "routed experts, spread evenly over the ranks"},
     {"top_k", "integer in [1, 2^20]", "required", "distinct experts per token"},
@@ -100,6 +100,9 @@ const std::array<KeyDoc, 7> kCollectiveMoe{{
     {"bytes_per_element", "number in (0, 64]", "2", "bytes per element on the wire (FP8 with "
                                                     "scales: 1.03125)"},
     {"seed", "integer in [0, 2^63)", "the experiment's seed", "seeds the routing draw"},
+    {"distribution", "\"uniform\" or \"zipf\"", "\"uniform\"",
+     "expert popularity: all alike, or Zipf's law over a seeded ranking of the experts"},
+    {"zipf_s", "number in [0, 8]", "1", "zipf: the r-th most popular expert weighs 1 / r^s"},
 }};
 
 const std::array<KeyDoc, 14> kAttentionLayerWorkload{{
@@ -140,15 +143,39 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 6> kMoeLayerWorkload{{
+const std::array<KeyDoc, 14> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
-     "one MoE layer under EP (hopsim explain; not simulated yet)"},
+     "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
     {"top_k", "integer in [1, 2^20]", "the model's", "experts per token"},
     {"max_nodes_per_token", "integer in [0, 2^20]", "the model's", "nodes a token may reach; 0: no limit"},
     {"dispatch_bytes_per_element", "number in (0, 64]", "1", "dispatch payload (FP8: 1; with scales "
-                                                      "1.03125)"},
-    {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2)"},
+                                                      "1.03125); also the gradients sent to the "
+                                                      "experts in backward"},
+    {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2); also the "
+                                                     "gradients sent back in backward"},
+    {"routing", "object", "uniform", "expert popularity (distribution, zipf_s)"},
+    {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
+     "how dispatch and combine run: every pair at once; DeepEP's normal kernels (InfiniBand once "
+     "per node, then NVLink); DeepEP's low-latency kernels (a message per selection)"},
+    {"passes", "\"forward\", \"backward\" or \"both\"", "\"forward\"",
+     "which passes run (backward: exchanges in the same two directions, GEMMs at twice the "
+     "FLOPs)"},
+    {"overlap", "\"none\" or \"two_microbatch\"", "\"none\"",
+     "two_microbatch: the tokens split in two; one half's exchanges run while the other computes"},
+    {"comm_sms", "integer in [0, SMs)", "0",
+     "SMs the communication kernels hold; compute runs on the rest, slower in proportion"},
+    {"attention", "boolean", "true", "the attention part before the router (its compute)"},
+    {"layers", "integer in [1, 2^20]", "1",
+     "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
+    {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
+     "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
+}};
+
+const std::array<KeyDoc, 2> kMoeRouting{{
+    {"distribution", "\"uniform\" or \"zipf\"", "\"uniform\"",
+     "expert popularity: all alike, or Zipf's law over a seeded ranking of the experts"},
+    {"zipf_s", "number in [0, 8]", "1", "zipf: the r-th most popular expert weighs 1 / r^s"},
 }};
 
 }  // namespace hopsim::config::tables

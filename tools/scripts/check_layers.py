@@ -18,8 +18,9 @@ WORKLOADS = {
     "collectives": {"workloads/compute", "workloads/plan", "workloads/collectives"},
     "model": {"workloads/mesh", "workloads/model"},
     "cp": {"workloads/compute", "workloads/plan", "workloads/cp"},
+    "ep": {"workloads/ep"},
     "jobs": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/collectives",
-             "workloads/model", "workloads/cp", "workloads/jobs"},
+             "workloads/model", "workloads/cp", "workloads/ep", "workloads/jobs"},
     "experiment": {"workloads"},
 }
 LOWER = {"sim": {"sim"}, "topology": {"sim", "topology"}}

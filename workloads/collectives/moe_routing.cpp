@@ -2,6 +2,7 @@
 #include "workloads/collectives/moe_routing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -109,8 +110,48 @@ Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus
   return out;
 }
 
+std::string_view distribution_name(RoutingDistribution d) {
+  return d == RoutingDistribution::Zipf ? "zipf" : "uniform";
+}
+
+namespace {
+
+// A uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
+double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// Zipf popularity over a seeded ranking of the experts: the cumulative weights by expert id,
+// and the experts from most to least popular.
+struct Popularity {
+  std::vector<double> cdf;
+  std::vector<int> order;
+};
+
+Popularity zipf_popularity(std::mt19937_64& rng, std::size_t experts, double s) {
+  Popularity p;
+  p.order.resize(experts);
+  std::iota(p.order.begin(), p.order.end(), 0);
+  pick(rng, p.order, experts);
+  std::vector<double> weight(experts);
+  for (std::size_t r = 0; r < experts; ++r) {
+    weight[static_cast<std::size_t>(p.order[r])] = std::pow(static_cast<double>(r + 1), -s);
+  }
+  p.cdf.resize(experts);
+  std::partial_sum(weight.begin(), weight.end(), p.cdf.begin());
+  return p;
+}
+
+int draw_expert(std::mt19937_64& rng, const Popularity& p) {
+  const double u = unit(rng) * p.cdf.back();
+  const auto it = std::upper_bound(p.cdf.begin(), p.cdf.end(), u);
+  return static_cast<int>(std::min<std::ptrdiff_t>(it - p.cdf.begin(),
+                                                   static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
+}
+
+}  // namespace
+
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
-                           const MoeRouting& r, Bytes token_bytes) {
+                           const MoeRouting& r, Bytes token_bytes,
+                           std::vector<std::int64_t>* expert_tokens) {
   const ExpertLayout l = layout(ranks, cluster, r.experts);
   const std::size_t n = ranks.size();
   const std::size_t nodes = l.experts_of_slot.size();
@@ -123,28 +164,71 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   m.selections = ByteMatrix{n, std::vector<std::int64_t>(n * n, 0)};
   m.nodes = nodes;
   m.to_node.assign(n * nodes, 0);
+  if (expert_tokens != nullptr) {
+    expert_tokens->assign(static_cast<std::size_t>(r.experts), 0);
+  }
   std::mt19937_64 rng(r.seed);
+  const bool zipf = r.distribution == RoutingDistribution::Zipf;
+  const Popularity popular =
+      zipf ? zipf_popularity(rng, static_cast<std::size_t>(r.experts), r.zipf_s) : Popularity{};
   std::vector<int> node_pool(nodes);
   std::vector<int> candidates;
+  std::vector<std::size_t> reached;  // zipf: the nodes a token has reached
   // Stamps instead of cleared flags: a token costs O(top_k) here, not O(ranks).
   std::vector<std::uint64_t> gpu_hit(n, 0);
   std::vector<std::uint64_t> node_hit(nodes, 0);
+  std::vector<std::uint64_t> expert_hit(static_cast<std::size_t>(r.experts), 0);
   std::uint64_t stamp = 0;
+  const auto slot_of_expert = [&](int e) {
+    return l.slot_of_rank[static_cast<std::size_t>(e) / l.per_gpu];
+  };
+  // Zipf: may the token take expert e (not yet chosen, on a node it reaches or may still)?
+  const auto allowed = [&](int e) {
+    if (expert_hit[static_cast<std::size_t>(e)] == stamp) {
+      return false;
+    }
+    const std::size_t slot = slot_of_expert(e);
+    return reached.size() < node_limit ||
+           std::find(reached.begin(), reached.end(), slot) != reached.end();
+  };
   for (std::size_t src = 0; src < n; ++src) {
     for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
-      std::iota(node_pool.begin(), node_pool.end(), 0);
-      pick(rng, node_pool, node_limit);
-      candidates.clear();
-      for (std::size_t k = 0; k < node_limit; ++k) {
-        const auto& e = l.experts_of_slot[static_cast<std::size_t>(node_pool[k])];
-        candidates.insert(candidates.end(), e.begin(), e.end());
-      }
-      HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
-                    candidates.size());
-      pick(rng, candidates, top_k);
       ++stamp;
+      candidates.clear();
+      if (zipf) {
+        reached.clear();
+        for (std::size_t k = 0; k < top_k; ++k) {
+          int e = -1;
+          for (int attempt = 0; attempt < 64 && e < 0; ++attempt) {
+            const int c = draw_expert(rng, popular);
+            e = allowed(c) ? c : -1;
+          }
+          for (std::size_t i = 0; e < 0 && i < popular.order.size(); ++i) {
+            e = allowed(popular.order[i]) ? popular.order[i] : -1;
+          }
+          HOPSIM_ASSERT(e >= 0, "top-{} within {} nodes", top_k, node_limit);
+          expert_hit[static_cast<std::size_t>(e)] = stamp;
+          if (std::find(reached.begin(), reached.end(), slot_of_expert(e)) == reached.end()) {
+            reached.push_back(slot_of_expert(e));
+          }
+          candidates.push_back(e);
+        }
+      } else {
+        std::iota(node_pool.begin(), node_pool.end(), 0);
+        pick(rng, node_pool, node_limit);
+        for (std::size_t k = 0; k < node_limit; ++k) {
+          const auto& e = l.experts_of_slot[static_cast<std::size_t>(node_pool[k])];
+          candidates.insert(candidates.end(), e.begin(), e.end());
+        }
+        HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
+                      candidates.size());
+        pick(rng, candidates, top_k);
+      }
       for (std::size_t k = 0; k < top_k; ++k) {
         const std::size_t dst = static_cast<std::size_t>(candidates[k]) / l.per_gpu;
+        if (expert_tokens != nullptr) {
+          ++(*expert_tokens)[static_cast<std::size_t>(candidates[k])];
+        }
         m.selections.bytes[src * n + dst] += token_bytes.n;
         if (gpu_hit[dst] != stamp) {
           gpu_hit[dst] = stamp;

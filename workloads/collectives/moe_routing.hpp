@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/problem.hpp"
 
@@ -12,6 +14,13 @@
 
 namespace hopsim::work {
 
+/// How popular each expert is: all alike, or Zipf's law over a seeded ranking of the experts
+/// (the r-th most popular is chosen in proportion to 1 / r^s).
+enum class RoutingDistribution : std::uint8_t { Uniform, Zipf };
+
+/// "uniform", "zipf".
+std::string_view distribution_name(RoutingDistribution d);
+
 /// How tokens choose experts: the one routing spec of collectives and MoE layers.
 struct MoeRouting {
   std::int64_t tokens_per_gpu = 4096;
@@ -19,6 +28,8 @@ struct MoeRouting {
   std::int64_t top_k = 8;
   std::int64_t max_nodes_per_token = 4;  ///< 0: no node limit
   std::uint64_t seed = 1;
+  RoutingDistribution distribution = RoutingDistribution::Uniform;
+  double zipf_s = 1.0;  ///< zipf: the exponent s (0: uniform popularity)
 };
 
 /// Problems of `routing` over `ranks` (GPUs with `gpus_per_node` per node), as pointers under
@@ -27,12 +38,15 @@ struct MoeRouting {
 Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, int gpus_per_node,
                        const std::string& at);
 
-/// Routes every token of every rank to `top_k` distinct experts (uniformly at random among
-/// the experts of at most `max_nodes_per_token` random nodes) and returns the two-tier matrix
+/// Routes every token of every rank to `top_k` distinct experts and returns the two-tier matrix
 /// of `token_bytes` per token: a GPU receives one copy of a token per token (not per expert it
 /// hosts), and a node receives one copy over InfiniBand per token however many of its GPUs
-/// need it.
+/// need it. Uniform: the experts of at most `max_nodes_per_token` random nodes, then top-k
+/// among them at random. Zipf: experts drawn by popularity without repeats; once a token has
+/// reached `max_nodes_per_token` nodes, only experts on those nodes (the most popular allowed
+/// one after 64 rejected draws). With `expert_tokens`, also the tokens each expert receives.
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
-                           const MoeRouting& routing, Bytes token_bytes);
+                           const MoeRouting& routing, Bytes token_bytes,
+                           std::vector<std::int64_t>* expert_tokens = nullptr);
 
 }  // namespace hopsim::work

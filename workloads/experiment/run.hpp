@@ -42,6 +42,7 @@ struct CaseResult {
   Summary summary;
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
   std::optional<CpDetails> cp;       ///< attention layers under CP
+  std::optional<EpDetails> ep;       ///< MoE layers under EP
 };
 
 struct RunResult {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/jobs/bounds.hpp"
 #include "workloads/jobs/layer_jobs.hpp"
 
 namespace hopsim::work {
@@ -13,7 +14,7 @@ namespace {
 // The compute model takes kernel dimensions up to 2^31.
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 // Tasks a plan may hold: far above any real layer, well below memory trouble (~100 B each).
-constexpr double kMaxTasks = 5e7;
+constexpr double kMaxTasks = kMaxPlanTasks;
 
 // Query and KV heads of one TP rank (KV heads are replicated when tp exceeds them).
 std::pair<std::int64_t, std::int64_t> heads_per_tp_rank(const ModelSpec& m, std::int64_t tp) {
@@ -140,7 +141,7 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
   const topo::GpuSpec& gpu = env.cluster.gpu;
   const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
                       std::min(gpu.gemm_efficiency, gpu.attention_efficiency);
-  constexpr double kMaxSeconds = 1e5;
+  constexpr double kMaxSeconds = kMaxComputeSeconds;
   if (flops / rate > kMaxSeconds) {
     out.push_back({job.layers > 1 ? "/workload/layers" : "/workload/seq_len",
                    fmt::format("{} layer(s) of {} tokens take ~{:.3g} s of compute per GPU "

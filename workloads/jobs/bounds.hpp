@@ -11,6 +11,11 @@
 
 namespace hopsim::work {
 
+/// The most tasks a layer workload's plan may hold (about 10 GB of plan and run state).
+inline constexpr double kMaxPlanTasks = 5e7;
+/// The most compute time per GPU (roofline) a layer workload may ask for, seconds.
+inline constexpr double kMaxComputeSeconds = 1e5;
+
 /// What a plan asks of the network, counted generously.
 struct PlanLoad {
   double flows = 0;         ///< flows in the plan

@@ -13,6 +13,7 @@
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/cp/cp_details.hpp"
+#include "workloads/ep/ep_details.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/plan/plan.hpp"
@@ -44,6 +45,7 @@ struct Case {
   /// Figures of the case's own input that reports divide by its time (name, value).
   std::vector<std::pair<std::string, double>> metrics{};
   std::optional<CpDetails> cp{};  ///< attention layers under CP
+  std::optional<EpDetails> ep{};  ///< MoE layers under EP
 };
 
 }  // namespace hopsim::work

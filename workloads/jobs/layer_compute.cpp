@@ -81,35 +81,63 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   return out;
 }
 
-LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
-                           const ComputeModel& model) {
-  const std::int64_t tokens = job.routing.tokens_per_gpu;
+LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
+                               bool attention, const ComputeModel& model) {
   const LayerParams lp = layer_params(m, true);
   LayerCosts out;
-  // MLA's projections as one GEMM of the same FLOPs: tokens x hidden x (weights / hidden).
-  const auto width = static_cast<std::int64_t>(lp.attention / static_cast<double>(m.hidden));
-  add_gemms({{"attention_projections", tokens, width / p.tp, m.hidden}}, Dtype::Bf16, model, out);
-  AttentionShape self;
-  self.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
-  self.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
-  self.mask = Mask::CausalTopLeft;
-  self.s_q = self.s_kv = tokens;
-  self.bh = m.heads / p.tp;
-  add_attention({self}, model, out);
+  if (attention) {
+    // MLA's projections as one GEMM of the same FLOPs: tokens x hidden x (weights / hidden).
+    const auto width = static_cast<std::int64_t>(lp.attention / static_cast<double>(m.hidden));
+    add_gemms({{"attention_projections", tokens, width / p.tp, m.hidden}}, Dtype::Bf16, model,
+              out);
+    AttentionShape self;
+    self.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
+    self.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
+    self.mask = Mask::CausalTopLeft;
+    self.s_q = self.s_kv = tokens;
+    self.bh = m.heads / p.tp;
+    add_attention({self}, model, out);
+  }
   add_gemms({{"router", tokens, m.moe.routed_experts, m.hidden}}, Dtype::Bf16, model, out);
-  // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
+  return out;
+}
+
+LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
+                            std::int64_t tokens_per_expert, const ComputeModel& model) {
   const std::int64_t local = m.moe.routed_experts / p.ep;
-  const std::int64_t per_expert = tokens * job.routing.top_k / local;
   const std::int64_t ffn = m.moe.expert_ffn_hidden;
+  LayerCosts out;
   for (const auto& [name, n, k] : {std::tuple{"experts_gate_up", 2 * ffn, m.hidden},
                                    std::tuple{"experts_down", m.hidden, ffn}}) {
-    out.fwd.emplace_back(name, model.grouped_gemm(Dtype::Fp8, local, per_expert, n, k, Pass::Fwd));
-    out.bwd.emplace_back(name, model.grouped_gemm(Dtype::Fp8, local, per_expert, n, k, Pass::Bwd));
+    out.fwd.emplace_back(name,
+                         model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k, Pass::Fwd));
+    out.bwd.emplace_back(name,
+                         model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k, Pass::Bwd));
   }
+  return out;
+}
+
+LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model) {
+  LayerCosts out;
+  const std::int64_t ffn = m.moe.expert_ffn_hidden;
   if (m.moe.shared_experts > 0) {
     add_gemms({{"shared_gate_up", tokens, 2 * ffn * m.moe.shared_experts, m.hidden},
                {"shared_down", tokens, m.hidden, ffn * m.moe.shared_experts}},
               Dtype::Fp8, model, out);
+  }
+  return out;
+}
+
+LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
+                           const ComputeModel& model) {
+  const std::int64_t tokens = job.routing.tokens_per_gpu;
+  LayerCosts out = moe_attention_costs(m, p, tokens, job.attention, model);
+  // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
+  const std::int64_t local = m.moe.routed_experts / p.ep;
+  for (const LayerCosts& part : {moe_expert_costs(m, p, tokens * job.routing.top_k / local, model),
+                                 moe_shared_costs(m, tokens, model)}) {
+    out.fwd.insert(out.fwd.end(), part.fwd.begin(), part.fwd.end());
+    out.bwd.insert(out.bwd.end(), part.bwd.begin(), part.bwd.end());
   }
   return out;
 }

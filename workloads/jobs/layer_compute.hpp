@@ -24,9 +24,17 @@ struct LayerCosts {
 LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
                                  const AttentionLayerJob& job, const ComputeModel& model);
 
-/// MoE layer under EP with balanced routing: attention over the GPU's tokens, the router,
-/// FP8 grouped expert GEMMs (gate+up, then down) and the shared experts.
+/// MoE layer under EP with balanced routing: attention over the GPU's tokens (unless the job
+/// leaves it out), the router, FP8 grouped expert GEMMs (gate+up, then down) and the shared
+/// experts.
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model);
+/// Its parts: attention (projections and core, when `attention`) and the router over `tokens`;
+/// one GPU's FP8 grouped expert GEMMs at `tokens_per_expert` rows each; the shared experts.
+LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
+                               bool attention, const ComputeModel& model);
+LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
+                            std::int64_t tokens_per_expert, const ComputeModel& model);
+LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model);
 
 }  // namespace hopsim::work

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/jobs/bounds.hpp"
 #include "workloads/model/model_check.hpp"
 
 namespace hopsim::work {
@@ -45,9 +46,90 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
                                routing.tokens_per_gpu, routing.top_k)});
     return;
   }
-  const Problems bad_routing = check_routing(routing, env.mesh.group(Dim::Ep, 0),
-                                             env.cluster.gpus_per_node, "/workload");
+  const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
+  const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
+                                             "/workload");
   out.insert(out.end(), bad_routing.begin(), bad_routing.end());
+  if (routing.tokens_per_gpu % micro_batches() != 0) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} tokens do not split into {} micro-batches (overlap \"{}\")",
+                               routing.tokens_per_gpu, micro_batches(),
+                               ep_overlap_name(overlap))});
+  }
+  const std::int64_t sms = env.cluster.gpu.sms;
+  if (comm_sms > 0 && comm_sms >= sms) {
+    out.push_back({"/workload/comm_sms",
+                   sms == 0 ? std::string("needs the GPU's SM count (cluster gpu.sms)")
+                            : fmt::format("{} SMs for communication leave none of the GPU's {} "
+                                          "for compute",
+                                          comm_sms, sms)});
+  }
+  if (chunk_tokens > 0 && algorithm != EpAlgorithm::TwoTier) {
+    out.push_back({"/workload/chunk_tokens",
+                   fmt::format("only for algorithm \"two_tier\", not \"{}\"",
+                               ep_algorithm_name(algorithm))});
+  }
+  if (!out.empty()) {
+    return;
+  }
+  // Compute per GPU, generously: the layer's active weights over the tokens, attention over a
+  // full mask, and in the worst case every selection of the group on one GPU's experts.
+  const ModelSpec& m = *env.model;
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double t = f(routing.tokens_per_gpu);
+  const double flops =
+      2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(group.size())) +
+      2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
+                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency) *
+                      (comm_sms > 0 ? f(sms - comm_sms) / f(sms) : 1.0);
+  const double seconds = flops * 3 * f(layers) / rate;  // forward and backward
+  if (seconds > kMaxComputeSeconds) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} layer(s) of {} tokens per GPU may take ~{:.3g} s of compute "
+                               "per GPU (roofline, worst-case routing); at most {:.0e} s are "
+                               "simulated",
+                               layers, routing.tokens_per_gpu, seconds, kMaxComputeSeconds)});
+    return;
+  }
+  // Flows per exchange, at most: per source and node, one InfiniBand piece per chunk of its
+  // tokens, each forwarded to every GPU of the node (two_tier); one flow per pair otherwise.
+  const auto n = static_cast<double>(group.size());
+  const double tokens = static_cast<double>(routing.tokens_per_gpu);
+  const double per_exchange =
+      algorithm == EpAlgorithm::TwoTier
+          ? n * n / static_cast<double>(std::min<std::int64_t>(
+                        static_cast<std::int64_t>(group.size()), env.cluster.gpus_per_node)) *
+                (tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1) *
+                static_cast<double>(env.cluster.gpus_per_node + 1)
+          : n * n;
+  const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
+  const double groups = static_cast<double>(env.mesh.size()) / n;
+  const double tasks = 2 * per_exchange * exchanges * groups * static_cast<double>(layers);
+  if (tasks > kMaxPlanTasks) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
+                               "make a plan of up to ~{:.2g} tasks, more than {:.0e}: fewer "
+                               "layers, tokens or GPUs, or larger chunk_tokens",
+                               layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
+  }
+}
+
+std::string_view ep_algorithm_name(EpAlgorithm a) {
+  switch (a) {
+    case EpAlgorithm::Flat:
+      return "flat";
+    case EpAlgorithm::TwoTier:
+      return "two_tier";
+    case EpAlgorithm::LowLatency:
+      return "low_latency";
+  }
+  return "?";
+}
+
+std::string_view ep_overlap_name(EpOverlap o) {
+  return o == EpOverlap::TwoMicrobatch ? "two_microbatch" : "none";
 }
 
 }  // namespace hopsim::work

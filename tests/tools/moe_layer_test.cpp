@@ -1,0 +1,122 @@
+// The MoE layer end to end, from the shipped DeepSeek-V3 experiment scaled down: overlap,
+// communication SMs, skew, passes and algorithms, read off work::run's results.
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tools/config/experiment.hpp"
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::config {
+namespace {
+
+const std::string kEp =
+    std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/deepseek-v3-moe-ep64.json";
+
+// EP16 over 2 nodes, 512 tokens per GPU, DeepEP's chunks: a layer in well under a second.
+work::RunResult layer(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), {"parallel.ep=16", "parallel.dp=16", "workload.tokens_per_gpu=512"});
+  const ExperimentFile file = load_experiment(kEp, sets);
+  work::RunResult r = work::run(file.experiment);
+  REQUIRE(r.ok());
+  REQUIRE(r.cases.size() == 1);
+  REQUIRE(r.cases[0].ep.has_value());
+  return r;
+}
+
+const work::RankTime& busiest(const work::RunResult& r) {
+  const work::Summary& s = r.cases[0].summary;
+  return s.ranks[static_cast<std::size_t>(s.critical_rank)];
+}
+
+Time step(const work::RunResult& r) { return r.cases[0].summary.step; }
+
+}  // namespace
+
+TEST_CASE("moe layer: without overlap nothing is hidden; two micro-batches hide most of it") {
+  // 2048 tokens per GPU: at 512, halving the GEMMs costs more (their weights are read twice,
+  // memory-bound) than the overlap saves.
+  const std::string tokens = "workload.tokens_per_gpu=2048";
+  const work::RunResult plain = layer({tokens});
+  CHECK(busiest(plain).exposed.seconds() > 0.9 * busiest(plain).comm.seconds());
+  // Four layers, so that each layer's last combine runs under the next layer's attention.
+  const work::RunResult one = layer({tokens, "workload.overlap=\"two_microbatch\""});
+  const work::RunResult four =
+      layer({tokens, "workload.overlap=\"two_microbatch\"", "workload.layers=4"});
+  const work::RunResult four_plain = layer({tokens, "workload.layers=4"});
+  CHECK(step(one) < step(plain));
+  CHECK(step(four) < step(four_plain));
+  // Exposed communication is the pipeline's head and tail and whatever communication exceeds
+  // compute: never more than the single micro-batch's.
+  CHECK(busiest(four).exposed.seconds() < 0.6 * busiest(four_plain).exposed.seconds());
+  CHECK(busiest(four).exposed.seconds() >=
+        busiest(four).comm.seconds() - busiest(four).compute.seconds() - 1e-9);
+}
+
+TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only compute") {
+  const work::RunResult none = layer({"workload.attention=false"});
+  const work::RunResult twenty = layer({"workload.attention=false", "workload.comm_sms=20"});
+  REQUIRE(twenty.cases[0].ep->compute_slowdown == doctest::Approx(132.0 / 112.0));
+  CHECK(busiest(twenty).compute.seconds() ==
+        doctest::Approx(busiest(none).compute.seconds() * 132.0 / 112.0).epsilon(1e-6));
+  CHECK(twenty.cases[0].summary.ib_bytes == none.cases[0].summary.ib_bytes);
+}
+
+TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer time") {
+  const work::RunResult uniform = layer({});
+  const work::RunResult zipf = layer({"workload.routing={\"distribution\": \"zipf\"}"});
+  const double u = work::max_over_mean(uniform.cases[0].ep->tokens_per_rank);
+  const double z = work::max_over_mean(zipf.cases[0].ep->tokens_per_rank);
+  CHECK(u < 1.2);
+  CHECK(z > 1.3);
+  CHECK(step(zipf) > step(uniform));
+}
+
+TEST_CASE("moe layer: backward moves the forward's bytes again; rows conserve tokens x top-k") {
+  const work::RunResult fwd = layer({});
+  const work::RunResult both = layer({"workload.passes=\"both\""});
+  CHECK(both.cases[0].summary.ib_bytes.n == 2 * fwd.cases[0].summary.ib_bytes.n);
+  CHECK(both.cases[0].summary.nvlink_bytes.n == 2 * fwd.cases[0].summary.nvlink_bytes.n);
+  CHECK(step(both) > 2 * step(fwd));  // GEMMs at twice the FLOPs, attention at 2.5 times
+  std::int64_t rows = 0;
+  for (std::int64_t r : fwd.cases[0].ep->tokens_per_rank) {
+    rows += r;
+  }
+  CHECK(rows == 16 * 512 * 8);
+  CHECK(fwd.cases[0].ep->nodes_per_token_mean <= 2.0);
+  CHECK(fwd.cases[0].ep->nodes_per_token_mean >= 1.0);
+}
+
+TEST_CASE("moe layer: every algorithm runs; two-tier sends fewer InfiniBand bytes than flat") {
+  const work::RunResult two_tier = layer({});
+  const work::RunResult flat = layer({"workload.algorithm=\"flat\""});
+  const work::RunResult low = layer({"workload.algorithm=\"low_latency\""});
+  CHECK(two_tier.cases[0].summary.ib_bytes.n < flat.cases[0].summary.ib_bytes.n);
+  CHECK(flat.cases[0].summary.ib_bytes.n <= low.cases[0].summary.ib_bytes.n);
+  CHECK(step(low) > Time{});
+}
+
+TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
+  const auto fails_with = [&](std::vector<std::string> sets, const std::string& message) {
+    CHECK_THROWS_WITH_AS(load_experiment(kEp, sets), message.c_str(), ConfigError);
+  };
+  fails_with({"workload.comm_sms=132"},
+             "--set workload.comm_sms=132: /workload/comm_sms: 132 SMs for communication leave "
+             "none of the GPU's 132 for compute");
+  fails_with({"workload.overlap=two_microbatch", "workload.tokens_per_gpu=4095"},
+             "--set workload.tokens_per_gpu=4095: /workload/tokens_per_gpu: 4095 tokens do not "
+             "split into 2 micro-batches (overlap \"two_microbatch\")");
+  fails_with({"workload.algorithm=flat", "workload.chunk_tokens=64"},
+             "--set workload.chunk_tokens=64: /workload/chunk_tokens: only for algorithm "
+             "\"two_tier\", not \"flat\"");
+  fails_with({"workload.routing={\"zipf_s\": 2}"},
+             "--set workload.routing={\"zipf_s\": 2}: /workload/routing/zipf_s: only with "
+             "distribution \"zipf\"");
+  fails_with({"workload.tokens_per_gpu=16777216", "workload.layers=100"},
+             "--set workload.tokens_per_gpu=16777216: /workload/tokens_per_gpu: 100 layer(s) of "
+             "16777216 tokens per GPU may take ~1.47e+07 s of compute per GPU (roofline, "
+             "worst-case routing); at most 1e+05 s are simulated");
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,163 @@
+// Expert parallelism: the seeds' numbers, routing invariants (node limit, conservation, seeds),
+// skew, and what the load statistics mean.
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <doctest/doctest.h>
+
+#include "workloads/collectives/moe_routing.hpp"
+#include "workloads/ep/ep_details.hpp"
+#include "workloads/jobs/layer_closed_forms.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+namespace topo = hopsim::topo;
+
+namespace {
+
+topo::Spec h800(int nodes) {
+  topo::Spec spec;
+  spec.nodes = nodes;
+  spec.nvlink = {Bandwidth::gigabytes_per_s(160), Time::ns(715), Bandwidth::gigabytes_per_s(200)};
+  spec.nic = {Bandwidth::gigabytes_per_s(47), Time::ns(450), Bandwidth::gigabytes_per_s(50)};
+  spec.gpu.name = "H800 SXM";
+  spec.gpu.peak_bf16_tflops = 989;
+  spec.gpu.peak_fp8_tflops = 1979;
+  return spec;
+}
+
+// DeepSeek-V3's shapes, as configs/models/deepseek-v3.json has them.
+ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.name = "deepseek-v3";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.ffn_hidden = 18432;
+  m.heads = 128;
+  m.head_dim = 128;
+  m.vocab = 129280;
+  m.mla = true;
+  m.mla_shape.q_lora_rank = 1536;
+  m.moe.routed_experts = 256;
+  m.moe.shared_experts = 1;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.max_nodes_per_token = 4;
+  m.moe.first_dense_layers = 3;
+  return m;
+}
+
+std::vector<int> first_ranks(int n) {
+  std::vector<int> r(static_cast<std::size_t>(n));
+  std::iota(r.begin(), r.end(), 0);
+  return r;
+}
+
+std::int64_t sum(const std::vector<std::int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), std::int64_t{0});
+}
+
+}  // namespace
+
+TEST_CASE("the seeds: 117.4 MB out, 234.9 MB back, 704.6 MB a step; 4.97 TFLOP, 5.0 ms vs 7.0 ms") {
+  MoeLayerJob job;
+  job.routing = MoeRouting{4096, 256, 8, 4, 1};
+  const EpNumbers n = ep_numbers(deepseek_v3(), job, h800(8));
+  CHECK(n.dispatch_bytes_per_gpu / 1e6 == doctest::Approx(117.4).epsilon(0.001));
+  CHECK(n.combine_bytes_per_gpu / 1e6 == doctest::Approx(234.9).epsilon(0.001));
+  CHECK(n.fwd_bwd_bytes_per_gpu / 1e6 == doctest::Approx(704.6).epsilon(0.001));
+  // The seeds take DeepSeek's rounded 37B active parameters: 2 x 37e9 / 61 x 4096 = 4.97
+  // TFLOP. The model's shapes give 37.55B (embeddings and head included): 5.04 TFLOP, 5.1 ms.
+  CHECK(2 * 37e9 / 61 * 4096 / 1e12 == doctest::Approx(4.97).epsilon(0.001));
+  CHECK(n.layer_flops_per_gpu / 1e12 == doctest::Approx(4.97).epsilon(0.02));
+  CHECK(n.compute_s_at_peak * 1e3 == doctest::Approx(5.0).epsilon(0.02));
+  CHECK(n.comm_s_at_nic * 1e3 == doctest::Approx(7.0).epsilon(0.01));
+}
+
+TEST_CASE("the seeds: an expert imbalance of 1.4x idles about 30% of expert FLOPs") {
+  // Ten GPUs' expert rows: one at 1.4 times the mean of all.
+  std::vector<std::int64_t> rows(10, 0);
+  rows[0] = 1400;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    rows[i] = (10000 - 1400) / 9 + (i <= (10000 - 1400) % 9 ? 1 : 0);
+  }
+  REQUIRE(sum(rows) == 10000);
+  CHECK(max_over_mean(rows) == doctest::Approx(1.4));
+  const double idle = 1 - 1 / max_over_mean(rows);  // the report's idle_expert_fraction
+  CHECK(idle == doctest::Approx(0.2857).epsilon(0.001));
+  CHECK(max_over_mean({}) == 0);
+  CHECK(max_over_mean({0, 0}) == 0);
+}
+
+TEST_CASE("routing: never more than max_nodes_per_token nodes; selections conserve tokens x top-k") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
+    for (std::int64_t limit : {1, 2, 4}) {
+      CAPTURE(distribution_name(dist));
+      CAPTURE(limit);
+      // One token per GPU: the nodes each GPU's row reaches are that token's nodes.
+      for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        MoeRouting r{1, 256, 8, limit, seed};
+        r.distribution = dist;
+        std::vector<std::int64_t> per_expert;
+        const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &per_expert);
+        for (std::size_t i = 0; i < m.gpu.n; ++i) {
+          std::int64_t nodes = 0;
+          for (std::size_t k = 0; k < m.nodes; ++k) {
+            nodes += m.to_node[i * m.nodes + k];
+          }
+          CHECK(nodes >= 1);
+          CHECK(nodes <= limit);
+        }
+        CHECK(sum(per_expert) == 64 * 8);
+        CHECK(*std::max_element(per_expert.begin(), per_expert.end()) <= 64);  // distinct per token
+        CHECK(sum(m.selections.bytes) == 64 * 8);
+      }
+    }
+  }
+}
+
+TEST_CASE("routing: the same seed gives the same routing, another seed another") {
+  const topo::Cluster cluster(h800(4));
+  const std::vector<int> ranks = first_ranks(32);
+  for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
+    MoeRouting r{512, 128, 8, 2, 7};
+    r.distribution = dist;
+    std::vector<std::int64_t> a;
+    std::vector<std::int64_t> b;
+    std::vector<std::int64_t> c;
+    const TwoTierMatrix ma = route_tokens(ranks, cluster, r, Bytes{7168}, &a);
+    const TwoTierMatrix mb = route_tokens(ranks, cluster, r, Bytes{7168}, &b);
+    r.seed = 8;
+    const TwoTierMatrix mc = route_tokens(ranks, cluster, r, Bytes{7168}, &c);
+    CHECK(a == b);
+    CHECK(ma.gpu.bytes == mb.gpu.bytes);
+    CHECK(ma.to_node == mb.to_node);
+    CHECK(a != c);
+    CHECK(sum(a) == sum(c));
+  }
+}
+
+TEST_CASE("routing: zipf skews expert load, more with a larger exponent; s = 0 is uniform") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  const auto skew = [&](RoutingDistribution d, double s) {
+    MoeRouting r{1024, 256, 8, 4, 3};
+    r.distribution = d;
+    r.zipf_s = s;
+    std::vector<std::int64_t> per_expert;
+    route_tokens(ranks, cluster, r, Bytes{1}, &per_expert);
+    return max_over_mean(per_expert);
+  };
+  const double uniform = skew(RoutingDistribution::Uniform, 1);
+  CHECK(uniform < 1.2);
+  CHECK(skew(RoutingDistribution::Zipf, 0) < 1.2);
+  const double mild = skew(RoutingDistribution::Zipf, 0.5);
+  const double strong = skew(RoutingDistribution::Zipf, 1.0);
+  CHECK(mild > 1.3);
+  CHECK(strong > mild);
+}

@@ -1,0 +1,64 @@
+// The MoE-layer workload: one MoE layer under expert parallelism, forward and backward.
+//
+// Per GPU and micro-batch (docs/expert-parallelism.md): attention and the router over its
+// tokens, dispatch (each token to the GPUs of its top-k experts), the shared experts while the
+// dispatch runs, the GPU's experts as grouped GEMMs over the rows it received, and combine
+// (the results back to each token's GPU). Backward runs the exchanges in the same two
+// directions (output gradients out to the experts, input gradients back) with the GEMMs at
+// twice the forward FLOPs. Every EP group of the mesh routes its own tokens (seeded).
+//
+// Overlap: with two micro-batches, one micro-batch's exchanges run while the other computes;
+// the communication stream runs one exchange at a time, the compute stream one kernel at a
+// time, in the order the schedule issues them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/collectives/moe_routing.hpp"
+#include "workloads/jobs/attention_layer_job.hpp"
+#include "workloads/jobs/job_env.hpp"
+
+namespace hopsim::work {
+
+/// How dispatch and combine run (workloads/collectives): flat (every pair at once), two_tier
+/// (DeepEP normal kernels: InfiniBand once per node, then NVLink), low_latency (DeepEP's
+/// inference kernels: one RDMA message per selection).
+enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
+enum class EpOverlap : std::uint8_t { None, TwoMicrobatch };
+
+/// "flat", "two_tier", "low_latency"; "none", "two_microbatch".
+std::string_view ep_algorithm_name(EpAlgorithm a);
+std::string_view ep_overlap_name(EpOverlap o);
+
+/// One MoE layer under expert parallelism: dispatch, experts, combine.
+struct MoeLayerJob {
+  static constexpr std::string_view kKind = "moe_layer";
+  static constexpr bool kSimulated = true;
+
+  /// Tokens per GPU, top-k, node limit, popularity; `experts` is the model's routed experts.
+  MoeRouting routing;
+  double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
+  double combine_bytes_per_element = 2.0;   ///< BF16
+  EpAlgorithm algorithm = EpAlgorithm::TwoTier;
+  Passes passes = Passes::Forward;
+  EpOverlap overlap = EpOverlap::None;
+  /// SMs the communication kernels hold for the whole layer; compute runs on the rest.
+  std::int64_t comm_sms = 0;
+  bool attention = true;  ///< the layer's attention part (and its FLOPs) before the router
+  std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
+  /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
+  std::int64_t chunk_tokens = 0;
+
+  /// A MoE model whose experts split over ep; routing that fits the EP group; GPU figures.
+  void check(const JobEnv& env, Problems& out) const;
+  /// One case: the layer on every GPU of the mesh.
+  std::vector<Case> cases(const BuildEnv& b) const;
+  std::int64_t micro_batches() const { return overlap == EpOverlap::TwoMicrobatch ? 2 : 1; }
+  bool forward() const { return passes != Passes::Backward; }
+  bool backward() const { return passes != Passes::Forward; }
+};
+
+}  // namespace hopsim::work
