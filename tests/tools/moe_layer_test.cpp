@@ -73,6 +73,30 @@ TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer 
   CHECK(step(zipf) > step(uniform));
 }
 
+TEST_CASE("moe layer: the bias balancer evens a skewed router; capacity drops are counted") {
+  const std::string zipf = R"(workload.routing={"distribution": "zipf"})";
+  const work::RunResult skewed = layer({zipf});
+  const work::RunResult balanced =
+      layer({R"(workload.routing={"distribution": "zipf", "balancer": "bias", "steps": 50})"});
+  const work::EpDetails& ep = *balanced.cases[0].ep;
+  REQUIRE(ep.balance_steps.size() == 50);
+  CHECK(ep.balance_steps.back() - 1 < (ep.balance_steps.front() - 1) * 2 / 3);
+  CHECK(work::max_over_mean(ep.tokens_per_rank) <
+        work::max_over_mean(skewed.cases[0].ep->tokens_per_rank));
+  CHECK(step(balanced) < step(skewed));
+  CHECK(skewed.cases[0].ep->dropped == 0);
+  const work::RunResult capped = layer({zipf, "workload.capacity_factor=1.0"});
+  const work::EpDetails& c = *capped.cases[0].ep;
+  CHECK(c.dropped > 0);
+  CHECK(c.selections == 16 * 512 * 8);
+  std::int64_t rows = 0;
+  for (std::int64_t r : c.tokens_per_rank) {
+    rows += r;
+  }
+  CHECK(rows + c.dropped == c.selections);
+  CHECK(step(capped) < step(skewed));
+}
+
 TEST_CASE("moe layer: backward moves the forward's bytes again; rows conserve tokens x top-k") {
   const work::RunResult fwd = layer({});
   const work::RunResult both = layer({"workload.passes=\"both\""});
@@ -113,6 +137,9 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({"workload.routing={\"zipf_s\": 2}"},
              "--set workload.routing={\"zipf_s\": 2}: /workload/routing/zipf_s: only with "
              "distribution \"zipf\"");
+  fails_with({R"(workload.routing={"steps": 10})"},
+             R"(--set workload.routing={"steps": 10}: /workload/routing/steps: only with )"
+             R"(balancer "bias")");
   fails_with({"workload.tokens_per_gpu=16777216", "workload.layers=100"},
              "--set workload.tokens_per_gpu=16777216: /workload/tokens_per_gpu: 100 layer(s) of "
              "16777216 tokens per GPU may take ~1.47e+07 s of compute per GPU (roofline, "

@@ -1,12 +1,14 @@
 // Expert parallelism: the seeds' numbers, routing invariants (node limit, conservation, seeds),
 // skew, and what the load statistics mean.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
 #include <doctest/doctest.h>
 
 #include "workloads/collectives/moe_routing.hpp"
+#include "workloads/ep/balancer.hpp"
 #include "workloads/ep/ep_details.hpp"
 #include "workloads/jobs/layer_closed_forms.hpp"
 
@@ -103,8 +105,9 @@ TEST_CASE("routing: never more than max_nodes_per_token nodes; selections conser
       for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         MoeRouting r{1, 256, 8, limit, seed};
         r.distribution = dist;
-        std::vector<std::int64_t> per_expert;
-        const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &per_expert);
+        RoutingLoad load;
+        const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &load);
+        const std::vector<std::int64_t>& per_expert = load.expert_tokens;
         for (std::size_t i = 0; i < m.gpu.n; ++i) {
           std::int64_t nodes = 0;
           for (std::size_t k = 0; k < m.nodes; ++k) {
@@ -127,14 +130,16 @@ TEST_CASE("routing: the same seed gives the same routing, another seed another")
   for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
     MoeRouting r{512, 128, 8, 2, 7};
     r.distribution = dist;
-    std::vector<std::int64_t> a;
-    std::vector<std::int64_t> b;
-    std::vector<std::int64_t> c;
-    const TwoTierMatrix ma = route_tokens(ranks, cluster, r, Bytes{7168}, &a);
-    const TwoTierMatrix mb = route_tokens(ranks, cluster, r, Bytes{7168}, &b);
+    RoutingLoad la;
+    RoutingLoad lb;
+    RoutingLoad lc;
+    const TwoTierMatrix ma = route_tokens(ranks, cluster, r, Bytes{7168}, &la);
+    const TwoTierMatrix mb = route_tokens(ranks, cluster, r, Bytes{7168}, &lb);
     r.seed = 8;
-    const TwoTierMatrix mc = route_tokens(ranks, cluster, r, Bytes{7168}, &c);
-    CHECK(a == b);
+    const TwoTierMatrix mc = route_tokens(ranks, cluster, r, Bytes{7168}, &lc);
+    const auto& a = la.expert_tokens;
+    const auto& c = lc.expert_tokens;
+    CHECK(a == lb.expert_tokens);
     CHECK(ma.gpu.bytes == mb.gpu.bytes);
     CHECK(ma.to_node == mb.to_node);
     CHECK(a != c);
@@ -149,9 +154,9 @@ TEST_CASE("routing: zipf skews expert load, more with a larger exponent; s = 0 i
     MoeRouting r{1024, 256, 8, 4, 3};
     r.distribution = d;
     r.zipf_s = s;
-    std::vector<std::int64_t> per_expert;
-    route_tokens(ranks, cluster, r, Bytes{1}, &per_expert);
-    return max_over_mean(per_expert);
+    RoutingLoad load;
+    route_tokens(ranks, cluster, r, Bytes{1}, &load);
+    return max_over_mean(load.expert_tokens);
   };
   const double uniform = skew(RoutingDistribution::Uniform, 1);
   CHECK(uniform < 1.2);
@@ -160,4 +165,52 @@ TEST_CASE("routing: zipf skews expert load, more with a larger exponent; s = 0 i
   const double strong = skew(RoutingDistribution::Zipf, 1.0);
   CHECK(mild > 1.3);
   CHECK(strong > mild);
+}
+
+TEST_CASE("routing: capacity drops the selections over it, counted, never more than the cap") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  MoeRouting r{512, 256, 8, 4, 5};
+  r.distribution = RoutingDistribution::Zipf;
+  RoutingLoad free;
+  route_tokens(ranks, cluster, r, Bytes{1}, &free);
+  CHECK(free.dropped == 0);
+  r.capacity_factor = 1.25;
+  RoutingLoad capped;
+  const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &capped);
+  const auto cap = static_cast<std::int64_t>(std::ceil(1.25 * 64 * 512 * 8 / 256.0));
+  CHECK(*std::max_element(capped.expert_tokens.begin(), capped.expert_tokens.end()) <= cap);
+  CHECK(capped.dropped > 0);
+  CHECK(sum(capped.expert_tokens) + capped.dropped == 64 * 512 * 8);  // nothing lost silently
+  CHECK(sum(m.selections.bytes) == sum(capped.expert_tokens));
+  // A generous factor drops nothing under uniform routing.
+  r.distribution = RoutingDistribution::Uniform;
+  r.capacity_factor = 2;
+  RoutingLoad uniform;
+  route_tokens(ranks, cluster, r, Bytes{1}, &uniform);
+  CHECK(uniform.dropped == 0);
+}
+
+TEST_CASE("balancer: the bias lowers max/mean over the steps of a skewed router") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  MoeRouting r{4096, 256, 8, 4, 1};
+  r.distribution = RoutingDistribution::Zipf;
+  const BiasBalance b = balance_bias(ranks, cluster, r, 50, 0.05);
+  REQUIRE(b.max_over_mean.size() == 50);
+  REQUIRE(b.bias.size() == 256);
+  const double first = b.max_over_mean.front() - 1;
+  const double last = b.max_over_mean.back() - 1;
+  CHECK(first > 1.0);
+  CHECK(last < first * 2 / 3);  // the excess down by at least a third
+  // The popular experts lost weight, the unpopular gained.
+  CHECK(*std::min_element(b.bias.begin(), b.bias.end()) < 0);
+  CHECK(*std::max_element(b.bias.begin(), b.bias.end()) > 0);
+  // Routing with the final bias is more even than without.
+  RoutingLoad before;
+  RoutingLoad after;
+  route_tokens(ranks, cluster, r, Bytes{1}, &before);
+  r.bias = b.bias;
+  route_tokens(ranks, cluster, r, Bytes{1}, &after);
+  CHECK(max_over_mean(after.expert_tokens) < max_over_mean(before.expert_tokens));
 }

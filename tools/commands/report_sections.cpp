@@ -238,6 +238,15 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["zipf_s"] = job.routing.distribution == work::RoutingDistribution::Zipf
                       ? Json(job.routing.zipf_s)
                       : Json(nullptr);
+  out["balancer"] = work::balancer_name(job.balancer);
+  out["balance_steps"] = ep.balance_steps;
+  out["capacity_factor"] = job.routing.capacity_factor > 0 ? Json(job.routing.capacity_factor)
+                                                           : Json(nullptr);
+  out["selections"] = ep.selections;
+  out["dropped_tokens"] = ep.dropped;
+  out["dropped_fraction"] =
+      ep.selections > 0 ? static_cast<double>(ep.dropped) / static_cast<double>(ep.selections)
+                        : 0.0;
   out["tokens_per_expert"] = ep.tokens_per_expert;
   out["tokens_per_rank"] = ep.tokens_per_rank;
   const double rank_ratio = work::max_over_mean(ep.tokens_per_rank);

@@ -143,6 +143,18 @@ std::string ep_lines(const Json& ep, const Json& one) {
       "compute idle\n",
       ep["max_over_mean"].get<double>(), ep["expert_max_over_mean"].get<double>(),
       100 * ep["idle_expert_fraction"].get<double>());
+  if (!ep["balance_steps"].empty()) {
+    const auto& steps = ep["balance_steps"];
+    out += fmt::format("balancer       bias over {} steps: max/mean over ranks {:.3f} at the first, "
+                       "{:.3f} at the last\n",
+                       steps.size(), steps.front().get<double>(), steps.back().get<double>());
+  }
+  if (!ep["capacity_factor"].is_null()) {
+    out += fmt::format("capacity       factor {:g}: {} of {} selections dropped ({:.2f}%)\n",
+                       ep["capacity_factor"].get<double>(), ep["dropped_tokens"].get<std::int64_t>(),
+                       ep["selections"].get<std::int64_t>(),
+                       100 * ep["dropped_fraction"].get<double>());
+  }
   out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", "exchange", "pass", "IB bytes",
                      "NVLink bytes");
   for (const auto& [pass, phases] : ep["bytes"].items()) {

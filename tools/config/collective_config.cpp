@@ -79,6 +79,7 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
   token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
   m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
                          : seed;
+  m.popularity_seed = m.seed;
   parse_popularity(n, m);
   return m;
 }

@@ -73,6 +73,7 @@ constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"}
 constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
 constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low_latency"};
 constexpr std::array<std::string_view, 2> kEpOverlaps{"none", "two_microbatch"};
+constexpr std::array<std::string_view, 2> kBalancers{"none", "bias"};
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
 constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
@@ -173,6 +174,7 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   work::MoeRouting& r = job.routing;
   r.experts = moe.routed_experts;
   r.seed = ctx.seed;
+  r.popularity_seed = ctx.seed;
   r.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
   r.top_k = n.has("top_k") ? n.at("top_k").integer_in(1, 1 << 20) : moe.top_k;
   r.max_nodes_per_token = n.has("max_nodes_per_token")
@@ -188,6 +190,23 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
     const Node& routing = n.at("routing");
     routing.allow_only(Section::MoeRoutingSection);
     parse_popularity(routing, r);
+    if (routing.has("balancer")) {
+      job.balancer = parse_enum<work::Balancer>(routing.at("balancer"), kBalancers);
+    }
+    for (const char* key : {"steps", "bias_update"}) {
+      if (routing.has(key) && job.balancer != work::Balancer::Bias) {
+        routing.at(key).fail("only with balancer \"bias\"");
+      }
+    }
+    if (routing.has("steps")) {
+      job.balance_steps = routing.at("steps").integer_in(1, 10000);
+    }
+    if (routing.has("bias_update")) {
+      job.bias_update = routing.at("bias_update").number_in(1e-6, 1);
+    }
+  }
+  if (n.has("capacity_factor")) {
+    r.capacity_factor = n.at("capacity_factor").number_in(0.01, 1000);
   }
   if (n.has("algorithm")) {
     job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), kEpAlgorithms);

@@ -143,7 +143,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 14> kMoeLayerWorkload{{
+const std::array<KeyDoc, 15> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -154,7 +154,10 @@ const std::array<KeyDoc, 14> kMoeLayerWorkload{{
                                                       "experts in backward"},
     {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2); also the "
                                                      "gradients sent back in backward"},
-    {"routing", "object", "uniform", "expert popularity (distribution, zipf_s)"},
+    {"routing", "object", "uniform", "expert popularity (distribution, zipf_s) and the balancer"},
+    {"capacity_factor", "number in [0.01, 1000]", "none",
+     "an expert takes at most this times its even share of the group's selections; the rest "
+     "are dropped (counted in the report)"},
     {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
      "how dispatch and combine run: every pair at once; DeepEP's normal kernels (InfiniBand once "
      "per node, then NVLink); DeepEP's low-latency kernels (a message per selection)"},
@@ -172,10 +175,16 @@ const std::array<KeyDoc, 14> kMoeLayerWorkload{{
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
 }};
 
-const std::array<KeyDoc, 2> kMoeRouting{{
+const std::array<KeyDoc, 5> kMoeRouting{{
     {"distribution", "\"uniform\" or \"zipf\"", "\"uniform\"",
      "expert popularity: all alike, or Zipf's law over a seeded ranking of the experts"},
     {"zipf_s", "number in [0, 8]", "1", "zipf: the r-th most popular expert weighs 1 / r^s"},
+    {"balancer", "\"none\" or \"bias\"", "\"none\"",
+     "bias: DeepSeek-V3's per-expert routing bias, nudged against each expert's load after every "
+     "training step, simulated over steps before the layer"},
+    {"steps", "integer in [1, 10000]", "50", "bias: training steps before the simulated one"},
+    {"bias_update", "number in [1e-6, 1]", "0.05",
+     "bias: gamma, added to (underloaded) or taken from (overloaded) an expert's log weight"},
 }};
 
 }  // namespace hopsim::config::tables

@@ -18,7 +18,7 @@ WORKLOADS = {
     "collectives": {"workloads/compute", "workloads/plan", "workloads/collectives"},
     "model": {"workloads/mesh", "workloads/model"},
     "cp": {"workloads/compute", "workloads/plan", "workloads/cp"},
-    "ep": {"workloads/ep"},
+    "ep": {"workloads/compute", "workloads/plan", "workloads/collectives", "workloads/ep"},
     "jobs": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/collectives",
              "workloads/model", "workloads/cp", "workloads/ep", "workloads/jobs"},
     "experiment": {"workloads"},

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -126,15 +127,29 @@ struct Popularity {
   std::vector<int> order;
 };
 
-Popularity zipf_popularity(std::mt19937_64& rng, std::size_t experts, double s) {
+// Weights by expert id: Zipf over a ranking drawn from `popularity_seed` (or all 1), times
+// e^bias; and the experts from heaviest to lightest.
+Popularity weights(const MoeRouting& r) {
+  const auto experts = static_cast<std::size_t>(r.experts);
   Popularity p;
+  std::vector<double> weight(experts, 1.0);
+  if (r.distribution == RoutingDistribution::Zipf) {
+    std::mt19937_64 rng(r.popularity_seed);
+    std::vector<int> ranking(experts);
+    std::iota(ranking.begin(), ranking.end(), 0);
+    pick(rng, ranking, experts);
+    for (std::size_t k = 0; k < experts; ++k) {
+      weight[static_cast<std::size_t>(ranking[k])] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
+    }
+  }
+  for (std::size_t e = 0; e < r.bias.size() && e < experts; ++e) {
+    weight[e] *= std::exp(r.bias[e]);
+  }
   p.order.resize(experts);
   std::iota(p.order.begin(), p.order.end(), 0);
-  pick(rng, p.order, experts);
-  std::vector<double> weight(experts);
-  for (std::size_t r = 0; r < experts; ++r) {
-    weight[static_cast<std::size_t>(p.order[r])] = std::pow(static_cast<double>(r + 1), -s);
-  }
+  std::stable_sort(p.order.begin(), p.order.end(),
+                   [&](int a, int b) { return weight[static_cast<std::size_t>(a)] >
+                                              weight[static_cast<std::size_t>(b)]; });
   p.cdf.resize(experts);
   std::partial_sum(weight.begin(), weight.end(), p.cdf.begin());
   return p;
@@ -150,8 +165,7 @@ int draw_expert(std::mt19937_64& rng, const Popularity& p) {
 }  // namespace
 
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
-                           const MoeRouting& r, Bytes token_bytes,
-                           std::vector<std::int64_t>* expert_tokens) {
+                           const MoeRouting& r, Bytes token_bytes, RoutingLoad* load) {
   const ExpertLayout l = layout(ranks, cluster, r.experts);
   const std::size_t n = ranks.size();
   const std::size_t nodes = l.experts_of_slot.size();
@@ -164,13 +178,17 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   m.selections = ByteMatrix{n, std::vector<std::int64_t>(n * n, 0)};
   m.nodes = nodes;
   m.to_node.assign(n * nodes, 0);
-  if (expert_tokens != nullptr) {
-    expert_tokens->assign(static_cast<std::size_t>(r.experts), 0);
-  }
+  std::vector<std::int64_t> taken(static_cast<std::size_t>(r.experts), 0);
+  std::int64_t dropped = 0;
+  // Capacity: a share of the group's selections, n x tokens x top_k / experts, times the factor.
+  const double even = static_cast<double>(n) * static_cast<double>(r.tokens_per_gpu) *
+                      static_cast<double>(r.top_k) / static_cast<double>(r.experts);
+  const std::int64_t capacity =
+      r.capacity_factor > 0 ? static_cast<std::int64_t>(std::ceil(r.capacity_factor * even))
+                            : std::numeric_limits<std::int64_t>::max();
   std::mt19937_64 rng(r.seed);
-  const bool zipf = r.distribution == RoutingDistribution::Zipf;
-  const Popularity popular =
-      zipf ? zipf_popularity(rng, static_cast<std::size_t>(r.experts), r.zipf_s) : Popularity{};
+  const bool weighted = r.distribution == RoutingDistribution::Zipf || !r.bias.empty();
+  const Popularity popular = weighted ? weights(r) : Popularity{};
   std::vector<int> node_pool(nodes);
   std::vector<int> candidates;
   std::vector<std::size_t> reached;  // zipf: the nodes a token has reached
@@ -182,7 +200,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   const auto slot_of_expert = [&](int e) {
     return l.slot_of_rank[static_cast<std::size_t>(e) / l.per_gpu];
   };
-  // Zipf: may the token take expert e (not yet chosen, on a node it reaches or may still)?
+  // Weighted: may the token take expert e (not yet chosen, on a node it reaches or may still)?
   const auto allowed = [&](int e) {
     if (expert_hit[static_cast<std::size_t>(e)] == stamp) {
       return false;
@@ -195,7 +213,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
     for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
       ++stamp;
       candidates.clear();
-      if (zipf) {
+      if (weighted) {
         reached.clear();
         for (std::size_t k = 0; k < top_k; ++k) {
           int e = -1;
@@ -225,10 +243,13 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
         pick(rng, candidates, top_k);
       }
       for (std::size_t k = 0; k < top_k; ++k) {
-        const std::size_t dst = static_cast<std::size_t>(candidates[k]) / l.per_gpu;
-        if (expert_tokens != nullptr) {
-          ++(*expert_tokens)[static_cast<std::size_t>(candidates[k])];
+        const auto expert = static_cast<std::size_t>(candidates[k]);
+        if (taken[expert] >= capacity) {
+          ++dropped;
+          continue;
         }
+        ++taken[expert];
+        const std::size_t dst = expert / l.per_gpu;
         m.selections.bytes[src * n + dst] += token_bytes.n;
         if (gpu_hit[dst] != stamp) {
           gpu_hit[dst] = stamp;
@@ -241,6 +262,10 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
         }
       }
     }
+  }
+  if (load != nullptr) {
+    load->expert_tokens = std::move(taken);
+    load->dropped = dropped;
   }
   return m;
 }

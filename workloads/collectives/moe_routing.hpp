@@ -30,6 +30,21 @@ struct MoeRouting {
   std::uint64_t seed = 1;
   RoutingDistribution distribution = RoutingDistribution::Uniform;
   double zipf_s = 1.0;  ///< zipf: the exponent s (0: uniform popularity)
+  /// zipf: seeds the experts' popularity ranking; one router, so the same for every EP group
+  /// and micro-batch (their tokens differ by `seed`).
+  std::uint64_t popularity_seed = 1;
+  /// 0: no limit; else an expert takes at most ceil(factor x its even share of the group's
+  /// selections), in the order tokens come (rank by rank); the selections over it are dropped.
+  double capacity_factor = 0;
+  /// Per expert, added to the log of its weight (a balancer's routing bias); empty: none.
+  std::vector<double> bias{};
+};
+
+/// What routing gave besides the matrices: per expert the selections it took, and the
+/// selections dropped by the capacity limit.
+struct RoutingLoad {
+  std::vector<std::int64_t> expert_tokens;
+  std::int64_t dropped = 0;
 };
 
 /// Problems of `routing` over `ranks` (GPUs with `gpus_per_node` per node), as pointers under
@@ -41,12 +56,13 @@ Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, in
 /// Routes every token of every rank to `top_k` distinct experts and returns the two-tier matrix
 /// of `token_bytes` per token: a GPU receives one copy of a token per token (not per expert it
 /// hosts), and a node receives one copy over InfiniBand per token however many of its GPUs
-/// need it. Uniform: the experts of at most `max_nodes_per_token` random nodes, then top-k
-/// among them at random. Zipf: experts drawn by popularity without repeats; once a token has
-/// reached `max_nodes_per_token` nodes, only experts on those nodes (the most popular allowed
-/// one after 64 rejected draws). With `expert_tokens`, also the tokens each expert receives.
+/// need it. Uniform without bias: the experts of at most `max_nodes_per_token` random nodes,
+/// then top-k among them at random. Zipf, or any bias: experts drawn by weight (popularity x
+/// e^bias) without repeats; once a token has reached `max_nodes_per_token` nodes, only experts
+/// on those nodes (the heaviest allowed one after 64 rejected draws). With `load`, also what
+/// each expert took and what the capacity dropped.
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
                            const MoeRouting& routing, Bytes token_bytes,
-                           std::vector<std::int64_t>* expert_tokens = nullptr);
+                           RoutingLoad* load = nullptr);
 
 }  // namespace hopsim::work

@@ -19,6 +19,13 @@ struct EpDetails {
   double nodes_per_token_mean = 0;  ///< distinct nodes a token's experts are on
   double gpus_per_token_mean = 0;   ///< distinct GPUs a token's experts are on
   double compute_slowdown = 1;      ///< SMs / (SMs - comm_sms)
+  /// EP group 0, all micro-batches: (token, expert) selections the router made, and those the
+  /// capacity limit dropped.
+  std::int64_t selections = 0;
+  std::int64_t dropped = 0;
+  /// With the bias balancer, EP group 0: max / mean of the GPUs' expert rows at each training
+  /// step before the simulated one.
+  std::vector<double> balance_steps;
 };
 
 /// max / mean of `v` (0 when empty or all zero).

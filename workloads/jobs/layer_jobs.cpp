@@ -128,6 +128,8 @@ std::string_view ep_algorithm_name(EpAlgorithm a) {
   return "?";
 }
 
+std::string_view balancer_name(Balancer b) { return b == Balancer::Bias ? "bias" : "none"; }
+
 std::string_view ep_overlap_name(EpOverlap o) {
   return o == EpOverlap::TwoMicrobatch ? "two_microbatch" : "none";
 }

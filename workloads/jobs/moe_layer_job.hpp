@@ -28,18 +28,25 @@ namespace hopsim::work {
 /// inference kernels: one RDMA message per selection).
 enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
 enum class EpOverlap : std::uint8_t { None, TwoMicrobatch };
+/// none; bias: DeepSeek-V3's auxiliary-loss-free routing bias (workloads/ep/balancer.hpp).
+enum class Balancer : std::uint8_t { None, Bias };
 
-/// "flat", "two_tier", "low_latency"; "none", "two_microbatch".
+/// "flat", "two_tier", "low_latency"; "none", "two_microbatch"; "none", "bias".
 std::string_view ep_algorithm_name(EpAlgorithm a);
 std::string_view ep_overlap_name(EpOverlap o);
+std::string_view balancer_name(Balancer b);
 
 /// One MoE layer under expert parallelism: dispatch, experts, combine.
 struct MoeLayerJob {
   static constexpr std::string_view kKind = "moe_layer";
   static constexpr bool kSimulated = true;
 
-  /// Tokens per GPU, top-k, node limit, popularity; `experts` is the model's routed experts.
+  /// Tokens per GPU, top-k, node limit, popularity, capacity; `experts` is the model's routed
+  /// experts.
   MoeRouting routing;
+  Balancer balancer = Balancer::None;
+  std::int64_t balance_steps = 50;  ///< bias: training steps before the simulated one
+  double bias_update = 0.05;        ///< bias: gamma, in log-weight units per step
   double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
   double combine_bytes_per_element = 2.0;   ///< BF16
   EpAlgorithm algorithm = EpAlgorithm::TwoTier;

@@ -9,6 +9,7 @@
 #include "sim/assert.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
+#include "workloads/ep/balancer.hpp"
 #include "workloads/jobs/layer_compute.hpp"
 #include "workloads/jobs/moe_layer_job.hpp"
 
@@ -17,9 +18,10 @@ namespace {
 
 using TaskList = std::vector<PlanTaskId>;
 
-// Seeds of the routing draws: one per EP group and micro-batch, apart from each other.
-std::uint64_t routing_seed(std::uint64_t seed, std::size_t group, std::int64_t micro_batch) {
-  return seed + 0x9E3779B97F4A7C15ULL * (group * 2 + static_cast<std::uint64_t>(micro_batch));
+// Seeds of the token draws: one per EP group and micro-batch (0, 1; 2 for the balancer's
+// training steps), apart from each other. The experts' popularity has its own seed.
+std::uint64_t routing_seed(std::uint64_t seed, std::size_t group, std::int64_t draw) {
+  return seed + 0x9E3779B97F4A7C15ULL * (group * 3 + static_cast<std::uint64_t>(draw));
 }
 
 TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
@@ -46,7 +48,7 @@ ByteMatrix transposed(const ByteMatrix& m) {
 struct GroupRouting {
   std::vector<int> ranks;
   TwoTierMatrix tokens;
-  std::vector<std::int64_t> expert_tokens;
+  RoutingLoad load;
 };
 
 // The exchanges of a pass in issue order on the communication stream, one at a time.
@@ -70,12 +72,21 @@ class MoeBuilder {
                                  : 1.0;
     const std::vector<std::vector<int>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
+      MoeRouting r = job.routing;
+      r.tokens_per_gpu = tokens_mb_;
+      if (job.balancer == Balancer::Bias) {
+        r.seed = routing_seed(job.routing.seed, g, 2);  // the training steps' own tokens
+        BiasBalance balance =
+            balance_bias(groups[g], b.cluster, r, job.balance_steps, job.bias_update);
+        r.bias = std::move(balance.bias);
+        if (g == 0) {
+          balance_steps_ = std::move(balance.max_over_mean);
+        }
+      }
       for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
-        MoeRouting r = job.routing;
-        r.tokens_per_gpu = tokens_mb_;
         r.seed = routing_seed(job.routing.seed, g, mb);
         GroupRouting gr{groups[g], {}, {}};
-        gr.tokens = route_tokens(gr.ranks, b.cluster, r, Bytes{1}, &gr.expert_tokens);
+        gr.tokens = route_tokens(gr.ranks, b.cluster, r, Bytes{1}, &gr.load);
         routing_[static_cast<std::size_t>(mb)].push_back(std::move(gr));
       }
     }
@@ -85,6 +96,7 @@ class MoeBuilder {
   }
 
   double slowdown() const { return slowdown_; }
+  const std::vector<double>& balance_steps() const { return balance_steps_; }
   const std::vector<GroupRouting>& routing(std::int64_t mb) const {
     return routing_[static_cast<std::size_t>(mb)];
   }
@@ -161,6 +173,7 @@ class MoeBuilder {
   LayerCosts pre_;
   LayerCosts shared_;
   std::vector<GroupRouting> routing_[2];
+  std::vector<double> balance_steps_;
   std::map<std::pair<std::string, std::string>, std::uint32_t> phases_;
   /// Per micro-batch and GPU: what its next layer starts after.
   std::vector<TaskList> ready_[2];
@@ -321,18 +334,23 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
   details.groups = static_cast<std::int64_t>(builder.routing(0).size());
   details.micro_batches = micro_batches();
   details.compute_slowdown = builder.slowdown();
+  details.balance_steps = builder.balance_steps();
   const std::size_t n = builder.routing(0).front().ranks.size();
   details.tokens_per_rank.assign(n, 0);
   double nodes = 0;
   double gpus = 0;
   for (std::int64_t mb = 0; mb < micro_batches(); ++mb) {
     const GroupRouting& gr = builder.routing(mb).front();
+    const std::vector<std::int64_t>& taken = gr.load.expert_tokens;
     if (details.tokens_per_expert.empty()) {
-      details.tokens_per_expert.assign(gr.expert_tokens.size(), 0);
+      details.tokens_per_expert.assign(taken.size(), 0);
     }
-    for (std::size_t e = 0; e < gr.expert_tokens.size(); ++e) {
-      details.tokens_per_expert[e] += gr.expert_tokens[e];
+    for (std::size_t e = 0; e < taken.size(); ++e) {
+      details.tokens_per_expert[e] += taken[e];
+      details.selections += taken[e];
     }
+    details.selections += gr.load.dropped;
+    details.dropped += gr.load.dropped;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         details.tokens_per_rank[j] += gr.tokens.selections.at(i, j);
