@@ -54,6 +54,20 @@ TEST_CASE("moe layer: without overlap nothing is hidden; two micro-batches hide 
         busiest(four).comm.seconds() - busiest(four).compute.seconds() - 1e-9);
 }
 
+TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other's compute") {
+  const std::string tokens = "workload.tokens_per_gpu=2048";
+  const work::RunResult pair =
+      layer({tokens, "workload.overlap=\"dualpipe_pair\"", "workload.layers=2"});
+  // The same work without overlap: one micro-batch's forward, then its backward.
+  const work::RunResult apart = layer({tokens, "workload.passes=\"both\"", "workload.layers=2"});
+  CHECK(pair.cases[0].ep->micro_batches == 2);
+  CHECK(pair.cases[0].summary.ib_bytes.n > 0);
+  CHECK(step(pair) < step(apart));
+  const work::RankTime& t = busiest(pair);
+  CHECK(t.exposed.seconds() < 0.5 * t.comm.seconds());
+  CHECK(busiest(apart).exposed.seconds() > 0.8 * busiest(apart).comm.seconds());
+}
+
 TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only compute") {
   const work::RunResult none = layer({"workload.attention=false"});
   const work::RunResult twenty = layer({"workload.attention=false", "workload.comm_sms=20"});
@@ -137,6 +151,9 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({"workload.routing={\"zipf_s\": 2}"},
              "--set workload.routing={\"zipf_s\": 2}: /workload/routing/zipf_s: only with "
              "distribution \"zipf\"");
+  fails_with({"workload.overlap=dualpipe_pair", "workload.passes=forward"},
+             "--set workload.passes=forward: /workload/passes: overlap \"dualpipe_pair\" runs a "
+             "forward chunk against a backward chunk: passes \"both\", not \"forward\"");
   fails_with({R"(workload.routing={"steps": 10})"},
              R"(--set workload.routing={"steps": 10}: /workload/routing/steps: only with )"
              R"(balancer "bias")");

@@ -72,7 +72,8 @@ constexpr std::array<std::string_view, 2> kModes{"training", "prefill"};
 constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"};
 constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
 constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low_latency"};
-constexpr std::array<std::string_view, 2> kEpOverlaps{"none", "two_microbatch"};
+constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
+                                                      "dualpipe_pair"};
 constexpr std::array<std::string_view, 2> kBalancers{"none", "bias"};
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
@@ -216,6 +217,9 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   }
   if (n.has("overlap")) {
     job.overlap = parse_enum<work::EpOverlap>(n.at("overlap"), kEpOverlaps);
+    if (job.overlap == work::EpOverlap::DualPipePair && !n.has("passes")) {
+      job.passes = work::Passes::Both;  // a forward chunk against a backward chunk
+    }
   }
   if (n.has("comm_sms")) {
     job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);

@@ -161,11 +161,13 @@ const std::array<KeyDoc, 15> kMoeLayerWorkload{{
     {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
      "how dispatch and combine run: every pair at once; DeepEP's normal kernels (InfiniBand once "
      "per node, then NVLink); DeepEP's low-latency kernels (a message per selection)"},
-    {"passes", "\"forward\", \"backward\" or \"both\"", "\"forward\"",
+    {"passes", "\"forward\", \"backward\" or \"both\"", "\"forward\" (dualpipe_pair: \"both\")",
      "which passes run (backward: exchanges in the same two directions, GEMMs at twice the "
      "FLOPs)"},
-    {"overlap", "\"none\" or \"two_microbatch\"", "\"none\"",
-     "two_microbatch: the tokens split in two; one half's exchanges run while the other computes"},
+    {"overlap", "\"none\", \"two_microbatch\" or \"dualpipe_pair\"", "\"none\"",
+     "two_microbatch: the tokens split in two; one half's exchanges run while the other computes; "
+     "dualpipe_pair: a forward chunk of one micro-batch against a backward chunk of another, "
+     "layer by layer, as in DualPipe"},
     {"comm_sms", "integer in [0, SMs)", "0",
      "SMs the communication kernels hold; compute runs on the rest, slower in proportion"},
     {"attention", "boolean", "true", "the attention part before the router (its compute)"},

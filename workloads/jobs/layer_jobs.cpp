@@ -50,7 +50,13 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
                                              "/workload");
   out.insert(out.end(), bad_routing.begin(), bad_routing.end());
-  if (routing.tokens_per_gpu % micro_batches() != 0) {
+  if (overlap == EpOverlap::DualPipePair && passes != Passes::Both) {
+    out.push_back({"/workload/passes",
+                   fmt::format("overlap \"dualpipe_pair\" runs a forward chunk against a "
+                               "backward chunk: passes \"both\", not \"{}\"",
+                               passes_name(passes))});
+  }
+  if (overlap == EpOverlap::TwoMicrobatch && routing.tokens_per_gpu % 2 != 0) {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} tokens do not split into {} micro-batches (overlap \"{}\")",
                                routing.tokens_per_gpu, micro_batches(),
@@ -76,7 +82,7 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   // full mask, and in the worst case every selection of the group on one GPU's experts.
   const ModelSpec& m = *env.model;
   const auto f = [](std::int64_t v) { return static_cast<double>(v); };
-  const double t = f(routing.tokens_per_gpu);
+  const double t = f(routing.tokens_per_gpu) * (overlap == EpOverlap::DualPipePair ? 2 : 1);
   const double flops =
       2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(group.size())) +
       2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
@@ -131,7 +137,15 @@ std::string_view ep_algorithm_name(EpAlgorithm a) {
 std::string_view balancer_name(Balancer b) { return b == Balancer::Bias ? "bias" : "none"; }
 
 std::string_view ep_overlap_name(EpOverlap o) {
-  return o == EpOverlap::TwoMicrobatch ? "two_microbatch" : "none";
+  switch (o) {
+    case EpOverlap::None:
+      return "none";
+    case EpOverlap::TwoMicrobatch:
+      return "two_microbatch";
+    case EpOverlap::DualPipePair:
+      return "dualpipe_pair";
+  }
+  return "?";
 }
 
 }  // namespace hopsim::work

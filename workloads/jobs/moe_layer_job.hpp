@@ -7,9 +7,10 @@
 // directions (output gradients out to the experts, input gradients back) with the GEMMs at
 // twice the forward FLOPs. Every EP group of the mesh routes its own tokens (seeded).
 //
-// Overlap: with two micro-batches, one micro-batch's exchanges run while the other computes;
-// the communication stream runs one exchange at a time, the compute stream one kernel at a
-// time, in the order the schedule issues them.
+// Overlap: with two micro-batches, one micro-batch's exchanges run while the other computes
+// (two halves of the tokens, or DualPipe's forward chunk against a backward chunk); the
+// communication stream runs one exchange at a time, the compute stream one kernel at a time,
+// in the order the schedule issues them.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +28,14 @@ namespace hopsim::work {
 /// (DeepEP normal kernels: InfiniBand once per node, then NVLink), low_latency (DeepEP's
 /// inference kernels: one RDMA message per selection).
 enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
-enum class EpOverlap : std::uint8_t { None, TwoMicrobatch };
+/// two_microbatch: the tokens split in two, one half's exchanges under the other's compute;
+/// dualpipe_pair: DualPipe's chunk pair, a forward chunk of one micro-batch against a backward
+/// chunk of another (each of tokens_per_gpu tokens), layer by layer.
+enum class EpOverlap : std::uint8_t { None, TwoMicrobatch, DualPipePair };
 /// none; bias: DeepSeek-V3's auxiliary-loss-free routing bias (workloads/ep/balancer.hpp).
 enum class Balancer : std::uint8_t { None, Bias };
 
-/// "flat", "two_tier", "low_latency"; "none", "two_microbatch"; "none", "bias".
+/// "flat", "two_tier", "low_latency"; "none", "two_microbatch", "dualpipe_pair"; "none", "bias".
 std::string_view ep_algorithm_name(EpAlgorithm a);
 std::string_view ep_overlap_name(EpOverlap o);
 std::string_view balancer_name(Balancer b);
@@ -63,7 +67,11 @@ struct MoeLayerJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: the layer on every GPU of the mesh.
   std::vector<Case> cases(const BuildEnv& b) const;
-  std::int64_t micro_batches() const { return overlap == EpOverlap::TwoMicrobatch ? 2 : 1; }
+  std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
+  /// Tokens per GPU of one micro-batch: half with two_microbatch.
+  std::int64_t micro_batch_tokens() const {
+    return routing.tokens_per_gpu / (overlap == EpOverlap::TwoMicrobatch ? 2 : 1);
+  }
   bool forward() const { return passes != Passes::Backward; }
   bool backward() const { return passes != Passes::Forward; }
 };

@@ -63,7 +63,7 @@ class MoeBuilder {
         mesh_(b.env.mesh),
         model_(*b.env.model),
         p_(mesh_.spec()),
-        tokens_mb_(job.routing.tokens_per_gpu / job.micro_batches()),
+        tokens_mb_(job.micro_batch_tokens()),
         ready_{std::vector<TaskList>(static_cast<std::size_t>(mesh_.size())),
                std::vector<TaskList>(static_cast<std::size_t>(mesh_.size()))} {
     const topo::GpuSpec& gpu = b.env.cluster.gpu;
@@ -145,6 +145,29 @@ class MoeBuilder {
       ready(mb) = compute_all(reversed(pre_.bwd), phase("attention", "bwd"),
                               back[static_cast<std::size_t>(mb)]);
     }
+  }
+
+  // DualPipe's chunk pair, one layer: micro-batch 0's forward against micro-batch 1's backward
+  // (of the layer in mirror). Communication stream: 1's combine backward, 0's dispatch, 1's
+  // dispatch backward, 0's combine; compute stream: 0's attention, 1's experts backward, 0's
+  // experts, 1's attention backward. So each exchange runs under the other micro-batch's
+  // compute.
+  void pair() {
+    const std::vector<TaskList> b_out = exchange(
+        1, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(1));
+    const std::vector<TaskList> f_pre =
+        compute_all(pre_.fwd, phase("attention", "fwd"), ready(0));
+    compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
+    const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
+    const std::vector<TaskList> f_in = exchange(
+        0, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), f_pre);
+    compute_all(shared_.fwd, phase("shared_experts", "fwd"), {});
+    const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
+    const std::vector<TaskList> b_back = exchange(
+        1, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), b_experts);
+    ready(1) = compute_all(reversed(pre_.bwd), phase("attention", "bwd"), b_back);
+    ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
+                        phase("combine", "fwd"), f_experts);
   }
 
   // The backward pass starts once every micro-batch's forward has ended.
@@ -318,16 +341,25 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
                 "a MoE layer needs a compute model and a model");
   Plan plan;
   MoeBuilder builder(*this, b, plan);
-  if (forward()) {
-    for (std::int64_t l = 0; l < layers; ++l) {
-      builder.forward();
+  const auto build_passes = [&](MoeBuilder& bld) {
+    if (forward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        bld.forward();
+      }
     }
-  }
-  builder.join();
-  if (backward()) {
-    for (std::int64_t l = 0; l < layers; ++l) {
-      builder.backward();
+    bld.join();
+    if (backward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        bld.backward();
+      }
     }
+  };
+  if (overlap == EpOverlap::DualPipePair) {
+    for (std::int64_t l = 0; l < layers; ++l) {
+      builder.pair();
+    }
+  } else {
+    build_passes(builder);
   }
   EpDetails details;
   details.degree = b.env.mesh.spec().ep;
