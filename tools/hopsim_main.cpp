@@ -1,4 +1,4 @@
-// hopsim: the command-line program (run, explain, check-calibration, schema).
+// hopsim: the command-line program (run, sweep, explain, check-calibration, schema).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +12,7 @@
 #include "tools/commands/explain_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/schema_command.hpp"
+#include "tools/commands/sweep_command.hpp"
 #include "tools/config/node.hpp"
 #include "tools/version.hpp"
 
@@ -20,11 +21,13 @@ namespace {
 struct Commands {
   hopsim::tools::RunOptions run;
   hopsim::tools::RunOptions explain;
+  hopsim::tools::SweepOptions sweep;
   std::string table;
   std::string gpu;
   bool markdown = false;
   CLI::App* run_cmd = nullptr;
   CLI::App* explain_cmd = nullptr;
+  CLI::App* sweep_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
 };
@@ -44,6 +47,19 @@ void add_commands(CLI::App& app, Commands& c) {
                         "links whose load the trace draws, the busiest first (default 8)");
   c.run_cmd->add_flag("--no-wall-time", o.no_wall_time,
                       "leave sim.wall_s out of the report, so that reruns are byte-identical");
+  hopsim::tools::SweepOptions& w = c.sweep;
+  c.sweep_cmd = app.add_subcommand(
+      "sweep", "run an experiment over every combination of varied keys; a CSV row per point");
+  c.sweep_cmd->add_option("experiment", w.experiment, "experiment JSON file")->required();
+  c.sweep_cmd->add_option("--vary", w.vary,
+                          "KEY=V1,V2,... or KEY=START:STOP:FACTOR; several --vary multiply")
+      ->required();
+  c.sweep_cmd->add_option("--set", w.overrides, "override a config key for every point");
+  c.sweep_cmd->add_option("--out", w.out, "append the rows to this CSV file (default: stdout)");
+  c.sweep_cmd->add_option("--jobs", w.jobs, "points simulated at once, on threads (default 1)");
+  c.sweep_cmd->add_flag("--resume", w.resume, "skip the points --out already has rows for");
+  c.sweep_cmd->add_option("--shard", w.shard,
+                          "I/N: run only every N-th point from the I-th (a job array)");
   hopsim::tools::RunOptions& x = c.explain;
   c.explain_cmd = app.add_subcommand("explain", "print the closed-form numbers of an experiment");
   c.explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
@@ -65,6 +81,9 @@ int dispatch(const Commands& c) {
   if (c.schema_cmd->parsed()) {
     return hopsim::tools::schema_command(c.markdown);
   }
+  if (c.sweep_cmd->parsed()) {
+    return hopsim::tools::sweep_command(c.sweep);
+  }
   if (c.explain_cmd->parsed()) {
     return hopsim::tools::explain_command(c.explain);
   }
@@ -81,8 +100,8 @@ int run_cli(int argc, char** argv) {
     const std::string name = argv[1];
     const auto subcommands = app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
     if (subcommands.empty()) {
-      fmt::print(stderr, "hopsim: unknown command \"{:.40}\"; the commands are run, explain, "
-                         "check-calibration and schema (hopsim --help)\n", name);
+      fmt::print(stderr, "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, "
+                         "explain, check-calibration and schema (hopsim --help)\n", name);
       return 2;
     }
   }

@@ -338,6 +338,57 @@ def case_multi_size(ctx):
     print(f"{len(results)} results, one per size; sim totals over all sizes")
 
 
+def read_sweep(path):
+    import csv
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def case_sweep(ctx):
+    """hopsim sweep: a row per point, invalid points as rows with the reason, --resume after a
+    cut row, --shard splitting the points, ranges, and a clear error for a bad --vary."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+    vary = ["--vary", "parallel.ep=8,16,24", "--vary", "workload.tokens_per_gpu=256:512:2"]
+    with tempfile.TemporaryDirectory() as tmp:
+        full = os.path.join(tmp, "full.csv")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--jobs", "2", "--out", full])
+        expect(rc == 0, f"sweep exited {rc}: {err}")
+        rows = read_sweep(full)
+        expect(sorted(int(r["point"]) for r in rows) == list(range(6)), f"points {rows}")
+        for r in rows:
+            expect(r["workload.tokens_per_gpu"] in ("256", "512"), f"range values {r}")
+            if r["parallel.ep"] == "24":
+                expect(r["status"] == "invalid" and "/parallel/ep" in r["error"],
+                       f"ep 24 should be invalid with its reason: {r}")
+            else:
+                expect(r["status"] == "ok" and float(r["step_time_s"]) > 0 and
+                       float(r["bytes_nvlink"]) > 0, f"a point did not run: {r}")
+        # A sweep killed mid-row: drop two rows and cut a third; --resume reruns exactly those.
+        with open(full, encoding="utf-8") as f:
+            lines = f.read().splitlines(keepends=True)
+        with open(full, "w", encoding="utf-8") as f:
+            f.write("".join(lines[:4]) + lines[4][:7])
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--resume", "--out", full])
+        expect(rc == 0 and "3 already in" in err, f"resume: exit {rc}, {err}")
+        resumed = read_sweep(full)
+        expect(sorted(int(r["point"]) for r in resumed) == list(range(6)),
+               f"after --resume: {[r['point'] for r in resumed]}")
+        # Shards: disjoint, together every point.
+        seen = []
+        for i in range(2):
+            part = os.path.join(tmp, f"part{i}.csv")
+            rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--shard", f"{i}/2", "--out", part])
+            expect(rc == 0, f"shard {i}: {err}")
+            seen += [int(r["point"]) for r in read_sweep(part)]
+        expect(sorted(seen) == list(range(6)), f"shards cover {sorted(seen)}")
+        for bad in (["--vary", "parallel.ep"], ["--vary", "parallel.ep=8,,16"],
+                    ["--vary", "workload.tokens_per_gpu=512:256:2"], ["--vary", "parallel.ep=8",
+                                                                     "--shard", "2/2"]):
+            rc, out, err = run([ctx.hopsim, "sweep", exp, *bad])
+            expect(rc == 2 and err.count("\n") == 1 and out == "", f"{bad}: exit {rc}, {err!r}")
+    print("6 points (2 invalid with reasons), resume after a cut row, 2 shards, bad --vary")
+
+
 def case_out_kill(ctx):
     """Killing `hopsim run --out DIR` at any moment never leaves an invalid JSON file in DIR."""
     rng = random.Random(7)
@@ -480,7 +531,7 @@ def main():
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
-              "readme-deps": case_readme_deps, "out-kill": case_out_kill}
+              "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
