@@ -75,6 +75,19 @@ std::string collective_table(const Json& c) {
 }
 
 // The CP layer: balance, threshold, the critical rank's ring steps, and the phases.
+// Compute, communication and exposed time per phase and pass, of the busiest rank.
+std::string phase_table(const Json& one) {
+  std::string out = fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass",
+                                "compute_us", "comm_us", "exposed_us");
+  for (const auto& ph : one["phases"]) {
+    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
+                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
+                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
+                       ph["exposed_comm_s"].get<double>() * 1e6);
+  }
+  return out;
+}
+
 std::string cp_lines(const Json& cp, const Json& one) {
   const auto units = cp["work_units_per_rank"].get<std::vector<int>>();
   const auto [lo, hi] = std::minmax_element(units.begin(), units.end());
@@ -106,14 +119,7 @@ std::string cp_lines(const Json& cp, const Json& one) {
                          st["wait_s"].get<double>() * 1e6);
     }
   }
-  out += fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass", "compute_us",
-                     "comm_us", "exposed_us");
-  for (const auto& ph : one["phases"]) {
-    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
-                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
-                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
-                       ph["exposed_comm_s"].get<double>() * 1e6);
-  }
+  out += phase_table(one);
   out += fmt::format("layer time     {:.3f} us; attention exposed communication {:.3f} us of "
                      "{:.3f} us attention compute\n",
                      cp["layer_time_s"].get<double>() * 1e6,
@@ -163,14 +169,7 @@ std::string ep_lines(const Json& ep, const Json& one) {
                          bytes["ib"].get<std::int64_t>(), bytes["nvlink"].get<std::int64_t>());
     }
   }
-  out += fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass", "compute_us",
-                     "comm_us", "exposed_us");
-  for (const auto& ph : one["phases"]) {
-    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
-                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
-                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
-                       ph["exposed_comm_s"].get<double>() * 1e6);
-  }
+  out += phase_table(one);
   out += fmt::format(
       "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
       "exposed, {:.0f}% hidden); compute/communication {:.2f}\nlayer time     {:.3f} us\n",

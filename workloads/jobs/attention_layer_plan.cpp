@@ -136,18 +136,10 @@ class LayerBuilder {
   std::vector<std::vector<int>> rings_;           // CP rings, one per head slice and CP group
   std::vector<std::vector<int>> ulysses_groups_;  // all-to-all groups inside each CP group
   std::map<std::tuple<int, int, Pass>, ComputeCost> step_costs_;
-  std::map<std::pair<std::string, std::string>, std::uint32_t> phases_;
   std::int64_t cp_bytes_fwd_ = 0;
 
-  std::uint32_t phase(const std::string& name, std::string_view pass) {
-    const auto key = std::make_pair(name, std::string(pass));
-    const auto it = phases_.find(key);
-    if (it != phases_.end()) {
-      return it->second;
-    }
-    const std::uint32_t id = plan_.add_phase(name, std::string(pass));
-    phases_.emplace(key, id);
-    return id;
+  std::uint32_t phase(std::string_view name, std::string_view pass) {
+    return plan_.phase(name, pass);
   }
 
   TaskList& frontier(int gpu) { return frontier_[static_cast<std::size_t>(gpu)]; }

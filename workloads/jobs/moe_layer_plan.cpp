@@ -197,7 +197,6 @@ class MoeBuilder {
   LayerCosts shared_;
   std::vector<GroupRouting> routing_[2];
   std::vector<double> balance_steps_;
-  std::map<std::pair<std::string, std::string>, std::uint32_t> phases_;
   /// Per micro-batch and GPU: what its next layer starts after.
   std::vector<TaskList> ready_[2];
   /// The communication stream: what the next exchange of each EP group starts after.
@@ -205,15 +204,8 @@ class MoeBuilder {
 
   std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
 
-  std::uint32_t phase(const std::string& name, std::string_view pass) {
-    const auto key = std::make_pair(name, std::string(pass));
-    const auto it = phases_.find(key);
-    if (it != phases_.end()) {
-      return it->second;
-    }
-    const std::uint32_t id = plan_.add_phase(name, std::string(pass));
-    phases_.emplace(key, id);
-    return id;
+  std::uint32_t phase(std::string_view name, std::string_view pass) {
+    return plan_.phase(name, pass);
   }
 
   static KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }

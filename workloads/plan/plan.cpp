@@ -11,6 +11,15 @@ Plan::Plan() : phases_{Phase{"main", "fwd"}}, streams_{"compute", "comm"}, label
   label_index_.emplace("", 0);
 }
 
+std::uint32_t Plan::phase(std::string_view name, std::string_view pass) {
+  for (std::size_t i = 0; i < phases_.size(); ++i) {
+    if (phases_[i].name == name && phases_[i].pass == pass) {
+      return static_cast<std::uint32_t>(i);
+    }
+  }
+  return add_phase(std::string(name), std::string(pass));
+}
+
 std::uint32_t Plan::add_phase(std::string name, std::string pass) {
   if (tasks_.empty() && phases_.size() == 1 && phases_[0].name == "main") {
     phases_.clear();  // the default phase is replaced by the first named one

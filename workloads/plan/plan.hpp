@@ -71,6 +71,8 @@ class Plan {
   Plan();
 
   std::uint32_t add_phase(std::string name, std::string pass);
+  /// The phase of that name and pass, added the first time it is asked for.
+  std::uint32_t phase(std::string_view name, std::string_view pass);
   /// A stream of every GPU (a CUDA stream); returns its index. Names are unique.
   StreamIndex add_stream(std::string_view name);
   PlanTaskId add_flow(int src, int dst, Bytes bytes, std::uint32_t phase = 0);
