@@ -1,4 +1,4 @@
-// hopsim: the command-line program (run, sweep, explain, check-calibration, schema).
+// hopsim: the command-line program (run, sweep, regress, explain, check-calibration, schema).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +10,7 @@
 
 #include "tools/commands/check_calibration_command.hpp"
 #include "tools/commands/explain_command.hpp"
+#include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/schema_command.hpp"
 #include "tools/commands/sweep_command.hpp"
@@ -22,12 +23,14 @@ struct Commands {
   hopsim::tools::RunOptions run;
   hopsim::tools::RunOptions explain;
   hopsim::tools::SweepOptions sweep;
+  hopsim::tools::RegressOptions regress;
   std::string table;
   std::string gpu;
   bool markdown = false;
   CLI::App* run_cmd = nullptr;
   CLI::App* explain_cmd = nullptr;
   CLI::App* sweep_cmd = nullptr;
+  CLI::App* regress_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
 };
@@ -59,7 +62,15 @@ void add_commands(CLI::App& app, Commands& c) {
   c.sweep_cmd->add_option("--jobs", w.jobs, "points simulated at once, on threads (default 1)");
   c.sweep_cmd->add_flag("--resume", w.resume, "skip the points --out already has rows for");
   c.sweep_cmd->add_option("--shard", w.shard,
-                          "I/N: run only every N-th point from the I-th (a job array)");
+                          "I/N: run only every N-th point from the I-th, I from 1 (a job array)");
+  c.regress_cmd = app.add_subcommand(
+      "regress", "rerun a suite of experiments and compare their times with expected reports");
+  c.regress_cmd->add_option("dir", c.regress.dir,
+                            "folder with suite.json and the expected reports (default "
+                            "tests/golden)");
+  c.regress_cmd->add_option("--tolerance", c.regress.tolerance,
+                            "relative change that fails (default 0.01)");
+  c.regress_cmd->add_flag("--update", c.regress.update, "rewrite the expected reports");
   hopsim::tools::RunOptions& x = c.explain;
   c.explain_cmd = app.add_subcommand("explain", "print the closed-form numbers of an experiment");
   c.explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
@@ -81,6 +92,9 @@ int dispatch(const Commands& c) {
   if (c.schema_cmd->parsed()) {
     return hopsim::tools::schema_command(c.markdown);
   }
+  if (c.regress_cmd->parsed()) {
+    return hopsim::tools::regress_command(c.regress);
+  }
   if (c.sweep_cmd->parsed()) {
     return hopsim::tools::sweep_command(c.sweep);
   }
@@ -101,7 +115,7 @@ int run_cli(int argc, char** argv) {
     const auto subcommands = app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
     if (subcommands.empty()) {
       fmt::print(stderr, "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, "
-                         "explain, check-calibration and schema (hopsim --help)\n", name);
+                         "regress, explain, check-calibration and schema (hopsim --help)\n", name);
       return 2;
     }
   }

@@ -375,7 +375,7 @@ def case_sweep(ctx):
                f"after --resume: {[r['point'] for r in resumed]}")
         # Shards: disjoint, together every point.
         seen = []
-        for i in range(2):
+        for i in (1, 2):
             part = os.path.join(tmp, f"part{i}.csv")
             rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--shard", f"{i}/2", "--out", part])
             expect(rc == 0, f"shard {i}: {err}")
@@ -383,10 +383,40 @@ def case_sweep(ctx):
         expect(sorted(seen) == list(range(6)), f"shards cover {sorted(seen)}")
         for bad in (["--vary", "parallel.ep"], ["--vary", "parallel.ep=8,,16"],
                     ["--vary", "workload.tokens_per_gpu=512:256:2"], ["--vary", "parallel.ep=8",
-                                                                     "--shard", "2/2"]):
+                                                                     "--shard", "0/2"]):
             rc, out, err = run([ctx.hopsim, "sweep", exp, *bad])
             expect(rc == 2 and err.count("\n") == 1 and out == "", f"{bad}: exit {rc}, {err!r}")
     print("6 points (2 invalid with reasons), resume after a cut row, 2 shards, bad --vary")
+
+
+def case_regress(ctx):
+    """hopsim regress: the shipped suite passes; a 10% slower NVLink in one experiment fails it
+    and names it; --update accepts the change."""
+    import shutil
+    rc, out, err = run([ctx.hopsim, "regress", os.path.join(ctx.source_dir, "tests/golden")],
+                       timeout=120)
+    expect(rc == 0 and "0 of" in out, f"the shipped suite: exit {rc}\n{out}{err}")
+    with tempfile.TemporaryDirectory() as tmp:
+        suite_dir = os.path.join(tmp, "suite")
+        shutil.copytree(os.path.join(ctx.source_dir, "tests/golden"), suite_dir)
+        path = os.path.join(suite_dir, "suite.json")
+        with open(path, encoding="utf-8") as f:
+            suite = json.load(f)
+        for entry in suite.values():
+            entry["experiment"] = os.path.normpath(
+                os.path.join(ctx.source_dir, "tests/golden", entry["experiment"]))
+        suite["moe-layer-ep16-zipf"]["set"] = ["cluster.nvlink.achievable_GBps=144"]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(suite, f)
+        rc, out, _ = run([ctx.hopsim, "regress", suite_dir], timeout=120)
+        changed = [line for line in out.splitlines() if line.endswith("CHANGED")]
+        expect(rc == 1 and len(changed) == 1 and changed[0].startswith("moe-layer-ep16-zipf"),
+               f"a slower NVLink: exit {rc}\n{out}")
+        rc, out, _ = run([ctx.hopsim, "regress", suite_dir, "--update"], timeout=120)
+        expect(rc == 0, f"--update: exit {rc}\n{out}")
+        rc, out, _ = run([ctx.hopsim, "regress", suite_dir], timeout=120)
+        expect(rc == 0, f"after --update: exit {rc}\n{out}")
+    print("suite passes; a 10% slower NVLink is caught and named; --update accepts it")
 
 
 def case_out_kill(ctx):
@@ -531,7 +561,8 @@ def main():
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
-              "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep}
+              "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
+              "regress": case_regress}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

@@ -12,22 +12,18 @@ import subprocess
 import sys
 
 # name -> hopsim arguments (paths relative to the source tree).
+# The runs are hopsim regress's suite (tests/golden/suite.json); explain outputs only here.
 GOLDENS = {
-    "default": ["run", "configs/experiments/default.json"],
-    "nccl-allgather-h100": ["run", "configs/experiments/nccl-allgather-h100.json"],
-    "moe-two-tier-h800": ["run", "configs/experiments/moe-two-tier-h800.json"],
     "llama3-70b-cp-explain": ["explain", "configs/experiments/llama3-70b-cp.json",
                               "--set", "workload.seq_len=131072", "--set", "parallel.cp=8"],
     "deepseek-v3-moe-ep64-explain": ["explain", "configs/experiments/deepseek-v3-moe-ep64.json"],
-    "llama3-70b-cp8-ring": ["run", "configs/experiments/llama3-70b-cp.json",
-                            "--set", "parallel.cp=8"],
-    "llama3-405b-cp16-128k": ["run", "configs/experiments/llama3-405b-cp16-128k.json"],
-    "moe-layer-ep16-zipf": ["run", "configs/experiments/moe-layer-ep16-zipf.json"],
-    "moe-layer-ep16-both-overlap": ["run", "configs/experiments/moe-layer-ep16-zipf.json",
-                                    "--set", "workload.passes=both", "--set",
-                                    "workload.overlap=two_microbatch", "--set",
-                                    "workload.comm_sms=20"],
 }
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../golden/suite.json"),
+          encoding="utf-8") as _f:
+    for _name, _entry in json.load(_f).items():
+        _experiment = os.path.normpath(os.path.join("tests/golden", _entry["experiment"]))
+        GOLDENS[_name] = ["run", _experiment] + [a for kv in _entry.get("set", [])
+                                                 for a in ("--set", kv)]
 
 
 def report(hopsim, source_dir, args):

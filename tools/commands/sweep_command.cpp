@@ -262,11 +262,11 @@ void parse_shard(const std::string& shard, std::size_t& index, std::size_t& coun
   double n = 0;
   const std::size_t slash = shard.find('/');
   if (slash == std::string::npos || !parse_number(shard.substr(0, slash), i) ||
-      !parse_number(shard.substr(slash + 1), n) || n < 1 || i < 0 || i >= n || i != std::floor(i) ||
+      !parse_number(shard.substr(slash + 1), n) || n < 1 || i < 1 || i > n || i != std::floor(i) ||
       n != std::floor(n) || n > 1e6) {
-    throw ConfigError(fmt::format("--shard {}: expected I/N with 0 <= I < N", shard));
+    throw ConfigError(fmt::format("--shard {}: expected I/N with 1 <= I <= N", shard));
   }
-  index = static_cast<std::size_t>(i);
+  index = static_cast<std::size_t>(i) - 1;
   count = static_cast<std::size_t>(n);
 }
 
@@ -401,7 +401,7 @@ int sweep_command(const SweepOptions& o) {
   fmt::print(stderr, "sweep: {} point(s) in {:.1f} s: {} ok, {} invalid, {} error(s){}{}\n",
              finished, elapsed, finished - invalid - errors, invalid, errors,
              done.empty() ? "" : fmt::format("; {} already in {}", done.size(), o.out),
-             shards > 1 ? fmt::format("; shard {}/{} of {} points", shard, shards, points.size())
+             shards > 1 ? fmt::format("; shard {}/{} of {} points", shard + 1, shards, points.size())
                         : "");
   if (write_failed) {
     fmt::print(stderr, "{}: cannot write the rows: {}\n", o.out.empty() ? "stdout" : o.out,

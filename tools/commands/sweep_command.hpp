@@ -16,7 +16,7 @@ struct SweepOptions {
   std::string out;       ///< the CSV file; empty: standard output
   std::size_t jobs = 1;  ///< points simulated at once, each on its own thread
   bool resume = false;   ///< skip the points --out already has a row for
-  std::string shard;     ///< "I/N": only the points whose index is I modulo N
+  std::string shard;     ///< "I/N", 1 <= I <= N: only the points whose index is I-1 modulo N
 };
 
 /// The points of a sweep, in order: the first --vary key varies slowest. Each point is the

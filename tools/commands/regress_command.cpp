@@ -1,0 +1,149 @@
+// `hopsim regress`: each suite entry loaded and run as `hopsim run --no-wall-time` would, its
+// step and phase times compared with NAME.json's.
+#include "tools/commands/regress_command.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/commands/output_file.hpp"
+#include "tools/commands/report.hpp"
+#include "tools/config/experiment.hpp"
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using config::ConfigError;
+namespace fs = std::filesystem;
+
+Json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw ConfigError(fmt::format("{}: cannot read it", path.string()));
+  }
+  try {
+    return Json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+  }
+}
+
+// The times a report predicts, by name: each case's step time, and each phase's compute,
+// communication and exposed time (of the busiest rank).
+std::map<std::string, double> times(const Json& report) {
+  std::map<std::string, double> out;
+  if (!report.contains("results")) {
+    return out;
+  }
+  for (const Json& c : report["results"]) {
+    const std::string name = c.value("case", std::string("case"));
+    out[name + " step"] = c["step_time_s"].get<double>();
+    for (const Json& ph : c["phases"]) {
+      const std::string at = fmt::format("{} {}/{}", name, ph["name"].get<std::string>(),
+                                         ph["pass"].get<std::string>());
+      for (const char* key : {"compute_s", "comm_s", "exposed_comm_s"}) {
+        out[at + " " + key] = ph[key].get<double>();
+      }
+    }
+  }
+  return out;
+}
+
+// Relative change, counting a change from or to zero below 1 ns as none.
+double change(double before, double after) {
+  if (std::fabs(after - before) < 1e-9) {
+    return 0;
+  }
+  return before != 0 ? (after - before) / before : INFINITY;
+}
+
+}  // namespace
+
+int regress_command(const RegressOptions& o) {
+  if (!(o.tolerance >= 0) || o.tolerance > 1) {
+    throw ConfigError(fmt::format("--tolerance {}: expected a fraction in [0, 1]", o.tolerance));
+  }
+  const fs::path dir(o.dir);
+  const Json suite = read_json(dir / "suite.json");
+  if (!suite.is_object() || suite.empty()) {
+    throw ConfigError(fmt::format("{}: expected an object of experiments", (dir / "suite.json").string()));
+  }
+  fmt::print("{:<32} {:>14} {:>14} {:>9}  {}\n", "experiment", "expected_s", "new_s", "change",
+             "status");
+  int failed = 0;
+  for (const auto& [name, entry] : suite.items()) {
+    const std::string at = fmt::format("{}: /{}", (dir / "suite.json").string(), name);
+    if (!entry.is_object() || !entry.contains("experiment") || !entry["experiment"].is_string()) {
+      throw ConfigError(at + ": expected {\"experiment\": PATH, \"set\": [KEY=VALUE, ...]}");
+    }
+    std::vector<std::string> sets;
+    for (const Json& kv : entry.value("set", Json::array())) {
+      if (!kv.is_string()) {
+        throw ConfigError(at + "/set: expected strings KEY=VALUE");
+      }
+      sets.push_back(kv.get<std::string>());
+    }
+    const config::ExperimentFile file =
+        config::load_experiment((dir / entry["experiment"].get<std::string>()).string(), sets);
+    const work::RunResult result = work::run(file.experiment);
+    if (!result.ok()) {
+      file.fail(result.problems.front());
+    }
+    Json report = make_report({file, result, false});
+    report.erase("sim");
+    const fs::path expected_path = dir / (name + ".json");
+    if (o.update) {
+      write_file_atomically(expected_path.string(), report.dump(1) + "\n");
+      fmt::print("{:<32} {:>14} {:>14.6g} {:>9}  updated\n", name, "",
+                 times(report).begin()->second, "");
+      continue;
+    }
+    const std::map<std::string, double> before = times(read_json(expected_path));
+    const std::map<std::string, double> after = times(report);
+    std::vector<std::string> bad;
+    for (const auto& [key, value] : after) {
+      const auto it = before.find(key);
+      if (it == before.end()) {
+        bad.push_back(key + ": new");
+      } else if (std::fabs(change(it->second, value)) > o.tolerance) {
+        bad.push_back(fmt::format("{}: {:.6g} -> {:.6g} s ({:+.2f}%)", key, it->second, value,
+                                  100 * change(it->second, value)));
+      }
+    }
+    for (const auto& [key, value] : before) {
+      if (after.count(key) == 0) {
+        bad.push_back(key + ": gone");
+      }
+    }
+    // The headline: the last case's step time (a collective's largest size).
+    double old_step = 0;
+    double new_step = 0;
+    for (const auto& [key, value] : before) {
+      if (key.ends_with(" step")) {
+        old_step = value;
+        new_step = after.count(key) != 0 ? after.at(key) : 0.0;
+      }
+    }
+    fmt::print("{:<32} {:>14.6g} {:>14.6g} {:>+8.2f}%  {}\n", name, old_step, new_step,
+               100 * change(old_step, new_step), bad.empty() ? "ok" : "CHANGED");
+    for (std::size_t i = 0; i < bad.size() && i < 8; ++i) {
+      fmt::print("    {}\n", bad[i]);
+    }
+    failed += bad.empty() ? 0 : 1;
+  }
+  if (!o.update) {
+    fmt::print("{} of {} experiment(s) changed by more than {:g}%\n", failed, suite.size(),
+               100 * o.tolerance);
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace hopsim::tools

@@ -1,0 +1,22 @@
+// `hopsim regress`: rerun a suite of experiments and compare their predicted times with the
+// expected reports, to gate a change (to the simulator, a cluster or a layout) in CI.
+#pragma once
+
+#include <string>
+
+namespace hopsim::tools {
+
+struct RegressOptions {
+  /// A folder with suite.json ({"NAME": {"experiment": PATH, "set": [KEY=VALUE...]}}, paths
+  /// relative to the folder) and NAME.json, the expected report of each.
+  std::string dir = "tests/golden";
+  double tolerance = 0.01;  ///< relative change in a step or phase time that fails
+  bool update = false;      ///< rewrite the expected reports instead
+};
+
+/// Prints a table of expected, new and change per experiment; returns 1 when any step time or
+/// phase time changed by more than the tolerance (either way) or a phase appeared or vanished,
+/// else 0. Throws config::ConfigError on a malformed suite or a missing expected report.
+int regress_command(const RegressOptions& options);
+
+}  // namespace hopsim::tools
