@@ -160,6 +160,14 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
                    fmt::format("{} tokens make transfers of ~{:.3g} bytes ({:.3g} in all); at "
                                "most 1e15 per transfer and 4e18 per run",
                                job.seq_len + job.cached_tokens, transfer, plan)});
+    return;
+  }
+  // Transfers at the slowest link, in series with the compute: within simulated time.
+  const double flows = (16.0 + 3.0 * f(p.cp) + 8.0 * f(p.tp)) * f(env.mesh.size()) *
+                       f(job.layers) * 2;
+  const PlanLoad load = layer_load(flows, plan, flops / rate, env.cluster, env.nccl);
+  if (const auto problem = load_problem(load, env.cluster, "this layer")) {
+    out.push_back({"/workload/seq_len", *problem});
   }
 }
 

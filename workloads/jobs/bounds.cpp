@@ -28,6 +28,24 @@ double time_bound_s(const PlanLoad& load, const topo::Spec& cluster) {
          load.bytes / slowest_bytes_per_s(cluster);
 }
 
+PlanLoad layer_load(double flows, double bytes, double compute_s, const topo::Spec& cluster,
+                    const NcclModel& nccl) {
+  PlanLoad load;
+  load.flows = flows;
+  load.bytes = bytes;
+  load.flow_latency = longest_route_latency(cluster);
+  Time base = nccl.nvls.nvlink_hop + nccl.nvls.net_hop;
+  for (Protocol p : kProtocols) {
+    for (const HopLatency* l : {&nccl.ring_latency(p), &nccl.tree_latency(p)}) {
+      load.flow_latency = std::max({load.flow_latency, l->nvlink_hop, l->net_hop});
+      base = std::max(base, l->base);
+    }
+  }
+  load.flow_latency += base;  // a flow may start a collective of its own
+  load.fixed = Time::from_seconds_ceil(std::min(compute_s, Time::max().seconds() / 4));
+  return load;
+}
+
 std::optional<std::string> load_problem(const PlanLoad& load, const topo::Spec& cluster,
                                         std::string_view subject) {
   if (!(load.bytes <= kMaxBytes)) {

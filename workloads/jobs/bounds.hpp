@@ -8,6 +8,7 @@
 
 #include "sim/units.hpp"
 #include "topology/spec.hpp"
+#include "workloads/collectives/nccl_model.hpp"
 
 namespace hopsim::work {
 
@@ -28,6 +29,11 @@ struct PlanLoad {
 /// all flows together move at least the slowest link's capacity; latencies may add up in
 /// series. Seconds, as a double (it may exceed what Time holds).
 double time_bound_s(const PlanLoad& load, const topo::Spec& cluster);
+
+/// The load of a layer workload: `flows` flows (each may pay any NCCL hop latency and base
+/// latency of `nccl`, or the longest route's), `bytes` in all, after `compute_s` of compute.
+PlanLoad layer_load(double flows, double bytes, double compute_s, const topo::Spec& cluster,
+                    const NcclModel& nccl);
 
 /// Why `load` cannot be simulated (its time or bytes overflow), or nullopt; the message starts
 /// with `subject` ("these flows").

@@ -113,6 +113,16 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
   const double groups = static_cast<double>(env.mesh.size()) / n;
   const double tasks = 2 * per_exchange * exchanges * groups * static_cast<double>(layers);
+  // Bytes, generously: every token to every GPU of its nodes, in the larger element size.
+  const double bytes = t * f(m.hidden) * std::max(dispatch_bytes_per_element,
+                                                  combine_bytes_per_element) *
+                       f(std::min(routing.top_k, static_cast<std::int64_t>(group.size()))) *
+                       f(env.cluster.gpus_per_node + 1) * n * groups * exchanges * f(layers);
+  const PlanLoad load = layer_load(tasks / 2, bytes, seconds, env.cluster, env.nccl);
+  if (const auto problem = load_problem(load, env.cluster, "this MoE layer")) {
+    out.push_back({"/workload/tokens_per_gpu", *problem});
+    return;
+  }
   if (tasks > kMaxPlanTasks) {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
