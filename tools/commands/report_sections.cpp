@@ -198,16 +198,12 @@ Json exchange_bytes(const work::CaseResult& c, const topo::Cluster& cluster) {
     if (t.kind != work::PlanTaskKind::Flow) {
       continue;
     }
-    bool nvlink = false;
-    bool ib = false;
-    for (topo::LinkId l : c.outcome.route(static_cast<work::PlanTaskId>(i))) {
-      nvlink = nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
-      ib = ib || cluster.link(l).kind != topo::LinkKind::NvLink;
-    }
+    const work::RouteKinds kinds =
+        work::route_kinds(cluster, c.outcome.route(static_cast<work::PlanTaskId>(i)));
     const work::Phase& ph = c.plan.phases()[t.phase];
     auto& [ib_bytes, nvlink_bytes] = sums[{ph.pass, ph.name}];
-    ib_bytes += ib ? t.bytes.n : 0;
-    nvlink_bytes += nvlink ? t.bytes.n : 0;
+    ib_bytes += kinds.ib ? t.bytes.n : 0;
+    nvlink_bytes += kinds.nvlink ? t.bytes.n : 0;
   }
   Json out = Json::object();
   for (const auto& [key, bytes] : sums) {

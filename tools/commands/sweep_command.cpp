@@ -270,32 +270,37 @@ void parse_shard(const std::string& shard, std::size_t& index, std::size_t& coun
   count = static_cast<std::size_t>(n);
 }
 
-}  // namespace
-
-std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& args) {
-  std::vector<Vary> vary;
+// The cartesian product of the values, the last key varying fastest.
+std::vector<std::vector<std::string>> points_of(const std::vector<Vary>& vary) {
   std::size_t total = 1;
-  for (const std::string& a : args) {
-    vary.push_back(parse_vary(a));
-    total *= vary.back().values.size();
+  for (const Vary& v : vary) {
+    total *= v.values.size();
     if (total > kMaxPoints) {
       throw ConfigError(fmt::format("--vary: more than {} points", kMaxPoints));
     }
   }
   std::vector<std::vector<std::string>> points;
   for (std::size_t p = 0; p < total; ++p) {
-    std::vector<std::string> point;
+    std::vector<std::string> point(vary.size());
     std::size_t rest = p;
-    std::vector<std::string> reversed;
-    for (std::size_t k = vary.size(); k-- > 0;) {  // the last key varies fastest
+    for (std::size_t k = vary.size(); k-- > 0;) {
       const std::size_t n = vary[k].values.size();
-      reversed.push_back(vary[k].key + "=" + vary[k].values[rest % n]);
+      point[k] = vary[k].key + "=" + vary[k].values[rest % n];
       rest /= n;
     }
-    point.assign(reversed.rbegin(), reversed.rend());
     points.push_back(std::move(point));
   }
   return points;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& args) {
+  std::vector<Vary> vary;
+  for (const std::string& a : args) {
+    vary.push_back(parse_vary(a));
+  }
+  return points_of(vary);
 }
 
 int sweep_command(const SweepOptions& o) {
@@ -312,7 +317,7 @@ int sweep_command(const SweepOptions& o) {
   for (const std::string& a : o.vary) {
     vary.push_back(parse_vary(a));
   }
-  const std::vector<std::vector<std::string>> points = sweep_points(o.vary);
+  const std::vector<std::vector<std::string>> points = points_of(vary);
   std::size_t shard = 0;
   std::size_t shards = 1;
   if (!o.shard.empty()) {

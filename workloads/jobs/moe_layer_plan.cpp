@@ -333,25 +333,22 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
                 "a MoE layer needs a compute model and a model");
   Plan plan;
   MoeBuilder builder(*this, b, plan);
-  const auto build_passes = [&](MoeBuilder& bld) {
-    if (forward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
-        bld.forward();
-      }
-    }
-    bld.join();
-    if (backward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
-        bld.backward();
-      }
-    }
-  };
   if (overlap == EpOverlap::DualPipePair) {
     for (std::int64_t l = 0; l < layers; ++l) {
       builder.pair();
     }
   } else {
-    build_passes(builder);
+    if (forward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.forward();
+      }
+    }
+    builder.join();
+    if (backward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.backward();
+      }
+    }
   }
   EpDetails details;
   details.degree = b.env.mesh.spec().ep;

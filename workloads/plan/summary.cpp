@@ -51,16 +51,11 @@ RankTime account(Intervals& iv) {
 
 void add_link_bytes(const topo::Cluster& cluster, std::span<const topo::LinkId> route,
                     const PlanTask& t, Summary& s) {
-  bool nvlink = false;
-  bool ib = false;
-  for (topo::LinkId l : route) {
-    nvlink = nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
-    ib = ib || cluster.link(l).kind != topo::LinkKind::NvLink;
-  }
-  if (nvlink) {
+  const RouteKinds kinds = route_kinds(cluster, route);
+  if (kinds.nvlink) {
     s.nvlink_bytes = s.nvlink_bytes + t.bytes;
   }
-  if (ib) {
+  if (kinds.ib) {
     s.ib_bytes = s.ib_bytes + t.bytes;
   }
 }
@@ -99,6 +94,15 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
 }
 
 }  // namespace
+
+RouteKinds route_kinds(const topo::Cluster& cluster, std::span<const topo::LinkId> route) {
+  RouteKinds k;
+  for (topo::LinkId l : route) {
+    k.nvlink = k.nvlink || cluster.link(l).kind == topo::LinkKind::NvLink;
+    k.ib = k.ib || cluster.link(l).kind != topo::LinkKind::NvLink;
+  }
+  return k;
+}
 
 Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome) {
   Summary s;

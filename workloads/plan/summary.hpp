@@ -1,6 +1,7 @@
 // Per-rank and per-phase accounting of a run: busy, compute and communication time, bytes.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -39,5 +40,13 @@ struct Summary {
 };
 
 Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome);
+
+/// Which kinds of link a route crosses: an NVLink hop, a network (NIC or fabric) hop; the
+/// byte totals above count a flow under each kind it crosses.
+struct RouteKinds {
+  bool nvlink = false;
+  bool ib = false;
+};
+RouteKinds route_kinds(const topo::Cluster& cluster, std::span<const topo::LinkId> route);
 
 }  // namespace hopsim::work
