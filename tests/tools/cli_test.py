@@ -164,7 +164,8 @@ def case_check_reports(ctx):
 
 def case_check_report_detects(ctx):
     """The checker is not vacuous: it flags a wrong finish, a wrong latency, a non-flows report."""
-    text, report = run_json(ctx, os.path.join(ctx.source_dir, "configs/experiments/default.json"))
+    text, report = run_json(ctx, os.path.join(ctx.source_dir,
+                                              "configs/experiments/flows-tour.json"))
     rc, out = check_report(ctx, text)
     expect(rc == 0, f"check_report.py failed on the untouched report:\n{out}")
     late = copy.deepcopy(report)
@@ -237,7 +238,7 @@ def case_out_dir(ctx):
 
 def case_trace(ctx):
     """--trace writes Chrome trace events whose flow slices match the report's times."""
-    experiment = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    experiment = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
     with tempfile.TemporaryDirectory() as tmp:
         trace_path = os.path.join(tmp, "trace.json")
         text, report = run_json(ctx, experiment, "--trace", trace_path)
@@ -305,7 +306,7 @@ def case_usage(ctx):
 def case_text_summary(ctx):
     """The text summary names cluster, GPU and model; explain prints readable units."""
     rc, out, err = run([ctx.hopsim, "run", os.path.join(ctx.source_dir,
-                                                        "configs/experiments/default.json"),
+                                                        "configs/experiments/flows-tour.json"),
                         "--set", "cluster=../clusters/h200-hgx.json"])
     expect(rc == 0 and "h200-hgx: 16 nodes x 8 H200 SXM" in out,
            f"the summary does not name the H200 cluster: {out!r} {err!r}")

@@ -30,6 +30,20 @@ Json flops_json(const work::LayerFlops& f) {
   return out;
 }
 
+// The FLOPs of two parts of a layer, kernel by kernel (a name in both adds up).
+Json merged_flops(const Json& a, const Json& b) {
+  Json out = a;
+  for (const char* pass : {"fwd", "bwd"}) {
+    for (const auto& [name, flops] : b[pass].items()) {
+      const double before = out[pass].contains(name) ? out[pass][name].get<double>() : 0.0;
+      out[pass][name] = before + flops.get<double>();
+    }
+    const std::string total = std::string(pass) + "_total";
+    out[total] = a[total].get<double>() + b[total].get<double>();
+  }
+  return out;
+}
+
 void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job, Json& r) {
   const work::CpNumbers cp = work::cp_numbers(exp.parallel, exp.cluster);
   r["per_layer_flops_per_gpu"] =
@@ -123,10 +137,10 @@ Json explain(const config::ExperimentFile& file) {
   r["workload"] = work::kind_name(exp.job);
   r["cluster"] = fmt::format("{}: {} nodes x {} {}", exp.cluster.name, exp.cluster.nodes,
                              exp.cluster.gpus_per_node, exp.cluster.gpu.name);
-  if (!exp.model || (!std::holds_alternative<work::AttentionLayerJob>(exp.job) &&
-                     !std::holds_alternative<work::MoeLayerJob>(exp.job))) {
-    r["note"] = "closed forms are given for the attention_layer and moe_layer kinds (with a "
-                "model); `hopsim run` simulates this one";
+  if (!exp.model || std::holds_alternative<work::FlowsJob>(exp.job) ||
+      std::holds_alternative<work::CollectiveJob>(exp.job)) {
+    r["note"] = "closed forms are given for the layer kinds (with a model); `hopsim run` "
+                "simulates this one";
     return r;
   }
   const work::ComputeModel compute = work::compute_model(exp);
@@ -143,6 +157,25 @@ Json explain(const config::ExperimentFile& file) {
                    ep_section(exp, job, r);
                    time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute),
                                 r);
+                 },
+                 [&](const work::TransformerLayerJob& job) {
+                   const work::AttentionLayerJob& a = job.attention;
+                   model_section(exp, a.seq_len, a.micro_batch, r);
+                   cp_section(exp, a, r);
+                   work::LayerCosts costs = work::attention_layer_costs(*exp.model, exp.parallel,
+                                                                        a, compute);
+                   if (job.moe) {
+                     const work::MoeLayerJob moe = job.moe_part(exp.parallel);
+                     const Json attention_flops = r["per_layer_flops_per_gpu"];
+                     ep_section(exp, moe, r);
+                     r["per_layer_flops_per_gpu"] = merged_flops(
+                         attention_flops, r["per_layer_flops_per_gpu"]);
+                     const work::LayerCosts ffn =
+                         work::moe_layer_costs(*exp.model, exp.parallel, moe, compute);
+                     costs.fwd.insert(costs.fwd.end(), ffn.fwd.begin(), ffn.fwd.end());
+                     costs.bwd.insert(costs.bwd.begin(), ffn.bwd.begin(), ffn.bwd.end());
+                   }
+                   time_section(file, costs, r);
                  },
                  [&](const work::FlowsJob& /*job*/) {},
                  [&](const work::CollectiveJob& /*job*/) {},

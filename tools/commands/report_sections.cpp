@@ -274,6 +274,12 @@ void kind_section(const ReportInput& in, Json& r) {
                  [&](const work::CollectiveJob& job) { collective_section(in, job, r); },
                  [&](const work::AttentionLayerJob& job) { attention_layer_section(in, job, r); },
                  [&](const work::MoeLayerJob& job) { moe_layer_section(in, job, r); },
+                 [&](const work::TransformerLayerJob& job) {
+                   attention_layer_section(in, job.attention, r);
+                   if (job.moe) {
+                     moe_layer_section(in, job.moe_part(in.file.experiment.parallel), r);
+                   }
+                 },
              },
              in.file.experiment.job);
 }

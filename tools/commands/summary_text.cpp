@@ -1,5 +1,9 @@
 // The terminal summary of a report: what ran on what, the kind's table, and per-case lines.
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -74,7 +78,6 @@ std::string collective_table(const Json& c) {
   return out;
 }
 
-// The CP layer: balance, threshold, the critical rank's ring steps, and the phases.
 // Compute, communication and exposed time per phase and pass, of the busiest rank.
 std::string phase_table(const Json& one) {
   std::string out = fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass",
@@ -88,7 +91,8 @@ std::string phase_table(const Json& one) {
   return out;
 }
 
-std::string cp_lines(const Json& cp, const Json& one) {
+// The CP layer: balance, threshold, the critical rank's ring steps.
+std::string cp_lines(const Json& cp) {
   const auto units = cp["work_units_per_rank"].get<std::vector<int>>();
   const auto [lo, hi] = std::minmax_element(units.begin(), units.end());
   std::string out = fmt::format(
@@ -119,16 +123,18 @@ std::string cp_lines(const Json& cp, const Json& one) {
                          st["wait_s"].get<double>() * 1e6);
     }
   }
-  out += phase_table(one);
-  out += fmt::format("layer time     {:.3f} us; attention exposed communication {:.3f} us of "
-                     "{:.3f} us attention compute\n",
-                     cp["layer_time_s"].get<double>() * 1e6,
-                     cp["attention_exposed_comm_s"].get<double>() * 1e6,
-                     cp["attention_compute_s"].get<double>() * 1e6);
   return out;
 }
 
-std::string ep_lines(const Json& ep, const Json& one) {
+std::string cp_tail(const Json& cp) {
+  return fmt::format("attention      exposed communication {:.3f} us of {:.3f} us attention "
+                     "compute\n",
+                     cp["attention_exposed_comm_s"].get<double>() * 1e6,
+                     cp["attention_compute_s"].get<double>() * 1e6);
+}
+
+// The MoE layer: routing, load, balancer, capacity, the bytes of each exchange.
+std::string ep_lines(const Json& ep) {
   std::string out = fmt::format(
       "moe layer      {} over ep {} ({} group(s)), {} layer(s), {}, overlap {}, {} "
       "micro-batch(es), {} communication SMs\n",
@@ -169,15 +175,69 @@ std::string ep_lines(const Json& ep, const Json& one) {
                          bytes["ib"].get<std::int64_t>(), bytes["nvlink"].get<std::int64_t>());
     }
   }
-  out += phase_table(one);
-  out += fmt::format(
+  return out;
+}
+
+std::string ep_tail(const Json& ep) {
+  return fmt::format(
       "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
-      "exposed, {:.0f}% hidden); compute/communication {:.2f}\nlayer time     {:.3f} us\n",
+      "exposed, {:.0f}% hidden); compute/communication {:.2f}\n",
       ep["busiest_rank"].get<int>(), ep["compute_s"].get<double>() * 1e6,
       ep["comm_s"].get<double>() * 1e6, ep["exposed_comm_s"].get<double>() * 1e6,
-      100 * ep["hidden_comm_share"].get<double>(), ep["compute_comm_ratio"].get<double>(),
-      ep["layer_time_s"].get<double>() * 1e6);
-  return out;
+      100 * ep["hidden_comm_share"].get<double>(), ep["compute_comm_ratio"].get<double>());
+}
+
+// Where the busiest rank's step goes, in words: each phase's compute and exposed
+// communication (both passes together) as a share of the step, largest first, and the rest:
+// time it waits with nothing of its own running (for another GPU, or a dependency).
+std::string time_words(const Json& one) {
+  const double step = one["step_time_s"].get<double>();
+  if (step <= 0) {
+    return {};
+  }
+  std::vector<std::pair<double, std::string>> parts;
+  std::map<std::string, std::pair<double, double>> by_name;  // compute, exposed
+  std::vector<std::string> order;
+  for (const auto& ph : one["phases"]) {
+    const std::string name = ph["name"].get<std::string>();
+    if (by_name.find(name) == by_name.end()) {
+      order.push_back(name);
+    }
+    auto& [compute, exposed] = by_name[name];
+    compute += ph["compute_s"].get<double>();
+    exposed += ph["exposed_comm_s"].get<double>();
+  }
+  double busy = 0;
+  for (const std::string& name : order) {
+    const auto& [compute, exposed] = by_name[name];
+    if (compute > 0) {
+      parts.emplace_back(compute, fmt::format("{} computing", name));
+    }
+    if (exposed > 0) {
+      parts.emplace_back(exposed, fmt::format("{} waiting on the network", name));
+    }
+    busy += compute + exposed;
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = fmt::format("where it goes  of {:.3f} ms on the busiest GPU:", step * 1e3);
+  const char* sep = " ";
+  double shown = 0;
+  for (const auto& [time, what] : parts) {
+    if (time / step < 0.01) {
+      break;
+    }
+    out += fmt::format("{}{} {:.0f}%", sep, what, 100 * time / step);
+    shown += time;
+    sep = ", ";
+  }
+  if (busy - shown >= 0.005 * step) {
+    out += fmt::format("{}smaller phases {:.0f}%", sep, 100 * (busy - shown) / step);
+  }
+  if (step - busy >= 0.005 * step) {
+    out += fmt::format("; idle, waiting for other GPUs, {:.0f}%", 100 * (step - busy) / step);
+  }
+  return out + "\n";
 }
 
 // Step time, bytes and the busiest rank of one case.
@@ -205,11 +265,25 @@ std::string format_summary(const Json& r) {
   if (r.contains("collective")) {
     out += collective_table(r["collective"]);
   }
+  const bool layer = r.contains("cp") || r.contains("ep");
   if (r.contains("cp")) {
-    out += cp_lines(r["cp"], r["results"].front());
+    out += cp_lines(r["cp"]);
   }
   if (r.contains("ep")) {
-    out += ep_lines(r["ep"], r["results"].front());
+    out += ep_lines(r["ep"]);
+  }
+  if (layer) {
+    const Json& one = r["results"].front();
+    out += phase_table(one);
+    if (r.contains("cp")) {
+      out += cp_tail(r["cp"]);
+    }
+    if (r.contains("ep")) {
+      out += ep_tail(r["ep"]);
+    }
+    const Json& time = r.contains("cp") ? r["cp"]["layer_time_s"] : r["ep"]["layer_time_s"];
+    out += fmt::format("layer time     {:.3f} us\n", time.get<double>() * 1e6);
+    out += time_words(one);
   }
   if (r.contains("validation")) {
     const auto& v = r["validation"];

@@ -75,6 +75,7 @@ constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low
 constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
                                                       "dualpipe_pair"};
 constexpr std::array<std::string_view, 2> kBalancers{"none", "bias"};
+constexpr std::array<std::string_view, 2> kFfns{"dense", "moe"};
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
 constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
@@ -114,13 +115,8 @@ std::vector<std::int64_t> parse_documents(const Node& n) {
   return lengths;
 }
 
-}  // namespace
-
-template <>
-work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
-                                                           const JobParseContext& /*ctx*/) {
-  const Node& n = workload;
-  n.allow_only(Section::AttentionLayerWorkload);
+// The attention part's keys (the section's allow_only has said which may appear).
+work::AttentionLayerJob parse_attention(const Node& n) {
   work::AttentionLayerJob job;
   job.seq_len = n.at("seq_len").integer_in(1, kMaxTokens);
   if (n.has("micro_batch")) {
@@ -163,20 +159,15 @@ work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
   return job;
 }
 
-template <>
-work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx) {
-  const Node& n = workload;
-  n.allow_only(Section::MoeLayerWorkload);
-  if (ctx.model == nullptr) {
-    n.at("kind").fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");
-  }
+// The MoE exchange's keys: routing, payloads, capacity, algorithm, SMs, pieces; defaults from
+// the model.
+work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) {
   const work::MoeShape& moe = ctx.model->moe;
   work::MoeLayerJob job;
   work::MoeRouting& r = job.routing;
   r.experts = moe.routed_experts;
   r.seed = ctx.seed;
   r.popularity_seed = ctx.seed;
-  r.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
   r.top_k = n.has("top_k") ? n.at("top_k").integer_in(1, 1 << 20) : moe.top_k;
   r.max_nodes_per_token = n.has("max_nodes_per_token")
                               ? n.at("max_nodes_per_token").integer_in(0, 1 << 20)
@@ -212,6 +203,33 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   if (n.has("algorithm")) {
     job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), kEpAlgorithms);
   }
+  if (n.has("comm_sms")) {
+    job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);
+  }
+  if (n.has("chunk_tokens")) {
+    job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
+  }
+  return job;
+}
+
+}  // namespace
+
+template <>
+work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
+                                                           const JobParseContext& /*ctx*/) {
+  workload.allow_only(Section::AttentionLayerWorkload);
+  return parse_attention(workload);
+}
+
+template <>
+work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx) {
+  const Node& n = workload;
+  n.allow_only(Section::MoeLayerWorkload);
+  if (ctx.model == nullptr) {
+    n.at("kind").fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");
+  }
+  work::MoeLayerJob job = parse_moe_exchange(n, ctx);
+  job.routing.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
   if (n.has("passes")) {
     job.passes = parse_enum<work::Passes>(n.at("passes"), kPasses);
   }
@@ -221,17 +239,49 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
       job.passes = work::Passes::Both;  // a forward chunk against a backward chunk
     }
   }
-  if (n.has("comm_sms")) {
-    job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);
-  }
   if (n.has("attention")) {
     job.attention = n.at("attention").boolean();
   }
   if (n.has("layers")) {
     job.layers = n.at("layers").integer_in(1, 1 << 20);
   }
-  if (n.has("chunk_tokens")) {
-    job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
+  return job;
+}
+
+template <>
+work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
+                                                               const JobParseContext& ctx) {
+  const Node& n = workload;
+  n.allow_only(Section::TransformerLayerWorkload);
+  if (ctx.model == nullptr) {
+    n.at("kind").fail(
+        "workload kind \"transformer_layer\" needs a model (the experiment's \"model\")");
+  }
+  work::TransformerLayerJob job;
+  job.attention = parse_attention(n);
+  // The feed-forward part: the model's (MoE when it has routed experts) unless told.
+  const bool has_experts = ctx.model->moe.routed_experts > 0;
+  bool moe = has_experts;
+  if (n.has("ffn")) {
+    moe = n.at("ffn").index_of(kFfns) == 1;
+    if (moe && !has_experts) {
+      n.at("ffn").fail(fmt::format("model \"{}\" has no routed experts", ctx.model->name));
+    }
+  }
+  // The moe object is read (and checked) even when ffn is dense, so that a sweep can vary ffn
+  // over a config that has one.
+  if (n.has("moe")) {
+    n.at("moe").allow_only(Section::TransformerMoe);
+  }
+  if (moe) {
+    static const nlohmann::json kNone = nlohmann::json::object();  // every key at its default
+    job.moe = parse_moe_exchange(
+        n.has("moe") ? n.at("moe") : Node(kNone, n.origin(), n.path() / "moe"), ctx);
+  } else {
+    if (n.has("moe") && has_experts) {
+      (void)parse_moe_exchange(n.at("moe"), ctx);
+    }
+    job.attention.mlp = true;
   }
   return job;
 }

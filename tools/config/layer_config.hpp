@@ -1,4 +1,5 @@
-// Reads `parallel` and the layer workloads (`attention_layer`, `moe_layer`) of an experiment.
+// Reads `parallel` and the layer workloads (`attention_layer`, `moe_layer`,
+// `transformer_layer`) of an experiment.
 #pragma once
 
 #include "tools/config/job_config.hpp"
@@ -19,5 +20,10 @@ work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
 /// /workload of kind "moe_layer": routing defaults from the model (top_k, node limit).
 template <>
 work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx);
+
+/// /workload of kind "transformer_layer": the attention keys, ffn, and the MoE part's under moe.
+template <>
+work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
+                                                               const JobParseContext& ctx);
 
 }  // namespace hopsim::config

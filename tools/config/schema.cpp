@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 32> kSections{{
+const std::array<SectionDoc, 34> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -32,6 +32,12 @@ const std::array<SectionDoc, 32> kSections{{
      "a MoE layer under expert parallelism", kMoeLayerWorkload},
     {Section::MoeRoutingSection, "experiment", "/workload/routing (kind moe_layer)",
      "how popular the experts are", kMoeRouting},
+    {Section::TransformerLayerWorkload, "experiment", "/workload (kind transformer_layer)",
+     "transformer layers: attention under CP, then a dense MLP or a MoE under EP",
+     kTransformerLayerWorkload},
+    {Section::TransformerMoe, "experiment", "/workload/moe (kind transformer_layer)",
+     "the MoE part's routing and exchanges (its routing object as for moe_layer)",
+     kTransformerMoe},
     {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},
     {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
     {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},

@@ -9,7 +9,7 @@ const std::array<KeyDoc, 9> kExperiment{{
     {"cluster", "string or object", "required",
      "a cluster file (path relative to this file) or the cluster inline"},
     {"model", "string or object", "none",
-     "a model file or the model inline; needed by attention_layer and moe_layer"},
+     "a model file or the model inline; needed by the layer kinds"},
     {"calibration", "string", "none (roofline only)",
      "a calibration table file for the compute model"},
     {"parallel", "object", "all degrees 1", "the rank mesh: parallel degrees and their order"},
@@ -187,6 +187,53 @@ const std::array<KeyDoc, 5> kMoeRouting{{
     {"steps", "integer in [1, 10000]", "50", "bias: training steps before the simulated one"},
     {"bias_update", "number in [1e-6, 1]", "0.05",
      "bias: gamma, added to (underloaded) or taken from (overloaded) an expert's log weight"},
+}};
+
+const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
+    {"kind", "\"transformer_layer\"", "required",
+     "transformer layers: attention under TP and CP, then the feed-forward part (a dense MLP, or "
+     "a MoE under EP)"},
+    {"seq_len", "integer in [1, 2^31]", "required",
+     "new tokens per sequence; cp (contiguous) or 2 x cp (zigzag) must divide it, and with a "
+     "MoE cp x tp must divide seq_len x micro_batch"},
+    {"micro_batch", "integer in [1, 2^20]", "1", "sequences per micro-batch"},
+    {"mask", "\"causal\", \"full\" or \"document\"", "\"causal\"",
+     "attention mask; document: causal inside each packed document"},
+    {"documents", "array of integers in [1, 2^31]", "none",
+     "mask document: the packed documents' lengths, summing to seq_len"},
+    {"document_mean_tokens", "integer in [1, 2^31]", "none",
+     "mask document: draw lengths from an exponential distribution of this mean (seeded)"},
+    {"layers", "integer in [1, 2^20]", "1", "identical layers run one after another"},
+    {"mode", "\"training\" or \"prefill\"", "\"training\"",
+     "prefill: inference time to first token (forward only)"},
+    {"passes", "\"forward\", \"backward\" or \"both\"", "training: both; prefill: forward",
+     "which passes run (backward: MoE part, then attention, layers in reverse)"},
+    {"dtype", "\"bf16\" or \"fp8\"", "\"bf16\"",
+     "attention, its projections, and K/V on the wire"},
+    {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "a dense MLP's GEMMs"},
+    {"cp", "object", "ring, zigzag", "the context-parallel algorithm (as for attention_layer)"},
+    {"ffn", "\"dense\" or \"moe\"", "moe when the model has routed experts",
+     "the feed-forward part: the model's dense SwiGLU MLP (ffn_hidden), or its MoE under EP"},
+    {"moe", "object", "the model's routing, two_tier",
+     "the MoE part's routing and exchanges; checked, but not used, when ffn is dense"},
+}};
+
+const std::array<KeyDoc, 9> kTransformerMoe{{
+    {"top_k", "integer in [1, 2^20]", "the model's", "experts per token"},
+    {"max_nodes_per_token", "integer in [0, 2^20]", "the model's",
+     "nodes a token may reach; 0: no limit"},
+    {"dispatch_bytes_per_element", "number in (0, 64]", "1",
+     "dispatch payload (FP8: 1; with scales 1.03125)"},
+    {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2)"},
+    {"routing", "object", "uniform", "expert popularity and the balancer (as for moe_layer)"},
+    {"capacity_factor", "number in [0.01, 1000]", "none",
+     "an expert takes at most this times its even share; the rest are dropped"},
+    {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
+     "how dispatch and combine run (as for moe_layer)"},
+    {"comm_sms", "integer in [0, SMs)", "0",
+     "SMs the communication kernels hold; the MoE part's compute runs on the rest"},
+    {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
+     "two_tier: tokens per InfiniBand piece"},
 }};
 
 }  // namespace hopsim::config::tables

@@ -19,6 +19,8 @@ extern const std::array<KeyDoc, 14> kAttentionLayerWorkload;
 extern const std::array<KeyDoc, 4> kAttentionCp;
 extern const std::array<KeyDoc, 15> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 5> kMoeRouting;
+extern const std::array<KeyDoc, 14> kTransformerLayerWorkload;
+extern const std::array<KeyDoc, 9> kTransformerMoe;
 extern const std::array<KeyDoc, 13> kCluster;
 extern const std::array<KeyDoc, 8> kGpu;
 extern const std::array<KeyDoc, 3> kLink;

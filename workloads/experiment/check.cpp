@@ -18,10 +18,11 @@ void add_under(const std::string& prefix, const Problems& from, Problems& out) {
 
 void check_validation(const Experiment& e, Problems& out) {
   const Validation& v = *e.validation;
-  if (std::holds_alternative<AttentionLayerJob>(e.job)) {
+  if (std::holds_alternative<AttentionLayerJob>(e.job) ||
+      std::holds_alternative<TransformerLayerJob>(e.job)) {
     if (v.metric != "time_s") {
       out.push_back({"/validation/metric",
-                     fmt::format("an attention layer validates \"time_s\", not \"{}\"", v.metric)});
+                     fmt::format("a layer validates \"time_s\", not \"{}\"", v.metric)});
     }
     if (v.bytes) {
       out.push_back({"/validation/bytes", "only for collectives (it names a row)"});
@@ -31,7 +32,8 @@ void check_validation(const Experiment& e, Problems& out) {
   const auto* job = std::get_if<CollectiveJob>(&e.job);
   if (job == nullptr) {
     out.push_back({"/validation",
-                   "validation applies to workload kinds \"collective\" and \"attention_layer\""});
+                   "validation applies to workload kinds \"collective\", \"attention_layer\" and "
+                   "\"transformer_layer\""});
     return;
   }
   if (!v.bytes) {

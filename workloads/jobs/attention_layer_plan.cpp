@@ -9,12 +9,10 @@
 #include "sim/assert.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/cp/ring_attention.hpp"
-#include "workloads/jobs/attention_layer_job.hpp"
+#include "workloads/jobs/layer_builders.hpp"
 
 namespace hopsim::work {
 namespace {
-
-using TaskList = std::vector<PlanTaskId>;
 
 using Dims = AttentionDims;
 
@@ -44,9 +42,11 @@ Gemms gemms_of(const AttentionLayerJob& job, const ModelSpec& m, const ParallelS
   return g;
 }
 
-class LayerBuilder {
+}  // namespace
+
+class AttentionBuilder::Impl {
  public:
-  LayerBuilder(const AttentionLayerJob& job, const BuildEnv& b, Plan& plan)
+  Impl(const AttentionLayerJob& job, const BuildEnv& b, Plan& plan)
       : job_(job),
         b_(b),
         plan_(plan),
@@ -109,6 +109,10 @@ class LayerBuilder {
   }
 
   std::int64_t cp_bytes_fwd() const { return cp_bytes_fwd_; }
+  const Mesh& mesh() const { return mesh_; }
+  const AttentionLayerJob& job() const { return job_; }
+  const BuildEnv& build_env() const { return b_; }
+  std::vector<TaskList>& frontier() { return frontier_; }
   const std::vector<int>& first_ring() const { return rings_.front(); }
   const Dims& dims() const { return d_; }
   const CpLayout& layout() const { return layout_; }
@@ -362,45 +366,60 @@ class LayerBuilder {
   }
 };
 
-}  // namespace
 
-std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
-  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
-                "an attention layer needs a compute model and a model");
-  Plan plan;
-  LayerBuilder builder(*this, b, plan);
-  const Mesh& mesh = b.env.mesh;
-  const Dims& d = builder.dims();
+// What is known of the layout before the run: positions' work and FLOPs, the overlap threshold.
+CpDetails AttentionBuilder::details() const {
+  const Impl& im = *impl_;
+  const Mesh& mesh = im.mesh();
+  const Dims& d = im.dims();
+  const AttentionLayerJob& job = im.job();
   CpDetails details;
-  details.algorithm = cp_algorithm_name(cp.algorithm);
-  details.balance = balance_name(cp.balance);
+  details.algorithm = cp_algorithm_name(job.cp.algorithm);
+  details.balance = balance_name(job.cp.balance);
   details.degree = mesh.spec().cp;
   details.ulysses_degree = d.u;
   details.ring_degree = d.r;
-  details.block_tokens = builder.layout().chunk_tokens();
-  details.tokens_per_rank = seq_len / mesh.spec().cp;
+  details.block_tokens = im.layout().chunk_tokens();
+  details.tokens_per_rank = job.seq_len / mesh.spec().cp;
   details.step_compute.resize(static_cast<std::size_t>(mesh.size()));
   details.step_send.resize(static_cast<std::size_t>(mesh.size()));
-  for (int q = 0; q < builder.layout().ring(); ++q) {
+  for (int q = 0; q < im.layout().ring(); ++q) {
     int units = 0;
-    for (int kv = 0; kv < builder.layout().ring(); ++kv) {
-      units += builder.layout().units(q, kv);
+    for (int kv = 0; kv < im.layout().ring(); ++kv) {
+      units += im.layout().units(q, kv);
     }
     details.work_units_per_rank.push_back(units);
-    details.flops_per_rank.push_back(builder.position_flops(q));
+    details.flops_per_rank.push_back(impl_->position_flops(q));
   }
   const auto busiest = std::max_element(details.flops_per_rank.begin(),
                                         details.flops_per_rank.end()) -
                        details.flops_per_rank.begin();
-  details.steps_gpu = builder.first_ring()[static_cast<std::size_t>(busiest)];
+  details.steps_gpu = im.first_ring()[static_cast<std::size_t>(busiest)];
+  const BuildEnv& b = im.build_env();
   const std::vector<int> group = mesh.group(Dim::Cp, 0);
   const bool one_node = std::all_of(group.begin(), group.end(), [&](int g) {
     return b.cluster.node_of(g) == b.cluster.node_of(group.front());
   });
   details.ring_link = one_node ? "nvlink" : "network";
   details.overlap_threshold_tokens =
-      overlap_threshold_tokens(*b.env.model, mesh.spec(), b.env.cluster, !one_node);
+      job.overlap_threshold_tokens(*b.env.model, mesh.spec(), b.env.cluster, !one_node);
   details.min_seq_per_rank = 6 * details.overlap_threshold_tokens;
+  return details;
+}
+
+AttentionBuilder::AttentionBuilder(const AttentionLayerJob& job, const BuildEnv& b, Plan& plan)
+    : impl_(std::make_unique<Impl>(job, b, plan)) {}
+AttentionBuilder::~AttentionBuilder() = default;
+void AttentionBuilder::layer(Pass pass, CpDetails* record) { impl_->layer(pass, record); }
+std::vector<TaskList>& AttentionBuilder::frontier() { return impl_->frontier(); }
+std::int64_t AttentionBuilder::cp_bytes_fwd() const { return impl_->cp_bytes_fwd(); }
+
+std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
+  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
+                "an attention layer needs a compute model and a model");
+  Plan plan;
+  AttentionBuilder builder(*this, b, plan);
+  CpDetails details = builder.details();
   if (forward()) {
     for (std::int64_t l = 0; l < layers; ++l) {
       builder.layer(Pass::Fwd, l == 0 ? &details : nullptr);

@@ -14,10 +14,12 @@
 #include "workloads/jobs/collective_job.hpp"
 #include "workloads/jobs/flows_job.hpp"
 #include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/jobs/transformer_layer_job.hpp"
 
 namespace hopsim::work {
 
-using Job = std::variant<FlowsJob, CollectiveJob, AttentionLayerJob, MoeLayerJob>;
+using Job =
+    std::variant<FlowsJob, CollectiveJob, AttentionLayerJob, MoeLayerJob, TransformerLayerJob>;
 
 namespace detail {
 template <class V>
@@ -29,7 +31,8 @@ struct KindTable<std::variant<J...>> {
 };
 }  // namespace detail
 
-/// Kind names in variant order: "flows", "collective", "attention_layer", "moe_layer".
+/// Kind names in variant order: "flows", "collective", "attention_layer", "moe_layer",
+/// "transformer_layer".
 inline constexpr auto kJobKinds = detail::KindTable<Job>::kNames;
 
 inline std::string_view kind_name(const Job& job) { return kJobKinds[job.index()]; }

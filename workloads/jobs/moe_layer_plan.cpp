@@ -11,12 +11,10 @@
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/jobs/layer_compute.hpp"
-#include "workloads/jobs/moe_layer_job.hpp"
+#include "workloads/jobs/layer_builders.hpp"
 
 namespace hopsim::work {
 namespace {
-
-using TaskList = std::vector<PlanTaskId>;
 
 // Seeds of the token draws: one per EP group and micro-batch (0, 1; 2 for the balancer's
 // training steps), apart from each other. The experts' popularity has its own seed.
@@ -54,9 +52,11 @@ struct GroupRouting {
 // The exchanges of a pass in issue order on the communication stream, one at a time.
 enum class Direction : std::uint8_t { Out, Back };  // out: to the experts; back: to the tokens
 
-class MoeBuilder {
+}  // namespace
+
+class MoeBuilder::Impl {
  public:
-  MoeBuilder(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
+  Impl(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
       : job_(job),
         b_(b),
         plan_(plan),
@@ -96,6 +96,9 @@ class MoeBuilder {
   }
 
   double slowdown() const { return slowdown_; }
+  const MoeLayerJob& job() const { return job_; }
+  const BuildEnv& build_env() const { return b_; }
+  std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
   const std::vector<double>& balance_steps() const { return balance_steps_; }
   const std::vector<GroupRouting>& routing(std::int64_t mb) const {
     return routing_[static_cast<std::size_t>(mb)];
@@ -110,7 +113,7 @@ class MoeBuilder {
     std::vector<std::vector<TaskList>> dispatched(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       const std::vector<TaskList> pre =
-          compute_all(pre_.fwd, phase("attention", "fwd"), ready(mb));
+          compute_all(pre_.fwd, phase(pre_phase(), "fwd"), ready(mb));
       dispatched[static_cast<std::size_t>(mb)] = exchange(
           mb, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), pre);
     }
@@ -142,7 +145,7 @@ class MoeBuilder {
           mb, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      ready(mb) = compute_all(reversed(pre_.bwd), phase("attention", "bwd"),
+      ready(mb) = compute_all(reversed(pre_.bwd), phase(pre_phase(), "bwd"),
                               back[static_cast<std::size_t>(mb)]);
     }
   }
@@ -156,7 +159,7 @@ class MoeBuilder {
     const std::vector<TaskList> b_out = exchange(
         1, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(1));
     const std::vector<TaskList> f_pre =
-        compute_all(pre_.fwd, phase("attention", "fwd"), ready(0));
+        compute_all(pre_.fwd, phase(pre_phase(), "fwd"), ready(0));
     compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
@@ -165,7 +168,7 @@ class MoeBuilder {
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
     const std::vector<TaskList> b_back = exchange(
         1, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), b_experts);
-    ready(1) = compute_all(reversed(pre_.bwd), phase("attention", "bwd"), b_back);
+    ready(1) = compute_all(reversed(pre_.bwd), phase(pre_phase(), "bwd"), b_back);
     ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
                         phase("combine", "fwd"), f_experts);
   }
@@ -202,11 +205,12 @@ class MoeBuilder {
   /// The communication stream: what the next exchange of each EP group starts after.
   std::map<std::size_t, TaskList> comm_free_;
 
-  std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
-
   std::uint32_t phase(std::string_view name, std::string_view pass) {
     return plan_.phase(name, pass);
   }
+
+  // What runs before dispatch: attention and the router, or the router alone.
+  std::string_view pre_phase() const { return job_.attention ? "attention" : "router"; }
 
   static KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
 
@@ -326,41 +330,32 @@ class MoeBuilder {
 
 };
 
-}  // namespace
 
-std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
-  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
-                "a MoE layer needs a compute model and a model");
-  Plan plan;
-  MoeBuilder builder(*this, b, plan);
-  if (overlap == EpOverlap::DualPipePair) {
-    for (std::int64_t l = 0; l < layers; ++l) {
-      builder.pair();
-    }
-  } else {
-    if (forward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
-        builder.forward();
-      }
-    }
-    builder.join();
-    if (backward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
-        builder.backward();
-      }
-    }
-  }
+MoeBuilder::MoeBuilder(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
+    : impl_(std::make_unique<Impl>(job, b, plan)) {}
+MoeBuilder::~MoeBuilder() = default;
+void MoeBuilder::forward() { impl_->forward(); }
+void MoeBuilder::backward() { impl_->backward(); }
+void MoeBuilder::pair() { impl_->pair(); }
+void MoeBuilder::join() { impl_->join(); }
+std::vector<TaskList>& MoeBuilder::ready(std::int64_t mb) { return impl_->ready(mb); }
+
+EpDetails MoeBuilder::details() const {
+  const Impl& builder = *impl_;
+  const MoeLayerJob& job = builder.job();
+  const MoeRouting& routing = job.routing;
+  const BuildEnv& b = builder.build_env();
   EpDetails details;
   details.degree = b.env.mesh.spec().ep;
   details.groups = static_cast<std::int64_t>(builder.routing(0).size());
-  details.micro_batches = micro_batches();
+  details.micro_batches = job.micro_batches();
   details.compute_slowdown = builder.slowdown();
   details.balance_steps = builder.balance_steps();
   const std::size_t n = builder.routing(0).front().ranks.size();
   details.tokens_per_rank.assign(n, 0);
   double nodes = 0;
   double gpus = 0;
-  for (std::int64_t mb = 0; mb < micro_batches(); ++mb) {
+  for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
     const GroupRouting& gr = builder.routing(mb).front();
     const std::vector<std::int64_t>& taken = gr.load.expert_tokens;
     if (details.tokens_per_expert.empty()) {
@@ -384,6 +379,32 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
   const double tokens = static_cast<double>(routing.tokens_per_gpu) * static_cast<double>(n);
   details.nodes_per_token_mean = nodes / tokens;
   details.gpus_per_token_mean = gpus / tokens;
+  return details;
+}
+
+std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
+  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
+                "a MoE layer needs a compute model and a model");
+  Plan plan;
+  MoeBuilder builder(*this, b, plan);
+  if (overlap == EpOverlap::DualPipePair) {
+    for (std::int64_t l = 0; l < layers; ++l) {
+      builder.pair();
+    }
+  } else {
+    if (forward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.forward();
+      }
+    }
+    builder.join();
+    if (backward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.backward();
+      }
+    }
+  }
+  EpDetails details = builder.details();
   std::vector<Case> out;
   out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {}, {},
                      std::move(details)});
