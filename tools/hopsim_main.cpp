@@ -1,4 +1,5 @@
-// hopsim: the command-line program (run, sweep, regress, explain, check-calibration, schema).
+// hopsim: the command-line program (run, sweep, regress, compare, explain, check-calibration,
+// schema).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands/check_calibration_command.hpp"
+#include "tools/commands/compare_command.hpp"
 #include "tools/commands/explain_command.hpp"
 #include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
@@ -24,6 +26,7 @@ struct Commands {
   hopsim::tools::RunOptions explain;
   hopsim::tools::SweepOptions sweep;
   hopsim::tools::RegressOptions regress;
+  hopsim::tools::CompareOptions compare;
   std::string table;
   std::string gpu;
   bool markdown = false;
@@ -31,6 +34,7 @@ struct Commands {
   CLI::App* explain_cmd = nullptr;
   CLI::App* sweep_cmd = nullptr;
   CLI::App* regress_cmd = nullptr;
+  CLI::App* compare_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
 };
@@ -71,6 +75,11 @@ void add_commands(CLI::App& app, Commands& c) {
   c.regress_cmd->add_option("--tolerance", c.regress.tolerance,
                             "relative change that fails (default 0.01)");
   c.regress_cmd->add_flag("--update", c.regress.update, "rewrite the expected reports");
+  c.compare_cmd = app.add_subcommand(
+      "compare", "two reports side by side (run --json or --out), with the change in each figure");
+  c.compare_cmd->add_option("a", c.compare.a, "the first report (A)")->required();
+  c.compare_cmd->add_option("b", c.compare.b, "the second report (B)")->required();
+  c.compare_cmd->add_flag("--json", c.compare.json, "print the comparison as JSON");
   hopsim::tools::RunOptions& x = c.explain;
   c.explain_cmd = app.add_subcommand("explain", "print the closed-form numbers of an experiment");
   c.explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
@@ -95,6 +104,9 @@ int dispatch(const Commands& c) {
   if (c.regress_cmd->parsed()) {
     return hopsim::tools::regress_command(c.regress);
   }
+  if (c.compare_cmd->parsed()) {
+    return hopsim::tools::compare_command(c.compare);
+  }
   if (c.sweep_cmd->parsed()) {
     return hopsim::tools::sweep_command(c.sweep);
   }
@@ -114,8 +126,10 @@ int run_cli(int argc, char** argv) {
     const std::string name = argv[1];
     const auto subcommands = app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
     if (subcommands.empty()) {
-      fmt::print(stderr, "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, "
-                         "regress, explain, check-calibration and schema (hopsim --help)\n", name);
+      fmt::print(stderr,
+                 "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, regress, "
+                 "compare, explain, check-calibration and schema (hopsim --help)\n",
+                 name);
       return 2;
     }
   }

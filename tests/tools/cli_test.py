@@ -390,6 +390,68 @@ def case_sweep(ctx):
     print("6 points (2 invalid with reasons), resume after a cut row, 2 shards, bad --vary")
 
 
+def case_compare(ctx):
+    """hopsim compare: two reports side by side; a slower NIC shows as a longer step, more
+    exposed communication and the same bytes; a file that is not a report exits 2 naming it."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    small = ["--set", "workload.seq_len=4096", "--no-wall-time"]
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        for out, extra in ((a, []), (b, ["--set", "cluster.nic.peak_GBps=25",
+                                         "--set", "cluster.nic.achievable_GBps=23.5"])):
+            rc, _, err = run([ctx.hopsim, "run", exp, *small, *extra, "--out", out])
+            expect(rc == 0, f"run exited {rc}: {err}")
+        ra, rb = os.path.join(a, "report.json"), os.path.join(b, "report.json")
+        rc, out, err = run([ctx.hopsim, "compare", ra, rb, "--json"])
+        expect(rc == 0, f"compare --json exited {rc}: {err}")
+        c = json.loads(out)["cases"][0]
+        with open(ra, encoding="utf-8") as f:
+            step_a = json.load(f)["step_time_s"]
+        expect(c["step_time_s"]["a"] == step_a, f"compare's A step {c['step_time_s']} vs {step_a}")
+        expect(c["step_time_s"]["change"] > 0.01, f"a slower NIC, no longer step: {c['step_time_s']}")
+        expect(c["bytes_ib"]["change"] == 0, f"the same bytes: {c['bytes_ib']}")
+        expect(c["exposed_comm_s"]["change"] > 0, f"more exposed: {c['exposed_comm_s']}")
+        expect(c["links"] and all(0 <= l["peak_utilization"]["a"] <= 1 + 1e-9
+                                  for l in c["links"].values()), f"links: {c['links']}")
+        rc, out, err = run([ctx.hopsim, "compare", ra, rb])
+        expect(rc == 0 and "step time (ms)" in out and "dispatch/fwd exposed" in out,
+               f"compare text: exit {rc}\n{out}{err}")
+        rc, out, err = run([ctx.hopsim, "compare", ra, exp])
+        expect(rc == 2 and exp in err and "not a hopsim report" in err,
+               f"compare with an experiment file: exit {rc}, {err!r}")
+    print("compare: the step and exposed communication grow with a slower NIC, bytes do not")
+
+
+def case_layer_trace(ctx):
+    """A layer's trace opens in Perfetto: valid JSON, X slices for kernels on named threads of
+    processes named n0.g3, async flow slices with bytes and links, counters for links."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.json")
+        rc, _, err = run([ctx.hopsim, "run", exp, "--set", "workload.seq_len=4096",
+                          "--trace", path, "--trace-links", "3"])
+        expect(rc == 0, f"run --trace exited {rc}: {err}")
+        with open(path, encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+    kinds = {e["ph"] for e in events}
+    expect({"X", "b", "e", "C", "M"} <= kinds, f"event kinds {sorted(kinds)}")
+    slices = [e for e in events if e["ph"] == "X"]
+    expect(all(e["dur"] >= 0 and "ts" in e for e in slices), "a slice without ts or dur")
+    expect(any(e["name"].startswith("experts") for e in slices) and
+           any(e["name"].startswith("attention") for e in slices),
+           "no expert or attention kernels among the slices")
+    flows = [e for e in events if e["ph"] == "b"]
+    expect(flows and all("bytes" in e["args"] and e["args"]["links"] for e in flows),
+           "flow slices without bytes or links")
+    threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    processes = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    expect("n1.g7" in processes and "links (busiest)" in processes, f"processes {processes}")
+    expect(len(threads) >= 2, f"threads {threads}")
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    expect(len(counters) == 3, f"--trace-links 3 drew {sorted(counters)}")
+    print(f"layer trace: {len(slices)} kernel slices, {len(flows)} flows, counters {sorted(counters)}")
+
+
 def case_regress(ctx):
     """hopsim regress: the shipped suite passes; a 10% slower NVLink in one experiment fails it
     and names it; --update accepts the change."""
@@ -563,7 +625,7 @@ def main():
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
-              "regress": case_regress}
+              "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

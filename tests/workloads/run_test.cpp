@@ -150,7 +150,8 @@ TEST_CASE("watched links record their load whenever it changes") {
   const RunResult r = run(two_node_flows(), options);
   const CaseResult& c = r.cases.front();
   REQUIRE(c.link_loads.size() == 2);
-  // The busiest links carry "a" and "c" (400 MB each over NVLink): GPU 1's up- and down-link.
+  // The busiest for their bandwidth carry "b" (100 MB over 50 GB/s InfiniBand: 2 ms at full
+  // rate), not "a" and "c" (400 MB each over 400 GB/s NVLink: 1 ms each).
   for (const LinkLoad& load : c.link_loads) {
     CAPTURE(r.cluster->link(load.link).name);
     REQUIRE(!load.samples.empty());
@@ -158,7 +159,8 @@ TEST_CASE("watched links record their load whenever it changes") {
     for (const auto& [at, bytes_per_s] : load.samples) {
       peak = std::max(peak, bytes_per_s);
     }
-    CHECK(peak == doctest::Approx(400e9));
+    CHECK(peak == doctest::Approx(50e9));
+    CHECK(r.cluster->link(load.link).kind == topo::LinkKind::Nic);
     CHECK(load.samples.back().second == 0);  // idle at the end
   }
 }

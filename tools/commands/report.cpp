@@ -1,6 +1,9 @@
 // Report JSON: the common keys per case, and a section per workload kind.
 #include "tools/commands/report.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace hopsim::tools {
@@ -37,8 +40,41 @@ Json compute_sources(const work::ComputeTally& tally) {
   return out;
 }
 
+// The links the most bytes crossed: bytes, load over the case's time (mean utilization) and
+// at its highest (peak utilization), of each link's bandwidth.
+Json busiest_links(const work::CaseResult& c, const topo::Cluster& cluster) {
+  const std::size_t n = std::min(work::kReportLinks, c.link_loads.size());
+  std::vector<std::int64_t> bytes(n, 0);
+  const auto& tasks = c.plan.tasks();
+  for (std::size_t i = 0; i < tasks.size() && n > 0; ++i) {
+    if (tasks[i].kind != work::PlanTaskKind::Flow) {
+      continue;
+    }
+    for (topo::LinkId l : c.outcome.route(static_cast<work::PlanTaskId>(i))) {
+      for (std::size_t k = 0; k < n; ++k) {
+        bytes[k] += c.link_loads[k].link == l ? tasks[i].bytes.n : 0;
+      }
+    }
+  }
+  Json out = Json::array();
+  const double step = c.summary.step.seconds();
+  for (std::size_t k = 0; k < n; ++k) {
+    const topo::Link& link = cluster.link(c.link_loads[k].link);
+    const double capacity = link.bandwidth.bytes_per_s;
+    double peak = 0;
+    for (const auto& [at, load] : c.link_loads[k].samples) {
+      peak = std::max(peak, load);
+    }
+    out.push_back({{"link", link.name},
+                   {"bytes", bytes[k]},
+                   {"utilization", step > 0 ? static_cast<double>(bytes[k]) / capacity / step : 0.0},
+                   {"peak_utilization", peak / capacity}});
+  }
+  return out;
+}
+
 // The summary keys of one case (docs/report.md).
-Json case_summary(const work::CaseResult& c, bool wall_time) {
+Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool wall_time) {
   const work::Summary& s = c.summary;
   const work::RankTime& crit = s.ranks[static_cast<std::size_t>(s.critical_rank)];
   Json r;
@@ -69,6 +105,7 @@ Json case_summary(const work::CaseResult& c, bool wall_time) {
   }
   r["phases"] = std::move(phases);
   r["compute_sources"] = compute_sources(s.compute_sources);
+  r["busiest_links"] = busiest_links(c, cluster);
   r["sim"] = {{"events", c.outcome.events},
               {"flows", c.outcome.flows},
               {"solves", c.outcome.solves}};
@@ -107,11 +144,11 @@ Json make_report(const ReportInput& in) {
   Json results = Json::array();
   for (const work::CaseResult& c : in.result.cases) {
     Json one = {{"case", c.name}};
-    one.update(case_summary(c, in.wall_time));
+    one.update(case_summary(c, *in.result.cluster, in.wall_time));
     results.push_back(std::move(one));
   }
   if (in.result.cases.size() == 1) {
-    Json only = case_summary(in.result.cases.front(), in.wall_time);
+    Json only = case_summary(in.result.cases.front(), *in.result.cluster, in.wall_time);
     only.erase("sim");  // the totals below say the same
     r.update(only);
   }

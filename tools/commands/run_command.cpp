@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -52,7 +53,8 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
 int run_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
   work::RunOptions options;
-  options.watch_links = o.trace_file.empty() ? 0 : o.trace_links;
+  options.watch_links =
+      o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
   // Progress on stderr for runs of several cases that take a while (or on a terminal).
   const auto started = std::chrono::steady_clock::now();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
@@ -74,7 +76,7 @@ int run_command(const RunOptions& o) {
   const auto report = make_report({file, result, !o.no_wall_time});
   try {
     if (!o.trace_file.empty()) {
-      write_file_atomically(o.trace_file, make_trace(result).dump() + "\n");
+      write_file_atomically(o.trace_file, make_trace(result, o.trace_links).dump() + "\n");
     }
     if (!o.out_dir.empty()) {
       write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n");

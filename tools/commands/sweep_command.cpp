@@ -205,7 +205,9 @@ Outcome run_point(const SweepOptions& o, const std::vector<std::string>& point) 
     return {row({}, "invalid", e.what()), false};
   }
   try {
-    const work::RunResult result = work::run(file->experiment);
+    work::RunOptions options;
+    options.watch_links = 0;  // a row has no link loads
+    const work::RunResult result = work::run(file->experiment, options);
     if (!result.ok()) {
       try {
         file->fail(result.problems.front());

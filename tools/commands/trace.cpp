@@ -1,6 +1,7 @@
 // Trace events from a run's task times, streams, labels and watched link loads.
 #include "tools/commands/trace.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -47,8 +48,9 @@ void add_task(const work::CaseResult& c, std::size_t i, Time offset, std::uint64
 }
 
 void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster& cluster,
-                    Json& events) {
-  for (const work::LinkLoad& load : c.link_loads) {
+                    std::size_t count, Json& events) {
+  for (std::size_t i = 0; i < std::min(count, c.link_loads.size()); ++i) {
+    const work::LinkLoad& load = c.link_loads[i];
     const std::string& name = cluster.link(load.link).name;
     for (const auto& [at, bytes_per_s] : load.samples) {
       events.push_back({{"name", name}, {"ph", "C"}, {"pid", kLinksProcess},
@@ -80,7 +82,7 @@ void add_names(const topo::Cluster& cluster, const std::set<std::pair<int, int>>
 
 }  // namespace
 
-Json make_trace(const work::RunResult& result) {
+Json make_trace(const work::RunResult& result, std::size_t links_drawn) {
   const topo::Cluster& cluster = *result.cluster;
   Json events = Json::array();
   std::set<std::pair<int, int>> threads;
@@ -101,8 +103,8 @@ Json make_trace(const work::RunResult& result) {
       threads.emplace(t.src, t.stream);
       add_task(c, i, offset, id, cluster, events);
     }
-    add_link_loads(c, offset, cluster, events);
-    links = links || !c.link_loads.empty();
+    add_link_loads(c, offset, cluster, links_drawn, events);
+    links = links || (links_drawn > 0 && !c.link_loads.empty());
     if (c.plan.streams().size() > streams.size()) {
       streams = c.plan.streams();
     }

@@ -11,8 +11,9 @@ namespace hopsim::tools {
 /// complete ("X") slices on their stream; flows overlap freely, so each is an async slice
 /// ("b"/"e") on its sender's comm stream, named by its label, with the destination, bytes and
 /// links as arguments. Cases (sizes of a collective) follow one another on the timeline, each
-/// marked by an instant event. Watched links get counter tracks of their load in GB/s.
+/// marked by an instant event. The first `links_drawn` watched links (the busiest) get counter
+/// tracks of their load in GB/s.
 /// Times in microseconds, as the format wants.
-nlohmann::json make_trace(const work::RunResult& result);
+nlohmann::json make_trace(const work::RunResult& result, std::size_t links_drawn);
 
 }  // namespace hopsim::tools

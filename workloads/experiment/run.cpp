@@ -33,10 +33,11 @@ class LinkLoadRecorder final : public RunObserver {
   std::vector<LinkLoad> loads_;
 };
 
-// The `count` links that the plan's flows put the most bytes on (ties: lower id first).
+// The `count` links that the plan's flows keep busiest: the most bytes for their bandwidth
+// (ties: lower id first).
 std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan& plan,
                                         std::size_t count) {
-  std::vector<double> bytes(cluster.link_count(), 0.0);
+  std::vector<double> busy(cluster.link_count(), 0.0);  // seconds at the full rate
   for (const PlanTask& t : plan.tasks()) {
     if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
       continue;
@@ -44,19 +45,19 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
     const std::span<const topo::LinkId> given = plan.explicit_route(t);
     const topo::Route route = given.empty() ? cluster.route(t.src, t.dst) : topo::Route{};
     for (topo::LinkId l : given.empty() ? route.span() : given) {
-      bytes[l] += static_cast<double>(t.bytes.n);
+      busy[l] += static_cast<double>(t.bytes.n) / cluster.link(l).bandwidth.bytes_per_s;
     }
   }
   std::vector<topo::LinkId> links;
-  for (topo::LinkId l = 0; l < bytes.size(); ++l) {
-    if (bytes[l] > 0) {
+  for (topo::LinkId l = 0; l < busy.size(); ++l) {
+    if (busy[l] > 0) {
       links.push_back(l);
     }
   }
   const std::size_t keep = std::min(count, links.size());
   std::partial_sort(links.begin(), links.begin() + static_cast<std::ptrdiff_t>(keep), links.end(),
                     [&](topo::LinkId a, topo::LinkId b) {
-                      return bytes[a] != bytes[b] ? bytes[a] > bytes[b] : a < b;
+                      return busy[a] != busy[b] ? busy[a] > busy[b] : a < b;
                     });
   links.resize(keep);
   return links;

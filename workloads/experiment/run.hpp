@@ -19,9 +19,13 @@ namespace hopsim::work {
 
 struct CaseResult;
 
+/// Links whose load over time a report describes (the busiest for their bandwidth).
+inline constexpr std::size_t kReportLinks = 4;
+
 struct RunOptions {
-  /// Record the load over time of this many links, the ones the most bytes cross.
-  std::size_t watch_links = 0;
+  /// Record the load over time of this many links, the busiest for their bandwidth (a report
+  /// describes the first kReportLinks; a trace may draw more; 0 saves the sampling).
+  std::size_t watch_links = kReportLinks;
   /// Called as each case ends (index from 0, count), for progress; run() itself does no IO.
   std::function<void(std::size_t, std::size_t, const CaseResult&)> on_case;
 };

@@ -1,0 +1,241 @@
+// `hopsim compare`: figures of two reports paired by case, phase and link, with the change.
+#include "tools/commands/compare_command.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tools/config/json_file.hpp"
+#include "tools/config/node.hpp"
+
+namespace hopsim::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using config::ConfigError;
+
+// A report's cases by name: its results, each with step_time_s and phases.
+std::vector<std::pair<std::string, const Json*>> cases_of(const Json& report,
+                                                          const std::string& file) {
+  if (!report.is_object() || !report.contains("results") || !report["results"].is_array() ||
+      !report.contains("experiment") || !report["experiment"].is_string()) {
+    throw ConfigError(fmt::format("{}: not a hopsim report (no \"experiment\" and \"results\"; "
+                                  "write one with hopsim run --json or --out)",
+                                  file));
+  }
+  std::vector<std::pair<std::string, const Json*>> out;
+  for (const Json& c : report["results"]) {
+    if (!c.is_object() || !c.contains("step_time_s") || !c["step_time_s"].is_number() ||
+        !c.contains("phases") || !c["phases"].is_array() ||
+        (c.contains("case") && !c["case"].is_string())) {
+      throw ConfigError(fmt::format("{}: /results: a case without step_time_s and phases", file));
+    }
+    out.emplace_back(c.value("case", std::string("case")), &c);
+  }
+  return out;
+}
+
+const Json* find(const std::vector<std::pair<std::string, const Json*>>& cases,
+                 const std::string& name) {
+  for (const auto& [n, c] : cases) {
+    if (n == name) {
+      return c;
+    }
+  }
+  return nullptr;
+}
+
+Json value_at(const Json* j, const Json::json_pointer& p) {
+  return j != nullptr && j->contains(p) && (*j)[p].is_number() ? (*j)[p] : Json(nullptr);
+}
+
+Json pair(const Json& a, const Json& b) {
+  Json change = nullptr;
+  if (a.is_number() && b.is_number() && a.get<double>() != 0) {
+    change = (b.get<double>() - a.get<double>()) / a.get<double>();
+  }
+  return {{"a", a}, {"b", b}, {"change", change}};
+}
+
+// Phase rows "name/pass" of a case: compute, comm and exposed time.
+Json phases(const Json* a, const Json* b) {
+  Json out = Json::object();
+  for (const Json* side : {a, b}) {
+    if (side == nullptr) {
+      continue;
+    }
+    for (const Json& ph : (*side)["phases"]) {
+      const std::string key =
+          ph.value("name", std::string("?")) + "/" + ph.value("pass", std::string("?"));
+      out[key] = nullptr;
+    }
+  }
+  const auto phase_of = [](const Json* side, const std::string& key) -> const Json* {
+    if (side == nullptr) {
+      return nullptr;
+    }
+    for (const Json& ph : (*side)["phases"]) {
+      if (ph.value("name", std::string("?")) + "/" + ph.value("pass", std::string("?")) == key) {
+        return &ph;
+      }
+    }
+    return nullptr;
+  };
+  for (auto& [key, row] : out.items()) {
+    const Json* pa = phase_of(a, key);
+    const Json* pb = phase_of(b, key);
+    row = Json::object();
+    for (const char* f : {"compute_s", "comm_s", "exposed_comm_s"}) {
+      const Json::json_pointer p("/" + std::string(f));
+      row[f] = pair(value_at(pa, p), value_at(pb, p));
+    }
+  }
+  return out;
+}
+
+// The busiest links of either report, by name: mean and peak utilization.
+Json links(const Json* a, const Json* b) {
+  Json out = Json::object();
+  for (const Json* side : {a, b}) {
+    if (side == nullptr || !side->contains("busiest_links")) {
+      continue;
+    }
+    for (const Json& l : (*side)["busiest_links"]) {
+      out[l.value("link", std::string("?"))] = nullptr;
+    }
+  }
+  const auto link_of = [](const Json* side, const std::string& name) -> const Json* {
+    if (side == nullptr || !side->contains("busiest_links")) {
+      return nullptr;
+    }
+    for (const Json& l : (*side)["busiest_links"]) {
+      if (l.value("link", std::string()) == name) {
+        return &l;
+      }
+    }
+    return nullptr;
+  };
+  for (auto& [name, row] : out.items()) {
+    const Json* la = link_of(a, name);
+    const Json* lb = link_of(b, name);
+    row = Json::object();
+    for (const char* f : {"bytes", "utilization", "peak_utilization"}) {
+      const Json::json_pointer p("/" + std::string(f));
+      row[f] = pair(value_at(la, p), value_at(lb, p));
+    }
+  }
+  return out;
+}
+
+std::string number(const Json& v, double scale, int digits) {
+  return v.is_number() ? fmt::format("{:.{}f}", v.get<double>() * scale, digits) : "-";
+}
+
+std::string change(const Json& p) {
+  return p["change"].is_number() ? fmt::format("{:+.1f}%", 100 * p["change"].get<double>())
+                                 : (p["a"] == p["b"] ? "" : "new");
+}
+
+std::string row(std::string_view label, const Json& p, double scale, int digits) {
+  return fmt::format("{:<34} {:>14} {:>14} {:>9}\n", label, number(p["a"], scale, digits),
+                     number(p["b"], scale, digits), change(p));
+}
+
+std::string text(const Json& c) {
+  std::string out = fmt::format("{:<34} {:>14} {:>14} {:>9}\n", "", "A", "B", "change");
+  out += row("step time (ms)", c["step_time_s"], 1e3, 3);
+  out += row("busiest GPU compute (ms)", c["compute_s"], 1e3, 3);
+  out += row("busiest GPU communication (ms)", c["comm_s"], 1e3, 3);
+  out += row("busiest GPU exposed comm (ms)", c["exposed_comm_s"], 1e3, 3);
+  out += row("bytes over NVLink (GB)", c["bytes_nvlink"], 1e-9, 3);
+  out += row("bytes over InfiniBand (GB)", c["bytes_ib"], 1e-9, 3);
+  for (const auto& [key, ph] : c["phases"].items()) {
+    for (const auto& [f, label] : {std::pair{"compute_s", "compute"},
+                                   std::pair{"exposed_comm_s", "exposed"}}) {
+      const Json& p = ph[f];
+      const bool zero = (p["a"].is_null() || p["a"].get<double>() == 0) &&
+                        (p["b"].is_null() || p["b"].get<double>() == 0);
+      if (!zero) {
+        out += row(fmt::format("  {} {} (ms)", key, label), p, 1e3, 3);
+      }
+    }
+  }
+  for (const auto& [name, l] : c["links"].items()) {
+    out += row(fmt::format("  {} util (%)", name), l["utilization"], 100, 1);
+    out += row(fmt::format("  {} peak (%)", name), l["peak_utilization"], 100, 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Json compare_reports(const Json& a, const Json& b) {
+  const auto ca = cases_of(a, "A");
+  const auto cb = cases_of(b, "B");
+  Json out;
+  out["a"] = {{"experiment", a["experiment"]}, {"workload", a.value("workload", Json(nullptr))}};
+  out["b"] = {{"experiment", b["experiment"]}, {"workload", b.value("workload", Json(nullptr))}};
+  std::vector<std::string> names;
+  for (const auto* side : {&ca, &cb}) {
+    for (const auto& [name, c] : *side) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+  }
+  Json cases = Json::array();
+  for (const std::string& name : names) {
+    const Json* x = find(ca, name);
+    const Json* y = find(cb, name);
+    Json c = {{"case", name}};
+    for (const char* f : {"step_time_s", "compute_s", "comm_s", "exposed_comm_s"}) {
+      const Json::json_pointer p("/" + std::string(f));
+      c[f] = pair(value_at(x, p), value_at(y, p));
+    }
+    c["bytes_nvlink"] = pair(value_at(x, Json::json_pointer("/bytes/nvlink")),
+                             value_at(y, Json::json_pointer("/bytes/nvlink")));
+    c["bytes_ib"] = pair(value_at(x, Json::json_pointer("/bytes/ib")),
+                         value_at(y, Json::json_pointer("/bytes/ib")));
+    c["phases"] = phases(x, y);
+    c["links"] = links(x, y);
+    cases.push_back(std::move(c));
+  }
+  out["cases"] = std::move(cases);
+  return out;
+}
+
+int compare_command(const CompareOptions& o) {
+  const auto read = [](const std::string& path) {
+    const nlohmann::json j = config::read_json_file(path);
+    return Json::parse(j.dump());
+  };
+  const Json a = read(o.a);
+  const Json b = read(o.b);
+  Json out;
+  try {
+    out = compare_reports(a, b);
+  } catch (const ConfigError& e) {
+    // Name the file rather than the side.
+    const std::string what = e.what();
+    const bool first = what.rfind("A:", 0) == 0;
+    throw ConfigError((first ? o.a : o.b) + what.substr(1));
+  }
+  if (o.json) {
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("A: {} ({})\nB: {} ({})\n", o.a, out["a"]["experiment"].get<std::string>(), o.b,
+             out["b"]["experiment"].get<std::string>());
+  for (const Json& c : out["cases"]) {
+    if (out["cases"].size() > 1) {
+      fmt::print("case {}\n", c["case"].get<std::string>());
+    }
+    fmt::print("{}", text(c));
+  }
+  return 0;
+}
+
+}  // namespace hopsim::tools
