@@ -1,5 +1,5 @@
-// hopsim: the command-line program (run, sweep, regress, compare, explain, check-calibration,
-// schema).
+// hopsim: the command-line program (run, sweep, sweep-merge, regress, compare, explain,
+// check-calibration, schema).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +27,8 @@ struct Commands {
   hopsim::tools::SweepOptions sweep;
   hopsim::tools::RegressOptions regress;
   hopsim::tools::CompareOptions compare;
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
   std::string table;
   std::string gpu;
   bool markdown = false;
@@ -35,6 +37,7 @@ struct Commands {
   CLI::App* sweep_cmd = nullptr;
   CLI::App* regress_cmd = nullptr;
   CLI::App* compare_cmd = nullptr;
+  CLI::App* merge_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
 };
@@ -59,8 +62,10 @@ void add_commands(CLI::App& app, Commands& c) {
       "sweep", "run an experiment over every combination of varied keys; a CSV row per point");
   c.sweep_cmd->add_option("experiment", w.experiment, "experiment JSON file")->required();
   c.sweep_cmd->add_option("--vary", w.vary,
-                          "KEY=V1,V2,... or KEY=START:STOP:FACTOR; several --vary multiply")
-      ->required();
+                          "KEY=V1,V2,... or KEY=START:STOP:FACTOR; several --vary multiply");
+  c.sweep_cmd->add_option("--grid", w.grid,
+                          "a JSON array of points, each an object of KEY: VALUE; multiplies with "
+                          "--vary");
   c.sweep_cmd->add_option("--set", w.overrides, "override a config key for every point");
   c.sweep_cmd->add_option("--out", w.out, "append the rows to this CSV file (default: stdout)");
   c.sweep_cmd->add_option("--jobs", w.jobs, "points simulated at once, on threads (default 1)");
@@ -75,6 +80,10 @@ void add_commands(CLI::App& app, Commands& c) {
   c.regress_cmd->add_option("--tolerance", c.regress.tolerance,
                             "relative change that fails (default 0.01)");
   c.regress_cmd->add_flag("--update", c.regress.update, "rewrite the expected reports");
+  c.merge_cmd = app.add_subcommand(
+      "sweep-merge", "merge the CSVs of one sweep's shards into one, ordered by point");
+  c.merge_cmd->add_option("out", c.merge_out, "the merged CSV (written atomically)")->required();
+  c.merge_cmd->add_option("inputs", c.merge_inputs, "the shards' CSVs")->required();
   c.compare_cmd = app.add_subcommand(
       "compare", "two reports side by side (run --json or --out), with the change in each figure");
   c.compare_cmd->add_option("a", c.compare.a, "the first report (A)")->required();
@@ -104,6 +113,9 @@ int dispatch(const Commands& c) {
   if (c.regress_cmd->parsed()) {
     return hopsim::tools::regress_command(c.regress);
   }
+  if (c.merge_cmd->parsed()) {
+    return hopsim::tools::sweep_merge_command(c.merge_out, c.merge_inputs);
+  }
   if (c.compare_cmd->parsed()) {
     return hopsim::tools::compare_command(c.compare);
   }
@@ -127,8 +139,8 @@ int run_cli(int argc, char** argv) {
     const auto subcommands = app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; });
     if (subcommands.empty()) {
       fmt::print(stderr,
-                 "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, regress, "
-                 "compare, explain, check-calibration and schema (hopsim --help)\n",
+                 "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, sweep-merge, "
+                 "regress, compare, explain, check-calibration and schema (hopsim --help)\n",
                  name);
       return 2;
     }

@@ -71,13 +71,17 @@ class Sweep:
         if not any(r["status"] == "ok" for r in self.rows):
             raise SweepError(f"{path}: no point has status ok: nothing to plot")
 
+    def numeric(self, key):
+        """Whether every value of a varied key is a number."""
+        try:
+            return all(math.isfinite(float(r[key])) for r in self.rows)
+        except ValueError:
+            return False
+
     def values(self, key):
         """The distinct values of a varied key: numerically sorted when all are numbers."""
         seen = list(dict.fromkeys(r[key] for r in self.rows))
-        try:
-            return sorted(seen, key=float)
-        except ValueError:
-            return seen
+        return sorted(seen, key=float) if self.numeric(key) else seen
 
     def short(self, key):
         """A key's last dotted component, or the whole key when that is ambiguous."""
@@ -85,10 +89,11 @@ class Sweep:
         return last if [k.rsplit(".", 1)[-1] for k in self.keys].count(last) == 1 else key
 
     def label(self, row, sep=", "):
-        """The varied values of a row, e.g. "ep=8, distribution=zipf"."""
+        """The varied values of a row, e.g. "ep=8, zipf" (numbers get their key's name)."""
         if not self.keys:
             return f"point {row['point']}"
-        return sep.join(f"{self.short(k)}={row[k]}" for k in self.keys)
+        return sep.join(f"{self.short(k)}={row[k]}" if self.numeric(k) else row[k]
+                        for k in self.keys)
 
 
 def unit(metric):
@@ -114,21 +119,28 @@ def plot_breakdown(plt, sweep, path):
         compute.append(r["compute_s"] * 1e3 if ok else 0.0)
         hidden.append(max(r["comm_s"] - r["exposed_comm_s"], 0.0) * 1e3 if ok else 0.0)
         exposed.append(r["exposed_comm_s"] * 1e3 if ok else 0.0)
-        labels.append(sweep.label(r) + ("" if ok else f"\n({r['status']})"))
+        labels.append(sweep.label(r))
     x = range(len(rows))
     fig, ax = plt.subplots(figsize=(min(max(6.0, 0.6 * len(rows) + 2), 40), 5.5))
     ax.bar(x, compute, label="compute", color="tab:blue")
     ax.bar(x, hidden, bottom=compute, label="hidden comm (overlapped)", color="tab:green")
     ax.bar(x, exposed, bottom=[c + h for c, h in zip(compute, hidden)],
            label="exposed comm", color="tab:red")
+    top = max(c + h + e for c, h, e in zip(compute, hidden, exposed))
+    ax.set_ylim(0, top * 1.25)  # room for the one-row legend
+    for i, r in enumerate(rows):
+        if r["status"] != "ok":
+            ax.text(i, top * 0.03, f"({r['status']})", rotation=90, ha="center", va="bottom",
+                    color="gray")
     ax.set_xticks(list(x))
-    ax.set_xticklabels(labels, rotation=30 if len(rows) > 3 else 0, ha="right"
-                       if len(rows) > 3 else "center", fontsize=8 if len(rows) > 12 else 9)
+    rotation = 0 if len(rows) <= 3 else 30 if len(rows) <= 8 else 45
+    ax.set_xticklabels(labels, rotation=rotation, ha="right" if rotation else "center",
+                       rotation_mode="anchor", fontsize=8 if len(rows) > 12 else 9)
     ax.set_ylabel("time (ms)")
     bad = sum(r["status"] != "ok" for r in rows)
     note = f" ({bad} point(s) not ok: empty slots)" if bad else ""
     ax.set_title(f"Time breakdown per point{note}\n{os.path.basename(sweep.path)}")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", ncol=3, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -139,11 +151,11 @@ def plot_line(plt, sweep, metric, path):
     """The metric (and compute_s, exposed_comm_s) against the one varied key."""
     key = sweep.keys[0]
     values = sweep.values(key)
-    try:
+    if sweep.numeric(key):
         xs = [float(v) for v in values]
-    except ValueError:
-        xs = list(range(len(values)))  # categories, in first-appearance order
-    log2 = min(xs) > 0 and max(xs) >= 4 * min(xs) and xs != list(range(len(values)))
+        log2 = min(xs) > 0 and max(xs) >= 4 * min(xs)
+    else:
+        xs, log2 = list(range(len(values))), False  # categories, in first-appearance order
     by_value = {r[key]: r for r in sweep.rows}
     scale, _, ylabel = unit(metric)
 
@@ -167,14 +179,16 @@ def plot_line(plt, sweep, metric, path):
     ax.minorticks_off()
     ax.set_xlabel(key + (" (log2 scale)" if log2 else ""))
     ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    other.set_ylim(bottom=0)
+    for axis in {ax, other}:  # headroom for the one-row legend
+        axis.set_ylim(0, axis.get_ylim()[1] * 1.2)
+    if not sweep.numeric(key):
+        ax.set_xlim(-0.5, len(values) - 0.5)
     ax.set_title(f"{ylabel.split(' (')[0]} vs {sweep.short(key)}\n"
                  f"{os.path.basename(sweep.path)}")
     handles = ax.get_legend_handles_labels()
     if other is not ax:
         handles = [a + b for a, b in zip(handles, other.get_legend_handles_labels())]
-    ax.legend(*handles, fontsize=8, loc="best")
+    other.legend(*handles, fontsize=8, loc="upper left", ncol=3)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -201,7 +215,7 @@ def plot_heatmap(plt, sweep, metric, path):
     image = ax.imshow(grid, cmap="viridis", aspect="auto")
     fig.colorbar(image, ax=ax, label=label)
     finite = [v for line in grid for v in line if not math.isnan(v)]
-    low, high = min(finite), max(finite)
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     for i in range(len(rows_v)):
         for j in range(len(cols_v)):
             value = grid[i][j]

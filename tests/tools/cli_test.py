@@ -382,12 +382,44 @@ def case_sweep(ctx):
             expect(rc == 0, f"shard {i}: {err}")
             seen += [int(r["point"]) for r in read_sweep(part)]
         expect(sorted(seen) == list(range(6)), f"shards cover {sorted(seen)}")
+        # sweep-merge: the shards back into one CSV, by point, equal to the whole sweep's rows.
+        merged = os.path.join(tmp, "merged.csv")
+        rc, _, err = run([ctx.hopsim, "sweep-merge", merged,
+                          os.path.join(tmp, "part2.csv"), os.path.join(tmp, "part1.csv")])
+        expect(rc == 0 and "6 row(s) from 2 file(s)" in err, f"sweep-merge: exit {rc}, {err}")
+        strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
+        expect(strip(read_sweep(merged)) ==
+               strip(sorted(read_sweep(full), key=lambda r: int(r["point"]))),
+               "the merged shards differ from the whole sweep")
+        rc, _, err = run([ctx.hopsim, "sweep-merge", merged, os.path.join(tmp, "part1.csv"), exp])
+        expect(rc == 2 and "not a sweep CSV" in err, f"merge with a JSON file: exit {rc}, {err}")
+        # --grid: listed points (here two), times --vary's values.
+        grid = os.path.join(tmp, "grid.json")
+        with open(grid, "w", encoding="utf-8") as f:
+            json.dump([{"parallel.ep": 8, "parallel.dp": 16},
+                       {"parallel.ep": 16, "workload.routing.distribution": "uniform"}], f)
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--grid", grid])
+        expect(rc == 2 and "/1: the keys differ" in err, f"a ragged grid: exit {rc}, {err}")
+        with open(grid, "w", encoding="utf-8") as f:
+            json.dump([{"parallel.ep": 8, "workload.routing.distribution": "zipf"},
+                       {"parallel.ep": 16, "workload.routing.distribution": "uniform"}], f)
+        gridded = os.path.join(tmp, "grid.csv")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--grid", grid, "--vary",
+                          "workload.tokens_per_gpu=256,512", "--out", gridded])
+        expect(rc == 0, f"--grid: exit {rc}, {err}")
+        rows = sorted(read_sweep(gridded), key=lambda r: int(r["point"]))
+        expect([(r["parallel.ep"], r["workload.routing.distribution"],
+                 r["workload.tokens_per_gpu"], r["status"]) for r in rows] ==
+               [("8", "zipf", "256", "ok"), ("8", "zipf", "512", "ok"),
+                ("16", "uniform", "256", "ok"), ("16", "uniform", "512", "ok")],
+               f"--grid points: {rows}")
         for bad in (["--vary", "parallel.ep"], ["--vary", "parallel.ep=8,,16"],
                     ["--vary", "workload.tokens_per_gpu=512:256:2"], ["--vary", "parallel.ep=8",
                                                                      "--shard", "0/2"]):
             rc, out, err = run([ctx.hopsim, "sweep", exp, *bad])
             expect(rc == 2 and err.count("\n") == 1 and out == "", f"{bad}: exit {rc}, {err!r}")
-    print("6 points (2 invalid with reasons), resume after a cut row, 2 shards, bad --vary")
+    print("6 points (2 invalid with reasons), resume after a cut row, 2 shards merged, a grid, "
+          "bad --vary")
 
 
 def case_compare(ctx):

@@ -17,6 +17,10 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tools/commands/csv.hpp"
+#include "tools/config/json_file.hpp"
 
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
@@ -29,6 +33,14 @@ using config::ConfigError;
 constexpr std::size_t kMaxValues = 1000;
 constexpr std::size_t kMaxPoints = 1000000;
 
+// One axis of the sweep: a --vary key and its values, or the points of a --grid file (several
+// keys, a value each per point).
+struct Dimension {
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> values;  ///< per value: one per key
+};
+
+// A --vary KEY=... parsed.
 struct Vary {
   std::string key;
   std::vector<std::string> values;
@@ -106,47 +118,16 @@ Vary parse_vary(const std::string& arg) {
   return v;
 }
 
-// One CSV field, quoted when it needs to be (RFC 4180).
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
-    return s;
-  }
-  std::string out = "\"";
-  for (char c : s) {
-    out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
-  }
-  return out + "\"";
-}
-
-// The fields of one CSV line (quoted fields as field() writes them).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 const char* const kColumns[] = {"step_time_s", "compute_s",          "comm_s",
                                 "exposed_comm_s", "compute_comm_ratio", "bytes_ib",
                                 "bytes_nvlink",   "imbalance",          "wall_s",
                                 "status",         "error"};
 
-std::string header(const std::vector<Vary>& vary) {
+// The header of a sweep whose points set `keys` (KEY=VALUE, as every point has them).
+std::string header(const std::vector<std::string>& keys) {
   std::string h = "point";
-  for (const Vary& v : vary) {
-    h += "," + field(v.key);
+  for (const std::string& kv : keys) {
+    h += "," + csv_field(kv.substr(0, kv.find('=')));
   }
   for (const char* c : kColumns) {
     h += std::string(",") + c;
@@ -272,23 +253,84 @@ void parse_shard(const std::string& shard, std::size_t& index, std::size_t& coun
   count = static_cast<std::size_t>(n);
 }
 
-// The cartesian product of the values, the last key varying fastest.
-std::vector<std::vector<std::string>> points_of(const std::vector<Vary>& vary) {
+Dimension dimension_of(const Vary& v) {
+  Dimension d{{v.key}, {}};
+  for (const std::string& value : v.values) {
+    d.values.push_back({value});
+  }
+  return d;
+}
+
+// A --grid file: a JSON array of points, each an object of the same dotted keys and their
+// values (as --set takes them; strings bare in the CSV).
+Dimension read_grid(const std::string& path) {
+  const nlohmann::json grid = config::read_json_file(path);
+  if (!grid.is_array() || grid.empty()) {
+    throw ConfigError(fmt::format("{}: a grid is a JSON array of points, each an object of "
+                                  "KEY: VALUE (dotted keys, as --set takes them)",
+                                  path));
+  }
+  if (grid.size() > kMaxPoints) {
+    throw ConfigError(fmt::format("{}: more than {} points", path, kMaxPoints));
+  }
+  Dimension d;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const nlohmann::json& point = grid[i];
+    if (!point.is_object() || point.empty()) {
+      throw ConfigError(fmt::format("{}: /{}: expected an object of KEY: VALUE", path, i));
+    }
+    std::vector<std::string> keys;
+    std::vector<std::string> values;
+    for (const auto& [key, value] : point.items()) {
+      if (key.empty()) {
+        throw ConfigError(fmt::format("{}: /{}: an empty key", path, i));
+      }
+      keys.push_back(key);
+      values.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    if (i == 0) {
+      d.keys = keys;
+    } else if (keys != d.keys) {
+      throw ConfigError(fmt::format("{}: /{}: the keys differ from point 0's ({}); every point "
+                                    "of a grid sets the same keys",
+                                    path, i, fmt::join(d.keys, ", ")));
+    }
+    d.values.push_back(std::move(values));
+  }
+  return d;
+}
+
+// The cartesian product of the dimensions' values, the last dimension varying fastest; each
+// point as KEY=VALUE overrides.
+std::vector<std::vector<std::string>> points_of(const std::vector<Dimension>& dims) {
   std::size_t total = 1;
-  for (const Vary& v : vary) {
-    total *= v.values.size();
+  std::set<std::string> keys;
+  for (const Dimension& d : dims) {
+    total *= d.values.size();
     if (total > kMaxPoints) {
       throw ConfigError(fmt::format("--vary: more than {} points", kMaxPoints));
+    }
+    for (const std::string& k : d.keys) {
+      if (!keys.insert(k).second) {
+        throw ConfigError(fmt::format("{} is varied twice (by --vary or --grid)", k));
+      }
     }
   }
   std::vector<std::vector<std::string>> points;
   for (std::size_t p = 0; p < total; ++p) {
-    std::vector<std::string> point(vary.size());
+    std::vector<std::vector<std::string>> parts(dims.size());
     std::size_t rest = p;
-    for (std::size_t k = vary.size(); k-- > 0;) {
-      const std::size_t n = vary[k].values.size();
-      point[k] = vary[k].key + "=" + vary[k].values[rest % n];
+    for (std::size_t k = dims.size(); k-- > 0;) {
+      const std::size_t n = dims[k].values.size();
+      const std::vector<std::string>& value = dims[k].values[rest % n];
+      for (std::size_t j = 0; j < dims[k].keys.size(); ++j) {
+        parts[k].push_back(dims[k].keys[j] + "=" + value[j]);
+      }
       rest /= n;
+    }
+    std::vector<std::string> point;
+    for (const auto& part : parts) {
+      point.insert(point.end(), part.begin(), part.end());
     }
     points.push_back(std::move(point));
   }
@@ -297,17 +339,21 @@ std::vector<std::vector<std::string>> points_of(const std::vector<Vary>& vary) {
 
 }  // namespace
 
-std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& args) {
-  std::vector<Vary> vary;
-  for (const std::string& a : args) {
-    vary.push_back(parse_vary(a));
+std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& args,
+                                                   const std::string& grid) {
+  std::vector<Dimension> dims;
+  if (!grid.empty()) {
+    dims.push_back(read_grid(grid));
   }
-  return points_of(vary);
+  for (const std::string& a : args) {
+    dims.push_back(dimension_of(parse_vary(a)));
+  }
+  return points_of(dims);
 }
 
 int sweep_command(const SweepOptions& o) {
-  if (o.vary.empty()) {
-    throw ConfigError("hopsim sweep needs at least one --vary KEY=V1,V2,...");
+  if (o.vary.empty() && o.grid.empty()) {
+    throw ConfigError("hopsim sweep needs at least one --vary KEY=V1,V2,... or a --grid FILE");
   }
   if (o.resume && o.out.empty()) {
     throw ConfigError("--resume needs --out FILE (the rows to resume from)");
@@ -315,11 +361,7 @@ int sweep_command(const SweepOptions& o) {
   if (o.jobs < 1 || o.jobs > 256) {
     throw ConfigError(fmt::format("--jobs {}: expected 1 to 256", o.jobs));
   }
-  std::vector<Vary> vary;
-  for (const std::string& a : o.vary) {
-    vary.push_back(parse_vary(a));
-  }
-  const std::vector<std::vector<std::string>> points = points_of(vary);
+  const std::vector<std::vector<std::string>> points = sweep_points(o.vary, o.grid);
   std::size_t shard = 0;
   std::size_t shards = 1;
   if (!o.shard.empty()) {
@@ -327,8 +369,8 @@ int sweep_command(const SweepOptions& o) {
   }
   // The experiment itself must load (a point's own keys may still be invalid).
   (void)config::load_experiment(o.experiment, o.overrides);
-  const std::string head = header(vary);
-  const std::size_t columns = 1 + vary.size() + std::size(kColumns);
+  const std::string head = header(points.front());
+  const std::size_t columns = 1 + points.front().size() + std::size(kColumns);
   const std::set<std::size_t> done =
       o.resume ? done_points(o.out, head, columns) : std::set<std::size_t>{};
   std::vector<std::size_t> todo;
@@ -366,10 +408,10 @@ int sweep_command(const SweepOptions& o) {
       const Outcome result = run_point(o, points[p]);
       std::string line = fmt::format("{}", p);
       for (const std::string& kv : points[p]) {
-        line += "," + field(kv.substr(kv.find('=') + 1));
+        line += "," + csv_field(kv.substr(kv.find('=') + 1));
       }
       for (const std::string& f : result.fields) {
-        line += "," + field(f);
+        line += "," + csv_field(f);
       }
       line += "\n";
       const std::lock_guard<std::mutex> guard(lock);

@@ -13,15 +13,26 @@ struct SweepOptions {
   /// KEY=V1,V2,... (each value as --set reads it) or KEY=START:STOP:FACTOR (START, START x
   /// FACTOR, ... up to STOP).
   std::vector<std::string> vary;
+  /// A JSON file: an array of points, each an object of dotted keys and values; its points
+  /// multiply with --vary's (the grid varying slowest).
+  std::string grid;
   std::string out;       ///< the CSV file; empty: standard output
   std::size_t jobs = 1;  ///< points simulated at once, each on its own thread
   bool resume = false;   ///< skip the points --out already has a row for
   std::string shard;     ///< "I/N", 1 <= I <= N: only the points whose index is I-1 modulo N
 };
 
-/// The points of a sweep, in order: the first --vary key varies slowest. Each point is the
-/// KEY=VALUE overrides that make it. Throws config::ConfigError on a malformed --vary.
-std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& vary);
+/// The points of a sweep, in order: the --grid's points (when `grid` names a file) vary
+/// slowest, then the --vary keys in order. Each point is the KEY=VALUE overrides that make it.
+/// Throws config::ConfigError on a malformed --vary or grid file, or a key varied twice.
+std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string>& vary,
+                                                   const std::string& grid = {});
+
+/// `hopsim sweep-merge OUT.csv IN.csv...`: the rows of sweeps of the same header (shards, or
+/// a sweep resumed elsewhere) into one CSV ordered by point, written atomically; a point in
+/// two files keeps its first row. Returns 0. Throws config::ConfigError on an unreadable file
+/// or headers that differ.
+int sweep_merge_command(const std::string& out, const std::vector<std::string>& inputs);
 
 /// Returns the exit code: 0 when every point ran (invalid points are rows, not failures), 1 when
 /// some point failed at run time or the CSV could not be written. Throws config::ConfigError
