@@ -88,26 +88,33 @@ class Sweep:
         last = key.rsplit(".", 1)[-1]
         return last if [k.rsplit(".", 1)[-1] for k in self.keys].count(last) == 1 else key
 
-    def label(self, row, sep=", "):
+    def label(self, row):
         """The varied values of a row, e.g. "ep=8, zipf" (numbers get their key's name)."""
         if not self.keys:
             return f"point {row['point']}"
-        return sep.join(f"{self.short(k)}={row[k]}" if self.numeric(k) else row[k]
+        return ", ".join(f"{self.short(k)}={row[k]}" if self.numeric(k) else row[k]
                         for k in self.keys)
 
 
 def unit(metric):
-    """(scale, unit, axis label) for a metric column: seconds become ms, bytes MB."""
+    """(scale, axis label with unit) for a metric column: seconds become ms, bytes MB."""
     if metric.endswith("_s"):
-        return 1e3, "ms", f"{metric[:-2].replace('_', ' ')} (ms)"
+        return 1e3, f"{metric[:-2].replace('_', ' ')} (ms)"
     if metric.startswith("bytes_"):
-        return 1e-6, "MB", f"{metric.replace('_', ' ')} (MB)"
-    return 1.0, "", f"{metric.replace('_', ' ')} (dimensionless)"
+        return 1e-6, f"{metric.replace('_', ' ')} (MB)"
+    return 1.0, f"{metric.replace('_', ' ')} (dimensionless)"
 
 
 def fmt(value):
     """A cell annotation: three significant digits."""
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def save(plt, fig, path):
+    """Writes a figure as a PNG file and frees it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def plot_breakdown(plt, sweep, path):
@@ -132,19 +139,16 @@ def plot_breakdown(plt, sweep, path):
         if r["status"] != "ok":
             ax.text(i, top * 0.03, f"({r['status']})", rotation=90, ha="center", va="bottom",
                     color="gray")
-    ax.set_xticks(list(x))
     rotation = 0 if len(rows) <= 3 else 30 if len(rows) <= 8 else 45
-    ax.set_xticklabels(labels, rotation=rotation, ha="right" if rotation else "center",
-                       rotation_mode="anchor", fontsize=8 if len(rows) > 12 else 9)
+    ax.set_xticks(x, labels, rotation=rotation, ha="right" if rotation else "center",
+                  rotation_mode="anchor", fontsize=8 if len(rows) > 12 else 9)
     ax.set_ylabel("time (ms)")
     bad = sum(r["status"] != "ok" for r in rows)
     note = f" ({bad} point(s) not ok: empty slots)" if bad else ""
     ax.set_title(f"Time breakdown per point{note}\n{os.path.basename(sweep.path)}")
     ax.legend(loc="upper left", ncol=3, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def plot_line(plt, sweep, metric, path):
@@ -157,7 +161,7 @@ def plot_line(plt, sweep, metric, path):
     else:
         xs, log2 = list(range(len(values))), False  # categories, in first-appearance order
     by_value = {r[key]: r for r in sweep.rows}
-    scale, _, ylabel = unit(metric)
+    scale, ylabel = unit(metric)
 
     def series(column, factor):
         return [by_value[v][column] * factor if by_value[v]["status"] == "ok" else math.nan
@@ -173,9 +177,8 @@ def plot_line(plt, sweep, metric, path):
         other.set_ylabel("compute / exposed comm (ms)")
     if log2:
         ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([v if by_value[v]["status"] == "ok" else f"{v}\n({by_value[v]['status']})"
-                        for v in values])
+    ax.set_xticks(xs, [v if by_value[v]["status"] == "ok" else f"{v}\n({by_value[v]['status']})"
+                       for v in values])
     ax.minorticks_off()
     ax.set_xlabel(key + (" (log2 scale)" if log2 else ""))
     ax.set_ylabel(ylabel)
@@ -183,23 +186,20 @@ def plot_line(plt, sweep, metric, path):
         axis.set_ylim(0, axis.get_ylim()[1] * 1.2)
     if not sweep.numeric(key):
         ax.set_xlim(-0.5, len(values) - 0.5)
-    ax.set_title(f"{ylabel.split(' (')[0]} vs {sweep.short(key)}\n"
-                 f"{os.path.basename(sweep.path)}")
+    ax.set_title(f"{ylabel} vs {sweep.short(key)}\n{os.path.basename(sweep.path)}")
     handles = ax.get_legend_handles_labels()
     if other is not ax:
         handles = [a + b for a, b in zip(handles, other.get_legend_handles_labels())]
     other.legend(*handles, fontsize=8, loc="upper left", ncol=3)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def plot_heatmap(plt, sweep, metric, path):
     """The metric over the first two keys; the minimum over any further keys."""
     k1, k2 = sweep.keys[:2]
     rows_v, cols_v = sweep.values(k1), sweep.values(k2)
-    scale, _, label = unit(metric)
+    scale, label = unit(metric)
     grid = [[math.nan] * len(cols_v) for _ in rows_v]
     notes = [["missing"] * len(cols_v) for _ in rows_v]
     for r in sweep.rows:
@@ -210,8 +210,8 @@ def plot_heatmap(plt, sweep, metric, path):
             notes[i][j] = fmt(grid[i][j])
         elif math.isnan(grid[i][j]):
             notes[i][j] = r["status"]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(cols_v) + 3), max(3.5, 0.7 * len(rows_v)
-                                                                          + 2.2)))
+    size = (max(5.0, 1.3 * len(cols_v) + 3), max(3.5, 0.7 * len(rows_v) + 2.2))
+    fig, ax = plt.subplots(figsize=size)
     image = ax.imshow(grid, cmap="viridis", aspect="auto")
     fig.colorbar(image, ax=ax, label=label)
     finite = [v for line in grid for v in line if not math.isnan(v)]
@@ -222,19 +222,15 @@ def plot_heatmap(plt, sweep, metric, path):
             dark = not math.isnan(value) and (value - low) <= 0.5 * (high - low)
             ax.text(j, i, notes[i][j], ha="center", va="center", fontsize=9,
                     color="white" if dark and high > low else "black")
-    ax.set_xticks(range(len(cols_v)))
-    ax.set_xticklabels(cols_v)
-    ax.set_yticks(range(len(rows_v)))
-    ax.set_yticklabels(rows_v)
+    ax.set_xticks(range(len(cols_v)), cols_v)
+    ax.set_yticks(range(len(rows_v)), rows_v)
     ax.set_xlabel(k2)
     ax.set_ylabel(k1)
     title = f"{label} by {sweep.short(k1)} and {sweep.short(k2)}"
     if len(sweep.keys) > 2:
         title += f"\nminimum over {', '.join(sweep.short(k) for k in sweep.keys[2:])}"
     ax.set_title(f"{title}\n{os.path.basename(sweep.path)}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def main(argv=None):

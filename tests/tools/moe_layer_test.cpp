@@ -1,5 +1,8 @@
 // The MoE layer end to end, from the shipped DeepSeek-V3 experiment scaled down: overlap,
 // communication SMs, skew, passes and algorithms, read off work::run's results.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -161,6 +164,48 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
              "--set workload.tokens_per_gpu=16777216: /workload/tokens_per_gpu: 100 layer(s) of "
              "16777216 tokens per GPU may take ~1.47e+07 s of compute per GPU (roofline, "
              "worst-case routing); at most 1e+05 s are simulated");
+  fails_with({"workload.routing.distribution=counts", "workload.routing.counts=[1, 2]"},
+             "--set workload.routing.counts=[1, 2]: /workload/routing/counts: expected 256 "
+             "counts (one per routed expert), got 2");
+  fails_with({"workload.routing.distribution=counts"},
+             "--set workload.routing.distribution=counts: /workload/routing/distribution: "
+             "distribution \"counts\" needs counts: an array of one number per expert, or a "
+             "JSON file that holds one");
+  fails_with({R"(workload.routing={"alpha": 0.5})"},
+             R"(--set workload.routing={"alpha": 0.5}: /workload/routing/alpha: only with )"
+             R"(distribution "dirichlet")");
+  fails_with({R"(workload.routing={"aux_loss_weight": 0.1})"},
+             R"(--set workload.routing={"aux_loss_weight": 0.1}: )"
+             R"(/workload/routing/aux_loss_weight: only with balancer "aux_loss")");
+}
+
+TEST_CASE("moe layer: routing counts from a file beside the experiment replay a histogram") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "hopsim-counts-test";
+  fs::create_directories(dir);
+  std::string counts = "[";
+  for (int e = 0; e < 256; ++e) {
+    counts += e == 0 ? "" : ", ";
+    counts += e < 16 ? "40" : "1";  // GPU 0's experts are hot (experts 0-15 at EP 16)
+  }
+  counts += "]";
+  std::ofstream(dir / "router-log.json") << counts;
+  std::ofstream(dir / "experiment.json") << R"({"name": "counts",
+    "cluster": ")" + std::string(HOPSIM_SOURCE_DIR) + R"(/configs/clusters/h800-deepseek.json",
+    "model": ")" + std::string(HOPSIM_SOURCE_DIR) + R"(/configs/models/deepseek-v3.json",
+    "parallel": {"ep": 16, "dp": 16},
+    "workload": {"kind": "moe_layer", "tokens_per_gpu": 512,
+                 "routing": {"distribution": "counts", "counts": "router-log.json"}}})";
+  const ExperimentFile file = load_experiment((dir / "experiment.json").string(), {});
+  const work::RunResult r = work::run(file.experiment);
+  REQUIRE(r.ok());
+  const std::vector<std::int64_t>& rows = r.cases[0].ep->tokens_per_rank;
+  CHECK(rows[0] == *std::max_element(rows.begin(), rows.end()));
+  CHECK(work::max_over_mean(rows) > 3);
+  std::ofstream(dir / "router-log.json") << "[1, 2";
+  CHECK_THROWS_WITH_AS(load_experiment((dir / "experiment.json").string(), {}),
+                       doctest::Contains("router-log.json"), ConfigError);
+  fs::remove_all(dir);
 }
 
 }  // namespace hopsim::config

@@ -11,6 +11,7 @@
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/ep_details.hpp"
 #include "workloads/jobs/layer_closed_forms.hpp"
+#include "workloads/jobs/moe_layer_job.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
@@ -68,9 +69,9 @@ TEST_CASE("the seeds: 117.4 MB out, 234.9 MB back, 704.6 MB a step; 4.97 TFLOP, 
   MoeLayerJob job;
   job.routing = MoeRouting{4096, 256, 8, 4, 1};
   const EpNumbers n = ep_numbers(deepseek_v3(), job, h800(8));
-  CHECK(n.dispatch_bytes_per_gpu / 1e6 == doctest::Approx(117.4).epsilon(0.001));
-  CHECK(n.combine_bytes_per_gpu / 1e6 == doctest::Approx(234.9).epsilon(0.001));
-  CHECK(n.fwd_bwd_bytes_per_gpu / 1e6 == doctest::Approx(704.6).epsilon(0.001));
+  CHECK(n.dispatch_bytes_ib / 1e6 == doctest::Approx(117.4).epsilon(0.001));
+  CHECK(n.combine_bytes_ib / 1e6 == doctest::Approx(234.9).epsilon(0.001));
+  CHECK(n.fwd_bwd_bytes_ib / 1e6 == doctest::Approx(704.6).epsilon(0.001));
   // The seeds take DeepSeek's rounded 37B active parameters: 2 x 37e9 / 61 x 4096 = 4.97
   // TFLOP. The model's shapes give 37.55B (embeddings and head included): 5.04 TFLOP, 5.1 ms.
   CHECK(2 * 37e9 / 61 * 4096 / 1e12 == doctest::Approx(4.97).epsilon(0.001));
@@ -213,4 +214,76 @@ TEST_CASE("balancer: the bias lowers max/mean over the steps of a skewed router"
   r.bias = b.bias;
   route_tokens(ranks, cluster, r, Bytes{1}, &after);
   CHECK(max_over_mean(after.expert_tokens) < max_over_mean(before.expert_tokens));
+}
+
+TEST_CASE("routing: dirichlet skews more as alpha shrinks; the same popularity seed, the same") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  const auto load_of = [&](double alpha, std::uint64_t popularity) {
+    MoeRouting r{512, 256, 8, 4, 3};
+    r.distribution = RoutingDistribution::Dirichlet;
+    r.dirichlet_alpha = alpha;
+    r.popularity_seed = popularity;
+    RoutingLoad load;
+    route_tokens(ranks, cluster, r, Bytes{1}, &load);
+    CHECK(sum(load.expert_tokens) == 64 * 512 * 8);
+    return load.expert_tokens;
+  };
+  const double flat = max_over_mean(load_of(1000, 1));
+  const double one = max_over_mean(load_of(1, 1));
+  const double peaked = max_over_mean(load_of(0.1, 1));
+  CHECK(flat < 1.3);
+  CHECK(one > flat);
+  CHECK(peaked > 2 * one);
+  CHECK(load_of(0.5, 7) == load_of(0.5, 7));
+  CHECK(load_of(0.5, 7) != load_of(0.5, 8));
+}
+
+TEST_CASE("routing: counts replay a histogram in proportion; never-chosen experts stay idle") {
+  const topo::Cluster cluster(h800(2));
+  const std::vector<int> ranks = first_ranks(16);
+  MoeRouting r{2048, 64, 4, 0, 5};
+  r.distribution = RoutingDistribution::Counts;
+  r.counts.assign(64, 1.0);
+  for (std::size_t e = 0; e < 8; ++e) {
+    r.counts[e] = 0;  // never chosen in the log
+  }
+  r.counts[63] = 20;  // the hot one
+  RoutingLoad load;
+  route_tokens(ranks, cluster, r, Bytes{1}, &load);
+  for (std::size_t e = 0; e < 8; ++e) {
+    CHECK(load.expert_tokens[e] == 0);
+  }
+  // Expert 63 weighs 20 against 55 x 1: chosen by most tokens (a token takes it at most once),
+  // each other expert by about 1/20 as many.
+  const std::int64_t hot = load.expert_tokens[63];
+  CHECK(hot > 16 * 2048 * 6 / 10);
+  CHECK(hot <= 16 * 2048);
+  const double others = static_cast<double>(sum(load.expert_tokens) - hot) / 55;
+  CHECK(static_cast<double>(hot) > 10 * others);
+  CHECK(sum(load.expert_tokens) == 16 * 2048 * 4);
+}
+
+TEST_CASE("routing: a uniform share (the aux-loss balancer's model) shrinks the excess load") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  const auto excess = [&](double share) {
+    MoeRouting r{1024, 256, 8, 4, 3};
+    r.distribution = RoutingDistribution::Zipf;
+    r.uniform_share = share;
+    RoutingLoad load;
+    route_tokens(ranks, cluster, r, Bytes{1}, &load);
+    return max_over_mean(load.expert_tokens) - 1;
+  };
+  // The load's excess shrinks as the share grows (not in proportion: a token takes the hottest
+  // expert at most once, so its load saturates).
+  const double none = excess(0);
+  const double half = excess(0.5);
+  const double most = excess(0.9);
+  CHECK(none > 1.0);
+  CHECK(half < none);
+  CHECK(most < half / 2);
+  CHECK(excess(1) < 0.25);
+  CHECK(aux_uniform_share(0.01) == doctest::Approx(0.5));
+  CHECK(aux_uniform_share(0.0) == 0);
 }

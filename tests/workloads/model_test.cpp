@@ -74,9 +74,9 @@ hopsim::topo::Spec h100_peaks() {
 TEST_CASE("DeepSeek-V3 EP traffic: 117.4 MB out in FP8, 234.9 MB back in BF16, 704.6 MB in all") {
   MoeLayerJob job;  // 4096 tokens, top-8, 4 nodes, FP8 out, BF16 back
   const EpNumbers ep = ep_numbers(deepseek_v3(), job, h100_peaks());
-  CHECK(ep.dispatch_bytes_per_gpu == doctest::Approx(117.4e6).epsilon(0.001));
-  CHECK(ep.combine_bytes_per_gpu == doctest::Approx(234.9e6).epsilon(0.001));
-  CHECK(ep.fwd_bwd_bytes_per_gpu == doctest::Approx(704.6e6).epsilon(0.001));
+  CHECK(ep.dispatch_bytes_ib == doctest::Approx(117.4e6).epsilon(0.001));
+  CHECK(ep.combine_bytes_ib == doctest::Approx(234.9e6).epsilon(0.001));
+  CHECK(ep.fwd_bwd_bytes_ib == doctest::Approx(704.6e6).epsilon(0.001));
   CHECK(ep.comm_s_at_nic == doctest::Approx(7.0e-3).epsilon(0.01));
   // 2 x 37B / 61 x 4096 = 4.97 TFLOP, 5.0 ms at 989 TF; our 37.6B active gives 1.5% more.
   CHECK(ep.layer_flops_per_gpu == doctest::Approx(4.97e12).epsilon(0.02));

@@ -74,9 +74,9 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
   r["per_layer_flops_per_gpu"] = flops_json(work::moe_layer_flops(*exp.model, exp.parallel, job));
   r["ep"] = {{"degree", exp.parallel.ep},
              {"tokens_per_gpu", job.routing.tokens_per_gpu},
-             {"dispatch_bytes_per_gpu", ep.dispatch_bytes_per_gpu},
-             {"combine_bytes_per_gpu", ep.combine_bytes_per_gpu},
-             {"fwd_bwd_bytes_per_gpu", ep.fwd_bwd_bytes_per_gpu},
+             {"dispatch_bytes_ib", ep.dispatch_bytes_ib},
+             {"combine_bytes_ib", ep.combine_bytes_ib},
+             {"fwd_bwd_bytes_ib", ep.fwd_bwd_bytes_ib},
              {"layer_flops_per_gpu", ep.layer_flops_per_gpu},
              {"compute_s_at_peak", ep.compute_s_at_peak},
              {"comm_s_at_nic", ep.comm_s_at_nic}};

@@ -234,7 +234,12 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["zipf_s"] = job.routing.distribution == work::RoutingDistribution::Zipf
                       ? Json(job.routing.zipf_s)
                       : Json(nullptr);
+  out["dirichlet_alpha"] = job.routing.distribution == work::RoutingDistribution::Dirichlet
+                               ? Json(job.routing.dirichlet_alpha)
+                               : Json(nullptr);
   out["balancer"] = work::balancer_name(job.balancer);
+  out["aux_loss_weight"] =
+      job.balancer == work::Balancer::AuxLoss ? Json(job.aux_loss_weight) : Json(nullptr);
   out["balance_steps"] = ep.balance_steps;
   out["capacity_factor"] = job.routing.capacity_factor > 0 ? Json(job.routing.capacity_factor)
                                                            : Json(nullptr);

@@ -141,9 +141,15 @@ std::string ep_lines(const Json& ep) {
       ep["algorithm"].get<std::string>(), ep["degree"].get<int>(), ep["groups"].get<int>(),
       ep["layers"].get<int>(), ep["passes"].get<std::string>(), ep["overlap"].get<std::string>(),
       ep["micro_batches"].get<int>(), ep["comm_sms"].get<int>());
-  const std::string skew =
-      ep["zipf_s"].is_null() ? std::string()
-                             : fmt::format(" s={:g}", ep["zipf_s"].get<double>());
+  std::string skew;
+  if (!ep["zipf_s"].is_null()) {
+    skew = fmt::format(" s={:g}", ep["zipf_s"].get<double>());
+  } else if (!ep["dirichlet_alpha"].is_null()) {
+    skew = fmt::format(" alpha={:g}", ep["dirichlet_alpha"].get<double>());
+  }
+  if (!ep["aux_loss_weight"].is_null()) {
+    skew += fmt::format(", aux loss weight {:g}", ep["aux_loss_weight"].get<double>());
+  }
   out += fmt::format(
       "routing        {} tokens/GPU, top-{}, at most {} node(s); {}{}: {:.2f} nodes and {:.2f} "
       "GPUs per token\n",

@@ -3,9 +3,13 @@
 
 #include <array>
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "tools/config/json_file.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -87,15 +91,61 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
 }  // namespace
 
 void parse_popularity(const Node& n, work::MoeRouting& routing) {
+  using work::RoutingDistribution;
   if (n.has("distribution")) {
-    routing.distribution = static_cast<work::RoutingDistribution>(
-        n.at("distribution").index_of(std::array<std::string_view, 2>{"uniform", "zipf"}));
+    routing.distribution = static_cast<RoutingDistribution>(n.at("distribution").index_of(
+        std::array<std::string_view, 4>{"uniform", "zipf", "dirichlet", "counts"}));
   }
-  if (n.has("zipf_s")) {
-    if (routing.distribution != work::RoutingDistribution::Zipf) {
-      n.at("zipf_s").fail("only with distribution \"zipf\"");
+  const auto only = [&](const char* key, RoutingDistribution d) {
+    if (n.has(key) && routing.distribution != d) {
+      n.at(key).fail(fmt::format("only with distribution \"{}\"", work::distribution_name(d)));
     }
+  };
+  only("zipf_s", RoutingDistribution::Zipf);
+  only("alpha", RoutingDistribution::Dirichlet);
+  only("counts", RoutingDistribution::Counts);
+  if (n.has("zipf_s")) {
     routing.zipf_s = n.at("zipf_s").number_in(0, 8);
+  }
+  if (n.has("alpha")) {
+    routing.dirichlet_alpha = n.at("alpha").number_in(1e-3, 1e3);
+  }
+  if (routing.distribution != RoutingDistribution::Counts) {
+    return;
+  }
+  if (!n.has("counts")) {
+    n.at("distribution").fail("distribution \"counts\" needs counts: an array of one number per "
+                              "expert, or a JSON file that holds one");
+  }
+  // Inline, or a file beside the config that holds the array (a router's histogram).
+  const Node at = n.at("counts");
+  nlohmann::json from_file;
+  std::optional<Node> list;
+  if (at.is_string()) {
+    const std::filesystem::path path =
+        std::filesystem::path(at.file()).parent_path() / at.string();
+    try {
+      from_file = read_json_file(path.string());
+    } catch (const ConfigError& e) {
+      at.fail(e.what());
+    }
+    list.emplace(from_file, path.string());
+  } else {
+    list.emplace(at);
+  }
+  list->expect_array();
+  if (static_cast<std::int64_t>(list->size()) != routing.experts) {
+    list->fail(fmt::format("expected {} counts (one per routed expert), got {}", routing.experts,
+                           list->size()));
+  }
+  routing.counts.clear();
+  double total = 0;
+  for (std::size_t e = 0; e < list->size(); ++e) {
+    routing.counts.push_back(list->at(e).non_negative());
+    total += routing.counts.back();
+  }
+  if (!(total > 0)) {
+    list->fail("the counts sum to 0: no expert was ever chosen");
   }
 }
 

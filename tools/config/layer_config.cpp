@@ -74,7 +74,7 @@ constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
 constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low_latency"};
 constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
                                                       "dualpipe_pair"};
-constexpr std::array<std::string_view, 2> kBalancers{"none", "bias"};
+constexpr std::array<std::string_view, 3> kBalancers{"none", "bias", "aux_loss"};
 constexpr std::array<std::string_view, 2> kFfns{"dense", "moe"};
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
@@ -189,6 +189,12 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
       if (routing.has(key) && job.balancer != work::Balancer::Bias) {
         routing.at(key).fail("only with balancer \"bias\"");
       }
+    }
+    if (routing.has("aux_loss_weight")) {
+      if (job.balancer != work::Balancer::AuxLoss) {
+        routing.at("aux_loss_weight").fail("only with balancer \"aux_loss\"");
+      }
+      job.aux_loss_weight = routing.at("aux_loss_weight").number_in(0, 100);
     }
     if (routing.has("steps")) {
       job.balance_steps = routing.at("steps").integer_in(1, 10000);

@@ -91,7 +91,7 @@ const std::array<KeyDoc, 3> kSizeRange{{
     {"factor", "integer in [2, 1024]", "required", "each size is the previous times this"},
 }};
 
-const std::array<KeyDoc, 9> kCollectiveMoe{{
+const std::array<KeyDoc, 11> kCollectiveMoe{{
     {"tokens_per_gpu", "integer in [1, 2^20]", "required", "tokens each GPU routes"},
     {"experts", "integer in [1, 2^20]", "required", "routed experts, spread evenly over the ranks"},
     {"top_k", "integer in [1, 2^20]", "required", "distinct experts per token"},
@@ -100,9 +100,15 @@ const std::array<KeyDoc, 9> kCollectiveMoe{{
     {"bytes_per_element", "number in (0, 64]", "2", "bytes per element on the wire (FP8 with "
                                                     "scales: 1.03125)"},
     {"seed", "integer in [0, 2^63)", "the experiment's seed", "seeds the routing draw"},
-    {"distribution", "\"uniform\" or \"zipf\"", "\"uniform\"",
-     "expert popularity: all alike, or Zipf's law over a seeded ranking of the experts"},
+    {"distribution", "\"uniform\", \"zipf\", \"dirichlet\" or \"counts\"", "\"uniform\"",
+     "expert popularity: all alike; Zipf's law over a seeded ranking of the experts; weights "
+     "drawn from a symmetric Dirichlet (seeded); or a router's per-expert counts"},
     {"zipf_s", "number in [0, 8]", "1", "zipf: the r-th most popular expert weighs 1 / r^s"},
+    {"alpha", "number in [0.001, 1000]", "1",
+     "dirichlet: the concentration; below 1 a few experts take most tokens, large is even"},
+    {"counts", "array of numbers >= 0, or a file name", "required with counts",
+     "counts: one number per routed expert (a router's histogram), in proportion to which "
+     "experts are chosen; a string names a JSON file beside the config holding the array"},
 }};
 
 const std::array<KeyDoc, 14> kAttentionLayerWorkload{{
@@ -177,16 +183,26 @@ const std::array<KeyDoc, 15> kMoeLayerWorkload{{
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
 }};
 
-const std::array<KeyDoc, 5> kMoeRouting{{
-    {"distribution", "\"uniform\" or \"zipf\"", "\"uniform\"",
-     "expert popularity: all alike, or Zipf's law over a seeded ranking of the experts"},
+const std::array<KeyDoc, 8> kMoeRouting{{
+    {"distribution", "\"uniform\", \"zipf\", \"dirichlet\" or \"counts\"", "\"uniform\"",
+     "expert popularity: all alike; Zipf's law over a seeded ranking of the experts; weights "
+     "drawn from a symmetric Dirichlet (seeded); or a router's per-expert counts"},
     {"zipf_s", "number in [0, 8]", "1", "zipf: the r-th most popular expert weighs 1 / r^s"},
-    {"balancer", "\"none\" or \"bias\"", "\"none\"",
+    {"alpha", "number in [0.001, 1000]", "1",
+     "dirichlet: the concentration; below 1 a few experts take most tokens, large is even"},
+    {"counts", "array of numbers >= 0, or a file name", "required with counts",
+     "counts: one number per routed expert (a router's histogram), in proportion to which "
+     "experts are chosen; a string names a JSON file beside the config holding the array"},
+    {"balancer", "\"none\", \"bias\" or \"aux_loss\"", "\"none\"",
      "bias: DeepSeek-V3's per-expert routing bias, nudged against each expert's load after every "
-     "training step, simulated over steps before the layer"},
+     "training step, simulated over steps before the layer; aux_loss: an auxiliary balance loss, "
+     "modelled as a share weight / (weight + 0.01) of every expert's weight made even"},
     {"steps", "integer in [1, 10000]", "50", "bias: training steps before the simulated one"},
     {"bias_update", "number in [1e-6, 1]", "0.05",
      "bias: gamma, added to (underloaded) or taken from (overloaded) an expert's log weight"},
+    {"aux_loss_weight", "number in [0, 100]", "0.01",
+     "aux_loss: the loss's weight; at 0.01 half of each expert's weight above or below even "
+     "remains"},
 }};
 
 const std::array<KeyDoc, 14> kTransformerLayerWorkload{{

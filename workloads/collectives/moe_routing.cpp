@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -112,7 +113,17 @@ Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus
 }
 
 std::string_view distribution_name(RoutingDistribution d) {
-  return d == RoutingDistribution::Zipf ? "zipf" : "uniform";
+  switch (d) {
+    case RoutingDistribution::Uniform:
+      return "uniform";
+    case RoutingDistribution::Zipf:
+      return "zipf";
+    case RoutingDistribution::Dirichlet:
+      return "dirichlet";
+    case RoutingDistribution::Counts:
+      return "counts";
+  }
+  return "?";
 }
 
 namespace {
@@ -127,20 +138,72 @@ struct Popularity {
   std::vector<int> order;
 };
 
-// Weights by expert id: Zipf over a ranking drawn from `popularity_seed` (or all 1), times
+// A standard normal from two uniforms (Box-Muller), the same on every platform.
+double normal(std::mt19937_64& rng) {
+  const double u1 = 1.0 - unit(rng);  // (0, 1]
+  const double u2 = unit(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// A Gamma(alpha, 1) draw: Marsaglia and Tsang's method, with alpha < 1 boosted by U^(1/alpha).
+double gamma_draw(std::mt19937_64& rng, double alpha) {
+  if (alpha < 1) {
+    const double u = 1.0 - unit(rng);
+    return gamma_draw(rng, alpha + 1) * std::pow(u, 1.0 / alpha);
+  }
+  const double d = alpha - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0;
+    double v = 0;
+    do {
+      x = normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = 1.0 - unit(rng);
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) {
+      return d * v;
+    }
+  }
+}
+
+// Weights by expert id: the distribution's (Zipf over a ranking drawn from `popularity_seed`,
+// a Dirichlet draw from it, the counts, or all 1), mixed toward even by `uniform_share`, times
 // e^bias; and the experts from heaviest to lightest.
 Popularity weights(const MoeRouting& r) {
   const auto experts = static_cast<std::size_t>(r.experts);
   Popularity p;
   std::vector<double> weight(experts, 1.0);
-  if (r.distribution == RoutingDistribution::Zipf) {
-    std::mt19937_64 rng(r.popularity_seed);
-    std::vector<int> ranking(experts);
-    std::iota(ranking.begin(), ranking.end(), 0);
-    pick(rng, ranking, experts);
-    for (std::size_t k = 0; k < experts; ++k) {
-      weight[static_cast<std::size_t>(ranking[k])] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
+  std::mt19937_64 rng(r.popularity_seed);
+  switch (r.distribution) {
+    case RoutingDistribution::Uniform:
+      break;
+    case RoutingDistribution::Zipf: {
+      std::vector<int> ranking(experts);
+      std::iota(ranking.begin(), ranking.end(), 0);
+      pick(rng, ranking, experts);
+      for (std::size_t k = 0; k < experts; ++k) {
+        weight[static_cast<std::size_t>(ranking[k])] =
+            std::pow(static_cast<double>(k + 1), -r.zipf_s);
+      }
+      break;
     }
+    case RoutingDistribution::Dirichlet:
+      for (double& w : weight) {
+        w = gamma_draw(rng, r.dirichlet_alpha);
+      }
+      break;
+    case RoutingDistribution::Counts:
+      HOPSIM_ASSERT(r.counts.size() == experts, "{} counts for {} experts", r.counts.size(),
+                    experts);
+      weight = r.counts;
+      break;
+  }
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  HOPSIM_ASSERT(total > 0, "expert weights sum to {}", total);
+  for (double& w : weight) {
+    w = (1 - r.uniform_share) * w / total + r.uniform_share / static_cast<double>(experts);
   }
   for (std::size_t e = 0; e < r.bias.size() && e < experts; ++e) {
     weight[e] *= std::exp(r.bias[e]);
@@ -187,7 +250,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
       r.capacity_factor > 0 ? static_cast<std::int64_t>(std::ceil(r.capacity_factor * even))
                             : std::numeric_limits<std::int64_t>::max();
   std::mt19937_64 rng(r.seed);
-  const bool weighted = r.distribution == RoutingDistribution::Zipf || !r.bias.empty();
+  const bool weighted = r.distribution != RoutingDistribution::Uniform || !r.bias.empty();
   const Popularity popular = weighted ? weights(r) : Popularity{};
   std::vector<int> node_pool(nodes);
   std::vector<int> candidates;

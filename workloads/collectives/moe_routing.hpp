@@ -14,11 +14,13 @@
 
 namespace hopsim::work {
 
-/// How popular each expert is: all alike, or Zipf's law over a seeded ranking of the experts
-/// (the r-th most popular is chosen in proportion to 1 / r^s).
-enum class RoutingDistribution : std::uint8_t { Uniform, Zipf };
+/// How popular each expert is: all alike; Zipf's law over a seeded ranking of the experts (the
+/// r-th most popular is chosen in proportion to 1 / r^s); weights drawn from a symmetric
+/// Dirichlet distribution (seeded; the smaller alpha, the more skewed); or given counts (a
+/// router's per-expert histogram), in proportion.
+enum class RoutingDistribution : std::uint8_t { Uniform, Zipf, Dirichlet, Counts };
 
-/// "uniform", "zipf".
+/// "uniform", "zipf", "dirichlet", "counts".
 std::string_view distribution_name(RoutingDistribution d);
 
 /// How tokens choose experts: the one routing spec of collectives and MoE layers.
@@ -30,9 +32,14 @@ struct MoeRouting {
   std::uint64_t seed = 1;
   RoutingDistribution distribution = RoutingDistribution::Uniform;
   double zipf_s = 1.0;  ///< zipf: the exponent s (0: uniform popularity)
-  /// zipf: seeds the experts' popularity ranking; one router, so the same for every EP group
-  /// and micro-batch (their tokens differ by `seed`).
+  double dirichlet_alpha = 1.0;  ///< dirichlet: the concentration of every expert's weight
+  std::vector<double> counts{};  ///< counts: per expert, selections it took in some log
+  /// zipf and dirichlet: seeds the experts' popularity; one router, so the same for every EP
+  /// group and micro-batch (their tokens differ by `seed`).
   std::uint64_t popularity_seed = 1;
+  /// A balancer's pull toward even: this share of each expert's weight is the even 1 /
+  /// experts (0: the popularity as it is; 1: uniform). The auxiliary-loss balancer's model.
+  double uniform_share = 0;
   /// 0: no limit; else an expert takes at most ceil(factor x its even share of the group's
   /// selections), in the order tokens come (rank by rank); the selections over it are dropped.
   double capacity_factor = 0;

@@ -88,12 +88,12 @@ EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const topo::Spe
   const MoeRouting& r = job.routing;
   const double nodes = r.max_nodes_per_token > 0 ? d(r.max_nodes_per_token) : d(r.top_k);
   const double per_copy = d(r.tokens_per_gpu) * nodes * d(m.hidden);
-  n.dispatch_bytes_per_gpu = per_copy * job.dispatch_bytes_per_element;
-  n.combine_bytes_per_gpu = per_copy * job.combine_bytes_per_element;
-  n.fwd_bwd_bytes_per_gpu = 2 * (n.dispatch_bytes_per_gpu + n.combine_bytes_per_gpu);
+  n.dispatch_bytes_ib = per_copy * job.dispatch_bytes_per_element;
+  n.combine_bytes_ib = per_copy * job.combine_bytes_per_element;
+  n.fwd_bwd_bytes_ib = 2 * (n.dispatch_bytes_ib + n.combine_bytes_ib);
   n.layer_flops_per_gpu = 2 * active_params(m) / d(m.layers) * d(r.tokens_per_gpu);
   n.compute_s_at_peak = n.layer_flops_per_gpu / (cluster.gpu.peak_bf16_tflops * 1e12);
-  n.comm_s_at_nic = (n.dispatch_bytes_per_gpu + n.combine_bytes_per_gpu) /
+  n.comm_s_at_nic = (n.dispatch_bytes_ib + n.combine_bytes_ib) /
                     cluster.nic.line_rate().bytes_per_s;
   return n;
 }

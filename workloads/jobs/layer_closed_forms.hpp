@@ -40,12 +40,14 @@ struct CpNumbers {
 CpNumbers cp_numbers(const ParallelSpec& p, const topo::Spec& cluster);
 
 struct EpNumbers {
-  double dispatch_bytes_per_gpu = 0;  ///< tokens x nodes per token x hidden x bytes/element
-  double combine_bytes_per_gpu = 0;
-  double fwd_bwd_bytes_per_gpu = 0;   ///< two all-to-alls forward, two backward
-  double layer_flops_per_gpu = 0;     ///< 2 x (active params / layers) x tokens
+  /// InfiniBand bytes one GPU sends: each token once per destination node, every node remote
+  /// (the worst case): tokens x nodes per token x hidden x bytes/element.
+  double dispatch_bytes_ib = 0;
+  double combine_bytes_ib = 0;
+  double fwd_bwd_bytes_ib = 0;     ///< two all-to-alls forward, two backward
+  double layer_flops_per_gpu = 0;  ///< 2 x (active params / layers) x tokens
   double compute_s_at_peak = 0;
-  double comm_s_at_nic = 0;           ///< dispatch + combine over one NIC
+  double comm_s_at_nic = 0;  ///< dispatch + combine over one NIC
 };
 
 /// From the cluster's GPU peak and NIC line rate.

@@ -144,7 +144,19 @@ std::string_view ep_algorithm_name(EpAlgorithm a) {
   return "?";
 }
 
-std::string_view balancer_name(Balancer b) { return b == Balancer::Bias ? "bias" : "none"; }
+std::string_view balancer_name(Balancer b) {
+  switch (b) {
+    case Balancer::None:
+      return "none";
+    case Balancer::Bias:
+      return "bias";
+    case Balancer::AuxLoss:
+      return "aux_loss";
+  }
+  return "?";
+}
+
+double aux_uniform_share(double weight) { return weight / (weight + 0.01); }
 
 std::string_view ep_overlap_name(EpOverlap o) {
   switch (o) {

@@ -32,10 +32,19 @@ enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
 /// dualpipe_pair: DualPipe's chunk pair, a forward chunk of one micro-batch against a backward
 /// chunk of another (each of tokens_per_gpu tokens), layer by layer.
 enum class EpOverlap : std::uint8_t { None, TwoMicrobatch, DualPipePair };
-/// none; bias: DeepSeek-V3's auxiliary-loss-free routing bias (workloads/ep/balancer.hpp).
-enum class Balancer : std::uint8_t { None, Bias };
+/// none; bias: DeepSeek-V3's auxiliary-loss-free routing bias (workloads/ep/balancer.hpp);
+/// aux_loss: an auxiliary balance loss, modelled as a pull of every expert's popularity toward
+/// even that grows with the loss's weight (aux_uniform_share).
+enum class Balancer : std::uint8_t { None, Bias, AuxLoss };
 
-/// "flat", "two_tier", "low_latency"; "none", "two_microbatch", "dualpipe_pair"; "none", "bias".
+/// The auxiliary-loss balancer's model: the share of each expert's routing weight that is the
+/// even 1 / experts, weight / (weight + 0.01). At the weight 0.01 half of each expert's weight
+/// above or below even remains; at 0.1, a tenth. A shape, not a calibration: no published
+/// measurement ties a loss weight to a load imbalance.
+double aux_uniform_share(double weight);
+
+/// "flat", "two_tier", "low_latency"; "none", "two_microbatch", "dualpipe_pair"; "none",
+/// "bias", "aux_loss".
 std::string_view ep_algorithm_name(EpAlgorithm a);
 std::string_view ep_overlap_name(EpOverlap o);
 std::string_view balancer_name(Balancer b);
@@ -51,6 +60,7 @@ struct MoeLayerJob {
   Balancer balancer = Balancer::None;
   std::int64_t balance_steps = 50;  ///< bias: training steps before the simulated one
   double bias_update = 0.05;        ///< bias: gamma, in log-weight units per step
+  double aux_loss_weight = 0.01;    ///< aux_loss: the loss's weight (alpha)
   double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
   double combine_bytes_per_element = 2.0;   ///< BF16
   EpAlgorithm algorithm = EpAlgorithm::TwoTier;

@@ -42,6 +42,11 @@ ByteMatrix transposed(const ByteMatrix& m) {
   return t;
 }
 
+// Rows of one expert in a grouped GEMM are padded to a multiple of this block: DeepGEMM's
+// contiguous layout aligns each expert's rows to its 128-row M block, so an expert with 1 row
+// costs as much as one with 128.
+constexpr std::int64_t kExpertRowBlock = 128;
+
 // One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction).
 struct GroupRouting {
   std::vector<int> ranks;
@@ -74,6 +79,9 @@ class MoeBuilder::Impl {
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
       r.tokens_per_gpu = tokens_mb_;
+      if (job.balancer == Balancer::AuxLoss) {
+        r.uniform_share = aux_uniform_share(job.aux_loss_weight);
+      }
       if (job.balancer == Balancer::Bias) {
         r.seed = routing_seed(job.routing.seed, g, 2);  // the training steps' own tokens
         BiasBalance balance =
@@ -254,15 +262,21 @@ class MoeBuilder::Impl {
     std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
+        // The GPU's experts are local ones from j x local on (moe_routing.hpp's layout); each
+        // expert's rows padded to the grouped GEMM's row block.
         std::int64_t rows = 0;
-        for (std::size_t i = 0; i < gr.ranks.size(); ++i) {
-          rows += gr.tokens.selections.at(i, j);
+        std::int64_t padded = 0;
+        for (std::int64_t e = static_cast<std::int64_t>(j) * local;
+             e < static_cast<std::int64_t>(j + 1) * local; ++e) {
+          const std::int64_t r = gr.load.expert_tokens[static_cast<std::size_t>(e)];
+          rows += r;
+          padded += (r + kExpertRowBlock - 1) / kExpertRowBlock * kExpertRowBlock;
         }
         const int gpu = gr.ranks[j];
         const auto g = static_cast<std::size_t>(gpu);
-        // A grouped GEMM over the GPU's experts at their mean rows (rounded up).
+        // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
         const LayerCosts costs =
-            moe_expert_costs(model_, p_, (rows + local - 1) / local, *b_.compute);
+            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute);
         const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : reversed(costs.bwd);
         TaskList deps = arrived[g];
         for (const auto& [label, cost] : k) {
