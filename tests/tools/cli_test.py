@@ -481,6 +481,18 @@ def case_layer_trace(ctx):
     expect(len(threads) >= 2, f"threads {threads}")
     counters = {e["name"] for e in events if e["ph"] == "C"}
     expect(len(counters) == 3, f"--trace-links 3 drew {sorted(counters)}")
+    # --trace-ranks keeps a trace to the GPUs asked for; a bad list fails before the run.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.json")
+        rc, _, err = run([ctx.hopsim, "run", exp, "--set", "workload.seq_len=4096",
+                          "--trace", path, "--trace-ranks", "0-2,9"])
+        expect(rc == 0, f"--trace-ranks: exit {rc}, {err}")
+        with open(path, encoding="utf-8") as f:
+            drawn = {e["pid"] for e in json.load(f)["traceEvents"] if e["ph"] in ("X", "b")}
+        expect(drawn == {0, 1, 2, 9}, f"--trace-ranks 0-2,9 drew GPUs {sorted(drawn)}")
+        rc, out, err = run([ctx.hopsim, "run", exp, "--trace", path, "--trace-ranks", "3-1"])
+        expect(rc == 2 and out == "" and "runs backwards" in err,
+               f"--trace-ranks 3-1: exit {rc}, {err!r}")
     print(f"layer trace: {len(slices)} kernel slices, {len(flows)} flows, counters {sorted(counters)}")
 
 

@@ -5,7 +5,8 @@ Usage: plot_sweep_test.py --source-dir DIR
 Runs DIR/tools/plot_sweep.py with this interpreter on a one-key sweep and on a two-key sweep
 with an invalid point, and checks the PNG files it writes; then checks that a CSV without the
 sweep columns, a missing file and --metric nonexistent exit 2 with a message naming the file.
-Exit status: 0 passed, 1 failed, 77 skipped (this interpreter has no matplotlib).
+Exit status: 0 passed, 1 failed, 77 skipped (neither this interpreter nor /usr/bin/python3 has
+matplotlib).
 """
 
 import argparse
@@ -52,9 +53,22 @@ def write(path, text):
     return path
 
 
+PYTHON = sys.executable
+
+
+def interpreter_with_matplotlib():
+    """This interpreter if it has matplotlib, else Debian's /usr/bin/python3 if that has it
+    (python3-matplotlib serves the system interpreter), else None."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import matplotlib"], capture_output=True, check=False).returncode == 0:
+            return python
+    return None
+
+
 def plot(script, *args):
     """Runs plot_sweep.py; returns (exit status, stdout, stderr)."""
-    command = [sys.executable, script, *args]
+    command = [PYTHON, script, *args]
     try:
         p = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S,
                            check=False)
@@ -109,9 +123,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--source-dir", required=True, help="the hopsim source tree")
     args = parser.parse_args()
-    try:
-        import matplotlib  # noqa: F401  (plot_sweep.py runs with this same interpreter)
-    except ImportError:
+    global PYTHON
+    PYTHON = interpreter_with_matplotlib()
+    if PYTHON is None:
         print("matplotlib missing: skipped")
         return 77
     script = os.path.join(args.source_dir, "tools", "plot_sweep.py")

@@ -134,9 +134,15 @@ std::string number(const Json& v, double scale, int digits) {
   return v.is_number() ? fmt::format("{:.{}f}", v.get<double>() * scale, digits) : "-";
 }
 
+// The change in percent; "new" or "gone" for a figure only one side has.
 std::string change(const Json& p) {
-  return p["change"].is_number() ? fmt::format("{:+.1f}%", 100 * p["change"].get<double>())
-                                 : (p["a"] == p["b"] ? "" : "new");
+  if (p["change"].is_number()) {
+    return fmt::format("{:+.1f}%", 100 * p["change"].get<double>());
+  }
+  if (p["a"].is_null() != p["b"].is_null()) {
+    return p["a"].is_null() ? "new" : "gone";
+  }
+  return "";
 }
 
 std::string row(std::string_view label, const Json& p, double scale, int digits) {

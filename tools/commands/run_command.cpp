@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -48,10 +49,45 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
   }
 }
 
+// The GPUs a trace draws: --trace-ranks's, or all of a small run, or node 0's and the busiest.
+std::set<int> trace_ranks(const RunOptions& o, const work::Experiment& e,
+                          const work::RunResult& result) {
+  const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
+  if (!o.trace_ranks.empty()) {
+    return parse_trace_ranks(o.trace_ranks, gpus);
+  }
+  std::size_t tasks = 0;
+  std::size_t involved = 0;
+  std::set<int> ranks;
+  for (const work::CaseResult& c : result.cases) {
+    tasks += c.plan.tasks().size();
+    involved = std::max(involved, c.summary.involved);
+    ranks.insert(c.summary.critical_rank);
+  }
+  if (tasks <= kTraceAllTasks) {
+    return {};
+  }
+  for (int g = 0; g < e.cluster.gpus_per_node; ++g) {
+    ranks.insert(g);
+  }
+  fmt::print(stderr,
+             "trace: {} of {} GPUs, node 0's and the busiest ({} tasks in all; --trace-ranks to "
+             "choose)\n",
+             ranks.size(), involved, tasks);
+  return ranks;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  if (!o.trace_ranks.empty()) {  // a bad list fails before the run, not after it
+    if (o.trace_file.empty()) {
+      throw config::ConfigError("--trace-ranks needs --trace FILE");
+    }
+    (void)parse_trace_ranks(o.trace_ranks,
+                            file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
+  }
   work::RunOptions options;
   options.watch_links =
       o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
@@ -74,9 +110,14 @@ int run_command(const RunOptions& o) {
     return 1;
   }
   const auto report = make_report({file, result, !o.no_wall_time});
+  std::set<int> ranks;
+  if (!o.trace_file.empty()) {
+    ranks = trace_ranks(o, file.experiment, result);
+  }
   try {
     if (!o.trace_file.empty()) {
-      write_file_atomically(o.trace_file, make_trace(result, o.trace_links).dump() + "\n");
+      write_file_atomically(o.trace_file,
+                            make_trace(result, o.trace_links, ranks).dump() + "\n");
     }
     if (!o.out_dir.empty()) {
       write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n");

@@ -15,7 +15,14 @@ struct RunOptions {
   bool no_wall_time = false;
   std::string trace_file;      ///< Chrome trace of every case of the run
   std::size_t trace_links = 8;  ///< links whose load the trace draws (the busiest)
+  /// GPUs the trace draws: "0-7,64" (ranges and single ranks); empty: every GPU of a run of
+  /// at most kTraceAllTasks tasks, else node 0's and the busiest one.
+  std::string trace_ranks;
 };
+
+/// Runs of more tasks (kernels and flows, all cases) than this trace a few GPUs unless
+/// --trace-ranks says which: about 50 MB of trace.
+inline constexpr std::size_t kTraceAllTasks = 200000;
 
 /// Returns the exit code: 0 ok, 1 the run failed or an output could not be written.
 /// Throws config::ConfigError on bad input.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/node.hpp"
+
 namespace hopsim::tools {
 namespace {
 
@@ -82,7 +84,45 @@ void add_names(const topo::Cluster& cluster, const std::set<std::pair<int, int>>
 
 }  // namespace
 
-Json make_trace(const work::RunResult& result, std::size_t links_drawn) {
+std::set<int> parse_trace_ranks(const std::string& text, int gpus) {
+  std::set<int> out;
+  std::size_t from = 0;
+  const auto fail = [&](const std::string& what) {
+    throw config::ConfigError(fmt::format("--trace-ranks {}: {}", text, what));
+  };
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+      fail(fmt::format("\"{}\" is not a GPU rank; expected e.g. 0-7,64", s));
+    }
+    const int n = std::stoi(s);
+    if (n >= gpus) {
+      fail(fmt::format("GPU {} is not in the cluster's {}", n, gpus));
+    }
+    return n;
+  };
+  while (from <= text.size()) {
+    const std::size_t comma = text.find(',', from);
+    const std::string part =
+        text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    const std::size_t dash = part.find('-');
+    const int lo = number(part.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo) {
+      fail(fmt::format("the range {} runs backwards", part));
+    }
+    for (int g = lo; g <= hi; ++g) {
+      out.insert(g);
+    }
+    if (comma == std::string::npos) {
+      break;
+    }
+    from = comma + 1;
+  }
+  return out;
+}
+
+Json make_trace(const work::RunResult& result, std::size_t links_drawn,
+                const std::set<int>& ranks) {
   const topo::Cluster& cluster = *result.cluster;
   Json events = Json::array();
   std::set<std::pair<int, int>> threads;
@@ -97,7 +137,8 @@ Json make_trace(const work::RunResult& result, std::size_t links_drawn) {
     }
     for (std::size_t i = 0; i < c.plan.tasks().size(); ++i, ++id) {
       const work::PlanTask& t = c.plan.tasks()[i];
-      if (c.outcome.times[i].end == Time::max() || t.kind == work::PlanTaskKind::Delay) {
+      if (c.outcome.times[i].end == Time::max() || t.kind == work::PlanTaskKind::Delay ||
+          (!ranks.empty() && ranks.count(t.src) == 0)) {
         continue;
       }
       threads.emplace(t.src, t.stream);

@@ -1,6 +1,9 @@
 // Chrome trace-event JSON of a run (opens in Perfetto or chrome://tracing).
 #pragma once
 
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "workloads/experiment/run.hpp"
@@ -14,6 +17,12 @@ namespace hopsim::tools {
 /// marked by an instant event. The first `links_drawn` watched links (the busiest) get counter
 /// tracks of their load in GB/s.
 /// Times in microseconds, as the format wants.
-nlohmann::json make_trace(const work::RunResult& result, std::size_t links_drawn);
+/// Only the tasks of GPUs in `ranks` (every GPU when it is empty) are drawn.
+nlohmann::json make_trace(const work::RunResult& result, std::size_t links_drawn,
+                          const std::set<int>& ranks = {});
+
+/// The GPUs of "0-7,64" (ranges and single ranks, each below `gpus`); throws
+/// config::ConfigError naming --trace-ranks on anything else.
+std::set<int> parse_trace_ranks(const std::string& text, int gpus);
 
 }  // namespace hopsim::tools

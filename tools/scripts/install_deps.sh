@@ -5,13 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The Debian packages (README.md lists the same, and a test keeps the two lists equal).
-packages=(g++ cmake ninja-build make python3 libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev)
+# python3-matplotlib is for tools/plot_sweep.py only; the build does not need it.
+packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# Debian's matplotlib serves /usr/bin/python3; a machine without that interpreter (not Debian)
+# is not asked for it.
+plotting() {
+  [ ! -x /usr/bin/python3 ] || /usr/bin/python3 -c "import matplotlib" 2>/dev/null
+}
+
 configured() {
   command -v cmake >/dev/null && command -v ninja >/dev/null && command -v python3 >/dev/null &&
-    cmake --preset release >"$log" 2>&1
+    plotting && cmake --preset release >"$log" 2>&1
 }
 
 if configured; then
