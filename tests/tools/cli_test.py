@@ -576,6 +576,7 @@ def case_schema_docs(ctx):
     """docs/reference.md is exactly `hopsim schema --markdown`: keys cannot drift."""
     rc, out, err = run([ctx.hopsim, "schema", "--markdown"])
     expect(rc == 0, f"hopsim schema exited {rc}: {err}")
+    expect("(undocumented)" not in out, "a key shared between sections names no entry")
     with open(os.path.join(ctx.source_dir, "docs/reference.md"), encoding="utf-8") as f:
         expect(f.read() == out, "docs/reference.md differs from `hopsim schema --markdown`; "
                                 "regenerate it: build/bin/hopsim schema --markdown > "

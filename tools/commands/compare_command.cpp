@@ -2,6 +2,7 @@
 #include "tools/commands/compare_command.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 #include <string>
 #include <vector>
@@ -60,74 +61,56 @@ Json pair(const Json& a, const Json& b) {
   return {{"a", a}, {"b", b}, {"change", change}};
 }
 
-// Phase rows "name/pass" of a case: compute, comm and exposed time.
-Json phases(const Json* a, const Json* b) {
-  Json out = Json::object();
-  for (const Json* side : {a, b}) {
-    if (side == nullptr) {
-      continue;
-    }
-    for (const Json& ph : (*side)["phases"]) {
-      const std::string key =
-          ph.value("name", std::string("?")) + "/" + ph.value("pass", std::string("?"));
-      out[key] = nullptr;
-    }
-  }
-  const auto phase_of = [](const Json* side, const std::string& key) -> const Json* {
-    if (side == nullptr) {
-      return nullptr;
-    }
-    for (const Json& ph : (*side)["phases"]) {
-      if (ph.value("name", std::string("?")) + "/" + ph.value("pass", std::string("?")) == key) {
-        return &ph;
+// The entries of `list` (an array key) in either case, paired by `name_of`, each of `fields`
+// as {a, b, change}; in A's order, then B's new ones.
+template <class NameOf>
+Json paired(const Json* a, const Json* b, const char* list, NameOf name_of,
+            std::initializer_list<const char*> fields) {
+  const auto entries = [&](const Json* side) {
+    std::vector<std::pair<std::string, const Json*>> out;
+    if (side != nullptr && side->contains(list) && (*side)[list].is_array()) {
+      for (const Json& e : (*side)[list]) {
+        out.emplace_back(name_of(e), &e);
       }
     }
-    return nullptr;
+    return out;
   };
-  for (auto& [key, row] : out.items()) {
-    const Json* pa = phase_of(a, key);
-    const Json* pb = phase_of(b, key);
-    row = Json::object();
-    for (const char* f : {"compute_s", "comm_s", "exposed_comm_s"}) {
-      const Json::json_pointer p("/" + std::string(f));
-      row[f] = pair(value_at(pa, p), value_at(pb, p));
+  const auto ea = entries(a);
+  const auto eb = entries(b);
+  Json out = Json::object();
+  for (const auto* side : {&ea, &eb}) {
+    for (const auto& [name, e] : *side) {
+      if (out.contains(name)) {
+        continue;
+      }
+      const Json* x = find(ea, name);
+      const Json* y = find(eb, name);
+      Json row = Json::object();
+      for (const char* f : fields) {
+        const Json::json_pointer p("/" + std::string(f));
+        row[f] = pair(value_at(x, p), value_at(y, p));
+      }
+      out[name] = std::move(row);
     }
   }
   return out;
 }
 
-// The busiest links of either report, by name: mean and peak utilization.
+// Phase rows "name/pass" of a case: compute, comm and exposed time.
+Json phases(const Json* a, const Json* b) {
+  return paired(a, b, "phases",
+                [](const Json& ph) {
+                  return ph.value("name", std::string("?")) + "/" +
+                         ph.value("pass", std::string("?"));
+                },
+                {"compute_s", "comm_s", "exposed_comm_s"});
+}
+
+// The busiest links of either report, by name: bytes, mean and peak utilization.
 Json links(const Json* a, const Json* b) {
-  Json out = Json::object();
-  for (const Json* side : {a, b}) {
-    if (side == nullptr || !side->contains("busiest_links")) {
-      continue;
-    }
-    for (const Json& l : (*side)["busiest_links"]) {
-      out[l.value("link", std::string("?"))] = nullptr;
-    }
-  }
-  const auto link_of = [](const Json* side, const std::string& name) -> const Json* {
-    if (side == nullptr || !side->contains("busiest_links")) {
-      return nullptr;
-    }
-    for (const Json& l : (*side)["busiest_links"]) {
-      if (l.value("link", std::string()) == name) {
-        return &l;
-      }
-    }
-    return nullptr;
-  };
-  for (auto& [name, row] : out.items()) {
-    const Json* la = link_of(a, name);
-    const Json* lb = link_of(b, name);
-    row = Json::object();
-    for (const char* f : {"bytes", "utilization", "peak_utilization"}) {
-      const Json::json_pointer p("/" + std::string(f));
-      row[f] = pair(value_at(la, p), value_at(lb, p));
-    }
-  }
-  return out;
+  return paired(a, b, "busiest_links",
+                [](const Json& l) { return l.value("link", std::string("?")); },
+                {"bytes", "utilization", "peak_utilization"});
 }
 
 std::string number(const Json& v, double scale, int digits) {

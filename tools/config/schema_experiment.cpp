@@ -1,6 +1,9 @@
 // The reference of experiment files: the experiment, its parallel mesh, and each workload kind.
 #include "tools/config/schema_tables.hpp"
 
+#include <span>
+#include <string_view>
+
 namespace hopsim::config::tables {
 
 const std::array<KeyDoc, 9> kExperiment{{
@@ -205,6 +208,20 @@ const std::array<KeyDoc, 8> kMoeRouting{{
      "remains"},
 }};
 
+namespace {
+
+// The entry of `key` in `table`: a key two sections share, documented once.
+KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
+  for (const KeyDoc& k : table) {
+    if (k.name == key) {
+      return k;
+    }
+  }
+  return {key, "?", "?", "(undocumented)"};  // a test keeps every entry documented
+}
+
+}  // namespace
+
 const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
     {"kind", "\"transformer_layer\"", "required",
      "transformer layers: attention under TP and CP, then the feed-forward part (a dense MLP, or "
@@ -212,20 +229,15 @@ const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
     {"seq_len", "integer in [1, 2^31]", "required",
      "new tokens per sequence; cp (contiguous) or 2 x cp (zigzag) must divide it, and with a "
      "MoE cp x tp must divide seq_len x micro_batch"},
-    {"micro_batch", "integer in [1, 2^20]", "1", "sequences per micro-batch"},
-    {"mask", "\"causal\", \"full\" or \"document\"", "\"causal\"",
-     "attention mask; document: causal inside each packed document"},
-    {"documents", "array of integers in [1, 2^31]", "none",
-     "mask document: the packed documents' lengths, summing to seq_len"},
-    {"document_mean_tokens", "integer in [1, 2^31]", "none",
-     "mask document: draw lengths from an exponential distribution of this mean (seeded)"},
-    {"layers", "integer in [1, 2^20]", "1", "identical layers run one after another"},
-    {"mode", "\"training\" or \"prefill\"", "\"training\"",
-     "prefill: inference time to first token (forward only)"},
+    shared(kAttentionLayerWorkload, "micro_batch"),
+    shared(kAttentionLayerWorkload, "mask"),
+    shared(kAttentionLayerWorkload, "documents"),
+    shared(kAttentionLayerWorkload, "document_mean_tokens"),
+    shared(kAttentionLayerWorkload, "layers"),
+    shared(kAttentionLayerWorkload, "mode"),
     {"passes", "\"forward\", \"backward\" or \"both\"", "training: both; prefill: forward",
      "which passes run (backward: MoE part, then attention, layers in reverse)"},
-    {"dtype", "\"bf16\" or \"fp8\"", "\"bf16\"",
-     "attention, its projections, and K/V on the wire"},
+    shared(kAttentionLayerWorkload, "dtype"),
     {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "a dense MLP's GEMMs"},
     {"cp", "object", "ring, zigzag", "the context-parallel algorithm (as for attention_layer)"},
     {"ffn", "\"dense\" or \"moe\"", "moe when the model has routed experts",
@@ -234,22 +246,17 @@ const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
      "the MoE part's routing and exchanges; checked, but not used, when ffn is dense"},
 }};
 
+// The MoE part's keys mean what they mean for moe_layer.
 const std::array<KeyDoc, 9> kTransformerMoe{{
-    {"top_k", "integer in [1, 2^20]", "the model's", "experts per token"},
-    {"max_nodes_per_token", "integer in [0, 2^20]", "the model's",
-     "nodes a token may reach; 0: no limit"},
-    {"dispatch_bytes_per_element", "number in (0, 64]", "1",
-     "dispatch payload (FP8: 1; with scales 1.03125)"},
-    {"combine_bytes_per_element", "number in (0, 64]", "2", "combine payload (BF16: 2)"},
-    {"routing", "object", "uniform", "expert popularity and the balancer (as for moe_layer)"},
-    {"capacity_factor", "number in [0.01, 1000]", "none",
-     "an expert takes at most this times its even share; the rest are dropped"},
-    {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
-     "how dispatch and combine run (as for moe_layer)"},
-    {"comm_sms", "integer in [0, SMs)", "0",
-     "SMs the communication kernels hold; the MoE part's compute runs on the rest"},
-    {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
-     "two_tier: tokens per InfiniBand piece"},
+    shared(kMoeLayerWorkload, "top_k"),
+    shared(kMoeLayerWorkload, "max_nodes_per_token"),
+    shared(kMoeLayerWorkload, "dispatch_bytes_per_element"),
+    shared(kMoeLayerWorkload, "combine_bytes_per_element"),
+    shared(kMoeLayerWorkload, "routing"),
+    shared(kMoeLayerWorkload, "capacity_factor"),
+    shared(kMoeLayerWorkload, "algorithm"),
+    shared(kMoeLayerWorkload, "comm_sms"),
+    shared(kMoeLayerWorkload, "chunk_tokens"),
 }};
 
 }  // namespace hopsim::config::tables
