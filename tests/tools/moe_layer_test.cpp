@@ -179,6 +179,29 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
              R"(/workload/routing/aux_loss_weight: only with balancer "aux_loss")");
 }
 
+TEST_CASE("moe layer: redundant copies of hot experts even a skewed router's load") {
+  const std::string zipf = "workload.routing.distribution=zipf";
+  const work::RunResult plain = layer({zipf});
+  const work::RunResult copies = layer({zipf, "workload.redundant_experts=32"});
+  const work::EpDetails& ep = *copies.cases[0].ep;
+  REQUIRE(ep.placement.size() == 16);
+  for (const std::vector<int>& rank : ep.placement) {
+    CHECK(rank.size() == 256 / 16 + 2);
+  }
+  CHECK(work::max_over_mean(ep.tokens_per_rank) <
+        0.7 * work::max_over_mean(plain.cases[0].ep->tokens_per_rank));
+  CHECK(step(copies) < step(plain));
+  const auto fails_with = [&](std::vector<std::string> sets, const std::string& text) {
+    CHECK_THROWS_WITH_AS(load_experiment(kEp, sets), doctest::Contains(text.c_str()),
+                         ConfigError);
+  };
+  fails_with({"parallel.ep=16", "parallel.dp=16", "workload.redundant_experts=8"},
+             "/workload/redundant_experts: 8 redundant experts do not spread evenly over the EP "
+             "group's 16 GPUs");
+  fails_with({"parallel.ep=16", "parallel.dp=16", "workload.placement=[[0, 1]]"},
+             "/workload/placement: 1 lists of experts for an EP group of 16 ranks");
+}
+
 TEST_CASE("moe layer: routing counts from a file beside the experiment replay a histogram") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "hopsim-counts-test";

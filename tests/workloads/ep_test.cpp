@@ -2,6 +2,7 @@
 // skew, and what the load statistics mean.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -286,4 +287,113 @@ TEST_CASE("routing: a uniform share (the aux-loss balancer's model) shrinks the 
   CHECK(excess(1) < 0.25);
   CHECK(aux_uniform_share(0.01) == doctest::Approx(0.5));
   CHECK(aux_uniform_share(0.0) == 0);
+}
+
+TEST_CASE("placement: the even placement written out routes exactly as the default") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
+    MoeRouting r{256, 256, 8, 4, 9};
+    r.distribution = dist;
+    RoutingLoad a;
+    RoutingLoad b;
+    const TwoTierMatrix plain = route_tokens(ranks, cluster, r, Bytes{1}, &a);
+    r.placement = even_placement(256, 64);
+    const TwoTierMatrix written = route_tokens(ranks, cluster, r, Bytes{1}, &b);
+    CHECK(plain.gpu.bytes == written.gpu.bytes);
+    CHECK(plain.to_node == written.to_node);
+    CHECK(a.expert_tokens == b.expert_tokens);
+    CHECK(a.slot_tokens == b.slot_tokens);
+  }
+}
+
+TEST_CASE("placement: redundant copies of hot experts spread the load, within the node limit") {
+  const topo::Cluster cluster(h800(8));
+  const std::vector<int> ranks = first_ranks(64);
+  MoeRouting r{1024, 256, 8, 4, 3};
+  r.distribution = RoutingDistribution::Zipf;
+  const std::vector<std::vector<int>> slots = redundant_placement(r, 64, 2);
+  std::map<int, int> copies;
+  for (const std::vector<int>& rank : slots) {
+    CHECK(rank.size() == 4 + 2);
+    CHECK(std::set<int>(rank.begin(), rank.end()).size() == rank.size());  // no twin on a rank
+    for (int e : rank) {
+      ++copies[e];
+    }
+  }
+  CHECK(copies.size() == 256);  // every expert somewhere
+  // The most popular expert (rank 1 of the Zipf ranking) has the most copies.
+  const auto most = std::max_element(copies.begin(), copies.end(), [](auto a, auto b) {
+    return a.second < b.second;
+  });
+  CHECK(most->second > 2);
+  const auto rows = [](const RoutingLoad& load) {
+    std::vector<std::int64_t> out;
+    for (const auto& s : load.slot_tokens) {
+      out.push_back(sum(s));
+    }
+    return out;
+  };
+  RoutingLoad before;
+  route_tokens(ranks, cluster, r, Bytes{1}, &before);
+  r.placement = slots;
+  RoutingLoad after;
+  const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &after);
+  CHECK(sum(rows(after)) == 64 * 1024 * 8);  // conserved
+  CHECK(sum(after.expert_tokens) == 64 * 1024 * 8);
+  CHECK(max_over_mean(rows(after)) < 0.6 * max_over_mean(rows(before)));
+  for (std::size_t i = 0; i < m.gpu.n; ++i) {  // at most 4 nodes per token, on average
+    std::int64_t nodes = 0;
+    for (std::size_t k = 0; k < m.nodes; ++k) {
+      nodes += m.to_node[i * m.nodes + k];
+    }
+    CHECK(nodes <= 4 * 1024);
+  }
+  // One token per GPU: the nodes of a GPU's row are its token's, never more than the limit.
+  r.tokens_per_gpu = 1;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    r.seed = seed;
+    const TwoTierMatrix one = route_tokens(ranks, cluster, r, Bytes{1});
+    for (std::size_t i = 0; i < one.gpu.n; ++i) {
+      std::int64_t nodes = 0;
+      for (std::size_t k = 0; k < one.nodes; ++k) {
+        nodes += one.to_node[i * one.nodes + k];
+      }
+      CHECK(nodes <= 4);
+    }
+  }
+}
+
+TEST_CASE("placement: an explicit placement is checked: size, ids, twins, coverage, top-k") {
+  const std::vector<int> ranks = first_ranks(16);  // 2 nodes of 8
+  MoeRouting r{64, 32, 4, 1, 1};
+  const auto problem = [&](std::vector<std::vector<int>> placement) {
+    r.placement = std::move(placement);
+    const hopsim::Problems p = check_routing(r, ranks, 8, "/workload", "/workload/placement");
+    return p.empty() ? std::string("ok") : p.front().path + ": " + p.front().message;
+  };
+  std::vector<std::vector<int>> even = even_placement(32, 16);
+  CHECK(problem(even) == "ok");
+  CHECK(problem({{0, 1}}).find("1 lists of experts for an EP group of 16 ranks") !=
+        std::string::npos);
+  auto bad = even;
+  bad[3] = {6, 6};
+  CHECK(problem(bad).find("/workload/placement/3: expert 6 twice on one rank") == 0);
+  bad[3] = {6, 99};
+  CHECK(problem(bad).find("expert 99 is not one of the 32 routed experts") != std::string::npos);
+  bad[3] = {6};
+  CHECK(problem(bad).find("expert 7 is on no rank") != std::string::npos);
+  // All experts on node 0, one copy each, node 1 hosts copies of 2 experts only: a token that
+  // picks node 1 alone (limit 1) sees 2 experts, fewer than top-4.
+  std::vector<std::vector<int>> lopsided(16);
+  for (int e = 0; e < 32; ++e) {
+    lopsided[static_cast<std::size_t>(e % 8)].push_back(e);
+  }
+  for (std::size_t g = 8; g < 16; ++g) {
+    lopsided[g] = {static_cast<int>(g % 2)};
+  }
+  CHECK(problem(lopsided).find("/workload/top_k: 4 experts per token, but a token limited to 1 "
+                               "node(s) may see only 2 experts") == 0);
+  r.max_nodes_per_token = 2;
+  CHECK(problem(lopsided) == "ok");
 }

@@ -243,6 +243,16 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["balance_steps"] = ep.balance_steps;
   out["capacity_factor"] = job.routing.capacity_factor > 0 ? Json(job.routing.capacity_factor)
                                                            : Json(nullptr);
+  out["placement"] = job.redundant_experts > 0    ? "redundant"
+                     : job.routing.placement.empty() ? "even"
+                                                     : "explicit";
+  out["redundant_experts"] = job.redundant_experts;
+  Json slots = Json::array();
+  for (const std::vector<int>& rank : ep.placement) {
+    slots.push_back(rank.size());
+  }
+  out["slots_per_rank"] = std::move(slots);
+  out["experts_per_rank"] = ep.placement;
   out["selections"] = ep.selections;
   out["dropped_tokens"] = ep.dropped;
   out["dropped_fraction"] =

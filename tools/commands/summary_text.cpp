@@ -161,6 +161,16 @@ std::string ep_lines(const Json& ep) {
       "compute idle\n",
       ep["max_over_mean"].get<double>(), ep["expert_max_over_mean"].get<double>(),
       100 * ep["idle_expert_fraction"].get<double>());
+  if (ep["placement"].get<std::string>() != "even") {
+    const auto slots = ep["slots_per_rank"].get<std::vector<std::int64_t>>();
+    const auto [lo, hi] = std::minmax_element(slots.begin(), slots.end());
+    out += fmt::format("placement      {}: {} to {} expert slots per GPU{}\n",
+                       ep["placement"].get<std::string>(), *lo, *hi,
+                       ep["redundant_experts"].get<std::int64_t>() > 0
+                           ? fmt::format(", {} redundant copies",
+                                         ep["redundant_experts"].get<std::int64_t>())
+                           : std::string());
+  }
   if (!ep["balance_steps"].empty()) {
     const auto& steps = ep["balance_steps"];
     out += fmt::format("balancer       bias over {} steps: max/mean over ranks {:.3f} at the first, "

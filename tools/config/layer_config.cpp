@@ -76,6 +76,9 @@ constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
                                                       "dualpipe_pair"};
 constexpr std::array<std::string_view, 3> kBalancers{"none", "bias", "aux_loss"};
 constexpr std::array<std::string_view, 2> kFfns{"dense", "moe"};
+// An explicit expert placement: at most this many ranks, and experts per rank.
+constexpr std::size_t kMaxPlacementRanks = std::size_t{1} << 16;
+constexpr std::size_t kMaxPlacementSlots = 4096;
 // Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
 constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
@@ -214,6 +217,29 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
   }
   if (n.has("chunk_tokens")) {
     job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
+  }
+  if (n.has("redundant_experts")) {
+    job.redundant_experts = n.at("redundant_experts").integer_in(0, 1 << 20);
+  }
+  if (n.has("placement")) {  // which experts each rank of an EP group hosts (job checks fit)
+    const Node list = n.at("placement");
+    list.expect_array();
+    if (list.size() == 0 || list.size() > kMaxPlacementRanks) {
+      list.fail(fmt::format("expected 1 to {} lists of experts, one per rank of the EP group",
+                            kMaxPlacementRanks));
+    }
+    for (std::size_t g = 0; g < list.size(); ++g) {
+      const Node rank = list.at(g);
+      rank.expect_array();
+      if (rank.size() > kMaxPlacementSlots) {
+        rank.fail(fmt::format("more than {} experts on one rank", kMaxPlacementSlots));
+      }
+      std::vector<int> slots;
+      for (std::size_t k = 0; k < rank.size(); ++k) {
+        slots.push_back(static_cast<int>(rank.at(k).integer_in(0, 1 << 20)));
+      }
+      r.placement.push_back(std::move(slots));
+    }
   }
   return job;
 }

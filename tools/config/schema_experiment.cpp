@@ -152,7 +152,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 15> kMoeLayerWorkload{{
+const std::array<KeyDoc, 17> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -184,6 +184,12 @@ const std::array<KeyDoc, 15> kMoeLayerWorkload{{
      "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
+    {"redundant_experts", "integer in [0, 2^20], a multiple of ep", "0",
+     "copies of the hottest experts (by the routing's popularity) in extra slots, as many on "
+     "every GPU of an EP group; a token goes to the copy with the fewest selections so far"},
+    {"placement", "array of arrays of expert ids", "even",
+     "which experts each rank of every EP group hosts (one list per rank; an expert on two "
+     "ranks has two copies); every expert on some rank"},
 }};
 
 const std::array<KeyDoc, 8> kMoeRouting{{
@@ -247,7 +253,7 @@ const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
 }};
 
 // The MoE part's keys mean what they mean for moe_layer.
-const std::array<KeyDoc, 9> kTransformerMoe{{
+const std::array<KeyDoc, 11> kTransformerMoe{{
     shared(kMoeLayerWorkload, "top_k"),
     shared(kMoeLayerWorkload, "max_nodes_per_token"),
     shared(kMoeLayerWorkload, "dispatch_bytes_per_element"),
@@ -257,6 +263,8 @@ const std::array<KeyDoc, 9> kTransformerMoe{{
     shared(kMoeLayerWorkload, "algorithm"),
     shared(kMoeLayerWorkload, "comm_sms"),
     shared(kMoeLayerWorkload, "chunk_tokens"),
+    shared(kMoeLayerWorkload, "redundant_experts"),
+    shared(kMoeLayerWorkload, "placement"),
 }};
 
 }  // namespace hopsim::config::tables

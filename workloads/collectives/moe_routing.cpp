@@ -2,6 +2,7 @@
 #include "workloads/collectives/moe_routing.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -28,70 +29,182 @@ void pick(std::mt19937_64& rng, std::vector<int>& pool, std::size_t k) {
   }
 }
 
-// Where experts live: rank g hosts experts [g * per_gpu, (g + 1) * per_gpu); nodes are numbered
-// by slot in the order of their ids.
+// Where experts live: per rank (index in the group) its slots' experts, per expert its copies
+// (rank index, slot), per node slot the distinct experts on it; nodes are numbered by slot in
+// the order of their ids.
 struct ExpertLayout {
-  std::size_t per_gpu = 0;
-  std::vector<std::size_t> slot_of_rank;           // per index in ranks
-  std::vector<std::vector<int>> experts_of_slot;   // per node slot
+  std::vector<std::vector<int>> slots;                    // per rank
+  std::vector<std::vector<std::pair<int, int>>> copies;   // per expert: (rank, slot)
+  std::vector<std::size_t> node_of_rank;                  // node slot per rank
+  std::vector<std::vector<int>> experts_of_node;          // distinct, per node slot
 };
 
-ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
-                    std::int64_t experts) {
-  const std::size_t n = ranks.size();
-  HOPSIM_ASSERT(n > 0 && experts > 0 && static_cast<std::size_t>(experts) % n == 0,
-                "{} experts over {} ranks", experts, n);
+template <class NodeOf>
+ExpertLayout layout_of(std::size_t n, NodeOf node_of, const MoeRouting& r) {
   ExpertLayout l;
-  l.per_gpu = static_cast<std::size_t>(experts) / n;
+  l.slots = r.placement.empty() ? even_placement(r.experts, n) : r.placement;
   std::map<int, std::size_t> slot_of_node;
-  for (int rank : ranks) {
-    slot_of_node.emplace(cluster.node_of(rank), 0);
+  for (std::size_t g = 0; g < n; ++g) {
+    slot_of_node.emplace(node_of(g), 0);
   }
   std::size_t next = 0;
   for (auto& [node, slot] : slot_of_node) {
     slot = next++;
   }
-  l.experts_of_slot.resize(slot_of_node.size());
+  l.copies.resize(static_cast<std::size_t>(r.experts));
+  l.experts_of_node.resize(slot_of_node.size());
+  std::vector<std::vector<char>> on_node(slot_of_node.size(),
+                                         std::vector<char>(static_cast<std::size_t>(r.experts), 0));
   for (std::size_t g = 0; g < n; ++g) {
-    const std::size_t slot = slot_of_node[cluster.node_of(ranks[g])];
-    l.slot_of_rank.push_back(slot);
-    for (std::size_t e = g * l.per_gpu; e < (g + 1) * l.per_gpu; ++e) {
-      l.experts_of_slot[slot].push_back(static_cast<int>(e));
+    const std::size_t node = slot_of_node[node_of(g)];
+    l.node_of_rank.push_back(node);
+    for (std::size_t k = 0; k < l.slots[g].size(); ++k) {
+      const int e = l.slots[g][k];
+      l.copies[static_cast<std::size_t>(e)].emplace_back(static_cast<int>(g), static_cast<int>(k));
+      if (on_node[node][static_cast<std::size_t>(e)] == 0) {
+        on_node[node][static_cast<std::size_t>(e)] = 1;
+        l.experts_of_node[node].push_back(e);
+      }
     }
   }
   return l;
 }
 
-// The fewest experts a token can choose from: those of the `limit` nodes with the fewest ranks.
-std::size_t smallest_choice(std::span<const int> ranks, int gpus_per_node, std::int64_t experts,
-                            std::int64_t max_nodes) {
-  std::map<int, std::size_t> ranks_on_node;
-  for (int r : ranks) {
-    ++ranks_on_node[r / gpus_per_node];
-  }
-  std::vector<std::size_t> counts;
-  counts.reserve(ranks_on_node.size());
-  for (const auto& [node, count] : ranks_on_node) {
-    counts.push_back(count);
+ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
+                    const MoeRouting& r) {
+  return layout_of(
+      ranks.size(), [&](std::size_t g) { return cluster.node_of(ranks[g]); }, r);
+}
+
+// Subsets of nodes a feasibility check enumerates at most.
+constexpr double kMaxNodeSubsets = 2e5;
+
+// The fewest distinct experts a token limited to `limit` nodes can choose from, or a lower
+// bound of it: with the even placement, the experts of the nodes with the fewest ranks; else
+// the smallest union over every set of that many nodes or, when there are too many sets to
+// try, the limit-th smallest node's count (any union of that many nodes has at least as many).
+std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even) {
+  const std::size_t nodes = l.experts_of_node.size();
+  limit = limit == 0 ? nodes : std::min(limit, nodes);
+  std::vector<std::int64_t> counts;
+  for (const auto& e : l.experts_of_node) {
+    counts.push_back(static_cast<std::int64_t>(e.size()));
   }
   std::sort(counts.begin(), counts.end());
-  const std::size_t limit =
-      max_nodes <= 0 ? counts.size()
-                     : std::min(counts.size(), static_cast<std::size_t>(max_nodes));
-  const std::size_t per_gpu = static_cast<std::size_t>(experts) / ranks.size();
-  std::size_t choice = 0;
-  for (std::size_t i = 0; i < limit; ++i) {
-    choice += counts[i] * per_gpu;
+  if (even) {  // nodes share no expert
+    return std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(limit),
+                           std::int64_t{0});
   }
-  return choice;
+  double subsets = 1;
+  for (std::size_t i = 0; i < limit; ++i) {
+    subsets = subsets * static_cast<double>(nodes - i) / static_cast<double>(i + 1);
+  }
+  if (subsets > kMaxNodeSubsets) {
+    return counts[limit - 1];
+  }
+  const std::size_t experts = l.copies.size();
+  const std::size_t words = (experts + 63) / 64;
+  std::vector<std::vector<std::uint64_t>> bits(nodes, std::vector<std::uint64_t>(words, 0));
+  for (std::size_t v = 0; v < nodes; ++v) {
+    for (int e : l.experts_of_node[v]) {
+      bits[v][static_cast<std::size_t>(e) / 64] |= std::uint64_t{1} << (e % 64);
+    }
+  }
+  std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::size_t> pick_of(limit);
+  std::iota(pick_of.begin(), pick_of.end(), 0);
+  std::vector<std::uint64_t> u(words);
+  for (;;) {
+    std::fill(u.begin(), u.end(), 0);
+    for (std::size_t v : pick_of) {
+      for (std::size_t w = 0; w < words; ++w) {
+        u[w] |= bits[v][w];
+      }
+    }
+    std::int64_t count = 0;
+    for (std::uint64_t w : u) {
+      count += std::popcount(w);
+    }
+    fewest = std::min(fewest, count);
+    // The next combination of `limit` of `nodes`, in lexicographic order.
+    std::size_t i = limit;
+    while (i > 0 && pick_of[i - 1] == nodes - limit + i - 1) {
+      --i;
+    }
+    if (i == 0) {
+      break;
+    }
+    ++pick_of[i - 1];
+    for (std::size_t j = i; j < limit; ++j) {
+      pick_of[j] = pick_of[j - 1] + 1;
+    }
+  }
+  return fewest;
+}
+
+// Problems of an explicit placement over `n` ranks: one list per rank, each expert somewhere,
+// ids in range, no expert twice on one rank.
+Problems check_placement(const MoeRouting& r, std::size_t n, const std::string& at) {
+  Problems out;
+  if (r.placement.size() != n) {
+    out.push_back({at, fmt::format("{} lists of experts for an EP group of {} ranks",
+                                   r.placement.size(), n)});
+    return out;
+  }
+  std::vector<int> seen(static_cast<std::size_t>(r.experts), 0);
+  for (std::size_t g = 0; g < n; ++g) {
+    std::vector<int> here;
+    for (int e : r.placement[g]) {
+      if (e < 0 || e >= r.experts) {
+        out.push_back({fmt::format("{}/{}", at, g),
+                       fmt::format("expert {} is not one of the {} routed experts", e, r.experts)});
+        return out;
+      }
+      if (std::find(here.begin(), here.end(), e) != here.end()) {
+        out.push_back({fmt::format("{}/{}", at, g),
+                       fmt::format("expert {} twice on one rank", e)});
+        return out;
+      }
+      here.push_back(e);
+      ++seen[static_cast<std::size_t>(e)];
+    }
+    if (here.empty()) {
+      out.push_back({fmt::format("{}/{}", at, g), "a rank of the EP group hosts no expert"});
+      return out;
+    }
+  }
+  const auto missing = std::find(seen.begin(), seen.end(), 0);
+  if (missing != seen.end()) {
+    out.push_back({at, fmt::format("expert {} is on no rank", missing - seen.begin())});
+  }
+  return out;
 }
 
 }  // namespace
 
+std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t ranks) {
+  HOPSIM_ASSERT(ranks > 0 && experts > 0 && static_cast<std::size_t>(experts) % ranks == 0,
+                "{} experts over {} ranks", experts, ranks);
+  const std::size_t per = static_cast<std::size_t>(experts) / ranks;
+  std::vector<std::vector<int>> out(ranks);
+  for (std::size_t g = 0; g < ranks; ++g) {
+    for (std::size_t e = g * per; e < (g + 1) * per; ++e) {
+      out[g].push_back(static_cast<int>(e));
+    }
+  }
+  return out;
+}
+
 Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus_per_node,
-                       const std::string& at) {
+                       const std::string& at, const std::string& placement_at) {
   Problems out;
-  if (ranks.empty() || r.experts < 1 || r.experts % static_cast<std::int64_t>(ranks.size()) != 0) {
+  if (!r.placement.empty()) {
+    out = check_placement(r, ranks.size(), placement_at);
+    if (!out.empty()) {
+      return out;
+    }
+  } else if (ranks.empty() || r.experts < 1 ||
+             r.experts % static_cast<std::int64_t>(ranks.size()) != 0) {
     out.push_back({at + "/experts", fmt::format("{} experts do not spread evenly over {} ranks",
                                                 r.experts, ranks.size())});
     return out;
@@ -101,9 +214,11 @@ Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus
                                               r.experts, r.top_k)});
     return out;
   }
-  const std::size_t choice = smallest_choice(ranks, gpus_per_node, r.experts,
-                                             r.max_nodes_per_token);
-  if (static_cast<std::size_t>(r.top_k) > choice) {
+  const ExpertLayout l = layout_of(
+      ranks.size(), [&](std::size_t g) { return ranks[g] / gpus_per_node; }, r);
+  const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(0, r.max_nodes_per_token));
+  const std::int64_t choice = fewest_choice(l, limit, r.placement.empty());
+  if (r.top_k > choice) {
     out.push_back({at + "/top_k",
                    fmt::format("{} experts per token, but a token limited to {} node(s) may see "
                                "only {} experts",
@@ -227,11 +342,70 @@ int draw_expert(std::mt19937_64& rng, const Popularity& p) {
 
 }  // namespace
 
+std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size_t ranks,
+                                                  std::int64_t extra_per_rank) {
+  std::vector<std::vector<int>> slots = even_placement(r.experts, ranks);
+  if (extra_per_rank <= 0) {
+    return slots;
+  }
+  // Expected share of the selections per expert: the popularity's weights (bias included).
+  const auto experts = static_cast<std::size_t>(r.experts);
+  std::vector<double> weight(experts, 1.0 / static_cast<double>(experts));
+  if (r.distribution != RoutingDistribution::Uniform || !r.bias.empty() || r.uniform_share > 0) {
+    const Popularity p = weights(r);
+    for (std::size_t e = 0; e < experts; ++e) {
+      weight[e] = (p.cdf[e] - (e == 0 ? 0.0 : p.cdf[e - 1])) / p.cdf.back();
+    }
+  }
+  // Copies: each extra one to the expert whose copies carry the most each (ties: lower id).
+  const std::size_t extra = ranks * static_cast<std::size_t>(extra_per_rank);
+  std::vector<int> copies(experts, 1);
+  std::vector<int> replicas;  // experts of the extra slots
+  for (std::size_t i = 0; i < extra; ++i) {
+    std::size_t best = 0;
+    for (std::size_t e = 1; e < experts; ++e) {
+      if (weight[e] / copies[e] > weight[best] / copies[best]) {
+        best = e;
+      }
+    }
+    ++copies[best];
+    replicas.push_back(static_cast<int>(best));
+  }
+  // Each replica, heaviest per copy first, to the least loaded rank with a free extra slot that
+  // does not host the expert yet (ties: lower rank).
+  std::vector<double> rank_load(ranks, 0.0);
+  for (std::size_t g = 0; g < ranks; ++g) {
+    for (int e : slots[g]) {
+      rank_load[g] += weight[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+    }
+  }
+  std::stable_sort(replicas.begin(), replicas.end(), [&](int a, int b) {
+    return weight[static_cast<std::size_t>(a)] / copies[static_cast<std::size_t>(a)] >
+           weight[static_cast<std::size_t>(b)] / copies[static_cast<std::size_t>(b)];
+  });
+  const std::size_t full = slots.front().size() + static_cast<std::size_t>(extra_per_rank);
+  for (int e : replicas) {
+    std::size_t best = ranks;
+    for (std::size_t g = 0; g < ranks; ++g) {
+      const bool free = slots[g].size() < full &&
+                        std::find(slots[g].begin(), slots[g].end(), e) == slots[g].end();
+      if (free && (best == ranks || rank_load[g] < rank_load[best])) {
+        best = g;
+      }
+    }
+    HOPSIM_ASSERT(best < ranks, "no rank can take a copy of expert {}", e);
+    slots[best].push_back(e);
+    rank_load[best] +=
+        weight[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+  }
+  return slots;
+}
+
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
                            const MoeRouting& r, Bytes token_bytes, RoutingLoad* load) {
-  const ExpertLayout l = layout(ranks, cluster, r.experts);
+  const ExpertLayout l = layout(ranks, cluster, r);
   const std::size_t n = ranks.size();
-  const std::size_t nodes = l.experts_of_slot.size();
+  const std::size_t nodes = l.experts_of_node.size();
   const std::size_t node_limit =
       r.max_nodes_per_token <= 0 ? nodes
                                  : std::min(nodes, static_cast<std::size_t>(r.max_nodes_per_token));
@@ -242,6 +416,10 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   m.nodes = nodes;
   m.to_node.assign(n * nodes, 0);
   std::vector<std::int64_t> taken(static_cast<std::size_t>(r.experts), 0);
+  std::vector<std::vector<std::int64_t>> slot_tokens(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    slot_tokens[g].assign(l.slots[g].size(), 0);
+  }
   std::int64_t dropped = 0;
   // Capacity: a share of the group's selections, n x tokens x top_k / experts, times the factor.
   const double even = static_cast<double>(n) * static_cast<double>(r.tokens_per_gpu) *
@@ -254,30 +432,68 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   const Popularity popular = weighted ? weights(r) : Popularity{};
   std::vector<int> node_pool(nodes);
   std::vector<int> candidates;
-  std::vector<std::size_t> reached;  // zipf: the nodes a token has reached
+  std::vector<std::pair<int, int>> chosen;  // per selection: the copy (rank, slot)
   // Stamps instead of cleared flags: a token costs O(top_k) here, not O(ranks).
   std::vector<std::uint64_t> gpu_hit(n, 0);
-  std::vector<std::uint64_t> node_hit(nodes, 0);
+  std::vector<std::uint64_t> node_hit(nodes, 0);     // the token may reach the node
+  std::vector<std::uint64_t> node_landed(nodes, 0);  // a selection of the token landed there
   std::vector<std::uint64_t> expert_hit(static_cast<std::size_t>(r.experts), 0);
   std::uint64_t stamp = 0;
-  const auto slot_of_expert = [&](int e) {
-    return l.slot_of_rank[static_cast<std::size_t>(e) / l.per_gpu];
-  };
-  // Weighted: may the token take expert e (not yet chosen, on a node it reaches or may still)?
+  std::size_t reached = 0;  // nodes the token reaches
+  // May the token take expert e (not yet chosen, with a copy on a node it reaches or may)?
   const auto allowed = [&](int e) {
     if (expert_hit[static_cast<std::size_t>(e)] == stamp) {
       return false;
     }
-    const std::size_t slot = slot_of_expert(e);
-    return reached.size() < node_limit ||
-           std::find(reached.begin(), reached.end(), slot) != reached.end();
+    if (reached < node_limit) {
+      return true;
+    }
+    for (const auto& [g, k] : l.copies[static_cast<std::size_t>(e)]) {
+      if (node_hit[l.node_of_rank[static_cast<std::size_t>(g)]] == stamp) {
+        return true;
+      }
+    }
+    return false;
+  };
+  // The copy of e the token sends to: one on a node it reaches, else any (a node it may still
+  // reach); among those the one that took the fewest selections so far (ties: the first).
+  const auto copy_of = [&](int e) {
+    const auto& copies = l.copies[static_cast<std::size_t>(e)];
+    if (copies.size() == 1) {
+      return copies.front();
+    }
+    std::pair<int, int> best{-1, -1};
+    bool best_reached = false;
+    for (const auto& c : copies) {
+      const bool on = node_hit[l.node_of_rank[static_cast<std::size_t>(c.first)]] == stamp;
+      const std::int64_t tokens =
+          slot_tokens[static_cast<std::size_t>(c.first)][static_cast<std::size_t>(c.second)];
+      const bool better =
+          best.first < 0 || (on && !best_reached) ||
+          (on == best_reached &&
+           tokens < slot_tokens[static_cast<std::size_t>(best.first)]
+                               [static_cast<std::size_t>(best.second)]);
+      if (better) {
+        best = c;
+        best_reached = on;
+      }
+    }
+    return best;
+  };
+  const auto reach = [&](std::pair<int, int> c) {
+    const std::size_t node = l.node_of_rank[static_cast<std::size_t>(c.first)];
+    if (node_hit[node] != stamp) {
+      node_hit[node] = stamp;
+      ++reached;
+    }
   };
   for (std::size_t src = 0; src < n; ++src) {
     for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
       ++stamp;
+      reached = 0;
       candidates.clear();
+      chosen.clear();
       if (weighted) {
-        reached.clear();
         for (std::size_t k = 0; k < top_k; ++k) {
           int e = -1;
           for (int attempt = 0; attempt < 64 && e < 0; ++attempt) {
@@ -289,21 +505,30 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
           }
           HOPSIM_ASSERT(e >= 0, "top-{} within {} nodes", top_k, node_limit);
           expert_hit[static_cast<std::size_t>(e)] = stamp;
-          if (std::find(reached.begin(), reached.end(), slot_of_expert(e)) == reached.end()) {
-            reached.push_back(slot_of_expert(e));
-          }
+          const std::pair<int, int> c = copy_of(e);
+          reach(c);
           candidates.push_back(e);
+          chosen.push_back(c);
         }
       } else {
         std::iota(node_pool.begin(), node_pool.end(), 0);
         pick(rng, node_pool, node_limit);
         for (std::size_t k = 0; k < node_limit; ++k) {
-          const auto& e = l.experts_of_slot[static_cast<std::size_t>(node_pool[k])];
-          candidates.insert(candidates.end(), e.begin(), e.end());
+          const auto node = static_cast<std::size_t>(node_pool[k]);
+          node_hit[node] = stamp;
+          for (int e : l.experts_of_node[node]) {
+            if (expert_hit[static_cast<std::size_t>(e)] != stamp) {  // on two chosen nodes
+              expert_hit[static_cast<std::size_t>(e)] = stamp;
+              candidates.push_back(e);
+            }
+          }
         }
         HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
                       candidates.size());
         pick(rng, candidates, top_k);
+        for (std::size_t k = 0; k < top_k; ++k) {
+          chosen.push_back(copy_of(candidates[k]));
+        }
       }
       for (std::size_t k = 0; k < top_k; ++k) {
         const auto expert = static_cast<std::size_t>(candidates[k]);
@@ -312,15 +537,16 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
           continue;
         }
         ++taken[expert];
-        const std::size_t dst = expert / l.per_gpu;
+        const auto dst = static_cast<std::size_t>(chosen[k].first);
+        ++slot_tokens[dst][static_cast<std::size_t>(chosen[k].second)];
         m.selections.bytes[src * n + dst] += token_bytes.n;
         if (gpu_hit[dst] != stamp) {
           gpu_hit[dst] = stamp;
           m.gpu.bytes[src * n + dst] += token_bytes.n;
         }
-        const std::size_t node = l.slot_of_rank[dst];
-        if (node_hit[node] != stamp) {
-          node_hit[node] = stamp;
+        const std::size_t node = l.node_of_rank[dst];
+        if (node_landed[node] != stamp) {
+          node_landed[node] = stamp;
           m.to_node[src * nodes + node] += token_bytes.n;
         }
       }
@@ -328,6 +554,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   }
   if (load != nullptr) {
     load->expert_tokens = std::move(taken);
+    load->slot_tokens = std::move(slot_tokens);
     load->dropped = dropped;
   }
   return m;

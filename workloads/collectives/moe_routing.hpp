@@ -45,20 +45,37 @@ struct MoeRouting {
   double capacity_factor = 0;
   /// Per expert, added to the log of its weight (a balancer's routing bias); empty: none.
   std::vector<double> bias{};
+  /// Per rank of the group, the experts of its slots; an expert on several ranks has redundant
+  /// copies, and a token sends to the copy that took the fewest selections so far (one on a
+  /// node it already reaches first). Empty: even_placement.
+  std::vector<std::vector<int>> placement{};
 };
+
+/// Rank g of `ranks` hosts experts [g x experts / ranks, (g + 1) x experts / ranks).
+std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t ranks);
+
+/// The even placement plus `extra_per_rank` slots on every rank for redundant copies, as
+/// DeepSeek-V3's inference does with hot experts: each extra copy goes to the expert whose
+/// copies would each carry the most of the expected selections (`routing`'s popularity), and
+/// copies, heaviest first, to the least loaded rank with a free slot that lacks the expert.
+std::vector<std::vector<int>> redundant_placement(const MoeRouting& routing, std::size_t ranks,
+                                                  std::int64_t extra_per_rank);
 
 /// What routing gave besides the matrices: per expert the selections it took, and the
 /// selections dropped by the capacity limit.
 struct RoutingLoad {
   std::vector<std::int64_t> expert_tokens;
+  /// Per rank of the group, the selections each of its slots took (the placement's order).
+  std::vector<std::vector<std::int64_t>> slot_tokens;
   std::int64_t dropped = 0;
 };
 
 /// Problems of `routing` over `ranks` (GPUs with `gpus_per_node` per node), as pointers under
-/// `at`: experts must spread evenly over the ranks, and top_k distinct experts must exist on
-/// every set of max_nodes_per_token nodes a token may pick.
+/// `at` (the placement's under `placement_at`): experts must spread evenly over the ranks, or
+/// the placement list every expert on ranks of the group; and top_k distinct experts must exist
+/// on every set of max_nodes_per_token nodes a token may pick.
 Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, int gpus_per_node,
-                       const std::string& at);
+                       const std::string& at, const std::string& placement_at = "/placement");
 
 /// Routes every token of every rank to `top_k` distinct experts and returns the two-tier matrix
 /// of `token_bytes` per token: a GPU receives one copy of a token per token (not per expert it

@@ -12,7 +12,6 @@ BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluste
   constexpr std::int64_t kSampleTokens = 16384;
   const auto n = static_cast<std::int64_t>(ranks.size());
   const auto experts = static_cast<std::size_t>(routing.experts);
-  const std::int64_t per_expert_rank = routing.experts / n;
   routing.tokens_per_gpu = std::clamp<std::int64_t>(kSampleTokens / n, 1, routing.tokens_per_gpu);
   routing.capacity_factor = 0;  // the balancer sees the router's choices, before any drop
   routing.bias.assign(experts, 0.0);
@@ -22,9 +21,9 @@ BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluste
     routing.seed = base + 0xD1B54A32D192ED03ULL * static_cast<std::uint64_t>(s + 1);
     RoutingLoad load;
     route_tokens(ranks, cluster, routing, Bytes{1}, &load);
-    std::vector<std::int64_t> rows(ranks.size(), 0);
-    for (std::size_t e = 0; e < experts; ++e) {
-      rows[e / static_cast<std::size_t>(per_expert_rank)] += load.expert_tokens[e];
+    std::vector<std::int64_t> rows;
+    for (const std::vector<std::int64_t>& slots : load.slot_tokens) {
+      rows.push_back(std::accumulate(slots.begin(), slots.end(), std::int64_t{0}));
     }
     out.max_over_mean.push_back(max_over_mean(rows));
     const double mean =

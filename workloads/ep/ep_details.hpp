@@ -26,6 +26,8 @@ struct EpDetails {
   /// With the bias balancer, EP group 0: max / mean of the GPUs' expert rows at each training
   /// step before the simulated one.
   std::vector<double> balance_steps;
+  /// EP group 0: per rank, the experts of its slots (a redundant copy is an expert on two).
+  std::vector<std::vector<int>> placement;
 };
 
 /// max / mean of `v` (0 when empty or all zero).

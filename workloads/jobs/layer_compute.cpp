@@ -103,8 +103,9 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
 }
 
 LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
-                            std::int64_t tokens_per_expert, const ComputeModel& model) {
-  const std::int64_t local = m.moe.routed_experts / p.ep;
+                            std::int64_t tokens_per_expert, const ComputeModel& model,
+                            std::int64_t local_experts) {
+  const std::int64_t local = local_experts > 0 ? local_experts : m.moe.routed_experts / p.ep;
   const std::int64_t ffn = m.moe.expert_ffn_hidden;
   LayerCosts out;
   for (const auto& [name, n, k] : {std::tuple{"experts_gate_up", 2 * ffn, m.hidden},

@@ -48,7 +48,7 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   }
   const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
   const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
-                                             "/workload");
+                                             "/workload", "/workload/placement");
   out.insert(out.end(), bad_routing.begin(), bad_routing.end());
   if (overlap == EpOverlap::DualPipePair && passes != Passes::Both) {
     out.push_back({"/workload/passes",
@@ -69,6 +69,17 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
                             : fmt::format("{} SMs for communication leave none of the GPU's {} "
                                           "for compute",
                                           comm_sms, sms)});
+  }
+  const auto n_ep = static_cast<std::int64_t>(group.size());
+  if (redundant_experts > 0 && !routing.placement.empty()) {
+    out.push_back({"/workload/redundant_experts",
+                   "either redundant_experts (copies placed for you) or an explicit placement, "
+                   "not both"});
+  } else if (redundant_experts % n_ep != 0) {
+    out.push_back({"/workload/redundant_experts",
+                   fmt::format("{} redundant experts do not spread evenly over the EP group's {} "
+                               "GPUs (a multiple of {}: extra slots per GPU)",
+                               redundant_experts, n_ep, n_ep)});
   }
   if (chunk_tokens > 0 && algorithm != EpAlgorithm::TwoTier) {
     out.push_back({"/workload/chunk_tokens",

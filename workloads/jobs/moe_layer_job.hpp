@@ -72,6 +72,9 @@ struct MoeLayerJob {
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
   /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
   std::int64_t chunk_tokens = 0;
+  /// Redundant copies of hot experts per EP group, spread as extra slots over its GPUs
+  /// (a multiple of the EP size; redundant_placement). routing.placement places explicitly.
+  std::int64_t redundant_experts = 0;
 
   /// A MoE model whose experts split over ep; routing that fits the EP group; GPU figures.
   void check(const JobEnv& env, Problems& out) const;

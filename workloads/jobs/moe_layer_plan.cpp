@@ -91,6 +91,15 @@ class MoeBuilder::Impl {
           balance_steps_ = std::move(balance.max_over_mean);
         }
       }
+      if (job.redundant_experts > 0) {  // copies of the experts this router makes hot
+        r.placement = redundant_placement(
+            r, groups[g].size(),
+            job.redundant_experts / static_cast<std::int64_t>(groups[g].size()));
+      }
+      if (g == 0) {
+        placement_ = r.placement.empty() ? even_placement(r.experts, groups[g].size())
+                                         : r.placement;
+      }
       for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
         r.seed = routing_seed(job.routing.seed, g, mb);
         GroupRouting gr{groups[g], {}, {}};
@@ -108,6 +117,7 @@ class MoeBuilder::Impl {
   const BuildEnv& build_env() const { return b_; }
   std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
   const std::vector<double>& balance_steps() const { return balance_steps_; }
+  const std::vector<std::vector<int>>& placement() const { return placement_; }
   const std::vector<GroupRouting>& routing(std::int64_t mb) const {
     return routing_[static_cast<std::size_t>(mb)];
   }
@@ -208,6 +218,7 @@ class MoeBuilder::Impl {
   LayerCosts shared_;
   std::vector<GroupRouting> routing_[2];
   std::vector<double> balance_steps_;
+  std::vector<std::vector<int>> placement_;  // EP group 0's
   /// Per micro-batch and GPU: what its next layer starts after.
   std::vector<TaskList> ready_[2];
   /// The communication stream: what the next exchange of each EP group starts after.
@@ -258,17 +269,15 @@ class MoeBuilder::Impl {
   // The experts of every GPU over the rows it received in micro-batch `mb`, after `arrived`.
   std::vector<TaskList> experts(std::int64_t mb, Pass pass, const std::vector<TaskList>& arrived) {
     const std::uint32_t ph = phase("experts", pass == Pass::Fwd ? "fwd" : "bwd");
-    const std::int64_t local = model_.moe.routed_experts / p_.ep;
     std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
-        // The GPU's experts are local ones from j x local on (moe_routing.hpp's layout); each
-        // expert's rows padded to the grouped GEMM's row block.
+        // The rows of each of the GPU's expert slots, padded to the grouped GEMM's row block.
+        const std::vector<std::int64_t>& slots = gr.load.slot_tokens[j];
+        const auto local = static_cast<std::int64_t>(slots.size());
         std::int64_t rows = 0;
         std::int64_t padded = 0;
-        for (std::int64_t e = static_cast<std::int64_t>(j) * local;
-             e < static_cast<std::int64_t>(j + 1) * local; ++e) {
-          const std::int64_t r = gr.load.expert_tokens[static_cast<std::size_t>(e)];
+        for (const std::int64_t r : slots) {
           rows += r;
           padded += (r + kExpertRowBlock - 1) / kExpertRowBlock * kExpertRowBlock;
         }
@@ -276,7 +285,7 @@ class MoeBuilder::Impl {
         const auto g = static_cast<std::size_t>(gpu);
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
         const LayerCosts costs =
-            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute);
+            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
         const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : reversed(costs.bwd);
         TaskList deps = arrived[g];
         for (const auto& [label, cost] : k) {
@@ -365,6 +374,7 @@ EpDetails MoeBuilder::details() const {
   details.micro_batches = job.micro_batches();
   details.compute_slowdown = builder.slowdown();
   details.balance_steps = builder.balance_steps();
+  details.placement = builder.placement();
   const std::size_t n = builder.routing(0).front().ranks.size();
   details.tokens_per_rank.assign(n, 0);
   double nodes = 0;
