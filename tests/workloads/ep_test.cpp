@@ -54,6 +54,15 @@ ModelSpec deepseek_v3() {
   return m;
 }
 
+// Tokens-to-nodes of source rank i: with one token per GPU, the nodes its token reached.
+std::int64_t row_nodes(const TwoTierMatrix& m, std::size_t i) {
+  std::int64_t nodes = 0;
+  for (std::size_t k = 0; k < m.nodes; ++k) {
+    nodes += m.to_node[i * m.nodes + k];
+  }
+  return nodes;
+}
+
 std::vector<int> first_ranks(int n) {
   std::vector<int> r(static_cast<std::size_t>(n));
   std::iota(r.begin(), r.end(), 0);
@@ -111,10 +120,7 @@ TEST_CASE("routing: never more than max_nodes_per_token nodes; selections conser
         const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &load);
         const std::vector<std::int64_t>& per_expert = load.expert_tokens;
         for (std::size_t i = 0; i < m.gpu.n; ++i) {
-          std::int64_t nodes = 0;
-          for (std::size_t k = 0; k < m.nodes; ++k) {
-            nodes += m.to_node[i * m.nodes + k];
-          }
+          const std::int64_t nodes = row_nodes(m, i);
           CHECK(nodes >= 1);
           CHECK(nodes <= limit);
         }
@@ -343,10 +349,7 @@ TEST_CASE("placement: redundant copies of hot experts spread the load, within th
   CHECK(sum(after.expert_tokens) == 64 * 1024 * 8);
   CHECK(max_over_mean(rows(after)) < 0.6 * max_over_mean(rows(before)));
   for (std::size_t i = 0; i < m.gpu.n; ++i) {  // at most 4 nodes per token, on average
-    std::int64_t nodes = 0;
-    for (std::size_t k = 0; k < m.nodes; ++k) {
-      nodes += m.to_node[i * m.nodes + k];
-    }
+    const std::int64_t nodes = row_nodes(m, i);
     CHECK(nodes <= 4 * 1024);
   }
   // One token per GPU: the nodes of a GPU's row are its token's, never more than the limit.
@@ -355,10 +358,7 @@ TEST_CASE("placement: redundant copies of hot experts spread the load, within th
     r.seed = seed;
     const TwoTierMatrix one = route_tokens(ranks, cluster, r, Bytes{1});
     for (std::size_t i = 0; i < one.gpu.n; ++i) {
-      std::int64_t nodes = 0;
-      for (std::size_t k = 0; k < one.nodes; ++k) {
-        nodes += one.to_node[i * one.nodes + k];
-      }
+      const std::int64_t nodes = row_nodes(one, i);
       CHECK(nodes <= 4);
     }
   }
