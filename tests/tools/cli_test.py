@@ -451,6 +451,13 @@ def case_compare(ctx):
         rc, out, err = run([ctx.hopsim, "compare", ra, exp])
         expect(rc == 2 and exp in err and "not a hopsim report" in err,
                f"compare with an experiment file: exit {rc}, {err!r}")
+        # A report whose phases are not what hopsim writes: a clear error, not an exception.
+        odd = os.path.join(tmp, "odd.json")
+        with open(odd, "w", encoding="utf-8") as f:
+            json.dump({"experiment": "x", "results": [{"step_time_s": 1, "phases": [5]}]}, f)
+        rc, out, err = run([ctx.hopsim, "compare", odd, ra])
+        expect(rc == 2 and err.startswith(odd) and "internal" not in err,
+               f"compare with odd phases: exit {rc}, {err!r}")
     print("compare: the step and exposed communication grow with a slower NIC, bytes do not")
 
 

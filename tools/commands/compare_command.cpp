@@ -34,6 +34,23 @@ std::vector<std::pair<std::string, const Json*>> cases_of(const Json& report,
         (c.contains("case") && !c["case"].is_string())) {
       throw ConfigError(fmt::format("{}: /results: a case without step_time_s and phases", file));
     }
+    // Entries compare() reads by name: objects whose names are strings.
+    for (const auto& [list, key] : {std::pair{"phases", "name"}, std::pair{"phases", "pass"},
+                                    std::pair{"busiest_links", "link"}}) {
+      if (!c.contains(list)) {
+        continue;
+      }
+      if (!c[list].is_array()) {
+        throw ConfigError(fmt::format("{}: /results: {} is not an array", file, list));
+      }
+      for (const Json& e : c[list]) {
+        if (!e.is_object() || (e.contains(key) && !e[key].is_string())) {
+          throw ConfigError(fmt::format(
+              "{}: /results: an entry of {} that is not an object with a string \"{}\"", file,
+              list, key));
+        }
+      }
+    }
     out.emplace_back(c.value("case", std::string("case")), &c);
   }
   return out;
