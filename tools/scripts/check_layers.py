@@ -19,6 +19,7 @@ WORKLOADS = {
     "model": {"workloads/mesh", "workloads/model"},
     "cp": {"workloads/compute", "workloads/plan", "workloads/cp"},
     "ep": {"workloads/compute", "workloads/plan", "workloads/collectives", "workloads/ep"},
+    "pipeline": {"workloads/compute", "workloads/plan", "workloads/pipeline"},
     "jobs": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/collectives",
              "workloads/model", "workloads/cp", "workloads/ep", "workloads/jobs"},
     "experiment": {"workloads"},

@@ -1,0 +1,135 @@
+// Pipeline schedules: each rank's order, and the bubble the simulation makes of it against the
+// closed forms (1F1B: (p - 1) / (m + p - 1) of the step; interleaved: v times smaller).
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "doctest_time.hpp"
+#include "workloads/pipeline/schedule.hpp"
+#include "workloads/plan/runner.hpp"
+
+using hopsim::Bandwidth;
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+namespace topo = hopsim::topo;
+
+namespace {
+
+topo::Spec one_node() {
+  topo::Spec spec;
+  spec.nodes = 2;
+  spec.nvlink = {Bandwidth::gigabytes_per_s(400), Time::ns(700)};
+  spec.nic = {Bandwidth::gigabytes_per_s(50), Time::ns(500)};
+  return spec;
+}
+
+std::vector<int> gpus(int p) {
+  std::vector<int> g;
+  for (int r = 0; r < p; ++r) {
+    g.push_back(r);
+  }
+  return g;
+}
+
+// The step time of a pipeline with no communication, chunk times forward tf / v, backward
+// tb / v (the same model cut into more chunks).
+Time step(PipeSchedule s, int p, int m, int v, Time tf, Time tb, Bytes bytes = Bytes{}) {
+  const topo::Cluster cluster(one_node());
+  Plan plan;
+  PipelineSpec spec;
+  spec.schedule = s;
+  spec.gpus = gpus(p);
+  spec.micro_batches = m;
+  spec.chunks = v;
+  spec.forward = Time::ps(tf.count_ps() / v);
+  spec.backward = Time::ps(tb.count_ps() / v);
+  spec.activation_bytes = bytes;
+  add_pipeline(plan, spec);
+  const Outcome out = simulate(cluster, plan);
+  REQUIRE(out.stuck.empty());
+  return out.makespan;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline order: every micro-batch's forward and backward through every chunk, once") {
+  for (const auto& [s, p, m, v] : {std::tuple{PipeSchedule::OneFOneB, 4, 8, 1},
+                                   std::tuple{PipeSchedule::OneFOneB, 8, 3, 1},
+                                   std::tuple{PipeSchedule::Interleaved, 4, 8, 2},
+                                   std::tuple{PipeSchedule::Interleaved, 2, 6, 3}}) {
+    CAPTURE(pipe_schedule_name(s));
+    CAPTURE(p);
+    CAPTURE(m);
+    const auto order = pipeline_order(s, p, m, v);
+    REQUIRE(order.size() == static_cast<std::size_t>(p));
+    for (const std::vector<PipeOp>& ops : order) {
+      CHECK(ops.size() == static_cast<std::size_t>(2 * m * v));
+      std::set<std::tuple<int, int, bool>> seen;
+      for (const PipeOp& op : ops) {
+        CHECK(seen.insert({op.micro_batch, op.chunk, op.forward}).second);
+        if (!op.forward) {  // a rank's own forward of the same chunk came first
+          CHECK(seen.count({op.micro_batch, op.chunk, true}) == 1);
+        }
+      }
+    }
+    // The last rank alternates from the start (1F1B: no warm-up beyond one forward).
+    if (s == PipeSchedule::OneFOneB) {
+      CHECK(order.back()[0].forward);
+      CHECK_FALSE(order.back()[1].forward);
+    }
+  }
+}
+
+TEST_CASE("1F1B with no communication: step = (m + p - 1)(tf + tb), bubble (p-1)/(m+p-1)") {
+  const Time tf = Time::us(1000);
+  const Time tb = Time::us(2000);
+  for (const auto& [p, m] : {std::pair{4, 8}, std::pair{4, 1}, std::pair{8, 16},
+                             std::pair{2, 3}}) {
+    CAPTURE(p);
+    CAPTURE(m);
+    const Time t = step(PipeSchedule::OneFOneB, p, m, 1, tf, tb);
+    CHECK(t == (m + p - 1) * (tf + tb));
+    const double bubble = 1 - static_cast<double>(m) * (tf + tb).seconds() / t.seconds();
+    CHECK(bubble == doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)));
+  }
+}
+
+TEST_CASE("interleaved with no communication: the bubble shrinks by the chunks per rank") {
+  const Time tf = Time::us(1000);
+  const Time tb = Time::us(2000);
+  for (const auto& [p, m, v] : {std::tuple{4, 8, 2}, std::tuple{4, 4, 4}, std::tuple{2, 6, 3}}) {
+    CAPTURE(p);
+    CAPTURE(m);
+    CAPTURE(v);
+    const Time t = step(PipeSchedule::Interleaved, p, m, v, tf, tb);
+    // Megatron's closed form: the ideal m (tf + tb) plus (p - 1)(tf + tb) / v.
+    const double ideal = m * (tf + tb).seconds();
+    const double expected = ideal + (p - 1) * (tf + tb).seconds() / v;
+    CHECK(t.seconds() == doctest::Approx(expected).epsilon(1e-9));
+    CHECK(t < step(PipeSchedule::OneFOneB, p, m, 1, tf, tb));
+  }
+}
+
+TEST_CASE("pipeline: activations between ranks add their transfer to the critical path") {
+  const Time tf = Time::us(1000);
+  const Time tb = Time::us(2000);
+  const Time free = step(PipeSchedule::OneFOneB, 4, 8, 1, tf, tb);
+  const Bytes act{64 << 20};  // 64 MiB per micro-batch and stage boundary
+  const Time with = step(PipeSchedule::OneFOneB, 4, 8, 1, tf, tb, act);
+  CHECK(with > free);
+  // Each of the 2 (p - 1) boundaries on the warm-up and cool-down path adds at least a transfer.
+  const Time hop = transfer_time(act, Bandwidth::gigabytes_per_s(400));
+  CHECK(with - free >= 2 * 3 * hop);
+}
+
+TEST_CASE("pipeline shapes are checked") {
+  CHECK(check_pipeline(PipeSchedule::OneFOneB, 4, 8, 1, "/x").empty());
+  CHECK(check_pipeline(PipeSchedule::OneFOneB, 4, 8, 2, "/x").front().message ==
+        "1f1b runs 1 chunk per rank, not 2 (interleaved runs more)");
+  CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 6, 2, "/x").front().message ==
+        "interleaved runs micro-batches in groups of the 4 stages: 6 micro-batches are not a "
+        "multiple");
+  CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 8, 1, "/x").size() == 1);
+  CHECK(check_pipeline(PipeSchedule::OneFOneB, 0, 8, 1, "/x").size() == 1);
+}

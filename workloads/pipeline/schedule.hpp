@@ -1,0 +1,71 @@
+// Pipeline schedules: the order in which each pipeline rank runs the forward and backward
+// passes of its model chunks over the micro-batches, and the plan that runs them.
+//
+// A model of p x v stages is cut into p pipeline ranks holding v chunks each: rank r holds the
+// stages r, r + p, ..., r + (v - 1) p (Megatron's interleaving; v = 1 is plain 1F1B). A
+// micro-batch's forward runs the stages in order, its backward in reverse; activations (and
+// their gradients) cross between ranks as point-to-point flows. The schedule only orders each
+// rank's work; the bubble is what the simulation makes of the order and the dependencies, not
+// a formula (docs/pipeline.md: the closed forms the tests check it against).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "sim/units.hpp"
+#include "workloads/compute/source.hpp"
+#include "workloads/plan/plan.hpp"
+
+namespace hopsim::work {
+
+/// 1F1B (PipeDream-Flush: warm-up forwards, one forward one backward, cool-down backwards);
+/// interleaved (Megatron's 1F1B over v chunks per rank, micro-batches in groups of p).
+enum class PipeSchedule : std::uint8_t { OneFOneB, Interleaved };
+
+/// "1f1b", "interleaved".
+std::string_view pipe_schedule_name(PipeSchedule s);
+
+/// One unit of a rank's work: a micro-batch's forward or backward through one of its chunks.
+struct PipeOp {
+  int micro_batch = 0;
+  int chunk = 0;  ///< 0 .. v-1 on this rank: model stage chunk x p + rank
+  bool forward = true;
+};
+
+/// Problems of a schedule's shape, as pointers under `at`: p, m, v >= 1; interleaved needs
+/// v >= 2 and m a multiple of p (Megatron's constraint), 1F1B v = 1.
+Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
+                        const std::string& at);
+
+/// Per pipeline rank, its ops in the order it runs them. The shape must pass check_pipeline.
+std::vector<std::vector<PipeOp>> pipeline_order(PipeSchedule s, int stages, int micro_batches,
+                                                int chunks);
+
+/// A pipeline to lay into a plan: the GPU of each pipeline rank, each chunk's forward and
+/// backward time, the bytes a micro-batch's activations (forward) and gradients (backward)
+/// carry between consecutive stages (0: no flow, the next stage waits only for the previous).
+struct PipelineSpec {
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  std::vector<int> gpus;  ///< per pipeline rank
+  int micro_batches = 1;
+  int chunks = 1;
+  Time forward{};   ///< one chunk, one micro-batch
+  Time backward{};  ///< one chunk, one micro-batch
+  Bytes activation_bytes{};
+  Source source = Source::Roofline;  ///< where the chunk times came from
+};
+
+/// Per pipeline rank, the compute task of each op (in pipeline_order's order).
+struct PipelineTasks {
+  std::vector<std::vector<PlanTaskId>> ops;
+};
+
+/// Adds the pipeline's compute tasks (phases "pipeline" fwd and bwd) and point-to-point flows
+/// (phase "pp_comm") to `plan`: each rank's ops in its schedule's order on its compute stream,
+/// a forward after the previous stage's forward of the micro-batch has arrived, a backward
+/// after the next stage's backward (the last stage's, after its own forward).
+PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec);
+
+}  // namespace hopsim::work
