@@ -42,8 +42,10 @@ LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
   LayerFlops f;
   f.fwd = {{"qkv_projection", 2 * tokens * (lp.attention - out) / d(p.tp)},
            {"attention_scores", 2 * d(job.micro_batch) * heads * (dqk + dv) * pairs},
-           {"output_projection", 2 * tokens * out / d(p.tp)},
-           {"mlp", 2 * tokens * lp.mlp / d(p.tp)}};
+           {"output_projection", 2 * tokens * out / d(p.tp)}};
+  if (job.mlp) {  // the layers the job runs: attention, and the dense MLP when it has one
+    f.fwd.emplace_back("mlp", 2 * tokens * lp.mlp / d(p.tp));
+  }
   f.bwd = backward(f.fwd);
   return f;
 }
@@ -55,14 +57,16 @@ LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeL
   const double heads = d(m.heads) / d(p.tp);
   // Balanced routing: each GPU's experts receive tokens x top_k token-expert pairs.
   LayerFlops f;
-  f.fwd = {{"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
-           {"attention_scores",
-            2 * heads * (dqk + dv) *
-                d(attention_pairs(Mask::CausalTopLeft, job.routing.tokens_per_gpu,
-                                  job.routing.tokens_per_gpu))},
-           {"router", 2 * tokens * lp.router},
-           {"routed_experts", 2 * tokens * d(job.routing.top_k) * lp.expert},
-           {"shared_experts", 2 * tokens * lp.shared_experts}};
+  if (job.attention) {  // the attention part, unless the job leaves it out
+    f.fwd = {{"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
+             {"attention_scores",
+              2 * heads * (dqk + dv) *
+                  d(attention_pairs(Mask::CausalTopLeft, job.routing.tokens_per_gpu,
+                                    job.routing.tokens_per_gpu))}};
+  }
+  f.fwd.insert(f.fwd.end(), {{"router", 2 * tokens * lp.router},
+                             {"routed_experts", 2 * tokens * d(job.routing.top_k) * lp.expert},
+                             {"shared_experts", 2 * tokens * lp.shared_experts}});
   f.bwd = backward(f.fwd);
   return f;
 }

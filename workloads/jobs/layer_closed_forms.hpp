@@ -20,10 +20,12 @@ struct LayerFlops {
   OpFlops bwd;
 };
 
-/// Attention layer under TP and CP: projections, scores (causal, 2*cp-chunk balanced), MLP.
+/// Attention layer under TP and CP: projections, scores (causal, 2*cp-chunk balanced), and the
+/// MLP when the job has it.
 LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
                                  const AttentionLayerJob& job);
-/// MoE layer under EP (balanced routing): attention over the GPU's tokens, router, experts.
+/// MoE layer under EP (balanced routing): attention over the GPU's tokens (when the job has
+/// it), router, experts.
 LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job);
 
 struct CpNumbers {
