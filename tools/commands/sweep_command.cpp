@@ -2,6 +2,8 @@
 // work::run() on a pool of threads, a CSV row written and flushed as each one ends.
 #include "tools/commands/sweep_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -20,9 +22,8 @@
 #include <fmt/ranges.h>
 
 #include "tools/commands/csv.hpp"
-#include "tools/config/json_file.hpp"
-
 #include "tools/config/experiment.hpp"
+#include "tools/config/json_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -300,6 +301,24 @@ Dimension read_grid(const std::string& path) {
   return d;
 }
 
+// Progress on stderr: on a terminal a bar redrawn in place after every point, else a line.
+void progress(std::size_t done, std::size_t total, double elapsed, bool terminal) {
+  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+  const std::string left =
+      rate > 0 ? fmt::format("about {:.0f} s left", static_cast<double>(total - done) / rate)
+               : std::string("time left unknown");
+  if (!terminal) {
+    fmt::print(stderr, "sweep: {}/{} points, {:.2f} points/s, {}\n", done, total, rate, left);
+    return;
+  }
+  constexpr std::size_t kWidth = 30;
+  const std::size_t filled = total > 0 ? done * kWidth / total : kWidth;
+  fmt::print(stderr, "\rsweep [{}{}] {}/{} points, {:.2f} points/s, {}   ",
+             std::string(filled, '#'), std::string(kWidth - filled, ' '), done, total, rate,
+             left);
+  std::fflush(stderr);
+}
+
 // The cartesian product of the dimensions' values, the last dimension varying fastest; each
 // point as KEY=VALUE overrides.
 std::vector<std::vector<std::string>> points_of(const std::vector<Dimension>& dims) {
@@ -402,6 +421,7 @@ int sweep_command(const SweepOptions& o) {
   bool write_failed = false;
   const auto started = std::chrono::steady_clock::now();
   auto last_progress = started;
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const auto work = [&] {
     for (std::size_t i = next++; i < todo.size(); i = next++) {
       const std::size_t p = todo[i];
@@ -424,13 +444,10 @@ int sweep_command(const SweepOptions& o) {
       errors += result.error ? 1U : 0U;
       invalid += result.fields[9] == "invalid" ? 1U : 0U;
       const auto now = std::chrono::steady_clock::now();
-      if (now - last_progress > std::chrono::seconds(2) && finished < todo.size()) {
+      if (terminal || (now - last_progress > std::chrono::seconds(2) && finished < todo.size())) {
         last_progress = now;
         const double elapsed = std::chrono::duration<double>(now - started).count();
-        const double rate = static_cast<double>(finished) / elapsed;
-        fmt::print(stderr, "sweep: {}/{} points, {:.2f} points/s, about {:.0f} s left\n",
-                   finished, todo.size(), rate,
-                   static_cast<double>(todo.size() - finished) / rate);
+        progress(finished, todo.size(), elapsed, terminal);
       }
     }
   };
@@ -447,6 +464,9 @@ int sweep_command(const SweepOptions& o) {
   }
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (terminal && finished > 0) {
+    fmt::print(stderr, "\n");  // past the bar
+  }
   fmt::print(stderr, "sweep: {} point(s) in {:.1f} s: {} ok, {} invalid, {} error(s){}{}\n",
              finished, elapsed, finished - invalid - errors, invalid, errors,
              done.empty() ? "" : fmt::format("; {} already in {}", done.size(), o.out),
