@@ -397,3 +397,31 @@ TEST_CASE("placement: an explicit placement is checked: size, ids, twins, covera
   r.max_nodes_per_token = 2;
   CHECK(problem(lopsided) == "ok");
 }
+
+TEST_CASE("placement: redundant copies fill every extra slot, no twin on a rank, at any skew") {
+  // Zipf s = 8: the hottest expert would want more copies than there are ranks; every rank's
+  // extra slots up to the room it has (all 64 experts on each of 16 ranks at the most).
+  MoeRouting r{64, 64, 4, 0, 1};
+  r.distribution = RoutingDistribution::Zipf;
+  r.zipf_s = 8;
+  for (std::int64_t extra : {1, 7, 30, 60}) {
+    CAPTURE(extra);
+    const std::vector<std::vector<int>> slots = redundant_placement(r, 16, extra);
+    std::map<int, int> copies;
+    for (const std::vector<int>& rank : slots) {
+      CHECK(rank.size() == static_cast<std::size_t>(4 + extra));
+      CHECK(std::set<int>(rank.begin(), rank.end()).size() == rank.size());
+      for (int e : rank) {
+        ++copies[e];
+      }
+    }
+    CHECK(copies.size() == 64);
+    for (const auto& [e, c] : copies) {
+      CHECK(c <= 16);
+    }
+  }
+  CHECK(check_redundancy(64, 16, 60).empty());
+  CHECK(check_redundancy(64, 16, 61).front().message ==
+        "61 extra slots per GPU, but a GPU that hosts 4 of the 64 experts has room for copies "
+        "of at most 60 others");
+}

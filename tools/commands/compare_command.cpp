@@ -214,10 +214,7 @@ Json compare_reports(const Json& a, const Json& b) {
 }
 
 int compare_command(const CompareOptions& o) {
-  const auto read = [](const std::string& path) {
-    const nlohmann::json j = config::read_json_file(path);
-    return Json::parse(j.dump());
-  };
+  const auto read = [](const std::string& path) { return Json(config::read_json_file(path)); };
   const Json a = read(o.a);
   const Json b = read(o.b);
   Json out;

@@ -49,13 +49,9 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
   }
 }
 
-// The GPUs a trace draws: --trace-ranks's, or all of a small run, or node 0's and the busiest.
-std::set<int> trace_ranks(const RunOptions& o, const work::Experiment& e,
-                          const work::RunResult& result) {
-  const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
-  if (!o.trace_ranks.empty()) {
-    return parse_trace_ranks(o.trace_ranks, gpus);
-  }
+// The GPUs a trace draws when --trace-ranks does not say: all of a small run, else node 0's and
+// the busiest.
+std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResult& result) {
   std::size_t tasks = 0;
   std::size_t involved = 0;
   std::set<int> ranks;
@@ -81,12 +77,13 @@ std::set<int> trace_ranks(const RunOptions& o, const work::Experiment& e,
 
 int run_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
-  if (!o.trace_ranks.empty()) {  // a bad list fails before the run, not after it
+  std::set<int> ranks;  // the GPUs a trace draws; read before the run, so a bad list fails first
+  if (!o.trace_ranks.empty()) {
     if (o.trace_file.empty()) {
       throw config::ConfigError("--trace-ranks needs --trace FILE");
     }
-    (void)parse_trace_ranks(o.trace_ranks,
-                            file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
+    ranks = parse_trace_ranks(o.trace_ranks,
+                              file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
   }
   work::RunOptions options;
   options.watch_links =
@@ -110,9 +107,8 @@ int run_command(const RunOptions& o) {
     return 1;
   }
   const auto report = make_report({file, result, !o.no_wall_time});
-  std::set<int> ranks;
-  if (!o.trace_file.empty()) {
-    ranks = trace_ranks(o, file.experiment, result);
+  if (!o.trace_file.empty() && o.trace_ranks.empty()) {
+    ranks = default_trace_ranks(file.experiment, result);
   }
   try {
     if (!o.trace_file.empty()) {

@@ -182,6 +182,19 @@ Problems check_placement(const MoeRouting& r, std::size_t n, const std::string& 
 
 }  // namespace
 
+Problems check_redundancy(std::int64_t experts, std::size_t ranks, std::int64_t extra_per_rank,
+                          const std::string& at) {
+  Problems out;
+  const std::int64_t most = experts - experts / static_cast<std::int64_t>(ranks);
+  if (extra_per_rank > most) {
+    out.push_back({at, fmt::format("{} extra slots per GPU, but a GPU that hosts {} of the {} "
+                                   "experts has room for copies of at most {} others",
+                                   extra_per_rank, experts / static_cast<std::int64_t>(ranks),
+                                   experts, most)});
+  }
+  return out;
+}
+
 std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t ranks) {
   HOPSIM_ASSERT(ranks > 0 && experts > 0 && static_cast<std::size_t>(experts) % ranks == 0,
                 "{} experts over {} ranks", experts, ranks);
@@ -357,14 +370,21 @@ std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size
       weight[e] = (p.cdf[e] - (e == 0 ? 0.0 : p.cdf[e - 1])) / p.cdf.back();
     }
   }
-  // Copies: each extra one to the expert whose copies carry the most each (ties: lower id).
+  // Copies: each extra one to the expert whose copies carry the most each (ties: lower id),
+  // at most one copy per rank. Each rank holds at most every expert once, so there is room
+  // (check_redundancy).
   const std::size_t extra = ranks * static_cast<std::size_t>(extra_per_rank);
+  HOPSIM_ASSERT(check_redundancy(r.experts, ranks, extra_per_rank).empty(),
+                "{} extra slots per rank for {} experts over {} ranks", extra_per_rank,
+                r.experts, ranks);
   std::vector<int> copies(experts, 1);
   std::vector<int> replicas;  // experts of the extra slots
+  const auto per_copy = [&](std::size_t e) { return weight[e] / copies[e]; };
   for (std::size_t i = 0; i < extra; ++i) {
-    std::size_t best = 0;
-    for (std::size_t e = 1; e < experts; ++e) {
-      if (weight[e] / copies[e] > weight[best] / copies[best]) {
+    std::size_t best = experts;
+    for (std::size_t e = 0; e < experts; ++e) {
+      if (static_cast<std::size_t>(copies[e]) < ranks &&
+          (best == experts || per_copy(e) > per_copy(best))) {
         best = e;
       }
     }
@@ -384,16 +404,38 @@ std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size
            weight[static_cast<std::size_t>(b)] / copies[static_cast<std::size_t>(b)];
   });
   const std::size_t full = slots.front().size() + static_cast<std::size_t>(extra_per_rank);
+  const auto hosts = [&](std::size_t g, int e) {
+    return std::find(slots[g].begin(), slots[g].end(), e) != slots[g].end();
+  };
   for (int e : replicas) {
     std::size_t best = ranks;
+    std::size_t open = ranks;  // the least loaded rank with a free slot, hosting e or not
     for (std::size_t g = 0; g < ranks; ++g) {
-      const bool free = slots[g].size() < full &&
-                        std::find(slots[g].begin(), slots[g].end(), e) == slots[g].end();
-      if (free && (best == ranks || rank_load[g] < rank_load[best])) {
+      if (slots[g].size() >= full) {
+        continue;
+      }
+      if (open == ranks || rank_load[g] < rank_load[open]) {
+        open = g;
+      }
+      if (!hosts(g, e) && (best == ranks || rank_load[g] < rank_load[best])) {
         best = g;
       }
     }
-    HOPSIM_ASSERT(best < ranks, "no rank can take a copy of expert {}", e);
+    if (best == ranks) {
+      // Every rank with a free slot hosts e already: that slot takes the expert it lacks whose
+      // copies carry the most each (a rank with a free slot lacks some: it holds < experts).
+      best = open;
+      --copies[static_cast<std::size_t>(e)];
+      std::size_t other = experts;
+      for (std::size_t f = 0; f < experts; ++f) {
+        if (!hosts(best, static_cast<int>(f)) &&
+            (other == experts || per_copy(f) > per_copy(other))) {
+          other = f;
+        }
+      }
+      e = static_cast<int>(other);
+      ++copies[other];
+    }
     slots[best].push_back(e);
     rank_load[best] +=
         weight[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];

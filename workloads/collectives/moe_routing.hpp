@@ -61,6 +61,11 @@ std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t r
 std::vector<std::vector<int>> redundant_placement(const MoeRouting& routing, std::size_t ranks,
                                                   std::int64_t extra_per_rank);
 
+/// Problems (under `at`) of `extra_per_rank` redundant slots per rank: a rank hosts each expert
+/// at most once, so beside its even share it has room for copies of the other experts only.
+Problems check_redundancy(std::int64_t experts, std::size_t ranks, std::int64_t extra_per_rank,
+                          const std::string& at = "/redundant_experts");
+
 /// What routing gave besides the matrices: per expert the selections it took, and the
 /// selections dropped by the capacity limit.
 struct RoutingLoad {

@@ -80,6 +80,10 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
                    fmt::format("{} redundant experts do not spread evenly over the EP group's {} "
                                "GPUs (a multiple of {}: extra slots per GPU)",
                                redundant_experts, n_ep, n_ep)});
+  } else if (routing.experts % n_ep == 0) {  // (else check_routing says they do not spread)
+    const Problems room = check_redundancy(routing.experts, group.size(),
+                                           redundant_experts / n_ep, "/workload/redundant_experts");
+    out.insert(out.end(), room.begin(), room.end());
   }
   if (chunk_tokens > 0 && algorithm != EpAlgorithm::TwoTier) {
     out.push_back({"/workload/chunk_tokens",
