@@ -128,6 +128,43 @@ void model_section(const work::Experiment& exp, std::int64_t seq, std::int64_t b
   r["dense_flops_per_token"] = 6 * work::active_params(m);
 }
 
+// A training step in closed form: layout, memory per GPU, model FLOPs, the time at peak, and
+// the bubble of an ideal pipeline (equal stages, no communication).
+void step_section(const work::Experiment& exp, const work::TrainingStepJob& job, Json& r) {
+  const work::Mesh mesh(exp.parallel);
+  const work::JobEnv env{exp.cluster, exp.nccl, mesh, &*exp.model, exp.seed, &exp.deepep};
+  const work::StepShape shape = job.shape(env);
+  const double p = static_cast<double>(exp.parallel.pp);
+  const double m = static_cast<double>(shape.micro_batches);
+  const double v = static_cast<double>(job.virtual_stages);
+  const double gpus = static_cast<double>(mesh.size());
+  const double tokens = static_cast<double>(job.global_batch * job.layer.attention.seq_len);
+  const double per_token = work::model_flops_per_token(*exp.model, job.layer.attention.seq_len,
+                                                       job.attended_pairs(exp.seed));
+  Json memory = Json::array();
+  for (const work::StageMemory& mem : work::stage_memory(shape)) {
+    memory.push_back({{"params_GB", mem.params / 1e9},
+                      {"grads_GB", mem.grads / 1e9},
+                      {"optimizer_GB", mem.optimizer / 1e9},
+                      {"activations_GB", mem.activations / 1e9},
+                      {"buffers_GB", mem.buffers / 1e9},
+                      {"total_GB", mem.total() / 1e9}});
+  }
+  r["step"] = {
+      {"gpus", mesh.size()},
+      {"micro_batches", shape.micro_batches},
+      {"layers_per_stage",
+       work::layers_per_stage(exp.model->layers, static_cast<int>(exp.parallel.pp) *
+                                                     job.virtual_stages)},
+      {"tokens_per_step", tokens},
+      {"model_flops_per_token", per_token},
+      {"model_flops_per_step", tokens * per_token},
+      {"time_at_peak_s", tokens * per_token / (gpus * exp.cluster.gpu.peak_bf16_tflops * 1e12)},
+      {"ideal_bubble_fraction", (p - 1) / (v * m + p - 1)},
+      {"hbm_GB", exp.cluster.gpu.hbm_GB},
+      {"memory_per_rank", std::move(memory)}};
+}
+
 }  // namespace
 
 Json explain(const config::ExperimentFile& file) {
@@ -176,6 +213,11 @@ Json explain(const config::ExperimentFile& file) {
                      costs.bwd.insert(costs.bwd.begin(), ffn.bwd.begin(), ffn.bwd.end());
                    }
                    time_section(file, costs, r);
+                 },
+                 [&](const work::TrainingStepJob& job) {
+                   model_section(exp, job.layer.attention.seq_len,
+                                 job.layer.attention.micro_batch, r);
+                   step_section(exp, job, r);
                  },
                  [&](const work::FlowsJob& /*job*/) {},
                  [&](const work::CollectiveJob& /*job*/) {},

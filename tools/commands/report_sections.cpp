@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands/report.hpp"
+#include "tools/commands/step_section.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -293,6 +294,12 @@ void kind_section(const ReportInput& in, Json& r) {
                    attention_layer_section(in, job.attention, r);
                    if (job.moe) {
                      moe_layer_section(in, job.moe_part(in.file.experiment.parallel), r);
+                   }
+                 },
+                 [&](const work::TrainingStepJob& /*job*/) {
+                   r["step"] = step_section(in.result.cases.front());
+                   if (const auto& v = in.file.experiment.validation) {
+                     r["validation"] = validation_row(*v, r["step"][v->metric].get<double>());
                    }
                  },
              },

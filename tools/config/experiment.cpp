@@ -36,7 +36,8 @@ work::Validation parse_validation(const Node& n) {
   n.allow_only(Section::Validation);
   work::Validation v;
   v.metric = n.at("metric").one_of(
-      {"busbw_GBps", "time_s", "deepep_rdma_GBps", "deepep_nvl_GBps"});
+      {"busbw_GBps", "time_s", "deepep_rdma_GBps", "deepep_nvl_GBps", "model_tflops_per_gpu",
+       "tokens_per_s_per_gpu"});
   if (n.has("bytes")) {
     v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
   }

@@ -280,14 +280,11 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   return job;
 }
 
-template <>
-work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
-                                                               const JobParseContext& ctx) {
-  const Node& n = workload;
-  n.allow_only(Section::TransformerLayerWorkload);
+work::TransformerLayerJob parse_transformer_layer(const Node& n, const JobParseContext& ctx,
+                                                  std::string_view kind) {
   if (ctx.model == nullptr) {
-    n.at("kind").fail(
-        "workload kind \"transformer_layer\" needs a model (the experiment's \"model\")");
+    n.at("kind").fail(fmt::format(
+        "workload kind \"{}\" needs a model (the experiment's \"model\")", kind));
   }
   work::TransformerLayerJob job;
   job.attention = parse_attention(n);
@@ -316,6 +313,13 @@ work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workl
     job.attention.mlp = true;
   }
   return job;
+}
+
+template <>
+work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
+                                                               const JobParseContext& ctx) {
+  workload.allow_only(Section::TransformerLayerWorkload);
+  return parse_transformer_layer(workload, ctx, work::TransformerLayerJob::kKind);
 }
 
 }  // namespace hopsim::config

@@ -1,5 +1,6 @@
 // Reads `parallel` and the layer workloads (`attention_layer`, `moe_layer`,
-// `transformer_layer`) of an experiment.
+// `transformer_layer`, and `training_step`, whose layers are transformer layers) of an
+// experiment.
 #pragma once
 
 #include "tools/config/job_config.hpp"
@@ -21,9 +22,20 @@ work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
 template <>
 work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx);
 
+/// The keys of a transformer layer (the attention keys, ffn, the MoE part's under moe) in a
+/// workload of kind `kind`, whose own section the caller has checked.
+work::TransformerLayerJob parse_transformer_layer(const Node& n, const JobParseContext& ctx,
+                                                  std::string_view kind);
+
 /// /workload of kind "transformer_layer": the attention keys, ffn, and the MoE part's under moe.
 template <>
 work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
                                                                const JobParseContext& ctx);
+
+/// /workload of kind "training_step": a transformer layer's keys (its layers and passes are
+/// the step's) and global_batch, schedule, virtual_stages, zero, recompute, grad_dtype.
+template <>
+work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
+                                                       const JobParseContext& ctx);
 
 }  // namespace hopsim::config

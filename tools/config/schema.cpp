@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 34> kSections{{
+const std::array<SectionDoc, 35> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -38,6 +38,9 @@ const std::array<SectionDoc, 34> kSections{{
     {Section::TransformerMoe, "experiment", "/workload/moe (kind transformer_layer)",
      "the MoE part's routing and exchanges (its routing object as for moe_layer)",
      kTransformerMoe},
+    {Section::TrainingStepWorkload, "experiment", "/workload (kind training_step)",
+     "a whole training step: every layer, the pipeline schedule, DP gradients, the optimizer",
+     kTrainingStepWorkload},
     {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},
     {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
     {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},

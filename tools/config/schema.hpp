@@ -19,7 +19,7 @@ struct KeyDoc {
 enum class Section {
   Experiment, Parallel, Validation, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
   CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload, MoeRoutingSection,
-  TransformerLayerWorkload, TransformerMoe,
+  TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload,
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,

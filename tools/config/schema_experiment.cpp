@@ -34,9 +34,12 @@ const std::array<KeyDoc, 7> kParallel{{
 }};
 
 const std::array<KeyDoc, 4> kValidation{{
-    {"metric", "\"busbw_GBps\", \"time_s\", \"deepep_rdma_GBps\" or \"deepep_nvl_GBps\"",
+    {"metric",
+     "\"busbw_GBps\", \"time_s\", \"deepep_rdma_GBps\", \"deepep_nvl_GBps\", "
+     "\"model_tflops_per_gpu\" or \"tokens_per_s_per_gpu\"",
      "required", "the collective row's value compared (DeepEP's: moe all-to-all); an attention "
-                 "layer's: time_s (the whole run)"},
+                 "layer's: time_s (the whole run); a training step's: model_tflops_per_gpu or "
+                 "tokens_per_s_per_gpu"},
     {"bytes", "integer in [1, 2^63)", "required for a collective",
      "the size (one of the workload's) whose row is compared"},
     {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},
@@ -265,6 +268,39 @@ const std::array<KeyDoc, 11> kTransformerMoe{{
     shared(kMoeLayerWorkload, "chunk_tokens"),
     shared(kMoeLayerWorkload, "redundant_experts"),
     shared(kMoeLayerWorkload, "placement"),
+}};
+
+// The layers' keys mean what they mean for transformer_layer; the rest are the step's.
+const std::array<KeyDoc, 17> kTrainingStepWorkload{{
+    {"kind", "\"training_step\"", "required",
+     "one training step of the whole model: every layer forward and backward over the "
+     "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
+    shared(kTransformerLayerWorkload, "seq_len"),
+    shared(kAttentionLayerWorkload, "micro_batch"),
+    shared(kAttentionLayerWorkload, "mask"),
+    shared(kAttentionLayerWorkload, "documents"),
+    shared(kAttentionLayerWorkload, "document_mean_tokens"),
+    shared(kAttentionLayerWorkload, "dtype"),
+    shared(kTransformerLayerWorkload, "mlp_dtype"),
+    shared(kTransformerLayerWorkload, "cp"),
+    shared(kTransformerLayerWorkload, "ffn"),
+    shared(kTransformerLayerWorkload, "moe"),
+    {"global_batch", "integer in [1, 2^31]", "required",
+     "sequences per step over all DP replicas; dp x micro_batch must divide it (micro-batches "
+     "per pipeline = global_batch / (dp x micro_batch))"},
+    {"schedule", "\"1f1b\" or \"interleaved\"", "\"1f1b\"",
+     "the pipeline schedule: 1F1B, or Megatron's interleaved 1F1B (micro-batches a multiple "
+     "of pp)"},
+    {"virtual_stages", "integer in [1, 1024]", "1f1b: 1; interleaved: 2",
+     "model chunks per pipeline rank; pp x virtual_stages must not exceed the model's layers"},
+    {"zero", "0 or 1", "1",
+     "0: gradients all-reduced, every DP rank holds all optimizer states; 1: reduce-scatter, "
+     "optimizer states sharded over DP, updated parameters all-gathered"},
+    {"recompute", "\"none\", \"selective\" or \"full\"", "\"none\"",
+     "activation recomputation: full keeps each layer's input only and runs its forward again "
+     "before its backward; selective equals none with FlashAttention (no scores stored)"},
+    {"grad_dtype", "\"bf16\" or \"fp32\"", "\"bf16\"",
+     "the gradient buffer and its reduction over DP"},
 }};
 
 }  // namespace hopsim::config::tables

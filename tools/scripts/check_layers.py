@@ -19,9 +19,11 @@ WORKLOADS = {
     "model": {"workloads/mesh", "workloads/model"},
     "cp": {"workloads/compute", "workloads/plan", "workloads/cp"},
     "ep": {"workloads/compute", "workloads/plan", "workloads/collectives", "workloads/ep"},
-    "pipeline": {"workloads/compute", "workloads/plan", "workloads/pipeline"},
+    "pipeline": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/model",
+                 "workloads/pipeline"},
     "jobs": {"workloads/compute", "workloads/plan", "workloads/mesh", "workloads/collectives",
-             "workloads/model", "workloads/cp", "workloads/ep", "workloads/jobs"},
+             "workloads/model", "workloads/cp", "workloads/ep", "workloads/pipeline",
+             "workloads/jobs"},
     "experiment": {"workloads"},
 }
 LOWER = {"sim": {"sim"}, "topology": {"sim", "topology"}}

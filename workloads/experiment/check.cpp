@@ -29,11 +29,23 @@ void check_validation(const Experiment& e, Problems& out) {
     }
     return;
   }
+  if (std::holds_alternative<TrainingStepJob>(e.job)) {
+    if (v.metric != "model_tflops_per_gpu" && v.metric != "tokens_per_s_per_gpu") {
+      out.push_back({"/validation/metric",
+                     fmt::format("a training step validates \"model_tflops_per_gpu\" or "
+                                 "\"tokens_per_s_per_gpu\", not \"{}\"",
+                                 v.metric)});
+    }
+    if (v.bytes) {
+      out.push_back({"/validation/bytes", "only for collectives (it names a row)"});
+    }
+    return;
+  }
   const auto* job = std::get_if<CollectiveJob>(&e.job);
   if (job == nullptr) {
     out.push_back({"/validation",
-                   "validation applies to workload kinds \"collective\", \"attention_layer\" and "
-                   "\"transformer_layer\""});
+                   "validation applies to workload kinds \"collective\", \"attention_layer\", "
+                   "\"transformer_layer\" and \"training_step\""});
     return;
   }
   if (!v.bytes) {

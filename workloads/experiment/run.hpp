@@ -47,6 +47,7 @@ struct CaseResult {
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
   std::optional<CpDetails> cp;       ///< attention layers under CP
   std::optional<EpDetails> ep;       ///< MoE layers under EP
+  std::optional<StepDetails> step;   ///< a training step
 };
 
 struct RunResult {

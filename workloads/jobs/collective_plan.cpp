@@ -196,6 +196,19 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
   return 1;
 }
 
+void add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
+                     std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase) {
+  if (sets.empty()) {
+    return;
+  }
+  const CollectiveChoice choice = choose(job, env.env, sets.front(), size);
+  Collectives c(plan, env.cluster, env.env.nccl, phase);
+  std::array<double, 3> deepep{};
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    add_collective(c, env, job, choice, sets[s], s, size, deepep);
+  }
+}
+
 Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size) {
   CollectiveJob one = job;
   one.sizes = {size};

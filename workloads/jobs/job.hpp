@@ -14,12 +14,13 @@
 #include "workloads/jobs/collective_job.hpp"
 #include "workloads/jobs/flows_job.hpp"
 #include "workloads/jobs/layer_jobs.hpp"
+#include "workloads/jobs/training_step_job.hpp"
 #include "workloads/jobs/transformer_layer_job.hpp"
 
 namespace hopsim::work {
 
-using Job =
-    std::variant<FlowsJob, CollectiveJob, AttentionLayerJob, MoeLayerJob, TransformerLayerJob>;
+using Job = std::variant<FlowsJob, CollectiveJob, AttentionLayerJob, MoeLayerJob,
+                         TransformerLayerJob, TrainingStepJob>;
 
 namespace detail {
 template <class V>
@@ -32,7 +33,7 @@ struct KindTable<std::variant<J...>> {
 }  // namespace detail
 
 /// Kind names in variant order: "flows", "collective", "attention_layer", "moe_layer",
-/// "transformer_layer".
+/// "transformer_layer", "training_step".
 inline constexpr auto kJobKinds = detail::KindTable<Job>::kNames;
 
 inline std::string_view kind_name(const Job& job) { return kJobKinds[job.index()]; }

@@ -16,6 +16,7 @@
 #include "workloads/ep/ep_details.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
+#include "workloads/pipeline/step_details.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {
@@ -46,6 +47,7 @@ struct Case {
   std::vector<std::pair<std::string, double>> metrics{};
   std::optional<CpDetails> cp{};  ///< attention layers under CP
   std::optional<EpDetails> ep{};  ///< MoE layers under EP
+  std::optional<StepDetails> step{};  ///< a training step
 };
 
 }  // namespace hopsim::work

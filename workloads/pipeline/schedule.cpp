@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -95,18 +96,39 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   const std::uint32_t comm_phase = plan.phase("pp_comm", "fwd");
   const std::uint32_t comm_bwd_phase = plan.phase("pp_comm", "bwd");
   // Tasks first (a rank's order fixes its stream), dependencies after, by (model stage,
-  // micro-batch, direction).
+  // micro-batch, direction): the op's first task (what waits for its input) and its last.
   PipelineTasks out;
   out.ops.resize(static_cast<std::size_t>(p));
-  std::map<std::tuple<int, int, bool>, PlanTaskId> task_of;
+  out.last_backward.resize(static_cast<std::size_t>(p));
+  std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> task_of;
+  const auto per_stage = [](const std::vector<Time>& times, int stage, Time all) {
+    return times.empty() ? all : times[static_cast<std::size_t>(stage)];
+  };
   for (int r = 0; r < p; ++r) {
+    const int gpu = spec.gpus[static_cast<std::size_t>(r)];
+    out.last_backward[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(v));
     for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
-      const PlanTaskId id = plan.add_compute(ComputeTask{
-          spec.gpus[static_cast<std::size_t>(r)], op.forward ? spec.forward : spec.backward,
-          Flops{}, spec.source, op.forward ? fwd_phase : bwd_phase, kComputeStream,
-          op.forward ? "forward" : "backward"});
-      out.ops[static_cast<std::size_t>(r)].push_back(id);
-      task_of[{op.chunk * p + r, op.micro_batch, op.forward}] = id;
+      const int stage = op.chunk * p + r;
+      const Time total = op.forward ? per_stage(spec.stage_forward, stage, spec.forward)
+                                    : per_stage(spec.stage_backward, stage, spec.backward);
+      const int pieces =
+          op.forward || spec.backward_pieces.empty()
+              ? 1
+              : std::max(1, spec.backward_pieces[static_cast<std::size_t>(stage)]);
+      std::vector<PlanTaskId> ids;
+      for (int k = 0; k < pieces; ++k) {  // equal pieces, the remainder on the last
+        const std::int64_t share = total.count_ps() / pieces;
+        const Time d = Time::ps(k + 1 < pieces ? share : total.count_ps() - share * (pieces - 1));
+        ids.push_back(plan.add_compute(ComputeTask{gpu, d, Flops{}, spec.source,
+                                                   op.forward ? fwd_phase : bwd_phase,
+                                                   kComputeStream,
+                                                   op.forward ? "forward" : "backward"}));
+      }
+      out.ops[static_cast<std::size_t>(r)].push_back(ids.back());
+      task_of[{stage, op.micro_batch, op.forward}] = {ids.front(), ids.back()};
+      if (!op.forward) {  // the rank's backwards of a chunk come in micro-batch order
+        out.last_backward[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)] = ids;
+      }
     }
   }
   const int stages = p * v;
@@ -123,13 +145,15 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
     plan.add_dependency(before, flow);
     plan.add_dependency(flow, after);
   };
+  const auto first = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).first; };
+  const auto last = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).second; };
   for (int mb = 0; mb < spec.micro_batches; ++mb) {
     for (int s = 1; s < stages; ++s) {
-      link(s - 1, s, task_of.at({s - 1, mb, true}), task_of.at({s, mb, true}), true);
+      link(s - 1, s, last(s - 1, mb, true), first(s, mb, true), true);
     }
-    plan.add_dependency(task_of.at({stages - 1, mb, true}), task_of.at({stages - 1, mb, false}));
+    plan.add_dependency(last(stages - 1, mb, true), first(stages - 1, mb, false));
     for (int s = stages - 1; s > 0; --s) {
-      link(s, s - 1, task_of.at({s, mb, false}), task_of.at({s - 1, mb, false}), false);
+      link(s, s - 1, last(s, mb, false), first(s - 1, mb, false), false);
     }
   }
   return out;

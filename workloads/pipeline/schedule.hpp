@@ -53,13 +53,25 @@ struct PipelineSpec {
   int chunks = 1;
   Time forward{};   ///< one chunk, one micro-batch
   Time backward{};  ///< one chunk, one micro-batch
+  /// Per model stage (p x v of them, stage chunk x p + rank): its own forward and backward
+  /// time (the first and last stages carry the embedding and the head); empty: `forward` and
+  /// `backward` for every stage.
+  std::vector<Time> stage_forward;
+  std::vector<Time> stage_backward;
+  /// Per model stage: a backward runs as this many equal pieces one after the other (its
+  /// layers), so that work on part of its result (a gradient bucket) can start before the
+  /// whole backward ends; empty: one piece.
+  std::vector<int> backward_pieces;
   Bytes activation_bytes{};
   Source source = Source::Roofline;  ///< where the chunk times came from
 };
 
-/// Per pipeline rank, the compute task of each op (in pipeline_order's order).
+/// Per pipeline rank, the compute task of each op (in pipeline_order's order; a backward in
+/// pieces, its last piece), and per rank and chunk the pieces of the rank's last backward
+/// through that chunk (when its gradients are complete, piece by piece).
 struct PipelineTasks {
   std::vector<std::vector<PlanTaskId>> ops;
+  std::vector<std::vector<std::vector<PlanTaskId>>> last_backward;
 };
 
 /// Adds the pipeline's compute tasks (phases "pipeline" fwd and bwd) and point-to-point flows

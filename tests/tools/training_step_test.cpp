@@ -1,0 +1,159 @@
+// The training step end to end: a step without pipeline or data parallelism is the sum of its
+// parts to the picosecond; folded layers equal the same layers chained; memory and layouts
+// that cannot run are clear errors; the closed-form layout (layers per stage, activations).
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tools/config/experiment.hpp"
+#include "workloads/experiment/run.hpp"
+#include "workloads/pipeline/step_model.hpp"
+
+namespace hopsim::config {
+namespace {
+
+const std::string kExperiments = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/";
+const std::string kSmall = kExperiments + "llama3-8b-step-32gpu.json";
+
+work::RunResult run_with(const std::string& file, const std::vector<std::string>& sets) {
+  const ExperimentFile f = load_experiment(file, sets);
+  work::RunResult r = work::run(f.experiment);
+  REQUIRE(r.ok());
+  REQUIRE(r.cases.size() == 1);
+  return r;
+}
+
+std::string error_of(const std::string& file, const std::vector<std::string>& sets) {
+  try {
+    load_experiment(file, sets);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Total duration of a case's tasks in phase `name`.
+Time phase_duration(const work::CaseResult& c, const std::string& name) {
+  Time t;
+  for (std::size_t i = 0; i < c.plan.tasks().size(); ++i) {
+    if (c.plan.phases()[c.plan.tasks()[i].phase].name == name) {
+      t += c.outcome.times[i].end - c.outcome.times[i].start;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("training step: pp 1, dp 1 is its layers, the head and the optimizer, exactly") {
+  const work::RunResult r = run_with(
+      kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1", "workload.global_batch=2",
+               "workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
+  const work::CaseResult& c = r.cases[0];
+  REQUIRE(c.step.has_value());
+  const work::StepDetails& d = *c.step;
+  REQUIRE(d.layers.size() == 1);
+  CHECK(d.micro_batches == 2);
+  const Time layer = d.layers[0].forward + d.layers[0].backward;
+  const Time one =
+      Time::ps(layer.count_ps() * d.layers_per_stage[0]) + d.head_forward + d.head_backward;
+  const Time expected = one + one + phase_duration(c, "optimizer");
+  CHECK(c.summary.step == expected);
+  CHECK(phase_duration(c, "dp_comm") == Time{});  // no data parallelism: nothing to sync
+  CHECK(d.param_gather == Time{});
+}
+
+TEST_CASE("training step: the folded layers equal the same layers chained on the mesh") {
+  // The step runs one layer and repeats its time; transformer_layer chains every layer on
+  // every GPU. Without a pipeline and DP they agree within 0.1%.
+  const work::RunResult step = run_with(
+      kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1", "workload.global_batch=1",
+               "workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
+  const work::StepDetails& d = *step.cases[0].step;
+  const Time folded = step.cases[0].summary.step - d.head_forward - d.head_backward -
+                      phase_duration(step.cases[0], "optimizer");
+  const work::RunResult chained = run_with(
+      kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
+               "workload={\"kind\": \"transformer_layer\", \"seq_len\": 8192, \"layers\": 32}"});
+  const double a = folded.seconds();
+  const double b = chained.cases[0].summary.step.seconds();
+  CHECK(a == doctest::Approx(b).epsilon(1e-3));
+}
+
+TEST_CASE("training step: gradients sync bucket by bucket; ZeRO-1 adds the parameter gather") {
+  const work::RunResult zero1 = run_with(kSmall, {});
+  const work::RunResult zero0 = run_with(kSmall, {"workload.zero=0"});
+  const work::StepDetails& d1 = *zero1.cases[0].step;
+  const work::StepDetails& d0 = *zero0.cases[0].step;
+  // The same gradient bytes per layer; a reduce-scatter takes about half an all-reduce.
+  REQUIRE(d1.grad_sync.size() == 1);
+  CHECK(d1.grad_sync[0].bytes_per_gpu == d0.grad_sync[0].bytes_per_gpu);
+  CHECK(d1.grad_sync[0].time < d0.grad_sync[0].time);
+  CHECK(d1.param_gather > Time{});
+  CHECK(d0.param_gather == Time{});
+  // ZeRO-1's optimizer states are a DP share of ZeRO-0's.
+  CHECK(d1.memory[1].optimizer == doctest::Approx(d0.memory[1].optimizer / 4));
+  // Every layer's bucket: 8 layers of each of the 2 chunks on a middle rank, one delay each.
+  std::size_t buckets = 0;
+  for (const work::PlanTask& t : zero1.cases[0].plan.tasks()) {
+    buckets += t.kind == work::PlanTaskKind::Delay && t.src == d1.representatives[1] &&
+               zero1.cases[0].plan.phases()[t.phase].name == "dp_comm";
+  }
+  CHECK(buckets == static_cast<std::size_t>(d1.rank_layers[1]));
+}
+
+TEST_CASE("training step: layouts that cannot run are clear errors") {
+  const std::string big = kExperiments + "llama3-405b-8k-8192gpu.json";
+  const std::string memory =
+      error_of(big, {"workload.schedule=\"interleaved\"", "workload.virtual_stages=2"});
+  CHECK(memory.find("/parallel") != std::string::npos);
+  CHECK(memory.find("does not fit in memory: pipeline rank") != std::string::npos);
+  CHECK(memory.find("recompute full") != std::string::npos);
+  CHECK(error_of(big, {"workload.schedule=\"interleaved\"", "workload.virtual_stages=2",
+                       "workload.recompute=\"full\""}) == "no error");
+  CHECK(error_of(kSmall, {"workload.global_batch=30"}).find("/workload/global_batch") !=
+        std::string::npos);
+  CHECK(error_of(kSmall, {"workload.zero=3"}).find("not simulated yet") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.global_batch=8"}).find("multiple") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.layers=2"}).find("layers") != std::string::npos);
+}
+
+TEST_CASE("training step: layers per stage, the first and last with fewer") {
+  const std::vector<std::int64_t> llama = work::layers_per_stage(126, 16);
+  CHECK(llama.front() == 7);
+  CHECK(llama.back() == 7);
+  CHECK(std::count(llama.begin(), llama.end(), 8) == 14);
+  for (const auto& [layers, stages] : {std::pair{61, 16}, std::pair{32, 8}, std::pair{5, 5},
+                                       std::pair{9, 1}, std::pair{33, 2}}) {
+    const std::vector<std::int64_t> split = work::layers_per_stage(layers, stages);
+    CHECK(std::accumulate(split.begin(), split.end(), std::int64_t{0}) == layers);
+    const auto [lo, hi] = std::minmax_element(split.begin(), split.end());
+    CHECK(*hi - *lo <= 1);
+  }
+}
+
+TEST_CASE("training step: activations in flight follow the schedule, in closed form") {
+  // Llama 3 405B, TP 8, PP 16, 1F1B: rank 0 holds 16 micro-batches of its 7 layers; a layer
+  // keeps (8 h + 4 h + 4 kv d + 6 ffn) bytes per token, over 8192 / 8 tokens per GPU.
+  const ExperimentFile f = load_experiment(kExperiments + "llama3-405b-8k-8192gpu.json", {});
+  const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
+  const work::Mesh mesh(f.experiment.parallel);
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
+                         f.experiment.seed, nullptr};
+  const std::vector<work::StageMemory> memory = work::stage_memory(job.shape(env));
+  const double per_token = 8.0 * 16384 + 4.0 * 16384 + 4.0 * 8 * 128 + 6.0 * 53248;
+  CHECK(memory[0].activations == doctest::Approx(16 * 7 * per_token * 1024));
+  CHECK(memory[15].activations == doctest::Approx(1 * 7 * per_token * 1024));
+  CHECK(memory[1].activations == doctest::Approx(15 * 8 * per_token * 1024));
+  // Full recompute keeps each layer's input and rebuilds one layer at a time.
+  work::TrainingStepJob full = job;
+  full.recompute = work::Recompute::Full;
+  const std::vector<work::StageMemory> kept = work::stage_memory(full.shape(env));
+  CHECK(kept[0].activations ==
+        doctest::Approx(16 * 7 * 2.0 * 16384 * 1024 + per_token * 1024));
+}
+
+}  // namespace hopsim::config

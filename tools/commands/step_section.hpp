@@ -1,0 +1,14 @@
+// The report section of a training step ("step"): throughput, MFU, where the step's time
+// went on its busiest pipeline rank, the simulated layers it was folded from, memory per GPU.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::tools {
+
+/// The "step" object of one simulated training step (docs/report.md).
+nlohmann::ordered_json step_section(const work::CaseResult& c);
+
+}  // namespace hopsim::tools

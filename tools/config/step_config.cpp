@@ -1,0 +1,51 @@
+// The training-step workload parser: a transformer layer's keys plus the step's own.
+#include <array>
+
+#include <fmt/format.h>
+
+#include "tools/config/layer_config.hpp"
+
+namespace hopsim::config {
+namespace {
+
+constexpr std::array<std::string_view, 2> kSchedules{"1f1b", "interleaved"};
+constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
+constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
+
+}  // namespace
+
+template <>
+work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
+                                                       const JobParseContext& ctx) {
+  const Node& n = workload;
+  n.allow_only(Section::TrainingStepWorkload);
+  work::TrainingStepJob job;
+  job.layer = parse_transformer_layer(n, ctx, work::TrainingStepJob::kKind);
+  job.global_batch = n.at("global_batch").integer_in(1, std::int64_t{1} << 31);
+  if (n.has("schedule")) {
+    job.schedule = static_cast<work::PipeSchedule>(n.at("schedule").index_of(kSchedules));
+  }
+  if (n.has("virtual_stages")) {
+    job.virtual_stages = static_cast<int>(n.at("virtual_stages").integer_in(1, 1024));
+  } else if (job.schedule == work::PipeSchedule::Interleaved) {
+    job.virtual_stages = 2;
+  }
+  if (n.has("zero")) {
+    job.zero = static_cast<int>(n.at("zero").integer_in(0, 3));
+    if (job.zero > 1) {
+      n.at("zero").fail(fmt::format("ZeRO stage {} (sharded gradients{}) is not simulated yet; "
+                                    "0 (all-reduce) or 1 (sharded optimizer states, Megatron's "
+                                    "distributed optimizer)",
+                                    job.zero, job.zero == 3 ? " and parameters" : ""));
+    }
+  }
+  if (n.has("recompute")) {
+    job.recompute = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
+  }
+  if (n.has("grad_dtype")) {
+    job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
+  }
+  return job;
+}
+
+}  // namespace hopsim::config

@@ -1,0 +1,65 @@
+// The training-step workload: every layer of a model, forward and backward, over the
+// micro-batches of one global batch, on the whole rank mesh (TP, CP, PP, DP, EP), pipeline
+// schedule, gradient synchronization over data parallelism and the optimizer step
+// (docs/training-step.md).
+//
+// Folded, so that 16,384 GPUs fit: most ranks of a step do the same thing at the same time.
+//   1. Each layer kind the model has (dense, MoE) runs once, forward and once backward, as the
+//      transformer_layer kind builds it, on one layer group: the lcm(tp x cp, ep) GPUs whose
+//      TP, CP and EP collectives it needs, at their places in the cluster.
+//   2. One layer's gradient synchronization (reduce-scatter under ZeRO-1, all-reduce under
+//      ZeRO-0) runs once per layer kind, over every DP group of one pipeline stage at once,
+//      so that the NICs and fabric carry the load the whole stage puts on them.
+//   3. The pipeline runs on one GPU per stage: each op takes its layers' simulated times, the
+//      activations cross between stages as real flows, each layer's gradient bucket starts as
+//      its last backward piece ends (serialized on the rank's DP stream), then the optimizer,
+//      then (ZeRO-1) the parameter all-gather.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/jobs/job_env.hpp"
+#include "workloads/jobs/transformer_layer_job.hpp"
+#include "workloads/pipeline/schedule.hpp"
+#include "workloads/pipeline/step_model.hpp"
+
+namespace hopsim::work {
+
+struct TrainingStepJob {
+  static constexpr std::string_view kKind = "training_step";
+  static constexpr bool kSimulated = true;
+
+  /// Every layer's settings (seq_len, micro_batch, mask, cp, dtypes) and, for a MoE model, its
+  /// MoE part's (routing, exchanges). Its layers and passes are the step's to set.
+  TransformerLayerJob layer;
+  std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
+  int zero = 1;            ///< 0: all-reduce, full optimizer states; 1: sharded (Megatron's)
+  Recompute recompute = Recompute::None;
+  double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
+
+  /// Micro-batches per pipeline in one step: global_batch / (dp x micro_batch).
+  std::int64_t micro_batches(const ParallelSpec& p) const {
+    return global_batch / (p.dp * layer.attention.micro_batch);
+  }
+  /// (Query, key) pairs one sequence attends under the mask (documents: the layer's, or drawn
+  /// with `seed` as the attention layer draws them).
+  double attended_pairs(std::uint64_t seed) const;
+  /// The memory and FLOPs inputs; the model must be set.
+  StepShape shape(const JobEnv& env) const;
+  /// The mesh of one layer group: tp, cp, ep as the step's, pp 1, and dp just large enough for
+  /// an EP group (lcm(tp x cp, ep) GPUs).
+  static ParallelSpec layer_spec(const ParallelSpec& p);
+
+  /// global_batch split over dp x micro_batch, layers over pp x virtual_stages, the schedule's
+  /// shape, each layer kind's own checks on its layer group, and memory per GPU within HBM.
+  void check(const JobEnv& env, Problems& out) const;
+  /// One case: the folded step.
+  std::vector<Case> cases(const BuildEnv& b) const;
+};
+
+}  // namespace hopsim::work
