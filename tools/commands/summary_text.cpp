@@ -271,6 +271,35 @@ std::string case_lines(const Json& c) {
   return out;
 }
 
+// A training step: throughput, where the busiest pipeline rank's time went, memory, folding.
+std::string step_lines(const Json& s) {
+  std::string out = fmt::format(
+      "throughput     {:.1f} tokens/s per GPU, {:.1f} model TFLOPs per GPU, MFU {:.1f}%\n",
+      s["tokens_per_s_per_gpu"].get<double>(), s["model_tflops_per_gpu"].get<double>(),
+      100 * s["mfu"].get<double>());
+  const Json& b = s["breakdown"];
+  std::string exposed;
+  for (const auto& [kind, t] : b["exposed_layer_comm_s"].items()) {
+    exposed += fmt::format(", exposed {} {:.3f} s", kind, t.get<double>());
+  }
+  out += fmt::format(
+      "pipeline rank  {} ({} {}, {} micro-batches): compute {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
+      "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
+      b["pipeline_rank"].get<int>(), s["schedule"].get<std::string>(),
+      s["virtual_stages"].get<int>() > 1
+          ? fmt::format("x{}", s["virtual_stages"].get<int>())
+          : std::string("pp") + std::to_string(s["pp"].get<int>()),
+      s["micro_batches"].get<std::int64_t>(), b["compute_s"].get<double>(), exposed,
+      b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
+      b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
+      b["param_gather_s"].get<double>());
+  const Json& m = s["memory"];
+  out += fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n",
+                     m["peak_GB"].get<double>(), m["hbm_GB"].get<double>());
+  out += fmt::format("folding        {}\n", s["folding"].get<std::string>());
+  return out;
+}
+
 }  // namespace
 
 std::string format_summary(const Json& r) {
@@ -300,6 +329,9 @@ std::string format_summary(const Json& r) {
     const Json& time = r.contains("cp") ? r["cp"]["layer_time_s"] : r["ep"]["layer_time_s"];
     out += fmt::format("layer time     {:.3f} us\n", time.get<double>() * 1e6);
     out += time_words(one);
+  }
+  if (r.contains("step")) {
+    out += step_lines(r["step"]);
   }
   if (r.contains("validation")) {
     const auto& v = r["validation"];

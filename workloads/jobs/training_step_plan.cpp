@@ -123,6 +123,14 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
                                global_batch, layer.attention.micro_batch, p.dp, per_step)});
     return;
   }
+  constexpr std::int64_t kMaxMicroBatches = 100'000;  // a pipeline's ops stay countable
+  if (micro_batches(p) > kMaxMicroBatches) {
+    out.push_back({"/workload/global_batch",
+                   fmt::format("{} micro-batches per pipeline (global_batch / (dp x "
+                               "micro_batch)) is more than the {} a step may have",
+                               micro_batches(p), kMaxMicroBatches)});
+    return;
+  }
   const std::int64_t stages = p.pp * virtual_stages;
   if (m.layers < stages) {
     out.push_back({"/parallel/pp",
