@@ -58,6 +58,9 @@ void add_commands(CLI::App& app, Commands& c) {
   c.run_cmd->add_option("--trace-ranks", o.trace_ranks,
                         "GPUs the trace draws, e.g. 0-7,64 (default: all of a run of up to 64 "
                         "GPUs, else node 0's and the busiest)");
+  c.run_cmd->add_flag("--no-fold", o.no_fold,
+                      "a training step with every GPU in one plan (workload.fold=false), to "
+                      "check the folded one on a small cluster");
   c.run_cmd->add_flag("--no-wall-time", o.no_wall_time,
                       "leave sim.wall_s out of the report, so that reruns are byte-identical");
   hopsim::tools::SweepOptions& w = c.sweep;

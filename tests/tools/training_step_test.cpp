@@ -83,6 +83,33 @@ TEST_CASE("training step: the folded layers equal the same layers chained on the
   CHECK(a == doctest::Approx(b).epsilon(1e-3));
 }
 
+TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
+  // Unfolded, every GPU runs every layer, activation transfer and gradient collective in one
+  // plan; folded, one layer group, one stage's DP groups and one GPU per stage stand for all.
+  const auto both = [](const std::string& file, const std::vector<std::string>& sets) {
+    std::vector<std::string> unfolded = sets;
+    unfolded.emplace_back("workload.fold=false");
+    const work::RunResult a = run_with(file, sets);
+    const work::RunResult b = run_with(file, unfolded);
+    CHECK(a.cases[0].step->folding.find("folded") != std::string::npos);
+    CHECK(b.cases[0].step->folding.find("unfolded: all 32 GPUs") != std::string::npos);
+    CHECK(b.cases[0].plan.tasks().size() > 10 * a.cases[0].plan.tasks().size());
+    return std::pair{a.cases[0].summary.step.seconds(), b.cases[0].summary.step.seconds()};
+  };
+  SUBCASE("Llama 3 8B: TP 2, PP 4 interleaved, DP 4, ZeRO-1") {
+    const auto [folded, unfolded] = both(kSmall, {});
+    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+  }
+  SUBCASE("DeepSeek-V3 cut to 4 layers (1 dense): PP 2, EP 16 in each stage, DP 16") {
+    const auto [folded, unfolded] = both(
+        kExperiments + "deepseek-v3-step.json",
+        {"model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
+         "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
+         "workload.recompute=\"none\""});
+    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+  }
+}
+
 TEST_CASE("training step: gradients sync bucket by bucket; ZeRO-1 adds the parameter gather") {
   const work::RunResult zero1 = run_with(kSmall, {});
   const work::RunResult zero0 = run_with(kSmall, {"workload.zero=0"});

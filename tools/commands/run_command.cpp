@@ -76,7 +76,11 @@ std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResu
 }  // namespace
 
 int run_command(const RunOptions& o) {
-  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  std::vector<std::string> overrides = o.overrides;
+  if (o.no_fold) {
+    overrides.emplace_back("workload.fold=false");
+  }
+  const config::ExperimentFile file = config::load_experiment(o.experiment, overrides);
   std::set<int> ranks;  // the GPUs a trace draws; read before the run, so a bad list fails first
   if (!o.trace_ranks.empty()) {
     if (o.trace_file.empty()) {

@@ -13,6 +13,7 @@ struct RunOptions {
   bool json = false;
   std::string out_dir;  ///< report.json and config.json (and trace.json with --trace there)
   bool no_wall_time = false;
+  bool no_fold = false;  ///< a training step with every GPU in one plan (workload.fold=false)
   std::string trace_file;      ///< Chrome trace of every case of the run
   std::size_t trace_links = 8;  ///< links whose load the trace draws (the busiest)
   /// GPUs the trace draws: "0-7,64" (ranges and single ranks); empty: every GPU of a run of

@@ -49,27 +49,10 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
 
 double gb(double bytes) { return bytes / 1e9; }
 
-}  // namespace
-
-Json step_section(const work::CaseResult& c) {
+// The busiest pipeline rank (the most forward and backward work) of a folded step and where
+// its step went.
+Json breakdown(const work::CaseResult& c, double step) {
   const work::StepDetails& d = *c.step;
-  const double step = c.summary.step.seconds();
-  Json out;
-  out["folding"] = d.folding;
-  out["gpus"] = d.gpus;
-  out["schedule"] = d.schedule;
-  out["pp"] = d.stages;
-  out["virtual_stages"] = d.chunks;
-  out["micro_batches"] = d.micro_batches;
-  out["zero"] = d.zero;
-  out["recompute"] = d.recompute;
-  out["tokens_per_step"] = d.tokens;
-  out["tokens_per_s_per_gpu"] = step > 0 ? d.tokens / step / static_cast<double>(d.gpus) : 0.0;
-  const double tflops = step > 0 ? d.model_flops / step / static_cast<double>(d.gpus) / 1e12 : 0.0;
-  out["model_tflops_per_gpu"] = tflops;
-  out["mfu"] = d.peak_tflops > 0 ? tflops / d.peak_tflops : 0.0;
-
-  // The busiest pipeline rank (the most forward and backward work) and where its step went.
   int rank = 0;
   std::vector<RankTimeline> lines;
   for (std::size_t r = 0; r < d.representatives.size(); ++r) {
@@ -100,16 +83,39 @@ Json step_section(const work::CaseResult& c) {
   const double ops = t.ops.seconds();
   const double bubble = std::max(0.0, step - ops - t.dp_exposed.seconds() -
                                           t.optimizer.seconds() - t.param_gather.seconds());
-  out["breakdown"] = {{"pipeline_rank", rank},
-                      {"gpu", d.representatives[static_cast<std::size_t>(rank)]},
-                      {"forward_backward_s", ops},
-                      {"compute_s", ops - exposed_in_ops},
-                      {"exposed_layer_comm_s", std::move(exposed)},
-                      {"bubble_s", bubble},
-                      {"bubble_fraction", step > 0 ? bubble / step : 0.0},
-                      {"dp_exposed_s", t.dp_exposed.seconds()},
-                      {"optimizer_s", t.optimizer.seconds()},
-                      {"param_gather_s", t.param_gather.seconds()}};
+  return {{"pipeline_rank", rank},
+          {"gpu", d.representatives[static_cast<std::size_t>(rank)]},
+          {"forward_backward_s", ops},
+          {"compute_s", ops - exposed_in_ops},
+          {"exposed_layer_comm_s", std::move(exposed)},
+          {"bubble_s", bubble},
+          {"bubble_fraction", step > 0 ? bubble / step : 0.0},
+          {"dp_exposed_s", t.dp_exposed.seconds()},
+          {"optimizer_s", t.optimizer.seconds()},
+          {"param_gather_s", t.param_gather.seconds()}};
+}
+
+}  // namespace
+
+Json step_section(const work::CaseResult& c) {
+  const work::StepDetails& d = *c.step;
+  const double step = c.summary.step.seconds();
+  Json out;
+  out["folding"] = d.folding;
+  out["gpus"] = d.gpus;
+  out["schedule"] = d.schedule;
+  out["pp"] = d.stages;
+  out["virtual_stages"] = d.chunks;
+  out["micro_batches"] = d.micro_batches;
+  out["zero"] = d.zero;
+  out["recompute"] = d.recompute;
+  out["tokens_per_step"] = d.tokens;
+  out["tokens_per_s_per_gpu"] = step > 0 ? d.tokens / step / static_cast<double>(d.gpus) : 0.0;
+  const double tflops = step > 0 ? d.model_flops / step / static_cast<double>(d.gpus) / 1e12 : 0.0;
+  out["model_tflops_per_gpu"] = tflops;
+  out["mfu"] = d.peak_tflops > 0 ? tflops / d.peak_tflops : 0.0;
+
+  out["breakdown"] = d.layers.empty() ? Json(nullptr) : breakdown(c, step);
 
   Json layers = Json::array();
   for (const work::LayerTiming& lt : d.layers) {

@@ -278,6 +278,13 @@ std::string step_lines(const Json& s) {
       s["tokens_per_s_per_gpu"].get<double>(), s["model_tflops_per_gpu"].get<double>(),
       100 * s["mfu"].get<double>());
   const Json& b = s["breakdown"];
+  const Json& m = s["memory"];
+  const std::string memory = fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n",
+                                         m["peak_GB"].get<double>(), m["hbm_GB"].get<double>());
+  const std::string folding = fmt::format("folding        {}\n", s["folding"].get<std::string>());
+  if (b.is_null()) {  // unfolded: no per-rank split
+    return out + memory + folding;
+  }
   std::string exposed;
   for (const auto& [kind, t] : b["exposed_layer_comm_s"].items()) {
     exposed += fmt::format(", exposed {} {:.3f} s", kind, t.get<double>());
@@ -293,11 +300,7 @@ std::string step_lines(const Json& s) {
       b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
       b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
       b["param_gather_s"].get<double>());
-  const Json& m = s["memory"];
-  out += fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n",
-                     m["peak_GB"].get<double>(), m["hbm_GB"].get<double>());
-  out += fmt::format("folding        {}\n", s["folding"].get<std::string>());
-  return out;
+  return out + memory + folding;
 }
 
 }  // namespace

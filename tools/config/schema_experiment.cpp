@@ -271,7 +271,7 @@ const std::array<KeyDoc, 11> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 17> kTrainingStepWorkload{{
+const std::array<KeyDoc, 18> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -301,6 +301,10 @@ const std::array<KeyDoc, 17> kTrainingStepWorkload{{
      "before its backward; selective equals none with FlashAttention (no scores stored)"},
     {"grad_dtype", "\"bf16\" or \"fp32\"", "\"bf16\"",
      "the gradient buffer and its reduction over DP"},
+    {"fold", "boolean", "true",
+     "false: every GPU of the mesh in one plan (each layer, activation transfer and gradient "
+     "collective on every GPU), to check the folded step on a small cluster; `hopsim run "
+     "--no-fold` sets it"},
 }};
 
 }  // namespace hopsim::config::tables

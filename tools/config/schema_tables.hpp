@@ -21,7 +21,7 @@ extern const std::array<KeyDoc, 17> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 8> kMoeRouting;
 extern const std::array<KeyDoc, 14> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 11> kTransformerMoe;
-extern const std::array<KeyDoc, 17> kTrainingStepWorkload;
+extern const std::array<KeyDoc, 18> kTrainingStepWorkload;
 extern const std::array<KeyDoc, 13> kCluster;
 extern const std::array<KeyDoc, 8> kGpu;
 extern const std::array<KeyDoc, 3> kLink;

@@ -42,6 +42,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("recompute")) {
     job.recompute = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
   }
+  if (n.has("fold")) {
+    job.fold = n.at("fold").boolean();
+  }
   if (n.has("grad_dtype")) {
     job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }

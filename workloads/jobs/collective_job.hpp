@@ -85,11 +85,12 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
 /// The plan of one collective of `size` bytes per rank, over every rank set of `job` at once.
 Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size);
 
-/// Adds to `plan` (in `phase`) one collective of `size` bytes per rank over each of `sets` at
-/// once, with the algorithm and protocol the job (or NCCL's tuner, for the first set) picks.
-/// Not for all-to-all with MoE routing.
-void add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
-                     std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase = 0);
+/// Adds to `plan` (in `phase`, after `after`) one collective of `size` bytes per rank over
+/// each of `sets` at once, with the algorithm and protocol the job (or NCCL's tuner, for the
+/// first set) picks; returns the tasks that complete them all.
+Handle add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
+                       std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase = 0,
+                       std::span<const PlanTaskId> after = {});
 /// Bytes that cross InfiniBand if the same all-to-all went flat (every pair on its own),
 /// for comparison with two-tier; 0 for other ops.
 std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size);

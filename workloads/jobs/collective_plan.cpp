@@ -62,47 +62,52 @@ void add_deepep_bytes(const TwoTierMatrix& m, std::array<double, 3>& sums) {
   sums[2] += static_cast<double>(m.gpu.n);
 }
 
-void add_all_to_all(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                    std::span<const int> ranks, std::size_t set, Bytes size,
-                    std::array<double, 3>& deepep) {
+Handle add_all_to_all(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
+                      std::span<const int> ranks, std::size_t set, Bytes size,
+                      std::array<double, 3>& deepep, std::span<const PlanTaskId> after) {
   const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, set, size);
   add_deepep_bytes(m, deepep);
   switch (job.algorithm) {
     case CollectiveAlgorithm::TwoTier:
-      c.all_to_all_two_tier(
+      return c.all_to_all_two_tier(
           ranks, m,
           TwoTierOptions{job.combine, two_tier_chunk_bytes(job, ranks.size(), size),
-                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0});
-      break;
+                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0},
+          after);
     case CollectiveAlgorithm::LowLatency:
-      c.all_to_all_low_latency(ranks, m.selections.n > 0 ? m.selections : m.gpu, job.combine);
-      break;
+      return c.all_to_all_low_latency(ranks, m.selections.n > 0 ? m.selections : m.gpu,
+                                      job.combine, after);
     default:
-      c.all_to_all_flat(ranks, m.gpu);
       break;
   }
+  return c.all_to_all_flat(ranks, m.gpu, after);
 }
 
-void add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                    const CollectiveChoice& choice, std::span<const int> ranks, std::size_t set,
-                    Bytes size, std::array<double, 3>& deepep) {
+Handle add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
+                      const CollectiveChoice& choice, std::span<const int> ranks, std::size_t set,
+                      Bytes size, std::array<double, 3>& deepep,
+                      std::span<const PlanTaskId> after = {}) {
   const int n = static_cast<int>(ranks.size());
   const int channels = ring_channels(job, ranks, env.cluster);
   RingOptions options{choice.protocol, std::max(job.chunks, 1), channels};
   if (job.op == CollectiveOp::AllToAll) {
-    add_all_to_all(c, env, job, ranks, set, size, deepep);
-  } else if (job.op == CollectiveOp::SendRecv) {
-    c.send_recv(ranks[0], ranks[1], size, choice.protocol);
-  } else if (choice.algorithm == CollectiveAlgorithm::Direct) {
-    c.all_gather_direct(ranks, size);
-  } else if (choice.algorithm == CollectiveAlgorithm::Nvls) {
-    c.all_reduce_nvls(ranks, size);
-  } else if (choice.algorithm == CollectiveAlgorithm::Tree) {
-    options.chunks = tree_pieces(job, size, channels);
-    c.all_reduce_tree(ranks, size, options);
-  } else {
-    c.ring(ranks, job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, size, options);
+    return add_all_to_all(c, env, job, ranks, set, size, deepep, after);
   }
+  if (job.op == CollectiveOp::SendRecv) {
+    return c.send_recv(ranks[0], ranks[1], size, choice.protocol, after);
+  }
+  if (choice.algorithm == CollectiveAlgorithm::Direct) {
+    return c.all_gather_direct(ranks, size, after);
+  }
+  if (choice.algorithm == CollectiveAlgorithm::Nvls) {
+    return c.all_reduce_nvls(ranks, size, after);
+  }
+  if (choice.algorithm == CollectiveAlgorithm::Tree) {
+    options.chunks = tree_pieces(job, size, channels);
+    return c.all_reduce_tree(ranks, size, options, after);
+  }
+  return c.ring(ranks, job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, size, options,
+                after);
 }
 
 CollectiveAlgorithm from_nccl(NcclAlgo a) {
@@ -196,17 +201,21 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
   return 1;
 }
 
-void add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
-                     std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase) {
+Handle add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
+                       std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase,
+                       std::span<const PlanTaskId> after) {
+  Handle all;
   if (sets.empty()) {
-    return;
+    return all;
   }
   const CollectiveChoice choice = choose(job, env.env, sets.front(), size);
   Collectives c(plan, env.cluster, env.env.nccl, phase);
   std::array<double, 3> deepep{};
   for (std::size_t s = 0; s < sets.size(); ++s) {
-    add_collective(c, env, job, choice, sets[s], s, size, deepep);
+    const Handle h = add_collective(c, env, job, choice, sets[s], s, size, deepep, after);
+    all.done.insert(all.done.end(), h.done.begin(), h.done.end());
   }
+  return all;
 }
 
 Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes size) {

@@ -41,6 +41,10 @@ struct TrainingStepJob {
   int zero = 1;            ///< 0: all-reduce, full optimizer states; 1: sharded (Megatron's)
   Recompute recompute = Recompute::None;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
+  /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
+  /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
+  /// of stage GPUs, real gradient collectives. For checking the folding on small clusters.
+  bool fold = true;
 
   /// Micro-batches per pipeline in one step: global_batch / (dp x micro_batch).
   std::int64_t micro_batches(const ParallelSpec& p) const {
@@ -58,8 +62,10 @@ struct TrainingStepJob {
   /// global_batch split over dp x micro_batch, layers over pp x virtual_stages, the schedule's
   /// shape, each layer kind's own checks on its layer group, and memory per GPU within HBM.
   void check(const JobEnv& env, Problems& out) const;
-  /// One case: the folded step.
+  /// One case: the step, folded or not.
   std::vector<Case> cases(const BuildEnv& b) const;
+  /// The folded step.
+  std::vector<Case> folded_cases(const BuildEnv& b) const;
 };
 
 }  // namespace hopsim::work

@@ -36,6 +36,39 @@ StreamIndex Plan::add_stream(std::string_view name) {
   return static_cast<StreamIndex>(streams_.size() - 1);
 }
 
+PlanTaskId Plan::append(const Plan& other, std::span<const int> gpu_of) {
+  HOPSIM_ASSERT(other.route_links_.empty(), "a plan with explicit routes cannot move GPUs");
+  std::vector<std::uint32_t> phase_of;
+  for (const Phase& ph : other.phases_) {
+    phase_of.push_back(phase(ph.name, ph.pass));
+  }
+  std::vector<StreamIndex> stream_of;
+  for (const std::string& name : other.streams_) {
+    const auto it = std::find(streams_.begin(), streams_.end(), name);
+    stream_of.push_back(it != streams_.end() ? static_cast<StreamIndex>(it - streams_.begin())
+                                             : add_stream(name));
+  }
+  std::vector<std::uint32_t> label_of;
+  for (const std::string& label : other.labels_) {
+    label_of.push_back(intern(label));
+  }
+  const auto first = static_cast<PlanTaskId>(tasks_.size());
+  tasks_.reserve(tasks_.size() + other.tasks_.size());
+  for (PlanTask t : other.tasks_) {
+    t.src = gpu_of[static_cast<std::size_t>(t.src)];
+    t.dst = gpu_of[static_cast<std::size_t>(t.dst)];
+    t.phase = phase_of[t.phase];
+    t.stream = stream_of[t.stream];
+    t.label = label_of[t.label];
+    tasks_.push_back(t);
+  }
+  deps_.reserve(deps_.size() + other.deps_.size());
+  for (const auto& [before, after] : other.deps_) {
+    deps_.emplace_back(first + before, first + after);
+  }
+  return first;
+}
+
 std::uint32_t Plan::intern(std::string_view label) {
   const auto [it, inserted] =
       label_index_.try_emplace(std::string(label), static_cast<std::uint32_t>(labels_.size()));

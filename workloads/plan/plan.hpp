@@ -91,6 +91,11 @@ class Plan {
   /// `task` starts after `before` ends.
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }
+  /// Copies every task and dependency of `other` into this plan, GPU g of `other` becoming
+  /// gpu_of[g], phases and streams matched by name (added when missing); returns the id of
+  /// the first copied task (task i of `other` is that + i). `other` may have no explicit
+  /// routes (they name links between its own GPUs).
+  PlanTaskId append(const Plan& other, std::span<const int> gpu_of);
 
   const std::vector<PlanTask>& tasks() const { return tasks_; }
   const std::vector<std::pair<PlanTaskId, PlanTaskId>>& dependencies() const { return deps_; }
