@@ -105,9 +105,53 @@ TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
         kExperiments + "deepseek-v3-step.json",
         {"model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
          "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
-         "workload.recompute=\"none\""});
+         "workload.recompute=\"none\"", "workload.schedule=\"1f1b\""});
     CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
   }
+}
+
+TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under pairs") {
+  // DeepSeek-V3 cut to 8 layers (1 dense) on 4 pipeline ranks of EP 16: DualPipe's rank r holds
+  // stages r and 3 - r, so twice 1F1B's parameters; its overlapped pairs make the step shorter
+  // (at 16 micro-batches: with 8, the larger gradient syncs of two stages per rank cost more).
+  const std::vector<std::string> small = {
+      "model.layers=8", "model.moe.first_dense_layers=1", "parallel.pp=4", "parallel.dp=16",
+      "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=256",
+      "workload.recompute=\"none\"", "workload.moe.chunk_tokens=128"};
+  std::vector<std::string> dual = small;
+  dual.emplace_back("workload.schedule=\"dualpipe\"");
+  std::vector<std::string> one = small;
+  one.emplace_back("workload.schedule=\"1f1b\"");
+  const std::string file = kExperiments + "deepseek-v3-step.json";
+  const work::RunResult d = run_with(file, dual);
+  const work::RunResult o = run_with(file, one);
+  const work::StepDetails& dd = *d.cases[0].step;
+  const work::StepDetails& od = *o.cases[0].step;
+  CHECK(dd.schedule == "dualpipe");
+  CHECK(d.cases[0].outcome.stuck.empty());
+  for (int r = 0; r < 4; ++r) {
+    CHECK(dd.memory[static_cast<std::size_t>(r)].params ==
+          doctest::Approx(od.memory[static_cast<std::size_t>(r)].params +
+                          od.memory[static_cast<std::size_t>(3 - r)].params));
+    CHECK(dd.rank_layers[static_cast<std::size_t>(r)] ==
+          od.rank_layers[static_cast<std::size_t>(r)] +
+              od.rank_layers[static_cast<std::size_t>(3 - r)]);
+  }
+  // The MoE layer's simulated pair beats its forward plus backward.
+  REQUIRE(dd.layers.size() == 2);
+  CHECK(dd.layers[1].moe);
+  CHECK(dd.layers[1].pair < dd.layers[1].forward + dd.layers[1].backward);
+  CHECK(dd.layers[0].pair == dd.layers[0].forward + dd.layers[0].backward);
+  CHECK(dd.layers[1].weight > Time{});
+  CHECK(dd.layers[1].weight < dd.layers[1].backward);
+  CHECK(d.cases[0].summary.step < o.cases[0].summary.step);
+  // DualPipe needs an even pp and micro-batches from both ends; it is folded only.
+  CHECK(error_of(file, {"workload.schedule=\"dualpipe\"", "parallel.pp=8",
+                        "workload.global_batch=1024"})
+            .find("even number") != std::string::npos);
+  std::vector<std::string> unfolded = dual;
+  unfolded.emplace_back("workload.fold=false");
+  CHECK(error_of(file, unfolded).find("folded only") != std::string::npos);
 }
 
 TEST_CASE("training step: gradients sync bucket by bucket; ZeRO-1 adds the parameter gather") {

@@ -153,14 +153,14 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   r["step"] = {
       {"gpus", mesh.size()},
       {"micro_batches", shape.micro_batches},
-      {"layers_per_stage",
-       work::layers_per_stage(exp.model->layers, static_cast<int>(exp.parallel.pp) *
-                                                     job.virtual_stages)},
+      {"layers_per_stage", work::layers_per_stage(exp.model->layers, work::model_stages(shape))},
       {"tokens_per_step", tokens},
       {"model_flops_per_token", per_token},
       {"model_flops_per_step", tokens * per_token},
       {"time_at_peak_s", tokens * per_token / (gpus * exp.cluster.gpu.peak_bf16_tflops * 1e12)},
-      {"ideal_bubble_fraction", (p - 1) / (v * m + p - 1)},
+      {"ideal_bubble_fraction", job.schedule == work::PipeSchedule::DualPipe
+                                    ? Json(nullptr)
+                                    : Json((p - 1) / (v * m + p - 1))},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
       {"memory_per_rank", std::move(memory)}};
 }

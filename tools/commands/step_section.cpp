@@ -80,13 +80,17 @@ Json breakdown(const work::CaseResult& c, double step) {
     exposed[kind] = s;
     exposed_in_ops += s;
   }
+  const bool pairs = d.schedule == "dualpipe";  // overlapped pairs hide what a layer alone shows
+  if (pairs) {
+    exposed = nullptr;
+  }
   const double ops = t.ops.seconds();
   const double bubble = std::max(0.0, step - ops - t.dp_exposed.seconds() -
                                           t.optimizer.seconds() - t.param_gather.seconds());
   return {{"pipeline_rank", rank},
           {"gpu", d.representatives[static_cast<std::size_t>(rank)]},
           {"forward_backward_s", ops},
-          {"compute_s", ops - exposed_in_ops},
+          {"compute_s", pairs ? Json(nullptr) : Json(ops - exposed_in_ops)},
           {"exposed_layer_comm_s", std::move(exposed)},
           {"bubble_s", bubble},
           {"bubble_fraction", step > 0 ? bubble / step : 0.0},
@@ -127,6 +131,8 @@ Json step_section(const work::CaseResult& c) {
                       {"gpus", lt.gpus},
                       {"forward_s", lt.forward.seconds()},
                       {"backward_s", lt.backward.seconds()},
+                      {"weight_s", lt.weight.seconds()},
+                      {"pair_s", lt.pair.seconds()},
                       {"exposed_comm_s", std::move(e)}});
   }
   out["layers"] = std::move(layers);

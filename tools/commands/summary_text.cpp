@@ -286,17 +286,22 @@ std::string step_lines(const Json& s) {
     return out + memory + folding;
   }
   std::string exposed;
-  for (const auto& [kind, t] : b["exposed_layer_comm_s"].items()) {
-    exposed += fmt::format(", exposed {} {:.3f} s", kind, t.get<double>());
+  if (b["exposed_layer_comm_s"].is_object()) {
+    for (const auto& [kind, t] : b["exposed_layer_comm_s"].items()) {
+      exposed += fmt::format(", exposed {} {:.3f} s", kind, t.get<double>());
+    }
   }
+  const double compute = b["compute_s"].is_null() ? b["forward_backward_s"].get<double>()
+                                                  : b["compute_s"].get<double>();
   out += fmt::format(
-      "pipeline rank  {} ({} {}, {} micro-batches): compute {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
+      "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
       "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
       b["pipeline_rank"].get<int>(), s["schedule"].get<std::string>(),
       s["virtual_stages"].get<int>() > 1
           ? fmt::format("x{}", s["virtual_stages"].get<int>())
           : std::string("pp") + std::to_string(s["pp"].get<int>()),
-      s["micro_batches"].get<std::int64_t>(), b["compute_s"].get<double>(), exposed,
+      s["micro_batches"].get<std::int64_t>(),
+      b["compute_s"].is_null() ? "forward and backward" : "compute", compute, exposed,
       b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
       b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
       b["param_gather_s"].get<double>());

@@ -8,7 +8,7 @@
 namespace hopsim::config {
 namespace {
 
-constexpr std::array<std::string_view, 2> kSchedules{"1f1b", "interleaved"};
+constexpr std::array<std::string_view, 3> kSchedules{"1f1b", "interleaved", "dualpipe"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
 

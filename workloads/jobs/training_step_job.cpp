@@ -14,12 +14,14 @@ namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-// Stage `stage`'s ranks grouped by `key`, each ordered by rank; single members left out.
+// The ranks of pipeline ranks `stages` grouped by `key`, each ordered by rank; single members
+// left out.
 template <class Key>
-std::vector<std::vector<int>> stage_groups(const Mesh& mesh, std::int64_t stage, const Key& key) {
+std::vector<std::vector<int>> stage_groups(const Mesh& mesh, std::span<const std::int64_t> stages,
+                                           const Key& key) {
   std::map<std::int64_t, std::vector<int>> by_key;
   for (int r = 0; r < mesh.size(); ++r) {
-    if (mesh.coordinate(r, Dim::Pp) == stage) {
+    if (std::find(stages.begin(), stages.end(), mesh.coordinate(r, Dim::Pp)) != stages.end()) {
       by_key[key(r)].push_back(r);
     }
   }
@@ -60,12 +62,14 @@ bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index) 
   return has_moe(job, m) && is_moe_layer(m, index);
 }
 
-std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh, std::int64_t stage) {
-  return stage_groups(mesh, stage, [&](int r) { return mesh.coordinate(r, Dim::Tp); });
+std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
+                                              std::span<const std::int64_t> stages) {
+  return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Tp); });
 }
 
-std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh, std::int64_t stage) {
-  return stage_groups(mesh, stage, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
+std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
+                                               std::span<const std::int64_t> stages) {
+  return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe) {
@@ -82,12 +86,45 @@ Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
   const double dense_shard = s.zero >= 1 ? d(p.dp * p.cp) : 1;
   const double expert_shard = s.zero >= 1 ? d(p.tp * p.cp * p.dp) / d(p.ep) : 1;
   double shard = 0;
-  for (int c = 0; c < s.chunks; ++c) {
-    const StageParams& sp = params[static_cast<std::size_t>(c * p.pp + rank)];
+  for (const int stage : rank_stages(s, rank)) {
+    const StageParams& sp = params[static_cast<std::size_t>(stage)];
     shard += sp.dense / dense_shard + sp.expert / expert_shard;
   }
   const double bytes_per_param = 3 * 4 * 2 + s.grad_bytes + 2;
   return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
+}
+
+void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                  const StepShape& shape, int rank, PlanTaskId last_op,
+                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  const DpTime& dp_time) {
+  const int gpu = details.representatives[static_cast<std::size_t>(rank)];
+  const PlanTaskId optimizer = plan.add_compute(
+      ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
+                  plan.phase("optimizer", "step"), kComputeStream, "optimizer"});
+  plan.add_dependency(last_op, optimizer);
+  if (last_bucket) {
+    plan.add_dependency(*last_bucket, optimizer);
+  }
+  if (job.zero < 1) {
+    return;
+  }
+  // ZeRO-1: every DP rank gathers the others' updated shards.
+  const std::vector<StageParams> params = stage_params(shape);
+  double dense = 0;
+  double expert = 0;
+  for (const int s : rank_stages(shape, rank)) {
+    dense += params[static_cast<std::size_t>(s)].dense;
+    expert += params[static_cast<std::size_t>(s)].expert;
+  }
+  const Time t = dp_time(CollectiveOp::AllGather, static_cast<std::int64_t>(dense * 2),
+                         static_cast<std::int64_t>(expert * 2));
+  if (t > Time{}) {
+    details.param_gather = std::max(details.param_gather, t);
+    const PlanTaskId id = plan.add_delay(gpu, t, plan.phase("param_gather", "step"));
+    plan.set_label(id, "parameter all-gather");
+    plan.add_dependency(optimizer, id);
+  }
 }
 
 StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
@@ -103,18 +140,24 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.schedule = std::string(pipe_schedule_name(job.schedule));
   details.recompute = std::string(recompute_name(job.recompute));
   details.zero = job.zero;
-  const int stages = details.stages * job.virtual_stages;
+  const int stages = model_stages(shape);
   details.layers_per_stage = layers_per_stage(model.layers, stages);
-  details.rank_layers.assign(static_cast<std::size_t>(details.stages), 0);
-  details.rank_moe_layers.assign(static_cast<std::size_t>(details.stages), 0);
-  std::int64_t index = 0;
-  for (int s = 0; s < stages; ++s) {
-    const auto r = static_cast<std::size_t>(s % details.stages);
-    for (std::int64_t l = 0; l < details.layers_per_stage[static_cast<std::size_t>(s)];
-         ++l, ++index) {
-      ++details.rank_layers[r];
-      details.rank_moe_layers[r] += moe_at(job, model, index) ? 1 : 0;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(stages), 0);
+  for (int s = 1; s < stages; ++s) {
+    first[static_cast<std::size_t>(s)] = first[static_cast<std::size_t>(s - 1)] +
+                                         details.layers_per_stage[static_cast<std::size_t>(s - 1)];
+  }
+  for (int r = 0; r < details.stages; ++r) {
+    std::int64_t layers = 0;
+    std::int64_t moe = 0;
+    for (const int s : rank_stages(shape, r)) {
+      for (std::int64_t l = 0; l < details.layers_per_stage[static_cast<std::size_t>(s)]; ++l) {
+        ++layers;
+        moe += moe_at(job, model, first[static_cast<std::size_t>(s)] + l) ? 1 : 0;
+      }
     }
+    details.rank_layers.push_back(layers);
+    details.rank_moe_layers.push_back(moe);
   }
   details.representatives = b.env.mesh.group(Dim::Pp, 0);
   // The output layer on the last stage: its GEMM over every token of the TP group (sequence
@@ -193,7 +236,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
                                micro_batches(p), kMaxMicroBatches)});
     return;
   }
-  const std::int64_t stages = p.pp * virtual_stages;
+  const std::int64_t stages = schedule == PipeSchedule::DualPipe ? p.pp : p.pp * virtual_stages;
   if (m.layers < stages) {
     out.push_back({"/parallel/pp",
                    fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
@@ -224,6 +267,9 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
   if (has_moe) {
     step_parts::one_layer(layer, true, Passes::Both).check(layer_env, out);
+  }
+  if (!fold && schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
   }
   if (!fold && has_moe && layer.moe->algorithm == EpAlgorithm::LowLatency) {
     out.push_back({"/workload/fold",

@@ -66,6 +66,9 @@ struct TrainingStepJob {
   std::vector<Case> cases(const BuildEnv& b) const;
   /// The folded step.
   std::vector<Case> folded_cases(const BuildEnv& b) const;
+  /// DualPipe: the simulated time of one MoE layer's forward overlapped with another
+  /// micro-batch's backward, on the layer group of `layer_build`.
+  Time dualpipe_pair(const BuildEnv& b, const BuildEnv& layer_build) const;
 };
 
 }  // namespace hopsim::work

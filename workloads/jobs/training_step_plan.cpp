@@ -34,7 +34,26 @@ std::string comm_kind(const std::string& phase) {
   return "other";
 }
 
+// Phases whose compute is GEMMs (their weight gradients are the backward's weight part).
+bool is_gemm_phase(const std::string& phase) {
+  return phase == "projections" || phase == "mlp" || phase == "experts" ||
+         phase == "shared_experts";
+}
+
 }  // namespace
+
+Time TrainingStepJob::dualpipe_pair(const BuildEnv& b, const BuildEnv& layer_build) const {
+  // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
+  // experts, combine) of one micro-batch against its backward of another, each exchange under
+  // the other's compute.
+  MoeLayerJob pair = layer.moe_part(layer_build.env.mesh.spec());
+  pair.attention = true;
+  pair.overlap = EpOverlap::DualPipePair;
+  pair.passes = Passes::Both;
+  pair.layers = 1;
+  std::vector<Case> c = pair.cases(layer_build);
+  return simulate(b.cluster, c.front().plan).makespan;
+}
 
 std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
@@ -66,11 +85,19 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
         sources.add(src, s.compute_sources.time(src));
       }
       for (std::size_t ph = 0; ph < s.phases.size(); ++ph) {
-        exposed[comm_kind(c.front().plan.phases()[ph].name)] += s.phases[ph].exposed;
+        const std::string& name = c.front().plan.phases()[ph].name;
+        exposed[comm_kind(name)] += s.phases[ph].exposed;
+        if (passes == Passes::Forward && is_gemm_phase(name)) {
+          t.weight += s.phases[ph].compute;
+        }
       }
     }
     if (recompute == Recompute::Full) {
       t.backward += t.forward;  // the forward runs again before the backward
+    }
+    t.pair = t.forward + t.backward;
+    if (moe && schedule == PipeSchedule::DualPipe && p.cp == 1 && p.tp == 1) {
+      t.pair = std::min(t.pair, dualpipe_pair(b, layer_build));
     }
     for (auto& [kind, time] : exposed) {
       if (time > Time{}) {
@@ -100,8 +127,16 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
 
   // 2. Gradient synchronization of one layer of each kind (and of the embedding and head),
   // over every DP group of stage 0 at once.
-  const std::vector<std::vector<int>> dense_groups = step_parts::dense_dp_groups(b.env.mesh, 0);
-  const std::vector<std::vector<int>> expert_groups = step_parts::expert_dp_groups(b.env.mesh, 0);
+  // DualPipe holds every stage on two pipeline ranks (0 and p - 1 for stage 0): both copies'
+  // gradients reduce together.
+  std::vector<std::int64_t> sync_stages{0};
+  if (schedule == PipeSchedule::DualPipe) {
+    sync_stages.push_back(p.pp - 1);
+  }
+  const std::vector<std::vector<int>> dense_groups =
+      step_parts::dense_dp_groups(b.env.mesh, sync_stages);
+  const std::vector<std::vector<int>> expert_groups =
+      step_parts::expert_dp_groups(b.env.mesh, sync_stages);
   CollectiveJob sync_job;
   sync_job.op = zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   sync_job.algorithm = CollectiveAlgorithm::Auto;
@@ -153,6 +188,18 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
       static_cast<double>(model.vocab) * static_cast<double>(model.hidden) / static_cast<double>(p.tp);
   const Time vocab_sync = sync_time(vocab_params, 0);
 
+  details.folding = fmt::format(
+      "{} GPUs folded: each layer kind simulated on one {}-GPU layer group (tp {} x cp {}{}), "
+      "one layer's gradient sync on one stage's {} GPUs, the pipeline on one GPU per stage "
+      "({})",
+      details.gpus, layer_mesh.size(), p.tp, p.cp,
+      lp.dp > 1 ? fmt::format(" x {} for ep {}", lp.dp, p.ep) : std::string(),
+      b.env.mesh.size() / p.pp * static_cast<std::int64_t>(sync_stages.size()), p.pp);
+  if (schedule == PipeSchedule::DualPipe) {
+    return step_parts::dualpipe_case(*this, b, std::move(details), dense, sparse, dense_sync,
+                                     moe_sync, vocab_sync, source, dp_time);
+  }
+
   // 3. The pipeline on one GPU per stage.
   Plan plan;
   PipelineSpec pipe;
@@ -192,9 +239,6 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   // Gradient buckets: a layer's after the piece of the last backward that computed it, one at
   // a time on the rank's DP stream; the embedding's and head's with their stage's.
   const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
-  const std::uint32_t optimizer_phase = plan.phase("optimizer", "step");
-  const std::uint32_t gather_phase = plan.phase("param_gather", "step");
-  const std::vector<StageParams> params = stage_params(step_shape);
   for (int r = 0; r < details.stages; ++r) {
     const int gpu = pipe.gpus[static_cast<std::size_t>(r)];
     const auto& last = tasks.last_backward[static_cast<std::size_t>(r)];
@@ -217,8 +261,6 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
       }
       prev = id;
     };
-    double dense_local = 0;
-    double expert_local = 0;
     for (const int c : chunk_order) {
       const int s = c * details.stages + r;
       const std::vector<PlanTaskId>& pieces = last[static_cast<std::size_t>(c)];
@@ -234,38 +276,13 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
       if (s == 0) {
         bucket(pieces.back(), vocab_sync);
       }
-      dense_local += params[static_cast<std::size_t>(s)].dense;
-      expert_local += params[static_cast<std::size_t>(s)].expert;
     }
     // The optimizer over the rank's shard, memory-bound, after every gradient has arrived.
-    const Time opt = step_parts::optimizer_time(step_shape, r, spec.gpu.hbm_GBps * 1e9);
-    const PlanTaskId optimizer = plan.add_compute(
-        ComputeTask{gpu, opt, Flops{}, Source::Roofline, optimizer_phase, kComputeStream,
-                    "optimizer"});
-    plan.add_dependency(tasks.ops[static_cast<std::size_t>(r)].back(), optimizer);
-    if (prev) {
-      plan.add_dependency(*prev, optimizer);
-    }
-    // ZeRO-1: every DP rank gathers the others' updated shards.
-    if (zero >= 1) {
-      const Time t = dp_time(CollectiveOp::AllGather, static_cast<std::int64_t>(dense_local * 2),
-                             static_cast<std::int64_t>(expert_local * 2));
-      if (t > Time{}) {
-        details.param_gather = std::max(details.param_gather, t);
-        const PlanTaskId id = plan.add_delay(gpu, t, gather_phase);
-        plan.set_label(id, "parameter all-gather");
-        plan.add_dependency(optimizer, id);
-      }
-    }
+    step_parts::add_step_end(plan, details, *this, step_shape, r,
+                             tasks.ops[static_cast<std::size_t>(r)].back(), prev,
+                             spec.gpu.hbm_GBps * 1e9, dp_time);
   }
 
-  details.folding = fmt::format(
-      "{} GPUs folded: each layer kind simulated on one {}-GPU layer group (tp {} x cp {}{}), "
-      "one layer's gradient sync on one stage's {} GPUs, the pipeline on one GPU per stage "
-      "({})",
-      details.gpus, layer_mesh.size(), p.tp, p.cp,
-      lp.dp > 1 ? fmt::format(" x {} for ep {}", lp.dp, p.ep) : std::string(),
-      b.env.mesh.size() / p.pp, p.pp);
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", kKind, details.schedule, p.pp,
                                  virtual_stages, details.micro_batches),

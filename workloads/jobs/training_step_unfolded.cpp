@@ -291,8 +291,9 @@ std::vector<Case> Unfolded::build() {
   const std::vector<StageParams> params = stage_params(shape);
   const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);
   for (int r = 0; r < pp; ++r) {
-    const auto dense_groups = dense_dp_groups(b_.env.mesh, r);
-    const auto expert_groups = expert_dp_groups(b_.env.mesh, r);
+    const std::int64_t here[] = {r};
+    const auto dense_groups = dense_dp_groups(b_.env.mesh, here);
+    const auto expert_groups = expert_dp_groups(b_.env.mesh, here);
     const int g0 = gpu_of_[static_cast<std::size_t>(r)].front();
     // A collective of both kinds after `after`; returns its join.
     const auto collective = [&](const CollectiveJob& job, double dense, double expert,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/pipeline/dualpipe.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -26,7 +27,15 @@ PipeOp interleaved_op(int k, int p, int v, bool forward) {
 }  // namespace
 
 std::string_view pipe_schedule_name(PipeSchedule s) {
-  return s == PipeSchedule::Interleaved ? "interleaved" : "1f1b";
+  switch (s) {
+    case PipeSchedule::Interleaved:
+      return "interleaved";
+    case PipeSchedule::DualPipe:
+      return "dualpipe";
+    case PipeSchedule::OneFOneB:
+      break;
+  }
+  return "1f1b";
 }
 
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
@@ -37,6 +46,15 @@ Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunk
                                    "got {}, {}, {}",
                                    stages, micro_batches, chunks)});
     return out;
+  }
+  if (s == PipeSchedule::DualPipe) {
+    if (chunks != 1) {
+      out.push_back({at, fmt::format("dualpipe holds 2 stages per rank by itself, not {} chunks "
+                                     "(virtual_stages 1)",
+                                     chunks)});
+      return out;
+    }
+    return check_dualpipe(stages, micro_batches, at);
   }
   if (s == PipeSchedule::OneFOneB && chunks != 1) {
     out.push_back({at, fmt::format("1f1b runs 1 chunk per rank, not {} (interleaved runs more)",
@@ -55,7 +73,8 @@ Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunk
 }
 
 std::vector<std::vector<PipeOp>> pipeline_order(PipeSchedule s, int p, int m, int v) {
-  HOPSIM_ASSERT(check_pipeline(s, p, m, v, "").empty(), "pipeline {} x {} x {}", p, m, v);
+  HOPSIM_ASSERT(s != PipeSchedule::DualPipe && check_pipeline(s, p, m, v, "").empty(),
+                "pipeline {} x {} x {}", p, m, v);
   std::vector<std::vector<PipeOp>> order(static_cast<std::size_t>(p));
   const int total = m * v;  // forwards (and backwards) per rank
   for (int r = 0; r < p; ++r) {

@@ -21,10 +21,11 @@
 namespace hopsim::work {
 
 /// 1F1B (PipeDream-Flush: warm-up forwards, one forward one backward, cool-down backwards);
-/// interleaved (Megatron's 1F1B over v chunks per rank, micro-batches in groups of p).
-enum class PipeSchedule : std::uint8_t { OneFOneB, Interleaved };
+/// interleaved (Megatron's 1F1B over v chunks per rank, micro-batches in groups of p);
+/// DualPipe (bidirectional, dualpipe.hpp: its own order and plan).
+enum class PipeSchedule : std::uint8_t { OneFOneB, Interleaved, DualPipe };
 
-/// "1f1b", "interleaved".
+/// "1f1b", "interleaved", "dualpipe".
 std::string_view pipe_schedule_name(PipeSchedule s);
 
 /// One unit of a rank's work: a micro-batch's forward or backward through one of its chunks.
@@ -35,11 +36,13 @@ struct PipeOp {
 };
 
 /// Problems of a schedule's shape, as pointers under `at`: p, m, v >= 1; interleaved needs
-/// v >= 2 and m a multiple of p (Megatron's constraint), 1F1B v = 1.
+/// v >= 2 and m a multiple of p (Megatron's constraint), 1F1B v = 1; DualPipe v = 1 and
+/// check_dualpipe's shape.
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
                         const std::string& at);
 
-/// Per pipeline rank, its ops in the order it runs them. The shape must pass check_pipeline.
+/// Per pipeline rank, its ops in the order it runs them (1F1B, interleaved). The shape must
+/// pass check_pipeline.
 std::vector<std::vector<PipeOp>> pipeline_order(PipeSchedule s, int stages, int micro_batches,
                                                 int chunks);
 

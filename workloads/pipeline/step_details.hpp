@@ -19,6 +19,12 @@ struct LayerTiming {
   bool moe = false;
   Time forward;
   Time backward;
+  /// The backward's weight-gradient part: the forward's GEMM time (a GEMM's backward is a
+  /// data-gradient and a weight-gradient GEMM of the forward's size each).
+  Time weight;
+  /// DualPipe: this layer's forward overlapped with another micro-batch's backward of it;
+  /// forward + backward when nothing is simulated to overlap (dense layers).
+  Time pair;
   std::vector<std::pair<std::string, Time>> exposed;
   int gpus = 0;  ///< of the layer group it ran on
 };

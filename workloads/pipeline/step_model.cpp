@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/assert.hpp"
+#include "workloads/pipeline/dualpipe.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -93,6 +94,23 @@ std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages) {
   return out;
 }
 
+int model_stages(const StepShape& s) {
+  const int p = static_cast<int>(s.parallel.pp);
+  return s.schedule == PipeSchedule::DualPipe ? p : p * s.chunks;
+}
+
+std::vector<int> rank_stages(const StepShape& s, int rank) {
+  const int p = static_cast<int>(s.parallel.pp);
+  if (s.schedule == PipeSchedule::DualPipe) {
+    return rank == p - 1 - rank ? std::vector<int>{rank} : std::vector<int>{rank, p - 1 - rank};
+  }
+  std::vector<int> out;
+  for (int c = 0; c < s.chunks; ++c) {
+    out.push_back(c * p + rank);
+  }
+  return out;
+}
+
 bool is_moe_layer(const ModelSpec& m, std::int64_t index) {
   return m.moe.routed_experts > 0 && index >= m.moe.first_dense_layers;
 }
@@ -100,7 +118,7 @@ bool is_moe_layer(const ModelSpec& m, std::int64_t index) {
 std::vector<StageParams> stage_params(const StepShape& s) {
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
-  const int stages = static_cast<int>(p.pp) * s.chunks;
+  const int stages = model_stages(s);
   const std::vector<std::int64_t> layers = layers_per_stage(m.layers, stages);
   const LayerParams dense = layer_params(m, false);
   const LayerParams sparse = layer_params(m, true);
@@ -133,7 +151,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const ParallelSpec& p = s.parallel;
   const int ranks = static_cast<int>(p.pp);
   const std::vector<StageParams> params = stage_params(s);
-  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, ranks * s.chunks);
+  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, model_stages(s));
   std::vector<std::int64_t> first_layer(layers.size(), 0);
   for (std::size_t st = 1; st < layers.size(); ++st) {
     first_layer[st] = first_layer[st - 1] + layers[st - 1];
@@ -149,16 +167,40 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   };
   const double dense_shard = s.zero >= 1 ? d(p.dp * p.cp) : 1;
   const double expert_shard = s.zero >= 1 ? d(p.tp * p.cp * p.dp) / d(p.ep) : 1;
-  const std::vector<std::vector<PipeOp>> order =
-      pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
+  // Per rank, the activations each op adds (a forward) or frees (a backward), in its order.
+  std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
+  if (s.schedule == PipeSchedule::DualPipe) {
+    const auto order = dualpipe_order(ranks, static_cast<int>(s.micro_batches));
+    for (int r = 0; r < ranks; ++r) {
+      for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
+        const int stage = dualpipe_stage(ranks, r, op.direction);
+        if (op.work == DualWork::Forward || op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, true);
+        }
+        if (op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(
+              dualpipe_stage(ranks, r, op.pair_direction), false);
+        } else if (op.work == DualWork::Backward || op.work == DualWork::BackwardInput) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, false);
+        }
+      }
+    }
+  } else {
+    const auto order =
+        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
+    for (int r = 0; r < ranks; ++r) {
+      for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
+        steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
+      }
+    }
+  }
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     StageMemory& mem = out[static_cast<std::size_t>(r)];
     double dense = 0;
     double expert = 0;
     double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
-    for (int c = 0; c < s.chunks; ++c) {
-      const int stage = c * ranks + r;
+    for (const int stage : rank_stages(s, r)) {
       dense += params[static_cast<std::size_t>(stage)].dense;
       expert += params[static_cast<std::size_t>(stage)].expert;
       for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(stage)]; ++l) {
@@ -171,13 +213,12 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
     mem.params = kWeightBytes * (dense + expert);
     mem.grads = s.grad_bytes * (dense + expert);
     mem.optimizer = kOptimizerBytes * (dense / dense_shard + expert / expert_shard);
-    // The most activations in flight over the rank's order: a forward adds its chunk's, a
-    // backward frees them.
+    // The most activations in flight over the rank's order.
     double held = 0;
     double peak = 0;
-    for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
-      const double a = stage_activations(op.chunk * ranks + r, full);
-      held += op.forward ? a : -a;
+    for (const auto& [stage, forward] : steps[static_cast<std::size_t>(r)]) {
+      const double a = stage_activations(stage, full);
+      held += forward ? a : -a;
       peak = std::max(peak, held);
     }
     mem.activations = peak + (full ? one_layer : 0);

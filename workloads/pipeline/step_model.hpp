@@ -40,6 +40,12 @@ struct StepShape {
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
 };
 
+/// Model stages: p x chunks; DualPipe's p (each held by two ranks).
+int model_stages(const StepShape& s);
+/// The model stages pipeline rank `rank` holds: chunk c's c x p + rank; DualPipe's rank and
+/// p - 1 - rank (one per direction).
+std::vector<int> rank_stages(const StepShape& s, int rank);
+
 /// Parameters one GPU holds of one model stage: those replicated over the dp x cp ranks of its
 /// stage (attention, norms, dense MLPs, routers, shared experts, embedding, head; split over
 /// tp) and routed experts (split over ep, replicated over the tp x cp x dp / ep expert-DP
@@ -49,7 +55,7 @@ struct StageParams {
   double expert = 0;
 };
 
-/// Per model stage (p x chunks of them, layers_per_stage's split).
+/// Per model stage (model_stages of them, layers_per_stage's split).
 std::vector<StageParams> stage_params(const StepShape& s);
 
 /// Whether layer `index` (from 0) of the model is a MoE layer.
@@ -61,6 +67,7 @@ struct StageMemory {
   double grads = 0;        ///< the gradient buffer (grad_bytes per parameter)
   double optimizer = 0;    ///< FP32 master weights, Adam's two moments (12 B per parameter)
   double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
+                           ///< (DualPipe: freed by a backward's input part)
   double buffers = 0;      ///< MoE dispatch and combine receive buffers
   double total() const { return params + grads + optimizer + activations + buffers; }
 };
