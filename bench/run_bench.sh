@@ -4,11 +4,19 @@
 # solved, wall, events/s, makespan, mode), then the hyperfine median wall of BENCH_RUNS runs
 # (1 run for a case whose first run took over BENCH_LONG_S seconds). Case h (1,024-GPU uneven
 # all-to-all-v) runs in approximate mode, tolerance H_TOLERANCE; its exact mode takes hours.
+# Then whole experiments through `hopsim run` (BENCH_EXPERIMENTS, medians of EXPERIMENT_RUNS):
+# a MoE layer, and training steps folded from 2,048 and 16,384 GPUs.
 #   BENCH_CASES="f g" make bench     # a subset
+#   BENCH_CASES= BENCH_EXPERIMENTS=configs/experiments/deepseek-v3-step.json make bench
 set -euo pipefail
 
 bin=${BENCH_BIN:-build/bin/hopsim_bench}
-cases=${BENCH_CASES:-"a b c d e f g h i"}
+cases=${BENCH_CASES-"a b c d e f g h i"}
+experiments=${BENCH_EXPERIMENTS-"configs/experiments/default.json
+  configs/experiments/deepseek-v3-moe-ep64.json configs/experiments/llama3-405b-8k-8192gpu.json
+  configs/experiments/llama3-405b-8k-16384gpu.json configs/experiments/deepseek-v3-step.json"}
+experiment_runs=${EXPERIMENT_RUNS:-3}
+hopsim=${HOPSIM_BIN:-build/bin/hopsim}
 runs=${BENCH_RUNS:-5}
 long_s=${BENCH_LONG_S:-20}
 h_tolerance=${H_TOLERANCE:-0.002}
@@ -40,4 +48,15 @@ for c in $cases; do
   printf '%-4s %12.3f %5d %10.1f %14.0f  %s\n' "$c" "$median" "$n" \
     "$(awk -v k="$peak_kb" 'BEGIN {print k / 1024}')" \
     "$(awk -v e="$events" -v m="$median" 'BEGIN {print e / m}')" "$(head -1 "$tmp/line")"
+done
+
+printf '\n%-48s %10s %5s %10s\n' experiment median_s runs peak_MB
+for e in $experiments; do
+  /usr/bin/time -v "$hopsim" run "$e" >/dev/null 2>"$tmp/time"
+  peak_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time")
+  hyperfine -N --style none --runs "$experiment_runs" --export-csv "$tmp/csv" \
+    "$hopsim run $e" >/dev/null 2>&1
+  median=$(awk -F, 'NR == 2 {print $4}' "$tmp/csv")
+  printf '%-48s %10.3f %5d %10.1f\n' "$(basename "$e")" "$median" "$experiment_runs" \
+    "$(awk -v k="$peak_kb" 'BEGIN {print k / 1024}')"
 done
