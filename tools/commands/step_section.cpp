@@ -133,6 +133,11 @@ Json step_section(const work::CaseResult& c) {
                       {"backward_s", lt.backward.seconds()},
                       {"weight_s", lt.weight.seconds()},
                       {"pair_s", lt.pair.seconds()},
+                      {"compute_s", lt.compute.seconds()},
+                      {"comm_s", lt.comm.seconds()},
+                      {"compute_comm_ratio", lt.comm > Time{} ? Json(lt.compute.seconds() /
+                                                                     lt.comm.seconds())
+                                                              : Json(nullptr)},
                       {"exposed_comm_s", std::move(e)}});
   }
   out["layers"] = std::move(layers);

@@ -305,6 +305,17 @@ std::string step_lines(const Json& s) {
       b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
       b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
       b["param_gather_s"].get<double>());
+  for (const Json& l : s["layers"]) {
+    out += fmt::format("{:<14} forward {:.3f} ms, backward {:.3f} ms{}, compute/communication {}\n",
+                       l["kind"].get<std::string>() + " layer", l["forward_s"].get<double>() * 1e3,
+                       l["backward_s"].get<double>() * 1e3,
+                       s["schedule"] == "dualpipe"
+                           ? fmt::format(", overlapped pair {:.3f} ms", l["pair_s"].get<double>() * 1e3)
+                           : std::string(),
+                       l["compute_comm_ratio"].is_null()
+                           ? std::string("(no communication)")
+                           : fmt::format("{:.2f}", l["compute_comm_ratio"].get<double>()));
+  }
   return out + memory + folding;
 }
 

@@ -81,6 +81,9 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
       const Outcome o = simulate(b.cluster, c.front().plan);
       const Summary s = summarize(b.cluster, c.front().plan, o);
       (passes == Passes::Forward ? t.forward : t.backward) = o.makespan;
+      const RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+      t.compute += busiest.compute;
+      t.comm += busiest.comm;
       for (const Source src : kSources) {
         sources.add(src, s.compute_sources.time(src));
       }
@@ -97,7 +100,10 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
     }
     t.pair = t.forward + t.backward;
     if (moe && schedule == PipeSchedule::DualPipe && p.cp == 1 && p.tp == 1) {
-      t.pair = std::min(t.pair, dualpipe_pair(b, layer_build));
+      // The simulated pair has no recomputation: under full recompute the backward half
+      // first runs the forward again, not overlapped.
+      const Time again = recompute == Recompute::Full ? t.forward : Time{};
+      t.pair = std::min(t.pair, dualpipe_pair(b, layer_build) + again);
     }
     for (auto& [kind, time] : exposed) {
       if (time > Time{}) {

@@ -26,6 +26,9 @@ struct LayerTiming {
   /// forward + backward when nothing is simulated to overlap (dense layers).
   Time pair;
   std::vector<std::pair<std::string, Time>> exposed;
+  /// The busiest GPU's compute and communication (flows in flight), forward and backward.
+  Time compute;
+  Time comm;
   int gpus = 0;  ///< of the layer group it ran on
 };
 
