@@ -176,6 +176,30 @@ TEST_CASE("training step: gradients sync bucket by bucket; ZeRO-1 adds the param
   CHECK(buckets == static_cast<std::size_t>(d1.rank_layers[1]));
 }
 
+TEST_CASE("training step: ZeRO-1 moves plain DP's gradient bytes, reduce-scatter + all-gather") {
+  // Unfolded, every gradient and parameter flow is in the plan: a ring all-reduce sends
+  // 2 (n - 1) / n of the buffer per rank, a reduce-scatter and an all-gather (n - 1) / n each.
+  const auto bytes = [](const work::RunResult& r, const std::string& phase) {
+    std::int64_t total = 0;
+    for (const work::PlanTask& t : r.cases[0].plan.tasks()) {
+      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name == phase) {
+        total += t.bytes.n;
+      }
+    }
+    return total;
+  };
+  const std::vector<std::string> sets = {"workload.fold=false", "workload.grad_dtype=\"bf16\""};
+  std::vector<std::string> zero0 = sets;
+  zero0.emplace_back("workload.zero=0");
+  const work::RunResult one = run_with(kSmall, sets);
+  const work::RunResult none = run_with(kSmall, zero0);
+  CHECK(bytes(none, "param_gather") == 0);
+  CHECK(bytes(one, "param_gather") > 0);
+  const double ratio = static_cast<double>(bytes(one, "dp_comm") + bytes(one, "param_gather")) /
+                       static_cast<double>(bytes(none, "dp_comm"));
+  CHECK(ratio == doctest::Approx(1.0).epsilon(0.01));  // ring pieces round up per rank
+}
+
 TEST_CASE("training step: layouts that cannot run are clear errors") {
   const std::string big = kExperiments + "llama3-405b-8k-8192gpu.json";
   const std::string memory =
