@@ -503,6 +503,30 @@ def case_layer_trace(ctx):
     print(f"layer trace: {len(slices)} kernel slices, {len(flows)} flows, counters {sorted(counters)}")
 
 
+def case_step_report(ctx):
+    """A training step's report adds up: the busiest rank's pipeline windows cover its ops from
+    0 to the last one's end, its idle time is at most the bubble, throughput follows from the
+    step time, and --no-fold runs the same step within 1%."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    _, r = run_json(ctx, exp)
+    step, s = r["step_time_s"], r["step"]
+    b = s["breakdown"]
+    ph = b["pipeline_phases"]
+    windows = ph["warm_up"]["s"] + ph["steady"]["s"] + ph["cool_down"]["s"]
+    idle = ph["warm_up"]["idle_s"] + ph["steady"]["idle_s"] + ph["cool_down"]["idle_s"]
+    expect(abs(windows - idle - b["forward_backward_s"]) < 1e-9,
+           f"windows {windows} minus idle {idle} is not the ops' {b['forward_backward_s']}")
+    expect(0 <= idle <= b["bubble_s"] + 1e-9, f"idle {idle} over the bubble {b['bubble_s']}")
+    expect(relative_error(s["tokens_per_s_per_gpu"],
+                          s["tokens_per_step"] / step / s["gpus"]) < 1e-12, "tokens/s/GPU")
+    expect(0 < s["mfu"] < 1, f"mfu {s['mfu']}")
+    expect(s["memory"]["fits"] and s["memory"]["peak_GB"] <= s["memory"]["hbm_GB"], "memory")
+    _, unfolded = run_json(ctx, exp, "--no-fold")
+    expect(unfolded["step"]["breakdown"] is None, "an unfolded step has no per-rank split")
+    expect(relative_error(unfolded["step_time_s"], step) < 0.01,
+           f"unfolded {unfolded['step_time_s']} against folded {step}")
+
+
 def case_regress(ctx):
     """hopsim regress: the shipped suite passes; a 10% slower NVLink in one experiment fails it
     and names it; --update accepts the change."""
@@ -677,7 +701,8 @@ def main():
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
-              "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace}
+              "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace,
+              "step-report": case_step_report}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

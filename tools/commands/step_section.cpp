@@ -17,6 +17,11 @@ using Json = nlohmann::ordered_json;
 struct RankTimeline {
   Time ops;             // forward and backward ops
   Time last_op_end;
+  // The ops' intervals, and where the pipeline's steady state begins (the first backward or
+  // pair starts) and ends (the last forward or pair ends).
+  std::vector<std::pair<Time, Time>> intervals;
+  Time first_backward = Time::max();
+  Time last_forward;
   Time dp_exposed;      // from the last backward's end to the optimizer's start
   Time optimizer;
   Time param_gather;
@@ -36,6 +41,14 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
     if (phase == "pipeline") {
       t.ops += tt.end - tt.start;
       t.last_op_end = std::max(t.last_op_end, tt.end);
+      t.intervals.emplace_back(tt.start, tt.end);
+      const std::string& pass = c.plan.phases()[task.phase].pass;
+      if (pass == "bwd" || pass == "pair") {
+        t.first_backward = std::min(t.first_backward, tt.start);
+      }
+      if (pass == "fwd" || pass == "pair") {
+        t.last_forward = std::max(t.last_forward, tt.end);
+      }
     } else if (phase == "optimizer") {
       t.optimizer = tt.end - tt.start;
       optimizer_start = tt.start;
@@ -48,6 +61,32 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
 }
 
 double gb(double bytes) { return bytes / 1e9; }
+
+// A window of a rank's pipeline: its length and how much of it the rank's ops left idle.
+Json window(const RankTimeline& t, Time from, Time to) {
+  if (to < from) {
+    to = from;
+  }
+  Time busy;
+  for (const auto& [start, end] : t.intervals) {
+    const Time a = std::max(start, from);
+    const Time b = std::min(end, to);
+    if (b > a) {
+      busy += b - a;
+    }
+  }
+  return {{"s", (to - from).seconds()}, {"idle_s", (to - from - busy).seconds()}};
+}
+
+// Warm-up (until the first backward), steady state (until the last forward ends), cool-down
+// (until the last op ends), each with the time the rank idled in it.
+Json pipeline_phases(const RankTimeline& t) {
+  const Time steady_from = t.first_backward == Time::max() ? t.last_op_end : t.first_backward;
+  const Time steady_to = std::max(steady_from, t.last_forward);
+  return {{"warm_up", window(t, Time{}, steady_from)},
+          {"steady", window(t, steady_from, steady_to)},
+          {"cool_down", window(t, steady_to, t.last_op_end)}};
+}
 
 // The busiest pipeline rank (the most forward and backward work) of a folded step and where
 // its step went.
@@ -94,6 +133,7 @@ Json breakdown(const work::CaseResult& c, double step) {
           {"exposed_layer_comm_s", std::move(exposed)},
           {"bubble_s", bubble},
           {"bubble_fraction", step > 0 ? bubble / step : 0.0},
+          {"pipeline_phases", pipeline_phases(t)},
           {"dp_exposed_s", t.dp_exposed.seconds()},
           {"optimizer_s", t.optimizer.seconds()},
           {"param_gather_s", t.param_gather.seconds()}};

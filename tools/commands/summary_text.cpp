@@ -305,6 +305,12 @@ std::string step_lines(const Json& s) {
       b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
       b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
       b["param_gather_s"].get<double>());
+  const Json& ph = b["pipeline_phases"];
+  out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} idle), "
+                     "cool-down {:.3f} s ({:.3f} idle)\n",
+                     ph["warm_up"]["s"].get<double>(), ph["warm_up"]["idle_s"].get<double>(),
+                     ph["steady"]["s"].get<double>(), ph["steady"]["idle_s"].get<double>(),
+                     ph["cool_down"]["s"].get<double>(), ph["cool_down"]["idle_s"].get<double>());
   for (const Json& l : s["layers"]) {
     out += fmt::format("{:<14} forward {:.3f} ms, backward {:.3f} ms{}, compute/communication {}\n",
                        l["kind"].get<std::string>() + " layer", l["forward_s"].get<double>() * 1e3,
