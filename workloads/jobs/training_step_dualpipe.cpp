@@ -24,12 +24,7 @@ std::vector<Case> dualpipe_case(
   const StepShape shape = job.shape(b.env);
   const int ranks = details.stages;
   const int stages = ranks;
-  std::vector<std::int64_t> first(static_cast<std::size_t>(stages), 0);
-  for (int s = 1; s < stages; ++s) {
-    first[static_cast<std::size_t>(s)] =
-        first[static_cast<std::size_t>(s - 1)] +
-        details.layers_per_stage[static_cast<std::size_t>(s - 1)];
-  }
+  const std::vector<std::int64_t>& first = details.first_layer;
   const auto timing = [&](int stage, std::int64_t k) -> const LayerTiming& {
     return moe_at(job, model, first[static_cast<std::size_t>(stage)] + k) ? *sparse : *dense;
   };
@@ -39,8 +34,7 @@ std::vector<Case> dualpipe_case(
   spec.gpus = details.representatives;
   spec.micro_batches = static_cast<int>(details.micro_batches);
   spec.source = source;
-  spec.activation_bytes = Bytes{job.layer.attention.seq_len * job.layer.attention.micro_batch *
-                                model.hidden * 2 / (p.tp * p.cp)};
+  spec.activation_bytes = job.transfer_bytes(p, model);
   for (int s = 0; s < stages; ++s) {
     Time f;
     Time bwd;

@@ -142,18 +142,14 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.zero = job.zero;
   const int stages = model_stages(shape);
   details.layers_per_stage = layers_per_stage(model.layers, stages);
-  std::vector<std::int64_t> first(static_cast<std::size_t>(stages), 0);
-  for (int s = 1; s < stages; ++s) {
-    first[static_cast<std::size_t>(s)] = first[static_cast<std::size_t>(s - 1)] +
-                                         details.layers_per_stage[static_cast<std::size_t>(s - 1)];
-  }
+  details.first_layer = first_layers(details.layers_per_stage);
   for (int r = 0; r < details.stages; ++r) {
     std::int64_t layers = 0;
     std::int64_t moe = 0;
     for (const int s : rank_stages(shape, r)) {
       for (std::int64_t l = 0; l < details.layers_per_stage[static_cast<std::size_t>(s)]; ++l) {
         ++layers;
-        moe += moe_at(job, model, first[static_cast<std::size_t>(s)] + l) ? 1 : 0;
+        moe += moe_at(job, model, details.first_layer[static_cast<std::size_t>(s)] + l) ? 1 : 0;
       }
     }
     details.rank_layers.push_back(layers);

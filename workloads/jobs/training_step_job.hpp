@@ -50,6 +50,13 @@ struct TrainingStepJob {
   std::int64_t micro_batches(const ParallelSpec& p) const {
     return global_batch / (p.dp * layer.attention.micro_batch);
   }
+  /// Bytes one GPU sends the next pipeline stage per micro-batch (activations forward, their
+  /// gradients backward): its share of the micro-batch's tokens (sequence parallelism over tp,
+  /// context parallelism over cp), BF16, hidden wide.
+  Bytes transfer_bytes(const ParallelSpec& p, const ModelSpec& m) const {
+    return Bytes{layer.attention.seq_len * layer.attention.micro_batch * m.hidden * 2 /
+                 (p.tp * p.cp)};
+  }
   /// (Query, key) pairs one sequence attends under the mask (documents: the layer's, or drawn
   /// with `seed` as the attention layer draws them).
   double attended_pairs(std::uint64_t seed) const;

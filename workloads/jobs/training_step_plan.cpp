@@ -214,14 +214,8 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   pipe.micro_batches = static_cast<int>(details.micro_batches);
   pipe.chunks = virtual_stages;
   pipe.source = source;
-  pipe.activation_bytes = Bytes{layer.attention.seq_len * layer.attention.micro_batch *
-                                model.hidden * 2 / (p.tp * p.cp)};
-  std::vector<std::int64_t> first_layer(static_cast<std::size_t>(stages), 0);
-  for (int s = 1; s < stages; ++s) {
-    first_layer[static_cast<std::size_t>(s)] =
-        first_layer[static_cast<std::size_t>(s - 1)] +
-        details.layers_per_stage[static_cast<std::size_t>(s - 1)];
-  }
+  pipe.activation_bytes = transfer_bytes(p, model);
+  const std::vector<std::int64_t>& first_layer = details.first_layer;
   const auto is_moe = [&](std::int64_t index) { return step_parts::moe_at(*this, model, index); };
   for (int s = 0; s < stages; ++s) {
     Time fwd;

@@ -76,10 +76,6 @@ class Unfolded {
         details_(base_details(job, b)),
         stages_(details_.stages * job.virtual_stages) {
     map_stage_gpus();
-    for (int s = 1; s < stages_; ++s) {
-      first_layer_.push_back(first_layer_.back() +
-                             details_.layers_per_stage[static_cast<std::size_t>(s - 1)]);
-    }
     join_phase_ = plan_.phase("join", "step");
   }
 
@@ -96,7 +92,6 @@ class Unfolded {
   BuildEnv stage_build_;
   StepDetails details_;
   int stages_;
-  std::vector<std::int64_t> first_layer_{0};
   std::vector<std::vector<int>> gpu_of_;  // per pipeline rank, per stage-mesh rank
   std::map<std::tuple<bool, bool, std::int64_t>, Piece> pieces_;
   std::optional<Piece> head_[2];
@@ -176,7 +171,8 @@ class Unfolded {
     const std::int64_t n = details_.layers_per_stage[st];
     std::vector<Segment> runs;
     for (std::int64_t k = 0; k < n; ++k) {
-      const std::int64_t index = forward ? first_layer_[st] + k : first_layer_[st] + n - 1 - k;
+      const std::int64_t first = details_.first_layer[st];
+      const std::int64_t index = forward ? first + k : first + n - 1 - k;
       const bool moe = moe_at(job_, model_, index);
       if (!per_layer && !runs.empty() && runs.back().moe == moe) {
         ++runs.back().layers;
@@ -252,8 +248,7 @@ std::vector<Case> Unfolded::build() {
   // Activations and their gradients between stages: one flow per stage GPU.
   const std::uint32_t pp_fwd = plan_.phase("pp_comm", "fwd");
   const std::uint32_t pp_bwd = plan_.phase("pp_comm", "bwd");
-  const Bytes act{job_.layer.attention.seq_len * job_.layer.attention.micro_batch * model_.hidden *
-                  2 / (p_.tp * p_.cp)};
+  const Bytes act = job_.transfer_bytes(p_, model_);
   const auto cross = [&](int from_stage, int to_stage, PlanTaskId before, PlanTaskId after,
                          bool forward) {
     const auto& from = gpu_of_[static_cast<std::size_t>(from_stage % pp)];

@@ -50,6 +50,7 @@ struct StepDetails {
   std::string recompute;
   int zero = 1;
   std::vector<std::int64_t> layers_per_stage;  ///< per model stage
+  std::vector<std::int64_t> first_layer;       ///< per model stage, its first layer's index
   std::vector<std::int64_t> rank_layers;       ///< per pipeline rank, over its chunks
   std::vector<std::int64_t> rank_moe_layers;   ///< per pipeline rank, those that are MoE
   std::vector<LayerTiming> layers;             ///< per layer kind the model has

@@ -111,6 +111,14 @@ std::vector<int> rank_stages(const StepShape& s, int rank) {
   return out;
 }
 
+std::vector<std::int64_t> first_layers(const std::vector<std::int64_t>& layers_per_stage) {
+  std::vector<std::int64_t> out(layers_per_stage.size(), 0);
+  for (std::size_t s = 1; s < out.size(); ++s) {
+    out[s] = out[s - 1] + layers_per_stage[s - 1];
+  }
+  return out;
+}
+
 bool is_moe_layer(const ModelSpec& m, std::int64_t index) {
   return m.moe.routed_experts > 0 && index >= m.moe.first_dense_layers;
 }
@@ -152,10 +160,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const int ranks = static_cast<int>(p.pp);
   const std::vector<StageParams> params = stage_params(s);
   const std::vector<std::int64_t> layers = layers_per_stage(m.layers, model_stages(s));
-  std::vector<std::int64_t> first_layer(layers.size(), 0);
-  for (std::size_t st = 1; st < layers.size(); ++st) {
-    first_layer[st] = first_layer[st - 1] + layers[st - 1];
-  }
+  const std::vector<std::int64_t> first_layer = first_layers(layers);
   const bool full = s.recompute == Recompute::Full;
   const auto stage_activations = [&](int stage, bool input_only) {
     double bytes = 0;

@@ -26,6 +26,9 @@ std::string_view recompute_name(Recompute r);
 /// the head) get fewer. Llama 3 405B's 126 layers over 16 stages: 7, then 14 of 8, then 7.
 std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages);
 
+/// The model index of each stage's first layer: layers_per_stage's running sum from 0.
+std::vector<std::int64_t> first_layers(const std::vector<std::int64_t>& layers_per_stage);
+
 /// What a step's memory and FLOPs depend on.
 struct StepShape {
   const ModelSpec* model = nullptr;
