@@ -197,7 +197,7 @@ TEST_CASE("each op's key, axes and FLOP formula are checked") {
   CHECK(error_of(j).empty());
 }
 
-TEST_CASE("published files cite every table; method holds scalars") {
+TEST_CASE("published files cite every table, method holds scalars") {
   json j = base();
   j["source"] = "published";
   CHECK(error_of(j) == R"(t.json: /tables/0: missing key "source"; every table of a published )"

@@ -296,7 +296,7 @@ TEST_CASE("overrides: a number, a nested cluster key, another cluster file") {
   CHECK(h800.resolved["cluster"]["name"] == "h800-deepseek");
 }
 
-TEST_CASE("resolved inlines the cluster file; a relative cluster path is from the experiment") {
+TEST_CASE("resolved inlines the cluster file, a relative cluster path is from the experiment") {
   const TempDir dir;
   const json cluster = read(kCluster);
   dir.write("clusters/c.json", cluster.dump(2));
@@ -388,7 +388,7 @@ TEST_CASE("the rank mesh: degrees that do not divide the cluster, TP across node
                        ConfigError);
 }
 
-TEST_CASE("collectives: send_recv takes two ranks and no chunks; a 1-GPU cluster has no pairs") {
+TEST_CASE("collectives: send_recv takes two ranks and no chunks, a 1-GPU cluster has no pairs") {
   const TempDir dir;
   const json j = {{"cluster", kCluster},
                   {"workload", {{"kind", "collective"}, {"op", "send_recv"}, {"bytes", 1024},
@@ -400,9 +400,9 @@ TEST_CASE("collectives: send_recv takes two ranks and no chunks; a 1-GPU cluster
                            .c_str(),
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.ranks=[0, 8]", "workload.chunks=4"}),
-                       "--set workload.chunks=4: /workload/chunks: chunks apply to ring "
-                       "all-gather, reduce-scatter and all-reduce; ring send_recv sends each "
-                       "pair's data as one flow",
+                       "--set workload.chunks=4: /workload/chunks: chunks apply to ring, tree "
+                       "and auto algorithms and to two_tier all-to-all; ring send_recv sends "
+                       "each pair's data as one flow",
                        ConfigError);
   CHECK_NOTHROW(load_experiment(p, {"workload.ranks=[0, 8]"}));
   const json all = {{"cluster", kCluster},

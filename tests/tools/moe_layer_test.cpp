@@ -37,7 +37,7 @@ Time step(const work::RunResult& r) { return r.cases[0].summary.step; }
 
 }  // namespace
 
-TEST_CASE("moe layer: without overlap nothing is hidden; two micro-batches hide most of it") {
+TEST_CASE("moe layer: without overlap nothing is hidden, two micro-batches hide most of it") {
   // 2048 tokens per GPU: at 512, halving the GEMMs costs more (their weights are read twice,
   // memory-bound) than the overlap saves.
   const std::string tokens = "workload.tokens_per_gpu=2048";
@@ -90,7 +90,7 @@ TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer 
   CHECK(step(zipf) > step(uniform));
 }
 
-TEST_CASE("moe layer: the bias balancer evens a skewed router; capacity drops are counted") {
+TEST_CASE("moe layer: the bias balancer evens a skewed router, capacity drops are counted") {
   const std::string zipf = R"(workload.routing={"distribution": "zipf"})";
   const work::RunResult skewed = layer({zipf});
   const work::RunResult balanced =
@@ -114,7 +114,7 @@ TEST_CASE("moe layer: the bias balancer evens a skewed router; capacity drops ar
   CHECK(step(capped) < step(skewed));
 }
 
-TEST_CASE("moe layer: backward moves the forward's bytes again; rows conserve tokens x top-k") {
+TEST_CASE("moe layer: backward moves the forward's bytes again, rows conserve tokens x top-k") {
   const work::RunResult fwd = layer({});
   const work::RunResult both = layer({"workload.passes=\"both\""});
   CHECK(both.cases[0].summary.ib_bytes.n == 2 * fwd.cases[0].summary.ib_bytes.n);
@@ -129,7 +129,7 @@ TEST_CASE("moe layer: backward moves the forward's bytes again; rows conserve to
   CHECK(fwd.cases[0].ep->nodes_per_token_mean >= 1.0);
 }
 
-TEST_CASE("moe layer: every algorithm runs; two-tier sends fewer InfiniBand bytes than flat") {
+TEST_CASE("moe layer: every algorithm runs, two-tier sends fewer InfiniBand bytes than flat") {
   const work::RunResult two_tier = layer({});
   const work::RunResult flat = layer({"workload.algorithm=\"flat\""});
   const work::RunResult low = layer({"workload.algorithm=\"low_latency\""});

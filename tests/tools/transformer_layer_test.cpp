@@ -75,7 +75,7 @@ TEST_CASE("transformer layer: forward is the attention part, then the MoE part")
   CHECK(layer.cases[0].ep->tokens_per_expert == moe.cases[0].ep->tokens_per_expert);
 }
 
-TEST_CASE("transformer layer: CP and EP vary together; more CP, fewer tokens per GPU to route") {
+TEST_CASE("transformer layer: CP and EP vary together, more CP, fewer tokens per GPU to route") {
   const work::RunResult cp4 = run_with({});
   const work::RunResult cp2 = run_with({"parallel.cp=2", "parallel.dp=8"});
   std::int64_t rows4 = 0;

@@ -352,7 +352,7 @@ TEST_CASE("the tally sums time per source and gives shares") {
   CHECK(pass_name(Pass::Bwd) == "bwd");
 }
 
-TEST_CASE("only balanced, whole-pass grouped tables answer; skewed or partial ones do not") {
+TEST_CASE("only balanced, whole-pass grouped tables answer, skewed or partial ones do not") {
   CalibrationTable uniform;
   uniform.op = "grouped_gemm";
   uniform.pass = "fwd";

@@ -170,7 +170,7 @@ TEST_CASE("CP layout: attended pairs and calls agree with brute force, documents
   }
 }
 
-TEST_CASE("ring attention: compute above the hop hides it; below, (c-1)(hop - compute) shows") {
+TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - compute) shows") {
   // Full mask, contiguous: every step computes the same block. One GPU per node: the ring
   // crosses the fabric. Forward only.
   for (const std::int64_t seq : {std::int64_t{4096}, std::int64_t{262144}}) {
@@ -265,7 +265,7 @@ TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against
   CHECK(bytes(CpAlgorithm::RingPassQ, 65536) < bytes(CpAlgorithm::Ring, 65536));
 }
 
-TEST_CASE("zigzag beats contiguous on a causal ring; every GPU of the mesh runs its own ring") {
+TEST_CASE("zigzag beats contiguous on a causal ring, every GPU of the mesh runs its own ring") {
   AttentionLayerJob job;
   job.seq_len = 65536;
   job.passes = Passes::Forward;

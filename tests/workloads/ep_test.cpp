@@ -75,7 +75,7 @@ std::int64_t sum(const std::vector<std::int64_t>& v) {
 
 }  // namespace
 
-TEST_CASE("the seeds: 117.4 MB out, 234.9 MB back, 704.6 MB a step; 4.97 TFLOP, 5.0 ms vs 7.0 ms") {
+TEST_CASE("the seeds: 117.4 MB out, 234.9 MB back, 704.6 MB a step, 4.97 TFLOP, 5.0 ms vs 7.0 ms") {
   MoeLayerJob job;
   job.routing = MoeRouting{4096, 256, 8, 4, 1};
   const EpNumbers n = ep_numbers(deepseek_v3(), job, h800(8));
@@ -105,7 +105,7 @@ TEST_CASE("the seeds: an expert imbalance of 1.4x idles about 30% of expert FLOP
   CHECK(max_over_mean({0, 0}) == 0);
 }
 
-TEST_CASE("routing: never more than max_nodes_per_token nodes; selections conserve tokens x top-k") {
+TEST_CASE("routing: never more than max_nodes_per_token nodes, selections conserve tokens x top-k") {
   const topo::Cluster cluster(h800(8));
   const std::vector<int> ranks = first_ranks(64);
   for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
@@ -155,7 +155,7 @@ TEST_CASE("routing: the same seed gives the same routing, another seed another")
   }
 }
 
-TEST_CASE("routing: zipf skews expert load, more with a larger exponent; s = 0 is uniform") {
+TEST_CASE("routing: zipf skews expert load, more with a larger exponent, s = 0 is uniform") {
   const topo::Cluster cluster(h800(8));
   const std::vector<int> ranks = first_ranks(64);
   const auto skew = [&](RoutingDistribution d, double s) {
@@ -223,7 +223,7 @@ TEST_CASE("balancer: the bias lowers max/mean over the steps of a skewed router"
   CHECK(max_over_mean(after.expert_tokens) < max_over_mean(before.expert_tokens));
 }
 
-TEST_CASE("routing: dirichlet skews more as alpha shrinks; the same popularity seed, the same") {
+TEST_CASE("routing: dirichlet skews more as alpha shrinks, the same popularity seed, the same") {
   const topo::Cluster cluster(h800(8));
   const std::vector<int> ranks = first_ranks(64);
   const auto load_of = [&](double alpha, std::uint64_t popularity) {
@@ -246,7 +246,7 @@ TEST_CASE("routing: dirichlet skews more as alpha shrinks; the same popularity s
   CHECK(load_of(0.5, 7) != load_of(0.5, 8));
 }
 
-TEST_CASE("routing: counts replay a histogram in proportion; never-chosen experts stay idle") {
+TEST_CASE("routing: counts replay a histogram in proportion, never-chosen experts stay idle") {
   const topo::Cluster cluster(h800(2));
   const std::vector<int> ranks = first_ranks(16);
   MoeRouting r{2048, 64, 4, 0, 5};

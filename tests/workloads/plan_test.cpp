@@ -10,7 +10,7 @@ using hopsim::Time;
 using namespace hopsim::work;
 namespace topo = hopsim::topo;
 
-TEST_CASE("compute tasks on one stream run in issue order; other streams run alongside") {
+TEST_CASE("compute tasks on one stream run in issue order, other streams run alongside") {
   const topo::Cluster cluster(topo::Spec{});
   Plan plan;
   const StreamIndex side = plan.add_stream("side");
