@@ -100,12 +100,25 @@ TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
     const auto [folded, unfolded] = both(kSmall, {});
     CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
   }
+  const std::vector<std::string> moe = {
+      "model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
+      "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
+      "workload.recompute=\"none\"", "workload.schedule=\"1f1b\""};
   SUBCASE("DeepSeek-V3 cut to 4 layers (1 dense): PP 2, EP 16 in each stage, DP 16") {
-    const auto [folded, unfolded] = both(
-        kExperiments + "deepseek-v3-step.json",
-        {"model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
-         "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
-         "workload.recompute=\"none\"", "workload.schedule=\"1f1b\""});
+    const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", moe);
+    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+  }
+  // ZeRO-3: unfolded, every op gathers each layer's parameters (real all-gathers, prefetched
+  // one layer ahead) and every backward reduce-scatters its gradients, against the folded
+  // ops' prefetch recurrence over the simulated gather and reduce-scatter times.
+  SUBCASE("Llama 3 8B, ZeRO-3") {
+    const auto [folded, unfolded] = both(kSmall, {"workload.zero=3"});
+    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+  }
+  SUBCASE("DeepSeek-V3 cut to 4 layers, ZeRO-3") {
+    std::vector<std::string> sets = moe;
+    sets.emplace_back("workload.zero=3");
+    const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", sets);
     CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
   }
 }
@@ -154,7 +167,7 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   CHECK(error_of(file, unfolded).find("folded only") != std::string::npos);
 }
 
-TEST_CASE("training step: gradients sync bucket by bucket; ZeRO-1 adds the parameter gather") {
+TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the parameter gather") {
   const work::RunResult zero1 = run_with(kSmall, {});
   const work::RunResult zero0 = run_with(kSmall, {"workload.zero=0"});
   const work::StepDetails& d1 = *zero1.cases[0].step;
@@ -200,6 +213,72 @@ TEST_CASE("training step: ZeRO-1 moves plain DP's gradient bytes, reduce-scatter
   CHECK(ratio == doctest::Approx(1.0).epsilon(0.01));  // ring pieces round up per rank
 }
 
+TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduces it once") {
+  // Unfolded, BF16 gradients: a ring reduce-scatter and all-gather of one buffer move the same
+  // bytes. ZeRO-1 moves every parameter's (layers L, vocabulary V) once each way per step;
+  // ZeRO-3 gathers the layers before every forward and backward of each of m micro-batches
+  // and reduces them after every backward, the vocabulary once: gather 2 m L + V, reduce
+  // m L + V.
+  const auto bytes = [](const work::RunResult& r, const std::string& phase) {
+    double total = 0;
+    for (const work::PlanTask& t : r.cases[0].plan.tasks()) {
+      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name == phase) {
+        total += static_cast<double>(t.bytes.n);
+      }
+    }
+    return total;
+  };
+  const std::vector<std::string> sets = {"workload.fold=false", "workload.grad_dtype=\"bf16\""};
+  std::vector<std::string> three = sets;
+  three.emplace_back("workload.zero=3");
+  const work::RunResult one = run_with(kSmall, sets);
+  const work::RunResult z3 = run_with(kSmall, three);
+  const auto m = static_cast<double>(z3.cases[0].step->micro_batches);
+  const double gathered = bytes(z3, "param_gather");
+  const double reduced = bytes(z3, "dp_comm");
+  const double layers = (gathered - reduced) / m;  // L
+  const double all = bytes(one, "dp_comm");          // L + V
+  CHECK(bytes(one, "param_gather") == doctest::Approx(all).epsilon(0.01));
+  CHECK(reduced == doctest::Approx(m * layers + (all - layers)).epsilon(0.01));
+  // L's share of L + V is the model's: its layers against its embedding and head.
+  const ExperimentFile f = load_experiment(kSmall, {});
+  const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
+  const work::Mesh mesh(f.experiment.parallel);
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
+                         f.experiment.seed, nullptr};
+  const work::StepShape shape = job.shape(env);
+  double layer_params = 0;
+  double every_param = 0;
+  const std::vector<work::StageParams> stages = work::stage_params(shape);
+  for (int s = 0; s < static_cast<int>(stages.size()); ++s) {
+    every_param += stages[static_cast<std::size_t>(s)].dense;
+    layer_params += stages[static_cast<std::size_t>(s)].dense - work::vocab_params(shape, s);
+  }
+  CHECK(layers / all == doctest::Approx(layer_params / every_param).epsilon(0.01));
+}
+
+TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
+  // Llama 3 8B, TP 2, PP 4 x 2 chunks, DP 4: a middle rank holds 8 layers and no vocabulary.
+  const ExperimentFile f = load_experiment(kSmall, {});
+  const work::Mesh mesh(f.experiment.parallel);
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
+                         f.experiment.seed, nullptr};
+  work::TrainingStepJob job = std::get<work::TrainingStepJob>(f.experiment.job);
+  const std::vector<work::StageMemory> one = work::stage_memory(job.shape(env));
+  job.zero = 3;
+  const std::vector<work::StageMemory> three = work::stage_memory(job.shape(env));
+  const double layer =
+      work::layer_params_per_gpu(*f.experiment.model, f.experiment.parallel, false).dense;
+  CHECK(one[1].params == doctest::Approx(2 * 8 * layer));
+  // BF16 weights: the DP shard of 8 layers, the layer computing and the one prefetched.
+  CHECK(three[1].params == doctest::Approx(2 * (8 * layer / 4 + 2 * layer)));
+  // Gradients: the shard and one layer's whole gradient before its reduce-scatter.
+  CHECK(three[1].grads == doctest::Approx(job.grad_bytes * (8 * layer / 4 + layer)));
+  CHECK(three[1].optimizer == doctest::Approx(one[1].optimizer));
+  CHECK(three[1].activations == doctest::Approx(one[1].activations));
+  CHECK(three[1].total() < one[1].total());
+}
+
 TEST_CASE("training step: layouts that cannot run are clear errors") {
   const std::string big = kExperiments + "llama3-405b-8k-8192gpu.json";
   const std::string memory =
@@ -211,7 +290,10 @@ TEST_CASE("training step: layouts that cannot run are clear errors") {
                        "workload.recompute=\"full\""}) == "no error");
   CHECK(error_of(kSmall, {"workload.global_batch=30"}).find("/workload/global_batch") !=
         std::string::npos);
-  CHECK(error_of(kSmall, {"workload.zero=3"}).find("not simulated yet") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.zero=2"}).find("/workload/zero") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.zero=3"}) == "no error");
+  CHECK(error_of(kExperiments + "deepseek-v3-step.json", {"workload.zero=3"})
+            .find("zero 3 is not simulated under dualpipe") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.global_batch=8"}).find("multiple") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.layers=2"}).find("layers") != std::string::npos);
 }

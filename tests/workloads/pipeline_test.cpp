@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "doctest_time.hpp"
+#include "workloads/pipeline/param_prefetch.hpp"
 #include "workloads/pipeline/schedule.hpp"
 #include "workloads/plan/runner.hpp"
 
@@ -132,4 +133,26 @@ TEST_CASE("pipeline shapes are checked") {
         "multiple");
   CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 8, 1, "/x").size() == 1);
   CHECK(check_pipeline(PipeSchedule::OneFOneB, 0, 8, 1, "/x").size() == 1);
+}
+
+TEST_CASE("ZeRO-3 prefetch: a pass waits for the first gather, then for whichever is longer") {
+  const auto us = [](std::initializer_list<int> v) {
+    std::vector<Time> out;
+    for (const int x : v) {
+      out.push_back(Time::us(x));
+    }
+    return out;
+  };
+  // No gathers: the layers' compute.
+  CHECK(prefetched_pass(us({2, 3, 4}), us({0, 0, 0})) == Time::us(9));
+  // Every gather no longer than the layer before it computes: only the first shows.
+  CHECK(prefetched_pass(us({2, 3, 4}), us({1, 2, 3})) == Time::us(1 + 9));
+  // Every gather longer: the gathers back to back, then the last layer.
+  CHECK(prefetched_pass(us({2, 2, 2}), us({5, 5, 5})) == Time::us(15 + 2));
+  // Mixed, by hand: gather 1 (3) outlasts layer 0 (2) by 1, the rest hides.
+  CHECK(prefetched_pass(us({2, 2, 2}), us({1, 3, 1})) == Time::us(8));
+  // Prefetch is one layer ahead: gather 2 waits for layer 1 to start even when gather 1 is
+  // short, so a long gather 2 cannot hide under layer 0: it runs 11-16, layer 2 16-17.
+  CHECK(prefetched_pass(us({10, 1, 1}), us({1, 1, 5})) == Time::us(17));
+  CHECK(prefetched_pass({}, {}) == Time{});
 }

@@ -113,6 +113,9 @@ Json breakdown(const work::CaseResult& c, double step) {
           time.seconds() * static_cast<double>(count) * static_cast<double>(d.micro_batches);
     }
   }
+  if (ri < d.gather_exposed.size() && d.gather_exposed[ri] > Time{}) {
+    layer_exposed["param_gather"] += d.gather_exposed[ri].seconds();  // ZeRO-3's, unhidden
+  }
   double exposed_in_ops = 0;
   Json exposed = Json::object();
   for (const auto& [kind, s] : layer_exposed) {
@@ -186,6 +189,9 @@ Json step_section(const work::CaseResult& c) {
     sync.push_back({{"kind", g.moe ? "moe" : "dense"},
                     {"bytes_per_gpu", g.bytes_per_gpu},
                     {"time_s", g.time.seconds()}});
+    if (d.zero >= 3) {
+      sync.back()["param_gather_s"] = g.gather.seconds();
+    }
   }
   out["grad_sync_per_layer"] = std::move(sync);
   out["head_forward_s"] = d.head_forward.seconds();

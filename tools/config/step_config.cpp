@@ -32,11 +32,10 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   }
   if (n.has("zero")) {
     job.zero = static_cast<int>(n.at("zero").integer_in(0, 3));
-    if (job.zero > 1) {
-      n.at("zero").fail(fmt::format("ZeRO stage {} (sharded gradients{}) is not simulated yet; "
-                                    "0 (all-reduce) or 1 (sharded optimizer states, Megatron's "
-                                    "distributed optimizer)",
-                                    job.zero, job.zero == 3 ? " and parameters" : ""));
+    if (job.zero == 2) {
+      n.at("zero").fail("ZeRO stage 2 (sharded gradients, whole parameters) is not simulated; "
+                        "0 (all-reduce), 1 (sharded optimizer states, Megatron's distributed "
+                        "optimizer) or 3 (parameters and gradients sharded too, FSDP)");
     }
   }
   if (n.has("recompute")) {

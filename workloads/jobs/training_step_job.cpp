@@ -72,23 +72,13 @@ std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
   return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
 }
 
-StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe) {
-  const LayerParams lp = layer_params(m, moe);
-  StageParams out;
-  out.dense = (lp.attention + lp.norms + lp.mlp + lp.router + lp.shared_experts) / d(p.tp);
-  out.expert = moe ? d(m.moe.routed_experts) * lp.expert / d(p.ep) : 0;
-  return out;
-}
-
 Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
-  const ParallelSpec& p = s.parallel;
   const std::vector<StageParams> params = stage_params(s);
-  const double dense_shard = s.zero >= 1 ? d(p.dp * p.cp) : 1;
-  const double expert_shard = s.zero >= 1 ? d(p.tp * p.cp * p.dp) / d(p.ep) : 1;
+  const StageParams shards = dp_shards(s);
   double shard = 0;
   for (const int stage : rank_stages(s, rank)) {
     const StageParams& sp = params[static_cast<std::size_t>(stage)];
-    shard += sp.dense / dense_shard + sp.expert / expert_shard;
+    shard += sp.dense / shards.dense + sp.expert / shards.expert;
   }
   const double bytes_per_param = 3 * 4 * 2 + s.grad_bytes + 2;
   return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
@@ -109,11 +99,16 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   if (job.zero < 1) {
     return;
   }
-  // ZeRO-1: every DP rank gathers the others' updated shards.
+  // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
+  // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
   const std::vector<StageParams> params = stage_params(shape);
   double dense = 0;
   double expert = 0;
   for (const int s : rank_stages(shape, rank)) {
+    if (job.zero >= 3) {
+      dense += vocab_params(shape, s);
+      continue;
+    }
     dense += params[static_cast<std::size_t>(s)].dense;
     expert += params[static_cast<std::size_t>(s)].expert;
   }
@@ -263,6 +258,11 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
   if (has_moe) {
     step_parts::one_layer(layer, true, Passes::Both).check(layer_env, out);
+  }
+  if (zero >= 3 && schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/zero",
+                   "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
+                   "use zero 1, or 1f1b or interleaved"});
   }
   if (!fold && schedule == PipeSchedule::DualPipe) {
     out.push_back({"/workload/fold", "dualpipe is simulated folded only"});

@@ -7,13 +7,15 @@
 //   1. Each layer kind the model has (dense, MoE) runs once, forward and once backward, as the
 //      transformer_layer kind builds it, on one layer group: the lcm(tp x cp, ep) GPUs whose
 //      TP, CP and EP collectives it needs, at their places in the cluster.
-//   2. One layer's gradient synchronization (reduce-scatter under ZeRO-1, all-reduce under
-//      ZeRO-0) runs once per layer kind, over every DP group of one pipeline stage at once,
-//      so that the NICs and fabric carry the load the whole stage puts on them.
+//   2. One layer's gradient synchronization (reduce-scatter under ZeRO-1 and 3, all-reduce
+//      under ZeRO-0) and, under ZeRO-3, its parameter all-gather run once per layer kind, over
+//      every DP group of one pipeline stage at once, so that the NICs and fabric carry the
+//      load the whole stage puts on them.
 //   3. The pipeline runs on one GPU per stage: each op takes its layers' simulated times, the
 //      activations cross between stages as real flows, each layer's gradient bucket starts as
 //      its last backward piece ends (serialized on the rank's DP stream), then the optimizer,
-//      then (ZeRO-1) the parameter all-gather.
+//      then (ZeRO-1) the parameter all-gather. Under ZeRO-3 each op waits for its layers'
+//      gathers (param_prefetch.hpp), and every backward's layers reduce their gradients.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +40,11 @@ struct TrainingStepJob {
   std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
-  int zero = 1;            ///< 0: all-reduce, full optimizer states; 1: sharded (Megatron's)
+  /// 0: all-reduce, full optimizer states; 1: optimizer states sharded (Megatron's);
+  /// 3: parameters and gradients sharded too (FSDP): each layer's parameters gathered before
+  /// every forward and backward of it, prefetched one layer ahead, and its gradients
+  /// reduce-scattered after every backward
+  int zero = 1;
   Recompute recompute = Recompute::None;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real

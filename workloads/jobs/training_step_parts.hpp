@@ -33,9 +33,6 @@ std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
 std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
                                                std::span<const std::int64_t> stages);
 
-/// Parameters of one layer on one GPU: replicated over DP (dense) and routed experts.
-StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe);
-
 /// The optimizer step of pipeline rank `rank`: memory-bound over its shard (FP32 master
 /// weights and Adam's moments read and written, the gradient read, BF16 weights written).
 Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s);

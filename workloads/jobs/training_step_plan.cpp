@@ -12,6 +12,7 @@
 #include "sim/assert.hpp"
 #include "workloads/jobs/collective_job.hpp"
 #include "workloads/jobs/training_step_parts.hpp"
+#include "workloads/pipeline/param_prefetch.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -175,9 +176,13 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   const auto layer_sync = [&](bool moe) {
     GradSync g;
     g.moe = moe;
-    const StageParams params = step_parts::layer_params_per_gpu(model, p, moe);
+    const StageParams params = layer_params_per_gpu(model, p, moe);
     g.time = sync_time(params.dense, params.expert);
     g.bytes_per_gpu = (params.dense + params.expert) * grad_bytes;
+    if (zero >= 3) {
+      g.gather = dp_time(CollectiveOp::AllGather, static_cast<std::int64_t>(params.dense * 2),
+                         static_cast<std::int64_t>(params.expert * 2));
+    }
     return g;
   };
   std::optional<GradSync> dense_sync;
@@ -217,37 +222,51 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   pipe.activation_bytes = transfer_bytes(p, model);
   const std::vector<std::int64_t>& first_layer = details.first_layer;
   const auto is_moe = [&](std::int64_t index) { return step_parts::moe_at(*this, model, index); };
+  // A stage's forward and backward: its layers in order (the head last), and back (the head
+  // first); under ZeRO-3 each layer waits for its parameters' gather, prefetched.
+  details.gather_exposed.assign(static_cast<std::size_t>(details.stages), Time{});
   for (int s = 0; s < stages; ++s) {
-    Time fwd;
-    Time bwd;
+    // In a backward, a layer's gather shares the DP links with the previous layer's gradient
+    // reduce-scatter (both run while a layer computes): the pass waits for both.
+    std::vector<Time> fwd;
+    std::vector<Time> bwd;
+    std::vector<Time> gather;
+    std::vector<Time> gather_back;
     const auto n = details.layers_per_stage[static_cast<std::size_t>(s)];
     for (std::int64_t l = 0; l < n; ++l) {
-      const LayerTiming& t = is_moe(first_layer[static_cast<std::size_t>(s)] + l) ? *sparse : *dense;
-      fwd += t.forward;
-      bwd += t.backward;
+      const bool moe = is_moe(first_layer[static_cast<std::size_t>(s)] + l);
+      const LayerTiming& t = moe ? *sparse : *dense;
+      const GradSync& sync = *(moe ? moe_sync : dense_sync);
+      fwd.push_back(t.forward);
+      bwd.insert(bwd.begin(), t.backward);
+      gather.push_back(zero >= 3 ? sync.gather : Time{});
+      gather_back.insert(gather_back.begin(), zero >= 3 ? sync.gather + sync.time : Time{});
     }
     if (s == stages - 1) {
-      fwd += details.head_forward;
-      bwd += details.head_backward;
+      fwd.push_back(details.head_forward);
+      gather.push_back(Time{});
+      bwd.insert(bwd.begin(), details.head_backward);
+      gather_back.insert(gather_back.begin(), Time{});
     }
-    pipe.stage_forward.push_back(fwd);
-    pipe.stage_backward.push_back(bwd);
+    const Time forward = prefetched_pass(fwd, gather);
+    const Time backward = prefetched_pass(bwd, gather_back);
+    const auto sum = [](const std::vector<Time>& v) {
+      return std::accumulate(v.begin(), v.end(), Time{});
+    };
+    details.gather_exposed[static_cast<std::size_t>(s % details.stages)] +=
+        Time::ps((forward - sum(fwd) + backward - sum(bwd)).count_ps() * details.micro_batches);
+    pipe.stage_forward.push_back(forward);
+    pipe.stage_backward.push_back(backward);
     pipe.backward_pieces.push_back(static_cast<int>(n));
   }
   const PipelineTasks tasks = add_pipeline(plan, pipe);
 
-  // Gradient buckets: a layer's after the piece of the last backward that computed it, one at
-  // a time on the rank's DP stream; the embedding's and head's with their stage's.
+  // Gradient buckets: a layer's after the piece of the last backward that computed it (under
+  // ZeRO-3, of every backward), one at a time on the rank's DP stream; the embedding's and
+  // head's with their stage's last backward.
   const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
   for (int r = 0; r < details.stages; ++r) {
     const int gpu = pipe.gpus[static_cast<std::size_t>(r)];
-    const auto& last = tasks.last_backward[static_cast<std::size_t>(r)];
-    // Chunks in the order their last backward ends on this rank.
-    std::vector<int> chunk_order(static_cast<std::size_t>(virtual_stages));
-    std::iota(chunk_order.begin(), chunk_order.end(), 0);
-    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int c) {
-      return last[static_cast<std::size_t>(a)].back() < last[static_cast<std::size_t>(c)].back();
-    });
     std::optional<PlanTaskId> prev;
     const auto bucket = [&](PlanTaskId after, Time t) {
       if (t == Time{}) {
@@ -261,11 +280,16 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
       }
       prev = id;
     };
-    for (const int c : chunk_order) {
-      const int s = c * details.stages + r;
-      const std::vector<PlanTaskId>& pieces = last[static_cast<std::size_t>(c)];
+    for (const BackwardTasks& op : tasks.backwards[static_cast<std::size_t>(r)]) {
+      const bool last = op.pieces == tasks.last_backward[static_cast<std::size_t>(r)]
+                                                        [static_cast<std::size_t>(op.chunk)];
+      if (!last && zero < 3) {
+        continue;
+      }
+      const int s = op.chunk * details.stages + r;
+      const std::vector<PlanTaskId>& pieces = op.pieces;
       const auto n = details.layers_per_stage[static_cast<std::size_t>(s)];
-      if (s == stages - 1) {
+      if (s == stages - 1 && last) {
         bucket(pieces.front(), vocab_sync);  // the head's gradients come first
       }
       for (std::size_t k = 0; k < pieces.size(); ++k) {  // backward: the last layer first
@@ -273,7 +297,7 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
                                    static_cast<std::int64_t>(k);
         bucket(pieces[k], is_moe(index) ? moe_sync->time : dense_sync->time);
       }
-      if (s == 0) {
+      if (s == 0 && last) {
         bucket(pieces.back(), vocab_sync);
       }
     }

@@ -6,7 +6,9 @@
 // inside it, and a zero-time join closes each run of layers. Activations cross between
 // stages as one flow per GPU (same TP, CP and DP coordinates); each layer's gradients sync as
 // real collectives over the stage's DP groups when its last backward ends, one bucket after
-// another; then every GPU's optimizer step and (ZeRO-1) the parameter all-gathers.
+// another; then every GPU's optimizer step and (ZeRO-1) the parameter all-gathers. Under
+// ZeRO-3 every op runs layer by layer, each layer after its parameters' real all-gather
+// (prefetched one layer ahead), and every backward reduce-scatters each layer's gradients.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -77,6 +79,16 @@ class Unfolded {
         stages_(details_.stages * job.virtual_stages) {
     map_stage_gpus();
     join_phase_ = plan_.phase("join", "step");
+    for (std::int64_t r = 0; r < p_.pp; ++r) {
+      const std::int64_t here[] = {r};
+      dense_groups_.push_back(dense_dp_groups(b_.env.mesh, here));
+      expert_groups_.push_back(expert_dp_groups(b_.env.mesh, here));
+    }
+    sync_.op = job_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+    sync_.algorithm = CollectiveAlgorithm::Auto;
+    sync_.auto_protocol = true;
+    gather_ = sync_;
+    gather_.op = CollectiveOp::AllGather;
   }
 
   std::vector<Case> build();
@@ -97,6 +109,46 @@ class Unfolded {
   std::optional<Piece> head_[2];
   Plan plan_;
   std::uint32_t join_phase_ = 0;
+  std::vector<std::vector<std::vector<int>>> dense_groups_;   // per pipeline rank
+  std::vector<std::vector<std::vector<int>>> expert_groups_;  // per pipeline rank
+  CollectiveJob sync_;    // the gradients' reduce-scatter (all-reduce under ZeRO-0)
+  CollectiveJob gather_;  // the parameters' all-gather
+
+  // A collective over pipeline rank `rank`'s DP groups (dense bytes) and expert-DP groups
+  // (expert bytes) after `after`; returns its join.
+  PlanTaskId collective(int rank, const CollectiveJob& job, double dense, double expert,
+                        double bytes_per_param, std::uint32_t phase,
+                        const std::vector<PlanTaskId>& after) {
+    const auto r = static_cast<std::size_t>(rank);
+    const PlanTaskId join = plan_.add_delay(gpu_of_[r].front(), Time{}, join_phase_);
+    const auto dense_bytes = static_cast<std::int64_t>(dense * bytes_per_param);
+    const auto expert_bytes = static_cast<std::int64_t>(expert * bytes_per_param);
+    std::vector<PlanTaskId> done = after;
+    if (dense_bytes > 0 && !dense_groups_[r].empty()) {
+      const Handle h =
+          add_collectives(plan_, b_, job, dense_groups_[r], Bytes{dense_bytes}, phase, after);
+      done.insert(done.end(), h.done.begin(), h.done.end());
+    }
+    if (expert_bytes > 0 && !expert_groups_[r].empty()) {
+      const Handle h =
+          add_collectives(plan_, b_, job, expert_groups_[r], Bytes{expert_bytes}, phase, after);
+      done.insert(done.end(), h.done.begin(), h.done.end());
+    }
+    for (const PlanTaskId t : done) {
+      plan_.add_dependency(t, join);
+    }
+    return join;
+  }
+
+  // A zero-time task after every one of `before`.
+  PlanTaskId join(int rank, const std::vector<PlanTaskId>& before) {
+    const PlanTaskId j =
+        plan_.add_delay(gpu_of_[static_cast<std::size_t>(rank)].front(), Time{}, join_phase_);
+    for (const PlanTaskId t : before) {
+      plan_.add_dependency(t, j);
+    }
+    return j;
+  }
 
   static ParallelSpec stage_spec(const ParallelSpec& p) {
     ParallelSpec s = p;
@@ -212,6 +264,13 @@ std::vector<Case> Unfolded::build() {
   std::vector<std::vector<std::size_t>> last_backward_at(
       static_cast<std::size_t>(pp), std::vector<std::size_t>(static_cast<std::size_t>(v), 0));
   std::vector<PlanTaskId> rank_end(static_cast<std::size_t>(pp));
+  const bool zero3 = job_.zero >= 3;
+  const bool full = job_.recompute == Recompute::Full;
+  const std::uint32_t sync_phase = plan_.phase("dp_comm", "bwd");
+  const std::uint32_t gather_fwd = plan_.phase("param_gather", "fwd");
+  const std::uint32_t gather_bwd = plan_.phase("param_gather", "bwd");
+  // ZeRO-3: per pipeline rank, its last gradient reduce-scatter so far.
+  std::vector<std::optional<PlanTaskId>> reduced(static_cast<std::size_t>(pp));
   for (int r = 0; r < pp; ++r) {
     const auto& ops = order[static_cast<std::size_t>(r)];
     for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -232,8 +291,38 @@ std::vector<Case> Unfolded::build() {
                         k == last_backward_at[static_cast<std::size_t>(r)]
                                              [static_cast<std::size_t>(op.chunk)];
       PlanTaskId cur = in;
-      for (const Segment& seg : segments(stage, op.forward, last)) {
+      // ZeRO-3: a layer's gather waits for the previous gather and for the layer before to
+      // be ready to start (prefetch one ahead): the start of the unit before the previous.
+      std::optional<PlanTaskId> gathered;
+      PlanTaskId unit_start = in;  // of the previous unit
+      PlanTaskId prev_unit_start = in;
+      for (const Segment& seg : segments(stage, op.forward, last || zero3)) {
+        // A unit: a layer's forward, its backward (with its recomputed forward), the head.
+        const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !full;
+        if (zero3 && starts_unit) {
+          prev_unit_start = unit_start;
+          unit_start = cur;
+          if (seg.layers > 0) {
+            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+            std::vector<PlanTaskId> after{prev_unit_start};
+            if (gathered) {
+              after.push_back(*gathered);
+            }
+            gathered = collective(r, gather_, lp.dense, lp.expert, 2,
+                                  op.forward ? gather_fwd : gather_bwd, after);
+            cur = join(r, {cur, *gathered});
+          }
+        }
         cur = add(seg, r, cur);
+        if (zero3 && !op.forward && !seg.forward && seg.layers > 0) {
+          const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+          std::vector<PlanTaskId> after{cur};
+          if (reduced[static_cast<std::size_t>(r)]) {
+            after.push_back(*reduced[static_cast<std::size_t>(r)]);
+          }
+          reduced[static_cast<std::size_t>(r)] =
+              collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+        }
         if (last && !seg.forward) {
           last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
               {seg.layers == 0 ? -1 : seg.last_index, cur});
@@ -275,44 +364,12 @@ std::vector<Case> Unfolded::build() {
   }
 
   // Gradient buckets, the optimizer and the parameter gathers, stage by stage.
-  CollectiveJob sync;
-  sync.op = job_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-  sync.algorithm = CollectiveAlgorithm::Auto;
-  sync.auto_protocol = true;
-  const std::uint32_t sync_phase = plan_.phase("dp_comm", "bwd");
   const std::uint32_t optimizer_phase = plan_.phase("optimizer", "step");
   const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
   const StepShape shape = job_.shape(b_.env);
   const std::vector<StageParams> params = stage_params(shape);
   const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);
   for (int r = 0; r < pp; ++r) {
-    const std::int64_t here[] = {r};
-    const auto dense_groups = dense_dp_groups(b_.env.mesh, here);
-    const auto expert_groups = expert_dp_groups(b_.env.mesh, here);
-    const int g0 = gpu_of_[static_cast<std::size_t>(r)].front();
-    // A collective of both kinds after `after`; returns its join.
-    const auto collective = [&](const CollectiveJob& job, double dense, double expert,
-                                double bytes_per_param, std::uint32_t phase,
-                                std::vector<PlanTaskId> after) {
-      const PlanTaskId join = plan_.add_delay(g0, Time{}, join_phase_);
-      const auto dense_bytes = static_cast<std::int64_t>(dense * bytes_per_param);
-      const auto expert_bytes = static_cast<std::int64_t>(expert * bytes_per_param);
-      std::vector<PlanTaskId> done = after;
-      if (dense_bytes > 0 && !dense_groups.empty()) {
-        const Handle h = add_collectives(plan_, b_, job, dense_groups, Bytes{dense_bytes}, phase,
-                                         after);
-        done.insert(done.end(), h.done.begin(), h.done.end());
-      }
-      if (expert_bytes > 0 && !expert_groups.empty()) {
-        const Handle h = add_collectives(plan_, b_, job, expert_groups, Bytes{expert_bytes},
-                                         phase, after);
-        done.insert(done.end(), h.done.begin(), h.done.end());
-      }
-      for (const PlanTaskId t : done) {
-        plan_.add_dependency(t, join);
-      }
-      return join;
-    };
     std::vector<int> chunk_order(static_cast<std::size_t>(v));
     std::iota(chunk_order.begin(), chunk_order.end(), 0);
     std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int c) {
@@ -320,29 +377,36 @@ std::vector<Case> Unfolded::build() {
              last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
     });
     PlanTaskId bucket = rank_end[static_cast<std::size_t>(r)];
-    std::optional<PlanTaskId> prev;
+    std::optional<PlanTaskId> prev = reduced[static_cast<std::size_t>(r)];  // ZeRO-3's layers
     double dense_local = 0;
     double expert_local = 0;
     for (const int c : chunk_order) {
       const int stage = c * pp + r;
-      for (const auto& [index, join] :
+      for (const auto& [index, computed] :
            last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
-        std::vector<PlanTaskId> after{join};
+        std::vector<PlanTaskId> after{computed};
         if (prev) {
           after.push_back(*prev);
         }
         if (index < 0) {  // the output layer
-          prev = collective(sync, vocab, 0, job_.grad_bytes, sync_phase, after);
+          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
           continue;
         }
-        const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
-        prev = collective(sync, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+        if (!zero3) {  // ZeRO-3 reduced every backward's layers as they ended
+          const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
+          prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+          after = {*prev};
+        }
         if (stage == 0 && index == 0) {  // the embedding, with the first layer
-          prev = collective(sync, vocab, 0, job_.grad_bytes, sync_phase, {*prev});
+          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
         }
       }
-      dense_local += params[static_cast<std::size_t>(stage)].dense;
-      expert_local += params[static_cast<std::size_t>(stage)].expert;
+      if (zero3) {  // the layers were gathered as used; the vocabulary is gathered here
+        dense_local += vocab_params(shape, stage);
+      } else {
+        dense_local += params[static_cast<std::size_t>(stage)].dense;
+        expert_local += params[static_cast<std::size_t>(stage)].expert;
+      }
     }
     if (prev) {
       bucket = *prev;
@@ -358,9 +422,7 @@ std::vector<Case> Unfolded::build() {
       optimizers.push_back(o);
     }
     if (job_.zero >= 1) {
-      CollectiveJob gather = sync;
-      gather.op = CollectiveOp::AllGather;
-      collective(gather, dense_local, expert_local, 2, gather_phase, optimizers);
+      collective(r, gather_, dense_local, expert_local, 2, gather_phase, optimizers);
     }
   }
   details_.folding = fmt::format("unfolded: all {} GPUs in one plan", details_.gpus);

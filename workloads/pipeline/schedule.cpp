@@ -119,6 +119,7 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   PipelineTasks out;
   out.ops.resize(static_cast<std::size_t>(p));
   out.last_backward.resize(static_cast<std::size_t>(p));
+  out.backwards.resize(static_cast<std::size_t>(p));
   std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> task_of;
   const auto per_stage = [](const std::vector<Time>& times, int stage, Time all) {
     return times.empty() ? all : times[static_cast<std::size_t>(stage)];
@@ -147,6 +148,7 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
       task_of[{stage, op.micro_batch, op.forward}] = {ids.front(), ids.back()};
       if (!op.forward) {  // the rank's backwards of a chunk come in micro-batch order
         out.last_backward[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)] = ids;
+        out.backwards[static_cast<std::size_t>(r)].push_back({op.chunk, ids});
       }
     }
   }

@@ -69,12 +69,20 @@ struct PipelineSpec {
   Source source = Source::Roofline;  ///< where the chunk times came from
 };
 
+/// One backward op of a rank: its chunk and its pieces, in order.
+struct BackwardTasks {
+  int chunk = 0;
+  std::vector<PlanTaskId> pieces;
+};
+
 /// Per pipeline rank, the compute task of each op (in pipeline_order's order; a backward in
-/// pieces, its last piece), and per rank and chunk the pieces of the rank's last backward
-/// through that chunk (when its gradients are complete, piece by piece).
+/// pieces, its last piece), per rank and chunk the pieces of the rank's last backward
+/// through that chunk (when its gradients are complete, piece by piece), and per rank every
+/// backward in its order (ZeRO-3 reduces each one's gradients).
 struct PipelineTasks {
   std::vector<std::vector<PlanTaskId>> ops;
   std::vector<std::vector<std::vector<PlanTaskId>>> last_backward;
+  std::vector<std::vector<BackwardTasks>> backwards;
 };
 
 /// Adds the pipeline's compute tasks (phases "pipeline" fwd and bwd) and point-to-point flows

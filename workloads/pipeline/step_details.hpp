@@ -38,6 +38,7 @@ struct GradSync {
   bool moe = false;
   Time time;
   double bytes_per_gpu = 0;
+  Time gather;  ///< ZeRO-3: the layer's parameter all-gather (BF16), before each use
 };
 
 struct StepDetails {
@@ -58,6 +59,8 @@ struct StepDetails {
   Time head_forward;   ///< the output layer (and loss), last stage, one micro-batch
   Time head_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
+  /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
+  std::vector<Time> gather_exposed;
   std::vector<int> representatives;  ///< per pipeline rank, the GPU simulated for it
   double tokens = 0;                 ///< per step
   double model_flops = 0;            ///< per step, model_flops_per_token's convention

@@ -128,30 +128,49 @@ std::vector<StageParams> stage_params(const StepShape& s) {
   const ParallelSpec& p = s.parallel;
   const int stages = model_stages(s);
   const std::vector<std::int64_t> layers = layers_per_stage(m.layers, stages);
-  const LayerParams dense = layer_params(m, false);
-  const LayerParams sparse = layer_params(m, true);
+  const StageParams dense = layer_params_per_gpu(m, p, false);
+  const StageParams sparse = layer_params_per_gpu(m, p, true);
   std::vector<StageParams> out(static_cast<std::size_t>(stages));
   std::int64_t index = 0;
   for (int st = 0; st < stages; ++st) {
     StageParams& sp = out[static_cast<std::size_t>(st)];
     for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(st)]; ++l, ++index) {
-      if (is_moe_layer(m, index)) {
-        sp.dense += (sparse.attention + sparse.norms + sparse.router + sparse.shared_experts) /
-                    d(p.tp);
-        sp.expert += d(m.moe.routed_experts) * sparse.expert / d(p.ep);
-      } else {
-        sp.dense += (dense.attention + dense.mlp + dense.norms) / d(p.tp);
-      }
+      const StageParams& layer = is_moe_layer(m, index) ? sparse : dense;
+      sp.dense += layer.dense;
+      sp.expert += layer.expert;
     }
-    const double vocab = d(m.vocab) * d(m.hidden) / d(p.tp);  // vocab-parallel over TP
-    if (st == 0) {
-      sp.dense += vocab;
-    }
-    if (st == stages - 1) {
-      sp.dense += vocab + d(m.hidden);  // the head (a copy when tied) and the final norm
-    }
+    sp.dense += vocab_params(s, st);
   }
   return out;
+}
+
+StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe) {
+  const LayerParams lp = layer_params(m, moe);
+  StageParams out;
+  out.dense = (lp.attention + lp.norms + lp.mlp + lp.router + lp.shared_experts) / d(p.tp);
+  out.expert = moe ? d(m.moe.routed_experts) * lp.expert / d(p.ep) : 0;
+  return out;
+}
+
+double vocab_params(const StepShape& s, int stage) {
+  const ModelSpec& m = *s.model;
+  const double vocab = d(m.vocab) * d(m.hidden) / d(s.parallel.tp);  // vocab-parallel over TP
+  double out = 0;
+  if (stage == 0) {
+    out += vocab;
+  }
+  if (stage == model_stages(s) - 1) {
+    out += vocab + d(m.hidden);  // the head (a copy when tied) and the final norm
+  }
+  return out;
+}
+
+StageParams dp_shards(const StepShape& s) {
+  const ParallelSpec& p = s.parallel;
+  if (s.zero < 1) {
+    return {1, 1};
+  }
+  return {d(p.dp * p.cp), d(p.tp * p.cp * p.dp) / d(p.ep)};
 }
 
 std::vector<StageMemory> stage_memory(const StepShape& s) {
@@ -170,8 +189,9 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
     }
     return bytes;
   };
-  const double dense_shard = s.zero >= 1 ? d(p.dp * p.cp) : 1;
-  const double expert_shard = s.zero >= 1 ? d(p.tp * p.cp * p.dp) / d(p.ep) : 1;
+  const StageParams shard = dp_shards(s);
+  const StageParams dense_layer = layer_params_per_gpu(m, p, false);
+  const StageParams moe_layer = layer_params_per_gpu(m, p, true);
   // Per rank, the activations each op adds (a forward) or frees (a backward), in its order.
   std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
   if (s.schedule == PipeSchedule::DualPipe) {
@@ -202,22 +222,33 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     StageMemory& mem = out[static_cast<std::size_t>(r)];
-    double dense = 0;
+    double vocab = 0;
+    double dense = 0;  // the layers' (without the vocabulary's)
     double expert = 0;
     double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
+    double largest = 0;    // the largest layer's parameters
     for (const int stage : rank_stages(s, r)) {
-      dense += params[static_cast<std::size_t>(stage)].dense;
+      vocab += vocab_params(s, stage);
+      dense += params[static_cast<std::size_t>(stage)].dense - vocab_params(s, stage);
       expert += params[static_cast<std::size_t>(stage)].expert;
       for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(stage)]; ++l) {
-        one_layer = std::max(
-            one_layer, layer_activations(
-                           s, is_moe_layer(m, first_layer[static_cast<std::size_t>(stage)] + l),
-                           false));
+        const bool moe = is_moe_layer(m, first_layer[static_cast<std::size_t>(stage)] + l);
+        one_layer = std::max(one_layer, layer_activations(s, moe, false));
+        const StageParams& lp = moe ? moe_layer : dense_layer;
+        largest = std::max(largest, lp.dense + lp.expert);
       }
     }
-    mem.params = kWeightBytes * (dense + expert);
-    mem.grads = s.grad_bytes * (dense + expert);
-    mem.optimizer = kOptimizerBytes * (dense / dense_shard + expert / expert_shard);
+    const double sharded = dense / shard.dense + expert / shard.expert;
+    if (s.zero >= 3) {
+      // The layers' shards, the vocabulary whole; the gathered layer and the one prefetched,
+      // and one layer's full gradient until its reduce-scatter.
+      mem.params = kWeightBytes * (vocab + sharded + 2 * largest);
+      mem.grads = s.grad_bytes * (vocab + sharded + largest);
+    } else {
+      mem.params = kWeightBytes * (vocab + dense + expert);
+      mem.grads = s.grad_bytes * (vocab + dense + expert);
+    }
+    mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
     // The most activations in flight over the rank's order.
     double held = 0;
     double peak = 0;

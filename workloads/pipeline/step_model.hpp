@@ -38,7 +38,9 @@ struct StepShape {
   std::int64_t micro_batches = 1;  ///< per pipeline, per step
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   int chunks = 1;  ///< model chunks (virtual stages) per pipeline rank
-  int zero = 1;    ///< 0: every optimizer state on every DP rank; 1: sharded over DP
+  /// 0: every optimizer state on every DP rank; 1: optimizer states sharded over DP;
+  /// 3: parameters and gradients sharded too, gathered layer by layer (param_prefetch.hpp)
+  int zero = 1;
   Recompute recompute = Recompute::None;
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
 };
@@ -61,13 +63,27 @@ struct StageParams {
 /// Per model stage (model_stages of them, layers_per_stage's split).
 std::vector<StageParams> stage_params(const StepShape& s);
 
+/// Parameters of one layer on one GPU: those replicated over DP (split over tp) and its
+/// routed experts (split over ep).
+StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe);
+
+/// The part of stage `stage`'s dense parameters (per GPU) that is the input embedding, the
+/// head and the final norm. ZeRO-3 keeps these whole on every DP rank (reduced once per step
+/// and gathered after the optimizer, as under ZeRO-1) and shards only the layers.
+double vocab_params(const StepShape& s, int stage);
+
+/// The DP shard of each parameter kind: dense parameters over dp x cp ranks, routed experts
+/// over the tp x cp x dp / ep expert-DP ranks; 1 under ZeRO-0.
+StageParams dp_shards(const StepShape& s);
+
 /// Whether layer `index` (from 0) of the model is a MoE layer.
 bool is_moe_layer(const ModelSpec& m, std::int64_t index);
 
 /// Bytes one GPU holds, by what for.
 struct StageMemory {
-  double params = 0;       ///< BF16 weights
-  double grads = 0;        ///< the gradient buffer (grad_bytes per parameter)
+  double params = 0;       ///< BF16 weights (ZeRO-3: the shard and two gathered layers)
+  double grads = 0;        ///< the gradient buffer (grad_bytes per parameter; ZeRO-3: the shard
+                           ///< and one layer's full gradient before its reduce-scatter)
   double optimizer = 0;    ///< FP32 master weights, Adam's two moments (12 B per parameter)
   double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
                            ///< (DualPipe: freed by a backward's input part)
