@@ -312,7 +312,7 @@ TEST_CASE("training step: layers per stage, the first and last with fewer") {
   }
 }
 
-TEST_CASE("training step: activations in flight follow the schedule, in closed form") {
+TEST_CASE("training step: activations in flight and parameters per stage, in closed form") {
   // Llama 3 405B, TP 8, PP 16, 1F1B: rank 0 holds 16 micro-batches of its 7 layers; a layer
   // keeps (8 h + 4 h + 4 kv d + 6 ffn) bytes per token, over 8192 / 8 tokens per GPU.
   const ExperimentFile f = load_experiment(kExperiments + "llama3-405b-8k-8192gpu.json", {});
@@ -325,6 +325,17 @@ TEST_CASE("training step: activations in flight follow the schedule, in closed f
   CHECK(memory[0].activations == doctest::Approx(16 * 7 * per_token * 1024));
   CHECK(memory[15].activations == doctest::Approx(1 * 7 * per_token * 1024));
   CHECK(memory[1].activations == doctest::Approx(15 * 8 * per_token * 1024));
+  // Parameters per GPU (Megatron's count from the shapes): a layer's attention h (2 h + 2 kv d)
+  // with GQA, SwiGLU 3 h ffn, two norms 2 h, split over TP 8; stage 0 adds the vocab-parallel
+  // embedding, the last stage the head and the final norm. ZeRO-1: 12 bytes of optimizer state
+  // per parameter over DP 64.
+  const double layer = (16384.0 * (2 * 16384 + 2 * 8 * 128) + 3.0 * 16384 * 53248 + 2 * 16384) / 8;
+  const double vocab = 128256.0 * 16384 / 8;
+  CHECK(memory[1].params == doctest::Approx(2 * 8 * layer));
+  CHECK(memory[0].params == doctest::Approx(2 * (7 * layer + vocab)));
+  CHECK(memory[15].params == doctest::Approx(2 * (7 * layer + vocab + 16384)));
+  CHECK(memory[1].optimizer == doctest::Approx(12 * 8 * layer / 64));
+  CHECK(memory[1].params / 1e9 == doctest::Approx(6.38).epsilon(0.002));
   // Full recompute keeps each layer's input and rebuilds one layer at a time.
   work::TrainingStepJob full = job;
   full.recompute = work::Recompute::Full;
