@@ -54,7 +54,7 @@ TEST_CASE("merging all shards gives every point exactly once") {
   CHECK_NOTHROW(validate(r.file));
 }
 
-TEST_CASE("axes are united; a cell measured twice keeps the quieter sample") {
+TEST_CASE("axes are united, a cell measured twice keeps the quieter sample") {
   Table a;
   a.op = Op::Gemm;
   a.impl = "cublaslt";

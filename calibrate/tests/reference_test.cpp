@@ -70,7 +70,7 @@ TEST_CASE("attention backward matches finite differences, every mask, with GQA")
   }
 }
 
-TEST_CASE("attention forward: one visible key copies V; stats are log-sum-exp") {
+TEST_CASE("attention forward: one visible key copies V, stats are log-sum-exp") {
   // Causal top-left, first query row sees only key 0: O row 0 = V row 0, stats = scaled score.
   const AttnShape s{1, 1, 1, 2, 2, 1, 2, Mask::CausalTopLeft, 1.0};
   const std::vector<double> q{2.0, 1.0};

@@ -46,7 +46,7 @@ TEST_CASE("zigzag CP blocks sum to the full causal work and balance the ranks") 
   }
 }
 
-TEST_CASE("contiguous CP blocks sum to the full causal work; the last rank does the most") {
+TEST_CASE("contiguous CP blocks sum to the full causal work, the last rank does the most") {
   for (std::int64_t cp : {1, 2, 4, 8}) {
     const std::int64_t seq = cp * 512;
     std::int64_t total = 0;

@@ -1,3 +1,2 @@
 // doctest entry point for the sim tests.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
+#include "tests/doctest_main.hpp"

@@ -64,7 +64,7 @@ TEST_CASE("the base document parses, with defaults from topo::Spec") {
   CHECK(c.topology.gpu.hbm_GBps == 3350);
 }
 
-TEST_CASE("\"bandwidth\": \"peak\" selects the peak figures; achievable defaults to peak") {
+TEST_CASE("\"bandwidth\": \"peak\" selects the peak figures, achievable defaults to peak") {
   json j = base();
   j["bandwidth"] = "peak";
   j["nic"].erase("achievable_GBps");

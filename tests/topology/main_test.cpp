@@ -1,3 +1,2 @@
 // The doctest entry point of the topology tests.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
+#include "tests/doctest_main.hpp"

@@ -1,0 +1,12 @@
+# ctest runs each doctest case by name, and CMake cuts a name at a ';' (a list separator): such
+# a case would match nothing under ctest and pass without running. Refuse those names at
+# configure time. The pattern skips escaped quotes inside the name.
+function(hopsim_check_test_names)
+  foreach(src ${ARGN})
+    file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${src} cut
+         REGEX "TEST_CASE\\(\"([^\"\\\\]|\\\\.)*;")
+    if(cut)
+      message(FATAL_ERROR "${src}: a test case name holds a ';', which ctest cannot select: ${cut}")
+    endif()
+  endforeach()
+endfunction()
