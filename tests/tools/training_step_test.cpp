@@ -277,6 +277,17 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
   CHECK(three[1].optimizer == doctest::Approx(one[1].optimizer));
   CHECK(three[1].activations == doctest::Approx(one[1].activations));
   CHECK(three[1].total() < one[1].total());
+  // The first and last ranks also hold the embedding or the head whole (stages 0 and 7 of 8).
+  const work::StepShape shape = job.shape(env);
+  for (const int r : {0, 3}) {
+    const double vocab =
+        work::vocab_params(shape, r) + work::vocab_params(shape, r + 4);
+    CHECK(vocab > 0);
+    CHECK(three[static_cast<std::size_t>(r)].params ==
+          doctest::Approx(2 * (vocab + 8 * layer / 4 + 2 * layer)));
+    CHECK(three[static_cast<std::size_t>(r)].grads ==
+          doctest::Approx(job.grad_bytes * (vocab + 8 * layer / 4 + layer)));
+  }
 }
 
 TEST_CASE("training step: layouts that cannot run are clear errors") {

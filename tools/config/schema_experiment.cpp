@@ -294,9 +294,12 @@ const std::array<KeyDoc, 18> kTrainingStepWorkload{{
      "2 x pp; two stages per rank; folded only)"},
     {"virtual_stages", "integer in [1, 1024]", "1f1b: 1; interleaved: 2",
      "model chunks per pipeline rank; pp x virtual_stages must not exceed the model's layers"},
-    {"zero", "0 or 1", "1",
+    {"zero", "0, 1 or 3", "1",
      "0: gradients all-reduced, every DP rank holds all optimizer states; 1: reduce-scatter, "
-     "optimizer states sharded over DP, updated parameters all-gathered"},
+     "optimizer states sharded over DP, updated parameters all-gathered; 3: parameters and "
+     "gradients sharded too, each layer gathered before every forward and backward (prefetched "
+     "one layer ahead) and reduce-scattered after every backward (docs/training-step.md); not "
+     "with `dualpipe`"},
     {"recompute", "\"none\", \"selective\" or \"full\"", "\"none\"",
      "activation recomputation: full keeps each layer's input only and runs its forward again "
      "before its backward; selective equals none with FlashAttention (no scores stored)"},

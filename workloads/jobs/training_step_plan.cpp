@@ -226,8 +226,9 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   // first); under ZeRO-3 each layer waits for its parameters' gather, prefetched.
   details.gather_exposed.assign(static_cast<std::size_t>(details.stages), Time{});
   for (int s = 0; s < stages; ++s) {
-    // In a backward, a layer's gather shares the DP links with the previous layer's gradient
-    // reduce-scatter (both run while a layer computes): the pass waits for both.
+    // In a backward, a layer's gather shares the DP links with the reduce-scatters of the
+    // layers that computed before it: each gather is charged with one layer's reduce-scatter,
+    // its own layer's (the same size, except where dense and MoE layers meet).
     std::vector<Time> fwd;
     std::vector<Time> bwd;
     std::vector<Time> gather;

@@ -271,6 +271,7 @@ std::vector<Case> Unfolded::build() {
   const std::uint32_t gather_bwd = plan_.phase("param_gather", "bwd");
   // ZeRO-3: per pipeline rank, its last gradient reduce-scatter so far.
   std::vector<std::optional<PlanTaskId>> reduced(static_cast<std::size_t>(pp));
+  const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);  // embedding or head
   for (int r = 0; r < pp; ++r) {
     const auto& ops = order[static_cast<std::size_t>(r)];
     for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -291,8 +292,8 @@ std::vector<Case> Unfolded::build() {
                         k == last_backward_at[static_cast<std::size_t>(r)]
                                              [static_cast<std::size_t>(op.chunk)];
       PlanTaskId cur = in;
-      // ZeRO-3: a layer's gather waits for the previous gather and for the layer before to
-      // be ready to start (prefetch one ahead): the start of the unit before the previous.
+      // ZeRO-3: unit k's gather waits for the previous gather and for unit k - 1's entry
+      // (which, with that gather, is when unit k - 1 can start computing: prefetch one ahead).
       std::optional<PlanTaskId> gathered;
       PlanTaskId unit_start = in;  // of the previous unit
       PlanTaskId prev_unit_start = in;
@@ -314,14 +315,24 @@ std::vector<Case> Unfolded::build() {
           }
         }
         cur = add(seg, r, cur);
-        if (zero3 && !op.forward && !seg.forward && seg.layers > 0) {
-          const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
-          std::vector<PlanTaskId> after{cur};
-          if (reduced[static_cast<std::size_t>(r)]) {
-            after.push_back(*reduced[static_cast<std::size_t>(r)]);
+        if (zero3 && !op.forward && !seg.forward) {
+          // ZeRO-3: a layer's gradients are reduce-scattered after each of its backwards, the
+          // head's and the embedding's after the last backward only; one at a time.
+          auto& chain = reduced[static_cast<std::size_t>(r)];
+          const auto reduce = [&](double dense, double expert) {
+            std::vector<PlanTaskId> after{cur};
+            if (chain) {
+              after.push_back(*chain);
+            }
+            chain = collective(r, sync_, dense, expert, job_.grad_bytes, sync_phase, after);
+          };
+          if (seg.layers > 0) {
+            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+            reduce(lp.dense, lp.expert);
           }
-          reduced[static_cast<std::size_t>(r)] =
-              collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+          if (last && (seg.layers == 0 || (stage == 0 && seg.last_index == 0))) {
+            reduce(vocab, 0);
+          }
         }
         if (last && !seg.forward) {
           last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
@@ -368,7 +379,6 @@ std::vector<Case> Unfolded::build() {
   const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
   const StepShape shape = job_.shape(b_.env);
   const std::vector<StageParams> params = stage_params(shape);
-  const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);
   for (int r = 0; r < pp; ++r) {
     std::vector<int> chunk_order(static_cast<std::size_t>(v));
     std::iota(chunk_order.begin(), chunk_order.end(), 0);
@@ -384,6 +394,9 @@ std::vector<Case> Unfolded::build() {
       const int stage = c * pp + r;
       for (const auto& [index, computed] :
            last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
+        if (zero3) {  // reduced as every backward ended
+          break;
+        }
         std::vector<PlanTaskId> after{computed};
         if (prev) {
           after.push_back(*prev);
@@ -392,11 +405,9 @@ std::vector<Case> Unfolded::build() {
           prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
           continue;
         }
-        if (!zero3) {  // ZeRO-3 reduced every backward's layers as they ended
-          const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
-          prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
-          after = {*prev};
-        }
+        const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
+        prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+        after = {*prev};
         if (stage == 0 && index == 0) {  // the embedding, with the first layer
           prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
         }

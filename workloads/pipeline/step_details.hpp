@@ -60,6 +60,7 @@ struct StepDetails {
   Time head_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
   /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
+  /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)
   std::vector<Time> gather_exposed;
   std::vector<int> representatives;  ///< per pipeline rank, the GPU simulated for it
   double tokens = 0;                 ///< per step
