@@ -36,15 +36,27 @@ struct CountSelected : doctest::IReporter {
 
 REGISTER_LISTENER("count_selected", 1, hopsim::test_main::CountSelected);
 
-int main(int argc, char** argv) {
-  doctest::Context context(argc, argv);
+namespace hopsim::test_main {
+
+/// Runs the tests `context` selects; a run whose filters select none fails.
+inline int run(doctest::Context& context) {
   const int rc = context.run();
   if (context.shouldExit()) {  // --help, --list-test-cases and the like ran no tests
     return rc;
   }
-  if (rc == 0 && hopsim::test_main::selected == 0) {
+  if (rc == 0 && selected == 0) {
     std::fputs("[doctest] no test case matches the filters: nothing ran\n", stderr);
     return 1;
   }
   return rc;
 }
+
+}  // namespace hopsim::test_main
+
+// A binary that needs its own main defines HOPSIM_TEST_OWN_MAIN and calls run().
+#ifndef HOPSIM_TEST_OWN_MAIN
+int main(int argc, char** argv) {
+  doctest::Context context(argc, argv);
+  return hopsim::test_main::run(context);
+}
+#endif

@@ -32,7 +32,7 @@ TEST_CASE("cuBLASLt descriptors for every smoke GEMM shape, BF16 and FP8 (no GPU
   CHECK(LtGemm(Dtype::Fp8, 128, 4096, 7168).describe() == "fp8 GEMM m=128 n=4096 k=7168 (TN)");
 }
 
-TEST_CASE("expert GEMM shapes: offsets follow the token prefix sums; empty experts are skipped") {
+TEST_CASE("expert GEMM shapes: offsets follow the token prefix sums, empty experts are skipped") {
   const ExpertProblem fwd{Dtype::Bf16, Pass::Fwd, 64, 128, {0, 3, 5}};
   const auto f = expert_gemm_shapes(fwd);
   REQUIRE(f.size() == 2);

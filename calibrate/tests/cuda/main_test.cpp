@@ -1,8 +1,8 @@
 // doctest entry point for the CUDA backend tests (graph construction runs without a GPU).
-#define DOCTEST_CONFIG_IMPLEMENT
 #include <string_view>
 
-#include <doctest/doctest.h>
+#define HOPSIM_TEST_OWN_MAIN
+#include "tests/doctest_main.hpp"
 
 int main(int argc, char** argv) {
   doctest::Context context;
@@ -15,5 +15,5 @@ int main(int argc, char** argv) {
       context.setOption("no-skip", true);
     }
   }
-  return context.run();
+  return hopsim::test_main::run(context);
 }
