@@ -256,7 +256,7 @@ std::vector<Case> Unfolded::build() {
   const int m = static_cast<int>(details_.micro_batches);
   const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v);
   // Per (stage, micro-batch, forward): the op's entry and exit; per (rank, chunk): the joins
-  // of the last backward's layers (model index, join), and the head's.
+  // of the last backward's layers (model index, join), and the head's (not under ZeRO-3).
   std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> op_of;
   std::vector<std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>> last_layers(
       static_cast<std::size_t>(pp),
@@ -334,7 +334,7 @@ std::vector<Case> Unfolded::build() {
             reduce(vocab, 0);
           }
         }
-        if (last && !seg.forward) {
+        if (last && !seg.forward && !zero3) {  // ZeRO-3 reduced them above
           last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
               {seg.layers == 0 ? -1 : seg.last_index, cur});
         }
@@ -394,9 +394,6 @@ std::vector<Case> Unfolded::build() {
       const int stage = c * pp + r;
       for (const auto& [index, computed] :
            last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
-        if (zero3) {  // reduced as every backward ended
-          break;
-        }
         std::vector<PlanTaskId> after{computed};
         if (prev) {
           after.push_back(*prev);
