@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "doctest_time.hpp"
+#include "tests/approx.hpp"
 #include "workloads/collectives/nccl_tuner.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -79,7 +80,7 @@ TEST_CASE("across nodes a ring all-reduce runs a channel per NIC and reaches the
     CHECK(*hi / *lo <= 1.01);
     const int n = 8 * nodes;
     const double busbw = busbw_GBps(r, 0, size, n, 2.0 * (n - 1) / n);
-    CHECK(busbw == doctest::Approx(std::min(8 * 47.0, 370.0)).epsilon(0.10));
+    CHECK(busbw == hopsim::test::approx(std::min(8 * 47.0, 370.0)).epsilon(0.10));
   }
 }
 
@@ -96,14 +97,15 @@ TEST_CASE("small collectives take NCCL's ring and tree latency, by protocol") {
         TunerInput in{NcclColl::AllReduce, 8 * nodes, nodes, Bytes{8}, e.cluster.nvlink.bandwidth,
                       Bandwidth{8 * e.cluster.nic.bandwidth.bytes_per_s}};
         for (const Prediction& model : nccl_predictions(e.nccl, in)) {
-          if ((model.algorithm == NcclAlgo::Tree) != (a == CollectiveAlgorithm::Tree) ||
-              model.protocol != p) {
+          const NcclAlgo same =
+              a == CollectiveAlgorithm::Tree ? NcclAlgo::Tree : NcclAlgo::Ring;
+          if (model.algorithm != same || model.protocol != p) {
             continue;
           }
           // 8 B: the latency alone. A ring's longest chain crosses a node boundary up to two
           // more times than NCCL's 2(nodes-1) steps count, so allow 15%.
           CHECK(r.cases[0].outcome.makespan.seconds() ==
-                doctest::Approx(model.latency_s).epsilon(0.15));
+                hopsim::test::approx(model.latency_s).epsilon(0.15));
           CHECK(r.cases[1].outcome.makespan.seconds() >= model.latency_s);
         }
       }
@@ -121,7 +123,7 @@ TEST_CASE("NVLS all-reduce in a node beats the ring, as NCCL's model says") {
   REQUIRE(ring.ok());
   CHECK(nvls.cases[0].outcome.makespan < ring.cases[0].outcome.makespan);
   // Each GPU sends and receives S once, at 0.74 of 370 GB/s: busbw = 1.75 x 273.8 GB/s.
-  CHECK(busbw_GBps(nvls, 0, size, 8, 1.75) == doctest::Approx(1.75 * 370 * 0.74).epsilon(0.01));
+  CHECK(busbw_GBps(nvls, 0, size, 8, 1.75) == hopsim::test::approx(1.75 * 370 * 0.74).epsilon(0.01));
   Experiment across = collective(2, CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, {size});
   CHECK(!run(across).ok());  // NVLS stays in one node
 }
@@ -157,6 +159,54 @@ TEST_CASE("two-tier: pieces never slow it down, EP8 has no InfiniBand, bytes are
       CHECK(pieces.cases[0].summary.ib_bytes.n == 0);
       CHECK(pieces.cases[0].outcome.makespan == whole.cases[0].outcome.makespan);
     }
+  }
+}
+
+TEST_CASE("two-tier: streamed pieces are the first piece, the rest, and the last piece") {
+  const auto ranges = [](const std::vector<Collectives::Segment>& s) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (const Collectives::Segment& x : s) {
+      out.emplace_back(x.from, x.size);
+    }
+    return out;
+  };
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  TwoTierOptions o;
+  o.chunk_bytes = 3;
+  const Collectives::Stages each = Collectives::stages(10, o);  // pieces 3, 3, 3, 1
+  CHECK(ranges(each.first) == Ranges{{0, 3}, {3, 3}, {6, 3}, {9, 1}});
+  CHECK(ranges(each.second) == ranges(each.first));
+  o.pieces = Pieces::Streamed;
+  const Collectives::Stages streamed = Collectives::stages(10, o);
+  CHECK(ranges(streamed.first) == Ranges{{0, 3}, {3, 7}});
+  CHECK(ranges(streamed.second) == Ranges{{0, 9}, {9, 1}});
+  // Two pieces or one: streamed is each.
+  CHECK(ranges(Collectives::stages(5, o).first) == Ranges{{0, 3}, {3, 2}});
+  CHECK(ranges(Collectives::stages(5, o).second) == Ranges{{0, 3}, {3, 2}});
+  CHECK(ranges(Collectives::stages(2, o).second) == Ranges{{0, 2}});
+}
+
+TEST_CASE("two-tier: streamed pieces move the same bytes as each piece, in about the same time") {
+  for (bool combine : {false, true}) {
+    CAPTURE(combine);
+    Experiment e = collective(4, CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, {});
+    auto& job = std::get<CollectiveJob>(e.job);
+    job.moe = MoeRouting{1024, 64, 8, 2, 1};
+    job.token_bytes = Bytes{7168};
+    job.sizes = {Bytes{1024 * 7168}};
+    job.combine = combine;
+    job.chunk_tokens = 32;
+    const RunResult each = run(e);
+    job.pieces = Pieces::Streamed;
+    const RunResult streamed = run(e);
+    REQUIRE(each.ok());
+    REQUIRE(streamed.ok());
+    const CaseResult& s = streamed.cases[0];
+    const CaseResult& p = each.cases[0];
+    CHECK(s.summary.ib_bytes == p.summary.ib_bytes);
+    CHECK(s.summary.nvlink_bytes == p.summary.nvlink_bytes);
+    CHECK(s.outcome.makespan.seconds() == hopsim::test::approx(p.outcome.makespan.seconds()).epsilon(0.01));
+    CHECK(s.outcome.flows * 3 < p.outcome.flows);
   }
 }
 

@@ -220,6 +220,9 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
   Json out;
   out["algorithm"] = work::ep_algorithm_name(job.algorithm);
+  if (job.algorithm == work::EpAlgorithm::TwoTier) {
+    out["pieces"] = work::pieces_name(job.pieces);
+  }
   out["overlap"] = work::ep_overlap_name(job.overlap);
   out["micro_batches"] = ep.micro_batches;
   out["passes"] = work::passes_name(job.passes);

@@ -209,6 +209,9 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
   if (workload.has("chunk_tokens")) {
     job.chunk_tokens = workload.at("chunk_tokens").integer_in(0, 1 << 20);
   }
+  if (workload.has("pieces")) {
+    job.pieces = static_cast<work::Pieces>(workload.at("pieces").index_of(work::kPieceNames));
+  }
   return job;
 }
 

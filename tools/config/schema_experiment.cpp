@@ -60,7 +60,7 @@ const std::array<KeyDoc, 6> kFlow{{
     {"after", "array of ids", "[]", "flows that must finish first"},
 }};
 
-const std::array<KeyDoc, 12> kCollectiveWorkload{{
+const std::array<KeyDoc, 13> kCollectiveWorkload{{
     {"kind", "\"collective\"", "required", "one collective, nccl-tests style"},
     {"op", "\"send_recv\", \"all_gather\", \"reduce_scatter\", \"all_reduce\", \"all_to_all\"",
      "required", "the collective"},
@@ -88,6 +88,9 @@ const std::array<KeyDoc, 12> kCollectiveWorkload{{
      "two_tier, low_latency: the reverse exchange (DeepEP's combine)"},
     {"chunk_tokens", "integer in [0, 2^20]", "DeepEP's for the EP size",
      "two_tier with moe: tokens per InfiniBand piece, forwarded as it lands; 0: one piece"},
+    {"pieces", "\"each\" or \"streamed\"", "\"each\"",
+     "two_tier: every piece its own flows (DeepEP's kernels), or streamed: per node pair the "
+     "first piece, the rest, and the last piece's second stage (16 flows, not 8 per piece)"},
     {"moe", "object", "none", "all_to_all only: route MoE tokens instead of a uniform matrix"},
 }};
 
@@ -155,7 +158,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 17> kMoeLayerWorkload{{
+const std::array<KeyDoc, 18> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -187,6 +190,9 @@ const std::array<KeyDoc, 17> kMoeLayerWorkload{{
      "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
+    {"pieces", "\"streamed\" or \"each\"", "\"streamed\"",
+     "two_tier: per node pair the first piece, the rest, and the last piece's second stage as "
+     "flows (16, within 0.1% of each); each: every piece its own flows, as DeepEP sends them"},
     {"redundant_experts", "integer in [0, 2^20], a multiple of ep", "0",
      "copies of the hottest experts (by the routing's popularity) in extra slots, as many on "
      "every GPU of an EP group; a token goes to the copy with the fewest selections so far"},
@@ -256,7 +262,7 @@ const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
 }};
 
 // The MoE part's keys mean what they mean for moe_layer.
-const std::array<KeyDoc, 11> kTransformerMoe{{
+const std::array<KeyDoc, 12> kTransformerMoe{{
     shared(kMoeLayerWorkload, "top_k"),
     shared(kMoeLayerWorkload, "max_nodes_per_token"),
     shared(kMoeLayerWorkload, "dispatch_bytes_per_element"),
@@ -266,6 +272,7 @@ const std::array<KeyDoc, 11> kTransformerMoe{{
     shared(kMoeLayerWorkload, "algorithm"),
     shared(kMoeLayerWorkload, "comm_sms"),
     shared(kMoeLayerWorkload, "chunk_tokens"),
+    shared(kMoeLayerWorkload, "pieces"),
     shared(kMoeLayerWorkload, "redundant_experts"),
     shared(kMoeLayerWorkload, "placement"),
 }};

@@ -19,6 +19,7 @@
 // its own NIC), each carrying 1/channels of the data, as NCCL's channels do.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -60,11 +61,23 @@ struct RingOptions {
   int channels = 1;  ///< rings; each carries 1/channels of the data
 };
 
+/// How a two-tier exchange's pieces become flows. Each: every InfiniBand piece and every
+/// NVLink forward (gather) of it is its own flow, as DeepEP's kernels send them. Streamed: per
+/// node pair, the first stage is its first piece and then the rest as one flow, and the second
+/// stage starts after that first piece and ends with the last piece as its own flow: 16 flows
+/// per node pair instead of 8 per piece, within 0.1% of Each on DeepSeek-V3 layers
+/// (docs/collectives.md).
+enum class Pieces : std::uint8_t { Each, Streamed };
+/// The config names of Pieces, in enum order.
+inline constexpr std::array<std::string_view, 2> kPieceNames{"each", "streamed"};
+inline std::string_view pieces_name(Pieces p) { return kPieceNames[static_cast<std::size_t>(p)]; }
+
 /// How a two-tier all-to-all runs.
 struct TwoTierOptions {
   bool combine = false;       ///< the reverse: gather over NVLink, reduce, cross IB once
   std::int64_t chunk_bytes = 0;  ///< IB transfers in pieces of this many bytes; 0: one piece
   double nvlink_efficiency = 1.0;  ///< NVLink flows move payload / this (DeepEpModel)
+  Pieces pieces = Pieces::Each;
 };
 
 class Collectives {
@@ -114,6 +127,19 @@ class Collectives {
   /// (c mod m)-th GPU by local index, so that each channel crosses nodes on its own NIC.
   static std::vector<std::vector<int>> channel_rings(std::span<const int> ranks,
                                                      const topo::Cluster& cluster, int channels);
+
+  /// The byte ranges [from, from + size) of a two-tier node pair's flows per stage, in order:
+  /// the pieces in both, or streamed, the first stage's first piece and the rest, and the
+  /// second stage's all but the last piece and the last.
+  struct Segment {
+    std::int64_t from;
+    std::int64_t size;
+  };
+  struct Stages {
+    std::vector<Segment> first;
+    std::vector<Segment> second;
+  };
+  static Stages stages(std::int64_t total, const TwoTierOptions& options);
 
  private:
   /// A flow and the instant its data has arrived (after its hop latency).

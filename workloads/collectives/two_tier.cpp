@@ -66,6 +66,15 @@ std::int64_t share(std::int64_t part, std::int64_t whole, std::int64_t from, std
   return upto(from + size) - upto(from);
 }
 
+// The segment of `segments` (contiguous, in order) that holds byte `at`.
+std::size_t holding(std::span<const Collectives::Segment> segments, std::int64_t at) {
+  std::size_t k = 0;
+  while (k + 1 < segments.size() && segments[k + 1].from <= at) {
+    ++k;
+  }
+  return k;
+}
+
 }  // namespace
 
 Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTierMatrix& m,
@@ -113,34 +122,57 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
   return h;
 }
 
+Collectives::Stages Collectives::stages(std::int64_t total, const TwoTierOptions& o) {
+  Stages st;
+  const std::vector<std::int64_t> p = pieces(total, o.chunk_bytes);
+  if (o.pieces == Pieces::Streamed && p.size() > 2) {
+    // First stage: the first piece, then the rest at once; second stage: all but the last
+    // piece once the first has landed, then the last piece once everything has.
+    st.first = {{0, p.front()}, {p.front(), total - p.front()}};
+    st.second = {{0, total - p.back()}, {total - p.back(), p.back()}};
+    return st;
+  }
+  std::int64_t from = 0;
+  for (std::int64_t size : p) {
+    st.first.push_back({from, size});
+    from += size;
+  }
+  st.second = st.first;
+  return st;
+}
+
 void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
                                    std::span<const std::size_t> members, const NodeSend& s,
                                    const TwoTierOptions& o, PlanTaskId first, Handle& h) {
   const int src = ranks[s.from];
   const int relay = ranks[s.relay];
+  const Stages st = stages(s.ib_bytes, o);
+  // Each piece crosses InfiniBand after the one before; a piece's NVLink forwards start once
+  // the InfiniBand piece holding its first byte has landed, each after the one before it.
+  std::vector<PlanTaskId> landed;
   PlanTaskId ib_free = first;
-  std::vector<PlanTaskId> nvl_free(members.size(), first);
-  std::int64_t from = 0;
-  for (std::int64_t size : pieces(s.ib_bytes, o.chunk_bytes)) {
-    // Each piece crosses InfiniBand after the one before, then fans out over NVLink.
+  for (const Segment& seg : st.first) {
     const PlanTaskId ib_after[] = {ib_free};
-    const Hop ib = route_hop(src, relay, size, ib_after, "ib");
-    const PlanTaskId landed = ib.arrived;
+    const Hop ib = route_hop(src, relay, seg.size, ib_after, "ib");
+    landed.push_back(ib.arrived);
     ib_free = ib.sent;
-    h.done.push_back(landed);
+    h.done.push_back(ib.arrived);
+  }
+  std::vector<PlanTaskId> nvl_free(members.size(), first);
+  for (const Segment& seg : st.second) {
+    const PlanTaskId in = landed[holding(st.first, seg.from)];
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::size_t j = members[k];
-      const std::int64_t part = share(m.gpu.at(s.from, j), s.ib_bytes, from, size);
+      const std::int64_t part = share(m.gpu.at(s.from, j), s.ib_bytes, seg.from, seg.size);
       if (j == s.relay || part <= 0) {
         continue;
       }
-      const PlanTaskId fwd_after[] = {landed, nvl_free[k]};
+      const PlanTaskId fwd_after[] = {in, nvl_free[k]};
       const Hop fwd =
           route_hop(relay, ranks[j], part, fwd_after, "nvlink forward", o.nvlink_efficiency);
       h.done.push_back(fwd.arrived);
       nvl_free[k] = fwd.sent;
     }
-    from += size;
   }
 }
 
@@ -149,29 +181,35 @@ void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatri
                                   const TwoTierOptions& o, PlanTaskId first, Handle& h) {
   const int dst = ranks[s.from];
   const int relay = ranks[s.relay];
-  PlanTaskId ib_free = first;
+  const Stages st = stages(s.ib_bytes, o);
+  // The GPUs of the node send their parts of each piece to the relay, each after the one
+  // before; the relay reduces and sends a piece over InfiniBand once every part of the piece
+  // holding its first byte has landed, after the piece before it.
+  std::vector<std::vector<PlanTaskId>> gathered(st.first.size(), std::vector<PlanTaskId>{});
   std::vector<PlanTaskId> nvl_free(members.size(), first);
-  std::int64_t from = 0;
-  for (std::int64_t size : pieces(s.ib_bytes, o.chunk_bytes)) {
-    // The GPUs of the node send their part of the piece to the relay, which reduces it and
-    // sends it back over InfiniBand once all parts have landed.
-    std::vector<PlanTaskId> ready{ib_free};
+  for (std::size_t g = 0; g < st.first.size(); ++g) {
+    const Segment& seg = st.first[g];
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::size_t j = members[k];
-      const std::int64_t part = share(m.gpu.at(s.from, j), s.ib_bytes, from, size);
+      const std::int64_t part = share(m.gpu.at(s.from, j), s.ib_bytes, seg.from, seg.size);
       if (j == s.relay || part <= 0) {
         continue;
       }
       const PlanTaskId gather_after[] = {first, nvl_free[k]};
       const Hop gather =
           route_hop(ranks[j], relay, part, gather_after, "nvlink gather", o.nvlink_efficiency);
-      ready.push_back(gather.arrived);
+      gathered[g].push_back(gather.arrived);
       nvl_free[k] = gather.sent;
     }
-    const Hop ib = route_hop(relay, dst, size, ready, "ib");
+  }
+  PlanTaskId ib_free = first;
+  for (const Segment& seg : st.second) {
+    std::vector<PlanTaskId> ready{ib_free};
+    const std::vector<PlanTaskId>& parts = gathered[holding(st.first, seg.from)];
+    ready.insert(ready.end(), parts.begin(), parts.end());
+    const Hop ib = route_hop(relay, dst, seg.size, ready, "ib");
     h.done.push_back(ib.arrived);
     ib_free = ib.sent;
-    from += size;
   }
 }
 

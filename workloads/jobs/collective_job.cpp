@@ -265,6 +265,10 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
                    "chunk_tokens applies to all_to_all two_tier with moe routing"});
     return;
   }
+  if (pieces && algorithm != CollectiveAlgorithm::TwoTier) {
+    out.push_back({"/workload/pieces", "pieces applies to all_to_all two_tier"});
+    return;
+  }
   if (group && !ranks.empty()) {
     out.push_back({"/workload/group", "give either ranks or group, not both"});
     return;

@@ -48,6 +48,9 @@ struct CollectiveJob {
   /// all_to_all two_tier with moe: tokens per InfiniBand piece; kDeepEpChunks: DeepEP's; 0:
   /// one piece (store and forward).
   std::int64_t chunk_tokens = kDeepEpChunks;
+  /// all_to_all two_tier: how pieces become flows; unset: each piece its own (DeepEP's
+  /// kernels, what the validation rows measure).
+  std::optional<Pieces> pieces;
   /// all_to_all only: route MoE tokens instead of a uniform matrix (sizes then hold one size,
   /// tokens_per_gpu x token_bytes).
   std::optional<MoeRouting> moe;

@@ -72,7 +72,8 @@ Handle add_all_to_all(Collectives& c, const BuildEnv& env, const CollectiveJob& 
       return c.all_to_all_two_tier(
           ranks, m,
           TwoTierOptions{job.combine, two_tier_chunk_bytes(job, ranks.size(), size),
-                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0},
+                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0,
+                         job.pieces.value_or(Pieces::Each)},
           after);
     case CollectiveAlgorithm::LowLatency:
       return c.all_to_all_low_latency(ranks, m.selections.n > 0 ? m.selections : m.gpu,

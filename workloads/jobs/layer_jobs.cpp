@@ -115,14 +115,17 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
     return;
   }
   // Flows per exchange, at most: per source and node, one InfiniBand piece per chunk of its
-  // tokens, each forwarded to every GPU of the node (two_tier); one flow per pair otherwise.
+  // tokens (streamed: two), each forwarded to every GPU of the node (two_tier); one flow per
+  // pair otherwise.
   const auto n = static_cast<double>(group.size());
   const double tokens = static_cast<double>(routing.tokens_per_gpu);
+  const double pieces_per_pair =
+      tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1;
   const double per_exchange =
       algorithm == EpAlgorithm::TwoTier
           ? n * n / static_cast<double>(std::min<std::int64_t>(
                         static_cast<std::int64_t>(group.size()), env.cluster.gpus_per_node)) *
-                (tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1) *
+                (pieces == Pieces::Streamed ? std::min(pieces_per_pair, 2.0) : pieces_per_pair) *
                 static_cast<double>(env.cluster.gpus_per_node + 1)
           : n * n;
   const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
@@ -142,7 +145,7 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
                                "make a plan of up to ~{:.2g} tasks, more than {:.0e}: fewer "
-                               "layers, tokens or GPUs, or larger chunk_tokens",
+                               "layers, tokens or GPUs, or larger chunk_tokens (or pieces \"streamed\")",
                                layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
   }
 }

@@ -326,8 +326,8 @@ class MoeBuilder::Impl {
                   : deepep_chunk_tokens(static_cast<std::int64_t>(gr.ranks.size()), back);
           const double eff =
               b_.env.deepep != nullptr ? b_.env.deepep->nvlink_efficiency : 1.0;
-          h = c.all_to_all_two_tier(gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff},
-                                    start);
+          h = c.all_to_all_two_tier(
+              gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces}, start);
           break;
         }
         case EpAlgorithm::LowLatency:
