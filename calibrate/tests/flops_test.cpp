@@ -2,6 +2,7 @@
 #include "calibrate/core/flops.hpp"
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "calibrate/core/reference.hpp"
 
@@ -44,27 +45,27 @@ TEST_CASE("attended pairs: closed forms match brute force") {
 }
 
 TEST_CASE("gemm, grouped and attention FLOPs") {
-  CHECK(gemm_flops(8192, 8192, 8192) == doctest::Approx(1.099511627776e12));
-  CHECK(grouped_gemm_flops(8, 512, 4096, 7168) == doctest::Approx(2.0 * 8 * 512 * 4096 * 7168));
+  CHECK(gemm_flops(8192, 8192, 8192) == hopsim::test::approx(1.099511627776e12));
+  CHECK(grouped_gemm_flops(8, 512, 4096, 7168) == hopsim::test::approx(2.0 * 8 * 512 * 4096 * 7168));
   // Llama-3.1 shape of the cuDNN frontend H200 benchmark (docs/validation.md): causal fwd, b=1, h_q=64, s=8192, d=128.
   const double fwd = attn_fwd_flops(64, 128, 128, 8192, 8192, Mask::CausalTopLeft);
-  CHECK(fwd == doctest::Approx(2.0 * 64 * 256 * (8192.0 * 8193 / 2)));
+  CHECK(fwd == hopsim::test::approx(2.0 * 64 * 256 * (8192.0 * 8193 / 2)));
   CHECK(attn_bwd_flops(64, 128, 128, 8192, 8192, Mask::CausalTopLeft) ==
-        doctest::Approx(2.5 * fwd));
+        hopsim::test::approx(2.5 * fwd));
   // d_qk ≠ d_v: the formula weights both head dims.
-  CHECK(attn_fwd_flops(1, 192, 128, 2, 2, Mask::None) == doctest::Approx(2.0 * 320 * 4));
+  CHECK(attn_fwd_flops(1, 192, 128, 2, 2, Mask::None) == hopsim::test::approx(2.0 * 320 * 4));
 }
 
 TEST_CASE("minimum bytes") {
-  CHECK(gemm_min_bytes(2, 3, 4, Dtype::Bf16) == doctest::Approx((8 + 12) * 2 + 6 * 2));
-  CHECK(gemm_min_bytes(2, 3, 4, Dtype::Fp8) == doctest::Approx((8 + 12) * 1 + 6 * 2));
+  CHECK(gemm_min_bytes(2, 3, 4, Dtype::Bf16) == hopsim::test::approx((8 + 12) * 2 + 6 * 2));
+  CHECK(gemm_min_bytes(2, 3, 4, Dtype::Fp8) == hopsim::test::approx((8 + 12) * 1 + 6 * 2));
   // GQA shrinks K/V traffic by the group size.
   CHECK(attn_fwd_min_bytes(8, 8, 128, 128, 1024, 1024) <
         attn_fwd_min_bytes(8, 1, 128, 128, 1024, 1024));
   CHECK(attn_bwd_min_bytes(8, 1, 128, 128, 1024, 1024) >
         attn_fwd_min_bytes(8, 1, 128, 128, 1024, 1024));
   // Forward, MHA, s = d = 1, bh = 1: Q, K, V, O one BF16 element each, plus 4 bytes of stats.
-  CHECK(attn_fwd_min_bytes(1, 1, 1, 1, 1, 1) == doctest::Approx(12.0));
+  CHECK(attn_fwd_min_bytes(1, 1, 1, 1, 1, 1) == hopsim::test::approx(12.0));
 }
 
 }  // namespace hopsim::calib

@@ -2,6 +2,7 @@
 #include "calibrate/core/plan.hpp"
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 namespace hopsim::calib {
 
@@ -12,7 +13,7 @@ TEST_CASE("op estimates grow with work") {
   const double big = estimate_op_us(gemm, {0, 1, {8192, 8192, 8192}}, model);
   CHECK(small > model.launch_us);
   CHECK(big > 10 * small);
-  CHECK(big == doctest::Approx(5.0 + 1.0995e12 / 650e6).epsilon(0.01));
+  CHECK(big == hopsim::test::approx(5.0 + 1.0995e12 / 650e6).epsilon(0.01));
   const TableSpec fp8 = gemm_spec(Dtype::Fp8, {8192}, {8192}, {8192});
   CHECK(estimate_op_us(fp8, {0, 0, {8192, 8192, 8192}}, model) < big);
 }

@@ -2,6 +2,7 @@
 #include "calibrate/core/stats.hpp"
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "calibrate/core/types.hpp"
 
@@ -12,7 +13,7 @@ TEST_CASE("percentile interpolates linearly between order statistics") {
   CHECK(percentile(v, 0.5) == 3.0);
   CHECK(percentile(v, 0.0) == 1.0);
   CHECK(percentile(v, 1.0) == 5.0);
-  CHECK(percentile(v, 0.1) == doctest::Approx(1.4));
+  CHECK(percentile(v, 0.1) == hopsim::test::approx(1.4));
   CHECK(percentile({1, 2, 3, 4}, 0.5) == 2.5);
   CHECK(percentile({7}, 0.9) == 7.0);
   CHECK_THROWS_AS(percentile({}, 0.5), CalibError);
@@ -27,8 +28,8 @@ TEST_CASE("summary drops the first samples as warm-up") {
   CHECK(s.p90_us == 10.0);
   const Summary all = summarize({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.0);
   CHECK(all.median_us == 5.5);
-  CHECK(all.p10_us == doctest::Approx(1.9));
-  CHECK(all.p90_us == doctest::Approx(9.1));
+  CHECK(all.p10_us == hopsim::test::approx(1.9));
+  CHECK(all.p90_us == hopsim::test::approx(9.1));
 }
 
 TEST_CASE("stop rule: min samples, convergence, caps") {

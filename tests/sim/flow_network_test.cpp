@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "doctest_time.hpp"
 #include "flow_reference.hpp"
@@ -83,8 +84,8 @@ TEST_CASE("k flows on one link each get 1/k, whether they share a route or not")
         net.start(route, size, Time::ns(100));
       }
       sim.run_until(Time::ns(100));
-      CHECK(net.rate_bytes_per_s(0) == doctest::Approx(100e9 / k).epsilon(1e-12));
-      CHECK(net.load_bytes_per_s(0) == doctest::Approx(100e9).epsilon(1e-12));
+      CHECK(net.rate_bytes_per_s(0) == hopsim::test::approx(100e9 / k).epsilon(1e-12));
+      CHECK(net.load_bytes_per_s(0) == hopsim::test::approx(100e9).epsilon(1e-12));
       sim.run();
       const Time expected = Time::ns(100) + transfer_time(Bytes{size.n * k}, net.capacity(0));
       for (int i = 0; i < k; ++i) {
@@ -107,9 +108,9 @@ TEST_CASE("a flow bottlenecked on one link leaves the rest of the other to other
   net.start(b, Bytes{1'000'000'000}, Time{});
   net.start(b, Bytes{450'000'000}, Time{});
   sim.run_until(Time{});
-  CHECK(net.rate_bytes_per_s(0) == doctest::Approx(10e9));
-  CHECK(net.rate_bytes_per_s(1) == doctest::Approx(45e9));
-  CHECK(net.rate_bytes_per_s(2) == doctest::Approx(45e9));
+  CHECK(net.rate_bytes_per_s(0) == hopsim::test::approx(10e9));
+  CHECK(net.rate_bytes_per_s(1) == hopsim::test::approx(45e9));
+  CHECK(net.rate_bytes_per_s(2) == hopsim::test::approx(45e9));
   // f2 (450 MB at 45 GB/s) ends at 10 ms; then f1 gets 90 GB/s for its last 550 MB.
   Recorder rec;
   rec.attach(sim, net);

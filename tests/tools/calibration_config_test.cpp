@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include "tools/config/cluster_config.hpp"
@@ -255,14 +256,14 @@ TEST_CASE("the shipped published H100 table answers with the published figures")
 
   const work::ComputeCost g8k = model.gemm(Dtype::Bf16, 8192, 8192, 8192, Pass::Fwd);
   CHECK(g8k.source == Source::Exact);
-  CHECK(tflops(g8k) == doctest::Approx(798).epsilon(0.01));
+  CHECK(tflops(g8k) == hopsim::test::approx(798).epsilon(0.01));
   CHECK(tflops(model.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd)) ==
-        doctest::Approx(789).epsilon(1e-6));
+        hopsim::test::approx(789).epsilon(1e-6));
   CHECK(tflops(model.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Fwd)) ==
-        doctest::Approx(246.72).epsilon(1e-4));
+        hopsim::test::approx(246.72).epsilon(1e-4));
   const work::ComputeCost g16k = model.gemm(Dtype::Bf16, 16384, 16384, 16384, Pass::Fwd);
   CHECK(g16k.source == Source::Clamped);
-  CHECK(tflops(g16k) == doctest::Approx(798).epsilon(1e-6));
+  CHECK(tflops(g16k) == hopsim::test::approx(798).epsilon(1e-6));
   const work::ComputeCost mid = model.gemm(Dtype::Bf16, 8192, 1536, 8192, Pass::Fwd);
   CHECK(mid.source == Source::Clamped);  // XLA's grid, clamped at m = k = 4096
   CHECK(model.gemm(Dtype::Bf16, 128, 4096, 4096, Pass::Fwd).source == Source::Roofline);
@@ -300,23 +301,23 @@ TEST_CASE("the shipped published H100 table answers with the published figures")
   work::AttentionShape s{128, 128, work::Mask::None, 1, 16384, 16384, 16};
   const work::ComputeCost fa3 = model.attention(Dtype::Bf16, s, Pass::Fwd);
   CHECK(fa3.source == Source::Exact);
-  CHECK(tflops(fa3) == doctest::Approx(648).epsilon(1e-6));
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Bwd)) == doctest::Approx(561).epsilon(1e-6));
+  CHECK(tflops(fa3) == hopsim::test::approx(648).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Bwd)) == hopsim::test::approx(561).epsilon(1e-6));
   s.s_q = s.s_kv = 8448;
   s.bh = 64;
   CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).time == Time::us(3538));
   s = {128, 128, work::Mask::CausalBottomRight, 1, 8192, 8192, 32};
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(602).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(602).epsilon(1e-6));
   s.mask = work::Mask::CausalTopLeft;
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(529).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(529).epsilon(1e-6));
   s = {64, 64, work::Mask::None, 1, 16384, 16384, 32};
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == doctest::Approx(413).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(413).epsilon(1e-6));
   s.bh = 64;  // off the benchmark's diagonal
   CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
 
   const work::ComputeCost grouped = model.grouped_gemm(Dtype::Fp8, 4, 8192, 4096, 7168, Pass::Fwd);
   CHECK(grouped.source == Source::Exact);
-  CHECK(tflops(grouped) == doctest::Approx(1346).epsilon(1e-6));
+  CHECK(tflops(grouped) == hopsim::test::approx(1346).epsilon(1e-6));
   const work::ComputeCost fp8 = model.gemm(Dtype::Fp8, 1024, 4096, 7168, Pass::Fwd);
   CHECK(fp8.source == Source::Interpolated);  // between DeepGEMM's M = 128 and 4096
   CHECK(tflops(fp8) > 533);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
@@ -80,7 +81,7 @@ TEST_CASE("training step: the folded layers equal the same layers chained on the
                "workload={\"kind\": \"transformer_layer\", \"seq_len\": 8192, \"layers\": 32}"});
   const double a = folded.seconds();
   const double b = chained.cases[0].summary.step.seconds();
-  CHECK(a == doctest::Approx(b).epsilon(1e-3));
+  CHECK(a == hopsim::test::approx(b).epsilon(1e-3));
 }
 
 TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
@@ -98,7 +99,7 @@ TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
   };
   SUBCASE("Llama 3 8B: TP 2, PP 4 interleaved, DP 4, ZeRO-1") {
     const auto [folded, unfolded] = both(kSmall, {});
-    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+    CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
   const std::vector<std::string> moe = {
       "model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
@@ -106,20 +107,20 @@ TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
       "workload.recompute=\"none\"", "workload.schedule=\"1f1b\""};
   SUBCASE("DeepSeek-V3 cut to 4 layers (1 dense): PP 2, EP 16 in each stage, DP 16") {
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", moe);
-    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+    CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
   // ZeRO-3: unfolded, every op gathers each layer's parameters (real all-gathers, prefetched
   // one layer ahead) and every backward reduce-scatters its gradients, against the folded
   // ops' prefetch recurrence over the simulated gather and reduce-scatter times.
   SUBCASE("Llama 3 8B, ZeRO-3") {
     const auto [folded, unfolded] = both(kSmall, {"workload.zero=3"});
-    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+    CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
   SUBCASE("DeepSeek-V3 cut to 4 layers, ZeRO-3") {
     std::vector<std::string> sets = moe;
     sets.emplace_back("workload.zero=3");
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", sets);
-    CHECK(folded == doctest::Approx(unfolded).epsilon(0.01));
+    CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
 }
 
@@ -144,7 +145,7 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   CHECK(d.cases[0].outcome.stuck.empty());
   for (int r = 0; r < 4; ++r) {
     CHECK(dd.memory[static_cast<std::size_t>(r)].params ==
-          doctest::Approx(od.memory[static_cast<std::size_t>(r)].params +
+          hopsim::test::approx(od.memory[static_cast<std::size_t>(r)].params +
                           od.memory[static_cast<std::size_t>(3 - r)].params));
     CHECK(dd.rank_layers[static_cast<std::size_t>(r)] ==
           od.rank_layers[static_cast<std::size_t>(r)] +
@@ -179,7 +180,7 @@ TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the param
   CHECK(d1.param_gather > Time{});
   CHECK(d0.param_gather == Time{});
   // ZeRO-1's optimizer states are a DP share of ZeRO-0's.
-  CHECK(d1.memory[1].optimizer == doctest::Approx(d0.memory[1].optimizer / 4));
+  CHECK(d1.memory[1].optimizer == hopsim::test::approx(d0.memory[1].optimizer / 4));
   // Every layer's bucket: 8 layers of each of the 2 chunks on a middle rank, one delay each.
   std::size_t buckets = 0;
   for (const work::PlanTask& t : zero1.cases[0].plan.tasks()) {
@@ -210,7 +211,7 @@ TEST_CASE("training step: ZeRO-1 moves plain DP's gradient bytes, reduce-scatter
   CHECK(bytes(one, "param_gather") > 0);
   const double ratio = static_cast<double>(bytes(one, "dp_comm") + bytes(one, "param_gather")) /
                        static_cast<double>(bytes(none, "dp_comm"));
-  CHECK(ratio == doctest::Approx(1.0).epsilon(0.01));  // ring pieces round up per rank
+  CHECK(ratio == hopsim::test::approx(1.0).epsilon(0.01));  // ring pieces round up per rank
 }
 
 TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduces it once") {
@@ -238,8 +239,8 @@ TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduc
   const double reduced = bytes(z3, "dp_comm");
   const double layers = (gathered - reduced) / m;  // L
   const double all = bytes(one, "dp_comm");          // L + V
-  CHECK(bytes(one, "param_gather") == doctest::Approx(all).epsilon(0.01));
-  CHECK(reduced == doctest::Approx(m * layers + (all - layers)).epsilon(0.01));
+  CHECK(bytes(one, "param_gather") == hopsim::test::approx(all).epsilon(0.01));
+  CHECK(reduced == hopsim::test::approx(m * layers + (all - layers)).epsilon(0.01));
   // L's share of L + V is the model's: its layers against its embedding and head.
   const ExperimentFile f = load_experiment(kSmall, {});
   const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
@@ -254,7 +255,7 @@ TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduc
     every_param += stages[static_cast<std::size_t>(s)].dense;
     layer_params += stages[static_cast<std::size_t>(s)].dense - work::vocab_params(shape, s);
   }
-  CHECK(layers / all == doctest::Approx(layer_params / every_param).epsilon(0.01));
+  CHECK(layers / all == hopsim::test::approx(layer_params / every_param).epsilon(0.01));
 }
 
 TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
@@ -269,13 +270,13 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
   const std::vector<work::StageMemory> three = work::stage_memory(job.shape(env));
   const double layer =
       work::layer_params_per_gpu(*f.experiment.model, f.experiment.parallel, false).dense;
-  CHECK(one[1].params == doctest::Approx(2 * 8 * layer));
+  CHECK(one[1].params == hopsim::test::approx(2 * 8 * layer));
   // BF16 weights: the DP shard of 8 layers, the layer computing and the one prefetched.
-  CHECK(three[1].params == doctest::Approx(2 * (8 * layer / 4 + 2 * layer)));
+  CHECK(three[1].params == hopsim::test::approx(2 * (8 * layer / 4 + 2 * layer)));
   // Gradients: the shard and one layer's whole gradient before its reduce-scatter.
-  CHECK(three[1].grads == doctest::Approx(job.grad_bytes * (8 * layer / 4 + layer)));
-  CHECK(three[1].optimizer == doctest::Approx(one[1].optimizer));
-  CHECK(three[1].activations == doctest::Approx(one[1].activations));
+  CHECK(three[1].grads == hopsim::test::approx(job.grad_bytes * (8 * layer / 4 + layer)));
+  CHECK(three[1].optimizer == hopsim::test::approx(one[1].optimizer));
+  CHECK(three[1].activations == hopsim::test::approx(one[1].activations));
   CHECK(three[1].total() < one[1].total());
   // The first and last ranks also hold the embedding or the head whole (stages 0 and 7 of 8).
   const work::StepShape shape = job.shape(env);
@@ -284,9 +285,9 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
         work::vocab_params(shape, r) + work::vocab_params(shape, r + 4);
     CHECK(vocab > 0);
     CHECK(three[static_cast<std::size_t>(r)].params ==
-          doctest::Approx(2 * (vocab + 8 * layer / 4 + 2 * layer)));
+          hopsim::test::approx(2 * (vocab + 8 * layer / 4 + 2 * layer)));
     CHECK(three[static_cast<std::size_t>(r)].grads ==
-          doctest::Approx(job.grad_bytes * (vocab + 8 * layer / 4 + layer)));
+          hopsim::test::approx(job.grad_bytes * (vocab + 8 * layer / 4 + layer)));
   }
 }
 
@@ -333,26 +334,26 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
                          f.experiment.seed, nullptr};
   const std::vector<work::StageMemory> memory = work::stage_memory(job.shape(env));
   const double per_token = 8.0 * 16384 + 4.0 * 16384 + 4.0 * 8 * 128 + 6.0 * 53248;
-  CHECK(memory[0].activations == doctest::Approx(16 * 7 * per_token * 1024));
-  CHECK(memory[15].activations == doctest::Approx(1 * 7 * per_token * 1024));
-  CHECK(memory[1].activations == doctest::Approx(15 * 8 * per_token * 1024));
+  CHECK(memory[0].activations == hopsim::test::approx(16 * 7 * per_token * 1024));
+  CHECK(memory[15].activations == hopsim::test::approx(1 * 7 * per_token * 1024));
+  CHECK(memory[1].activations == hopsim::test::approx(15 * 8 * per_token * 1024));
   // Parameters per GPU (Megatron's count from the shapes): a layer's attention h (2 h + 2 kv d)
   // with GQA, SwiGLU 3 h ffn, two norms 2 h, split over TP 8; stage 0 adds the vocab-parallel
   // embedding, the last stage the head and the final norm. ZeRO-1: 12 bytes of optimizer state
   // per parameter over DP 64.
   const double layer = (16384.0 * (2 * 16384 + 2 * 8 * 128) + 3.0 * 16384 * 53248 + 2 * 16384) / 8;
   const double vocab = 128256.0 * 16384 / 8;
-  CHECK(memory[1].params == doctest::Approx(2 * 8 * layer));
-  CHECK(memory[0].params == doctest::Approx(2 * (7 * layer + vocab)));
-  CHECK(memory[15].params == doctest::Approx(2 * (7 * layer + vocab + 16384)));
-  CHECK(memory[1].optimizer == doctest::Approx(12 * 8 * layer / 64));
-  CHECK(memory[1].params / 1e9 == doctest::Approx(6.38).epsilon(0.002));
+  CHECK(memory[1].params == hopsim::test::approx(2 * 8 * layer));
+  CHECK(memory[0].params == hopsim::test::approx(2 * (7 * layer + vocab)));
+  CHECK(memory[15].params == hopsim::test::approx(2 * (7 * layer + vocab + 16384)));
+  CHECK(memory[1].optimizer == hopsim::test::approx(12 * 8 * layer / 64));
+  CHECK(memory[1].params / 1e9 == hopsim::test::approx(6.38).epsilon(0.002));
   // Full recompute keeps each layer's input and rebuilds one layer at a time.
   work::TrainingStepJob full = job;
   full.recompute = work::Recompute::Full;
   const std::vector<work::StageMemory> kept = work::stage_memory(full.shape(env));
   CHECK(kept[0].activations ==
-        doctest::Approx(16 * 7 * 2.0 * 16384 * 1024 + per_token * 1024));
+        hopsim::test::approx(16 * 7 * 2.0 * 16384 * 1024 + per_token * 1024));
 }
 
 }  // namespace hopsim::config

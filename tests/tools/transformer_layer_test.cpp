@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
@@ -91,7 +92,7 @@ TEST_CASE("transformer layer: CP and EP vary together, more CP, fewer tokens per
   CHECK(rows2 == 16 * 4096 / 2 * 8);
   // Half the tokens, about half the InfiniBand bytes (each its own routing draw).
   CHECK(static_cast<double>(cp4.cases[0].summary.ib_bytes.n) * 2 ==
-        doctest::Approx(static_cast<double>(cp2.cases[0].summary.ib_bytes.n)).epsilon(0.01));
+        hopsim::test::approx(static_cast<double>(cp2.cases[0].summary.ib_bytes.n)).epsilon(0.01));
   CHECK(step(cp4) < step(cp2));
 }
 

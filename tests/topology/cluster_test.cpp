@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 namespace hopsim::topo {
 namespace {
@@ -66,7 +67,7 @@ TEST_CASE("a 2-node rail-optimized cluster has 4 links per GPU plus leaf-spine l
   CHECK(spine.kind == LinkKind::Spine);
   CHECK(spine.latency == c.spec().spine_latency);
   // Two NICs (one per node) on each rail leaf, non-blocking, one spine: 2 x 50 GB/s.
-  CHECK(spine.bandwidth.bytes_per_s == doctest::Approx(100e9));
+  CHECK(spine.bandwidth.bytes_per_s == hopsim::test::approx(100e9));
 }
 
 TEST_CASE("a single leaf has no spine switches and no spine links") {
@@ -175,7 +176,7 @@ TEST_CASE("leaf-spine bandwidth is the leaf's NIC bandwidth over oversubscriptio
   std::size_t spine_links = 0;
   for (LinkId id = 0; id < c.link_count(); ++id) {
     if (c.link(id).kind == LinkKind::Spine) {
-      CHECK(c.link(id).bandwidth.bytes_per_s == doctest::Approx(100e9));
+      CHECK(c.link(id).bandwidth.bytes_per_s == hopsim::test::approx(100e9));
       ++spine_links;
     }
   }
@@ -187,8 +188,8 @@ TEST_CASE("leaf-spine bandwidth is the leaf's NIC bandwidth over oversubscriptio
   const Cluster r(rails);             // 2 NICs per rail leaf: 2 x 50 GB/s / 4 = 25 GB/s
   const Route route = r.route(0, 8);  // node 0 -> node 2, same rail, other group
   REQUIRE(route.size == 4);
-  CHECK(r.link(route.links[1]).bandwidth.bytes_per_s == doctest::Approx(25e9));
-  CHECK(r.link(route.links[2]).bandwidth.bytes_per_s == doctest::Approx(25e9));
+  CHECK(r.link(route.links[1]).bandwidth.bytes_per_s == hopsim::test::approx(25e9));
+  CHECK(r.link(route.links[2]).bandwidth.bytes_per_s == hopsim::test::approx(25e9));
 }
 
 TEST_CASE("every route of every small cluster is a simple path of at most kMaxRouteLinks") {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "doctest_time.hpp"
+#include "tests/approx.hpp"
 
 using hopsim::Bytes;
 using hopsim::Time;
@@ -136,7 +137,7 @@ TEST_CASE("at every grid point the answer is the table's own time") {
         CHECK(c.source == Source::Exact);
         CHECK(c.time == cell_time(cal.tables[0], i++));
         CHECK(c.flops.n == gemm_flops(m, n, k).n);
-        CHECK(tflops_of(c) == doctest::Approx(theta_tf(m, n, k)).epsilon(1e-6));
+        CHECK(tflops_of(c) == hopsim::test::approx(theta_tf(m, n, k)).epsilon(1e-6));
       }
     }
   }
@@ -179,7 +180,7 @@ TEST_CASE("log-throughput is linear in log2 of an axis: the geometric mean at th
                                    t_lo * std::log(theta_tf(2048, 4096, 4096)));
   const ComputeCost c = model.gemm(Dtype::Bf16, m, 4096, 4096, Pass::Fwd);
   CHECK(c.source == Source::Interpolated);
-  CHECK(tflops_of(c) == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(tflops_of(c) == hopsim::test::approx(expected).epsilon(1e-6));
 }
 
 TEST_CASE("above the largest value of an axis, throughput is clamped to the edge") {
@@ -188,8 +189,8 @@ TEST_CASE("above the largest value of an axis, throughput is clamped to the edge
   const ComputeCost edge = model.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd);
   const ComputeCost above = model.gemm(Dtype::Bf16, 16384, 4096, 8192, Pass::Fwd);
   CHECK(above.source == Source::Clamped);
-  CHECK(tflops_of(above) == doctest::Approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
-  CHECK(above.time.count_ps() == doctest::Approx(8.0 * static_cast<double>(edge.time.count_ps())));
+  CHECK(tflops_of(above) == hopsim::test::approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
+  CHECK(above.time.count_ps() == hopsim::test::approx(8.0 * static_cast<double>(edge.time.count_ps())));
   // Clamped on one axis, interpolated on another: still Clamped.
   CHECK(model.gemm(Dtype::Bf16, 8192, 2000, 4096, Pass::Fwd).source == Source::Clamped);
 }
@@ -246,10 +247,10 @@ TEST_CASE("several tables for one key: the best source wins, the first among equ
   CHECK(model.gemm(Dtype::Bf16, 2048, 1024, 1024, Pass::Fwd).source == Source::Exact);
   const ComputeCost mid = model.gemm(Dtype::Bf16, 6000, 6000, 6000, Pass::Fwd);  // below big
   CHECK(mid.source == Source::Clamped);
-  CHECK(tflops_of(mid) == doctest::Approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
+  CHECK(tflops_of(mid) == hopsim::test::approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
   const ComputeCost huge = model.gemm(Dtype::Bf16, 16384, 16384, 16384, Pass::Fwd);
   CHECK(huge.source == Source::Clamped);  // both clamp: the first table answers
-  CHECK(tflops_of(huge) == doctest::Approx(900).epsilon(1e-6));
+  CHECK(tflops_of(huge) == hopsim::test::approx(900).epsilon(1e-6));
 }
 
 TEST_CASE("backward GEMMs: two forward GEMMs, unless a backward table exists") {
@@ -338,13 +339,13 @@ TEST_CASE("the tally sums time per source and gives shares") {
   tally.add(Source::Clamped, Time::us(20));
   CHECK(tally.total() == Time::us(100));
   CHECK(tally.time(Source::Roofline) == Time::us(50));
-  CHECK(tally.share(Source::Exact) == doctest::Approx(0.3));
+  CHECK(tally.share(Source::Exact) == hopsim::test::approx(0.3));
   CHECK(tally.share(Source::Interpolated) == 0);
   double sum = 0;
   for (Source s : kSources) {
     sum += tally.share(s);
   }
-  CHECK(sum == doctest::Approx(1.0));
+  CHECK(sum == hopsim::test::approx(1.0));
   CHECK(source_name(Source::Interpolated) == "interpolated");
   CHECK(source_name(Source::Roofline) == "roofline");
   CHECK(mask_name(Mask::CausalBottomRight) == "causal_bottom_right");

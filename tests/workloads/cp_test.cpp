@@ -4,6 +4,7 @@
 #include <random>
 
 #include "doctest_time.hpp"
+#include "tests/approx.hpp"
 #include "workloads/cp/cp_layout.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -118,8 +119,8 @@ TEST_CASE("CP balance: the seeds' units, contiguous 1..8 and zigzag 2c+1, exact 
   // own k/2 (k = 1024): (7.5 k^2 + k/2) / (k^2/2 + k/2).
   const double k = 1024;
   CHECK(static_cast<double>(last) / static_cast<double>(first) ==
-        doctest::Approx((7.5 * k * k + k / 2) / (k * k / 2 + k / 2)));
-  CHECK(static_cast<double>(last) / static_cast<double>(first) == doctest::Approx(15).epsilon(0.01));
+        hopsim::test::approx((7.5 * k * k + k / 2) / (k * k / 2 + k / 2)));
+  CHECK(static_cast<double>(last) / static_cast<double>(first) == hopsim::test::approx(15).epsilon(0.01));
 }
 
 TEST_CASE("CP layout: attended pairs and calls agree with brute force, documents and cache") {
@@ -194,11 +195,11 @@ TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - co
     if (seq == 4096) {
       REQUIRE(hop > step);
       CHECK(attention.exposed.seconds() ==
-            doctest::Approx((c - 1) * (hop - step).seconds()).epsilon(0.01));
+            hopsim::test::approx((c - 1) * (hop - step).seconds()).epsilon(0.01));
     } else {
       REQUIRE(step > hop);
       CHECK(attention.exposed == Time{});
-      CHECK(attention.compute.seconds() == doctest::Approx(c * step.seconds()).epsilon(1e-6));
+      CHECK(attention.compute.seconds() == hopsim::test::approx(c * step.seconds()).epsilon(1e-6));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include <doctest/doctest.h>
+#include "tests/approx.hpp"
 
 #include "workloads/collectives/moe_routing.hpp"
 #include "workloads/ep/balancer.hpp"
@@ -79,15 +80,15 @@ TEST_CASE("the seeds: 117.4 MB out, 234.9 MB back, 704.6 MB a step, 4.97 TFLOP, 
   MoeLayerJob job;
   job.routing = MoeRouting{4096, 256, 8, 4, 1};
   const EpNumbers n = ep_numbers(deepseek_v3(), job, h800(8));
-  CHECK(n.dispatch_bytes_ib / 1e6 == doctest::Approx(117.4).epsilon(0.001));
-  CHECK(n.combine_bytes_ib / 1e6 == doctest::Approx(234.9).epsilon(0.001));
-  CHECK(n.fwd_bwd_bytes_ib / 1e6 == doctest::Approx(704.6).epsilon(0.001));
+  CHECK(n.dispatch_bytes_ib / 1e6 == hopsim::test::approx(117.4).epsilon(0.001));
+  CHECK(n.combine_bytes_ib / 1e6 == hopsim::test::approx(234.9).epsilon(0.001));
+  CHECK(n.fwd_bwd_bytes_ib / 1e6 == hopsim::test::approx(704.6).epsilon(0.001));
   // The seeds take DeepSeek's rounded 37B active parameters: 2 x 37e9 / 61 x 4096 = 4.97
   // TFLOP. The model's shapes give 37.55B (embeddings and head included): 5.04 TFLOP, 5.1 ms.
-  CHECK(2 * 37e9 / 61 * 4096 / 1e12 == doctest::Approx(4.97).epsilon(0.001));
-  CHECK(n.layer_flops_per_gpu / 1e12 == doctest::Approx(4.97).epsilon(0.02));
-  CHECK(n.compute_s_at_peak * 1e3 == doctest::Approx(5.0).epsilon(0.02));
-  CHECK(n.comm_s_at_nic * 1e3 == doctest::Approx(7.0).epsilon(0.01));
+  CHECK(2 * 37e9 / 61 * 4096 / 1e12 == hopsim::test::approx(4.97).epsilon(0.001));
+  CHECK(n.layer_flops_per_gpu / 1e12 == hopsim::test::approx(4.97).epsilon(0.02));
+  CHECK(n.compute_s_at_peak * 1e3 == hopsim::test::approx(5.0).epsilon(0.02));
+  CHECK(n.comm_s_at_nic * 1e3 == hopsim::test::approx(7.0).epsilon(0.01));
 }
 
 TEST_CASE("the seeds: an expert imbalance of 1.4x idles about 30% of expert FLOPs") {
@@ -98,9 +99,9 @@ TEST_CASE("the seeds: an expert imbalance of 1.4x idles about 30% of expert FLOP
     rows[i] = (10000 - 1400) / 9 + (i <= (10000 - 1400) % 9 ? 1 : 0);
   }
   REQUIRE(sum(rows) == 10000);
-  CHECK(max_over_mean(rows) == doctest::Approx(1.4));
+  CHECK(max_over_mean(rows) == hopsim::test::approx(1.4));
   const double idle = 1 - 1 / max_over_mean(rows);  // the report's idle_expert_fraction
-  CHECK(idle == doctest::Approx(0.2857).epsilon(0.001));
+  CHECK(idle == hopsim::test::approx(0.2857).epsilon(0.001));
   CHECK(max_over_mean({}) == 0);
   CHECK(max_over_mean({0, 0}) == 0);
 }
@@ -291,7 +292,7 @@ TEST_CASE("routing: a uniform share (the aux-loss balancer's model) shrinks the 
   CHECK(half < none);
   CHECK(most < half / 2);
   CHECK(excess(1) < 0.25);
-  CHECK(aux_uniform_share(0.01) == doctest::Approx(0.5));
+  CHECK(aux_uniform_share(0.01) == hopsim::test::approx(0.5));
   CHECK(aux_uniform_share(0.0) == 0);
 }
 

@@ -1,5 +1,6 @@
 // Plans carry what reports need: streams in issue order, labels, FLOPs and sources, routes.
 #include "doctest_time.hpp"
+#include "tests/approx.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -38,9 +39,9 @@ TEST_CASE("the summary adds up FLOPs and compute time per source") {
                     .source = Source::Roofline});
   const Outcome out = simulate(cluster, plan);
   const Summary s = summarize(cluster, plan, out);
-  CHECK(s.flops.n == doctest::Approx(4e12));
-  CHECK(s.compute_sources.share(Source::Exact) == doctest::Approx(0.75));
-  CHECK(s.compute_sources.share(Source::Roofline) == doctest::Approx(0.25));
+  CHECK(s.flops.n == hopsim::test::approx(4e12));
+  CHECK(s.compute_sources.share(Source::Exact) == hopsim::test::approx(0.75));
+  CHECK(s.compute_sources.share(Source::Roofline) == hopsim::test::approx(0.25));
 }
 
 TEST_CASE("a flow with an explicit route takes it instead of the topology's") {

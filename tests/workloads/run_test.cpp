@@ -2,6 +2,7 @@
 #include <thread>
 
 #include "doctest_time.hpp"
+#include "tests/approx.hpp"
 #include "workloads/experiment/run.hpp"
 
 using hopsim::Bandwidth;
@@ -159,7 +160,7 @@ TEST_CASE("watched links record their load whenever it changes") {
     for (const auto& [at, bytes_per_s] : load.samples) {
       peak = std::max(peak, bytes_per_s);
     }
-    CHECK(peak == doctest::Approx(50e9));
+    CHECK(peak == hopsim::test::approx(50e9));
     CHECK(r.cluster->link(load.link).kind == topo::LinkKind::Nic);
     CHECK(load.samples.back().second == 0);  // idle at the end
   }
