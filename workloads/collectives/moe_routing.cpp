@@ -1,5 +1,7 @@
 // Token routing by a seeded generator whose output is the same on every platform.
 #include "workloads/collectives/moe_routing.hpp"
+#include "workloads/collectives/modulo_draws.hpp"
+#include "workloads/collectives/routing_rng.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -18,13 +20,21 @@
 namespace hopsim::work {
 namespace {
 
-// mt19937_64's sequence is fixed by the standard; std distributions are not, so draw by modulo.
-std::uint64_t draw(std::mt19937_64& rng, std::uint64_t n) { return rng() % n; }
+// RoutingRng's sequence is fixed by its definition; std distributions are not, so draw by modulo.
+std::uint64_t draw(RoutingRng& rng, std::uint64_t n) { return rng() % n; }
 
 // Picks `k` distinct values of [0, n) (partial Fisher-Yates over `pool`).
-void pick(std::mt19937_64& rng, std::vector<int>& pool, std::size_t k) {
+void pick(RoutingRng& rng, std::vector<int>& pool, std::size_t k) {
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t j = i + static_cast<std::size_t>(draw(rng, pool.size() - i));
+    std::swap(pool[i], pool[j]);
+  }
+}
+
+// The same, through `draws` (the same numbers as draw(rng, n), faster).
+void pick(ModuloDraws& draws, std::span<int> pool, std::size_t k) {
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t j = i + static_cast<std::size_t>(draws(pool.size() - i));
     std::swap(pool[i], pool[j]);
   }
 }
@@ -257,7 +267,7 @@ std::string_view distribution_name(RoutingDistribution d) {
 namespace {
 
 // A uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
-double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+double unit(RoutingRng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 // Zipf popularity over a seeded ranking of the experts: the cumulative weights by expert id,
 // and the experts from most to least popular.
@@ -267,14 +277,14 @@ struct Popularity {
 };
 
 // A standard normal from two uniforms (Box-Muller), the same on every platform.
-double normal(std::mt19937_64& rng) {
+double normal(RoutingRng& rng) {
   const double u1 = 1.0 - unit(rng);  // (0, 1]
   const double u2 = unit(rng);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
 // A Gamma(alpha, 1) draw: Marsaglia and Tsang's method, with alpha < 1 boosted by U^(1/alpha).
-double gamma_draw(std::mt19937_64& rng, double alpha) {
+double gamma_draw(RoutingRng& rng, double alpha) {
   if (alpha < 1) {
     const double u = 1.0 - unit(rng);
     return gamma_draw(rng, alpha + 1) * std::pow(u, 1.0 / alpha);
@@ -303,7 +313,7 @@ Popularity weights(const MoeRouting& r) {
   const auto experts = static_cast<std::size_t>(r.experts);
   Popularity p;
   std::vector<double> weight(experts, 1.0);
-  std::mt19937_64 rng(r.popularity_seed);
+  RoutingRng rng(r.popularity_seed);
   switch (r.distribution) {
     case RoutingDistribution::Uniform:
       break;
@@ -346,7 +356,7 @@ Popularity weights(const MoeRouting& r) {
   return p;
 }
 
-int draw_expert(std::mt19937_64& rng, const Popularity& p) {
+int draw_expert(RoutingRng& rng, const Popularity& p) {
   const double u = unit(rng) * p.cdf.back();
   const auto it = std::upper_bound(p.cdf.begin(), p.cdf.end(), u);
   return static_cast<int>(std::min<std::ptrdiff_t>(it - p.cdf.begin(),
@@ -469,7 +479,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
   const std::int64_t capacity =
       r.capacity_factor > 0 ? static_cast<std::int64_t>(std::ceil(r.capacity_factor * even))
                             : std::numeric_limits<std::int64_t>::max();
-  std::mt19937_64 rng(r.seed);
+  RoutingRng rng(r.seed);
   const bool weighted = r.distribution != RoutingDistribution::Uniform || !r.bias.empty();
   const Popularity popular = weighted ? weights(r) : Popularity{};
   std::vector<int> node_pool(nodes);
@@ -529,6 +539,18 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
       ++reached;
     }
   };
+  // Uniform routing when no expert is on two nodes: the candidates are the chosen nodes'
+  // experts one after another, copied block by block, with no per-expert check for one seen
+  // on an earlier node (the same list, so the same picks, several times faster).
+  std::size_t listed = 0;
+  for (const auto& e : l.experts_of_node) {
+    listed += e.size();
+  }
+  const bool disjoint =
+      listed == static_cast<std::size_t>(std::count_if(
+                    l.copies.begin(), l.copies.end(), [](const auto& c) { return !c.empty(); }));
+  ModuloDraws draws(rng, std::max<std::uint64_t>(nodes, static_cast<std::uint64_t>(r.experts)));
+  std::vector<int> listing(disjoint ? listed : 0);  // the chosen nodes' experts, in order
   for (std::size_t src = 0; src < n; ++src) {
     for (std::int64_t t = 0; t < r.tokens_per_gpu; ++t) {
       ++stamp;
@@ -552,9 +574,26 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
           candidates.push_back(e);
           chosen.push_back(c);
         }
+      } else if (disjoint) {
+        std::iota(node_pool.begin(), node_pool.end(), 0);
+        pick(draws, std::span<int>(node_pool), node_limit);
+        std::size_t size = 0;
+        for (std::size_t k = 0; k < node_limit; ++k) {
+          const auto node = static_cast<std::size_t>(node_pool[k]);
+          node_hit[node] = stamp;
+          const std::vector<int>& on = l.experts_of_node[node];
+          std::copy(on.begin(), on.end(), listing.begin() + static_cast<std::ptrdiff_t>(size));
+          size += on.size();
+        }
+        HOPSIM_ASSERT(size >= top_k, "top-{} among {} experts", top_k, size);
+        pick(draws, std::span<int>(listing.data(), size), top_k);
+        candidates.assign(listing.begin(), listing.begin() + static_cast<std::ptrdiff_t>(top_k));
+        for (std::size_t k = 0; k < top_k; ++k) {
+          chosen.push_back(copy_of(candidates[k]));
+        }
       } else {
         std::iota(node_pool.begin(), node_pool.end(), 0);
-        pick(rng, node_pool, node_limit);
+        pick(draws, std::span<int>(node_pool), node_limit);
         for (std::size_t k = 0; k < node_limit; ++k) {
           const auto node = static_cast<std::size_t>(node_pool[k]);
           node_hit[node] = stamp;
@@ -567,7 +606,7 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
         }
         HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
                       candidates.size());
-        pick(rng, candidates, top_k);
+        pick(draws, std::span<int>(candidates), top_k);
         for (std::size_t k = 0; k < top_k; ++k) {
           chosen.push_back(copy_of(candidates[k]));
         }
