@@ -135,10 +135,12 @@ std::string cp_tail(const Json& cp) {
 
 // The MoE layer: routing, load, balancer, capacity, the bytes of each exchange.
 std::string ep_lines(const Json& ep) {
+  const std::string pieces =
+      ep.contains("pieces") ? fmt::format(" ({} pieces)", ep["pieces"].get<std::string>()) : "";
   std::string out = fmt::format(
-      "moe layer      {} over ep {} ({} group(s)), {} layer(s), {}, overlap {}, {} "
+      "moe layer      {}{} over ep {} ({} group(s)), {} layer(s), {}, overlap {}, {} "
       "micro-batch(es), {} communication SMs\n",
-      ep["algorithm"].get<std::string>(), ep["degree"].get<int>(), ep["groups"].get<int>(),
+      ep["algorithm"].get<std::string>(), pieces, ep["degree"].get<int>(), ep["groups"].get<int>(),
       ep["layers"].get<int>(), ep["passes"].get<std::string>(), ep["overlap"].get<std::string>(),
       ep["micro_batches"].get<int>(), ep["comm_sms"].get<int>());
   std::string skew;

@@ -66,13 +66,12 @@ std::int64_t share(std::int64_t part, std::int64_t whole, std::int64_t from, std
   return upto(from + size) - upto(from);
 }
 
-// The segment of `segments` (contiguous, in order) that holds byte `at`.
-std::size_t holding(std::span<const Collectives::Segment> segments, std::int64_t at) {
-  std::size_t k = 0;
+// Advances `k` to the segment of `segments` (contiguous, in order) that holds byte `at`; calls
+// with `at` never decreasing cost O(segments) in all.
+void advance_to(std::span<const Collectives::Segment> segments, std::int64_t at, std::size_t& k) {
   while (k + 1 < segments.size() && segments[k + 1].from <= at) {
     ++k;
   }
-  return k;
 }
 
 }  // namespace
@@ -159,8 +158,10 @@ void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatr
     h.done.push_back(ib.arrived);
   }
   std::vector<PlanTaskId> nvl_free(members.size(), first);
+  std::size_t feeding = 0;  // the InfiniBand piece holding the segment's first byte
   for (const Segment& seg : st.second) {
-    const PlanTaskId in = landed[holding(st.first, seg.from)];
+    advance_to(st.first, seg.from, feeding);
+    const PlanTaskId in = landed[feeding];
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::size_t j = members[k];
       const std::int64_t part = share(m.gpu.at(s.from, j), s.ib_bytes, seg.from, seg.size);
@@ -203,9 +204,11 @@ void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatri
     }
   }
   PlanTaskId ib_free = first;
+  std::size_t feeding = 0;  // the gathered piece holding the segment's first byte
   for (const Segment& seg : st.second) {
+    advance_to(st.first, seg.from, feeding);
     std::vector<PlanTaskId> ready{ib_free};
-    const std::vector<PlanTaskId>& parts = gathered[holding(st.first, seg.from)];
+    const std::vector<PlanTaskId>& parts = gathered[feeding];
     ready.insert(ready.end(), parts.begin(), parts.end());
     const Hop ib = route_hop(relay, dst, seg.size, ready, "ib");
     h.done.push_back(ib.arrived);
