@@ -192,7 +192,8 @@ const std::array<KeyDoc, 18> kMoeLayerWorkload{{
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
     {"pieces", "\"streamed\" or \"each\"", "\"streamed\"",
      "two_tier: per node pair the first piece, the rest, and the last piece's second stage as "
-     "flows (16, within 0.1% of each); each: every piece its own flows, as DeepEP sends them"},
+     "flows (16; DeepSeek-V3 layers within about 1% of each); each: every piece its own flows, "
+     "as DeepEP sends them"},
     {"redundant_experts", "integer in [0, 2^20], a multiple of ep", "0",
      "copies of the hottest experts (by the routing's popularity) in extra slots, as many on "
      "every GPU of an EP group; a token goes to the copy with the fewest selections so far"},

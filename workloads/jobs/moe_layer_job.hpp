@@ -72,8 +72,8 @@ struct MoeLayerJob {
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
   /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
   std::int64_t chunk_tokens = 0;
-  /// two_tier: pieces as a stream (16 flows per node pair, within 0.1% of each piece its own
-  /// flows on DeepSeek-V3 layers, 30-40 times fewer flows) or each piece its own flows.
+  /// two_tier: pieces as a stream (16 flows per node pair, 30-40 times fewer; DeepSeek-V3 layers
+  /// within about 1% of each piece its own flows) or each piece its own flows.
   Pieces pieces = Pieces::Streamed;
   /// Redundant copies of hot experts per EP group, spread as extra slots over its GPUs
   /// (a multiple of the EP size; redundant_placement). routing.placement places explicitly.
