@@ -1,7 +1,5 @@
 // Token routing by a seeded generator whose output is the same on every platform.
 #include "workloads/collectives/moe_routing.hpp"
-#include "workloads/collectives/modulo_draws.hpp"
-#include "workloads/collectives/routing_rng.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -10,12 +8,14 @@
 #include <map>
 #include <numbers>
 #include <numeric>
-#include <random>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/collectives/modulo_draws.hpp"
+#include "workloads/collectives/routing_rng.hpp"
 
 namespace hopsim::work {
 namespace {
