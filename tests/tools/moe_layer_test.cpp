@@ -57,6 +57,22 @@ TEST_CASE("moe layer: without overlap nothing is hidden, two micro-batches hide 
   CHECK(busiest(four).exposed.seconds() < 0.6 * busiest(four_plain).exposed.seconds());
   CHECK(busiest(four).exposed.seconds() >=
         busiest(four).comm.seconds() - busiest(four).compute.seconds() - 1e-9);
+  // A phase's exposed communication is what runs while the rank computes nothing, of any
+  // phase: the phases' parts add up to the rank's (one exchange at a time on its stream), and
+  // under overlap some of a phase's communication hides under another phase's compute.
+  for (const work::RunResult* r : {&plain, &one, &four}) {
+    Time exposed;
+    Time hidden;
+    for (const work::PhaseTime& p : r->cases[0].summary.phases) {
+      exposed += p.exposed;
+      hidden += p.comm - p.exposed;
+      CHECK(p.exposed <= p.comm);
+    }
+    CHECK(exposed == busiest(*r).exposed);
+    if (r != &plain) {
+      CHECK(hidden.seconds() > 0.3 * busiest(*r).comm.seconds());
+    }
+  }
 }
 
 TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other's compute") {

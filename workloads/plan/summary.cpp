@@ -60,11 +60,14 @@ void add_link_bytes(const topo::Cluster& cluster, std::span<const topo::LinkId> 
   }
 }
 
-// Per phase: its span over all ranks, and the critical rank's compute and communication in it.
+// Per phase: its span over all ranks, and the critical rank's compute and communication in it;
+// a phase's communication is exposed where none of the rank's compute runs, of any phase (with
+// two micro-batches one's dispatch hides under the other's attention).
 std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int critical_rank) {
   const auto& tasks = plan.tasks();
   std::vector<Intervals> per_phase(plan.phases().size());
   std::vector<PhaseTime> phases(plan.phases().size());
+  std::vector<Interval> computing;  // the critical rank's, every phase
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const PlanTask& t = tasks[i];
     const sim::TaskTimes& tt = outcome.times[i];
@@ -77,15 +80,19 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
     const bool mine = t.src == critical_rank || t.dst == critical_rank;
     if (mine && t.kind == PlanTaskKind::Compute) {
       per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
+      computing.emplace_back(tt.start, tt.end);
     } else if (mine && t.kind == PlanTaskKind::Flow && t.src != t.dst) {
       per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
     }
   }
+  const Time computing_s = union_length(computing);
   for (std::size_t p = 0; p < phases.size(); ++p) {
     const RankTime r = account(per_phase[p]);
     phases[p].compute = r.compute;
     phases[p].comm = r.comm;
-    phases[p].exposed = r.exposed;
+    std::vector<Interval> with = computing;
+    with.insert(with.end(), per_phase[p].comm.begin(), per_phase[p].comm.end());
+    phases[p].exposed = union_length(with) - computing_s;
     if (phases[p].start == Time::max()) {
       phases[p].start = Time{};
     }
