@@ -6,10 +6,11 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
 namespace hopsim::test {
 
-inline doctest::Approx approx(double expected) { return doctest::Approx(expected).scale(0); }
+inline doctest::Approx approx(double expected) {
+  return doctest::Approx(expected).scale(0);
+}
 
 }  // namespace hopsim::test

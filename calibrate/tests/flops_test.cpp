@@ -2,9 +2,9 @@
 #include "calibrate/core/flops.hpp"
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
 #include "calibrate/core/reference.hpp"
+#include "tests/approx.hpp"
 
 namespace hopsim::calib {
 namespace {
@@ -46,7 +46,8 @@ TEST_CASE("attended pairs: closed forms match brute force") {
 
 TEST_CASE("gemm, grouped and attention FLOPs") {
   CHECK(gemm_flops(8192, 8192, 8192) == hopsim::test::approx(1.099511627776e12));
-  CHECK(grouped_gemm_flops(8, 512, 4096, 7168) == hopsim::test::approx(2.0 * 8 * 512 * 4096 * 7168));
+  CHECK(grouped_gemm_flops(8, 512, 4096, 7168) ==
+        hopsim::test::approx(2.0 * 8 * 512 * 4096 * 7168));
   // Llama-3.1 shape of the cuDNN frontend H200 benchmark (docs/validation.md): causal fwd, b=1, h_q=64, s=8192, d=128.
   const double fwd = attn_fwd_flops(64, 128, 128, 8192, 8192, Mask::CausalTopLeft);
   CHECK(fwd == hopsim::test::approx(2.0 * 64 * 256 * (8192.0 * 8193 / 2)));

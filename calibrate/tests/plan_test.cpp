@@ -2,6 +2,7 @@
 #include "calibrate/core/plan.hpp"
 
 #include <doctest/doctest.h>
+
 #include "tests/approx.hpp"
 
 namespace hopsim::calib {

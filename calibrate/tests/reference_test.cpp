@@ -7,6 +7,7 @@
 #include <random>
 
 #include <doctest/doctest.h>
+
 #include "tests/approx.hpp"
 
 namespace hopsim::calib {

@@ -2,9 +2,9 @@
 #include "calibrate/core/stats.hpp"
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
 #include "calibrate/core/types.hpp"
+#include "tests/approx.hpp"
 
 namespace hopsim::calib {
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
 #include "doctest_time.hpp"
 #include "flow_reference.hpp"
+#include "tests/approx.hpp"
 #include "uneven_case.hpp"
 
 using hopsim::Bandwidth;

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 #include <nlohmann/json.hpp>
 
+#include "tests/approx.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "workloads/compute/compute_model.hpp"
 
@@ -302,16 +302,20 @@ TEST_CASE("the shipped published H100 table answers with the published figures")
   const work::ComputeCost fa3 = model.attention(Dtype::Bf16, s, Pass::Fwd);
   CHECK(fa3.source == Source::Exact);
   CHECK(tflops(fa3) == hopsim::test::approx(648).epsilon(1e-6));
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Bwd)) == hopsim::test::approx(561).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Bwd)) ==
+        hopsim::test::approx(561).epsilon(1e-6));
   s.s_q = s.s_kv = 8448;
   s.bh = 64;
   CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).time == Time::us(3538));
   s = {128, 128, work::Mask::CausalBottomRight, 1, 8192, 8192, 32};
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(602).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) ==
+        hopsim::test::approx(602).epsilon(1e-6));
   s.mask = work::Mask::CausalTopLeft;
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(529).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) ==
+        hopsim::test::approx(529).epsilon(1e-6));
   s = {64, 64, work::Mask::None, 1, 16384, 16384, 32};
-  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) == hopsim::test::approx(413).epsilon(1e-6));
+  CHECK(tflops(model.attention(Dtype::Bf16, s, Pass::Fwd)) ==
+        hopsim::test::approx(413).epsilon(1e-6));
   s.bh = 64;  // off the benchmark's diagonal
   CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
 

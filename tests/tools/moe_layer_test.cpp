@@ -7,8 +7,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
+#include "tests/approx.hpp"
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -167,9 +167,10 @@ TEST_CASE("moe layer: streamed pieces agree with every piece its own flows, at a
     const char* distribution;
     double within;
   };
-  for (const Setting& c : {Setting{"32", "512", "uniform", 0.015},
-                           Setting{"32", "512", "zipf", 0.015},
-                           Setting{"16", "2048", "uniform", 0.005}}) {
+
+  for (const Setting& c :
+       {Setting{"32", "512", "uniform", 0.015}, Setting{"32", "512", "zipf", 0.015},
+        Setting{"16", "2048", "uniform", 0.005}}) {
     CAPTURE(c.ep);
     CAPTURE(c.tokens);
     CAPTURE(c.distribution);
@@ -185,8 +186,7 @@ TEST_CASE("moe layer: streamed pieces agree with every piece its own flows, at a
     const work::CaseResult& e = each.cases[0];
     CHECK(s.summary.ib_bytes == e.summary.ib_bytes);
     CHECK(s.summary.nvlink_bytes == e.summary.nvlink_bytes);
-    CHECK(step(streamed).seconds() ==
-          hopsim::test::approx(step(each).seconds()).epsilon(c.within));
+    CHECK(step(streamed).seconds() == hopsim::test::approx(step(each).seconds()).epsilon(c.within));
     CHECK(busiest(streamed).comm.seconds() ==
           hopsim::test::approx(busiest(each).comm.seconds()).epsilon(3 * c.within));
     // Per node pair 2 InfiniBand flows and 2 per forward, against 8 per piece.

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
+#include "tests/approx.hpp"
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/pipeline/step_model.hpp"
@@ -146,7 +146,7 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   for (int r = 0; r < 4; ++r) {
     CHECK(dd.memory[static_cast<std::size_t>(r)].params ==
           hopsim::test::approx(od.memory[static_cast<std::size_t>(r)].params +
-                          od.memory[static_cast<std::size_t>(3 - r)].params));
+                               od.memory[static_cast<std::size_t>(3 - r)].params));
     CHECK(dd.rank_layers[static_cast<std::size_t>(r)] ==
           od.rank_layers[static_cast<std::size_t>(r)] +
               od.rank_layers[static_cast<std::size_t>(3 - r)]);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
+#include "tests/approx.hpp"
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
 

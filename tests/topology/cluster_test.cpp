@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+
 #include "tests/approx.hpp"
 
 namespace hopsim::topo {

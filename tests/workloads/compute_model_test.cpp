@@ -190,7 +190,8 @@ TEST_CASE("above the largest value of an axis, throughput is clamped to the edge
   const ComputeCost above = model.gemm(Dtype::Bf16, 16384, 4096, 8192, Pass::Fwd);
   CHECK(above.source == Source::Clamped);
   CHECK(tflops_of(above) == hopsim::test::approx(theta_tf(4096, 4096, 4096)).epsilon(1e-6));
-  CHECK(above.time.count_ps() == hopsim::test::approx(8.0 * static_cast<double>(edge.time.count_ps())));
+  CHECK(above.time.count_ps() ==
+        hopsim::test::approx(8.0 * static_cast<double>(edge.time.count_ps())));
   // Clamped on one axis, interpolated on another: still Clamped.
   CHECK(model.gemm(Dtype::Bf16, 8192, 2000, 4096, Pass::Fwd).source == Source::Clamped);
 }

@@ -120,7 +120,8 @@ TEST_CASE("CP balance: the seeds' units, contiguous 1..8 and zigzag 2c+1, exact 
   const double k = 1024;
   CHECK(static_cast<double>(last) / static_cast<double>(first) ==
         hopsim::test::approx((7.5 * k * k + k / 2) / (k * k / 2 + k / 2)));
-  CHECK(static_cast<double>(last) / static_cast<double>(first) == hopsim::test::approx(15).epsilon(0.01));
+  CHECK(static_cast<double>(last) / static_cast<double>(first) ==
+        hopsim::test::approx(15).epsilon(0.01));
 }
 
 TEST_CASE("CP layout: attended pairs and calls agree with brute force, documents and cache") {

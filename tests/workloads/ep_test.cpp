@@ -7,8 +7,8 @@
 #include <set>
 
 #include <doctest/doctest.h>
-#include "tests/approx.hpp"
 
+#include "tests/approx.hpp"
 #include "workloads/collectives/moe_routing.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/ep_details.hpp"

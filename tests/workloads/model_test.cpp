@@ -1,9 +1,10 @@
 // Model closed forms against the seed articles' numbers and brute-force sums.
+#include "workloads/model/model.hpp"
+
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/jobs/layer_closed_forms.hpp"
-#include "workloads/model/model.hpp"
 
 using namespace hopsim::work;
 
@@ -42,7 +43,8 @@ ModelSpec deepseek_v3() {
 TEST_CASE("Llama 3 70B: saved activations 22.8 GB -> 365.1 GB per GPU at TP8 from 8K to 128K") {
   const ModelSpec m = llama3_70b();
   CHECK(activation_bytes_per_gpu(m, 8192, 1, 8, 1) == hopsim::test::approx(22.8e9).epsilon(0.005));
-  CHECK(activation_bytes_per_gpu(m, 131072, 1, 8, 1) == hopsim::test::approx(365.1e9).epsilon(0.001));
+  CHECK(activation_bytes_per_gpu(m, 131072, 1, 8, 1) ==
+        hopsim::test::approx(365.1e9).epsilon(0.001));
   // CP divides it back: 128K over CP 16 is 8K's memory.
   CHECK(activation_bytes_per_gpu(m, 131072, 1, 8, 16) ==
         hopsim::test::approx(activation_bytes_per_gpu(m, 8192, 1, 8, 1)));

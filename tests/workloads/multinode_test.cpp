@@ -97,8 +97,7 @@ TEST_CASE("small collectives take NCCL's ring and tree latency, by protocol") {
         TunerInput in{NcclColl::AllReduce, 8 * nodes, nodes, Bytes{8}, e.cluster.nvlink.bandwidth,
                       Bandwidth{8 * e.cluster.nic.bandwidth.bytes_per_s}};
         for (const Prediction& model : nccl_predictions(e.nccl, in)) {
-          const NcclAlgo same =
-              a == CollectiveAlgorithm::Tree ? NcclAlgo::Tree : NcclAlgo::Ring;
+          const NcclAlgo same = a == CollectiveAlgorithm::Tree ? NcclAlgo::Tree : NcclAlgo::Ring;
           if (model.algorithm != same || model.protocol != p) {
             continue;
           }
@@ -123,7 +122,8 @@ TEST_CASE("NVLS all-reduce in a node beats the ring, as NCCL's model says") {
   REQUIRE(ring.ok());
   CHECK(nvls.cases[0].outcome.makespan < ring.cases[0].outcome.makespan);
   // Each GPU sends and receives S once, at 0.74 of 370 GB/s: busbw = 1.75 x 273.8 GB/s.
-  CHECK(busbw_GBps(nvls, 0, size, 8, 1.75) == hopsim::test::approx(1.75 * 370 * 0.74).epsilon(0.01));
+  CHECK(busbw_GBps(nvls, 0, size, 8, 1.75) ==
+        hopsim::test::approx(1.75 * 370 * 0.74).epsilon(0.01));
   Experiment across = collective(2, CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, {size});
   CHECK(!run(across).ok());  // NVLS stays in one node
 }
@@ -205,7 +205,8 @@ TEST_CASE("two-tier: streamed pieces move the same bytes as each piece, in about
     const CaseResult& p = each.cases[0];
     CHECK(s.summary.ib_bytes == p.summary.ib_bytes);
     CHECK(s.summary.nvlink_bytes == p.summary.nvlink_bytes);
-    CHECK(s.outcome.makespan.seconds() == hopsim::test::approx(p.outcome.makespan.seconds()).epsilon(0.01));
+    CHECK(s.outcome.makespan.seconds() ==
+          hopsim::test::approx(p.outcome.makespan.seconds()).epsilon(0.01));
     CHECK(s.outcome.flows * 3 < p.outcome.flows);
   }
 }

@@ -1,5 +1,7 @@
 // The routing's generator and its division-free modulo: deterministic, spread evenly, and
 // ModuloDraws returns exactly rng() % n.
+#include "workloads/collectives/routing_rng.hpp"
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -7,7 +9,6 @@
 #include <doctest/doctest.h>
 
 #include "workloads/collectives/modulo_draws.hpp"
-#include "workloads/collectives/routing_rng.hpp"
 
 using hopsim::work::ModuloDraws;
 using hopsim::work::RoutingRng;
@@ -52,11 +53,11 @@ TEST_CASE("modulo draws: exactly rng() % n, for every n it tabulates and beyond"
     CHECK(draws(n) == reference() % n);
   }
   // The largest x and the multiples of n, where the estimate of x / n is furthest off.
-  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{7},
-                          std::uint64_t{128}, std::uint64_t{255}, most}) {
+  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{7}, std::uint64_t{128},
+                          std::uint64_t{255}, most}) {
     const std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
-    for (std::uint64_t x : {top, top - 1, top / n * n, top / n * n - 1, n - 1, n,
-                            std::uint64_t{0}}) {
+    for (std::uint64_t x :
+         {top, top - 1, top / n * n, top / n * n - 1, n - 1, n, std::uint64_t{0}}) {
       CAPTURE(n);
       CAPTURE(x);
       CHECK(ModuloDraws::reduce(x, n, top / n) == x % n);

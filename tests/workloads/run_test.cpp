@@ -1,9 +1,10 @@
 // run(): an experiment as data in, results out; checks, cases, threads, observers.
+#include "workloads/experiment/run.hpp"
+
 #include <thread>
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
-#include "workloads/experiment/run.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;

@@ -24,6 +24,7 @@ class RoutingRng {
   }
 
   static constexpr result_type min() { return 0; }
+
   static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
 
   result_type operator()() {
@@ -40,6 +41,7 @@ class RoutingRng {
 
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
   std::uint64_t s_[4]{};
 };
 

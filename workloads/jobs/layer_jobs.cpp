@@ -123,8 +123,9 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
       tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1;
   const double per_exchange =
       algorithm == EpAlgorithm::TwoTier
-          ? n * n / static_cast<double>(std::min<std::int64_t>(
-                        static_cast<std::int64_t>(group.size()), env.cluster.gpus_per_node)) *
+          ? n * n /
+                static_cast<double>(std::min<std::int64_t>(static_cast<std::int64_t>(group.size()),
+                                                           env.cluster.gpus_per_node)) *
                 (pieces == Pieces::Streamed ? std::min(pieces_per_pair, 2.0) : pieces_per_pair) *
                 static_cast<double>(env.cluster.gpus_per_node + 1)
           : n * n;
@@ -142,11 +143,12 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
     return;
   }
   if (tasks > kMaxPlanTasks) {
-    out.push_back({"/workload/tokens_per_gpu",
-                   fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
-                               "make a plan of up to ~{:.2g} tasks, more than {:.0e}: fewer "
-                               "layers, tokens or GPUs, or larger chunk_tokens (or pieces \"streamed\")",
-                               layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
+    out.push_back(
+        {"/workload/tokens_per_gpu",
+         fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
+                     "make a plan of up to ~{:.2g} tasks, more than {:.0e}: fewer "
+                     "layers, tokens or GPUs, or larger chunk_tokens (or pieces \"streamed\")",
+                     layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
   }
 }
 
