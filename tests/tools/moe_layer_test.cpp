@@ -160,7 +160,7 @@ TEST_CASE("moe layer: streamed pieces agree with every piece its own flows, at a
   // Forward and backward, even and skewed routing, DeepEP's pieces. Streamed lets a stage's
   // rest run ahead of the pieces that feed it, a little optimistic where the pipeline is
   // short: 512 tokens per GPU on EP32 (about 10 pieces per node pair) within 1.5%, 2048 on
-  // EP16 within 0.5% (docs/collectives.md has the measured table).
+  // EP16 within 0.5% (docs/expert-parallelism.md has the measured table).
   struct Setting {
     const char* ep;
     const char* tokens;
