@@ -20,18 +20,8 @@
 namespace hopsim::work {
 namespace {
 
-// RoutingRng's sequence is fixed by its definition; std distributions are not, so draw by modulo.
-std::uint64_t draw(RoutingRng& rng, std::uint64_t n) { return rng() % n; }
-
-// Picks `k` distinct values of [0, n) (partial Fisher-Yates over `pool`).
-void pick(RoutingRng& rng, std::vector<int>& pool, std::size_t k) {
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t j = i + static_cast<std::size_t>(draw(rng, pool.size() - i));
-    std::swap(pool[i], pool[j]);
-  }
-}
-
-// The same, through `draws` (the same numbers as draw(rng, n), faster).
+// Picks the first `k` of `pool` at random (partial Fisher-Yates). RoutingRng's sequence is
+// fixed by its definition; std distributions are not, so positions are drawn by modulo.
 void pick(ModuloDraws& draws, std::span<int> pool, std::size_t k) {
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t j = i + static_cast<std::size_t>(draws(pool.size() - i));
@@ -320,7 +310,8 @@ Popularity weights(const MoeRouting& r) {
     case RoutingDistribution::Zipf: {
       std::vector<int> ranking(experts);
       std::iota(ranking.begin(), ranking.end(), 0);
-      pick(rng, ranking, experts);
+      ModuloDraws draws(rng, experts);
+      pick(draws, std::span<int>(ranking), experts);
       for (std::size_t k = 0; k < experts; ++k) {
         weight[static_cast<std::size_t>(ranking[k])] =
             std::pow(static_cast<double>(k + 1), -r.zipf_s);
@@ -574,39 +565,36 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
           candidates.push_back(e);
           chosen.push_back(c);
         }
-      } else if (disjoint) {
-        std::iota(node_pool.begin(), node_pool.end(), 0);
-        pick(draws, std::span<int>(node_pool), node_limit);
-        std::size_t size = 0;
-        for (std::size_t k = 0; k < node_limit; ++k) {
-          const auto node = static_cast<std::size_t>(node_pool[k]);
-          node_hit[node] = stamp;
-          const std::vector<int>& on = l.experts_of_node[node];
-          std::copy(on.begin(), on.end(), listing.begin() + static_cast<std::ptrdiff_t>(size));
-          size += on.size();
-        }
-        HOPSIM_ASSERT(size >= top_k, "top-{} among {} experts", top_k, size);
-        pick(draws, std::span<int>(listing.data(), size), top_k);
-        candidates.assign(listing.begin(), listing.begin() + static_cast<std::ptrdiff_t>(top_k));
-        for (std::size_t k = 0; k < top_k; ++k) {
-          chosen.push_back(copy_of(candidates[k]));
-        }
       } else {
         std::iota(node_pool.begin(), node_pool.end(), 0);
         pick(draws, std::span<int>(node_pool), node_limit);
-        for (std::size_t k = 0; k < node_limit; ++k) {
-          const auto node = static_cast<std::size_t>(node_pool[k]);
-          node_hit[node] = stamp;
-          for (int e : l.experts_of_node[node]) {
-            if (expert_hit[static_cast<std::size_t>(e)] != stamp) {  // on two chosen nodes
-              expert_hit[static_cast<std::size_t>(e)] = stamp;
-              candidates.push_back(e);
+        if (disjoint) {  // the chosen nodes' experts, block by block
+          std::size_t size = 0;
+          for (std::size_t k = 0; k < node_limit; ++k) {
+            const auto node = static_cast<std::size_t>(node_pool[k]);
+            node_hit[node] = stamp;
+            const std::vector<int>& on = l.experts_of_node[node];
+            std::copy(on.begin(), on.end(), listing.begin() + static_cast<std::ptrdiff_t>(size));
+            size += on.size();
+          }
+          HOPSIM_ASSERT(size >= top_k, "top-{} among {} experts", top_k, size);
+          pick(draws, std::span<int>(listing.data(), size), top_k);
+          candidates.assign(listing.begin(), listing.begin() + static_cast<std::ptrdiff_t>(top_k));
+        } else {
+          for (std::size_t k = 0; k < node_limit; ++k) {
+            const auto node = static_cast<std::size_t>(node_pool[k]);
+            node_hit[node] = stamp;
+            for (int e : l.experts_of_node[node]) {
+              if (expert_hit[static_cast<std::size_t>(e)] != stamp) {  // on two chosen nodes
+                expert_hit[static_cast<std::size_t>(e)] = stamp;
+                candidates.push_back(e);
+              }
             }
           }
+          HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
+                        candidates.size());
+          pick(draws, std::span<int>(candidates), top_k);
         }
-        HOPSIM_ASSERT(candidates.size() >= top_k, "top-{} among {} experts", top_k,
-                      candidates.size());
-        pick(draws, std::span<int>(candidates), top_k);
         for (std::size_t k = 0; k < top_k; ++k) {
           chosen.push_back(copy_of(candidates[k]));
         }

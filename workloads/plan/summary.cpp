@@ -87,9 +87,8 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
   }
   const Time computing_s = union_length(computing);
   for (std::size_t p = 0; p < phases.size(); ++p) {
-    const RankTime r = account(per_phase[p]);
-    phases[p].compute = r.compute;
-    phases[p].comm = r.comm;
+    phases[p].compute = union_length(per_phase[p].compute);
+    phases[p].comm = union_length(per_phase[p].comm);
     std::vector<Interval> with = computing;
     with.insert(with.end(), per_phase[p].comm.begin(), per_phase[p].comm.end());
     phases[p].exposed = union_length(with) - computing_s;
