@@ -75,6 +75,21 @@ TEST_CASE("moe layer: without overlap nothing is hidden, two micro-batches hide 
   }
 }
 
+TEST_CASE("moe layer: two micro-batches split the sequence's attention, not its amount") {
+  // The second half's queries see the first half's keys: a causal h x h block and a full one,
+  // h(h+1)/2 + h^2 + h(h+1)/2 = 2h(2h+1)/2 pairs, the whole sequence's. The attention part's
+  // FLOPs (with it, less without it: experts and router alike) are the unsplit layer's.
+  const auto attention_flops = [](const std::string& overlap) {
+    const std::string o = "workload.overlap=\"" + overlap + "\"";
+    const double with = layer({o}).cases[0].summary.flops.n;
+    const double without = layer({o, "workload.attention=false"}).cases[0].summary.flops.n;
+    return with - without;
+  };
+  const double plain = attention_flops("none");
+  CHECK(plain > 0);
+  CHECK(attention_flops("two_microbatch") == hopsim::test::approx(plain).epsilon(1e-12));
+}
+
 TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other's compute") {
   const std::string tokens = "workload.tokens_per_gpu=2048";
   const work::RunResult pair =

@@ -180,7 +180,8 @@ const std::array<KeyDoc, 18> kMoeLayerWorkload{{
      "which passes run (backward: exchanges in the same two directions, GEMMs at twice the "
      "FLOPs)"},
     {"overlap", "\"none\", \"two_microbatch\" or \"dualpipe_pair\"", "\"none\"",
-     "two_microbatch: the tokens split in two; one half's exchanges run while the other computes; "
+     "two_microbatch: the tokens split in two (the halves of one sequence: the second's attention "
+     "also reads the first's keys); one half's exchanges run while the other computes; "
      "dualpipe_pair: a forward chunk of one micro-batch against a backward chunk of another, "
      "layer by layer, as in DualPipe"},
     {"comm_sms", "integer in [0, SMs)", "0",

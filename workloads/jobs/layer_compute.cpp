@@ -82,7 +82,8 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
 }
 
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
-                               bool attention, const ComputeModel& model) {
+                               std::int64_t keys_before, bool attention,
+                               const ComputeModel& model) {
   const LayerParams lp = layer_params(m, true);
   LayerCosts out;
   if (attention) {
@@ -93,8 +94,9 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     AttentionShape self;
     self.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
     self.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
-    self.mask = Mask::CausalTopLeft;
-    self.s_q = self.s_kv = tokens;
+    self.mask = keys_before > 0 ? Mask::CausalBottomRight : Mask::CausalTopLeft;
+    self.s_q = tokens;
+    self.s_kv = keys_before + tokens;
     self.bh = m.heads / p.tp;
     add_attention({self}, model, out);
   }
@@ -132,7 +134,7 @@ LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const Compu
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model) {
   const std::int64_t tokens = job.routing.tokens_per_gpu;
-  LayerCosts out = moe_attention_costs(m, p, tokens, job.attention, model);
+  LayerCosts out = moe_attention_costs(m, p, tokens, 0, job.attention, model);
   // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
   const std::int64_t local = m.moe.routed_experts / p.ep;
   for (const LayerCosts& part : {moe_expert_costs(m, p, tokens * job.routing.top_k / local, model),

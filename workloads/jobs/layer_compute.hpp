@@ -29,11 +29,13 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
 /// experts.
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model);
-/// Its parts: attention (projections and core, when `attention`) and the router over `tokens`;
-/// one GPU's FP8 grouped expert GEMMs at `tokens_per_expert` rows each over `local_experts`
-/// experts (0: routed experts / ep); the shared experts.
+/// Its parts: attention (projections and core, when `attention`) and the router over `tokens`,
+/// the sequence's last `tokens` after `keys_before` earlier ones (a later micro-batch of the
+/// same sequence: its queries also see the earlier keys); one GPU's FP8 grouped expert GEMMs at
+/// `tokens_per_expert` rows each over `local_experts` experts (0: routed experts / ep); the shared
+/// experts.
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
-                               bool attention, const ComputeModel& model);
+                               std::int64_t keys_before, bool attention, const ComputeModel& model);
 LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
                             std::int64_t tokens_per_expert, const ComputeModel& model,
                             std::int64_t local_experts = 0);

@@ -108,7 +108,14 @@ class MoeBuilder::Impl {
       }
     }
     hidden_ = model_.hidden;
-    pre_ = moe_attention_costs(model_, p_, tokens_mb_, job.attention, *b.compute);
+    // Two micro-batches of one GPU's tokens are the two halves of its sequence: the second
+    // half's queries also see the first half's keys, so attention costs what it costs unsplit.
+    // DualPipe's pair is two micro-batches, each a whole sequence.
+    for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
+      const std::int64_t before = job.overlap == EpOverlap::TwoMicrobatch ? mb * tokens_mb_ : 0;
+      pre_[static_cast<std::size_t>(mb)] =
+          moe_attention_costs(model_, p_, tokens_mb_, before, job.attention, *b.compute);
+    }
     shared_ = moe_shared_costs(model_, tokens_mb_, *b.compute);
   }
 
@@ -116,6 +123,8 @@ class MoeBuilder::Impl {
   const MoeLayerJob& job() const { return job_; }
   const BuildEnv& build_env() const { return b_; }
   std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
+
+  const LayerCosts& pre_costs(std::int64_t mb) const { return pre_[static_cast<std::size_t>(mb)]; }
   const std::vector<double>& balance_steps() const { return balance_steps_; }
   const std::vector<std::vector<int>>& placement() const { return placement_; }
   const std::vector<GroupRouting>& routing(std::int64_t mb) const {
@@ -131,7 +140,7 @@ class MoeBuilder::Impl {
     std::vector<std::vector<TaskList>> dispatched(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       const std::vector<TaskList> pre =
-          compute_all(pre_.fwd, phase(pre_phase(), "fwd"), ready(mb));
+          compute_all(pre_costs(mb).fwd, phase(pre_phase(), "fwd"), ready(mb));
       dispatched[static_cast<std::size_t>(mb)] = exchange(
           mb, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), pre);
     }
@@ -163,7 +172,7 @@ class MoeBuilder::Impl {
           mb, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      ready(mb) = compute_all(reversed(pre_.bwd), phase(pre_phase(), "bwd"),
+      ready(mb) = compute_all(reversed(pre_costs(mb).bwd), phase(pre_phase(), "bwd"),
                               back[static_cast<std::size_t>(mb)]);
     }
   }
@@ -177,7 +186,7 @@ class MoeBuilder::Impl {
     const std::vector<TaskList> b_out = exchange(
         1, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(1));
     const std::vector<TaskList> f_pre =
-        compute_all(pre_.fwd, phase(pre_phase(), "fwd"), ready(0));
+        compute_all(pre_costs(0).fwd, phase(pre_phase(), "fwd"), ready(0));
     compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
@@ -186,7 +195,7 @@ class MoeBuilder::Impl {
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
     const std::vector<TaskList> b_back = exchange(
         1, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), b_experts);
-    ready(1) = compute_all(reversed(pre_.bwd), phase(pre_phase(), "bwd"), b_back);
+    ready(1) = compute_all(reversed(pre_costs(1).bwd), phase(pre_phase(), "bwd"), b_back);
     ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
                         phase("combine", "fwd"), f_experts);
   }
@@ -214,7 +223,7 @@ class MoeBuilder::Impl {
   std::int64_t tokens_mb_;
   std::int64_t hidden_ = 0;
   double slowdown_ = 1;
-  LayerCosts pre_;
+  LayerCosts pre_[2];  // per micro-batch: attention (or not) and the router
   LayerCosts shared_;
   std::vector<GroupRouting> routing_[2];
   std::vector<double> balance_steps_;
