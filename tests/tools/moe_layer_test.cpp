@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -254,6 +255,14 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({R"(workload.routing={"aux_loss_weight": 0.1})"},
              R"(--set workload.routing={"aux_loss_weight": 0.1}: )"
              R"(/workload/routing/aux_loss_weight: only with balancer "aux_loss")");
+  // The job checks its own settings, so that a program calling work::run is refused too.
+  ExperimentFile file = load_experiment(kEp, {"workload.algorithm=flat"});
+  auto& job = std::get<work::MoeLayerJob>(file.experiment.job);
+  job.pieces = work::Pieces::Each;
+  const work::RunResult r = work::run(file.experiment);
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].path == "/workload/pieces");
+  CHECK(r.problems[0].message == "only for algorithm \"two_tier\", not \"flat\"");
 }
 
 TEST_CASE("moe layer: redundant copies of hot experts even a skewed router's load") {

@@ -221,7 +221,7 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   Json out;
   out["algorithm"] = work::ep_algorithm_name(job.algorithm);
   if (job.algorithm == work::EpAlgorithm::TwoTier) {
-    out["pieces"] = work::pieces_name(job.pieces);
+    out["pieces"] = work::pieces_name(job.pieces_used());
   }
   out["overlap"] = work::ep_overlap_name(job.overlap);
   out["micro_batches"] = ep.micro_batches;

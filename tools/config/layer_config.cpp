@@ -219,11 +219,7 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
     job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
   }
   if (n.has("pieces")) {
-    job.pieces = parse_enum<work::Pieces>(n.at("pieces"), work::kPieceNames);
-    if (job.algorithm != work::EpAlgorithm::TwoTier) {
-      n.at("pieces").fail(fmt::format("only for algorithm \"two_tier\", not \"{}\"",
-                                      work::ep_algorithm_name(job.algorithm)));
-    }
+    job.pieces = parse_enum<work::Pieces>(n.at("pieces"), work::kPieceNames);  // job checks
   }
   if (n.has("redundant_experts")) {
     job.redundant_experts = n.at("redundant_experts").integer_in(0, 1 << 20);

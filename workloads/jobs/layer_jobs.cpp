@@ -1,6 +1,8 @@
 // Checks shared by the layer workloads, and the MoE layer's.
 #include "workloads/jobs/layer_jobs.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "workloads/jobs/bounds.hpp"
@@ -85,10 +87,15 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
                                            redundant_experts / n_ep, "/workload/redundant_experts");
     out.insert(out.end(), room.begin(), room.end());
   }
-  if (chunk_tokens > 0 && algorithm != EpAlgorithm::TwoTier) {
-    out.push_back({"/workload/chunk_tokens",
-                   fmt::format("only for algorithm \"two_tier\", not \"{}\"",
-                               ep_algorithm_name(algorithm))});
+  if (algorithm != EpAlgorithm::TwoTier) {
+    for (const auto& [key, set] :
+         {std::pair{"chunk_tokens", chunk_tokens > 0}, std::pair{"pieces", pieces.has_value()}}) {
+      if (set) {
+        out.push_back({fmt::format("/workload/{}", key),
+                       fmt::format("only for algorithm \"two_tier\", not \"{}\"",
+                                   ep_algorithm_name(algorithm))});
+      }
+    }
   }
   if (!out.empty()) {
     return;
@@ -126,7 +133,8 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
           ? n * n /
                 static_cast<double>(std::min<std::int64_t>(static_cast<std::int64_t>(group.size()),
                                                            env.cluster.gpus_per_node)) *
-                (pieces == Pieces::Streamed ? std::min(pieces_per_pair, 2.0) : pieces_per_pair) *
+                (pieces_used() == Pieces::Streamed ? std::min(pieces_per_pair, 2.0)
+                                                   : pieces_per_pair) *
                 static_cast<double>(env.cluster.gpus_per_node + 1)
           : n * n;
   const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -73,8 +74,9 @@ struct MoeLayerJob {
   /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
   std::int64_t chunk_tokens = 0;
   /// two_tier: pieces as a stream (16 flows per node pair, 30-40 times fewer; DeepSeek-V3 layers
-  /// within about 1% of each piece its own flows) or each piece its own flows.
-  Pieces pieces = Pieces::Streamed;
+  /// within about 1% of each piece its own flows) or each piece its own flows; unset: streamed
+  /// (set with another algorithm: an error).
+  std::optional<Pieces> pieces;
   /// Redundant copies of hot experts per EP group, spread as extra slots over its GPUs
   /// (a multiple of the EP size; redundant_placement). routing.placement places explicitly.
   std::int64_t redundant_experts = 0;
@@ -88,6 +90,8 @@ struct MoeLayerJob {
   std::int64_t micro_batch_tokens() const {
     return routing.tokens_per_gpu / (overlap == EpOverlap::TwoMicrobatch ? 2 : 1);
   }
+
+  Pieces pieces_used() const { return pieces.value_or(Pieces::Streamed); }
   bool forward() const { return passes != Passes::Backward; }
   bool backward() const { return passes != Passes::Forward; }
 };

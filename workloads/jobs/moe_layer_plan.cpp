@@ -336,7 +336,8 @@ class MoeBuilder::Impl {
           const double eff =
               b_.env.deepep != nullptr ? b_.env.deepep->nvlink_efficiency : 1.0;
           h = c.all_to_all_two_tier(
-              gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces}, start);
+              gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces_used()},
+              start);
           break;
         }
         case EpAlgorithm::LowLatency:
