@@ -3,7 +3,8 @@
 # under /usr/bin/time -v (peak RSS, and the bench's own line: flows, events, solves, classes
 # solved, wall, events/s, makespan, mode), then the hyperfine median wall of BENCH_RUNS runs
 # (1 run for a case whose first run took over BENCH_LONG_S seconds). Case h (1,024-GPU uneven
-# all-to-all-v) runs in approximate mode, tolerance H_TOLERANCE; its exact mode takes hours.
+# all-to-all-v) runs in approximate mode, tolerance H_TOLERANCE (its makespan within 0.03% of
+# the exact run, which takes 20-26 minutes: README, Speed).
 # Then whole experiments through `hopsim run` (BENCH_EXPERIMENTS, medians of EXPERIMENT_RUNS):
 # a MoE layer, and training steps folded from 2,048 and 16,384 GPUs.
 #   BENCH_CASES="f g" make bench     # a subset
@@ -19,7 +20,7 @@ experiment_runs=${EXPERIMENT_RUNS:-3}
 hopsim=${HOPSIM_BIN:-build/bin/hopsim}
 runs=${BENCH_RUNS:-5}
 long_s=${BENCH_LONG_S:-20}
-h_tolerance=${H_TOLERANCE:-0.002}
+h_tolerance=${H_TOLERANCE:-0.006}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -14,6 +14,22 @@ void FlowNetwork::collect_finished() {
   const Time now = sim_.now();
   due_.clear();
   completions_.pop_until(now + Time::ps(1), due_);
+  // Approximate mode: the groups whose earliest flow is within the tolerance of its end (they
+  // never cause a wake of their own) may join the batch. Such a flow finishes now only if its
+  // end is nearer now than the next wake, else at that wake: rounded to the nearest wake, so
+  // that about as many flows end late as early. (Ending every flow at the first wake within
+  // its reach ends most of them early, the long ones by nearly their whole tolerance.) The
+  // next wake is the earliest completion of a group out of reach now.
+  reach_.clear();
+  while (!early_.empty() && early_.key(early_.top()) <= now) {
+    const GroupId g = early_.pop();
+    reach_.emplace_back(g, completions_.contains(g) ? completions_.key(g) : Time::max());
+    completions_.erase(g);
+  }
+  early_horizon_s_ = std::numeric_limits<double>::infinity();
+  if (tolerance_ > 0 && !completions_.empty()) {
+    early_horizon_s_ = (completions_.key(completions_.top()) - now).seconds() / 2;
+  }
   for (const auto& [at, g] : due_) {
     if (finish_due(g, at <= now)) {
       mark_refresh(g);
@@ -21,14 +37,21 @@ void FlowNetwork::collect_finished() {
       completions_.set(g, at);  // due a picosecond from now after all: keep waiting
     }
   }
-  // Approximate mode: groups whose earliest flow is within the tolerance of its end join the
-  // batch (they never cause a wake of their own).
-  while (!early_.empty() && early_.key(early_.top()) <= now) {
-    const GroupId g = early_.pop();
-    if (share_.alive(g)) {
-      finish_due(g, false);
+  for (const auto& [g, late] : reach_) {
+    if (late != Time::max()) {
+      completions_.set(g, late);  // until schedule_completion moves it
     }
+    if (!share_.alive(g)) {
+      mark_refresh(g);
+      continue;
+    }
+    finish_due(g, false);
     mark_refresh(g);
+    const GroupHead* head = share_.alive(g) ? top_head(g) : nullptr;
+    if (head != nullptr && head->key - share_.group_work(g, now) <=
+                               tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n)) {
+      early_.set(g, now);  // within reach but nearer the next wake: looked at again then
+    }
   }
   std::sort(finished_.begin(), finished_.end());
 }
@@ -68,7 +91,10 @@ std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
   std::int64_t done = 0;
   while (!pending.empty()) {
     const auto [target, f] = pending.front();
-    const double slack = tolerance_ / 2 * static_cast<double>(flows_[f].size.n);
+    const double slack = tolerance_ == 0
+                             ? 0.0
+                             : std::min(tolerance_ / 2 * static_cast<double>(flows_[f].size.n),
+                                        early_horizon_s_ * share_.rate(share_.group_of(c)));
     if (!forced && target - work > picosecond + slack) {
       break;
     }

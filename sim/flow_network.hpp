@@ -38,8 +38,10 @@
 // Completion: a flow is complete when at most a picosecond's worth of bytes remain; finish
 //   times round up to whole picoseconds (an indexed heap holds each group's earliest).
 // Approximate mode (set_tolerance(t), off by default): a flow finishes within t of its size
-//   of its exact end, either way: flows ending close together finish in one batch (one
-//   re-solve); a completion entry stays put while its rate is within t/2 of the one it used.
+//   of its end at the rates it was given, either way: flows ending close together finish in
+//   one batch (one re-solve); a completion entry stays put while its rate is within t/2 of the
+//   one it used. A flow within reach of its end at a wake ends there only if its end is nearer
+//   that wake than the next one due, so that about as many flows end late as early.
 #pragma once
 
 #include <cstdint>
@@ -126,6 +128,11 @@ class FlowNetwork {
   EventId wake_;
   Time wake_at_ = Time::max();
   double tolerance_ = 0;
+  // Approximate mode, during a wake: the groups within reach of their end (and their
+  // completion entries), and the seconds a flow may have left to end now (half the time to
+  // the next wake).
+  std::vector<std::pair<GroupId, Time>> reach_;
+  double early_horizon_s_ = 0;
   bool in_wake_ = false;
   std::uint64_t solves_ = 0;
   std::uint64_t snapped_ = 0;

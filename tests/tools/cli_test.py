@@ -320,6 +320,27 @@ def case_text_summary(ctx):
     print("the summary names cluster and GPU; explain prints units (365.1 GB, 2198 tokens)")
 
 
+def case_solver(ctx):
+    """solver.tolerance runs the approximate mode, and the report and summary say which ran."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+    _, exact = run_json(ctx, exp)
+    expect(exact["sim"]["solver"] == "exact" and "tolerance" not in exact["sim"],
+           f"an exact run's sim section: {exact['sim']}")
+    _, approx = run_json(ctx, exp, "--set", 'solver={"tolerance": 0.01}')
+    sim = approx["sim"]
+    expect(sim["solver"] == "approximate" and sim["tolerance"] == 0.01,
+           f"an approximate run's sim section: {sim}")
+    expect(0 < sim["flows_snapped"] <= sim["flows"], f"flows moved by the tolerance: {sim}")
+    expect(sim["solves"] < exact["sim"]["solves"], f"solves: {sim} vs {exact['sim']}")
+    error = relative_error(approx["step_time_s"], exact["step_time_s"])
+    expect(error < 0.01, f"the approximate step time is {error:.2%} off the exact one")
+    rc, out, err = run([ctx.hopsim, "run", exp, "--set", 'solver={"tolerance": 0.01}'])
+    expect(rc == 0 and "approximate solver, tolerance 0.01" in out,
+           f"the summary does not say which solver ran: {out!r} {err!r}")
+    print(f"solver.tolerance 0.01: {sim['solves']} solves instead of {exact['sim']['solves']}, "
+          f"step time within {error:.3%}")
+
+
 def case_multi_size(ctx):
     """A multi-size collective has one result per size, each with its own summary."""
     _, report = run_json(ctx, os.path.join(ctx.source_dir,
@@ -702,7 +723,7 @@ def main():
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
               "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace,
-              "step-report": case_step_report}
+              "step-report": case_step_report, "solver": case_solver}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

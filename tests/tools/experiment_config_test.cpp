@@ -129,7 +129,7 @@ TEST_CASE("bad flows: sizes, keys, ranks") {
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
                        (p + R"(: /: unknown key "colour"; expected one of "name", "description", )"
                             R"("cluster", "model", "calibration", "parallel", "workload", "seed", )"
-                            R"("validation")")
+                            R"("validation", "solver")")
                            .c_str(),
                        ConfigError);
   j.erase("colour");

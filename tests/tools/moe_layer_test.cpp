@@ -255,6 +255,8 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({R"(workload.routing={"aux_loss_weight": 0.1})"},
              R"(--set workload.routing={"aux_loss_weight": 0.1}: )"
              R"(/workload/routing/aux_loss_weight: only with balancer "aux_loss")");
+  fails_with({R"(solver={"tolerance": 0.2})"},
+             R"(--set solver={"tolerance": 0.2}: /solver/tolerance: must be in [0, 0.1], got 0.2)");
   // The job checks its own settings, so that a program calling work::run is refused too.
   ExperimentFile file = load_experiment(kEp, {"workload.algorithm=flat"});
   auto& job = std::get<work::MoeLayerJob>(file.experiment.job);

@@ -119,15 +119,23 @@ Json sim_totals(const ReportInput& in) {
   std::uint64_t events = 0;
   std::uint64_t flows = 0;
   std::uint64_t solves = 0;
+  std::uint64_t snapped = 0;
   for (const work::CaseResult& c : in.result.cases) {
     events += c.outcome.events;
     flows += c.outcome.flows;
     solves += c.outcome.solves;
+    snapped += c.outcome.flows_snapped;
   }
   Json sim = {{"cases", in.result.cases.size()},
               {"events", events},
               {"flows", flows},
               {"solves", solves}};
+  const double tolerance = in.file.experiment.solver_tolerance;
+  sim["solver"] = tolerance > 0 ? "approximate" : "exact";
+  if (tolerance > 0) {
+    sim["tolerance"] = tolerance;
+    sim["flows_snapped"] = snapped;
+  }
   if (in.wall_time) {
     sim["wall_s"] = in.result.wall_s;
   }

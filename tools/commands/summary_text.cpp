@@ -382,6 +382,10 @@ std::string format_summary(const Json& r) {
   if (sim.contains("wall_s")) {
     out += fmt::format(" in {:.3f} s", sim["wall_s"].get<double>());
   }
+  if (sim.value("solver", "exact") == "approximate") {
+    out += fmt::format("; approximate solver, tolerance {:g} ({} flows moved)",
+                       sim["tolerance"].get<double>(), sim["flows_snapped"].get<std::uint64_t>());
+  }
   return out + "\n";
 }
 

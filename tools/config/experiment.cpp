@@ -189,6 +189,14 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   if (root.has("validation")) {
     e.validation = parse_validation(root.at("validation"));
   }
+  if (root.has("solver")) {
+    const Node solver = root.at("solver");
+    solver.expect_object();
+    solver.allow_only(Section::Solver);
+    if (solver.has("tolerance")) {
+      e.solver_tolerance = solver.at("tolerance").number_in(0, 0.1);
+    }
+  }
   if (const Problems problems = work::check(e); !problems.empty()) {
     f.fail(problems.front());
   }

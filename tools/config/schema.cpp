@@ -9,12 +9,13 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 35> kSections{{
+const std::array<SectionDoc, 36> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
     {Section::Validation, "experiment", "/validation", "a published figure to compare with",
      kValidation},
+    {Section::Solver, "experiment", "/solver", "the flow solver", kSolver},
     {Section::FlowsWorkload, "experiment", "/workload (kind flows)", "explicit flows",
      kFlowsWorkload},
     {Section::Flow, "experiment", "/workload/flows/N", "one flow", kFlow},

@@ -17,7 +17,7 @@ struct KeyDoc {
 
 /// One object of a config file whose keys the parser checks.
 enum class Section {
-  Experiment, Parallel, Validation, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
+  Experiment, Parallel, Validation, Solver, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
   CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload, MoeRoutingSection,
   TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload,
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,

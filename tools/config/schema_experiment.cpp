@@ -6,7 +6,7 @@
 
 namespace hopsim::config::tables {
 
-const std::array<KeyDoc, 9> kExperiment{{
+const std::array<KeyDoc, 10> kExperiment{{
     {"name", "string", "the file's name", "names the experiment in reports"},
     {"description", "string", "none", "free text"},
     {"cluster", "string or object", "required",
@@ -16,9 +16,20 @@ const std::array<KeyDoc, 9> kExperiment{{
     {"calibration", "string", "none (roofline only)",
      "a calibration table file for the compute model"},
     {"parallel", "object", "all degrees 1", "the rank mesh: parallel degrees and their order"},
-    {"workload", "object", "required", "what to simulate; \"kind\" picks one of the sections below"},
-    {"seed", "integer in [0, 2^63)", "1", "seeds every random draw (MoE routing); same seed, same report"},
+    {"workload", "object", "required",
+     "what to simulate; \"kind\" picks one of the sections below"},
+    {"seed", "integer in [0, 2^63)", "1",
+     "seeds every random draw (MoE routing); same seed, same report"},
     {"validation", "object", "none", "a published figure the run is compared with (collective)"},
+    {"solver", "object", "exact", "the flow solver: exact max-min rates, or its approximate mode"},
+}};
+
+const std::array<KeyDoc, 1> kSolver{{
+    {"tolerance", "number in [0, 0.1]", "0 (exact)",
+     "approximate mode: a flow may end when it is within this share of its size of its end, "
+     "at the wake nearest its end, so that flows ending close together share one re-solve; "
+     "the report's sim section says which mode ran (docs/network-model.md has its measured "
+     "errors)"},
 }};
 
 const std::array<KeyDoc, 7> kParallel{{

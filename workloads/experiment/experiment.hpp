@@ -41,6 +41,8 @@ struct Experiment {
   Job job;
   std::uint64_t seed = 1;
   std::optional<Validation> validation;
+  /// The flow solver's approximate mode (sim::FlowNetwork::set_tolerance); 0: exact.
+  double solver_tolerance = 0;
 };
 
 /// Every problem of the experiment, as JSON pointers into its document ("/cluster/nodes",

@@ -63,15 +63,16 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
   return links;
 }
 
-CaseResult simulate_case(const topo::Cluster& cluster, Case c, const RunOptions& options) {
+CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
+                         const RunOptions& options) {
   CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
                {}, {}, {}, std::move(c.cp), std::move(c.ep), std::move(c.step)};
   if (options.watch_links > 0) {
     LinkLoadRecorder recorder(busiest_links(cluster, r.plan, options.watch_links));
-    r.outcome = simulate(cluster, r.plan, &recorder);
+    r.outcome = simulate(cluster, r.plan, {.observer = &recorder, .tolerance = tolerance});
     r.link_loads = recorder.take();
   } else {
-    r.outcome = simulate(cluster, r.plan);
+    r.outcome = simulate(cluster, r.plan, {.tolerance = tolerance});
   }
   r.summary = summarize(cluster, r.plan, r.outcome);
   return r;
@@ -102,7 +103,13 @@ RunResult run(const Experiment& e, const RunOptions& options) {
   }
   result.cluster.emplace(e.cluster);
   const Mesh mesh(e.parallel);
-  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
+  const JobEnv env{.cluster = e.cluster,
+                   .nccl = e.nccl,
+                   .mesh = mesh,
+                   .model = e.model ? &*e.model : nullptr,
+                   .seed = e.seed,
+                   .deepep = &e.deepep,
+                   .tolerance = e.solver_tolerance};
   std::optional<ComputeModel> compute;
   if (e.cluster.gpu.peak_bf16_tflops > 0 && e.cluster.gpu.peak_fp8_tflops > 0 &&
       e.cluster.gpu.hbm_GBps > 0) {
@@ -119,7 +126,8 @@ RunResult run(const Experiment& e, const RunOptions& options) {
       },
       e.job);
   for (Case& c : cases) {
-    result.cases.push_back(simulate_case(*result.cluster, std::move(c), options));
+    result.cases.push_back(
+        simulate_case(*result.cluster, std::move(c), e.solver_tolerance, options));
     if (options.on_case) {
       options.on_case(result.cases.size() - 1, cases.size(), result.cases.back());
     }

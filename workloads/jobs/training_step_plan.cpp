@@ -53,7 +53,7 @@ Time TrainingStepJob::dualpipe_pair(const BuildEnv& b, const BuildEnv& layer_bui
   pair.passes = Passes::Both;
   pair.layers = 1;
   std::vector<Case> c = pair.cases(layer_build);
-  return simulate(b.cluster, c.front().plan).makespan;
+  return simulate(b.cluster, c.front().plan, {.tolerance = b.env.tolerance}).makespan;
 }
 
 std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
@@ -79,7 +79,7 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
     std::map<std::string, Time> exposed;
     for (const Passes passes : {Passes::Forward, Passes::Backward}) {
       std::vector<Case> c = one_layer(layer, moe, passes).cases(layer_build);
-      const Outcome o = simulate(b.cluster, c.front().plan);
+      const Outcome o = simulate(b.cluster, c.front().plan, {.tolerance = b.env.tolerance});
       const Summary s = summarize(b.cluster, c.front().plan, o);
       (passes == Passes::Forward ? t.forward : t.backward) = o.makespan;
       const RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
@@ -165,7 +165,9 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
     if (expert_bytes > 0) {
       add_collectives(plan, b, job, expert_groups, Bytes{expert_bytes});
     }
-    const Time t = plan.tasks().empty() ? Time{} : simulate(b.cluster, plan).makespan;
+    const Time t = plan.tasks().empty()
+                       ? Time{}
+                       : simulate(b.cluster, plan, {.tolerance = b.env.tolerance}).makespan;
     dp_cache.emplace(key, t);
     return t;
   };
