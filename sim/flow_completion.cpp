@@ -41,15 +41,12 @@ void FlowNetwork::collect_finished() {
     if (late != Time::max()) {
       completions_.set(g, late);  // until schedule_completion moves it
     }
-    if (!share_.alive(g)) {
-      mark_refresh(g);
-      continue;
+    if (share_.alive(g)) {
+      finish_due(g, false);
     }
-    finish_due(g, false);
     mark_refresh(g);
     const GroupHead* head = share_.alive(g) ? top_head(g) : nullptr;
-    if (head != nullptr && head->key - share_.group_work(g, now) <=
-                               tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n)) {
+    if (head != nullptr && head->key - share_.group_work(g, now) <= slack(head->flow)) {
       early_.set(g, now);  // within reach but nearer the next wake: looked at again then
     }
   }
@@ -86,16 +83,15 @@ bool FlowNetwork::finish_due(GroupId g, bool due_now) {
 // Finishes the flows of class `c` (whose work is `work`) that are done; the first one
 // regardless when `forced`. Returns how many.
 std::int64_t FlowNetwork::finish_class(ClassId c, double work, bool forced) {
-  const double picosecond = share_.rate(share_.group_of(c)) * 1e-12 * (1 + 1e-6);
+  const double rate = share_.rate(share_.group_of(c));
+  const double picosecond = rate * 1e-12 * (1 + 1e-6);
+  const double horizon = early_horizon_s_ * rate;  // bytes in half the time to the next wake
   auto& pending = pending_[c];
   std::int64_t done = 0;
   while (!pending.empty()) {
     const auto [target, f] = pending.front();
-    const double slack = tolerance_ == 0
-                             ? 0.0
-                             : std::min(tolerance_ / 2 * static_cast<double>(flows_[f].size.n),
-                                        early_horizon_s_ * share_.rate(share_.group_of(c)));
-    if (!forced && target - work > picosecond + slack) {
+    const double reach = std::min(slack(f), horizon);  // exact mode: 0
+    if (!forced && target - work > picosecond + reach) {
       break;
     }
     snapped_ += std::fabs(target - work) > picosecond ? 1 : 0;
@@ -224,7 +220,7 @@ void FlowNetwork::schedule_completion(GroupId g) {
   }
   if (heads.slack_flow != head->flow) {  // a flow's slack is its own: cached per group
     heads.slack_flow = head->flow;
-    heads.slack = tolerance_ / 2 * static_cast<double>(flows_[head->flow].size.n);
+    heads.slack = slack(head->flow);
   }
   completions_.set(g, now + Time::from_seconds_ceil(std::max(left + heads.slack, 0.0) / rate));
   early_.set(g, now + Time::from_seconds_ceil(std::max(left - heads.slack, 0.0) / rate));

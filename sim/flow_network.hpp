@@ -153,6 +153,9 @@ class FlowNetwork {
   const GroupHead* find_top(GroupId g);
   GroupHeads& heads_of(GroupId g);
   void schedule_completion(GroupId g);
+
+  /// Approximate mode: bytes a flow may end short of or past its size (half the tolerance).
+  double slack(FlowId f) const { return tolerance_ / 2 * static_cast<double>(flows_[f].size.n); }
 };
 
 }  // namespace hopsim::sim
