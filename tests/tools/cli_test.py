@@ -341,6 +341,41 @@ def case_solver(ctx):
           f"step time within {error:.3%}")
 
 
+def case_ep64(ctx):
+    """The shipped DeepSeek-V3 EP64 experiment as a user runs it: compute and communication near
+    1:1 without overlap; two micro-batches hide most of the communication; Zipf routing skews
+    the experts' load and slows the layer; the bias balancer takes back most of the skew."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-moe-ep64.json")
+    _, plain = run_json(ctx, exp)
+    ratio = plain["ep"]["compute_comm_ratio"]
+    expect(0.7 <= ratio <= 1.4, f"compute/communication without overlap: {ratio:.3f}")
+    _, tmb = run_json(ctx, exp, "--set", "workload.overlap=two_microbatch")
+    exposed = tmb["ep"]["exposed_comm_s"] / tmb["step_time_s"]
+    expect(exposed < 0.2, f"two micro-batches: {exposed:.1%} of the time exposed")
+    expect(tmb["step_time_s"] < 0.8 * plain["step_time_s"],
+           f"two micro-batches: {tmb['step_time_s']} s against {plain['step_time_s']} s")
+    rc, out, _ = run([ctx.hopsim, "run", exp, "--set", "workload.overlap=two_microbatch"])
+    expect(rc == 0 and f"{100 * exposed:.1f}% of the time" in out and "over 4 layers" in out,
+           f"the summary does not state the exposed share and the layers: {out!r}")
+    # One layer of each routing: without overlap a layer costs the same alone or in a row.
+    one = ("--set", "workload.layers=1")
+    _, uniform = run_json(ctx, exp, *one)
+    expect(relative_error(uniform["ep"]["layer_time_s"], plain["ep"]["layer_time_s"]) < 1e-6,
+           f"one layer {uniform['ep']['layer_time_s']} s, of four {plain['ep']['layer_time_s']} s")
+    _, zipf = run_json(ctx, exp, *one, "--set", "workload.routing.distribution=zipf")
+    skew = zipf["ep"]["max_over_mean"]
+    expect(skew > 1.3 and zipf["step_time_s"] > uniform["step_time_s"],
+           f"zipf: max/mean {skew:.2f}, {zipf['step_time_s']} s against {uniform['step_time_s']} s")
+    _, bias = run_json(ctx, exp, *one, "--set",
+                       'workload.routing={"distribution": "zipf", "balancer": "bias"}')
+    balanced = bias["ep"]["max_over_mean"]
+    steps = len(bias["ep"]["balance_steps"])
+    expect(balanced - 1 <= (2 / 3) * (skew - 1),
+           f"bias over {steps} steps: max/mean {skew:.2f} -> {balanced:.2f}")
+    print(f"EP64: compute/communication {ratio:.2f}; two micro-batches {exposed:.1%} exposed; "
+          f"zipf max/mean {skew:.2f}, with the bias balancer {balanced:.2f}")
+
+
 def case_multi_size(ctx):
     """A multi-size collective has one result per size, each with its own summary."""
     _, report = run_json(ctx, os.path.join(ctx.source_dir,
@@ -723,7 +758,7 @@ def main():
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
               "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace,
-              "step-report": case_step_report, "solver": case_solver}
+              "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

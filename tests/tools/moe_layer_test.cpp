@@ -19,10 +19,11 @@ namespace {
 const std::string kEp =
     std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/deepseek-v3-moe-ep64.json";
 
-// EP16 over 2 nodes, 512 tokens per GPU, DeepEP's chunks streamed: a layer in well under a
-// second.
+// EP16 over 2 nodes, 512 tokens per GPU, one layer, no SMs held for communication, DeepEP's
+// chunks streamed: a layer in well under a second.
 work::RunResult layer(std::vector<std::string> sets) {
-  sets.insert(sets.begin(), {"parallel.ep=16", "parallel.dp=16", "workload.tokens_per_gpu=512"});
+  sets.insert(sets.begin(), {"parallel.ep=16", "parallel.dp=16", "workload.tokens_per_gpu=512",
+                             "workload.layers=1", "workload.comm_sms=0"});
   const ExperimentFile file = load_experiment(kEp, sets);
   work::RunResult r = work::run(file.experiment);
   REQUIRE(r.ok());
@@ -238,9 +239,10 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({R"(workload.routing={"steps": 10})"},
              R"(--set workload.routing={"steps": 10}: /workload/routing/steps: only with )"
              R"(balancer "bias")");
+  // The shipped experiment's 20 communication SMs make compute 132/112 as long.
   fails_with({"workload.tokens_per_gpu=16777216", "workload.layers=100"},
              "--set workload.tokens_per_gpu=16777216: /workload/tokens_per_gpu: 100 layer(s) of "
-             "16777216 tokens per GPU may take ~1.47e+07 s of compute per GPU (roofline, "
+             "16777216 tokens per GPU may take ~1.73e+07 s of compute per GPU (roofline, "
              "worst-case routing); at most 1e+05 s are simulated");
   fails_with({"workload.routing.distribution=counts", "workload.routing.counts=[1, 2]"},
              "--set workload.routing.counts=[1, 2]: /workload/routing/counts: expected 256 "

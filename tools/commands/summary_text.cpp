@@ -197,11 +197,13 @@ std::string ep_lines(const Json& ep) {
 }
 
 std::string ep_tail(const Json& ep) {
+  const double exposed = ep["exposed_comm_s"].get<double>();
+  const double step = ep["layer_time_s"].get<double>() * ep["layers"].get<double>();
   return fmt::format(
       "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
-      "exposed, {:.0f}% hidden); compute/communication {:.2f}\n",
+      "exposed: {:.1f}% of the time, {:.0f}% hidden); compute/communication {:.2f}\n",
       ep["busiest_rank"].get<int>(), ep["compute_s"].get<double>() * 1e6,
-      ep["comm_s"].get<double>() * 1e6, ep["exposed_comm_s"].get<double>() * 1e6,
+      ep["comm_s"].get<double>() * 1e6, exposed * 1e6, step > 0 ? 100 * exposed / step : 0.0,
       100 * ep["hidden_comm_share"].get<double>(), ep["compute_comm_ratio"].get<double>());
 }
 
@@ -353,8 +355,13 @@ std::string format_summary(const Json& r) {
     if (r.contains("ep")) {
       out += ep_tail(r["ep"]);
     }
-    const Json& time = r.contains("cp") ? r["cp"]["layer_time_s"] : r["ep"]["layer_time_s"];
-    out += fmt::format("layer time     {:.3f} us\n", time.get<double>() * 1e6);
+    const Json& section = r.contains("cp") ? r["cp"] : r["ep"];
+    const auto layers = section["layers"].get<std::int64_t>();
+    out += fmt::format("layer time     {:.3f} us{}\n", section["layer_time_s"].get<double>() * 1e6,
+                       layers > 1 ? fmt::format(" (the step over {} layers; the phases above are "
+                                                "their sums)",
+                                                layers)
+                                  : std::string());
     out += time_words(one);
   }
   if (r.contains("step")) {
