@@ -196,9 +196,9 @@ std::string ep_lines(const Json& ep) {
   return out;
 }
 
-std::string ep_tail(const Json& ep) {
+// The busiest rank's streams; `step` is the run's step time, of which exposed is a share.
+std::string ep_tail(const Json& ep, double step) {
   const double exposed = ep["exposed_comm_s"].get<double>();
-  const double step = ep["layer_time_s"].get<double>() * ep["layers"].get<double>();
   return fmt::format(
       "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
       "exposed: {:.1f}% of the time, {:.0f}% hidden); compute/communication {:.2f}\n",
@@ -353,7 +353,7 @@ std::string format_summary(const Json& r) {
       out += cp_tail(r["cp"]);
     }
     if (r.contains("ep")) {
-      out += ep_tail(r["ep"]);
+      out += ep_tail(r["ep"], one["step_time_s"].get<double>());
     }
     const Json& section = r.contains("cp") ? r["cp"] : r["ep"];
     const auto layers = section["layers"].get<std::int64_t>();
