@@ -426,3 +426,173 @@ TEST_CASE("placement: redundant copies fill every extra slot, no twin on a rank,
         "61 extra slots per GPU, but a GPU that hosts 4 of the 64 experts has room for copies "
         "of at most 60 others");
 }
+
+namespace {
+
+// The exact chance that each expert is among a token's top-k under weighted routing: experts
+// drawn one after another by weight among those still allowed (not chosen; once the token has
+// reached `limit` nodes, on those nodes only), renormalised at each draw. Enumerated over every
+// ordered choice, so for small groups only.
+struct Inclusion {
+  const std::vector<double>& weight;
+  const std::vector<std::size_t>& node_of_expert;
+  std::size_t limit;  // 0: none
+  std::size_t top_k;
+  std::vector<double> p;
+
+  void walk(std::vector<std::size_t>& chosen, double chance) {
+    if (chosen.size() == top_k) {
+      for (std::size_t e : chosen) {
+        p[e] += chance;
+      }
+      return;
+    }
+    std::set<std::size_t> reached;
+    for (std::size_t e : chosen) {
+      reached.insert(node_of_expert[e]);
+    }
+    const auto allowed = [&](std::size_t e) {
+      return weight[e] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end() &&
+             (limit == 0 || reached.size() < limit || reached.count(node_of_expert[e]) > 0);
+    };
+    double total = 0;
+    for (std::size_t e = 0; e < weight.size(); ++e) {
+      total += allowed(e) ? weight[e] : 0;
+    }
+    for (std::size_t e = 0; e < weight.size(); ++e) {
+      if (allowed(e)) {
+        chosen.push_back(e);
+        walk(chosen, chance * weight[e] / total);
+        chosen.pop_back();
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("routing: each expert is chosen as often as sampling without replacement says") {
+  // 8 ranks, two on each of 4 nodes, 16 experts (4 a node), top-4; 65,536 tokens. Each expert's
+  // share of the tokens is within 5 standard deviations of its exact inclusion probability.
+  const topo::Cluster cluster(h800(4));
+  const std::vector<int> ranks{0, 1, 8, 9, 16, 17, 24, 25};
+  std::vector<std::size_t> node_of_expert(16);
+  for (std::size_t e = 0; e < 16; ++e) {
+    node_of_expert[e] = e / 4;
+  }
+  const auto check_against_exact = [&](MoeRouting r) {
+    RoutingLoad load;
+    const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &load);
+    const auto tokens = static_cast<double>(r.tokens_per_gpu) * 8;
+    std::vector<double> exact(16, static_cast<double>(r.top_k) / 16);  // uniform: by symmetry
+    if (r.distribution != RoutingDistribution::Uniform) {
+      const std::vector<double> weight = expert_weights(r);
+      Inclusion inc{weight, node_of_expert, static_cast<std::size_t>(r.max_nodes_per_token),
+                    static_cast<std::size_t>(r.top_k), std::vector<double>(16, 0.0)};
+      std::vector<std::size_t> chosen;
+      inc.walk(chosen, 1.0);
+      exact = inc.p;
+    }
+    double included = 0;
+    for (std::size_t e = 0; e < 16; ++e) {
+      CAPTURE(e);
+      const double p = exact[e];
+      const double share = static_cast<double>(load.expert_tokens[e]) / tokens;
+      CHECK(std::abs(share - p) <= 5 * std::sqrt(std::max(0.0, p * (1 - p)) / tokens) + 1 / tokens);
+      included += p;
+    }
+    CHECK(included == hopsim::test::approx(static_cast<double>(r.top_k)).epsilon(1e-9));
+    // The node limit holds for every token: with one token per rank the rows are tokens.
+    r.tokens_per_gpu = 1;
+    for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+      r.seed = seed;
+      const TwoTierMatrix one = route_tokens(ranks, cluster, r, Bytes{1});
+      for (std::size_t i = 0; i < one.gpu.n; ++i) {
+        CHECK(row_nodes(one, i) <= (r.max_nodes_per_token == 0 ? 4 : r.max_nodes_per_token));
+      }
+    }
+    (void)m;
+  };
+  for (std::int64_t limit : {0, 1, 2}) {
+    CAPTURE(limit);
+    MoeRouting r{8192, 16, 4, limit, 3};
+    SUBCASE("uniform") { check_against_exact(r); }
+    SUBCASE("zipf") {
+      r.distribution = RoutingDistribution::Zipf;
+      for (double s : {0.5, 1.0, 2.0, 8.0}) {
+        CAPTURE(s);
+        r.zipf_s = s;
+        check_against_exact(r);
+      }
+    }
+    SUBCASE("dirichlet") {
+      r.distribution = RoutingDistribution::Dirichlet;
+      for (double alpha : {0.2, 1.0}) {
+        CAPTURE(alpha);
+        r.dirichlet_alpha = alpha;
+        check_against_exact(r);
+      }
+    }
+    SUBCASE("one dominant expert, and one with zero counts") {
+      r.distribution = RoutingDistribution::Counts;
+      r.counts.assign(16, 1.0);
+      r.counts[5] = 1e6;
+      if (limit != 1) {  // (one node with 3 live experts cannot serve a top-4 token alone)
+        r.counts[11] = 0;
+      }
+      check_against_exact(r);
+    }
+  }
+}
+
+TEST_CASE("routing: one dominant expert, the others share the remaining picks (EP16, top-8)") {
+  // 16 ranks on 2 nodes, 256 experts, top-8: expert 0 weighs 1e6 against 255 x 1, so a token
+  // takes it and 7 of the other 255 at random. Expected distinct GPUs per token: GPU 0, and each
+  // other GPU unless all 7 picks miss its 16 experts: 1 + 15 (1 - C(239,7) / C(255,7)).
+  const topo::Cluster cluster(h800(2));
+  const std::vector<int> ranks = first_ranks(16);
+  MoeRouting r{2048, 256, 8, 4, 1};
+  r.distribution = RoutingDistribution::Counts;
+  r.counts.assign(256, 1.0);
+  r.counts[0] = 1e6;
+  RoutingLoad load;
+  const TwoTierMatrix m = route_tokens(ranks, cluster, r, Bytes{1}, &load);
+  const double tokens = 16.0 * 2048;
+  double miss = 1;
+  for (int i = 0; i < 7; ++i) {
+    miss *= (239.0 - i) / (255.0 - i);
+  }
+  const double gpus_per_token = static_cast<double>(sum(m.gpu.bytes)) / tokens;
+  CHECK(gpus_per_token == hopsim::test::approx(1 + 15 * (1 - miss)).epsilon(0.01));
+  // Rank 0: every token's pick of expert 0, and its 15 others' share of the 7 picks; the mean
+  // rank takes 8 x 16 / 256 of the tokens' picks.
+  std::vector<std::int64_t> per_rank(16, 0);
+  for (std::size_t e = 0; e < 256; ++e) {
+    per_rank[e / 16] += load.expert_tokens[e];
+  }
+  const double mean = static_cast<double>(sum(per_rank)) / 16;
+  CHECK(static_cast<double>(per_rank[0]) / mean ==
+        hopsim::test::approx((1 + 15 * 7.0 / 255) / (8.0 / 16)).epsilon(0.01));
+}
+
+TEST_CASE("routing: counts with fewer non-zero experts than top-k are refused, naming counts") {
+  const std::vector<int> ranks = first_ranks(16);
+  MoeRouting r{64, 64, 8, 1, 1};
+  r.distribution = RoutingDistribution::Counts;
+  r.counts.assign(64, 0.0);
+  for (std::size_t e = 0; e < 7; ++e) {
+    r.counts[e * 9] = 1;  // 7 live experts, on both nodes
+  }
+  hopsim::Problems p = check_routing(r, ranks, 8, "/workload", "/workload/placement",
+                             "/workload/routing/counts");
+  REQUIRE(p.size() == 1);
+  CHECK(p.front().path == "/workload/routing/counts");
+  CHECK(p.front().message.find("7 of the 64 counts are non-zero") != std::string::npos);
+  // 8 live experts over both nodes, but a token limited to one node sees at most 4 of them.
+  r.counts[63] = 1;
+  p = check_routing(r, ranks, 8, "/workload", "/workload/placement", "/workload/routing/counts");
+  REQUIRE(p.size() == 1);
+  CHECK(p.front().path == "/workload/routing/counts");
+  r.max_nodes_per_token = 2;
+  CHECK(check_routing(r, ranks, 8, "/workload").empty());
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -80,14 +81,29 @@ ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
 constexpr double kMaxNodeSubsets = 2e5;
 
 // The fewest distinct experts a token limited to `limit` nodes can choose from, or a lower
-// bound of it: with the even placement, the experts of the nodes with the fewest ranks; else
-// the smallest union over every set of that many nodes or, when there are too many sets to
-// try, the limit-th smallest node's count (any union of that many nodes has at least as many).
-std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even) {
-  const std::size_t nodes = l.experts_of_node.size();
+// bound of it, counting only the experts it may ever choose (`live`): a token reaches only
+// nodes with such an expert. With the even placement, the experts of the nodes with the fewest;
+// else the smallest union over every set of that many nodes or, when there are too many sets
+// to try, the limit-th smallest node's count (any union of that many nodes has at least as
+// many).
+std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
+                           const std::vector<char>& live) {
+  std::vector<std::vector<int>> of_node;  // the live experts of each node that has one
+  for (const auto& on : l.experts_of_node) {
+    std::vector<int> here;
+    std::copy_if(on.begin(), on.end(), std::back_inserter(here),
+                 [&](int e) { return live[static_cast<std::size_t>(e)] != 0; });
+    if (!here.empty()) {
+      of_node.push_back(std::move(here));
+    }
+  }
+  const std::size_t nodes = of_node.size();
+  if (nodes == 0) {
+    return 0;
+  }
   limit = limit == 0 ? nodes : std::min(limit, nodes);
   std::vector<std::int64_t> counts;
-  for (const auto& e : l.experts_of_node) {
+  for (const auto& e : of_node) {
     counts.push_back(static_cast<std::int64_t>(e.size()));
   }
   std::sort(counts.begin(), counts.end());
@@ -106,7 +122,7 @@ std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even) 
   const std::size_t words = (experts + 63) / 64;
   std::vector<std::vector<std::uint64_t>> bits(nodes, std::vector<std::uint64_t>(words, 0));
   for (std::size_t v = 0; v < nodes; ++v) {
-    for (int e : l.experts_of_node[v]) {
+    for (int e : of_node[v]) {
       bits[v][static_cast<std::size_t>(e) / 64] |= std::uint64_t{1} << (e % 64);
     }
   }
@@ -209,7 +225,8 @@ std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t r
 }
 
 Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus_per_node,
-                       const std::string& at, const std::string& placement_at) {
+                       const std::string& at, const std::string& placement_at,
+                       const std::string& counts_at) {
   Problems out;
   if (!r.placement.empty()) {
     out = check_placement(r, ranks.size(), placement_at);
@@ -230,8 +247,28 @@ Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus
   const ExpertLayout l = layout_of(
       ranks.size(), [&](std::size_t g) { return ranks[g] / gpus_per_node; }, r);
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(0, r.max_nodes_per_token));
-  const std::int64_t choice = fewest_choice(l, limit, r.placement.empty());
-  if (r.top_k > choice) {
+  // Experts a token may ever choose: all, unless replayed counts leave some at 0 (and no
+  // balancer's even share lifts them).
+  std::vector<char> live(static_cast<std::size_t>(r.experts), 1);
+  std::int64_t dead = 0;
+  if (r.distribution == RoutingDistribution::Counts && r.uniform_share <= 0 &&
+      r.counts.size() == live.size()) {
+    for (std::size_t e = 0; e < live.size(); ++e) {
+      live[e] = r.counts[e] > 0 ? 1 : 0;
+      dead += live[e] == 0 ? 1 : 0;
+    }
+  }
+  const std::int64_t choice = fewest_choice(l, limit, r.placement.empty(), live);
+  if (r.top_k > choice && dead > 0) {
+    out.push_back({counts_at,
+                   fmt::format("{} of the {} counts are non-zero, and a token{} may choose "
+                               "among only {} of those experts: fewer than top-{}",
+                               r.experts - dead, r.experts,
+                               r.max_nodes_per_token > 0
+                                   ? fmt::format(" limited to {} node(s)", r.max_nodes_per_token)
+                                   : std::string(),
+                               choice, r.top_k)});
+  } else if (r.top_k > choice) {
     out.push_back({at + "/top_k",
                    fmt::format("{} experts per token, but a token limited to {} node(s) may see "
                                "only {} experts",
@@ -259,11 +296,12 @@ namespace {
 // A uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
 double unit(RoutingRng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
-// Zipf popularity over a seeded ranking of the experts: the cumulative weights by expert id,
-// and the experts from most to least popular.
+// The experts' popularity: the cumulative weights by expert id (for draws over all experts),
+// and each weight's natural log (-inf: never chosen; exact where a weight underflows as a
+// double).
 struct Popularity {
   std::vector<double> cdf;
-  std::vector<int> order;
+  std::vector<double> log_weight;
 };
 
 // A standard normal from two uniforms (Box-Muller), the same on every platform.
@@ -273,11 +311,12 @@ double normal(RoutingRng& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
-// A Gamma(alpha, 1) draw: Marsaglia and Tsang's method, with alpha < 1 boosted by U^(1/alpha).
-double gamma_draw(RoutingRng& rng, double alpha) {
+// The log of a Gamma(alpha, 1) draw: Marsaglia and Tsang's method, with alpha < 1 boosted by
+// U^(1/alpha) (in logs: for alpha near 1e-3 that factor is below the smallest double).
+double log_gamma_draw(RoutingRng& rng, double alpha) {
   if (alpha < 1) {
     const double u = 1.0 - unit(rng);
-    return gamma_draw(rng, alpha + 1) * std::pow(u, 1.0 / alpha);
+    return log_gamma_draw(rng, alpha + 1) + std::log(u) / alpha;
   }
   const double d = alpha - 1.0 / 3.0;
   const double c = 1.0 / std::sqrt(9.0 * d);
@@ -291,18 +330,19 @@ double gamma_draw(RoutingRng& rng, double alpha) {
     v = v * v * v;
     const double u = 1.0 - unit(rng);
     if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) {
-      return d * v;
+      return std::log(d * v);
     }
   }
 }
 
 // Weights by expert id: the distribution's (Zipf over a ranking drawn from `popularity_seed`,
 // a Dirichlet draw from it, the counts, or all 1), mixed toward even by `uniform_share`, times
-// e^bias; and the experts from heaviest to lightest.
+// e^bias, and their logs.
 Popularity weights(const MoeRouting& r) {
   const auto experts = static_cast<std::size_t>(r.experts);
   Popularity p;
   std::vector<double> weight(experts, 1.0);
+  std::vector<double> log_raw(experts, 0.0);
   RoutingRng rng(r.popularity_seed);
   switch (r.distribution) {
     case RoutingDistribution::Uniform:
@@ -313,35 +353,47 @@ Popularity weights(const MoeRouting& r) {
       ModuloDraws draws(rng, experts);
       pick(draws, std::span<int>(ranking), experts);
       for (std::size_t k = 0; k < experts; ++k) {
-        weight[static_cast<std::size_t>(ranking[k])] =
-            std::pow(static_cast<double>(k + 1), -r.zipf_s);
+        const auto e = static_cast<std::size_t>(ranking[k]);
+        weight[e] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
+        log_raw[e] = -r.zipf_s * std::log(static_cast<double>(k + 1));
       }
       break;
     }
-    case RoutingDistribution::Dirichlet:
-      for (double& w : weight) {
-        w = gamma_draw(rng, r.dirichlet_alpha);
+    case RoutingDistribution::Dirichlet: {
+      // Drawn as logs and scaled by the largest, so that the heaviest weighs 1 (a sum of
+      // underflowed draws cannot be 0) and the lightest keep their order in the logs.
+      for (double& l : log_raw) {
+        l = log_gamma_draw(rng, r.dirichlet_alpha);
+      }
+      const double top = *std::max_element(log_raw.begin(), log_raw.end());
+      for (std::size_t e = 0; e < experts; ++e) {
+        log_raw[e] -= top;
+        weight[e] = std::exp(log_raw[e]);
       }
       break;
+    }
     case RoutingDistribution::Counts:
       HOPSIM_ASSERT(r.counts.size() == experts, "{} counts for {} experts", r.counts.size(),
                     experts);
       weight = r.counts;
+      for (std::size_t e = 0; e < experts; ++e) {
+        log_raw[e] = std::log(weight[e]);  // -inf for a count of 0
+      }
       break;
   }
   const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
   HOPSIM_ASSERT(total > 0, "expert weights sum to {}", total);
-  for (double& w : weight) {
-    w = (1 - r.uniform_share) * w / total + r.uniform_share / static_cast<double>(experts);
+  const double even = r.uniform_share / static_cast<double>(experts);
+  p.log_weight.resize(experts);
+  for (std::size_t e = 0; e < experts; ++e) {
+    weight[e] = (1 - r.uniform_share) * weight[e] / total + even;
+    p.log_weight[e] = r.uniform_share > 0 ? std::log(weight[e])
+                                          : log_raw[e] - std::log(total);
   }
   for (std::size_t e = 0; e < r.bias.size() && e < experts; ++e) {
     weight[e] *= std::exp(r.bias[e]);
+    p.log_weight[e] += r.bias[e];
   }
-  p.order.resize(experts);
-  std::iota(p.order.begin(), p.order.end(), 0);
-  std::stable_sort(p.order.begin(), p.order.end(),
-                   [&](int a, int b) { return weight[static_cast<std::size_t>(a)] >
-                                              weight[static_cast<std::size_t>(b)]; });
   p.cdf.resize(experts);
   std::partial_sum(weight.begin(), weight.end(), p.cdf.begin());
   return p;
@@ -354,7 +406,50 @@ int draw_expert(RoutingRng& rng, const Popularity& p) {
                                                    static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
 }
 
+// An expert drawn by weight among those `allowed` takes: exact, over the weights' logs (those
+// too light for the cdf too), or -1 when no allowed expert can ever be chosen.
+template <class Allowed>
+int draw_allowed(RoutingRng& rng, const Popularity& p, Allowed allowed) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
+    if (p.log_weight[e] > top && allowed(static_cast<int>(e))) {
+      top = p.log_weight[e];
+    }
+  }
+  if (!std::isfinite(top)) {
+    return -1;
+  }
+  double total = 0;
+  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
+    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
+      total += std::exp(p.log_weight[e] - top);
+    }
+  }
+  double u = unit(rng) * total;
+  int last = -1;
+  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
+    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
+      last = static_cast<int>(e);
+      u -= std::exp(p.log_weight[e] - top);
+      if (u < 0) {
+        return last;
+      }
+    }
+  }
+  return last;  // u was within rounding of the total
+}
+
 }  // namespace
+
+std::vector<double> expert_weights(const MoeRouting& r) {
+  const Popularity p = weights(r);
+  std::vector<double> out;
+  out.reserve(p.log_weight.size());
+  for (double l : p.log_weight) {
+    out.push_back(std::exp(l));
+  }
+  return out;
+}
 
 std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size_t ranks,
                                                   std::int64_t extra_per_rank) {
@@ -555,8 +650,8 @@ TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& clus
             const int c = draw_expert(rng, popular);
             e = allowed(c) ? c : -1;
           }
-          for (std::size_t i = 0; e < 0 && i < popular.order.size(); ++i) {
-            e = allowed(popular.order[i]) ? popular.order[i] : -1;
+          if (e < 0) {  // the allowed experts are rare: one exact draw among them
+            e = draw_allowed(rng, popular, allowed);
           }
           HOPSIM_ASSERT(e >= 0, "top-{} within {} nodes", top_k, node_limit);
           expert_hit[static_cast<std::size_t>(e)] = stamp;

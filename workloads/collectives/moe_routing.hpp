@@ -51,6 +51,11 @@ struct MoeRouting {
   std::vector<std::vector<int>> placement{};
 };
 
+/// The weight by which route_tokens draws each expert when the routing is weighted (Zipf,
+/// Dirichlet, counts or a bias): the popularity as a share of 1, mixed toward even by
+/// `uniform_share`, times e^bias.
+std::vector<double> expert_weights(const MoeRouting& routing);
+
 /// Rank g of `ranks` hosts experts [g x experts / ranks, (g + 1) x experts / ranks).
 std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t ranks);
 
@@ -78,18 +83,22 @@ struct RoutingLoad {
 /// Problems of `routing` over `ranks` (GPUs with `gpus_per_node` per node), as pointers under
 /// `at` (the placement's under `placement_at`): experts must spread evenly over the ranks, or
 /// the placement list every expert on ranks of the group; and top_k distinct experts must exist
-/// on every set of max_nodes_per_token nodes a token may pick.
+/// on every set of max_nodes_per_token nodes a token may pick, counting only experts with a
+/// non-zero weight (replayed counts of 0 are blamed on `counts_at`).
 Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, int gpus_per_node,
-                       const std::string& at, const std::string& placement_at = "/placement");
+                       const std::string& at, const std::string& placement_at = "/placement",
+                       const std::string& counts_at = "/counts");
 
 /// Routes every token of every rank to `top_k` distinct experts and returns the two-tier matrix
 /// of `token_bytes` per token: a GPU receives one copy of a token per token (not per expert it
 /// hosts), and a node receives one copy over InfiniBand per token however many of its GPUs
 /// need it. Uniform without bias: the experts of at most `max_nodes_per_token` random nodes,
-/// then top-k among them at random. Zipf, or any bias: experts drawn by weight (popularity x
-/// e^bias) without repeats; once a token has reached `max_nodes_per_token` nodes, only experts
-/// on those nodes (the heaviest allowed one after 64 rejected draws). With `load`, also what
-/// each expert took and what the capacity dropped.
+/// then top-k among them at random. Zipf, or any bias: experts drawn one after another by
+/// weight (popularity x e^bias) among those still allowed (not chosen yet; once a token has
+/// reached `max_nodes_per_token` nodes, on those nodes only), renormalised at each draw:
+/// sampling without replacement, exactly (draws over all experts until one is allowed; after
+/// 64 rejections, one draw over the allowed experts' weights). With `load`, also what each
+/// expert took and what the capacity dropped.
 TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
                            const MoeRouting& routing, Bytes token_bytes,
                            RoutingLoad* load = nullptr);

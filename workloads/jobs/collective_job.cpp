@@ -296,7 +296,8 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
       return;
     }
     const Problems routing = check_routing(*moe, sets.front(), env.cluster.gpus_per_node,
-                                           "/workload/moe");
+                                           "/workload/moe", "/workload/moe/placement",
+                                           "/workload/moe/counts");
     out.insert(out.end(), routing.begin(), routing.end());
   }
 }

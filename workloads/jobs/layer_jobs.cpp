@@ -50,7 +50,8 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   }
   const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
   const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
-                                             "/workload", "/workload/placement");
+                                             "/workload", "/workload/placement",
+                                             "/workload/routing/counts");
   out.insert(out.end(), bad_routing.begin(), bad_routing.end());
   if (overlap == EpOverlap::DualPipePair && passes != Passes::Both) {
     out.push_back({"/workload/passes",
