@@ -12,6 +12,7 @@
 #include "tools/commands/check_calibration_command.hpp"
 #include "tools/commands/compare_command.hpp"
 #include "tools/commands/explain_command.hpp"
+#include "tools/commands/output_file.hpp"
 #include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/schema_command.hpp"
@@ -31,6 +32,7 @@ struct Commands {
   std::vector<std::string> merge_inputs;
   std::string table;
   std::string gpu;
+  std::string cluster;
   bool markdown = false;
   CLI::App* run_cmd = nullptr;
   CLI::App* explain_cmd = nullptr;
@@ -105,13 +107,16 @@ void add_commands(CLI::App& app, Commands& c) {
       "check-calibration", "read a calibration table as the simulator does and summarize it");
   c.check_cmd->add_option("table", c.table, "calibration JSON file")->required();
   c.check_cmd->add_option("--gpu", c.gpu, "also check that the table fits this GPU, e.g. \"H100\"");
+  c.check_cmd->add_option("--cluster", c.cluster,
+                          "also check the table against this cluster file's GPU (name, peaks, "
+                          "SMs, HBM)");
   c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
   c.schema_cmd->add_flag("--markdown", c.markdown, "print the reference as Markdown (docs/)");
 }
 
 int dispatch(const Commands& c) {
   if (c.check_cmd->parsed()) {
-    return hopsim::tools::check_calibration_command(c.table, c.gpu);
+    return hopsim::tools::check_calibration_command(c.table, c.gpu, c.cluster);
   }
   if (c.schema_cmd->parsed()) {
     return hopsim::tools::schema_command(c.markdown);
@@ -171,6 +176,9 @@ int run_cli(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
+  } catch (const hopsim::tools::OutputError& e) {  // a file that could not be written
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
   } catch (const std::system_error& e) {  // fmt::print to a full disk or a closed pipe
     fmt::print(stderr, "hopsim: cannot write to standard output: {}\n", e.what());
     return 1;

@@ -328,4 +328,101 @@ TEST_CASE("the shipped published H100 table answers with the published figures")
   CHECK(tflops(fp8) < 1410);
 }
 
+
+namespace {
+
+work::GpuFigures h100_figures() {
+  topo::GpuSpec gpu;
+  gpu.peak_bf16_tflops = 989;
+  gpu.peak_fp8_tflops = 1979;
+  gpu.hbm_GBps = 3350;
+  gpu.hbm_GB = 80;
+  gpu.sms = 132;
+  return figures_of(gpu);
+}
+
+// The message of the ConfigError that the plausibility check throws, or "" when it passes.
+std::string implausible(const json& j, const work::GpuFigures& gpu) {
+  const work::Calibration c = parse_calibration(Node(j, "t.json"));
+  try {
+    check_calibration_plausible(c, gpu, "t.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("plausibility: no cell faster than the GPU's peak, none slower than a working kernel") {
+  CHECK(implausible(base(), h100_figures()).empty());
+  json j = base();
+  j["tables"][0]["time_us"][0] = 2;  // 1024^3 in 2 us: 1,074 TF, above 989 + 5%
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /tables/0/time_us/0: gemm fwd (cublaslt) at (1024, 1024, 1024): 2 us is 1074 "
+        "TFLOP/s, faster than the GPU's peak of 989 TFLOP/s (+5%)");
+  j["tables"][0]["time_us"][0] = 2.1;  // 1,023 TF: within the margin
+  CHECK(implausible(j, h100_figures()).empty());
+  // Slower than at 0.1% of the peak plus 1 ms: 2.17 + 1 ms for 1024^3.
+  j["tables"][0]["time_us"][0] = 3100;
+  CHECK(implausible(j, h100_figures()).empty());
+  j["tables"][0]["time_us"][0] = 3200;
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /tables/0/time_us/0: gemm fwd (cublaslt) at (1024, 1024, 1024): 3200 us is "
+        "slower than 3171.37 us, the time at 0.1% of the GPU's peak plus 1 ms: no working "
+        "kernel");
+  j["tables"][0]["time_us"][0] = 1e9;  // 1,000 s (used to abort the simulator)
+  CHECK(implausible(j, h100_figures()).find("slower than") != std::string::npos);
+  // Against its own ceilings (lower bounds of the peaks): fast cells pass, slow ones do not.
+  j["tables"][0]["time_us"][0] = 0.5;
+  const work::Calibration own = parse_calibration(Node(j, "t.json"));
+  CHECK(implausible(j, figures_of(own)).empty());
+  CHECK_FALSE(implausible(j, h100_figures()).empty());
+  j["tables"][0]["time_us"][0] = 1e9;
+  CHECK_FALSE(implausible(j, figures_of(own)).empty());
+}
+
+TEST_CASE("plausibility: a device block that contradicts the GPU is refused") {
+  json j = base();
+  j["device"]["sm_count"] = 78;
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /device/sm_count: the table's device has 78 SMs, the GPU 132");
+  j = base();
+  j["device"]["ceilings"]["bf16_gemm_tflops"] = 5000;
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /device/ceilings/bf16_gemm_tflops: 5000 TFLOP/s measured, above the GPU's peak "
+        "of 989 TFLOP/s (+5%)");
+  j = base();
+  j["device"]["ceilings"]["copy_GBps"] = 9000;
+  CHECK(implausible(j, h100_figures()).find("/device/ceilings/copy_GBps") != std::string::npos);
+  j = base();
+  j["device"]["hbm_bytes"] = 24'000'000'000;
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /device/hbm_bytes: 24 GB on the table's device, 80 GB on the GPU");
+}
+
+TEST_CASE("plausibility: times that fall as a shape grows are a warning, with the first") {
+  json j = base();
+  const work::Calibration ok = parse_calibration(Node(j, "t.json"));
+  CHECK(check_calibration_plausible(ok, h100_figures(), "t.json").empty());
+  j["tables"][0]["time_us"][1] = 9;  // (1024, 1024, 4096) faster than (1024, 1024, 1024)
+  const work::Calibration c = parse_calibration(Node(j, "t.json"));
+  const std::vector<std::string> w = check_calibration_plausible(c, h100_figures(), "t.json");
+  REQUIRE(w.size() == 1);
+  CHECK(w.front() ==
+        "t.json: /tables/0/time_us: the time falls as a shape grows in 1 place(s), first gemm "
+        "fwd (cublaslt): 10 us at k = 1024, 9 us at k = 4096 (cells 0 and 1); a bigger kernel "
+        "should not be faster");
+}
+
+TEST_CASE("plausibility: the shipped H100 table fits the shipped H100 and H800 clusters") {
+  const std::string file = "configs/calibration/h100-published.json";
+  const work::Calibration cal = parse_calibration(Node(read(file), file));
+  for (const char* cluster : {"configs/clusters/h100-dgx.json", "configs/clusters/h800-deepseek.json"}) {
+    CAPTURE(cluster);
+    const ClusterConfig cc = parse_cluster(Node(read(cluster), cluster));
+    CHECK_NOTHROW(check_calibration_plausible(cal, figures_of(cc.topology.gpu), file));
+  }
+}
+
 }  // namespace hopsim::config

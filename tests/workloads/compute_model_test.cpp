@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "doctest_time.hpp"
+#include "sim/problem.hpp"
 #include "tests/approx.hpp"
 
 using hopsim::Bytes;
@@ -378,4 +379,29 @@ TEST_CASE("only balanced, whole-pass grouped tables answer, skewed or partial on
   CHECK(fwd.time == Time::us(190));
   // Backward: no whole-pass table, so two forward-shaped GEMMs.
   CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(380));
+}
+
+TEST_CASE("a kernel time past what can be simulated is a LimitError naming its input") {
+  // 2^26 x 2^26 x 1: 9e15 FLOPs (13 s at 989 TF x 0.7) and 9e15 bytes (9e6 s at 1 GB/s).
+  Roofline slow = h100();
+  slow.hbm_GBps = 1;
+  const ComputeModel model(nullptr, slow);
+  const std::int64_t wide = std::int64_t{1} << 26;
+  try {
+    (void)model.gemm(Dtype::Bf16, wide, wide, 1, Pass::Fwd);
+    FAIL("no LimitError");
+  } catch (const hopsim::LimitError& e) {
+    CHECK(e.path() == "/cluster/gpu/hbm_GBps");
+    CHECK(std::string(e.what()).find("at most 1e+05 s per kernel") != std::string::npos);
+  }
+  // 2^28 cubed: 3.9e25 FLOPs, 5.6e10 s at 989 TF x 0.7: refused by the peak.
+  const ComputeModel fast(nullptr, h100());
+  const std::int64_t big = std::int64_t{1} << 28;
+  try {
+    (void)fast.gemm(Dtype::Bf16, big, big, big, Pass::Fwd);
+    FAIL("no LimitError");
+  } catch (const hopsim::LimitError& e) {
+    CHECK(e.path() == "/cluster/gpu");
+  }
+  CHECK_NOTHROW((void)fast.gemm(Dtype::Bf16, 65536, 65536, 65536, Pass::Fwd));
 }

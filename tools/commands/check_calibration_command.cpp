@@ -4,15 +4,28 @@
 #include <fmt/format.h>
 
 #include "tools/config/calibration_config.hpp"
+#include "tools/config/cluster_config.hpp"
 #include "tools/config/experiment.hpp"
 
 namespace hopsim::tools {
 
-int check_calibration_command(const std::string& path, const std::string& gpu_name) {
+int check_calibration_command(const std::string& path, const std::string& gpu_name,
+                              const std::string& cluster_path) {
   const work::Calibration cal =
       config::parse_calibration(config::Node(config::read_json_file(path), path));
   if (!gpu_name.empty()) {
     config::check_calibration_for(cal, gpu_name, path);
+  }
+  // Against the cluster's GPU where one is named, else against the table's own ceilings.
+  work::GpuFigures figures = config::figures_of(cal);
+  if (!cluster_path.empty()) {
+    const config::ClusterConfig cluster = config::parse_cluster(
+        config::Node(config::read_json_file(cluster_path), cluster_path));
+    config::check_calibration_for(cal, cluster.topology.gpu.name, path);
+    figures = config::figures_of(cluster.topology.gpu);
+  }
+  for (const std::string& w : config::check_calibration_plausible(cal, figures, path)) {
+    fmt::print(stderr, "warning: {}\n", w);
   }
   fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device,
              cal.tables.size());

@@ -6,7 +6,10 @@
 namespace hopsim::tools {
 
 /// Parses `path` (errors are ConfigErrors naming the file and JSON pointer), optionally checks
-/// it against a GPU name, and prints each table's family and how many cells are measured.
-int check_calibration_command(const std::string& path, const std::string& gpu_name);
+/// it against a GPU name, checks its plausibility (against the GPU of the cluster file
+/// `cluster_path` where given, else against the table's own ceilings; warnings on stderr), and
+/// prints each table's family and how many cells are measured.
+int check_calibration_command(const std::string& path, const std::string& gpu_name,
+                              const std::string& cluster_path);
 
 }  // namespace hopsim::tools

@@ -228,6 +228,9 @@ Json explain(const config::ExperimentFile& file) {
 
 int explain_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  for (const std::string& w : file.warnings) {
+    fmt::print(stderr, "warning: {}\n", w);
+  }
   const Json r = explain(file);
   if (o.json) {
     fmt::print("{}\n", r.dump(2));

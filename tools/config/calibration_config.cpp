@@ -64,7 +64,7 @@ void parse_device(const Node& n, work::Calibration& cal) {
     n.at("cc").string();
   }
   if (n.has("sm_count")) {
-    n.at("sm_count").integer_in(1, 1'000'000);
+    cal.sm_count = n.at("sm_count").integer_in(1, 1'000'000);
   }
   for (std::string_view key : {"driver", "cuda_runtime", "cublas", "cudnn"}) {
     if (n.has(key)) {
@@ -82,7 +82,7 @@ void parse_device(const Node& n, work::Calibration& cal) {
     parse_ceilings(n.at("ceilings"), cal.ceilings);
   }
   if (n.has("hbm_bytes")) {
-    n.at("hbm_bytes").integer_in(1, INT64_MAX);
+    cal.hbm_bytes = static_cast<double>(n.at("hbm_bytes").integer_in(1, INT64_MAX));
   }
 }
 
@@ -311,6 +311,42 @@ void check_calibration_for(const work::Calibration& calibration, const std::stri
       "{}: /device/name: the table is for \"{}\", but the cluster's GPU is \"{}\"; use a "
       "calibration table for the {}, or none (the roofline)",
       file, calibration.device, gpu_name, model));
+}
+
+std::vector<std::string> check_calibration_plausible(const work::Calibration& calibration,
+                                                     const work::GpuFigures& gpu,
+                                                     const std::string& file) {
+  const work::CalibrationFindings found = work::check_plausible(calibration, gpu);
+  if (!found.problems.empty()) {
+    const Problem& p = found.problems.front();
+    throw ConfigError(fmt::format("{}: {}: {}", file, p.path, p.message));
+  }
+  std::vector<std::string> warnings;
+  for (const Problem& w : found.warnings) {
+    warnings.push_back(fmt::format("{}: {}: {}", file, w.path, w.message));
+  }
+  return warnings;
+}
+
+work::GpuFigures figures_of(const topo::GpuSpec& gpu) {
+  work::GpuFigures f;
+  f.peak_bf16_tflops = gpu.peak_bf16_tflops;
+  f.peak_fp8_tflops = gpu.peak_fp8_tflops;
+  f.hbm_GBps = gpu.hbm_GBps;
+  f.hbm_GB = gpu.hbm_GB;
+  if (gpu.sms > 0) {
+    f.sms = gpu.sms;
+  }
+  return f;
+}
+
+work::GpuFigures figures_of(const work::Calibration& calibration) {
+  work::GpuFigures f;
+  f.peak_bf16_tflops = calibration.ceilings.bf16_tflops;
+  f.peak_fp8_tflops = calibration.ceilings.fp8_tflops;
+  f.hbm_GBps = calibration.ceilings.copy_GBps;
+  f.peaks_are_lower_bounds = true;
+  return f;
 }
 
 }  // namespace hopsim::config

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tools/config/node.hpp"
+#include "topology/spec.hpp"
 #include "workloads/compute/calibration.hpp"
+#include "workloads/compute/calibration_check.hpp"
 
 namespace hopsim::config {
 
@@ -20,5 +23,19 @@ work::Calibration parse_calibration(const Node& root);
 /// `file` is the calibration file, for the message.
 void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
                            const std::string& file);
+
+/// Throws ConfigError naming `file` and the cell or device key when the table is implausible
+/// for `gpu` (work::check_plausible: a cell faster than the peak or slower than any working
+/// kernel, a device block that contradicts the GPU); returns the warnings ("file: /pointer:
+/// message"), such as times that fall as a shape grows.
+std::vector<std::string> check_calibration_plausible(const work::Calibration& calibration,
+                                                     const work::GpuFigures& gpu,
+                                                     const std::string& file);
+
+/// The figures of a cluster's GPU, for check_calibration_plausible.
+work::GpuFigures figures_of(const topo::GpuSpec& gpu);
+
+/// A table's own device block as figures: its measured ceilings, lower bounds of the peaks.
+work::GpuFigures figures_of(const work::Calibration& calibration);
 
 }  // namespace hopsim::config

@@ -36,7 +36,8 @@ topo::GpuSpec parse_gpu(const Node& n) {
   gpu.peak_bf16_tflops = n.at("peak_bf16_tflops").positive();
   gpu.peak_fp8_tflops = n.at("peak_fp8_tflops").positive();
   gpu.hbm_GB = n.at("hbm_GB").positive();
-  gpu.hbm_GBps = n.at("hbm_GBps").positive();
+  // Below 1 GB/s no kernel of a real layer finishes within simulated time.
+  gpu.hbm_GBps = n.at("hbm_GBps").number_in(1, Node::kMaxNumber);
   gpu.sms = static_cast<int>(n.at("sms").integer_in(1, kMaxSms));
   if (n.has("gemm_efficiency")) {
     gpu.gemm_efficiency = n.at("gemm_efficiency").number_in(0.01, 1.0);
@@ -133,7 +134,7 @@ work::NcclModel parse_nccl(const Node& n) {
     model.nvls_supported = true;
     model.nvls = {Time{}, microseconds(v.at("nvlink_latency_us")),
                   microseconds(v.at("net_latency_us"))};
-    model.nvls_efficiency = v.at("efficiency").positive(1);
+    model.nvls_efficiency = v.at("efficiency").number_in(0.01, 1);
   }
   return model;
 }
@@ -174,7 +175,7 @@ ClusterConfig parse_cluster(const Node& root) {
   if (root.has("deepep")) {
     const Node d = root.at("deepep");
     d.allow_only(Section::DeepEp);
-    config.deepep.nvlink_efficiency = d.at("nvlink_efficiency").positive(1);
+    config.deepep.nvlink_efficiency = d.at("nvlink_efficiency").number_in(0.01, 1);
   }
   if (root.has("sources")) {
     check_sources(root);

@@ -178,6 +178,8 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
     auto calibration = std::make_shared<work::Calibration>(
         parse_calibration(Node(table, f.calibration_file)));
     check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
+    f.warnings = check_calibration_plausible(*calibration, figures_of(e.cluster.gpu),
+                                             f.calibration_file);
     e.calibration = std::move(calibration);
     e.calibration_name = f.calibration_file;
   }

@@ -27,6 +27,8 @@ struct ExperimentFile {
   std::shared_ptr<const Origin> origin;
   std::shared_ptr<const Origin> cluster_origin;
   std::shared_ptr<const Origin> model_origin;
+  /// What is accepted but worth a look ("file: /pointer: message"): explain prints these.
+  std::vector<std::string> warnings;
 
   /// Throws the ConfigError of `problem` (a pointer into the experiment), naming the file or
   /// the --set argument that holds the value.

@@ -24,7 +24,7 @@ const std::array<KeyDoc, 8> kGpu{{
     {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
     {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
     {"hbm_GB", "number in (0, 1e12]", "required", "HBM capacity, 10^9 bytes"},
-    {"hbm_GBps", "number in (0, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
+    {"hbm_GBps", "number in [1, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
     {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
     {"gemm_efficiency", "number in [0.01, 1]", "0.7",
      "roofline fallback: achieved over peak for GEMMs where no calibration table answers"},
@@ -72,12 +72,12 @@ const std::array<KeyDoc, 3> kNcclLatency{{
 const std::array<KeyDoc, 3> kNvls{{
     {"nvlink_latency_us", "number in [0, 1e12]", "required", "NVLS latency inside a node"},
     {"net_latency_us", "number in [0, 1e12]", "required", "added when the ranks span nodes"},
-    {"efficiency", "number in (0, 1]", "required",
+    {"efficiency", "number in [0.01, 1]", "required",
      "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
 }};
 
 const std::array<KeyDoc, 1> kDeepEp{{
-    {"nvlink_efficiency", "number in (0, 1]", "required",
+    {"nvlink_efficiency", "number in [0.01, 1]", "required",
      "the share of NVLink bandwidth DeepEP's normal kernels forward and gather at (calibrated)"},
 }};
 

@@ -59,6 +59,8 @@ struct Calibration {
   /// GPU models with the same SMs and clocks that may use the table too (H800 for H100).
   std::vector<std::string> equivalent_gpus;
   CalibrationCeilings ceilings;
+  std::optional<std::int64_t> sm_count;  ///< the device's SMs, where the file says
+  std::optional<double> hbm_bytes;       ///< the device's memory in bytes, where the file says
   /// When several tables share op, pass and key (different impls), the model answers from
   /// the one with the best source, the earliest in this list among equals.
   std::vector<CalibrationTable> tables;

@@ -7,7 +7,10 @@
 #include <iterator>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
+#include "sim/problem.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -44,7 +47,22 @@ Placement place(const std::vector<std::int64_t>& values, std::int64_t q, Bracket
   return Placement::Between;
 }
 
-Time exact_time(double us) {
+// One kernel call may take at most this long: more is no measurement of a working kernel, and
+// a plan of such calls would overflow simulated time.
+constexpr double kMaxKernelSeconds = 1e5;
+
+Time kernel_time(const CalibrationTable& table, double seconds) {
+  if (!(seconds <= kMaxKernelSeconds)) {
+    throw LimitError("/calibration",
+                     fmt::format("table \"{}\" ({}) gives {:.3g} s for one kernel call; at most "
+                                 "{:.0e} s per call can be simulated",
+                                 table.op, table.impl, seconds, kMaxKernelSeconds));
+  }
+  return Time::from_seconds_ceil(seconds);
+}
+
+Time exact_time(const CalibrationTable& table, double us) {
+  kernel_time(table, us * 1e-6);                // bounded first
   return Time::ps(std::llround(us * 1e6));  // tables hold at most picosecond precision
 }
 
@@ -104,12 +122,12 @@ std::optional<TableAnswer> lookup_table(const CalibrationTable& table,
       return std::nullopt;
     }
     if (corners == 1 && !clamped) {
-      return TableAnswer{exact_time(*us), Source::Exact};
+      return TableAnswer{exact_time(table, *us), Source::Exact};
     }
     log_theta += weight * std::log(work(corner) / (*us * 1e-6));
   }
   const double seconds = work(point) / std::exp(log_theta);
-  return TableAnswer{Time::from_seconds_ceil(seconds),
+  return TableAnswer{kernel_time(table, seconds),
                      clamped ? Source::Clamped : Source::Interpolated};
 }
 

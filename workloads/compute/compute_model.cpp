@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
+#include "sim/problem.hpp"
 #include "workloads/compute/calibration_lookup.hpp"
 
 namespace hopsim::work {
@@ -20,6 +23,8 @@ namespace {
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 // Outputs (and attention's O, dQ, dK, dV) are written in BF16 whatever the input dtype.
 constexpr double kOutputBytes = 2;
+// One kernel call may take at most this long (a plan of such calls stays within simulated time).
+constexpr double kMaxKernelSeconds = 1e5;
 
 void check_extent(std::string_view what, std::int64_t v) {
   HOPSIM_ASSERT(v >= 0 && v <= kMaxExtent, "{} = {} is outside [0, 2^31]", what, v);
@@ -163,8 +168,18 @@ bool ComputeModel::has_table(const Query& q) const {
 Time ComputeModel::roofline_time(const Query& q) const {
   const double compute_s = q.flops.n / (q.peak_tflops * 1e12 * q.efficiency);
   const double memory_s = as_double(q.bytes.n) / (roofline_.hbm_GBps * 1e9);
-  return q.kernels * roofline_.launch_overhead +
-         Time::from_seconds_ceil(std::max(compute_s, memory_s));
+  const double seconds = std::max(compute_s, memory_s);
+  if (!(seconds <= kMaxKernelSeconds)) {  // bounded before it becomes a Time
+    const bool memory = !(compute_s >= memory_s);
+    throw LimitError(
+        memory ? "/cluster/gpu/hbm_GBps" : "/cluster/gpu",
+        fmt::format("one kernel ({:.3g} FLOPs, {:.3g} bytes) would take {:.3g} s on the "
+                    "roofline ({:.3g} TFLOP/s at efficiency {:.3g}, {:.3g} GB/s HBM); at most "
+                    "{:.0e} s per kernel can be simulated",
+                    q.flops.n, as_double(q.bytes.n), seconds, q.peak_tflops, q.efficiency,
+                    roofline_.hbm_GBps, kMaxKernelSeconds));
+  }
+  return q.kernels * roofline_.launch_overhead + Time::from_seconds_ceil(seconds);
 }
 
 ComputeCost ComputeModel::answer(const Query& q) const {

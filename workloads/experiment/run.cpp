@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/problem.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -116,15 +118,21 @@ RunResult run(const Experiment& e, const RunOptions& options) {
     compute.emplace(compute_model(e));
   }
   const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr};
-  std::vector<Case> cases = std::visit(
-      [&](const auto& job) -> std::vector<Case> {
-        if constexpr (std::decay_t<decltype(job)>::kSimulated) {
-          return job.cases(build);
-        } else {
-          return {};
-        }
-      },
-      e.job);
+  std::vector<Case> cases;
+  try {
+    cases = std::visit(
+        [&](const auto& job) -> std::vector<Case> {
+          if constexpr (std::decay_t<decltype(job)>::kSimulated) {
+            return job.cases(build);
+          } else {
+            return {};
+          }
+        },
+        e.job);
+  } catch (const LimitError& limit) {
+    result.problems.push_back({limit.path(), limit.what()});
+    return result;
+  }
   for (Case& c : cases) {
     result.cases.push_back(
         simulate_case(*result.cluster, std::move(c), e.solver_tolerance, options));
