@@ -618,6 +618,47 @@ def case_regress(ctx):
     print("suite passes; a 10% slower NVLink is caught and named; --update accepts it")
 
 
+def case_regress_bad_golden(ctx):
+    """hopsim regress trusts no golden: a missing key, a wrong type, not a report, a repeated
+    key, a FIFO, a missing file: each one line naming the file (and key), exit 2, no hang."""
+    import shutil
+    experiment = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
+    with open(os.path.join(ctx.source_dir, "tests/golden/flows-tour.json"), encoding="utf-8") as f:
+        good = json.load(f)
+    no_step = json.loads(json.dumps(good))
+    del no_step["results"][0]["step_time_s"]
+    wrong_type = json.loads(json.dumps(good))
+    wrong_type["results"][0]["phases"] = {"a": 1}
+    bad = [("a missing step time", json.dumps(no_step),
+            "flows-tour.json: /results/0/step_time_s: missing"),
+           ("a wrong type", json.dumps(wrong_type),
+            "flows-tour.json: /results/0/phases: expected an array of phases, got object"),
+           ("not a report", '{"a": 1}', "flows-tour.json: /results: missing"),
+           ("a repeated key", '{"a": 1, "a": 2}', 'key "a" appears twice'),
+           ("a FIFO", None, "is not a regular file"),
+           ("no golden", "", "no such file")]
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "suite.json"), "w", encoding="utf-8") as f:
+            json.dump({"flows-tour": {"experiment": experiment}}, f)
+        golden = os.path.join(tmp, "flows-tour.json")
+        for what, text, message in bad:
+            if os.path.lexists(golden):
+                os.remove(golden)
+            if text is None:
+                os.mkfifo(golden)
+            elif text:
+                with open(golden, "w", encoding="utf-8") as f:
+                    f.write(text)
+            rc, _, err = run([ctx.hopsim, "regress", tmp], timeout=20)
+            lines = err.strip().splitlines()
+            expect(rc == 2 and len(lines) == 1 and message in lines[0],
+                   f"{what}: exit {rc}, stderr {err!r}")
+        shutil.copy(os.path.join(ctx.source_dir, "tests/golden/flows-tour.json"), golden)
+        rc, out, err = run([ctx.hopsim, "regress", tmp], timeout=20)
+        expect(rc == 0, f"the good golden: exit {rc}\n{out}{err}")
+    print(f"{len(bad)} bad goldens: one line each, exit 2")
+
+
 def case_out_kill(ctx):
     """Killing `hopsim run --out DIR` at any moment never leaves an invalid JSON file in DIR."""
     rng = random.Random(7)
@@ -762,7 +803,8 @@ def main():
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
-              "regress": case_regress, "compare": case_compare, "layer-trace": case_layer_trace,
+              "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
+              "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}
     try:
         if args.case.startswith("bad-"):

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/config/experiment.hpp"
+#include "tools/config/json_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -24,33 +26,71 @@ using Json = nlohmann::ordered_json;
 using config::ConfigError;
 namespace fs = std::filesystem;
 
+// Through the same checks as every input: a regular file under the size cap, no nesting past
+// the limit, no key twice in one object; the suite's order is kept (ordered_json).
 Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(fmt::format("{}: cannot read it", path.string()));
+  const std::string file = path.string();
+  if (const std::string problem = config::file_problem(file); !problem.empty()) {
+    throw ConfigError(fmt::format("{}: {}", file, problem));
   }
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) {
+    throw ConfigError(fmt::format("{}: cannot read it", file));
+  }
+  config::check_json_structure(text, file);
   try {
-    return Json::parse(in);
+    return Json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", file, e.what()));
   }
 }
 
-// The times a report predicts, by name: each case's step time, and each phase's compute,
-// communication and exposed time (of the busiest rank).
-std::map<std::string, double> times(const Json& report) {
-  std::map<std::string, double> out;
-  if (!report.contains("results")) {
-    return out;
+// `j`'s member `key`, of the type `is` checks, or one error naming the file and the pointer.
+template <class Is>
+const Json& member(const Json& j, const char* key, Is is, const std::string& file,
+                   const std::string& at, const char* expected) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw ConfigError(fmt::format("{}: {}/{}: missing; expected {} (is it a report of hopsim "
+                                  "run?)",
+                                  file, at, key, expected));
   }
-  for (const Json& c : report["results"]) {
-    const std::string name = c.value("case", std::string("case"));
-    out[name + " step"] = c["step_time_s"].get<double>();
-    for (const Json& ph : c["phases"]) {
-      const std::string at = fmt::format("{} {}/{}", name, ph["name"].get<std::string>(),
-                                         ph["pass"].get<std::string>());
-      for (const char* key : {"compute_s", "comm_s", "exposed_comm_s"}) {
-        out[at + " " + key] = ph[key].get<double>();
+  const Json& v = j[key];
+  if (!is(v)) {
+    throw ConfigError(fmt::format("{}: {}/{}: expected {}, got {}", file, at, key, expected,
+                                  v.type_name()));
+  }
+  return v;
+}
+
+bool is_array(const Json& v) { return v.is_array(); }
+bool is_number(const Json& v) { return v.is_number(); }
+bool is_string(const Json& v) { return v.is_string(); }
+
+// The times a report predicts, by name: each case's step time, and each phase's compute,
+// communication and exposed time (of the busiest rank). A file that is not a report, or one
+// with a key of the wrong type, is one error naming `file` and the key.
+std::map<std::string, double> times(const Json& report, const std::string& file) {
+  std::map<std::string, double> out;
+  const Json& results = member(report, "results", is_array, file, "", "an array of cases");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Json& c = results[i];
+    const std::string at = fmt::format("/results/{}", i);
+    const std::string name =
+        c.is_object() && c.contains("case") && c["case"].is_string() ? c["case"].get<std::string>()
+                                                                     : std::string("case");
+    out[name + " step"] =
+        member(c, "step_time_s", is_number, file, at, "a number").get<double>();
+    const Json& phases = member(c, "phases", is_array, file, at, "an array of phases");
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+      const Json& ph = phases[k];
+      const std::string pat = fmt::format("{}/phases/{}", at, k);
+      const std::string key =
+          fmt::format("{} {}/{}", name,
+                      member(ph, "name", is_string, file, pat, "a string").get<std::string>(),
+                      member(ph, "pass", is_string, file, pat, "a string").get<std::string>());
+      for (const char* t : {"compute_s", "comm_s", "exposed_comm_s"}) {
+        out[key + " " + t] = member(ph, t, is_number, file, pat, "a number").get<double>();
       }
     }
   }
@@ -103,11 +143,12 @@ int regress_command(const RegressOptions& o) {
     if (o.update) {
       write_file_atomically(expected_path.string(), report.dump(1) + "\n");
       fmt::print("{:<32} {:>14} {:>14.6g} {:>9}  updated\n", name, "",
-                 times(report).begin()->second, "");
+                 times(report, name).begin()->second, "");
       continue;
     }
-    const std::map<std::string, double> before = times(read_json(expected_path));
-    const std::map<std::string, double> after = times(report);
+    const std::map<std::string, double> before =
+        times(read_json(expected_path), expected_path.string());
+    const std::map<std::string, double> after = times(report, name);
     std::vector<std::string> bad;
     for (const auto& [key, value] : after) {
       const auto it = before.find(key);
