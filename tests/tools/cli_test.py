@@ -234,6 +234,32 @@ def case_out_dir(ctx):
           "trace.json")
 
 
+def case_out_concurrent(ctx):
+    """Two runs into one --out folder, 100 rounds: both exit 0 and the folder holds one run's
+    matching report.json and config.json, and no temporary file."""
+    path = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(100):
+            procs = [subprocess.Popen([ctx.hopsim, "run", path, "--no-wall-time", "--out", tmp,
+                                       "--set", f"name=round{i}-{who}"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                     for who in ("a", "b")]
+            for p in procs:
+                _, err = p.communicate(timeout=60)
+                expect(p.returncode == 0, f"round {i}: exit {p.returncode}: {err}")
+            with open(os.path.join(tmp, "report.json"), encoding="utf-8") as f:
+                report = json.load(f)
+            with open(os.path.join(tmp, "config.json"), encoding="utf-8") as f:
+                config = json.load(f)
+            expect(report["experiment"] == config["name"] and
+                   report["experiment"].startswith(f"round{i}-"),
+                   f"round {i}: report.json of {report['experiment']}, config.json of "
+                   f"{config['name']}")
+            expect(sorted(os.listdir(tmp)) == ["config.json", "report.json"],
+                   f"round {i}: the folder holds {sorted(os.listdir(tmp))}")
+    print("100 rounds of two runs into one folder: every pair matches, no temporary file left")
+
+
 # --- (e) usage errors ------------------------------------------------------------------------
 
 def case_trace(ctx):
@@ -802,7 +828,8 @@ def main():
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
-              "readme-deps": case_readme_deps, "out-kill": case_out_kill, "sweep": case_sweep,
+              "readme-deps": case_readme_deps, "out-kill": case_out_kill,
+              "out-concurrent": case_out_concurrent, "sweep": case_sweep,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}

@@ -2,12 +2,14 @@
 #include "tools/commands/output_file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -34,18 +36,20 @@ void write_all(int fd, const std::string& text, const std::string& path) {
   }
 }
 
-}  // namespace
+// The temporary file beside `path` that this process writes before renaming it into place.
+std::string temporary_of(const std::string& path) {
+  const std::filesystem::path target(path);
+  return (target.parent_path() /
+          fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid()))
+      .string();
+}
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+// Writes `text` to `tmp` (for `path`), flushed to disk and closed; on failure `tmp` is gone.
+void write_temporary(const std::string& path, const std::string& tmp, const std::string& text) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     fail(path, "exists and is not a regular file");
   }
-  const std::filesystem::path target(path);
-  const std::string tmp = (target.parent_path() / fmt::format(".{}.tmp.{}",
-                                                              target.filename().string(),
-                                                              ::getpid()))
-                              .string();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     fail(path, errno_text());
@@ -65,11 +69,61 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     fail(path, why);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmp.c_str());
-    fail(path, why);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  write_files_atomically({{path, text}});
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> written;
+  try {
+    for (const auto& [path, text] : files) {
+      const std::string tmp = temporary_of(path);
+      write_temporary(path, tmp, text);
+      written.push_back(tmp);
+    }
+  } catch (...) {
+    for (const std::string& tmp : written) {
+      ::unlink(tmp.c_str());
+    }
+    throw;
   }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (::rename(written[i].c_str(), files[i].first.c_str()) != 0) {
+      const std::string why = errno_text();
+      for (std::size_t j = i; j < files.size(); ++j) {
+        ::unlink(written[j].c_str());
+      }
+      fail(files[i].first, why);
+    }
+  }
+}
+
+FolderLock::FolderLock(const std::string& dir, std::chrono::milliseconds wait) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) {
+    throw OutputError(fmt::format("{}: cannot open the output folder: {}", dir, errno_text()));
+  }
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() >= until) {
+      const std::string why = errno == EWOULDBLOCK
+                                  ? fmt::format("another hopsim run has been writing into it "
+                                                "for over {} s; try again when it is done",
+                                                wait.count() / 1000)
+                                  : errno_text();
+      ::close(fd_);
+      throw OutputError(fmt::format("{}: cannot lock the output folder: {}", dir, why));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+FolderLock::~FolderLock() {
+  ::close(fd_);  // drops the lock
 }
 
 }  // namespace hopsim::tools

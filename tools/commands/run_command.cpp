@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,9 +23,12 @@
 namespace hopsim::tools {
 namespace {
 
-// --out DIR owns report.json, config.json and trace.json: what this run does not write there
-// is removed, so that no file of an earlier run is left beside the new report.
-void write_out_dir(const RunOptions& o, const std::string& report, const std::string& config) {
+// --out DIR owns report.json, config.json and trace.json, written as one output under a lock
+// on the folder: two runs into one folder wait for each other, and each leaves a matching pair.
+// What this run does not write there is removed, so that no file of an earlier run is left
+// beside the new report. `trace` is the trace's text when --trace names DIR/trace.json.
+void write_out_dir(const RunOptions& o, const std::string& report, const std::string& config,
+                   const std::optional<std::string>& trace) {
   namespace fs = std::filesystem;
   const fs::path dir(o.out_dir);
   std::error_code ec;
@@ -30,7 +37,9 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
     throw OutputError(fmt::format("{}: cannot create the output folder: {}", o.out_dir,
                                   ec ? ec.message() : "not a folder"));
   }
-  // Temporary files of a run killed before its rename: never valid outputs, so remove them.
+  const FolderLock lock(o.out_dir);
+  // Temporary files of a run killed before its rename (a live run holds the lock): never valid
+  // outputs, so remove them.
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     for (const char* owned : {".report.json.tmp.", ".config.json.tmp.", ".trace.json.tmp."}) {
@@ -39,14 +48,28 @@ void write_out_dir(const RunOptions& o, const std::string& report, const std::st
       }
     }
   }
-  write_file_atomically((dir / "report.json").string(), report);
-  write_file_atomically((dir / "config.json").string(), config);
-  const fs::path trace = dir / "trace.json";
-  const bool traced_here =
-      !o.trace_file.empty() && fs::weakly_canonical(o.trace_file, ec) == fs::weakly_canonical(trace, ec);
-  if (!traced_here && fs::is_regular_file(trace, ec)) {
-    fs::remove(trace, ec);
+  std::vector<std::pair<std::string, std::string>> files{{(dir / "report.json").string(), report},
+                                                         {(dir / "config.json").string(), config}};
+  const fs::path trace_path = dir / "trace.json";
+  if (trace) {
+    files.emplace_back(trace_path.string(), *trace);
   }
+  write_files_atomically(files);
+  if (!trace && fs::is_regular_file(trace_path, ec)) {
+    fs::remove(trace_path, ec);
+  }
+}
+
+// Does --trace name DIR/trace.json of --out DIR?
+bool traces_into_out_dir(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.trace_file.empty() || o.out_dir.empty()) {
+    return false;
+  }
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(o.trace_file, ec);
+  const fs::path b = fs::weakly_canonical(fs::path(o.out_dir) / "trace.json", ec);
+  return !ec && a == b;
 }
 
 // The GPUs a trace draws when --trace-ranks does not say: all of a small run, else node 0's and
@@ -115,12 +138,17 @@ int run_command(const RunOptions& o) {
     ranks = default_trace_ranks(file.experiment, result);
   }
   try {
+    std::optional<std::string> trace;
     if (!o.trace_file.empty()) {
-      write_file_atomically(o.trace_file,
-                            make_trace(result, o.trace_links, ranks).dump() + "\n");
+      trace = make_trace(result, o.trace_links, ranks).dump() + "\n";
+    }
+    const bool with_out = traces_into_out_dir(o);
+    if (trace && !with_out) {
+      write_file_atomically(o.trace_file, *trace);
     }
     if (!o.out_dir.empty()) {
-      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n");
+      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n",
+                    with_out ? trace : std::nullopt);
     }
   } catch (const OutputError& e) {
     fmt::print(stderr, "{}\n", e.what());
