@@ -159,7 +159,9 @@ void collective_section(const ReportInput& in, const work::CollectiveJob& job, J
     const work::CaseResult& result = in.result.cases[i];
     const Bytes size = job.sizes[i];
     const Time time = result.outcome.makespan;
-    const double algbw = static_cast<double>(size.n) / time.seconds() / 1e9;
+    // (A collective that moves nothing takes no time: no bandwidth, not NaN.)
+    const double algbw =
+        time > Time{} ? static_cast<double>(size.n) / time.seconds() / 1e9 : 0.0;
     const std::size_t slash = result.choice.find('/');
     Json row = {{"bytes", size.n},
                 {"algorithm", result.choice.substr(0, slash)},

@@ -81,6 +81,11 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
   const Node per = n.has("bytes_per_element") ? n.at("bytes_per_element") : n;
   const double per_element = n.has("bytes_per_element") ? per.positive(64) : 2;
   token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
+  if (token_bytes.n < 1) {
+    per.fail(fmt::format("{} elements of {:g} bytes make {:.3g} bytes per token, which rounds "
+                         "to 0: a token carries at least 1 byte",
+                         hidden, per_element, static_cast<double>(hidden) * per_element));
+  }
   m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
                          : seed;
   m.popularity_seed = m.seed;
