@@ -22,6 +22,9 @@
 
 namespace {
 
+// A message shows at most this many characters of itself (the rest is counted).
+constexpr std::size_t kMaxMessage = 1000;
+
 struct Commands {
   hopsim::tools::RunOptions run;
   hopsim::tools::RunOptions explain;
@@ -171,13 +174,14 @@ int run_cli(int argc, char** argv) {
     }
     return code;
   } catch (const hopsim::config::ConfigError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+    // One line, bounded, whatever user text the message quotes.
+    fmt::print(stderr, "{}\n", hopsim::config::echo(e.what(), kMaxMessage));
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
   } catch (const hopsim::tools::OutputError& e) {  // a file that could not be written
-    fmt::print(stderr, "{}\n", e.what());
+    fmt::print(stderr, "{}\n", hopsim::config::echo(e.what(), kMaxMessage));
     return 1;
   } catch (const std::system_error& e) {  // fmt::print to a full disk or a closed pipe
     fmt::print(stderr, "hopsim: cannot write to standard output: {}\n", e.what());

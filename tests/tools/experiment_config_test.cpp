@@ -350,7 +350,8 @@ TEST_CASE("collectives: algorithms that do not fit the op, impossible MoE routin
                        ConfigError);
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
   CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3", "cluster.nodes=3"}),
-                       (cp + ": /workload/seq_len: 131072 tokens do not split into 6 equal "
+                       (cp + " (with --set parallel.cp=3): /workload/seq_len: 131072 tokens do "
+                             "not split into 6 equal "
                              "chunks (2 x cp, cp = 3); zigzag balance needs 2 x cp to divide "
                              "seq_len")
                            .c_str(),
@@ -379,9 +380,10 @@ TEST_CASE("the rank mesh: degrees that do not divide the cluster, TP across node
                   ConfigError);
   const std::string ep =
       std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/deepseek-v3-moe-ep64.json";
-  // A problem of one key that another key's --set caused names the file: either may be at fault.
+  // A problem of one key that another key's --set caused names the file, either may be at
+  // fault, and the --set that changed it.
   CHECK_THROWS_WITH_AS(load_experiment(ep, {"parallel.dp=32"}),
-                       (ep + ": /parallel/ep: 64 does not divide tp x cp x dp = 32: expert "
+                       (ep + " (with --set parallel.dp=32): /parallel/ep: 64 does not divide tp x cp x dp = 32: expert "
                              "parallelism takes its ranks from the tensor-, context- and "
                              "data-parallel ones")
                            .c_str(),
@@ -432,10 +434,12 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
   // 64 heads over TP 8: 8 query heads and 1 KV head per TP rank. A key the file does not
   // have is blamed on the file.
   fails_with({"parallel.cp=16", "workload.cp.algorithm=ulysses"},
-             cp + ": /workload/cp/ulysses_degree: Ulysses degree "
+             cp + " (with --set parallel.cp=16, --set workload.cp.algorithm=ulysses): "
+                  "/workload/cp/ulysses_degree: Ulysses degree "
              "16 must divide the 8 query heads of a TP rank (64 heads / tp 8)");
   fails_with({"parallel.cp=8", "workload.cp.algorithm=ulysses"},
-             cp + ": /workload/cp/ulysses_degree: Ulysses degree 8 "
+             cp + " (with --set parallel.cp=8, --set workload.cp.algorithm=ulysses): "
+                  "/workload/cp/ulysses_degree: Ulysses degree 8 "
              "exceeds or does not split the 1 KV heads of a TP rank; set cp.replicate_kv to give "
              "each rank a copy of the KV head it needs (when 8 is a multiple of 1)");
   CHECK_NOTHROW(load_experiment(

@@ -76,13 +76,14 @@ bool parse_range(const std::string& arg, const std::string& text, std::vector<st
   if (!(start > 0) || !(factor > 1) || stop < start) {
     throw ConfigError(fmt::format("--vary {}: a range START:STOP:FACTOR needs START > 0, "
                                   "FACTOR > 1 and STOP >= START",
-                                  arg));
+                                  config::echo(arg)));
   }
   const bool integers = start == std::floor(start) && factor == std::floor(factor) &&
                         stop < 9e15;
   for (double v = start; v <= stop * (1 + 1e-12); v *= factor) {
     if (out.size() == kMaxValues) {
-      throw ConfigError(fmt::format("--vary {}: more than {} values", arg, kMaxValues));
+      throw ConfigError(
+          fmt::format("--vary {}: more than {} values", config::echo(arg), kMaxValues));
     }
     out.push_back(integers ? fmt::format("{}", static_cast<std::int64_t>(std::llround(v)))
                            : fmt::format("{:g}", v));
@@ -94,7 +95,7 @@ Vary parse_vary(const std::string& arg) {
   const std::size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw ConfigError(fmt::format("--vary {}: expected KEY=V1,V2,... or KEY=START:STOP:FACTOR",
-                                  arg));
+                                  config::echo(arg)));
   }
   Vary v{arg.substr(0, eq), {}};
   const std::string text = arg.substr(eq + 1);
@@ -106,10 +107,11 @@ Vary parse_vary(const std::string& arg) {
     const std::size_t comma = text.find(',', from);
     v.values.push_back(text.substr(from, comma == std::string::npos ? comma : comma - from));
     if (v.values.back().empty()) {
-      throw ConfigError(fmt::format("--vary {}: an empty value", arg));
+      throw ConfigError(fmt::format("--vary {}: an empty value", config::echo(arg)));
     }
     if (v.values.size() > kMaxValues) {
-      throw ConfigError(fmt::format("--vary {}: more than {} values", arg, kMaxValues));
+      throw ConfigError(
+          fmt::format("--vary {}: more than {} values", config::echo(arg), kMaxValues));
     }
     if (comma == std::string::npos) {
       break;

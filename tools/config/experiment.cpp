@@ -92,10 +92,7 @@ Node node_of(const Linked& l, const Node& root, std::string_view key) {
 }
 
 // "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
-std::string set_text(const std::string& o) {
-  constexpr std::size_t kShown = 60;
-  return o.size() <= kShown ? "--set " + o : "--set " + o.substr(0, kShown) + "...";
-}
+std::string set_text(const std::string& o) { return "--set " + echo(o, 60); }
 
 // Applies --set overrides: the experiment's own keys first, so that `--set cluster=OTHER.json`
 // picks the file; then keys under "cluster." and "model." into those files' documents (or
@@ -120,6 +117,12 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
     assignment += '=';
     assignment += value;
     const std::string text = set_text(assignment);
+    const std::string_view section = key.starts_with(kClusterPrefix) ? "cluster" : "model";
+    if (!doc.is_object() || !doc.contains(std::string(section))) {
+      throw ConfigError(fmt::format("{}: the experiment names no {}; name one first (--set "
+                                    "{}=FILE.json, or inline)",
+                                    text, section, section));
+    }
     if (target.in_file) {
       target.origin->overrides.emplace_back(
           apply_override(target.doc, key.substr(key.find('.') + 1), value), text);

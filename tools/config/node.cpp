@@ -63,7 +63,43 @@ std::string Origin::describe(const Pointer& path) const {
       return it->second;
     }
   }
-  return file;
+  if (overrides.empty()) {
+    return file;
+  }
+  // A value no --set wrote, but checked against ones that did (a cluster's spines against
+  // its nodes): the file, and the --set arguments that changed it.
+  constexpr std::size_t kNamed = 3;
+  std::string sets;
+  for (std::size_t i = 0; i < overrides.size() && i < kNamed; ++i) {
+    sets += (i == 0 ? "" : ", ") + overrides[i].second;
+  }
+  if (overrides.size() > kNamed) {
+    sets += fmt::format(" and {} more", overrides.size() - kNamed);
+  }
+  return fmt::format("{} (with {})", file, sets);
+}
+
+std::string echo(std::string_view text, std::size_t max) {
+  std::string out;
+  std::size_t shown = 0;
+  for (; shown < text.size() && out.size() < max; ++shown) {
+    const auto c = static_cast<unsigned char>(text[shown]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (shown < text.size()) {
+    out += fmt::format("... ({} more characters)", text.size() - shown);
+  }
+  return out;
 }
 
 void fail_at(const Origin& origin, const Node::Pointer& path, std::string_view what) {

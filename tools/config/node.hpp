@@ -96,6 +96,10 @@ class Node {
 /// "WHERE: /pointer: what", WHERE the file or the --set argument that wrote the value.
 [[noreturn]] void fail_at(const Origin& origin, const Node::Pointer& path, std::string_view what);
 
+/// User text as a message shows it: control characters escaped (\n, \t, \xNN), so that a
+/// message stays one line, and anything past `max` characters cut, saying how many were.
+std::string echo(std::string_view text, std::size_t max = 80);
+
 /// Checks root's "sources": an object whose keys are JSON pointers to values of the same
 /// document (a pointer to nothing is a stale citation) and whose values are strings.
 void check_sources(const Node& root);
