@@ -644,6 +644,29 @@ def case_regress(ctx):
     print("suite passes; a 10% slower NVLink is caught and named; --update accepts it")
 
 
+def case_step_linear_dp(ctx):
+    """A folded step's gradient sync costs O(dp): the 8B step at dp 1000 (8,000 GPUs) and 2000
+    runs in seconds (it took 361 s and 8.5 GB at dp 1000 with a flow per ring step), and dp 2000
+    costs at most about twice dp 1000."""
+    import resource
+    exp = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    walls = {}
+    for dp in (1000, 2000):
+        started = time.monotonic()
+        rc, out, err = run([ctx.hopsim, "run", exp, "--set", f"cluster.nodes={dp}", "--set",
+                            f"parallel.dp={dp}", "--set", f"workload.global_batch={8 * dp}",
+                            "--json"], timeout=120)
+        walls[dp] = time.monotonic() - started
+        expect(rc == 0, f"dp {dp}: exit {rc}: {err}")
+        expect(json.loads(out)["step"]["gpus"] == 8 * dp, f"dp {dp}: another GPU count")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    expect(walls[1000] < 20 and peak_mb < 2000,
+           f"dp 1000: {walls[1000]:.1f} s, peak {peak_mb:.0f} MB")
+    expect(walls[2000] < 3 * walls[1000] + 1, f"dp 1000 {walls[1000]:.2f} s, 2000 "
+                                              f"{walls[2000]:.2f} s")
+    print(f"dp 1000: {walls[1000]:.2f} s, dp 2000: {walls[2000]:.2f} s, peak {peak_mb:.0f} MB")
+
+
 def case_regress_bad_golden(ctx):
     """hopsim regress trusts no golden: a missing key, a wrong type, not a report, a repeated
     key, a FIFO, a missing file: each one line naming the file (and key), exit 2, no hang."""
@@ -829,7 +852,7 @@ def main():
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill,
-              "out-concurrent": case_out_concurrent, "sweep": case_sweep,
+              "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp, "sweep": case_sweep,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}

@@ -2,7 +2,8 @@
 """Replays tests/fuzz/regressions.json: inputs that once crashed, hung, overflowed or passed
 silently. Each must now exit with its code within 10 s, with one line on stderr containing the
 expected text. Arguments may be "@file:TEXT" (TEXT written to a file in the source tree's
-folder, paths inside relative to the source tree), "@deep:N" (N nested brackets) or "@cycle:N"
+folder, paths inside relative to the source tree), "@deep:N" (N nested brackets), "@array:N"
+(a collective whose ranks array has N elements) or "@cycle:N"
 (a flows experiment whose N flows wait for each other in a ring).
 
 Usage: regressions.py --hopsim BIN --source-dir DIR
@@ -24,6 +25,15 @@ def expand(arg, source_dir, tmp, index):
     if arg.startswith("name=@deep:"):
         n = int(arg.split(":")[1])
         return "name=" + "[" * n + "]" * n
+    if arg.startswith("@array:"):
+        n = int(arg.split(":")[1])
+        path = os.path.join(tmp, f"array-{index}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"cluster": "%s/configs/clusters/h100-dgx.json", "workload": {"kind": '
+                    '"collective", "op": "all_gather", "bytes": 1024, "ranks": [' % source_dir)
+            f.write(",".join(["0"] * n))
+            f.write("]}}")
+        return path
     if arg.startswith("@cycle:"):
         n = int(arg.split(":")[1])
         flows = [{"id": f"f{i}", "src": 0, "dst": 1, "bytes": 8, "after": [f"f{(i + 1) % n}"]}

@@ -104,6 +104,35 @@ TEST_CASE("ring collectives on a switch take steps x (a + ceil(S/n)/B) plus the 
   }
 }
 
+TEST_CASE("a streamed ring: n flows, the stepped ring's time on a switch (to the picosecond)") {
+  for (int n : {2, 3, 8, 64}) {
+    const topo::Cluster cluster = switch_of(n);
+    for (std::int64_t s : {1LL, 1LL << 20, 3LL << 30}) {
+      CAPTURE(n);
+      CAPTURE(s);
+      const std::int64_t piece = (s + n - 1) / n;
+      for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+        const int steps = op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+        CollectiveJob job = make_job(op, CollectiveAlgorithm::Ring, iota(n));
+        const Time stepped = run(cluster, job, Bytes{s});
+        job.streamed_rings = true;
+        const Plan plan = build_collective_plan(cluster, job, Bytes{s});
+        std::int64_t flows = 0;
+        for (const PlanTask& t : plan.tasks()) {
+          flows += t.kind == PlanTaskKind::Flow ? 1 : 0;
+        }
+        CHECK(flows == n);
+        const Time streamed = run(cluster, job, Bytes{s});
+        CHECK(streamed ==
+              kLat.base + transfer_time(Bytes{piece * steps}, kB) + steps * kLat.nvlink_hop);
+        // Rounding: one transfer rounded up to the picosecond instead of `steps` of them.
+        CHECK(streamed <= stepped);
+        CHECK(stepped - streamed <= Time::ps(steps));
+      }
+    }
+  }
+}
+
 // A ring of `steps` steps in k pieces of t each, latency a per hop (collectives.hpp): the
 // first piece's chain pays every hop latency, and the link is busy from then on or waits.
 Time chunked_ring(int steps, int k, Time a, Time t) {

@@ -596,3 +596,17 @@ TEST_CASE("routing: counts with fewer non-zero experts than top-k are refused, n
   r.max_nodes_per_token = 2;
   CHECK(check_routing(r, ranks, 8, "/workload").empty());
 }
+
+TEST_CASE("balancer: the sampled tokens per step shrink past 200 steps, never below 32 per expert") {
+  CHECK(sample_tokens(1, 256, 8) == 16384);
+  CHECK(sample_tokens(200, 256, 8) == 16384);
+  CHECK(sample_tokens(400, 256, 8) == 8192);
+  CHECK(sample_tokens(3200, 256, 8) == 1024);
+  CHECK(sample_tokens(10000, 256, 8) == 1024);  // 32 selections per expert: 32 x 256 / 8
+  CHECK(sample_tokens(10000, 64, 4) == 512);
+  CHECK(sample_tokens(10000, 65536, 1) == 16384);  // never more than a full step
+  // Total work: at most 200 full steps up to 3,200 steps, then linear in steps x experts.
+  for (std::int64_t steps : {1, 50, 200, 1000, 3200}) {
+    CHECK(steps * sample_tokens(steps, 256, 8) <= 200 * 16384);
+  }
+}

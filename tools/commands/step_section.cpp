@@ -127,8 +127,9 @@ Json breakdown(const work::CaseResult& c, double step) {
     exposed = nullptr;
   }
   const double ops = t.ops.seconds();
-  const double bubble = std::max(0.0, step - ops - t.dp_exposed.seconds() -
-                                          t.optimizer.seconds() - t.param_gather.seconds());
+  // Summed in picoseconds first: a step with no bubble shows 0, not a rounding residue.
+  const Time busy = t.ops + t.dp_exposed + t.optimizer + t.param_gather;
+  const double bubble = std::max(0.0, step - busy.seconds());
   return {{"pipeline_rank", rank},
           {"gpu", d.representatives[static_cast<std::size_t>(rank)]},
           {"forward_backward_s", ops},

@@ -57,6 +57,7 @@ std::size_t skip_string(const std::string& text, std::size_t i) {
 void check_json_structure(const std::string& text, const std::string& where) {
   std::vector<ObjectScan> objects;
   std::vector<bool> is_object;  // the open containers, innermost last
+  std::vector<std::size_t> commas;  // per open container: the commas seen at its level
   for (std::size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (c == '"') {
@@ -84,6 +85,7 @@ void check_json_structure(const std::string& text, const std::string& where) {
                                       where, kMaxDepth, p.line, p.column));
       }
       is_object.push_back(c == '{');
+      commas.push_back(0);
       if (c == '{') {
         objects.emplace_back();
       }
@@ -92,8 +94,16 @@ void check_json_structure(const std::string& text, const std::string& where) {
         objects.pop_back();
       }
       is_object.pop_back();
-    } else if (c == ',' && !is_object.empty() && is_object.back()) {
-      objects.back().expect_key = true;
+      commas.pop_back();
+    } else if (c == ',' && !is_object.empty()) {
+      if (is_object.back()) {
+        objects.back().expect_key = true;
+      } else if (++commas.back() >= kMaxArrayElements) {
+        const Place p = place_of(text, i);
+        throw ConfigError(fmt::format("{}: an array of more than {} elements (at line {}, column "
+                                      "{}); no input needs one",
+                                      where, kMaxArrayElements, p.line, p.column));
+      }
     }
     ++i;
   }

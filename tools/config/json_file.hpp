@@ -13,6 +13,9 @@ namespace hopsim::config {
 inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
 /// Deeper nesting is refused before parsing (nlohmann's dump and destructor recurse).
 inline constexpr std::size_t kMaxDepth = 128;
+/// Longer arrays are refused before parsing, so that a huge list costs its text, not 30 times
+/// that as parsed values (the longest any key takes: documents, 2^24).
+inline constexpr std::size_t kMaxArrayElements = std::size_t{1} << 24;
 
 /// Why `path` cannot be read as a JSON file ("no such file", "is a directory, ...", "is not a
 /// regular file", "is larger than ..."), or "" when it can.
@@ -22,7 +25,8 @@ std::string file_problem(const std::string& path);
 /// column where there is one).
 nlohmann::json read_json_file(const std::string& path);
 
-/// Nesting deeper than kMaxDepth and keys repeated in one object are ConfigErrors "WHERE: ...";
+/// Nesting deeper than kMaxDepth, arrays longer than kMaxArrayElements and keys repeated in one
+/// object are ConfigErrors "WHERE: ...";
 /// malformed text is left to the parser. Linear time, no recursion.
 void check_json_structure(const std::string& text, const std::string& where);
 

@@ -59,6 +59,13 @@ struct RingOptions {
   Protocol protocol = Protocol::Simple;
   int chunks = 1;
   int channels = 1;  ///< rings; each carries 1/channels of the data
+  /// Stepped (false): every step of every rank is its own flow, after the step before it on
+  /// the rank's link and the piece its left neighbour sent: n x steps x chunks flows. Streamed
+  /// (true): each rank sends its steps' pieces to its right as one flow, and they arrive after
+  /// the hop latencies the data passes on its way round (steps hops): n flows, the same time
+  /// as stepped when every hop is alike (the ranks of a DP group on nodes of their own), and a
+  /// training step's gradient sync over thousands of DP ranks costs O(n), not O(n^2).
+  bool streamed = false;
 };
 
 /// How a two-tier exchange's pieces become flows. Each: every InfiniBand piece and every
@@ -178,6 +185,8 @@ class Collectives {
                        const TwoTierOptions& options, PlanTaskId first, Handle& h);
   void one_ring(std::span<const int> ranks, int steps, std::int64_t bytes, int chunks,
                 Protocol protocol, PlanTaskId start, Handle& done);
+  void one_streamed_ring(std::span<const int> ranks, int steps, std::int64_t bytes,
+                         Protocol protocol, PlanTaskId start, Handle& done);
   void one_tree(const std::vector<std::vector<int>>& chains, bool mirrored, std::int64_t bytes,
                 const RingOptions& options, PlanTaskId start, Handle& done);
 };

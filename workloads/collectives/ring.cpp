@@ -62,7 +62,10 @@ Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size,
     // Channel c carries its share of the data, the first ones a byte more when it does not
     // divide evenly.
     const std::int64_t share = size.n / channels + (c < size.n % channels ? 1 : 0);
-    if (share > 0) {
+    if (share > 0 && options.streamed) {
+      one_streamed_ring(rings[static_cast<std::size_t>(c)], steps, share, options.protocol, s,
+                        done);
+    } else if (share > 0) {
       one_ring(rings[static_cast<std::size_t>(c)], steps, share, options.chunks,
                options.protocol, s, done);
     }
@@ -101,6 +104,48 @@ void Collectives::one_ring(std::span<const int> ranks, int steps, std::int64_t b
     std::swap(arrived, next);
   }
   done.done.insert(done.done.end(), arrived.begin(), arrived.end());
+}
+
+void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::int64_t bytes,
+                                    Protocol protocol, PlanTaskId start, Handle& done) {
+  const auto n = static_cast<std::int64_t>(ranks.size());
+  const auto nr = static_cast<std::size_t>(n);
+  const HopLatency& latency = nccl_.ring_latency(protocol);
+  const std::int64_t piece = ceil_div(bytes, n);
+  // The latency of the hop out of each rank, and the sum of `steps` of them ending at each
+  // (the hops the data a rank forwards in its last step has passed: its own and the steps - 1
+  // before it on the ring), from whole turns and a prefix.
+  std::vector<Time> out(nr);
+  Time turn;
+  for (std::size_t r = 0; r < nr; ++r) {
+    const bool same_node = cluster_.node_of(ranks[r]) == cluster_.node_of(ranks[(r + 1) % nr]);
+    out[r] = same_node ? latency.nvlink_hop : latency.net_hop;
+    turn += out[r];
+  }
+  const auto whole = static_cast<std::int64_t>(steps) / n;
+  const auto rest = static_cast<std::size_t>(static_cast<std::int64_t>(steps) % n);
+  // window: out[r] + out[r - 1] + ... over `rest` hops, slid one rank at a time.
+  Time window;
+  for (std::size_t i = 0; i < rest; ++i) {
+    window += out[(nr - i) % nr];
+  }
+  const PlanTaskId first[] = {start};
+  for (std::size_t r = 0; r < nr; ++r) {
+    if (r > 0 && rest > 0) {
+      window += out[r];
+      window = window - out[(r + nr - rest) % nr];
+    }
+    const Time passed = whole * turn + window;
+    const PlanTaskId sent = plan_.add_flow(ranks[r], ranks[(r + 1) % nr],
+                                           Bytes{piece * steps}, phase_);
+    plan_.set_latency(sent, Time{});  // paid on arrival, below
+    plan_.set_label(sent, fmt::format("{} steps", steps));
+    plan_.set_efficiency(sent, nccl_.protocol_efficiency(protocol));
+    plan_.add_dependency(first[0], sent);
+    const PlanTaskId arrived = plan_.add_delay(ranks[(r + 1) % nr], passed, phase_);
+    plan_.add_dependency(sent, arrived);
+    done.done.push_back(arrived);
+  }
 }
 
 }  // namespace hopsim::work

@@ -7,12 +7,20 @@
 
 namespace hopsim::work {
 
+std::int64_t sample_tokens(std::int64_t steps, std::int64_t experts, std::int64_t top_k) {
+  const std::int64_t fewest = std::min(
+      kBalancerStepTokens, kBalancerSelectionsPerExpert * experts / std::max<std::int64_t>(top_k, 1));
+  return std::clamp<std::int64_t>(kBalancerTokenBudget / std::max<std::int64_t>(steps, 1),
+                                  std::max<std::int64_t>(fewest, 1), kBalancerStepTokens);
+}
+
 BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluster,
                          MoeRouting routing, std::int64_t steps, double gamma) {
-  constexpr std::int64_t kSampleTokens = 16384;
   const auto n = static_cast<std::int64_t>(ranks.size());
   const auto experts = static_cast<std::size_t>(routing.experts);
-  routing.tokens_per_gpu = std::clamp<std::int64_t>(kSampleTokens / n, 1, routing.tokens_per_gpu);
+  routing.tokens_per_gpu =
+      std::clamp<std::int64_t>(sample_tokens(steps, routing.experts, routing.top_k) / n, 1,
+                               routing.tokens_per_gpu);
   routing.capacity_factor = 0;  // the balancer sees the router's choices, before any drop
   routing.bias.assign(experts, 0.0);
   const std::uint64_t base = routing.seed;

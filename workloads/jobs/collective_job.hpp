@@ -45,6 +45,8 @@ struct CollectiveJob {
   bool auto_protocol = false;
   /// all_to_all two_tier: the reverse exchange (DeepEP's combine).
   bool combine = false;
+  /// Rings as one flow per rank (RingOptions::streamed): a training step's gradient sync.
+  bool streamed_rings = false;
   /// all_to_all two_tier with moe: tokens per InfiniBand piece; kDeepEpChunks: DeepEP's; 0:
   /// one piece (store and forward).
   std::int64_t chunk_tokens = kDeepEpChunks;

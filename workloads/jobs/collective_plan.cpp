@@ -90,7 +90,7 @@ Handle add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& 
                       std::span<const PlanTaskId> after = {}) {
   const int n = static_cast<int>(ranks.size());
   const int channels = ring_channels(job, ranks, env.cluster);
-  RingOptions options{choice.protocol, std::max(job.chunks, 1), channels};
+  RingOptions options{choice.protocol, std::max(job.chunks, 1), channels, job.streamed_rings};
   if (job.op == CollectiveOp::AllToAll) {
     return add_all_to_all(c, env, job, ranks, set, size, deepep, after);
   }

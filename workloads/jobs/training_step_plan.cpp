@@ -148,6 +148,7 @@ std::vector<Case> TrainingStepJob::folded_cases(const BuildEnv& b) const {
   sync_job.op = zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   sync_job.algorithm = CollectiveAlgorithm::Auto;
   sync_job.auto_protocol = true;
+  sync_job.streamed_rings = true;  // O(dp) flows: DP groups of thousands of ranks
   // One collective over the stage's DP groups (dense bytes) and expert-DP groups (expert
   // bytes) at once; stages and layers of one size share the simulation.
   std::map<std::tuple<CollectiveOp, std::int64_t, std::int64_t>, Time> dp_cache;

@@ -87,6 +87,7 @@ class Unfolded {
     sync_.op = job_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
     sync_.algorithm = CollectiveAlgorithm::Auto;
     sync_.auto_protocol = true;
+    sync_.streamed_rings = true;  // O(dp) flows, as the folded step
     gather_ = sync_;
     gather_.op = CollectiveOp::AllGather;
   }
