@@ -644,6 +644,60 @@ def case_regress(ctx):
     print("suite passes; a 10% slower NVLink is caught and named; --update accepts it")
 
 
+def case_reports_sane(ctx):
+    """Every shipped experiment (configs/experiments, configs/validation) runs, and no report or
+    summary shows NaN or infinity (JSON writes them as null, the summary as nan/inf), a negative
+    time, or an MFU above 100%."""
+    import re
+    paths = sorted(glob.glob(os.path.join(ctx.source_dir, "configs/experiments/*.json")) +
+                   glob.glob(os.path.join(ctx.source_dir, "configs/validation/*.json")))
+    expect(len(paths) >= 40, f"only {len(paths)} shipped experiments")
+    bad_word = re.compile(r"(?<![A-Za-z_])-?(nan|inf|infinity)(?![A-Za-z_])", re.IGNORECASE)
+    numbers = 0
+
+    def walk(value, at, path):
+        nonlocal numbers
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{at}/{k}", path)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{at}/{i}", path)
+        elif isinstance(value, float):
+            numbers += 1
+            expect(value == value and abs(value) != float("inf"), f"{path}: {at} = {value}")
+            key = at.rsplit("/", 1)[-1]
+            if key.endswith("_s") or key.endswith("_us"):
+                expect(value >= 0, f"{path}: {at} = {value} (a negative time)")
+            if key == "mfu":
+                expect(0 < value <= 1, f"{path}: {at} = {value} (MFU above 100%)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in paths:
+            out_dir = os.path.join(tmp, os.path.basename(path))
+            rc, out, err = run([ctx.hopsim, "run", path, "--out", out_dir], timeout=120)
+            expect(rc == 0, f"{path}: exit {rc}: {err}")
+            found = bad_word.search(out)
+            expect(found is None, f"{path}: the summary shows {found and found.group(0)!r}")
+            with open(os.path.join(out_dir, "report.json"), encoding="utf-8") as f:
+                text = f.read()
+
+            def refuse(word):
+                raise Failure(f"{path}: report.json holds {word}")
+            walk(json.loads(text, parse_constant=refuse), "", path)
+            # A NaN or infinity that the writer turned into null sits where a number should be.
+            report = json.loads(text)
+            for section in ("results", "phases"):
+                for i, item in enumerate(report.get(section) or []):
+                    if isinstance(item, dict):
+                        for key in ("step_time_s", "compute_s", "comm_s", "exposed_comm_s"):
+                            if key in item:
+                                expect(isinstance(item[key], (int, float)),
+                                       f"{path}: /{section}/{i}/{key} is {item[key]!r}")
+    print(f"{len(paths)} shipped experiments: {numbers} numbers, none NaN, infinite, a negative "
+          "time or an MFU above 100%")
+
+
 def case_step_linear_dp(ctx):
     """A folded step's gradient sync costs O(dp): the 8B step at dp 1000 (8,000 GPUs) and 2000
     runs in seconds (it took 361 s and 8.5 GB at dp 1000 with a flow per ring step), and dp 2000
@@ -852,7 +906,8 @@ def main():
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill,
-              "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp, "sweep": case_sweep,
+              "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp,
+              "reports-sane": case_reports_sane, "sweep": case_sweep,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}
