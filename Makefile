@@ -1,5 +1,5 @@
 # hopsim: the everyday commands. `make run` and `make test` install what is missing first.
-.PHONY: help deps build program run test bench asan tsan fuzz tidy format clean
+.PHONY: help deps build program run test bench asan tsan fuzz fuzz-long tidy format clean
 .DEFAULT_GOAL := help
 
 help:
@@ -10,6 +10,7 @@ help:
 	@echo "make asan     every test under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@echo "make tsan     the concurrent run() test under ThreadSanitizer"
 	@echo "make fuzz     mutate the shipped configs and run them under ASan+UBSan (FUZZ_SECONDS=600)"
+	@echo "make fuzz-long  10^5 fuzz cases under ASan+UBSan (FUZZ_CASES=100000; hours on 2 cores)"
 	@echo "make tidy     clang-tidy over the library code"
 	@echo "make format   clang-format every source"
 	@echo "make deps     only install the build dependencies (apt-get, when CMake cannot find them)"
@@ -57,6 +58,15 @@ fuzz: deps
 	@cmake --build --preset asan --target hopsim
 	python3 tools/fuzz/fuzz_configs.py --hopsim build/asan/bin/hopsim --source-dir . \
 	  --seconds $(FUZZ_SECONDS) --crashes build/fuzz-crashes
+
+# The long run, by count (not in CI): FUZZ_CASES cases, FUZZ_SEED to replay one.
+FUZZ_CASES ?= 100000
+FUZZ_SEED ?= 1
+fuzz-long: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan --target hopsim
+	python3 tools/fuzz/fuzz_configs.py --hopsim build/asan/bin/hopsim --source-dir . \
+	  --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --crashes build/fuzz-crashes
 
 tidy: deps
 	@cmake --preset tidy >/dev/null

@@ -15,8 +15,14 @@ once unmutated first; one that takes longer than --timeout that way (the EP64 la
 sanitizers) is left out, and the run says which: its mutations could not tell a hang from a
 big valid input. Lighter experiments of the same kinds cover their parsers and checks.
 
-Usage: fuzz_configs.py --hopsim BIN --source-dir DIR [--seconds N] [--seed N] [--jobs N]
-                       [--timeout S] [--crashes DIR]
+Besides experiments (run, explain), a share of the cases fuzz the other inputs hopsim reads:
+calibration tables (check-calibration against a cluster, and run with the table), sweeps
+(--vary over a mutated key and mutated values), regression suites and goldens (regress over a
+folder with a mutated suite.json or expected report) and sweep CSVs (sweep-merge). There exit 1
+is allowed where the command means it: regress's CHANGED, sweep-merge's unwritable output.
+
+Usage: fuzz_configs.py --hopsim BIN --source-dir DIR [--seconds N | --cases N] [--seed N]
+                       [--jobs N] [--timeout S] [--crashes DIR]
        fuzz_configs.py --self-test
 """
 import argparse
@@ -127,6 +133,92 @@ def mutate(rng, doc):
     return text.replace('"__dup__": true, ', "", 1) if "__dup__" in text else text
 
 
+def mutate_doc_text(rng, doc):
+    """mutate() for any JSON document (a calibration table, a suite, a report)."""
+    return mutate(rng, doc)
+
+
+def dotted_keys(doc):
+    """The dotted keys of doc's scalar values, as --vary names them."""
+    out = []
+    for path, value in paths(doc):
+        if path and not isinstance(value, (dict, list)) and all(isinstance(p, str) for p in path):
+            out.append(".".join(path))
+    return out or ["seed"]
+
+
+def vary_argument(rng, doc):
+    """A --vary KEY=VALUES with a real or mutated key and mutated values or range."""
+    key = rng.choice(dotted_keys(doc))
+    roll = rng.random()
+    if roll < 0.15:
+        key = rng.choice(["", "nosuch.key", key + ".x", key.upper(), "a\nb", "." + key])
+    values = [json.dumps(mutate_value(rng, 1)) for _ in range(rng.choice([1, 2, 3]))]
+    if rng.random() < 0.2:
+        return f"{key}={rng.choice(['1:8:2', '0:8:2', '8:1:2', '1:1e9:1.0001', '1:4:1', 'a:b:c'])}"
+    if rng.random() < 0.1:
+        return rng.choice([key, f"={values[0]}", f"{key}=", f"{key}=,", f"{key}=1,,2"])
+    return f"{key}={','.join(values)}"
+
+
+def csv_text(rng, key):
+    """A sweep CSV, mutated: header and rows as `hopsim sweep` writes them, then broken."""
+    header = f"point,{key},step_time_s,status,error"
+    rows = [f"{i},{i + 1},{0.001 * (i + 1)},ok," for i in range(rng.choice([0, 1, 3]))]
+    text = "\n".join([header] + rows) + "\n"
+    roll = rng.random()
+    if roll < 0.3 and len(text) > 1:
+        i = rng.randrange(len(text))
+        text = text[:i] + rng.choice([",", "\n", '"', "x", "9" * 12, ""]) + text[i + 1:]
+    elif roll < 0.45:
+        text = text[:-1]  # a cut last row
+    elif roll < 0.55:
+        text = rng.choice(["", "\n", "point\n", "x,y\n1,2\n", header + "\n" + "1," * 1000 + "\n"])
+    return text
+
+
+class Surfaces:
+    """Cases over the inputs besides experiments; each returns (files {name: text}, argv tail
+    with {name} placeholders, the exit codes that are fine besides 0 and 2)."""
+
+    def __init__(self, source_dir, seeds):
+        self.source_dir = source_dir
+        self.seeds = seeds
+        with open(os.path.join(source_dir, "configs/calibration/h100-published.json"),
+                  encoding="utf-8") as f:
+            self.table = json.load(f)
+        with open(os.path.join(source_dir, "tests/golden/flows-tour.json"), encoding="utf-8") as f:
+            self.golden = json.load(f)
+        self.cluster = os.path.join(source_dir, "configs/clusters/h100-dgx.json")
+        self.light = os.path.join(source_dir, "configs/experiments/flows-tour.json")
+        self.layer = os.path.join(source_dir, "configs/experiments/llama3-70b-cp.json")
+
+    def draw(self, rng):
+        kind = rng.choice(["calibration", "calibration-run", "sweep", "regress", "sweep-merge"])
+        if kind == "calibration":
+            return ({"table.json": mutate_doc_text(rng, self.table)},
+                    ["check-calibration", "{table.json}", "--cluster", self.cluster], ())
+        if kind == "calibration-run":
+            return ({"table.json": mutate_doc_text(rng, self.table)},
+                    ["run", self.layer, "--set", "calibration={table.json}", "--no-wall-time"], ())
+        if kind == "sweep":
+            doc = rng.choice(self.seeds)
+            light = doc.get("workload", {}).get("kind") in ("flows", "attention_layer")
+            experiment = json.dumps(doc) if light else open(self.light, encoding="utf-8").read()
+            return ({"e.json": experiment},
+                    ["sweep", "{e.json}", "--vary", vary_argument(rng, json.loads(experiment)),
+                     "--out", "{out.csv}"], ())
+        if kind == "regress":
+            suite = {"flows-tour": {"experiment": self.light}}
+            files = {"suite.json": json.dumps(suite), "flows-tour.json": json.dumps(self.golden)}
+            name = rng.choice(["suite.json", "flows-tour.json"])
+            doc = suite if name == "suite.json" else self.golden
+            files[name] = mutate_doc_text(rng, doc)
+            return files, ["regress", "{dir}"], (1,)  # 1: a changed golden
+        ins = {f"in{i}.csv": csv_text(rng, "parallel.cp") for i in range(rng.choice([1, 2, 3]))}
+        return ins, ["sweep-merge", "{out.csv}"] + ["{%s}" % n for n in ins], ()
+
+
 class Baselines:
     """How long each unmutated experiment takes, measured once, the first time it is drawn."""
 
@@ -176,7 +268,38 @@ def run_case(hopsim, text, command, timeout, workdir):
     return path, problem, args, p.returncode
 
 
-def verdict(rc, out, err):
+def run_surface(hopsim, files, tail, allowed, timeout, workdir):
+    """A Surfaces case in a folder of its own; the folder is kept when it fails."""
+    folder = tempfile.mkdtemp(dir=workdir)
+    names = {"dir": folder, "out.csv": os.path.join(folder, "out.csv")}
+    for name, text in files.items():
+        names[name] = os.path.join(folder, name)
+        with open(names[name], "w", encoding="utf-8") as f:
+            f.write(text)
+    def fill(arg):
+        for name, value in names.items():
+            arg = arg.replace("{%s}" % name, value)
+        return arg
+    args = [hopsim] + [fill(a) for a in tail]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
+                           check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return folder, f"hang: over {timeout:.0f} s", args, None
+    problem = verdict(p.returncode, p.stdout, p.stderr, allowed)
+    if problem is None:
+        for root, dirs, names_in in os.walk(folder, topdown=False):
+            for n in names_in:
+                os.unlink(os.path.join(root, n))
+            for d in dirs:
+                os.rmdir(os.path.join(root, d))
+        os.rmdir(folder)
+    return folder, problem, args, p.returncode
+
+
+def verdict(rc, out, err, allowed=()):
     if any(mark in err for mark in SANITIZER_MARKS):
         return "sanitizer: " + err.strip().splitlines()[0][:300]
     if rc == 0:
@@ -189,6 +312,8 @@ def verdict(rc, out, err):
             return f"exit 2 with a {len(lines[0])}-character line"
         return None
     if rc == 1 and "tasks never ran" in err:
+        return None
+    if rc in allowed and "internal error" not in err:
         return None
     return f"exit {rc}: {err.strip()[:300]!r}"
 
@@ -215,6 +340,10 @@ def main():
     parser.add_argument("--hopsim", required=True)
     parser.add_argument("--source-dir", default=".")
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--cases", type=int, default=0,
+                        help="stop after this many cases instead of --seconds")
+    parser.add_argument("--surfaces", type=float, default=0.3,
+                        help="share of cases over calibration, sweep, regress and sweep-merge")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=10)
@@ -222,19 +351,31 @@ def main():
     args = parser.parse_args()
     rng = random.Random(args.seed)
     seeds = load_seeds(os.path.abspath(args.source_dir))
-    print(f"fuzzing {len(seeds)} experiments for {args.seconds:.0f} s, seed {args.seed}, "
+    surfaces = Surfaces(os.path.abspath(args.source_dir), seeds)
+    budget = f"{args.cases} cases" if args.cases else f"{args.seconds:.0f} s"
+    print(f"fuzzing {len(seeds)} experiments and 5 other surfaces for {budget}, seed {args.seed}, "
           f"{args.jobs} jobs", flush=True)
     failures = []
     cases = 0
     outcomes = {"ok": 0, "bad input": 0, "other": 0}
-    deadline = time.monotonic() + args.seconds
+    deadline = time.monotonic() + (1e12 if args.cases else args.seconds)
+    submitted = 0
+
+    def more():
+        return time.monotonic() < deadline and (not args.cases or submitted < args.cases)
     with tempfile.TemporaryDirectory() as workdir, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         pending = set()
         hopsim = os.path.abspath(args.hopsim)
         baselines = Baselines(hopsim, workdir, args.timeout)
-        while time.monotonic() < deadline or pending:
-            while time.monotonic() < deadline and len(pending) < 2 * args.jobs:
+        while more() or pending:
+            while more() and len(pending) < 2 * args.jobs:
+                submitted += 1
+                if rng.random() < args.surfaces:
+                    files, tail, allowed = surfaces.draw(rng)
+                    pending.add(pool.submit(run_surface, hopsim, files, tail, allowed,
+                                            args.timeout, workdir))
+                    continue
                 index = rng.randrange(len(seeds))
                 text = mutate(rng, seeds[index])
                 command = "explain" if rng.random() < 0.15 else "run"
@@ -251,7 +392,8 @@ def main():
                 if problem is None:
                     continue
                 os.makedirs(args.crashes, exist_ok=True)
-                kept = os.path.join(args.crashes, f"case-{len(failures)}.json")
+                kept = os.path.join(args.crashes, f"case-{len(failures)}" +
+                                    (".json" if path.endswith(".json") else ""))
                 os.replace(path, kept)
                 failures.append((kept, problem, command))
                 print(f"FAIL {kept}: {problem}\n  command: {' '.join(command)}", flush=True)
