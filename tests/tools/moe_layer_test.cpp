@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "tests/approx.hpp"
 #include "tools/config/experiment.hpp"
@@ -104,6 +105,25 @@ TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other'
   const work::RankTime& t = busiest(pair);
   CHECK(t.exposed.seconds() < 0.5 * t.comm.seconds());
   CHECK(busiest(apart).exposed.seconds() > 0.8 * busiest(apart).comm.seconds());
+}
+
+TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed") {
+  // A DualPipe pair routes two whole sequences, two micro-batches two halves of one: the means
+  // divide by every token routed (the pair's were twice the truth: 7.26 nodes under a limit of
+  // 4). EP16 over 2 nodes, top-8: at most 2 nodes and 8 GPUs, about the same in every mode.
+  const work::EpDetails plain = *layer({"workload.passes=\"both\""}).cases[0].ep;
+  for (const char* overlap : {"dualpipe_pair", "two_microbatch"}) {
+    CAPTURE(overlap);
+    const work::RunResult r =
+        layer({"workload.passes=\"both\"", fmt::format("workload.overlap=\"{}\"", overlap)});
+    const work::EpDetails& ep = *r.cases[0].ep;
+    CHECK(ep.nodes_per_token_mean >= 1.0);
+    CHECK(ep.nodes_per_token_mean <= 2.0);
+    CHECK(ep.gpus_per_token_mean <= 8.0);
+    CHECK(ep.nodes_per_token_mean ==
+          hopsim::test::approx(plain.nodes_per_token_mean).epsilon(0.05));
+    CHECK(ep.gpus_per_token_mean == hopsim::test::approx(plain.gpus_per_token_mean).epsilon(0.05));
+  }
 }
 
 TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only compute") {

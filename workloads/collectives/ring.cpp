@@ -129,7 +129,6 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
   for (std::size_t i = 0; i < rest; ++i) {
     window += out[(nr - i) % nr];
   }
-  const PlanTaskId first[] = {start};
   for (std::size_t r = 0; r < nr; ++r) {
     if (r > 0 && rest > 0) {
       window += out[r];
@@ -141,7 +140,7 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
     plan_.set_latency(sent, Time{});  // paid on arrival, below
     plan_.set_label(sent, fmt::format("{} steps", steps));
     plan_.set_efficiency(sent, nccl_.protocol_efficiency(protocol));
-    plan_.add_dependency(first[0], sent);
+    plan_.add_dependency(start, sent);
     const PlanTaskId arrived = plan_.add_delay(ranks[(r + 1) % nr], passed, phase_);
     plan_.add_dependency(sent, arrived);
     done.done.push_back(arrived);

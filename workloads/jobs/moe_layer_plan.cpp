@@ -376,7 +376,6 @@ std::vector<TaskList>& MoeBuilder::ready(std::int64_t mb) { return impl_->ready(
 EpDetails MoeBuilder::details() const {
   const Impl& builder = *impl_;
   const MoeLayerJob& job = builder.job();
-  const MoeRouting& routing = job.routing;
   const BuildEnv& b = builder.build_env();
   EpDetails details;
   details.degree = b.env.mesh.spec().ep;
@@ -410,7 +409,10 @@ EpDetails MoeBuilder::details() const {
     nodes += static_cast<double>(
         std::accumulate(gr.tokens.to_node.begin(), gr.tokens.to_node.end(), std::int64_t{0}));
   }
-  const double tokens = static_cast<double>(routing.tokens_per_gpu) * static_cast<double>(n);
+  // Every token routed above: micro-batches x their tokens (two halves of a sequence with
+  // two_microbatch, two whole sequences in a DualPipe pair) on each GPU of the group.
+  const double tokens = static_cast<double>(job.micro_batch_tokens()) *
+                        static_cast<double>(job.micro_batches()) * static_cast<double>(n);
   details.nodes_per_token_mean = nodes / tokens;
   details.gpus_per_token_mean = gpus / tokens;
   return details;
