@@ -23,9 +23,13 @@ constexpr std::int64_t kMaxSms = 100'000;
 
 enum class Figure { Achievable, Peak };
 
-// A latency; at most 1e12 us (11.6 days), so that sums of a few latencies fit in Time.
+// A latency; at most 1 s (no hop, link or collective start takes that long), so that a step's
+// sums of hundreds of thousands of them stay within simulated time (at 2^31 us a hop, a training
+// step overflowed it).
+constexpr double kMaxLatencyUs = 1e6;
+
 Time microseconds(const Node& n) {
-  const double us = n.non_negative();
+  const double us = n.non_negative(kMaxLatencyUs);
   return Time::from_seconds(us * 1e-6);
 }
 

@@ -12,7 +12,7 @@ const std::array<KeyDoc, 13> kCluster{{
     {"nvlink", "object", "required", "GPU <-> NVSwitch link, per GPU and direction"},
     {"nic", "object", "required", "NIC <-> leaf link, per GPU and direction"},
     {"fabric", "object", "required", "the InfiniBand fabric"},
-    {"software_overhead_us", "number in [0, 1e12]", "1.9", "paid once by every flow, microseconds"},
+    {"software_overhead_us", "number in [0, 1e6]", "1.9", "paid once by every flow, microseconds"},
     {"bandwidth", "\"achievable\" or \"peak\"", "\"achievable\"", "which figure links carry"},
     {"nccl", "object", "NCCL 2.19+'s constants, no NVLS", "NCCL's cost model for collectives"},
     {"deepep", "object", "the links' full rate", "what DeepEP's kernels reach on this cluster"},
@@ -35,7 +35,7 @@ const std::array<KeyDoc, 8> kGpu{{
 const std::array<KeyDoc, 3> kLink{{
     {"peak_GBps", "number in (0, 1e12]", "required", "datasheet line rate, 10^9 bytes/s per direction"},
     {"achievable_GBps", "number in (0, peak_GBps]", "peak_GBps", "what transfers reach"},
-    {"latency_us", "number in [0, 1e12]", "required", "per hop, microseconds"},
+    {"latency_us", "number in [0, 1e6]", "required", "per hop, microseconds"},
 }};
 
 const std::array<KeyDoc, 6> kFabric{{
@@ -44,7 +44,7 @@ const std::array<KeyDoc, 6> kFabric{{
     {"nodes_per_leaf", "integer in [0, 1e6]", "0 (one group)", "nodes per leaf group; must divide nodes"},
     {"spines", "integer in [1, 65536]", "1", "1: one trunk (ideal adaptive routing); more: ECMP"},
     {"oversubscription", "number in [1, 1e12]", "1", "leaf down-link over up-link capacity"},
-    {"spine_latency_us", "number in [0, 1e12]", "0.45", "leaf <-> spine hop, microseconds"},
+    {"spine_latency_us", "number in [0, 1e6]", "0.45", "leaf <-> spine hop, microseconds"},
     {"cross_rail", "\"nvlink\" or \"spine\"", "\"nvlink\"",
      "cross-rail traffic goes over NVLink first (PXN) or through the spine"},
 }};
@@ -64,14 +64,14 @@ const std::array<KeyDoc, 3> kNcclAlgorithm{{
 }};
 
 const std::array<KeyDoc, 3> kNcclLatency{{
-    {"base_latency_us", "number in [0, 1e12]", "required", "once per collective, microseconds"},
-    {"nvlink_hop_latency_us", "number in [0, 1e12]", "required", "per step inside a node"},
-    {"net_hop_latency_us", "number in [0, 1e12]", "required", "per step across the network"},
+    {"base_latency_us", "number in [0, 1e6]", "required", "once per collective, microseconds"},
+    {"nvlink_hop_latency_us", "number in [0, 1e6]", "required", "per step inside a node"},
+    {"net_hop_latency_us", "number in [0, 1e6]", "required", "per step across the network"},
 }};
 
 const std::array<KeyDoc, 3> kNvls{{
-    {"nvlink_latency_us", "number in [0, 1e12]", "required", "NVLS latency inside a node"},
-    {"net_latency_us", "number in [0, 1e12]", "required", "added when the ranks span nodes"},
+    {"nvlink_latency_us", "number in [0, 1e6]", "required", "NVLS latency inside a node"},
+    {"net_latency_us", "number in [0, 1e6]", "required", "added when the ranks span nodes"},
     {"efficiency", "number in [0.01, 1]", "required",
      "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
 }};
