@@ -418,7 +418,8 @@ TEST_CASE("plausibility: times that fall as a shape grows are a warning, with th
 TEST_CASE("plausibility: the shipped H100 table fits the shipped H100 and H800 clusters") {
   const std::string file = "configs/calibration/h100-published.json";
   const work::Calibration cal = parse_calibration(Node(read(file), file));
-  for (const char* cluster : {"configs/clusters/h100-dgx.json", "configs/clusters/h800-deepseek.json"}) {
+  for (const char* cluster :
+       {"configs/clusters/h100-dgx.json", "configs/clusters/h800-deepseek.json"}) {
     CAPTURE(cluster);
     const ClusterConfig cc = parse_cluster(Node(read(cluster), cluster));
     CHECK_NOTHROW(check_calibration_plausible(cal, figures_of(cc.topology.gpu), file));

@@ -383,9 +383,9 @@ TEST_CASE("the rank mesh: degrees that do not divide the cluster, TP across node
   // A problem of one key that another key's --set caused names the file, either may be at
   // fault, and the --set that changed it.
   CHECK_THROWS_WITH_AS(load_experiment(ep, {"parallel.dp=32"}),
-                       (ep + " (with --set parallel.dp=32): /parallel/ep: 64 does not divide tp x cp x dp = 32: expert "
-                             "parallelism takes its ranks from the tensor-, context- and "
-                             "data-parallel ones")
+                       (ep + " (with --set parallel.dp=32): /parallel/ep: 64 does not divide "
+                             "tp x cp x dp = 32: expert parallelism takes its ranks from the "
+                             "tensor-, context- and data-parallel ones")
                            .c_str(),
                        ConfigError);
 }

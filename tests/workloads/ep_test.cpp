@@ -597,7 +597,7 @@ TEST_CASE("routing: counts with fewer non-zero experts than top-k are refused, n
   CHECK(check_routing(r, ranks, 8, "/workload").empty());
 }
 
-TEST_CASE("balancer: the sampled tokens per step shrink past 200 steps, never below 32 per expert") {
+TEST_CASE("balancer: tokens per step shrink past 200 steps, never below 32 per expert") {
   CHECK(sample_tokens(1, 256, 8) == 16384);
   CHECK(sample_tokens(200, 256, 8) == 16384);
   CHECK(sample_tokens(400, 256, 8) == 8192);

@@ -4,8 +4,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <utility>
 #include <vector>
@@ -25,26 +23,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 using config::ConfigError;
 namespace fs = std::filesystem;
-
-// Through the same checks as every input: a regular file under the size cap, no nesting past
-// the limit, no key twice in one object; the suite's order is kept (ordered_json).
-Json read_json(const fs::path& path) {
-  const std::string file = path.string();
-  if (const std::string problem = config::file_problem(file); !problem.empty()) {
-    throw ConfigError(fmt::format("{}: {}", file, problem));
-  }
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) {
-    throw ConfigError(fmt::format("{}: cannot read it", file));
-  }
-  config::check_json_structure(text, file);
-  try {
-    return Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", file, e.what()));
-  }
-}
 
 // `j`'s member `key`, of the type `is` checks, or one error naming the file and the pointer.
 template <class Is>
@@ -112,7 +90,7 @@ int regress_command(const RegressOptions& o) {
     throw ConfigError(fmt::format("--tolerance {}: expected a fraction in [0, 1]", o.tolerance));
   }
   const fs::path dir(o.dir);
-  const Json suite = read_json(dir / "suite.json");
+  const Json suite = config::read_ordered_json_file((dir / "suite.json").string());
   if (!suite.is_object() || suite.empty()) {
     throw ConfigError(fmt::format("{}: expected an object of experiments", (dir / "suite.json").string()));
   }
@@ -147,7 +125,7 @@ int regress_command(const RegressOptions& o) {
       continue;
     }
     const std::map<std::string, double> before =
-        times(read_json(expected_path), expected_path.string());
+        times(config::read_ordered_json_file(expected_path.string()), expected_path.string());
     const std::map<std::string, double> after = times(report, name);
     std::vector<std::string> bad;
     for (const auto& [key, value] : after) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/config/json_file.hpp"
+#include "workloads/jobs/bounds.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -80,12 +81,10 @@ work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes
   const std::int64_t hidden = n.at("hidden").integer_in(1, 1 << 24);
   const Node per = n.has("bytes_per_element") ? n.at("bytes_per_element") : n;
   const double per_element = n.has("bytes_per_element") ? per.positive(64) : 2;
-  token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
-  if (token_bytes.n < 1) {
-    per.fail(fmt::format("{} elements of {:g} bytes make {:.3g} bytes per token, which rounds "
-                         "to 0: a token carries at least 1 byte",
-                         hidden, per_element, static_cast<double>(hidden) * per_element));
+  if (const auto problem = work::token_bytes_problem(hidden, per_element)) {
+    per.fail(*problem);
   }
+  token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
   m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
                          : seed;
   m.popularity_seed = m.seed;

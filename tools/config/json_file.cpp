@@ -52,6 +52,39 @@ std::size_t skip_string(const std::string& text, std::size_t i) {
   return text.size();  // unterminated: the parser will say so
 }
 
+// Parses text whose structure check_json_structure has passed; syntax errors and numbers out of
+// range are ConfigErrors "WHERE: ..." with the line and column.
+template <class Json>
+Json parse_checked(const std::string& text, const std::string& where) {
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at ...: <what went wrong>".
+    const std::string what = e.what();
+    const std::size_t colon = what.find(": ");
+    const Place p = place_of(text, e.byte > 0 ? e.byte - 1 : 0);
+    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", where, p.line,
+                                  p.column,
+                                  colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const nlohmann::json::exception& e) {
+    // Numbers out of range ("number overflow parsing '1e400'") carry no position: find the
+    // number in the text.
+    const std::string what = e.what();
+    const std::size_t bracket = what.find("] ");
+    const std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
+    const std::size_t open = message.find('\'');
+    const std::size_t close = message.rfind('\'');
+    const std::size_t at = open < close ? text.find(message.substr(open + 1, close - open - 1))
+                                        : std::string::npos;
+    if (at == std::string::npos) {
+      throw ConfigError(fmt::format("{}: invalid JSON: {}", where, message));
+    }
+    const Place p = place_of(text, at);
+    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", where, p.line,
+                                  p.column, message));
+  }
+}
+
 }  // namespace
 
 void check_json_structure(const std::string& text, const std::string& where) {
@@ -127,7 +160,10 @@ std::string file_problem(const std::string& path) {
   return "";
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+namespace {
+
+// The text of a JSON file, its structure checked (check_json_structure), not yet parsed.
+std::string read_json_text(const std::string& path) {
   if (const std::string problem = file_problem(path); !problem.empty()) {
     throw ConfigError(fmt::format("{}: {}", path, problem));
   }
@@ -144,38 +180,24 @@ nlohmann::json read_json_file(const std::string& path) {
   if (!in && !in.eof()) {
     throw ConfigError(fmt::format("{}: cannot read file", path));
   }
-  return parse_json_text(text, path);
+  check_json_structure(text, path);
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::string& path) {
+  return parse_checked<nlohmann::json>(read_json_text(path), path);
+}
+
+nlohmann::ordered_json read_ordered_json_file(const std::string& path) {
+  return parse_checked<nlohmann::ordered_json>(read_json_text(path), path);
 }
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
   check_json_structure(text, where);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at ...: <what went wrong>".
-    const std::string what = e.what();
-    const std::size_t colon = what.find(": ");
-    const Place p = place_of(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", where, p.line,
-                                  p.column,
-                                  colon == std::string::npos ? what : what.substr(colon + 2)));
-  } catch (const nlohmann::json::exception& e) {
-    // Numbers out of range ("number overflow parsing '1e400'") carry no position: find the
-    // number in the text.
-    const std::string what = e.what();
-    const std::size_t bracket = what.find("] ");
-    const std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
-    const std::size_t open = message.find('\'');
-    const std::size_t close = message.rfind('\'');
-    const std::size_t at = open < close ? text.find(message.substr(open + 1, close - open - 1))
-                                        : std::string::npos;
-    if (at == std::string::npos) {
-      throw ConfigError(fmt::format("{}: invalid JSON: {}", where, message));
-    }
-    const Place p = place_of(text, at);
-    throw ConfigError(fmt::format("{}: invalid JSON at line {}, column {}: {}", where, p.line,
-                                  p.column, message));
-  }
+  return parse_checked<nlohmann::json>(text, where);
 }
+
 
 }  // namespace hopsim::config

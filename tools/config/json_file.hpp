@@ -25,6 +25,9 @@ std::string file_problem(const std::string& path);
 /// column where there is one).
 nlohmann::json read_json_file(const std::string& path);
 
+/// The same, keeping the order of every object's keys (a regression suite runs in its order).
+nlohmann::ordered_json read_ordered_json_file(const std::string& path);
+
 /// Nesting deeper than kMaxDepth, arrays longer than kMaxArrayElements and keys repeated in one
 /// object are ConfigErrors "WHERE: ...";
 /// malformed text is left to the parser. Linear time, no recursion.

@@ -26,9 +26,9 @@ PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTas
   return t;
 }
 
-Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
-                                  std::span<const PlanTaskId> after, const HopLatency& latency,
-                                  std::string_view label, double efficiency) {
+Collectives::Hop Collectives::flow_hop(int src, int dst, std::int64_t bytes,
+                                       std::span<const PlanTaskId> after, Time arrival,
+                                       std::string_view label, double efficiency) {
   const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
   plan_.set_latency(sent, Time{});  // paid on arrival, below
   plan_.set_label(sent, label);
@@ -36,27 +36,24 @@ Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, sent);
   }
-  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
-  const PlanTaskId arrived =
-      plan_.add_delay(dst, same_node ? latency.nvlink_hop : latency.net_hop, phase_);
+  const PlanTaskId arrived = plan_.add_delay(dst, arrival, phase_);
   plan_.add_dependency(sent, arrived);
   return {sent, arrived};
+}
+
+Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
+                                  std::span<const PlanTaskId> after, const HopLatency& latency,
+                                  std::string_view label, double efficiency) {
+  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
+  return flow_hop(src, dst, bytes, after, same_node ? latency.nvlink_hop : latency.net_hop,
+                  label, efficiency);
 }
 
 Collectives::Hop Collectives::route_hop(int src, int dst, std::int64_t bytes,
                                         std::span<const PlanTaskId> after,
                                         std::string_view label, double efficiency) {
-  const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
-  plan_.set_latency(sent, Time{});
-  plan_.set_label(sent, label);
-  plan_.set_efficiency(sent, efficiency);
-  for (PlanTaskId a : after) {
-    plan_.add_dependency(a, sent);
-  }
-  const PlanTaskId arrived =
-      plan_.add_delay(dst, cluster_.latency(cluster_.route(src, dst).span()), phase_);
-  plan_.add_dependency(sent, arrived);
-  return {sent, arrived};
+  return flow_hop(src, dst, bytes, after, cluster_.latency(cluster_.route(src, dst).span()),
+                  label, efficiency);
 }
 
 Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,

@@ -164,6 +164,10 @@ class Collectives {
   PlanTaskId start(const HopLatency& latency, std::span<const PlanTaskId> after);
   /// A flow of `bytes` payload after `after`, whose data arrives `latency`'s hop latency after
   /// its last byte; it moves bytes / efficiency on the wire.
+  /// A flow after `after` (its latency left out), then `arrival` on `dst` before the data
+  /// counts as there: the shape of every hop below.
+  Hop flow_hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
+               Time arrival, std::string_view label, double efficiency);
   Hop hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
           const HopLatency& latency, std::string_view label, double efficiency = 1.0);
   /// The same, paying its route's latency (links and software overhead) instead of NCCL's.

@@ -410,33 +410,32 @@ int draw_expert(RoutingRng& rng, const Popularity& p) {
 // too light for the cdf too), or -1 when no allowed expert can ever be chosen.
 template <class Allowed>
 int draw_allowed(RoutingRng& rng, const Popularity& p, Allowed allowed) {
+  std::vector<int> open;  // allowed experts with a weight
   double top = -std::numeric_limits<double>::infinity();
   for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
-    if (p.log_weight[e] > top && allowed(static_cast<int>(e))) {
-      top = p.log_weight[e];
+    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
+      open.push_back(static_cast<int>(e));
+      top = std::max(top, p.log_weight[e]);
     }
   }
-  if (!std::isfinite(top)) {
+  if (open.empty()) {
     return -1;
   }
+  const auto weight = [&](int e) {
+    return std::exp(p.log_weight[static_cast<std::size_t>(e)] - top);
+  };
   double total = 0;
-  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
-    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
-      total += std::exp(p.log_weight[e] - top);
-    }
+  for (int e : open) {
+    total += weight(e);
   }
   double u = unit(rng) * total;
-  int last = -1;
-  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
-    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
-      last = static_cast<int>(e);
-      u -= std::exp(p.log_weight[e] - top);
-      if (u < 0) {
-        return last;
-      }
+  for (int e : open) {
+    u -= weight(e);
+    if (u < 0) {
+      return e;
     }
   }
-  return last;  // u was within rounding of the total
+  return open.back();  // u was within rounding of the total
 }
 
 }  // namespace

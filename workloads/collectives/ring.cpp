@@ -124,6 +124,8 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
   }
   const auto whole = static_cast<std::int64_t>(steps) / n;
   const auto rest = static_cast<std::size_t>(static_cast<std::int64_t>(steps) % n);
+  const std::string label = fmt::format("{} steps", steps);
+  const PlanTaskId first[] = {start};
   // window: out[r] + out[r - 1] + ... over `rest` hops, slid one rank at a time.
   Time window;
   for (std::size_t i = 0; i < rest; ++i) {
@@ -134,16 +136,10 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
       window += out[r];
       window = window - out[(r + nr - rest) % nr];
     }
-    const Time passed = whole * turn + window;
-    const PlanTaskId sent = plan_.add_flow(ranks[r], ranks[(r + 1) % nr],
-                                           Bytes{piece * steps}, phase_);
-    plan_.set_latency(sent, Time{});  // paid on arrival, below
-    plan_.set_label(sent, fmt::format("{} steps", steps));
-    plan_.set_efficiency(sent, nccl_.protocol_efficiency(protocol));
-    plan_.add_dependency(start, sent);
-    const PlanTaskId arrived = plan_.add_delay(ranks[(r + 1) % nr], passed, phase_);
-    plan_.add_dependency(sent, arrived);
-    done.done.push_back(arrived);
+    done.done.push_back(flow_hop(ranks[r], ranks[(r + 1) % nr], piece * steps, first,
+                                 whole * turn + window, label,
+                                 nccl_.protocol_efficiency(protocol))
+                            .arrived);
   }
 }
 

@@ -8,8 +8,9 @@
 namespace hopsim::work {
 
 std::int64_t sample_tokens(std::int64_t steps, std::int64_t experts, std::int64_t top_k) {
-  const std::int64_t fewest = std::min(
-      kBalancerStepTokens, kBalancerSelectionsPerExpert * experts / std::max<std::int64_t>(top_k, 1));
+  const std::int64_t fewest =
+      std::min(kBalancerStepTokens,
+               kBalancerSelectionsPerExpert * experts / std::max<std::int64_t>(top_k, 1));
   return std::clamp<std::int64_t>(kBalancerTokenBudget / std::max<std::int64_t>(steps, 1),
                                   std::max<std::int64_t>(fewest, 1), kBalancerStepTokens);
 }

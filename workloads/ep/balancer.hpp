@@ -30,11 +30,11 @@ inline constexpr std::int64_t kBalancerSelectionsPerExpert = 32;
 std::int64_t sample_tokens(std::int64_t steps, std::int64_t experts, std::int64_t top_k);
 
 /// `steps` training steps of `routing` over `ranks`: each step routes a sample of tokens
-/// (sample_tokens(steps) over the group, new ones each step) with the current bias, then adds
+/// (sample_tokens(steps, ...) over the group, new ones each step) with the current bias, then adds
 /// `gamma` to the bias of every expert below the mean load and subtracts it from every expert
-/// above. The bias
-/// is in log-weight units: gamma = 0.05 scales an expert's weight by e^0.05 per step. DeepSeek
-/// adds its bias (0.001 per step) to sigmoid affinities, which this model does not have.
+/// above. The bias is in log-weight units: gamma = 0.05 scales an expert's weight by e^0.05 per
+/// step. DeepSeek adds its bias (0.001 per step) to sigmoid affinities, which this model does
+/// not have.
 BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluster,
                          MoeRouting routing, std::int64_t steps, double gamma);
 

@@ -2,6 +2,7 @@
 #include "workloads/jobs/bounds.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -61,6 +62,16 @@ std::optional<std::string> load_problem(const PlanLoad& load, const topo::Spec& 
                        subject, bound_s, load.bytes, slowest_bytes_per_s(cluster), limit_s);
   }
   return std::nullopt;
+}
+
+std::optional<std::string> token_bytes_problem(std::int64_t hidden, double bytes_per_element) {
+  const double token = static_cast<double>(hidden) * bytes_per_element;
+  if (std::llround(token) >= 1) {
+    return std::nullopt;
+  }
+  return fmt::format("{} elements of {:g} bytes make {:.3g} bytes per token, which rounds to 0: "
+                     "a token carries at least 1 byte",
+                     hidden, bytes_per_element, token);
 }
 
 }  // namespace hopsim::work

@@ -2,6 +2,7 @@
 // byte totals that fit in Bytes. Above them a run would overflow; a job reports a problem.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,5 +43,9 @@ std::optional<std::string> load_problem(const PlanLoad& load, const topo::Spec& 
 
 /// The longest latency of a flow in `cluster` (software overhead and a route's links).
 Time longest_route_latency(const topo::Spec& cluster);
+
+/// Why `hidden` elements of `bytes_per_element` each make a token of no whole byte (it rounds to
+/// 0: an exchange of nothing in no time), or nullopt.
+std::optional<std::string> token_bytes_problem(std::int64_t hidden, double bytes_per_element);
 
 }  // namespace hopsim::work

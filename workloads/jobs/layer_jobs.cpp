@@ -1,7 +1,6 @@
 // Checks shared by the layer workloads, and the MoE layer's.
 #include "workloads/jobs/layer_jobs.hpp"
 
-#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -49,14 +48,11 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
                                routing.tokens_per_gpu, routing.top_k)});
     return;
   }
-  for (const auto& [key, per] : {std::pair{"dispatch_bytes_per_element", dispatch_bytes_per_element},
-                                 std::pair{"combine_bytes_per_element", combine_bytes_per_element}}) {
-    const double token = static_cast<double>(env.model->hidden) * per;
-    if (std::llround(token) < 1) {
-      out.push_back({fmt::format("/workload/{}", key),
-                     fmt::format("{} elements of {:g} bytes make {:.3g} bytes per token, which "
-                                 "rounds to 0: a token carries at least 1 byte",
-                                 env.model->hidden, per, token)});
+  for (const auto& [key, per] :
+       {std::pair{"dispatch_bytes_per_element", dispatch_bytes_per_element},
+        std::pair{"combine_bytes_per_element", combine_bytes_per_element}}) {
+    if (const auto problem = token_bytes_problem(env.model->hidden, per)) {
+      out.push_back({fmt::format("/workload/{}", key), *problem});
       return;
     }
   }
