@@ -309,7 +309,26 @@ def case_trace(ctx):
         expect(abs(marker - elapsed * 1e6) < 1e-6 * max(1.0, elapsed * 1e6),
                f"case {result['case']} starts at {marker} us, not {elapsed * 1e6} us")
         elapsed += result["step_time_s"]
-    print("trace: GPUs named n0.g0, flows by id, link counters, every size of a collective")
+    # A folded step draws each probe it measured as a process of its own, and counts its
+    # events in the totals.
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_path = os.path.join(tmp, "trace.json")
+        _, report = run_json(ctx, os.path.join(ctx.source_dir,
+                                               "configs/experiments/llama3-8b-step-32gpu.json"),
+                             "--trace", trace_path)
+        with open(trace_path) as f:
+            events = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    probes = {pid: n for pid, n in names.items() if n.startswith("probe: ")}
+    expect(report["sim"]["probes"] == len(probes) > 0 and
+           "probe: dense layer fwd" in probes.values(),
+           f"{report['sim']['probes']} probes in the report, processes {sorted(names.values())}")
+    drawn = {e["pid"] for e in events if e.get("ph") in ("X", "b")}
+    expect(set(probes) <= drawn, f"probe processes without slices: {set(probes) - drawn}")
+    expect(report["sim"]["events"] > report["results"][0]["sim"]["events"],
+           f"sim.events {report['sim']['events']} does not count the probes'")
+    print("trace: GPUs named n0.g0, flows by id, link counters, every size of a collective, "
+          "a folded step's probes")
 
 
 def case_usage(ctx):

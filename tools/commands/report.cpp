@@ -120,13 +120,20 @@ Json sim_totals(const ReportInput& in) {
   std::uint64_t flows = 0;
   std::uint64_t solves = 0;
   std::uint64_t snapped = 0;
+  const auto add = [&](const work::Outcome& o) {
+    events += o.events;
+    flows += o.flows;
+    solves += o.solves;
+    snapped += o.flows_snapped;
+  };
   for (const work::CaseResult& c : in.result.cases) {
-    events += c.outcome.events;
-    flows += c.outcome.flows;
-    solves += c.outcome.solves;
-    snapped += c.outcome.flows_snapped;
+    add(c.outcome);
+  }
+  for (const work::ProbeResult& p : in.result.probes) {
+    add(p.outcome);  // what a folded step measured counts as simulated too
   }
   Json sim = {{"cases", in.result.cases.size()},
+              {"probes", in.result.probes.size()},
               {"events", events},
               {"flows", flows},
               {"solves", solves}};

@@ -386,6 +386,9 @@ std::string format_summary(const Json& r) {
   if (sim["cases"].get<std::size_t>() > 1) {
     out += fmt::format(" over {} cases", sim["cases"].get<std::size_t>());
   }
+  if (sim["probes"].get<std::size_t>() > 0) {
+    out += fmt::format(" (with {} probes the fold measured)", sim["probes"].get<std::size_t>());
+  }
   if (sim.contains("wall_s")) {
     out += fmt::format(" in {:.3f} s", sim["wall_s"].get<double>());
   }

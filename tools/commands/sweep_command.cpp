@@ -191,6 +191,7 @@ Outcome run_point(const SweepOptions& o, const std::vector<std::string>& point) 
   try {
     work::RunOptions options;
     options.watch_links = 0;  // a row has no link loads
+    options.probe_threads = 1;  // the points already run on a pool of threads
     const work::RunResult result = work::run(file->experiment, options);
     if (!result.ok()) {
       try {

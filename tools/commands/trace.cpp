@@ -23,30 +23,79 @@ std::string name_of(const work::Plan& plan, const work::PlanTask& t) {
 
 double us(Time t) { return t.seconds() * 1e6; }
 
-void add_task(const work::CaseResult& c, std::size_t i, Time offset, std::uint64_t id,
-              const topo::Cluster& cluster, Json& events) {
-  const work::PlanTask& t = c.plan.tasks()[i];
-  const sim::TaskTimes& tt = c.outcome.times[i];
+// Where a task is drawn: a GPU's process and its stream's thread, or a probe's.
+struct Place {
+  int pid = 0;
+  int tid = 0;
+};
+
+void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t i, Time offset,
+              std::uint64_t id, const topo::Cluster& cluster, Place at, Json& events) {
+  const work::PlanTask& t = plan.tasks()[i];
+  const sim::TaskTimes& tt = outcome.times[i];
   const double start = us(offset + tt.start);
   const double end = us(offset + tt.end);
   if (t.kind == work::PlanTaskKind::Compute) {
     const Json args = {{"flops", t.flops.n}, {"source", work::source_name(t.source)}};
-    events.push_back({{"name", name_of(c.plan, t)}, {"cat", "compute"}, {"ph", "X"},
-                      {"pid", t.src}, {"tid", t.stream}, {"ts", start}, {"dur", end - start},
+    events.push_back({{"name", name_of(plan, t)}, {"cat", "compute"}, {"ph", "X"},
+                      {"pid", at.pid}, {"tid", at.tid}, {"ts", start}, {"dur", end - start},
                       {"args", args}});
     return;
   }
   Json links = Json::array();
-  for (topo::LinkId l : c.outcome.route(static_cast<work::PlanTaskId>(i))) {
+  for (topo::LinkId l : outcome.route(static_cast<work::PlanTaskId>(i))) {
     links.push_back(cluster.link(l).name);
   }
   const Json args = {{"dst", t.dst}, {"bytes", t.bytes.n},
-                     {"latency_us", us(c.outcome.latency[i])}, {"links", std::move(links)}};
-  const std::string name = name_of(c.plan, t);
-  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "b"}, {"id", id}, {"pid", t.src},
-                    {"tid", t.stream}, {"ts", start}, {"args", args}});
-  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "e"}, {"id", id}, {"pid", t.src},
-                    {"tid", t.stream}, {"ts", end}});
+                     {"latency_us", us(outcome.latency[i])}, {"links", std::move(links)}};
+  const std::string name = name_of(plan, t);
+  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "b"}, {"id", id}, {"pid", at.pid},
+                    {"tid", at.tid}, {"ts", start}, {"args", args}});
+  events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "e"}, {"id", id}, {"pid", at.pid},
+                    {"tid", at.tid}, {"ts", end}});
+}
+
+// Whether task i is drawn: it ran, is not a bare delay, and its GPU is among `ranks`.
+bool drawn(const work::Plan& plan, const work::Outcome& outcome, std::size_t i,
+           const std::set<int>& ranks) {
+  const work::PlanTask& t = plan.tasks()[i];
+  return outcome.times[i].end != Time::max() && t.kind != work::PlanTaskKind::Delay &&
+         (ranks.empty() || ranks.count(t.src) != 0);
+}
+
+// Each probe as its own process after the GPUs' (pid kProbesBase + its index), from time 0,
+// a thread per (GPU, stream) named like "n0.g3 compute".
+constexpr int kProbesBase = 1 << 24;
+
+void add_probes(const work::RunResult& result, const std::set<int>& ranks, std::uint64_t& id,
+                Json& events) {
+  const topo::Cluster& cluster = *result.cluster;
+  for (std::size_t k = 0; k < result.probes.size(); ++k) {
+    const work::ProbeResult& p = result.probes[k];
+    const int pid = kProbesBase + static_cast<int>(k);
+    const auto streams = static_cast<int>(p.plan.streams().size());
+    std::set<std::pair<int, int>> threads;
+    for (std::size_t i = 0; i < p.plan.tasks().size(); ++i, ++id) {
+      if (!drawn(p.plan, p.outcome, i, ranks)) {
+        continue;
+      }
+      const work::PlanTask& t = p.plan.tasks()[i];
+      threads.emplace(t.src, t.stream);
+      add_task(p.plan, p.outcome, i, Time{}, id, cluster, {pid, t.src * streams + t.stream},
+               events);
+    }
+    for (const auto& [gpu, stream] : threads) {
+      const std::string name = fmt::format("n{}.g{} {}", cluster.node_of(gpu),
+                                           cluster.local_of(gpu),
+                                           p.plan.streams()[static_cast<std::size_t>(stream)]);
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid},
+                        {"tid", gpu * streams + stream}, {"args", {{"name", name}}}});
+    }
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
+                      {"args", {{"name", "probe: " + p.name}}}});
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid},
+                      {"args", {{"sort_index", pid}}}});
+  }
 }
 
 void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster& cluster,
@@ -136,13 +185,12 @@ Json make_trace(const work::RunResult& result, std::size_t links_drawn,
                         {"pid", 0}, {"tid", 0}, {"ts", us(offset)}});
     }
     for (std::size_t i = 0; i < c.plan.tasks().size(); ++i, ++id) {
-      const work::PlanTask& t = c.plan.tasks()[i];
-      if (c.outcome.times[i].end == Time::max() || t.kind == work::PlanTaskKind::Delay ||
-          (!ranks.empty() && ranks.count(t.src) == 0)) {
+      if (!drawn(c.plan, c.outcome, i, ranks)) {
         continue;
       }
+      const work::PlanTask& t = c.plan.tasks()[i];
       threads.emplace(t.src, t.stream);
-      add_task(c, i, offset, id, cluster, events);
+      add_task(c.plan, c.outcome, i, offset, id, cluster, {t.src, t.stream}, events);
     }
     add_link_loads(c, offset, cluster, links_drawn, events);
     links = links || (links_drawn > 0 && !c.link_loads.empty());
@@ -152,6 +200,7 @@ Json make_trace(const work::RunResult& result, std::size_t links_drawn,
     offset += c.outcome.makespan;
   }
   add_names(cluster, threads, streams, links, events);
+  add_probes(result, ranks, id, events);
   return Json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }
 

@@ -15,7 +15,8 @@ namespace hopsim::tools {
 /// ("b"/"e") on its sender's comm stream, named by its label, with the destination, bytes and
 /// links as arguments. Cases (sizes of a collective) follow one another on the timeline, each
 /// marked by an instant event. The first `links_drawn` watched links (the busiest) get counter
-/// tracks of their load in GB/s.
+/// tracks of their load in GB/s. Each probe a folded step measured is a process of its own,
+/// "probe: NAME", drawn from time 0, a thread per GPU and stream ("n0.g3 compute").
 /// Times in microseconds, as the format wants.
 /// Only the tasks of GPUs in `ranks` (every GPU when it is empty) are drawn.
 nlohmann::json make_trace(const work::RunResult& result, std::size_t links_drawn,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <concepts>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,13 @@
 
 namespace hopsim::work {
 namespace {
+
+// A job that measures probes before it builds its cases.
+template <class J>
+concept Probing = requires(const J& job, const BuildEnv& b, const Measured& m) {
+  { job.probes(b) } -> std::same_as<std::vector<Probe>>;
+  { job.cases(b, m) } -> std::same_as<std::vector<Case>>;
+};
 
 // Samples the load of a few links at every re-solve, keeping only changes.
 class LinkLoadRecorder final : public RunObserver {
@@ -110,8 +118,7 @@ RunResult run(const Experiment& e, const RunOptions& options) {
                    .mesh = mesh,
                    .model = e.model ? &*e.model : nullptr,
                    .seed = e.seed,
-                   .deepep = &e.deepep,
-                   .tolerance = e.solver_tolerance};
+                   .deepep = &e.deepep};
   std::optional<ComputeModel> compute;
   if (e.cluster.gpu.peak_bf16_tflops > 0 && e.cluster.gpu.peak_fp8_tflops > 0 &&
       e.cluster.gpu.hbm_GBps > 0) {
@@ -122,7 +129,11 @@ RunResult run(const Experiment& e, const RunOptions& options) {
   try {
     cases = std::visit(
         [&](const auto& job) -> std::vector<Case> {
-          if constexpr (std::decay_t<decltype(job)>::kSimulated) {
+          if constexpr (Probing<std::decay_t<decltype(job)>>) {
+            result.probes = run_probes(*result.cluster, job.probes(build), e.solver_tolerance,
+                                       options.probe_threads);
+            return job.cases(build, Measured(result.probes));
+          } else if constexpr (std::decay_t<decltype(job)>::kSimulated) {
             return job.cases(build);
           } else {
             return {};
@@ -131,6 +142,7 @@ RunResult run(const Experiment& e, const RunOptions& options) {
         e.job);
   } catch (const LimitError& limit) {
     result.problems.push_back({limit.path(), limit.what()});
+    result.probes.clear();
     return result;
   }
   for (Case& c : cases) {

@@ -12,6 +12,7 @@
 #include "topology/cluster.hpp"
 #include "workloads/experiment/experiment.hpp"
 #include "workloads/plan/plan.hpp"
+#include "workloads/plan/probe.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -28,6 +29,8 @@ struct RunOptions {
   std::size_t watch_links = kReportLinks;
   /// Called as each case ends (index from 0, count), for progress; run() itself does no IO.
   std::function<void(std::size_t, std::size_t, const CaseResult&)> on_case;
+  /// Threads that simulate a job's probes (0: one per core); results do not depend on it.
+  unsigned probe_threads = 0;
 };
 
 /// A link's load (bytes/s) from each instant it changed until the next.
@@ -55,6 +58,8 @@ struct RunResult {
   Problems problems;
   std::optional<topo::Cluster> cluster;
   std::vector<CaseResult> cases;
+  /// What the job measured before building its cases (a folded step's layers and syncs).
+  std::vector<ProbeResult> probes;
   double wall_s = 0;  ///< the only field that differs between runs
 
   bool ok() const { return problems.empty(); }

@@ -29,7 +29,6 @@ struct JobEnv {
   const ModelSpec* model = nullptr;  ///< null when the experiment names none
   std::uint64_t seed = 1;
   const DeepEpModel* deepep = nullptr;  ///< null: DeepEP reaches the links' full rate
-  double tolerance = 0;                 ///< the flow solver's approximate mode; 0: exact
 };
 
 /// A job builds its plans from these.

@@ -14,11 +14,10 @@
 
 namespace hopsim::work::step_parts {
 
-std::vector<Case> dualpipe_case(
-    const TrainingStepJob& job, const BuildEnv& b, StepDetails details,
-    const std::optional<LayerTiming>& dense, const std::optional<LayerTiming>& sparse,
-    const std::optional<GradSync>& dense_sync, const std::optional<GradSync>& moe_sync,
-    Time vocab_sync, Source source, const DpTime& dp_time) {
+std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
+                                StepDetails details, const StepMeasurements& m,
+                                const std::optional<GradSync>& dense_sync,
+                                const std::optional<GradSync>& moe_sync, Time vocab_sync) {
   const ParallelSpec& p = b.env.mesh.spec();
   const ModelSpec& model = *b.env.model;
   const StepShape shape = job.shape(b.env);
@@ -26,14 +25,14 @@ std::vector<Case> dualpipe_case(
   const int stages = ranks;
   const std::vector<std::int64_t>& first = details.first_layer;
   const auto timing = [&](int stage, std::int64_t k) -> const LayerTiming& {
-    return moe_at(job, model, first[static_cast<std::size_t>(stage)] + k) ? *sparse : *dense;
+    return moe_at(job, model, first[static_cast<std::size_t>(stage)] + k) ? *m.sparse : *m.dense;
   };
   const auto layers = [&](int stage) { return details.layers_per_stage[static_cast<std::size_t>(stage)]; };
 
   DualPipeSpec spec;
   spec.gpus = details.representatives;
   spec.micro_batches = static_cast<int>(details.micro_batches);
-  spec.source = source;
+  spec.source = m.source;
   spec.activation_bytes = job.transfer_bytes(p, model);
   for (int s = 0; s < stages; ++s) {
     Time f;
@@ -116,7 +115,7 @@ std::vector<Case> dualpipe_case(
       prev = id;
     }
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
-                 prev, b.env.cluster.gpu.hbm_GBps * 1e9, dp_time);
+                 prev, b.env.cluster.gpu.hbm_GBps * 1e9, m);
   }
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} dualpipe pp{} m{}", TrainingStepJob::kKind, p.pp,

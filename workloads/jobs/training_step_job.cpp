@@ -84,23 +84,10 @@ Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
   return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
 }
 
-void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
-                  const StepShape& shape, int rank, PlanTaskId last_op,
-                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
-                  const DpTime& dp_time) {
-  const int gpu = details.representatives[static_cast<std::size_t>(rank)];
-  const PlanTaskId optimizer = plan.add_compute(
-      ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
-                  plan.phase("optimizer", "step"), kComputeStream, "optimizer"});
-  plan.add_dependency(last_op, optimizer);
-  if (last_bucket) {
-    plan.add_dependency(*last_bucket, optimizer);
-  }
+DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int rank) {
   if (job.zero < 1) {
-    return;
+    return {};
   }
-  // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
-  // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
   const std::vector<StageParams> params = stage_params(shape);
   double dense = 0;
   double expert = 0;
@@ -112,8 +99,25 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
     dense += params[static_cast<std::size_t>(s)].dense;
     expert += params[static_cast<std::size_t>(s)].expert;
   }
-  const Time t = dp_time(CollectiveOp::AllGather, static_cast<std::int64_t>(dense * 2),
-                         static_cast<std::int64_t>(expert * 2));
+  return {CollectiveOp::AllGather, static_cast<std::int64_t>(dense * 2),
+          static_cast<std::int64_t>(expert * 2)};
+}
+
+void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                  const StepShape& shape, int rank, PlanTaskId last_op,
+                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  const StepMeasurements& m) {
+  const int gpu = details.representatives[static_cast<std::size_t>(rank)];
+  const PlanTaskId optimizer = plan.add_compute(
+      ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
+                  plan.phase("optimizer", "step"), kComputeStream, "optimizer"});
+  plan.add_dependency(last_op, optimizer);
+  if (last_bucket) {
+    plan.add_dependency(*last_bucket, optimizer);
+  }
+  // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
+  // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
+  const Time t = m.dp_time(param_gather_key(job, shape, rank));
   if (t > Time{}) {
     details.param_gather = std::max(details.param_gather, t);
     const PlanTaskId id = plan.add_delay(gpu, t, plan.phase("param_gather", "step"));
@@ -295,8 +299,11 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
 }
 
-std::vector<Case> TrainingStepJob::cases(const BuildEnv& b) const {
-  return fold ? folded_cases(b) : step_parts::unfolded_cases(*this, b);
+std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& measured) const {
+  if (!fold) {
+    return step_parts::unfolded_cases(*this, b);
+  }
+  return step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured));
 }
 
 }  // namespace hopsim::work

@@ -4,6 +4,8 @@
 // (docs/training-step.md).
 //
 // Folded, so that 16,384 GPUs fit: most ranks of a step do the same thing at the same time.
+// The folded step is measured, then assembled: probes() lists the sub-plans below, run()
+// simulates them (counted, traced, in parallel), and cases() builds the step from their times.
 //   1. Each layer kind the model has (dense, MoE) runs once, forward and once backward, as the
 //      transformer_layer kind builds it, on one layer group: the lcm(tp x cp, ep) GPUs whose
 //      TP, CP and EP collectives it needs, at their places in the cluster.
@@ -27,6 +29,7 @@
 #include "workloads/jobs/transformer_layer_job.hpp"
 #include "workloads/pipeline/schedule.hpp"
 #include "workloads/pipeline/step_model.hpp"
+#include "workloads/plan/probe.hpp"
 
 namespace hopsim::work {
 
@@ -75,13 +78,11 @@ struct TrainingStepJob {
   /// global_batch split over dp x micro_batch, layers over pp x virtual_stages, the schedule's
   /// shape, each layer kind's own checks on its layer group, and memory per GPU within HBM.
   void check(const JobEnv& env, Problems& out) const;
-  /// One case: the step, folded or not.
-  std::vector<Case> cases(const BuildEnv& b) const;
-  /// The folded step.
-  std::vector<Case> folded_cases(const BuildEnv& b) const;
-  /// DualPipe: the simulated time of one MoE layer's forward overlapped with another
-  /// micro-batch's backward, on the layer group of `layer_build`.
-  Time dualpipe_pair(const BuildEnv& b, const BuildEnv& layer_build) const;
+  /// Folded: what run() measures first (each layer kind's forward and backward on one layer
+  /// group, DualPipe's overlapped pair, every DP collective over one stage); none unfolded.
+  std::vector<Probe> probes(const BuildEnv& b) const;
+  /// One case: the step, folded from `measured` (the probes above, simulated) or not.
+  std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
 };
 
 }  // namespace hopsim::work
