@@ -9,7 +9,7 @@
 
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
-#include "workloads/jobs/training_step_parts.hpp"
+#include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::config {
 namespace {

@@ -11,7 +11,7 @@
 #include "tests/approx.hpp"
 #include "tools/config/experiment.hpp"
 #include "workloads/experiment/run.hpp"
-#include "workloads/pipeline/step_model.hpp"
+#include "workloads/step/step_model.hpp"
 
 namespace hopsim::config {
 namespace {

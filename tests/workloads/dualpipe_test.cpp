@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "doctest_time.hpp"
-#include "workloads/pipeline/dualpipe.hpp"
+#include "workloads/step/dualpipe.hpp"
 #include "workloads/plan/runner.hpp"
 
 using hopsim::Bandwidth;

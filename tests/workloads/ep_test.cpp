@@ -9,11 +9,12 @@
 #include <doctest/doctest.h>
 
 #include "tests/approx.hpp"
-#include "workloads/collectives/moe_routing.hpp"
+#include "workloads/ep/moe_routing.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/ep_details.hpp"
-#include "workloads/jobs/layer_closed_forms.hpp"
-#include "workloads/jobs/moe_layer_job.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/ep/moe_layer_job.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;

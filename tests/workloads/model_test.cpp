@@ -4,7 +4,8 @@
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
 #include "workloads/compute/compute_model.hpp"
-#include "workloads/jobs/layer_closed_forms.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
 
 using namespace hopsim::work;
 

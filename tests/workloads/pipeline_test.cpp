@@ -7,8 +7,8 @@
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
-#include "workloads/pipeline/param_prefetch.hpp"
-#include "workloads/pipeline/schedule.hpp"
+#include "workloads/step/param_prefetch.hpp"
+#include "workloads/step/schedule.hpp"
 #include "workloads/plan/runner.hpp"
 
 using hopsim::Bandwidth;

@@ -1,6 +1,6 @@
 // The routing's generator and its division-free modulo: deterministic, spread evenly, and
 // ModuloDraws returns exactly rng() % n.
-#include "workloads/collectives/routing_rng.hpp"
+#include "workloads/ep/routing_rng.hpp"
 
 #include <array>
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <doctest/doctest.h>
 
-#include "workloads/collectives/modulo_draws.hpp"
+#include "workloads/ep/modulo_draws.hpp"
 
 using hopsim::work::ModuloDraws;
 using hopsim::work::RoutingRng;

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "workloads/jobs/layer_closed_forms.hpp"
-#include "workloads/jobs/layer_compute.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
 
 namespace hopsim::tools {
 namespace {

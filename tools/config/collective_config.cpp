@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/config/json_file.hpp"
-#include "workloads/jobs/bounds.hpp"
+#include "workloads/costs/bounds.hpp"
 
 namespace hopsim::config {
 namespace {

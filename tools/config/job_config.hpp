@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "tools/config/node.hpp"
-#include "workloads/jobs/job.hpp"
+#include "workloads/experiment/job.hpp"
 #include "workloads/model/model.hpp"
 
 namespace hopsim::config {

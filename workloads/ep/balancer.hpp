@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "topology/cluster.hpp"
-#include "workloads/collectives/moe_routing.hpp"
+#include "workloads/ep/moe_routing.hpp"
 
 namespace hopsim::work {
 

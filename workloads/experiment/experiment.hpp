@@ -13,7 +13,7 @@
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/compute_model.hpp"
-#include "workloads/jobs/job.hpp"
+#include "workloads/experiment/job.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "workloads/jobs/bounds.hpp"
+#include "workloads/costs/bounds.hpp"
 #include "workloads/collectives/deepep.hpp"
 
 namespace hopsim::work {

@@ -9,8 +9,8 @@
 #include "sim/problem.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/collectives/collectives.hpp"
-#include "workloads/collectives/moe_routing.hpp"
-#include "workloads/jobs/job_env.hpp"
+#include "workloads/ep/moe_routing.hpp"
+#include "workloads/env/job_env.hpp"
 #include "workloads/mesh/mesh.hpp"
 
 namespace hopsim::work {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "workloads/jobs/bounds.hpp"
+#include "workloads/costs/bounds.hpp"
 
 namespace hopsim::work {
 namespace {

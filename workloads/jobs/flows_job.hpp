@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/problem.hpp"
-#include "workloads/jobs/job_env.hpp"
+#include "workloads/env/job_env.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {

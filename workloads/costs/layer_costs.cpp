@@ -1,0 +1,64 @@
+// Layer kernels priced by the compute model, and the FLOPs helpers (layer_costs.hpp).
+#include "workloads/costs/layer_costs.hpp"
+
+#include <algorithm>
+
+namespace hopsim::work {
+namespace {
+
+// Sums the costs of `calls` into one entry (several kernel launches of one operation).
+ComputeCost sum(const std::vector<ComputeCost>& calls) {
+  ComputeCost total;
+  total.source = Source::Exact;
+  for (const ComputeCost& c : calls) {
+    total.time += c.time;
+    total.flops.n += c.flops.n;
+    total.bytes = total.bytes + c.bytes;
+    total.source = std::max(total.source, c.source);  // the worst source of the parts
+  }
+  return total;
+}
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
+               LayerCosts& out) {
+  for (const Gemm& g : gemms) {
+    out.fwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, Pass::Fwd));
+    out.bwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, Pass::Bwd));
+  }
+}
+
+void add_attention(const std::vector<AttentionShape>& calls, const ComputeModel& model,
+                   LayerCosts& out) {
+  std::vector<ComputeCost> fwd;
+  std::vector<ComputeCost> bwd;
+  for (const AttentionShape& s : calls) {
+    fwd.push_back(model.attention(Dtype::Bf16, s, Pass::Fwd));
+    bwd.push_back(model.attention(Dtype::Bf16, s, Pass::Bwd));
+  }
+  out.fwd.emplace_back("attention", sum(fwd));
+  out.bwd.emplace_back("attention", sum(bwd));
+}
+
+
+std::pair<double, double> head_dims(const ModelSpec& m) {
+  if (m.mla) {
+    return {d(m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim),
+            d(m.mla_shape.v_head_dim)};
+  }
+  return {d(m.head_dim), d(m.head_dim)};
+}
+
+OpFlops backward_flops(const OpFlops& fwd) {
+  OpFlops bwd;
+  for (const auto& [name, flops] : fwd) {
+    // GEMMs: data and weight gradients (2x); attention recomputes scores (2.5x).
+    bwd.emplace_back(name, flops * (name == "attention_scores" ? 2.5 : 2.0));
+  }
+  return bwd;
+}
+
+}  // namespace hopsim::work

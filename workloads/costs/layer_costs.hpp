@@ -1,0 +1,49 @@
+// What the layer kinds' costs are made of: kernels priced by the compute model, one pass
+// after the other, and closed-form FLOPs per operation (cp/ and ep/ build their layers' from
+// these).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workloads/compute/compute_model.hpp"
+#include "workloads/model/model.hpp"
+
+namespace hopsim::work {
+
+/// One pass of a layer: each kernel's name and cost, in execution order.
+using KernelCosts = std::vector<std::pair<std::string, ComputeCost>>;
+
+struct LayerCosts {
+  KernelCosts fwd;
+  KernelCosts bwd;
+};
+
+/// FLOPs of one layer on one GPU, by operation, for one pass.
+using OpFlops = std::vector<std::pair<std::string, double>>;
+
+struct LayerFlops {
+  OpFlops fwd;
+  OpFlops bwd;
+};
+
+/// A GEMM of one layer: its name and m x n x k.
+struct Gemm {
+  std::string name;
+  std::int64_t m, n, k;
+};
+
+/// Each GEMM forward and backward, at `dtype`, appended to `out`.
+void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
+               LayerCosts& out);
+/// The attention calls as one "attention" entry per pass (BF16).
+void add_attention(const std::vector<AttentionShape>& calls, const ComputeModel& model,
+                   LayerCosts& out);
+/// Per-head dimensions of scores (q.k) and values.
+std::pair<double, double> head_dims(const ModelSpec& m);
+/// A forward's FLOPs, backward: GEMMs twice (data and weight gradients), attention scores 2.5x.
+OpFlops backward_flops(const OpFlops& fwd);
+
+}  // namespace hopsim::work

@@ -1,0 +1,291 @@
+// Names and checks of the attention-layer workload.
+#include "workloads/cp/attention_layer_job.hpp"
+
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "workloads/costs/bounds.hpp"
+#include "workloads/costs/layer_check.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// The compute model takes kernel dimensions up to 2^31.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
+// Tasks a plan may hold: far above any real layer, well below memory trouble (~100 B each).
+constexpr double kMaxTasks = kMaxPlanTasks;
+
+// Query and KV heads of one TP rank (KV heads are replicated when tp exceeds them).
+std::pair<std::int64_t, std::int64_t> heads_per_tp_rank(const ModelSpec& m, std::int64_t tp) {
+  const std::int64_t kv = m.mla ? m.heads : m.kv_heads;
+  return {m.heads / tp, std::max<std::int64_t>(1, kv / tp)};
+}
+
+void check_ulysses(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
+  const ParallelSpec& p = env.mesh.spec();
+  if (job.cp.algorithm != CpAlgorithm::Ulysses) {
+    if (job.cp.ulysses_degree > 0) {
+      out.push_back({"/workload/cp/ulysses_degree",
+                     fmt::format("only for cp.algorithm \"ulysses\", not \"{}\"",
+                                 cp_algorithm_name(job.cp.algorithm))});
+    }
+    return;
+  }
+  const std::int64_t u = job.ulysses(p.cp);
+  if (p.cp % u != 0) {
+    out.push_back({"/workload/cp/ulysses_degree",
+                   fmt::format("{} does not divide cp = {}", u, p.cp)});
+    return;
+  }
+  const auto [q_heads, kv_heads] = heads_per_tp_rank(*env.model, p.tp);
+  if (q_heads % u != 0) {
+    out.push_back({"/workload/cp/ulysses_degree",
+                   fmt::format("Ulysses degree {} must divide the {} query heads of a TP rank "
+                               "({} heads / tp {})",
+                               u, q_heads, env.model->heads, p.tp)});
+  } else if (kv_heads % u != 0 && !(u % kv_heads == 0 && job.cp.replicate_kv)) {
+    out.push_back({"/workload/cp/ulysses_degree",
+                   fmt::format("Ulysses degree {} exceeds or does not split the {} KV heads of a "
+                               "TP rank; set cp.replicate_kv to give each rank a copy of the KV "
+                               "head it needs (when {} is a multiple of {})",
+                               u, kv_heads, u, kv_heads)});
+  }
+}
+
+void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) {
+  const bool zigzag = job.cp.balance == CpBalance::Zigzag;
+  const std::int64_t chunks = zigzag ? 2 * cp : cp;
+  if (job.seq_len % chunks != 0) {
+    out.push_back(
+        {"/workload/seq_len",
+         fmt::format("{} tokens do not split into {} equal chunks ({}cp, cp = {}){}", job.seq_len,
+                     chunks, zigzag ? "2 x " : "", cp,
+                     zigzag ? "; zigzag balance needs 2 x cp to divide seq_len" : "")});
+  }
+  const std::int64_t ring = cp / std::max<std::int64_t>(1, job.ulysses(cp));
+  if (job.cached_tokens % ring != 0) {
+    out.push_back({"/workload/cached_tokens",
+                   fmt::format("{} cached tokens do not split over {} ring ranks",
+                               job.cached_tokens, ring)});
+  }
+}
+
+void check_mode(const AttentionLayerJob& job, Problems& out) {
+  if (job.mode == LayerMode::Prefill && job.backward()) {
+    out.push_back({"/workload/passes", fmt::format("mode \"prefill\" runs forward only, not \"{}\"",
+                                                   passes_name(job.passes))});
+  }
+  if (job.cp.algorithm == CpAlgorithm::RingPassQ && job.mode != LayerMode::Prefill) {
+    out.push_back({"/workload/cp/algorithm",
+                   "ring_pass_q is an inference algorithm (forward only): set mode \"prefill\""});
+  }
+  if (job.cached_tokens > 0 && job.mode != LayerMode::Prefill) {
+    out.push_back({"/workload/cached_tokens", "a KV cache needs mode \"prefill\""});
+  }
+  if (job.cached_tokens > 0 && job.mask != AttentionMask::Causal) {
+    out.push_back({"/workload/cached_tokens",
+                   fmt::format("a KV cache needs mask \"causal\", not \"{}\"",
+                               attention_mask_name(job.mask))});
+  }
+  if (job.cached_tokens > 0 && (job.cp.algorithm == CpAlgorithm::AllGather ||
+                                job.cp.algorithm == CpAlgorithm::Ulysses)) {
+    out.push_back({"/workload/cached_tokens",
+                   "a KV cache is modelled for cp.algorithm ring and ring_pass_q"});
+  }
+}
+
+void check_documents(const AttentionLayerJob& job, Problems& out) {
+  const bool given = !job.documents.empty();
+  const bool drawn = job.document_mean_tokens > 0;
+  if (job.mask != AttentionMask::Document) {
+    if (given || drawn) {
+      out.push_back({given ? "/workload/documents" : "/workload/document_mean_tokens",
+                     "only with mask \"document\""});
+    }
+    return;
+  }
+  if (given == drawn) {
+    out.push_back({"/workload/mask",
+                   "mask \"document\" needs either documents (lengths) or document_mean_tokens"});
+    return;
+  }
+  std::int64_t sum = 0;
+  for (std::int64_t len : job.documents) {
+    sum += len;
+  }
+  if (given && sum != job.seq_len) {
+    out.push_back({"/workload/documents",
+                   fmt::format("document lengths sum to {} tokens, not seq_len {}", sum,
+                               job.seq_len)});
+  }
+}
+
+// Simulated time and bytes stay far inside what 64-bit picoseconds and byte counts hold: the
+// roofline's compute time per GPU (a full-mask bound on attention) at most 1e5 s, any one
+// transfer at most 1e15 bytes, the plan's bytes at most 4e18.
+void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
+  const ModelSpec& m = *env.model;
+  const ParallelSpec& p = env.mesh.spec();
+  const AttentionDims d = job.dims(m, p);
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double tokens = f(job.seq_len) * f(job.micro_batch) / f(p.cp);  // per GPU
+  const double keys = f(job.seq_len + job.cached_tokens) * f(job.micro_batch);
+  const double attention = 2 * f(d.q_heads) * f(d.d_qk + d.d_v) * tokens * keys;
+  const LayerParams lp = layer_params(m, false);
+  const double gemms = 2 * tokens * (lp.attention + (job.mlp ? lp.mlp : 0.0)) / f(p.tp);
+  const double fwd = job.forward() ? 1.0 : 0.0;
+  const double bwd = job.backward() ? 1.0 : 0.0;
+  const double flops =
+      f(job.layers) * (attention * (fwd + 2.5 * bwd) + gemms * (fwd + 2 * bwd));
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
+                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency);
+  constexpr double kMaxSeconds = kMaxComputeSeconds;
+  if (flops / rate > kMaxSeconds) {
+    out.push_back({job.layers > 1 ? "/workload/layers" : "/workload/seq_len",
+                   fmt::format("{} layer(s) of {} tokens take ~{:.3g} s of compute per GPU "
+                               "(roofline); at most {:.0e} s are simulated: fewer tokens or "
+                               "layers, or more cp",
+                               job.layers, job.seq_len + job.cached_tokens, flops / rate,
+                               kMaxSeconds)});
+    return;
+  }
+  // K/V of the whole context (the all-gather's output), and TP activations of the layer.
+  const double transfer = std::max(keys * f(d.kv_heads) * f(d.d_qk + d.d_v) * f(d.elem),
+                                   tokens * f(p.tp) * f(m.hidden) * 2);
+  const double plan = transfer * 8 * f(job.layers) * 2 * f(env.mesh.size());
+  if (transfer > 1e15 || plan > 4e18) {
+    out.push_back({"/workload/seq_len",
+                   fmt::format("{} tokens make transfers of ~{:.3g} bytes ({:.3g} in all); at "
+                               "most 1e15 per transfer and 4e18 per run",
+                               job.seq_len + job.cached_tokens, transfer, plan)});
+    return;
+  }
+  // Transfers at the slowest link, in series with the compute: within simulated time.
+  const double flows = (16.0 + 3.0 * f(p.cp) + 8.0 * f(p.tp)) * f(env.mesh.size()) *
+                       f(job.layers) * 2;
+  const PlanLoad load = layer_load(flows, plan, flops / rate, env.cluster, env.nccl);
+  if (const auto problem = load_problem(load, env.cluster, "this layer")) {
+    out.push_back({"/workload/seq_len", *problem});
+  }
+}
+
+}  // namespace
+
+std::string_view cp_algorithm_name(CpAlgorithm a) {
+  switch (a) {
+    case CpAlgorithm::Ring:
+      return "ring";
+    case CpAlgorithm::RingPassQ:
+      return "ring_pass_q";
+    case CpAlgorithm::AllGather:
+      return "allgather";
+    case CpAlgorithm::Ulysses:
+      return "ulysses";
+  }
+  return "ring";
+}
+
+std::string_view mode_name(LayerMode m) { return m == LayerMode::Prefill ? "prefill" : "training"; }
+
+std::string_view passes_name(Passes p) {
+  switch (p) {
+    case Passes::Forward:
+      return "forward";
+    case Passes::Backward:
+      return "backward";
+    case Passes::Both:
+      return "both";
+  }
+  return "both";
+}
+
+std::int64_t AttentionLayerJob::ulysses(std::int64_t cp_degree) const {
+  if (cp.algorithm != CpAlgorithm::Ulysses) {
+    return 1;
+  }
+  return cp.ulysses_degree > 0 ? cp.ulysses_degree : cp_degree;
+}
+
+AttentionDims AttentionLayerJob::dims(const ModelSpec& m, const ParallelSpec& p) const {
+  AttentionDims d;
+  d.tokens = seq_len * micro_batch / p.cp;
+  std::tie(d.q_heads, d.kv_heads) = heads_per_tp_rank(m, p.tp);
+  d.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
+  d.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
+  d.elem = dtype == Dtype::Fp8 ? 1 : 2;
+  d.u = ulysses(p.cp);
+  d.r = p.cp / d.u;
+  d.attn_q_heads = d.q_heads / d.u;
+  d.attn_kv_heads = std::max<std::int64_t>(1, d.kv_heads / d.u);
+  return d;
+}
+
+double AttentionLayerJob::overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
+                                                   const topo::Spec& cluster,
+                                                   bool over_network) const {
+  // A full block of t tokens: 2 t^2 hq (dqk + dv) FLOPs against t hkv (dqk + dv) elem bytes.
+  const AttentionDims d = dims(m, p);
+  const double peak =
+      (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) * 1e12;
+  const double link = over_network ? cluster.nic.line_rate().bytes_per_s
+                                   : cluster.nvlink.line_rate().bytes_per_s;
+  return peak / link * static_cast<double>(d.attn_kv_heads * d.elem) /
+         static_cast<double>(2 * d.attn_q_heads);
+}
+
+CpLayout AttentionLayerJob::layout(std::int64_t cp_degree, std::uint64_t seed) const {
+  const std::int64_t ring = cp_degree / ulysses(cp_degree);
+  std::vector<std::int64_t> docs = documents;
+  if (mask == AttentionMask::Document && docs.empty()) {
+    docs = draw_documents(seq_len, document_mean_tokens, seed);
+  }
+  return CpLayout(seq_len, static_cast<int>(ring), cp.balance, mask, std::move(docs),
+                  cached_tokens);
+}
+
+void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
+  if (!check_model_and_gpu(env, kKind, out)) {
+    return;
+  }
+  const ParallelSpec& p = env.mesh.spec();
+  if (p.pp != 1) {
+    out.push_back({"/parallel/pp", fmt::format("an attention layer runs on one pipeline stage: "
+                                               "pp must be 1, got {}",
+                                               p.pp)});
+  }
+  const ModelSpec& m = *env.model;
+  // Model widths are at most 2^20 and heads 2^14 (the model parser's ranges), so the kernel
+  // shapes stay within the compute model's 2^31 when these products do.
+  if ((seq_len + cached_tokens) * micro_batch > kMaxExtent ||
+      micro_batch * m.heads > kMaxExtent) {
+    out.push_back({"/workload/micro_batch",
+                   fmt::format("{} sequences of {} tokens ({} heads) make kernels larger than "
+                               "2^31 rows",
+                               micro_batch, seq_len + cached_tokens, m.heads)});
+    return;
+  }
+  check_mode(*this, out);
+  check_documents(*this, out);
+  check_ulysses(*this, env, out);
+  if (out.empty()) {
+    check_chunks(*this, p.cp, out);
+  }
+  // Tasks per layer and GPU: a handful of GEMMs, a compute step and a few flows per ring step,
+  // and the TP collectives' flows.
+  const double per_gpu = 16.0 + 3.0 * static_cast<double>(p.cp) + 8.0 * static_cast<double>(p.tp);
+  const double tasks = per_gpu * static_cast<double>(env.mesh.size()) *
+                       static_cast<double>(layers) * (forward() && backward() ? 2.0 : 1.0);
+  if (tasks > kMaxTasks) {
+    out.push_back({"/workload/layers",
+                   fmt::format("{} layers over {} GPUs make a plan of ~{:.2g} tasks, more than "
+                               "{:.0e}; simulate fewer layers",
+                               layers, env.mesh.size(), tasks, kMaxTasks)});
+  }
+  if (out.empty()) {
+    check_work(*this, env, out);
+  }
+}
+
+}  // namespace hopsim::work

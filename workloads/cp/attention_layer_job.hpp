@@ -1,0 +1,98 @@
+// The attention-layer workload: one transformer layer's attention (or the whole dense layer)
+// under tensor and context parallelism, forward and backward, training or prefill.
+//
+// Per layer and GPU (TP with sequence parallelism: each GPU holds s/(cp tp) tokens between
+// layers): all-gather the TP group's tokens, QKV projection, attention under CP, output
+// projection, reduce-scatter; with `mlp`, the same around the MLP. Backward mirrors it
+// (reduce-scatter <-> all-gather, GEMMs at twice the FLOPs, attention backward). Every GPU of
+// the mesh runs; each TP rank runs its own CP ring, so with TP inside a node and CP across
+// nodes the rings cross the fabric on their own rails.
+//
+// CP algorithms (workloads/cp/): ring (pass-KV), ring_pass_q (prefill only), allgather (Llama
+// 3: all-gather K and V, exposed; backward reduce-scatters dK/dV), ulysses (all-to-all from
+// sequence to heads and back; with ulysses_degree < cp a pass-KV ring runs across the Ulysses
+// groups).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/compute/compute_model.hpp"
+#include "workloads/cp/cp_layout.hpp"
+#include "workloads/env/job_env.hpp"
+
+namespace hopsim::work {
+
+enum class CpAlgorithm : std::uint8_t { Ring, RingPassQ, AllGather, Ulysses };
+enum class LayerMode : std::uint8_t { Training, Prefill };
+enum class Passes : std::uint8_t { Forward, Backward, Both };
+
+/// "ring", "ring_pass_q", "allgather", "ulysses"; "training", "prefill";
+/// "forward", "backward", "both".
+std::string_view cp_algorithm_name(CpAlgorithm a);
+std::string_view mode_name(LayerMode m);
+std::string_view passes_name(Passes p);
+
+struct CpSettings {
+  CpAlgorithm algorithm = CpAlgorithm::Ring;
+  CpBalance balance = CpBalance::Zigzag;
+  /// Ulysses: ranks per all-to-all group (0: all of cp); a pass-KV ring runs over cp / this.
+  std::int64_t ulysses_degree = 0;
+  /// Ulysses with more ranks than KV heads: each rank gets a copy of the KV head it needs.
+  bool replicate_kv = false;
+};
+
+/// Per-GPU dimensions of the layer under the mesh's degrees.
+struct AttentionDims {
+  std::int64_t tokens = 0;    ///< new tokens per GPU and layer, all sequences: S mb / cp
+  std::int64_t q_heads = 0;   ///< per TP rank
+  std::int64_t kv_heads = 0;  ///< per TP rank (at least 1: replicated beyond)
+  std::int64_t d_qk = 0;
+  std::int64_t d_v = 0;
+  std::int64_t elem = 2;  ///< bytes per element of the dtype
+  std::int64_t u = 1;     ///< Ulysses group
+  std::int64_t r = 1;     ///< ring positions: cp / u
+  std::int64_t attn_q_heads = 0;   ///< per GPU inside attention (after Ulysses)
+  std::int64_t attn_kv_heads = 0;  ///< per GPU inside attention (replicated when u exceeds)
+};
+
+struct AttentionLayerJob {
+  static constexpr std::string_view kKind = "attention_layer";
+  static constexpr bool kSimulated = true;
+
+  std::int64_t seq_len = 8192;  ///< new tokens per sequence
+  std::int64_t micro_batch = 1;
+  AttentionMask mask = AttentionMask::Causal;
+  std::vector<std::int64_t> documents;  ///< mask document: lengths summing to seq_len...
+  std::int64_t document_mean_tokens = 0;  ///< ... or drawn with this mean (seeded)
+  std::int64_t cached_tokens = 0;         ///< prefill: context already in the KV cache
+  bool mlp = false;                       ///< the whole dense layer, not only attention
+  std::int64_t layers = 1;
+  LayerMode mode = LayerMode::Training;
+  Passes passes = Passes::Both;
+  Dtype dtype = Dtype::Bf16;      ///< attention, its projections and K/V on the wire
+  Dtype mlp_dtype = Dtype::Bf16;  ///< the MLP's GEMMs (Llama 3 405B inference: FP8)
+  CpSettings cp;
+
+  /// A model that the degrees split; chunks that divide; settings that fit the algorithm.
+  void check(const JobEnv& env, Problems& out) const;
+  /// One case: the layer(s), every GPU of the mesh.
+  std::vector<Case> cases(const BuildEnv& b) const;
+
+  /// Ulysses group size (1 unless ulysses) and the ring over the rest.
+  std::int64_t ulysses(std::int64_t cp_degree) const;
+  AttentionDims dims(const ModelSpec& m, const ParallelSpec& p) const;
+  /// F / B for the GPU's peak (of the dtype) and the line rate of the ring's link, scaled by
+  /// the model's K/V bytes per query FLOP: a full block of more tokens than this computes for
+  /// longer than its K/V take to arrive. With MHA in BF16 it is the seeds' F / B.
+  double overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
+                                  const topo::Spec& cluster, bool over_network) const;
+  /// The token layout of a CP group's ring.
+  CpLayout layout(std::int64_t cp_degree, std::uint64_t seed) const;
+  bool forward() const { return passes != Passes::Backward; }
+  bool backward() const { return passes != Passes::Forward; }
+};
+
+}  // namespace hopsim::work

@@ -1,0 +1,53 @@
+// What a job sees of its experiment: to check itself, and to build the plans it simulates.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topology/cluster.hpp"
+#include "topology/spec.hpp"
+#include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/deepep.hpp"
+#include "workloads/compute/compute_model.hpp"
+#include "workloads/cp/cp_details.hpp"
+#include "workloads/ep/ep_details.hpp"
+#include "workloads/mesh/mesh.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/step/step_details.hpp"
+#include "workloads/plan/plan.hpp"
+
+namespace hopsim::work {
+
+/// A job checks itself against these; every part has passed its own checks.
+struct JobEnv {
+  const topo::Spec& cluster;
+  const NcclModel& nccl;
+  const Mesh& mesh;
+  const ModelSpec* model = nullptr;  ///< null when the experiment names none
+  std::uint64_t seed = 1;
+  const DeepEpModel* deepep = nullptr;  ///< null: DeepEP reaches the links' full rate
+};
+
+/// A job builds its plans from these.
+struct BuildEnv {
+  const JobEnv& env;
+  const topo::Cluster& cluster;
+  const ComputeModel* compute = nullptr;  ///< null when the job needs none
+};
+
+/// One simulated case of a job: for a collective, one size.
+struct Case {
+  std::string name;
+  Plan plan;
+  std::string choice{};  ///< what the job chose for it, e.g. "tree/simple"; may be empty
+  /// Figures of the case's own input that reports divide by its time (name, value).
+  std::vector<std::pair<std::string, double>> metrics{};
+  std::optional<CpDetails> cp{};  ///< attention layers under CP
+  std::optional<EpDetails> ep{};  ///< MoE layers under EP
+  std::optional<StepDetails> step{};  ///< a training step
+};
+
+}  // namespace hopsim::work

@@ -1,0 +1,48 @@
+// rng() % n without a division: the routing's draws, hundreds of millions in a sweep, spent
+// most of their time in the 64-bit division.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "workloads/ep/routing_rng.hpp"
+
+namespace hopsim::work {
+
+/// Draws rng() % n for n up to `most`, exactly (the same numbers as the modulo), by Barrett
+/// reduction: with m = floor((2^64 - 1) / n), q = floor(x m / 2^64) is
+/// x / n rounded down or up to 2 short, and x - q n is fixed by at most two subtractions. m is
+/// tabulated per n; n above `most` falls back to the modulo.
+class ModuloDraws {
+  __extension__ typedef unsigned __int128 Wide;
+
+ public:
+  ModuloDraws(RoutingRng& rng, std::uint64_t most) : rng_(rng), m_(most + 1, 0) {
+    for (std::uint64_t n = 1; n <= most; ++n) {
+      m_[n] = std::numeric_limits<std::uint64_t>::max() / n;
+    }
+  }
+
+  /// rng() % n; n > 0.
+  std::uint64_t operator()(std::uint64_t n) {
+    const std::uint64_t x = rng_();
+    return n < m_.size() ? reduce(x, n, m_[n]) : x % n;
+  }
+
+  /// x % n given m = floor((2^64 - 1) / n).
+  static std::uint64_t reduce(std::uint64_t x, std::uint64_t n, std::uint64_t m) {
+    const auto q = static_cast<std::uint64_t>((static_cast<Wide>(x) * m) >> 64);
+    std::uint64_t r = x - q * n;
+    while (r >= n) {
+      r -= n;
+    }
+    return r;
+  }
+
+ private:
+  RoutingRng& rng_;
+  std::vector<std::uint64_t> m_;  ///< per n: floor((2^64 - 1) / n)
+};
+
+}  // namespace hopsim::work

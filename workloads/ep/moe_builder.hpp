@@ -1,0 +1,39 @@
+// The builder behind the MoE-layer kind: adds MoE layers to a plan on every GPU of the mesh,
+// per micro-batch, and keeps per GPU the tasks its next layer starts after (the
+// transformer_layer kind chains it after the attention builder).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "workloads/cp/attention_builder.hpp"
+#include "workloads/ep/moe_layer_job.hpp"
+
+namespace hopsim::work {
+
+/// MoE layers under EP: router (and attention when the job has it), dispatch, experts, combine.
+class MoeBuilder {
+ public:
+  MoeBuilder(const MoeLayerJob& job, const BuildEnv& b, Plan& plan);
+  ~MoeBuilder();
+  MoeBuilder(const MoeBuilder&) = delete;
+  MoeBuilder& operator=(const MoeBuilder&) = delete;
+
+  /// One layer of every micro-batch, forward; backward; DualPipe's chunk pair.
+  void forward();
+  void backward();
+  void pair();
+  /// Every micro-batch waits for all of them (between the forward and backward passes).
+  void join();
+  /// Per GPU: what micro-batch `mb`'s next layer starts after.
+  std::vector<TaskList>& ready(std::int64_t mb);
+  /// Routing, loads and the balancer's steps (of the first EP group).
+  EpDetails details() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hopsim::work

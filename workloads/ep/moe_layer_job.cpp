@@ -1,0 +1,195 @@
+// The MoE layer's checks and names.
+#include "workloads/ep/moe_layer_job.hpp"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "workloads/costs/bounds.hpp"
+#include "workloads/costs/layer_check.hpp"
+#include "workloads/model/model_check.hpp"
+
+namespace hopsim::work {
+
+namespace {
+
+// The compute model takes kernel dimensions up to 2^31.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
+
+}  // namespace
+
+void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
+  if (!check_model_and_gpu(env, kKind, out)) {
+    return;
+  }
+  if (env.model->moe.routed_experts == 0) {
+    out.push_back({"/workload/kind",
+                   fmt::format("model \"{}\" has no routed experts", env.model->name)});
+    return;
+  }
+  if (routing.tokens_per_gpu * routing.top_k > kMaxExtent) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} tokens x top-{} make expert GEMMs larger than 2^31 rows",
+                               routing.tokens_per_gpu, routing.top_k)});
+    return;
+  }
+  for (const auto& [key, per] :
+       {std::pair{"dispatch_bytes_per_element", dispatch_bytes_per_element},
+        std::pair{"combine_bytes_per_element", combine_bytes_per_element}}) {
+    if (const auto problem = token_bytes_problem(env.model->hidden, per)) {
+      out.push_back({fmt::format("/workload/{}", key), *problem});
+      return;
+    }
+  }
+  const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
+  const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
+                                             "/workload", "/workload/placement",
+                                             "/workload/routing/counts");
+  out.insert(out.end(), bad_routing.begin(), bad_routing.end());
+  if (overlap == EpOverlap::DualPipePair && passes != Passes::Both) {
+    out.push_back({"/workload/passes",
+                   fmt::format("overlap \"dualpipe_pair\" runs a forward chunk against a "
+                               "backward chunk: passes \"both\", not \"{}\"",
+                               passes_name(passes))});
+  }
+  if (overlap == EpOverlap::TwoMicrobatch && routing.tokens_per_gpu % 2 != 0) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} tokens do not split into {} micro-batches (overlap \"{}\")",
+                               routing.tokens_per_gpu, micro_batches(),
+                               ep_overlap_name(overlap))});
+  }
+  const std::int64_t sms = env.cluster.gpu.sms;
+  if (comm_sms > 0 && comm_sms >= sms) {
+    out.push_back({"/workload/comm_sms",
+                   sms == 0 ? std::string("needs the GPU's SM count (cluster gpu.sms)")
+                            : fmt::format("{} SMs for communication leave none of the GPU's {} "
+                                          "for compute",
+                                          comm_sms, sms)});
+  }
+  const auto n_ep = static_cast<std::int64_t>(group.size());
+  if (redundant_experts > 0 && !routing.placement.empty()) {
+    out.push_back({"/workload/redundant_experts",
+                   "either redundant_experts (copies placed for you) or an explicit placement, "
+                   "not both"});
+  } else if (redundant_experts % n_ep != 0) {
+    out.push_back({"/workload/redundant_experts",
+                   fmt::format("{} redundant experts do not spread evenly over the EP group's {} "
+                               "GPUs (a multiple of {}: extra slots per GPU)",
+                               redundant_experts, n_ep, n_ep)});
+  } else if (routing.experts % n_ep == 0) {  // (else check_routing says they do not spread)
+    const Problems room = check_redundancy(routing.experts, group.size(),
+                                           redundant_experts / n_ep, "/workload/redundant_experts");
+    out.insert(out.end(), room.begin(), room.end());
+  }
+  if (algorithm != EpAlgorithm::TwoTier) {
+    for (const auto& [key, set] :
+         {std::pair{"chunk_tokens", chunk_tokens > 0}, std::pair{"pieces", pieces.has_value()}}) {
+      if (set) {
+        out.push_back({fmt::format("/workload/{}", key),
+                       fmt::format("only for algorithm \"two_tier\", not \"{}\"",
+                                   ep_algorithm_name(algorithm))});
+      }
+    }
+  }
+  if (!out.empty()) {
+    return;
+  }
+  // Compute per GPU, generously: the layer's active weights over the tokens, attention over a
+  // full mask, and in the worst case every selection of the group on one GPU's experts.
+  const ModelSpec& m = *env.model;
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double t = f(routing.tokens_per_gpu) * (overlap == EpOverlap::DualPipePair ? 2 : 1);
+  const double flops =
+      2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(group.size())) +
+      2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
+                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency) *
+                      (comm_sms > 0 ? f(sms - comm_sms) / f(sms) : 1.0);
+  const double seconds = flops * 3 * f(layers) / rate;  // forward and backward
+  if (seconds > kMaxComputeSeconds) {
+    out.push_back({"/workload/tokens_per_gpu",
+                   fmt::format("{} layer(s) of {} tokens per GPU may take ~{:.3g} s of compute "
+                               "per GPU (roofline, worst-case routing); at most {:.0e} s are "
+                               "simulated",
+                               layers, routing.tokens_per_gpu, seconds, kMaxComputeSeconds)});
+    return;
+  }
+  // Flows per exchange, at most: per source and node, one InfiniBand piece per chunk of its
+  // tokens (streamed: two), each forwarded to every GPU of the node (two_tier); one flow per
+  // pair otherwise.
+  const auto n = static_cast<double>(group.size());
+  const double tokens = static_cast<double>(routing.tokens_per_gpu);
+  const double pieces_per_pair =
+      tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1;
+  const double per_exchange =
+      algorithm == EpAlgorithm::TwoTier
+          ? n * n /
+                static_cast<double>(std::min<std::int64_t>(static_cast<std::int64_t>(group.size()),
+                                                           env.cluster.gpus_per_node)) *
+                (pieces_used() == Pieces::Streamed ? std::min(pieces_per_pair, 2.0)
+                                                   : pieces_per_pair) *
+                static_cast<double>(env.cluster.gpus_per_node + 1)
+          : n * n;
+  const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
+  const double groups = static_cast<double>(env.mesh.size()) / n;
+  const double tasks = 2 * per_exchange * exchanges * groups * static_cast<double>(layers);
+  // Bytes, generously: every token to every GPU of its nodes, in the larger element size.
+  const double bytes = t * f(m.hidden) * std::max(dispatch_bytes_per_element,
+                                                  combine_bytes_per_element) *
+                       f(std::min(routing.top_k, static_cast<std::int64_t>(group.size()))) *
+                       f(env.cluster.gpus_per_node + 1) * n * groups * exchanges * f(layers);
+  const PlanLoad load = layer_load(tasks / 2, bytes, seconds, env.cluster, env.nccl);
+  if (const auto problem = load_problem(load, env.cluster, "this MoE layer")) {
+    out.push_back({"/workload/tokens_per_gpu", *problem});
+    return;
+  }
+  if (tasks > kMaxPlanTasks) {
+    out.push_back(
+        {"/workload/tokens_per_gpu",
+         fmt::format("{} layer(s) of {} tokens per GPU over {} EP group(s) of {} GPUs "
+                     "make a plan of up to ~{:.2g} tasks, more than {:.0e}: fewer "
+                     "layers, tokens or GPUs, or larger chunk_tokens (or pieces \"streamed\")",
+                     layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
+  }
+}
+
+std::string_view ep_algorithm_name(EpAlgorithm a) {
+  switch (a) {
+    case EpAlgorithm::Flat:
+      return "flat";
+    case EpAlgorithm::TwoTier:
+      return "two_tier";
+    case EpAlgorithm::LowLatency:
+      return "low_latency";
+  }
+  return "?";
+}
+
+std::string_view balancer_name(Balancer b) {
+  switch (b) {
+    case Balancer::None:
+      return "none";
+    case Balancer::Bias:
+      return "bias";
+    case Balancer::AuxLoss:
+      return "aux_loss";
+  }
+  return "?";
+}
+
+double aux_uniform_share(double weight) { return weight / (weight + 0.01); }
+
+std::string_view ep_overlap_name(EpOverlap o) {
+  switch (o) {
+    case EpOverlap::None:
+      return "none";
+    case EpOverlap::TwoMicrobatch:
+      return "two_microbatch";
+    case EpOverlap::DualPipePair:
+      return "dualpipe_pair";
+  }
+  return "?";
+}
+
+}  // namespace hopsim::work

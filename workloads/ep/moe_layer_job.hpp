@@ -1,0 +1,99 @@
+// The MoE-layer workload: one MoE layer under expert parallelism, forward and backward.
+//
+// Per GPU and micro-batch (docs/expert-parallelism.md): attention and the router over its
+// tokens, dispatch (each token to the GPUs of its top-k experts), the shared experts while the
+// dispatch runs, the GPU's experts as grouped GEMMs over the rows it received, and combine
+// (the results back to each token's GPU). Backward runs the exchanges in the same two
+// directions (output gradients out to the experts, input gradients back) with the GEMMs at
+// twice the forward FLOPs. Every EP group of the mesh routes its own tokens (seeded).
+//
+// Overlap: with two micro-batches, one micro-batch's exchanges run while the other computes
+// (two halves of the tokens, or DualPipe's forward chunk against a backward chunk); the
+// communication stream runs one exchange at a time, the compute stream one kernel at a time,
+// in the order the schedule issues them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/ep/moe_routing.hpp"
+#include "workloads/cp/attention_layer_job.hpp"
+#include "workloads/env/job_env.hpp"
+
+namespace hopsim::work {
+
+/// How dispatch and combine run (workloads/collectives): flat (every pair at once), two_tier
+/// (DeepEP normal kernels: InfiniBand once per node, then NVLink), low_latency (DeepEP's
+/// inference kernels: one RDMA message per selection).
+enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
+/// two_microbatch: the tokens split in two, one half's exchanges under the other's compute;
+/// dualpipe_pair: DualPipe's chunk pair, a forward chunk of one micro-batch against a backward
+/// chunk of another (each of tokens_per_gpu tokens), layer by layer.
+enum class EpOverlap : std::uint8_t { None, TwoMicrobatch, DualPipePair };
+/// none; bias: DeepSeek-V3's auxiliary-loss-free routing bias (workloads/ep/balancer.hpp);
+/// aux_loss: an auxiliary balance loss, modelled as a pull of every expert's popularity toward
+/// even that grows with the loss's weight (aux_uniform_share).
+enum class Balancer : std::uint8_t { None, Bias, AuxLoss };
+
+/// The auxiliary-loss balancer's model: the share of each expert's routing weight that is the
+/// even 1 / experts, weight / (weight + 0.01). At the weight 0.01 half of each expert's weight
+/// above or below even remains; at 0.1, a tenth. A shape, not a calibration: no published
+/// measurement ties a loss weight to a load imbalance.
+double aux_uniform_share(double weight);
+
+/// "flat", "two_tier", "low_latency"; "none", "two_microbatch", "dualpipe_pair"; "none",
+/// "bias", "aux_loss".
+std::string_view ep_algorithm_name(EpAlgorithm a);
+std::string_view ep_overlap_name(EpOverlap o);
+std::string_view balancer_name(Balancer b);
+
+/// One MoE layer under expert parallelism: dispatch, experts, combine.
+struct MoeLayerJob {
+  static constexpr std::string_view kKind = "moe_layer";
+  static constexpr bool kSimulated = true;
+
+  /// Tokens per GPU, top-k, node limit, popularity, capacity; `experts` is the model's routed
+  /// experts.
+  MoeRouting routing;
+  Balancer balancer = Balancer::None;
+  std::int64_t balance_steps = 50;  ///< bias: training steps before the simulated one
+  double bias_update = 0.05;        ///< bias: gamma, in log-weight units per step
+  double aux_loss_weight = 0.01;    ///< aux_loss: the loss's weight (alpha)
+  double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
+  double combine_bytes_per_element = 2.0;   ///< BF16
+  EpAlgorithm algorithm = EpAlgorithm::TwoTier;
+  Passes passes = Passes::Forward;
+  EpOverlap overlap = EpOverlap::None;
+  /// SMs the communication kernels hold for the whole layer; compute runs on the rest.
+  std::int64_t comm_sms = 0;
+  bool attention = true;  ///< the layer's attention part (and its FLOPs) before the router
+  std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
+  /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
+  std::int64_t chunk_tokens = 0;
+  /// two_tier: pieces as a stream (16 flows per node pair, 30-40 times fewer; DeepSeek-V3 layers
+  /// within about 1% of each piece its own flows) or each piece its own flows; unset: streamed
+  /// (set with another algorithm: an error).
+  std::optional<Pieces> pieces;
+  /// Redundant copies of hot experts per EP group, spread as extra slots over its GPUs
+  /// (a multiple of the EP size; redundant_placement). routing.placement places explicitly.
+  std::int64_t redundant_experts = 0;
+
+  /// A MoE model whose experts split over ep; routing that fits the EP group; GPU figures.
+  void check(const JobEnv& env, Problems& out) const;
+  /// One case: the layer on every GPU of the mesh.
+  std::vector<Case> cases(const BuildEnv& b) const;
+  std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
+  /// Tokens per GPU of one micro-batch: half with two_microbatch.
+  std::int64_t micro_batch_tokens() const {
+    return routing.tokens_per_gpu / (overlap == EpOverlap::TwoMicrobatch ? 2 : 1);
+  }
+
+  Pieces pieces_used() const { return pieces.value_or(Pieces::Streamed); }
+  bool forward() const { return passes != Passes::Backward; }
+  bool backward() const { return passes != Passes::Forward; }
+};
+
+}  // namespace hopsim::work

@@ -1,0 +1,450 @@
+// The MoE layer's plan: per pass and micro-batch, the router's compute, dispatch, expert GEMMs
+// over the rows each GPU received, combine (docs/expert-parallelism.md).
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "sim/assert.hpp"
+#include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/deepep.hpp"
+#include "workloads/ep/balancer.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/ep/moe_builder.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// Seeds of the token draws: one per EP group and micro-batch (0, 1; 2 for the balancer's
+// training steps), apart from each other. The experts' popularity has its own seed.
+std::uint64_t routing_seed(std::uint64_t seed, std::size_t group, std::int64_t draw) {
+  return seed + 0x9E3779B97F4A7C15ULL * (group * 3 + static_cast<std::uint64_t>(draw));
+}
+
+TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
+  TwoTierMatrix m = tokens;
+  for (auto* v : {&m.gpu.bytes, &m.selections.bytes, &m.to_node}) {
+    for (std::int64_t& x : *v) {
+      x *= bytes;
+    }
+  }
+  return m;
+}
+
+ByteMatrix transposed(const ByteMatrix& m) {
+  ByteMatrix t{m.n, std::vector<std::int64_t>(m.bytes.size())};
+  for (std::size_t i = 0; i < m.n; ++i) {
+    for (std::size_t j = 0; j < m.n; ++j) {
+      t.bytes[j * m.n + i] = m.at(i, j);
+    }
+  }
+  return t;
+}
+
+// Rows of one expert in a grouped GEMM are padded to a multiple of this block: DeepGEMM's
+// contiguous layout aligns each expert's rows to its 128-row M block, so an expert with 1 row
+// costs as much as one with 128.
+constexpr std::int64_t kExpertRowBlock = 128;
+
+// One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction).
+struct GroupRouting {
+  std::vector<int> ranks;
+  TwoTierMatrix tokens;
+  RoutingLoad load;
+};
+
+// The exchanges of a pass in issue order on the communication stream, one at a time.
+enum class Direction : std::uint8_t { Out, Back };  // out: to the experts; back: to the tokens
+
+}  // namespace
+
+class MoeBuilder::Impl {
+ public:
+  Impl(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
+      : job_(job),
+        b_(b),
+        plan_(plan),
+        mesh_(b.env.mesh),
+        model_(*b.env.model),
+        p_(mesh_.spec()),
+        tokens_mb_(job.micro_batch_tokens()),
+        ready_{std::vector<TaskList>(static_cast<std::size_t>(mesh_.size())),
+               std::vector<TaskList>(static_cast<std::size_t>(mesh_.size()))} {
+    const topo::GpuSpec& gpu = b.env.cluster.gpu;
+    slowdown_ = job.comm_sms > 0 ? static_cast<double>(gpu.sms) /
+                                       static_cast<double>(gpu.sms - job.comm_sms)
+                                 : 1.0;
+    const std::vector<std::vector<int>> groups = mesh_.groups(Dim::Ep);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      MoeRouting r = job.routing;
+      r.tokens_per_gpu = tokens_mb_;
+      if (job.balancer == Balancer::AuxLoss) {
+        r.uniform_share = aux_uniform_share(job.aux_loss_weight);
+      }
+      if (job.balancer == Balancer::Bias) {
+        r.seed = routing_seed(job.routing.seed, g, 2);  // the training steps' own tokens
+        BiasBalance balance =
+            balance_bias(groups[g], b.cluster, r, job.balance_steps, job.bias_update);
+        r.bias = std::move(balance.bias);
+        if (g == 0) {
+          balance_steps_ = std::move(balance.max_over_mean);
+        }
+      }
+      if (job.redundant_experts > 0) {  // copies of the experts this router makes hot
+        r.placement = redundant_placement(
+            r, groups[g].size(),
+            job.redundant_experts / static_cast<std::int64_t>(groups[g].size()));
+      }
+      if (g == 0) {
+        placement_ = r.placement.empty() ? even_placement(r.experts, groups[g].size())
+                                         : r.placement;
+      }
+      for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
+        r.seed = routing_seed(job.routing.seed, g, mb);
+        GroupRouting gr{groups[g], {}, {}};
+        gr.tokens = route_tokens(gr.ranks, b.cluster, r, Bytes{1}, &gr.load);
+        routing_[static_cast<std::size_t>(mb)].push_back(std::move(gr));
+      }
+    }
+    hidden_ = model_.hidden;
+    // Two micro-batches of one GPU's tokens are the two halves of its sequence: the second
+    // half's queries also see the first half's keys, so attention costs what it costs unsplit.
+    // DualPipe's pair is two micro-batches, each a whole sequence.
+    for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
+      const std::int64_t before = job.overlap == EpOverlap::TwoMicrobatch ? mb * tokens_mb_ : 0;
+      pre_[static_cast<std::size_t>(mb)] =
+          moe_attention_costs(model_, p_, tokens_mb_, before, job.attention, *b.compute);
+    }
+    shared_ = moe_shared_costs(model_, tokens_mb_, *b.compute);
+  }
+
+  double slowdown() const { return slowdown_; }
+  const MoeLayerJob& job() const { return job_; }
+  const BuildEnv& build_env() const { return b_; }
+  std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
+
+  const LayerCosts& pre_costs(std::int64_t mb) const { return pre_[static_cast<std::size_t>(mb)]; }
+  const std::vector<double>& balance_steps() const { return balance_steps_; }
+  const std::vector<std::vector<int>>& placement() const { return placement_; }
+  const std::vector<GroupRouting>& routing(std::int64_t mb) const {
+    return routing_[static_cast<std::size_t>(mb)];
+  }
+
+  // Forward, one layer: attention and router of every micro-batch first (the second one's
+  // overlaps the first one's dispatch), then per micro-batch the shared experts, the experts
+  // once its dispatch has landed, and its combine. A micro-batch's next layer starts when its
+  // combine has landed, so the next layer's attention hides this layer's last combine.
+  void forward() {
+    const std::int64_t mbs = job_.micro_batches();
+    std::vector<std::vector<TaskList>> dispatched(static_cast<std::size_t>(mbs));
+    for (std::int64_t mb = 0; mb < mbs; ++mb) {
+      const std::vector<TaskList> pre =
+          compute_all(pre_costs(mb).fwd, phase(pre_phase(), "fwd"), ready(mb));
+      dispatched[static_cast<std::size_t>(mb)] = exchange(
+          mb, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), pre);
+    }
+    for (std::int64_t mb = 0; mb < mbs; ++mb) {
+      compute_all(shared_.fwd, phase("shared_experts", "fwd"), {});
+      const std::vector<TaskList> done =
+          experts(mb, Pass::Fwd, dispatched[static_cast<std::size_t>(mb)]);
+      ready(mb) = exchange(mb, Direction::Back, job_.combine_bytes_per_element,
+                           phase("combine", "fwd"), done);
+    }
+  }
+
+  // Backward, one layer: output gradients out to the experts (combine's backward), the shared
+  // experts' backward meanwhile, the experts' backward, input gradients back (dispatch's
+  // backward), then attention's backward per micro-batch.
+  void backward() {
+    const std::int64_t mbs = job_.micro_batches();
+    std::vector<std::vector<TaskList>> out(static_cast<std::size_t>(mbs));
+    for (std::int64_t mb = 0; mb < mbs; ++mb) {
+      out[static_cast<std::size_t>(mb)] = exchange(
+          mb, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(mb));
+    }
+    std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
+    for (std::int64_t mb = 0; mb < mbs; ++mb) {
+      compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
+      const std::vector<TaskList> done =
+          experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
+      back[static_cast<std::size_t>(mb)] = exchange(
+          mb, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), done);
+    }
+    for (std::int64_t mb = 0; mb < mbs; ++mb) {
+      ready(mb) = compute_all(reversed(pre_costs(mb).bwd), phase(pre_phase(), "bwd"),
+                              back[static_cast<std::size_t>(mb)]);
+    }
+  }
+
+  // DualPipe's chunk pair, one layer: micro-batch 0's forward against micro-batch 1's backward
+  // (of the layer in mirror). Communication stream: 1's combine backward, 0's dispatch, 1's
+  // dispatch backward, 0's combine; compute stream: 0's attention, 1's experts backward, 0's
+  // experts, 1's attention backward. So each exchange runs under the other micro-batch's
+  // compute.
+  void pair() {
+    const std::vector<TaskList> b_out = exchange(
+        1, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(1));
+    const std::vector<TaskList> f_pre =
+        compute_all(pre_costs(0).fwd, phase(pre_phase(), "fwd"), ready(0));
+    compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
+    const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
+    const std::vector<TaskList> f_in = exchange(
+        0, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), f_pre);
+    compute_all(shared_.fwd, phase("shared_experts", "fwd"), {});
+    const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
+    const std::vector<TaskList> b_back = exchange(
+        1, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), b_experts);
+    ready(1) = compute_all(reversed(pre_costs(1).bwd), phase(pre_phase(), "bwd"), b_back);
+    ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
+                        phase("combine", "fwd"), f_experts);
+  }
+
+  // The backward pass starts once every micro-batch's forward has ended.
+  void join() {
+    std::vector<TaskList> all(static_cast<std::size_t>(mesh_.size()));
+    for (std::int64_t mb = 0; mb < job_.micro_batches(); ++mb) {
+      for (std::size_t g = 0; g < all.size(); ++g) {
+        all[g].insert(all[g].end(), ready(mb)[g].begin(), ready(mb)[g].end());
+      }
+    }
+    for (std::int64_t mb = 0; mb < job_.micro_batches(); ++mb) {
+      ready(mb) = all;
+    }
+  }
+
+ private:
+  const MoeLayerJob& job_;
+  const BuildEnv& b_;
+  Plan& plan_;
+  const Mesh& mesh_;
+  const ModelSpec& model_;
+  const ParallelSpec& p_;
+  std::int64_t tokens_mb_;
+  std::int64_t hidden_ = 0;
+  double slowdown_ = 1;
+  LayerCosts pre_[2];  // per micro-batch: attention (or not) and the router
+  LayerCosts shared_;
+  std::vector<GroupRouting> routing_[2];
+  std::vector<double> balance_steps_;
+  std::vector<std::vector<int>> placement_;  // EP group 0's
+  /// Per micro-batch and GPU: what its next layer starts after.
+  std::vector<TaskList> ready_[2];
+  /// The communication stream: what the next exchange of each EP group starts after.
+  std::map<std::size_t, TaskList> comm_free_;
+
+  std::uint32_t phase(std::string_view name, std::string_view pass) {
+    return plan_.phase(name, pass);
+  }
+
+  // What runs before dispatch: attention and the router, or the router alone.
+  std::string_view pre_phase() const { return job_.attention ? "attention" : "router"; }
+
+  static KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
+
+  PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
+                     std::uint32_t phase, const TaskList& after) {
+    const Time t = slowdown_ == 1.0
+                       ? cost.time
+                       : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) *
+                                               slowdown_));
+    const PlanTaskId id = plan_.add_compute(
+        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label});
+    for (PlanTaskId a : after) {
+      plan_.add_dependency(a, id);
+    }
+    return id;
+  }
+
+  // `kernels` one after another on every GPU (after `after[gpu]` when given); returns each
+  // GPU's last task.
+  std::vector<TaskList> compute_all(const KernelCosts& kernels, std::uint32_t phase,
+                                    const std::vector<TaskList>& after) {
+    std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
+    if (kernels.empty()) {
+      return after.empty() ? last : after;
+    }
+    for (int gpu = 0; gpu < mesh_.size(); ++gpu) {
+      const auto g = static_cast<std::size_t>(gpu);
+      TaskList deps = after.empty() ? TaskList{} : after[g];
+      for (const auto& [label, cost] : kernels) {
+        deps = {compute(gpu, label, cost, phase, deps)};
+      }
+      last[g] = deps;
+    }
+    return last;
+  }
+
+  // The experts of every GPU over the rows it received in micro-batch `mb`, after `arrived`.
+  std::vector<TaskList> experts(std::int64_t mb, Pass pass, const std::vector<TaskList>& arrived) {
+    const std::uint32_t ph = phase("experts", pass == Pass::Fwd ? "fwd" : "bwd");
+    std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
+    for (const GroupRouting& gr : routing(mb)) {
+      for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
+        // The rows of each of the GPU's expert slots, padded to the grouped GEMM's row block.
+        const std::vector<std::int64_t>& slots = gr.load.slot_tokens[j];
+        const auto local = static_cast<std::int64_t>(slots.size());
+        std::int64_t rows = 0;
+        std::int64_t padded = 0;
+        for (const std::int64_t r : slots) {
+          rows += r;
+          padded += (r + kExpertRowBlock - 1) / kExpertRowBlock * kExpertRowBlock;
+        }
+        const int gpu = gr.ranks[j];
+        const auto g = static_cast<std::size_t>(gpu);
+        // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
+        const LayerCosts costs =
+            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
+        const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : reversed(costs.bwd);
+        TaskList deps = arrived[g];
+        for (const auto& [label, cost] : k) {
+          if (rows > 0) {
+            deps = {compute(gpu, label, cost, ph, deps)};
+          }
+        }
+        last[g] = deps;
+      }
+    }
+    return last;
+  }
+
+  // One exchange of micro-batch `mb` in every EP group, `per_element` bytes per hidden element,
+  // after each GPU's `after`; returns per GPU the tasks after which its data has arrived.
+  std::vector<TaskList> exchange(std::int64_t mb, Direction dir, double per_element,
+                                 std::uint32_t ph, const std::vector<TaskList>& after) {
+    std::vector<TaskList> arrived(static_cast<std::size_t>(mesh_.size()));
+    const std::int64_t token_bytes =
+        std::llround(static_cast<double>(hidden_) * per_element);
+    const std::vector<GroupRouting>& groups = routing(mb);
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const GroupRouting& gr = groups[gi];
+      TaskList start = comm_free_[gi];
+      for (int r : gr.ranks) {
+        const TaskList& a = after[static_cast<std::size_t>(r)];
+        start.insert(start.end(), a.begin(), a.end());
+      }
+      const TwoTierMatrix m = scaled(gr.tokens, token_bytes);
+      Collectives c(plan_, b_.cluster, b_.env.nccl, ph);
+      const bool back = dir == Direction::Back;
+      Handle h;
+      switch (job_.algorithm) {
+        case EpAlgorithm::TwoTier: {
+          const std::int64_t chunk =
+              job_.chunk_tokens > 0
+                  ? job_.chunk_tokens
+                  : deepep_chunk_tokens(static_cast<std::int64_t>(gr.ranks.size()), back);
+          const double eff =
+              b_.env.deepep != nullptr ? b_.env.deepep->nvlink_efficiency : 1.0;
+          h = c.all_to_all_two_tier(
+              gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces_used()},
+              start);
+          break;
+        }
+        case EpAlgorithm::LowLatency:
+          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start);
+          break;
+        case EpAlgorithm::Flat:
+          h = c.all_to_all_flat(gr.ranks, back ? transposed(m.gpu) : m.gpu, start);
+          break;
+      }
+      comm_free_[gi] = h.done;
+      // Each GPU waits for what lands on it; one that receives nothing, for the exchange.
+      for (PlanTaskId t : h.done) {
+        arrived[static_cast<std::size_t>(plan_.tasks()[t].src)].push_back(t);
+      }
+      for (int r : gr.ranks) {
+        if (arrived[static_cast<std::size_t>(r)].empty()) {
+          arrived[static_cast<std::size_t>(r)] = h.done;
+        }
+      }
+    }
+    return arrived;
+  }
+
+};
+
+
+MoeBuilder::MoeBuilder(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
+    : impl_(std::make_unique<Impl>(job, b, plan)) {}
+MoeBuilder::~MoeBuilder() = default;
+void MoeBuilder::forward() { impl_->forward(); }
+void MoeBuilder::backward() { impl_->backward(); }
+void MoeBuilder::pair() { impl_->pair(); }
+void MoeBuilder::join() { impl_->join(); }
+std::vector<TaskList>& MoeBuilder::ready(std::int64_t mb) { return impl_->ready(mb); }
+
+EpDetails MoeBuilder::details() const {
+  const Impl& builder = *impl_;
+  const MoeLayerJob& job = builder.job();
+  const BuildEnv& b = builder.build_env();
+  EpDetails details;
+  details.degree = b.env.mesh.spec().ep;
+  details.groups = static_cast<std::int64_t>(builder.routing(0).size());
+  details.micro_batches = job.micro_batches();
+  details.compute_slowdown = builder.slowdown();
+  details.balance_steps = builder.balance_steps();
+  details.placement = builder.placement();
+  const std::size_t n = builder.routing(0).front().ranks.size();
+  details.tokens_per_rank.assign(n, 0);
+  double nodes = 0;
+  double gpus = 0;
+  for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
+    const GroupRouting& gr = builder.routing(mb).front();
+    const std::vector<std::int64_t>& taken = gr.load.expert_tokens;
+    if (details.tokens_per_expert.empty()) {
+      details.tokens_per_expert.assign(taken.size(), 0);
+    }
+    for (std::size_t e = 0; e < taken.size(); ++e) {
+      details.tokens_per_expert[e] += taken[e];
+      details.selections += taken[e];
+    }
+    details.selections += gr.load.dropped;
+    details.dropped += gr.load.dropped;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        details.tokens_per_rank[j] += gr.tokens.selections.at(i, j);
+        gpus += static_cast<double>(gr.tokens.gpu.at(i, j));
+      }
+    }
+    nodes += static_cast<double>(
+        std::accumulate(gr.tokens.to_node.begin(), gr.tokens.to_node.end(), std::int64_t{0}));
+  }
+  // Every token routed above: micro-batches x their tokens (two halves of a sequence with
+  // two_microbatch, two whole sequences in a DualPipe pair) on each GPU of the group.
+  const double tokens = static_cast<double>(job.micro_batch_tokens()) *
+                        static_cast<double>(job.micro_batches()) * static_cast<double>(n);
+  details.nodes_per_token_mean = nodes / tokens;
+  details.gpus_per_token_mean = gpus / tokens;
+  return details;
+}
+
+std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
+  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
+                "a MoE layer needs a compute model and a model");
+  Plan plan;
+  MoeBuilder builder(*this, b, plan);
+  if (overlap == EpOverlap::DualPipePair) {
+    for (std::int64_t l = 0; l < layers; ++l) {
+      builder.pair();
+    }
+  } else {
+    if (forward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.forward();
+      }
+    }
+    builder.join();
+    if (backward()) {
+      for (std::int64_t l = 0; l < layers; ++l) {
+        builder.backward();
+      }
+    }
+  }
+  EpDetails details = builder.details();
+  std::vector<Case> out;
+  out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {}, {},
+                     std::move(details)});
+  return out;
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,242 @@
+// DualPipe's order and the plan that runs it.
+#include "workloads/step/dualpipe.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// One rank's order, step by step as DeepSeek's schedule builds it. A rank's "chunk 0" is the
+// stage nearer the model's start (direction 0 on the first half of the ranks, 1 on the
+// second), "chunk 1" the other.
+class RankOrder {
+ public:
+  RankOrder(int p, int m, int rank) : p_(p), half_chunks_(m / 2), rank_(rank) {
+    second_half_ = rank >= p / 2;
+  }
+
+  std::vector<DualOp> build() {
+    const int half_rank = std::min(rank_, p_ - 1 - rank_);
+    const int half_ranks = p_ / 2;
+    const bool middle = rank_ == half_ranks - 1 || rank_ == half_ranks;
+    for (int i = 0; i < (half_ranks - half_rank - 1) * 2; ++i) {  // 1: nF0
+      forward(0);
+    }
+    for (int i = 0; i < half_rank + 1; ++i) {  // 2: nF0F1
+      forward(0);
+      forward(1);
+    }
+    for (int i = 0; i < half_ranks - half_rank - 1; ++i) {  // 3: nB1W1F1 (zero bubble)
+      backward(1, true);
+      weight();
+      forward(1);
+    }
+    const int main_steps = half_chunks_ - p_ + half_rank + 1;
+    for (int i = 0; i < main_steps; ++i) {  // 4: nF0B1F1B0
+      if (i == 0 && middle) {  // not overlapped, to shrink the bubble
+        forward(0);
+        backward(1, false);
+      } else {
+        pair(0, 1);
+      }
+      pair(1, 0);
+    }
+    for (int i = 0; i < half_ranks - half_rank - 1; ++i) {  // 5: nB1F1B0
+      backward(1, false);
+      pair(1, 0);
+    }
+    bool zero_bubble = false;  // 6: nB1B0, the second half with zero bubble
+    const int steps6 = half_rank + 1;
+    for (int i = 0; i < steps6; ++i) {
+      if (i == steps6 / 2 && half_rank % 2 == 1) {
+        zero_bubble = true;
+      }
+      backward(1, zero_bubble);
+      if (i == steps6 / 2 && half_rank % 2 == 0) {
+        zero_bubble = true;
+      }
+      backward(0, zero_bubble);
+    }
+    for (int i = 0; i < half_ranks - half_rank - 1; ++i) {  // 7: nWB0 (zero bubble)
+      weight();
+      backward(0, true);
+    }
+    for (int i = 0; i < half_rank + 1; ++i) {  // 8: nW
+      weight();
+    }
+    HOPSIM_ASSERT(deferred_.empty(), "rank {}: {} weight parts left", rank_, deferred_.size());
+    return std::move(ops_);
+  }
+
+ private:
+  int p_;
+  int half_chunks_;
+  int rank_;
+  bool second_half_ = false;
+  int next_f_[2] = {0, 0};  // by direction
+  int next_b_[2] = {0, 0};
+  std::deque<std::pair<int, int>> deferred_;  // weight parts: (direction, micro-batch)
+  std::vector<DualOp> ops_;
+
+  int direction(int chunk) const { return chunk ^ (second_half_ ? 1 : 0); }
+
+  void forward(int chunk) {
+    const int d = direction(chunk);
+    ops_.push_back({DualWork::Forward, d, next_f_[d]++, 0, 0});
+  }
+  void backward(int chunk, bool zero_bubble) {
+    const int d = direction(chunk);
+    const int mb = next_b_[d]++;
+    ops_.push_back({zero_bubble ? DualWork::BackwardInput : DualWork::Backward, d, mb, 0, 0});
+    if (zero_bubble) {
+      deferred_.emplace_back(d, mb);
+    }
+  }
+  void weight() {
+    HOPSIM_ASSERT(!deferred_.empty(), "rank {}: a weight part with none deferred", rank_);
+    const auto [d, mb] = deferred_.front();
+    deferred_.pop_front();
+    ops_.push_back({DualWork::Weight, d, mb, 0, 0});
+  }
+  void pair(int forward_chunk, int backward_chunk) {
+    const int fd = direction(forward_chunk);
+    const int bd = direction(backward_chunk);
+    ops_.push_back({DualWork::Pair, fd, next_f_[fd]++, bd, next_b_[bd]++});
+  }
+};
+
+}  // namespace
+
+Problems check_dualpipe(int stages, int micro_batches, const std::string& at) {
+  Problems out;
+  if (stages < 2 || stages % 2 != 0) {
+    out.push_back({at, fmt::format("dualpipe runs an even number of pipeline ranks, at least "
+                                   "2; got pp {}",
+                                   stages)});
+  } else if (micro_batches % 2 != 0 || micro_batches < 2 * stages) {
+    out.push_back({at, fmt::format("dualpipe feeds micro-batches from both ends: an even number, "
+                                   "at least 2 x pp = {}; got {}",
+                                   2 * stages, micro_batches)});
+  }
+  return out;
+}
+
+std::vector<std::vector<DualOp>> dualpipe_order(int p, int m) {
+  HOPSIM_ASSERT(check_dualpipe(p, m, "").empty(), "dualpipe {} x {}", p, m);
+  std::vector<std::vector<DualOp>> out;
+  for (int r = 0; r < p; ++r) {
+    out.push_back(RankOrder(p, m, r).build());
+  }
+  return out;
+}
+
+DualPipeTasks add_dualpipe(Plan& plan, const DualPipeSpec& spec) {
+  const int p = static_cast<int>(spec.gpus.size());
+  const std::vector<std::vector<DualOp>> order = dualpipe_order(p, spec.micro_batches);
+  const std::uint32_t fwd_phase = plan.phase("pipeline", "fwd");
+  const std::uint32_t bwd_phase = plan.phase("pipeline", "bwd");
+  const std::uint32_t weight_phase = plan.phase("pipeline", "weight");
+  const std::uint32_t pair_phase = plan.phase("pipeline", "pair");
+  const std::uint32_t comm_fwd = plan.phase("pp_comm", "fwd");
+  const std::uint32_t comm_bwd = plan.phase("pp_comm", "bwd");
+  const auto at = [](const std::vector<Time>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  // The task that finishes (direction, micro-batch, forward?) on each stage position.
+  std::map<std::tuple<int, int, bool, int>, PlanTaskId> done;  // (d, mb, fwd, stage)
+  DualPipeTasks out;
+  out.ops.resize(static_cast<std::size_t>(p));
+  out.grads_done.assign(static_cast<std::size_t>(p), std::vector<PlanTaskId>(2, 0));
+  for (int r = 0; r < p; ++r) {
+    const int gpu = spec.gpus[static_cast<std::size_t>(r)];
+    for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
+      const int stage = dualpipe_stage(p, r, op.direction);
+      Time t;
+      std::uint32_t phase = fwd_phase;
+      switch (op.work) {
+        case DualWork::Forward:
+          t = at(spec.forward, stage);
+          break;
+        case DualWork::Backward:
+          t = at(spec.backward, stage);
+          phase = bwd_phase;
+          break;
+        case DualWork::BackwardInput:
+          t = at(spec.backward_input, stage);
+          phase = bwd_phase;
+          break;
+        case DualWork::Weight:
+          t = at(spec.weight, stage);
+          phase = weight_phase;
+          break;
+        case DualWork::Pair:
+          t = spec.pair[static_cast<std::size_t>(
+              stage * p + dualpipe_stage(p, r, op.pair_direction))];
+          phase = pair_phase;
+          break;
+      }
+      const PlanTaskId id = plan.add_compute(ComputeTask{
+          gpu, t, Flops{}, spec.source, phase, kComputeStream,
+          op.work == DualWork::Pair ? "forward+backward" : "dualpipe"});
+      out.ops[static_cast<std::size_t>(r)].push_back(id);
+      if (op.work == DualWork::Pair) {
+        done[{op.direction, op.micro_batch, true, stage}] = id;
+        const int bstage = dualpipe_stage(p, r, op.pair_direction);
+        done[{op.pair_direction, op.pair_micro_batch, false, bstage}] = id;
+        out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.pair_direction)] =
+            id;
+      } else if (op.work == DualWork::Weight) {
+        out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.direction)] = id;
+      } else {
+        const bool fwd = op.work == DualWork::Forward;
+        done[{op.direction, op.micro_batch, fwd, stage}] = id;
+        if (op.work == DualWork::Backward) {
+          out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.direction)] =
+              id;
+        }
+      }
+    }
+  }
+  // Data dependencies along each direction; a stage's rank for direction d.
+  const auto rank_of = [&](int d, int stage) { return d == 0 ? stage : p - 1 - stage; };
+  const auto link = [&](int d, int from_stage, int to_stage, PlanTaskId before, PlanTaskId after,
+                        bool forward) {
+    const int from = spec.gpus[static_cast<std::size_t>(rank_of(d, from_stage))];
+    const int to = spec.gpus[static_cast<std::size_t>(rank_of(d, to_stage))];
+    if (before == after) {
+      return;
+    }
+    if (spec.activation_bytes.n == 0 || from == to) {
+      plan.add_dependency(before, after);
+      return;
+    }
+    const PlanTaskId f =
+        plan.add_flow(from, to, spec.activation_bytes, forward ? comm_fwd : comm_bwd);
+    plan.add_dependency(before, f);
+    plan.add_dependency(f, after);
+  };
+  for (int d = 0; d < 2; ++d) {
+    for (int mb = 0; mb < spec.micro_batches / 2; ++mb) {
+      for (int s = 1; s < p; ++s) {
+        link(d, s - 1, s, done.at({d, mb, true, s - 1}), done.at({d, mb, true, s}), true);
+      }
+      const PlanTaskId last_f = done.at({d, mb, true, p - 1});
+      const PlanTaskId last_b = done.at({d, mb, false, p - 1});
+      if (last_f != last_b) {
+        plan.add_dependency(last_f, last_b);
+      }
+      for (int s = p - 1; s > 0; --s) {
+        link(d, s, s - 1, done.at({d, mb, false, s}), done.at({d, mb, false, s - 1}), false);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace hopsim::work

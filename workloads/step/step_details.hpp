@@ -1,0 +1,73 @@
+// What a training step's report needs beyond its plan: how it was folded, the simulated layer
+// and gradient-sync times it was folded from, and the closed-form memory and FLOPs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/units.hpp"
+#include "workloads/step/step_model.hpp"
+
+namespace hopsim::work {
+
+/// One layer kind (dense or MoE) as simulated on one layer group: its forward and backward
+/// time (backward with the recomputed forward under full recompute), and the communication
+/// its busiest GPU did not hide, by kind ("tp", "cp", "ep"), forward and backward together.
+struct LayerTiming {
+  bool moe = false;
+  Time forward;
+  Time backward;
+  /// The backward's weight-gradient part: the forward's GEMM time (a GEMM's backward is a
+  /// data-gradient and a weight-gradient GEMM of the forward's size each).
+  Time weight;
+  /// DualPipe: this layer's forward overlapped with another micro-batch's backward of it;
+  /// forward + backward when nothing is simulated to overlap (dense layers).
+  Time pair;
+  std::vector<std::pair<std::string, Time>> exposed;
+  /// The busiest GPU's compute and communication (flows in flight), forward and backward.
+  Time compute;
+  Time comm;
+  int gpus = 0;  ///< of the layer group it ran on
+};
+
+/// One layer's gradient synchronization over data parallelism, simulated on one pipeline
+/// stage's DP groups at once.
+struct GradSync {
+  bool moe = false;
+  Time time;
+  double bytes_per_gpu = 0;
+  Time gather;  ///< ZeRO-3: the layer's parameter all-gather (BF16), before each use
+};
+
+struct StepDetails {
+  std::string folding;  ///< in words: what was simulated for what
+  int stages = 1;       ///< pipeline ranks (pp)
+  int chunks = 1;       ///< model chunks per rank
+  std::int64_t micro_batches = 1;
+  std::int64_t gpus = 0;
+  std::string schedule;
+  std::string recompute;
+  int zero = 1;
+  std::vector<std::int64_t> layers_per_stage;  ///< per model stage
+  std::vector<std::int64_t> first_layer;       ///< per model stage, its first layer's index
+  std::vector<std::int64_t> rank_layers;       ///< per pipeline rank, over its chunks
+  std::vector<std::int64_t> rank_moe_layers;   ///< per pipeline rank, those that are MoE
+  std::vector<LayerTiming> layers;             ///< per layer kind the model has
+  std::vector<GradSync> grad_sync;             ///< per layer kind
+  Time head_forward;   ///< the output layer (and loss), last stage, one micro-batch
+  Time head_backward;
+  Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
+  /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
+  /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)
+  std::vector<Time> gather_exposed;
+  std::vector<int> representatives;  ///< per pipeline rank, the GPU simulated for it
+  double tokens = 0;                 ///< per step
+  double model_flops = 0;            ///< per step, model_flops_per_token's convention
+  double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype
+  double hbm_bytes = 0;
+  std::vector<StageMemory> memory;  ///< per pipeline rank
+};
+
+}  // namespace hopsim::work

@@ -1,0 +1,275 @@
+// A training step's layout in closed form: layers per stage, parameters, memory, model FLOPs.
+#include "workloads/step/step_model.hpp"
+
+#include <algorithm>
+
+#include "sim/assert.hpp"
+#include "workloads/step/dualpipe.hpp"
+
+namespace hopsim::work {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+constexpr double kWeightBytes = 2;     // BF16 weights
+constexpr double kOptimizerBytes = 12;  // FP32 master weights, Adam's m and v
+constexpr double kActivationBytes = 2;  // BF16 activations
+
+// Bytes one layer saves for its backward per token, in BF16, counted from the model's shape
+// (Korthikanti et al.'s accounting, for a pre-norm layer without dropout, FlashAttention
+// storing no scores): attention keeps its norm's input and output, Q, K, V and its output
+// (the output projection's input); a dense MLP its norm's input and output, the gate and up
+// projections and the SwiGLU output (the down projection's input); a MoE layer the same per
+// shared expert and, per routed copy of the token, its expert input, gate, up and SwiGLU
+// output. Llama 3 405B: 31.75 h per token where GPT-3's constant is 34 h.
+double layer_bytes_per_token(const ModelSpec& m, bool moe) {
+  const double h = d(m.hidden);
+  double q = d(m.heads * m.head_dim);
+  double kv = 2 * d(m.kv_heads * m.head_dim);
+  double out = q;
+  if (m.mla) {
+    const MlaShape& a = m.mla_shape;
+    q = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)) + d(a.q_lora_rank);
+    kv = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)) +
+         d(a.kv_lora_rank + a.qk_rope_head_dim);
+    out = d(m.heads * a.v_head_dim);
+  }
+  double elements = 2 * h + q + kv + out + 2 * h;
+  if (moe) {
+    const double fe = d(m.moe.expert_ffn_hidden);
+    elements += d(m.moe.shared_experts) * 3 * fe + d(m.moe.top_k) * (h + 3 * fe);
+  } else {
+    elements += 3 * d(m.ffn_hidden);
+  }
+  return kActivationBytes * elements;
+}
+
+// Saved activations of one layer for one micro-batch on one GPU (sequence parallelism splits
+// every tensor over tp, context parallelism over cp). Under full recompute only the layer's
+// input is kept.
+double layer_activations(const StepShape& s, bool moe, bool full) {
+  const ModelSpec& m = *s.model;
+  const ParallelSpec& p = s.parallel;
+  const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
+  if (full) {
+    return kActivationBytes * tokens * d(m.hidden);
+  }
+  return tokens * layer_bytes_per_token(m, moe);
+}
+
+}  // namespace
+
+std::string_view recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+    case Recompute::None:
+      break;
+  }
+  return "none";
+}
+
+std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages) {
+  HOPSIM_ASSERT(stages >= 1 && layers >= stages, "{} layers over {} stages", layers, stages);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(stages), layers / stages);
+  std::int64_t extra = layers % stages;
+  // The middle stages first, then the first, then the last.
+  std::vector<int> order;
+  for (int s = 1; s + 1 < stages; ++s) {
+    order.push_back(s);
+  }
+  order.push_back(0);
+  if (stages > 1) {
+    order.push_back(stages - 1);
+  }
+  for (int s : order) {
+    if (extra == 0) {
+      break;
+    }
+    ++out[static_cast<std::size_t>(s)];
+    --extra;
+  }
+  return out;
+}
+
+int model_stages(const StepShape& s) {
+  const int p = static_cast<int>(s.parallel.pp);
+  return s.schedule == PipeSchedule::DualPipe ? p : p * s.chunks;
+}
+
+std::vector<int> rank_stages(const StepShape& s, int rank) {
+  const int p = static_cast<int>(s.parallel.pp);
+  if (s.schedule == PipeSchedule::DualPipe) {
+    return rank == p - 1 - rank ? std::vector<int>{rank} : std::vector<int>{rank, p - 1 - rank};
+  }
+  std::vector<int> out;
+  for (int c = 0; c < s.chunks; ++c) {
+    out.push_back(c * p + rank);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> first_layers(const std::vector<std::int64_t>& layers_per_stage) {
+  std::vector<std::int64_t> out(layers_per_stage.size(), 0);
+  for (std::size_t s = 1; s < out.size(); ++s) {
+    out[s] = out[s - 1] + layers_per_stage[s - 1];
+  }
+  return out;
+}
+
+bool is_moe_layer(const ModelSpec& m, std::int64_t index) {
+  return m.moe.routed_experts > 0 && index >= m.moe.first_dense_layers;
+}
+
+std::vector<StageParams> stage_params(const StepShape& s) {
+  const ModelSpec& m = *s.model;
+  const ParallelSpec& p = s.parallel;
+  const int stages = model_stages(s);
+  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, stages);
+  const StageParams dense = layer_params_per_gpu(m, p, false);
+  const StageParams sparse = layer_params_per_gpu(m, p, true);
+  std::vector<StageParams> out(static_cast<std::size_t>(stages));
+  std::int64_t index = 0;
+  for (int st = 0; st < stages; ++st) {
+    StageParams& sp = out[static_cast<std::size_t>(st)];
+    for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(st)]; ++l, ++index) {
+      const StageParams& layer = is_moe_layer(m, index) ? sparse : dense;
+      sp.dense += layer.dense;
+      sp.expert += layer.expert;
+    }
+    sp.dense += vocab_params(s, st);
+  }
+  return out;
+}
+
+StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe) {
+  const LayerParams lp = layer_params(m, moe);
+  StageParams out;
+  out.dense = (lp.attention + lp.norms + lp.mlp + lp.router + lp.shared_experts) / d(p.tp);
+  out.expert = moe ? d(m.moe.routed_experts) * lp.expert / d(p.ep) : 0;
+  return out;
+}
+
+double vocab_params(const StepShape& s, int stage) {
+  const ModelSpec& m = *s.model;
+  const double vocab = d(m.vocab) * d(m.hidden) / d(s.parallel.tp);  // vocab-parallel over TP
+  double out = 0;
+  if (stage == 0) {
+    out += vocab;
+  }
+  if (stage == model_stages(s) - 1) {
+    out += vocab + d(m.hidden);  // the head (a copy when tied) and the final norm
+  }
+  return out;
+}
+
+StageParams dp_shards(const StepShape& s) {
+  const ParallelSpec& p = s.parallel;
+  if (s.zero < 1) {
+    return {1, 1};
+  }
+  return {d(p.dp * p.cp), d(p.tp * p.cp * p.dp) / d(p.ep)};
+}
+
+std::vector<StageMemory> stage_memory(const StepShape& s) {
+  const ModelSpec& m = *s.model;
+  const ParallelSpec& p = s.parallel;
+  const int ranks = static_cast<int>(p.pp);
+  const std::vector<StageParams> params = stage_params(s);
+  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, model_stages(s));
+  const std::vector<std::int64_t> first_layer = first_layers(layers);
+  const bool full = s.recompute == Recompute::Full;
+  const auto stage_activations = [&](int stage, bool input_only) {
+    double bytes = 0;
+    const auto st = static_cast<std::size_t>(stage);
+    for (std::int64_t l = 0; l < layers[st]; ++l) {
+      bytes += layer_activations(s, is_moe_layer(m, first_layer[st] + l), input_only);
+    }
+    return bytes;
+  };
+  const StageParams shard = dp_shards(s);
+  const StageParams dense_layer = layer_params_per_gpu(m, p, false);
+  const StageParams moe_layer = layer_params_per_gpu(m, p, true);
+  // Per rank, the activations each op adds (a forward) or frees (a backward), in its order.
+  std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
+  if (s.schedule == PipeSchedule::DualPipe) {
+    const auto order = dualpipe_order(ranks, static_cast<int>(s.micro_batches));
+    for (int r = 0; r < ranks; ++r) {
+      for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
+        const int stage = dualpipe_stage(ranks, r, op.direction);
+        if (op.work == DualWork::Forward || op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, true);
+        }
+        if (op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(
+              dualpipe_stage(ranks, r, op.pair_direction), false);
+        } else if (op.work == DualWork::Backward || op.work == DualWork::BackwardInput) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, false);
+        }
+      }
+    }
+  } else {
+    const auto order =
+        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
+    for (int r = 0; r < ranks; ++r) {
+      for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
+        steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
+      }
+    }
+  }
+  std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    StageMemory& mem = out[static_cast<std::size_t>(r)];
+    double vocab = 0;
+    double dense = 0;  // the layers' (without the vocabulary's)
+    double expert = 0;
+    double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
+    double largest = 0;    // the largest layer's parameters
+    for (const int stage : rank_stages(s, r)) {
+      vocab += vocab_params(s, stage);
+      dense += params[static_cast<std::size_t>(stage)].dense - vocab_params(s, stage);
+      expert += params[static_cast<std::size_t>(stage)].expert;
+      for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(stage)]; ++l) {
+        const bool moe = is_moe_layer(m, first_layer[static_cast<std::size_t>(stage)] + l);
+        one_layer = std::max(one_layer, layer_activations(s, moe, false));
+        const StageParams& lp = moe ? moe_layer : dense_layer;
+        largest = std::max(largest, lp.dense + lp.expert);
+      }
+    }
+    const double sharded = dense / shard.dense + expert / shard.expert;
+    if (s.zero >= 3) {
+      // The layers' shards, the vocabulary whole; the gathered layer and the one prefetched,
+      // and one layer's full gradient until its reduce-scatter.
+      mem.params = kWeightBytes * (vocab + sharded + 2 * largest);
+      mem.grads = s.grad_bytes * (vocab + sharded + largest);
+    } else {
+      mem.params = kWeightBytes * (vocab + dense + expert);
+      mem.grads = s.grad_bytes * (vocab + dense + expert);
+    }
+    mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
+    // The most activations in flight over the rank's order.
+    double held = 0;
+    double peak = 0;
+    for (const auto& [stage, forward] : steps[static_cast<std::size_t>(r)]) {
+      const double a = stage_activations(stage, full);
+      held += forward ? a : -a;
+      peak = std::max(peak, held);
+    }
+    mem.activations = peak + (full ? one_layer : 0);
+    if (m.moe.routed_experts > 0) {
+      const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
+      mem.buffers = tokens * d(m.moe.top_k) * d(m.hidden) * 3;  // FP8 in, BF16 out
+    }
+  }
+  return out;
+}
+
+double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len, double attended_pairs) {
+  const double input_embedding = m.tied_embeddings ? 0 : d(m.vocab) * d(m.hidden);
+  return 6 * (active_params(m) - input_embedding) +
+         attention_flops_per_token(m, 1) * attended_pairs / d(seq_len);
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,105 @@
+// A training step's closed-form layout: which layers each pipeline stage holds, the parameters
+// and memory of each GPU, and the model FLOPs that MFU counts. No simulation here; the
+// training_step job (workloads/jobs) times the step and reports these beside it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "workloads/mesh/mesh.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/step/schedule.hpp"
+
+namespace hopsim::work {
+
+/// Activation recomputation: none; selective (recompute the attention core; with
+/// FlashAttention the scores are never stored, so it saves no memory over none and costs no
+/// time); full (keep each layer's input only, run its forward again before its backward).
+enum class Recompute : std::uint8_t { None, Selective, Full };
+
+/// "none", "selective", "full".
+std::string_view recompute_name(Recompute r);
+
+/// Layers of each of `stages` model stages (layers >= stages >= 1): as even as possible, the
+/// extra layers on the middle stages, so that the first and last (which hold the embedding and
+/// the head) get fewer. Llama 3 405B's 126 layers over 16 stages: 7, then 14 of 8, then 7.
+std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages);
+
+/// The model index of each stage's first layer: layers_per_stage's running sum from 0.
+std::vector<std::int64_t> first_layers(const std::vector<std::int64_t>& layers_per_stage);
+
+/// What a step's memory and FLOPs depend on.
+struct StepShape {
+  const ModelSpec* model = nullptr;
+  ParallelSpec parallel;
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch = 1;
+  std::int64_t micro_batches = 1;  ///< per pipeline, per step
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  int chunks = 1;  ///< model chunks (virtual stages) per pipeline rank
+  /// 0: every optimizer state on every DP rank; 1: optimizer states sharded over DP;
+  /// 3: parameters and gradients sharded too, gathered layer by layer (param_prefetch.hpp)
+  int zero = 1;
+  Recompute recompute = Recompute::None;
+  double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
+};
+
+/// Model stages: p x chunks; DualPipe's p (each held by two ranks).
+int model_stages(const StepShape& s);
+/// The model stages pipeline rank `rank` holds: chunk c's c x p + rank; DualPipe's rank and
+/// p - 1 - rank (one per direction).
+std::vector<int> rank_stages(const StepShape& s, int rank);
+
+/// Parameters one GPU holds of one model stage: those replicated over the dp x cp ranks of its
+/// stage (attention, norms, dense MLPs, routers, shared experts, embedding, head; split over
+/// tp) and routed experts (split over ep, replicated over the tp x cp x dp / ep expert-DP
+/// ranks).
+struct StageParams {
+  double dense = 0;
+  double expert = 0;
+};
+
+/// Per model stage (model_stages of them, layers_per_stage's split).
+std::vector<StageParams> stage_params(const StepShape& s);
+
+/// Parameters of one layer on one GPU: those replicated over DP (split over tp) and its
+/// routed experts (split over ep).
+StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool moe);
+
+/// The part of stage `stage`'s dense parameters (per GPU) that is the input embedding, the
+/// head and the final norm. ZeRO-3 keeps these whole on every DP rank (reduced once per step
+/// and gathered after the optimizer, as under ZeRO-1) and shards only the layers.
+double vocab_params(const StepShape& s, int stage);
+
+/// The DP shard of each parameter kind: dense parameters over dp x cp ranks, routed experts
+/// over the tp x cp x dp / ep expert-DP ranks; 1 under ZeRO-0.
+StageParams dp_shards(const StepShape& s);
+
+/// Whether layer `index` (from 0) of the model is a MoE layer.
+bool is_moe_layer(const ModelSpec& m, std::int64_t index);
+
+/// Bytes one GPU holds, by what for.
+struct StageMemory {
+  double params = 0;       ///< BF16 weights (ZeRO-3: the shard and two gathered layers)
+  double grads = 0;        ///< the gradient buffer (grad_bytes per parameter; ZeRO-3: the shard
+                           ///< and one layer's full gradient before its reduce-scatter)
+  double optimizer = 0;    ///< FP32 master weights, Adam's two moments (12 B per parameter)
+  double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
+                           ///< (DualPipe: freed by a backward's input part)
+  double buffers = 0;      ///< MoE dispatch and combine receive buffers
+  double total() const { return params + grads + optimizer + activations + buffers; }
+};
+
+/// Per pipeline rank: the memory of its GPU at the step's peak.
+std::vector<StageMemory> stage_memory(const StepShape& s);
+
+/// Model FLOPs per token of one training step (forward and backward), the convention of the
+/// Llama 3 and DeepSeek-V3 reports: 6 x the parameters a token's GEMMs use (active parameters
+/// without the input embedding, a lookup) + the attention scores' 12 L h per attended
+/// (query, key) pair, over a sequence of seq_len tokens attending `attended_pairs` pairs
+/// (full: s^2, 12 L h s per token; causal: s(s + 1)/2; documents: each its own causal
+/// triangle). Recomputation is not counted (hardware FLOPs, not model FLOPs).
+double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len, double attended_pairs);
+
+}  // namespace hopsim::work

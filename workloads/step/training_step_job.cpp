@@ -1,0 +1,309 @@
+// The training step: its checks, and the pieces its folded and unfolded plans share.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+#include "workloads/step/training_step_parts.hpp"
+
+namespace hopsim::work {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// The ranks of pipeline ranks `stages` grouped by `key`, each ordered by rank; single members
+// left out.
+template <class Key>
+std::vector<std::vector<int>> stage_groups(const Mesh& mesh, std::span<const std::int64_t> stages,
+                                           const Key& key) {
+  std::map<std::int64_t, std::vector<int>> by_key;
+  for (int r = 0; r < mesh.size(); ++r) {
+    if (std::find(stages.begin(), stages.end(), mesh.coordinate(r, Dim::Pp)) != stages.end()) {
+      by_key[key(r)].push_back(r);
+    }
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& [k, g] : by_key) {
+    if (g.size() > 1) {
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace step_parts {
+
+TransformerLayerJob one_layer(const TransformerLayerJob& layer, bool moe, Passes passes,
+                              std::int64_t layers) {
+  TransformerLayerJob j = layer;
+  j.attention.layers = layers;
+  j.attention.passes = passes;
+  if (!moe) {
+    j.moe.reset();
+    j.attention.mlp = true;
+  }
+  return j;
+}
+
+bool has_moe(const TrainingStepJob& job, const ModelSpec& m) {
+  return m.moe.routed_experts > 0 && job.layer.moe.has_value();
+}
+
+bool has_dense(const TrainingStepJob& job, const ModelSpec& m) {
+  return !has_moe(job, m) || m.moe.first_dense_layers > 0;
+}
+
+bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index) {
+  return has_moe(job, m) && is_moe_layer(m, index);
+}
+
+std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
+                                              std::span<const std::int64_t> stages) {
+  return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Tp); });
+}
+
+std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
+                                               std::span<const std::int64_t> stages) {
+  return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
+}
+
+Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
+  const std::vector<StageParams> params = stage_params(s);
+  const StageParams shards = dp_shards(s);
+  double shard = 0;
+  for (const int stage : rank_stages(s, rank)) {
+    const StageParams& sp = params[static_cast<std::size_t>(stage)];
+    shard += sp.dense / shards.dense + sp.expert / shards.expert;
+  }
+  const double bytes_per_param = 3 * 4 * 2 + s.grad_bytes + 2;
+  return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
+}
+
+DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int rank) {
+  if (job.zero < 1) {
+    return {};
+  }
+  const std::vector<StageParams> params = stage_params(shape);
+  double dense = 0;
+  double expert = 0;
+  for (const int s : rank_stages(shape, rank)) {
+    if (job.zero >= 3) {
+      dense += vocab_params(shape, s);
+      continue;
+    }
+    dense += params[static_cast<std::size_t>(s)].dense;
+    expert += params[static_cast<std::size_t>(s)].expert;
+  }
+  return {CollectiveOp::AllGather, static_cast<std::int64_t>(dense * 2),
+          static_cast<std::int64_t>(expert * 2)};
+}
+
+void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                  const StepShape& shape, int rank, PlanTaskId last_op,
+                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  const StepMeasurements& m) {
+  const int gpu = details.representatives[static_cast<std::size_t>(rank)];
+  const PlanTaskId optimizer = plan.add_compute(
+      ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
+                  plan.phase("optimizer", "step"), kComputeStream, "optimizer"});
+  plan.add_dependency(last_op, optimizer);
+  if (last_bucket) {
+    plan.add_dependency(*last_bucket, optimizer);
+  }
+  // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
+  // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
+  const Time t = m.dp_time(param_gather_key(job, shape, rank));
+  if (t > Time{}) {
+    details.param_gather = std::max(details.param_gather, t);
+    const PlanTaskId id = plan.add_delay(gpu, t, plan.phase("param_gather", "step"));
+    plan.set_label(id, "parameter all-gather");
+    plan.add_dependency(optimizer, id);
+  }
+}
+
+StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  const ModelSpec& model = *b.env.model;
+  const topo::Spec& spec = b.env.cluster;
+  const StepShape shape = job.shape(b.env);
+  StepDetails details;
+  details.stages = static_cast<int>(p.pp);
+  details.chunks = job.virtual_stages;
+  details.micro_batches = job.micro_batches(p);
+  details.gpus = b.env.mesh.size();
+  details.schedule = std::string(pipe_schedule_name(job.schedule));
+  details.recompute = std::string(recompute_name(job.recompute));
+  details.zero = job.zero;
+  const int stages = model_stages(shape);
+  details.layers_per_stage = layers_per_stage(model.layers, stages);
+  details.first_layer = first_layers(details.layers_per_stage);
+  for (int r = 0; r < details.stages; ++r) {
+    std::int64_t layers = 0;
+    std::int64_t moe = 0;
+    for (const int s : rank_stages(shape, r)) {
+      for (std::int64_t l = 0; l < details.layers_per_stage[static_cast<std::size_t>(s)]; ++l) {
+        ++layers;
+        moe += moe_at(job, model, details.first_layer[static_cast<std::size_t>(s)] + l) ? 1 : 0;
+      }
+    }
+    details.rank_layers.push_back(layers);
+    details.rank_moe_layers.push_back(moe);
+  }
+  details.representatives = b.env.mesh.group(Dim::Pp, 0);
+  // The output layer on the last stage: its GEMM over every token of the TP group (sequence
+  // parallelism gathers them), vocab-parallel over TP.
+  const std::int64_t head_tokens =
+      job.layer.attention.seq_len * job.layer.attention.micro_batch / p.cp;
+  const std::int64_t vocab_share = (model.vocab + p.tp - 1) / p.tp;
+  details.head_forward =
+      b.compute->gemm(Dtype::Bf16, head_tokens, vocab_share, model.hidden, Pass::Fwd).time;
+  details.head_backward =
+      b.compute->gemm(Dtype::Bf16, head_tokens, vocab_share, model.hidden, Pass::Bwd).time;
+  details.tokens = d(job.global_batch) * d(job.layer.attention.seq_len);
+  details.model_flops = details.tokens * model_flops_per_token(model, job.layer.attention.seq_len,
+                                                               job.attended_pairs(b.env.seed));
+  details.peak_tflops = spec.gpu.peak_bf16_tflops;
+  details.hbm_bytes = spec.gpu.hbm_GB * 1e9;
+  details.memory = stage_memory(shape);
+  return details;
+}
+
+}  // namespace step_parts
+
+ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
+  ParallelSpec l = p;
+  l.pp = 1;
+  l.dp = std::lcm(p.tp * p.cp, p.ep) / (p.tp * p.cp);
+  return l;
+}
+
+double TrainingStepJob::attended_pairs(std::uint64_t seed) const {
+  const AttentionLayerJob& a = layer.attention;
+  const auto causal = [](std::int64_t n) { return d(n) * d(n + 1) / 2; };
+  switch (a.mask) {
+    case AttentionMask::Full:
+      return d(a.seq_len) * d(a.seq_len);
+    case AttentionMask::Document: {
+      const std::vector<std::int64_t> docs =
+          a.documents.empty() ? draw_documents(a.seq_len, a.document_mean_tokens, seed)
+                              : a.documents;
+      double pairs = 0;
+      for (const std::int64_t n : docs) {
+        pairs += causal(n);
+      }
+      return pairs;
+    }
+    case AttentionMask::Causal:
+      break;
+  }
+  return causal(a.seq_len);
+}
+
+StepShape TrainingStepJob::shape(const JobEnv& env) const {
+  HOPSIM_ASSERT(env.model != nullptr, "a training step needs a model");
+  const ParallelSpec& p = env.mesh.spec();
+  return StepShape{env.model,   p,         layer.attention.seq_len, layer.attention.micro_batch,
+                   micro_batches(p), schedule, virtual_stages,        zero,
+                   recompute,   grad_bytes};
+}
+
+void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
+  const ParallelSpec& p = env.mesh.spec();
+  const ModelSpec& m = *env.model;
+  const std::int64_t per_step = p.dp * layer.attention.micro_batch;
+  if (global_batch % per_step != 0) {
+    out.push_back({"/workload/global_batch",
+                   fmt::format("{} sequences do not split into micro-batches of {} over dp {} "
+                               "(a multiple of {} is needed)",
+                               global_batch, layer.attention.micro_batch, p.dp, per_step)});
+    return;
+  }
+  constexpr std::int64_t kMaxMicroBatches = 100'000;  // a pipeline's ops stay countable
+  if (micro_batches(p) > kMaxMicroBatches) {
+    out.push_back({"/workload/global_batch",
+                   fmt::format("{} micro-batches per pipeline (global_batch / (dp x "
+                               "micro_batch)) is more than the {} a step may have",
+                               micro_batches(p), kMaxMicroBatches)});
+    return;
+  }
+  const std::int64_t stages = schedule == PipeSchedule::DualPipe ? p.pp : p.pp * virtual_stages;
+  if (m.layers < stages) {
+    out.push_back({"/parallel/pp",
+                   fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
+                               "= {} stages",
+                               m.layers, m.name, p.pp, virtual_stages, stages)});
+    return;
+  }
+  for (Problem& problem :
+       check_pipeline(schedule, static_cast<int>(p.pp), static_cast<int>(micro_batches(p)),
+                      virtual_stages, "/workload/schedule")) {
+    out.push_back(std::move(problem));
+  }
+  const ParallelSpec lp = layer_spec(p);
+  Problems mesh = Mesh::check(lp, std::int64_t{env.cluster.nodes} * env.cluster.gpus_per_node,
+                              env.cluster.gpus_per_node);
+  if (!mesh.empty()) {
+    out.push_back({"/parallel", fmt::format("a layer group (tp {} x cp {} x {} for ep {}) does "
+                                            "not fit the cluster: {}",
+                                            lp.tp, lp.cp, lp.dp, lp.ep, mesh.front().message)});
+    return;
+  }
+  const Mesh layer_mesh(lp);
+  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.deepep};
+  const bool has_moe = m.moe.routed_experts > 0 && layer.moe.has_value();
+  const bool has_dense = !has_moe || m.moe.first_dense_layers > 0;
+  if (has_dense) {
+    step_parts::one_layer(layer, false, Passes::Both).check(layer_env, out);
+  }
+  if (has_moe) {
+    step_parts::one_layer(layer, true, Passes::Both).check(layer_env, out);
+  }
+  if (zero >= 3 && schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/zero",
+                   "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
+                   "use zero 1, or 1f1b or interleaved"});
+  }
+  if (!fold && schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
+  }
+  if (!fold && has_moe && layer.moe->algorithm == EpAlgorithm::LowLatency) {
+    out.push_back({"/workload/fold",
+                   "an unfolded step copies each layer onto its stage's GPUs, which low_latency "
+                   "exchanges (explicit NIC routes) do not allow; fold it or use two_tier"});
+  }
+  if (!out.empty() || env.cluster.gpu.hbm_GB <= 0) {
+    return;
+  }
+  const std::vector<StageMemory> memory = stage_memory(shape(env));
+  const auto worst = std::max_element(
+      memory.begin(), memory.end(),
+      [](const StageMemory& a, const StageMemory& b) { return a.total() < b.total(); });
+  const double hbm = env.cluster.gpu.hbm_GB * 1e9;
+  if (worst->total() > hbm) {
+    out.push_back(
+        {"/parallel",
+         fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU of the "
+                     "{:.0f} GB of HBM (parameters {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                     "activations {:.1f} with recompute {}, buffers {:.1f}); try more pp, tp or "
+                     "cp{}{}",
+                     worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
+                     worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
+                     worst->activations / 1e9, recompute_name(recompute), worst->buffers / 1e9,
+                     zero == 0 ? ", zero 1" : "",
+                     recompute == Recompute::Full ? "" : ", or recompute full")});
+  }
+}
+
+std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& measured) const {
+  if (!fold) {
+    return step_parts::unfolded_cases(*this, b);
+  }
+  return step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured));
+}
+
+}  // namespace hopsim::work

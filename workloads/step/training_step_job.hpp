@@ -1,0 +1,88 @@
+// The training-step workload: every layer of a model, forward and backward, over the
+// micro-batches of one global batch, on the whole rank mesh (TP, CP, PP, DP, EP), pipeline
+// schedule, gradient synchronization over data parallelism and the optimizer step
+// (docs/training-step.md).
+//
+// Folded, so that 16,384 GPUs fit: most ranks of a step do the same thing at the same time.
+// The folded step is measured, then assembled: probes() lists the sub-plans below, run()
+// simulates them (counted, traced, in parallel), and cases() builds the step from their times.
+//   1. Each layer kind the model has (dense, MoE) runs once, forward and once backward, as the
+//      transformer_layer kind builds it, on one layer group: the lcm(tp x cp, ep) GPUs whose
+//      TP, CP and EP collectives it needs, at their places in the cluster.
+//   2. One layer's gradient synchronization (reduce-scatter under ZeRO-1 and 3, all-reduce
+//      under ZeRO-0) and, under ZeRO-3, its parameter all-gather run once per layer kind, over
+//      every DP group of one pipeline stage at once, so that the NICs and fabric carry the
+//      load the whole stage puts on them.
+//   3. The pipeline runs on one GPU per stage: each op takes its layers' simulated times, the
+//      activations cross between stages as real flows, each layer's gradient bucket starts as
+//      its last backward piece ends (serialized on the rank's DP stream), then the optimizer,
+//      then (ZeRO-1) the parameter all-gather. Under ZeRO-3 each op waits for its layers'
+//      gathers (param_prefetch.hpp), and every backward's layers reduce their gradients.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/env/job_env.hpp"
+#include "workloads/layer/transformer_layer_job.hpp"
+#include "workloads/step/schedule.hpp"
+#include "workloads/step/step_model.hpp"
+#include "workloads/plan/probe.hpp"
+
+namespace hopsim::work {
+
+struct TrainingStepJob {
+  static constexpr std::string_view kKind = "training_step";
+  static constexpr bool kSimulated = true;
+
+  /// Every layer's settings (seq_len, micro_batch, mask, cp, dtypes) and, for a MoE model, its
+  /// MoE part's (routing, exchanges). Its layers and passes are the step's to set.
+  TransformerLayerJob layer;
+  std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
+  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
+  /// 0: all-reduce, full optimizer states; 1: optimizer states sharded (Megatron's);
+  /// 3: parameters and gradients sharded too (FSDP): each layer's parameters gathered before
+  /// every forward and backward of it, prefetched one layer ahead, and its gradients
+  /// reduce-scattered after every backward
+  int zero = 1;
+  Recompute recompute = Recompute::None;
+  double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
+  /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
+  /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
+  /// of stage GPUs, real gradient collectives. For checking the folding on small clusters.
+  bool fold = true;
+
+  /// Micro-batches per pipeline in one step: global_batch / (dp x micro_batch).
+  std::int64_t micro_batches(const ParallelSpec& p) const {
+    return global_batch / (p.dp * layer.attention.micro_batch);
+  }
+  /// Bytes one GPU sends the next pipeline stage per micro-batch (activations forward, their
+  /// gradients backward): its share of the micro-batch's tokens (sequence parallelism over tp,
+  /// context parallelism over cp), BF16, hidden wide.
+  Bytes transfer_bytes(const ParallelSpec& p, const ModelSpec& m) const {
+    return Bytes{layer.attention.seq_len * layer.attention.micro_batch * m.hidden * 2 /
+                 (p.tp * p.cp)};
+  }
+  /// (Query, key) pairs one sequence attends under the mask (documents: the layer's, or drawn
+  /// with `seed` as the attention layer draws them).
+  double attended_pairs(std::uint64_t seed) const;
+  /// The memory and FLOPs inputs; the model must be set.
+  StepShape shape(const JobEnv& env) const;
+  /// The mesh of one layer group: tp, cp, ep as the step's, pp 1, and dp just large enough for
+  /// an EP group (lcm(tp x cp, ep) GPUs).
+  static ParallelSpec layer_spec(const ParallelSpec& p);
+
+  /// global_batch split over dp x micro_batch, layers over pp x virtual_stages, the schedule's
+  /// shape, each layer kind's own checks on its layer group, and memory per GPU within HBM.
+  void check(const JobEnv& env, Problems& out) const;
+  /// Folded: what run() measures first (each layer kind's forward and backward on one layer
+  /// group, DualPipe's overlapped pair, every DP collective over one stage); none unfolded.
+  std::vector<Probe> probes(const BuildEnv& b) const;
+  /// One case: the step, folded from `measured` (the probes above, simulated) or not.
+  std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
+};
+
+}  // namespace hopsim::work

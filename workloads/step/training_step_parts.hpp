@@ -1,0 +1,112 @@
+// Internal to the training step's plan builders (folded and unfolded): the pieces both use.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "workloads/jobs/collective_job.hpp"
+#include "workloads/step/training_step_job.hpp"
+#include "workloads/plan/probe.hpp"
+
+namespace hopsim::work::step_parts {
+
+/// The step's layer settings as a transformer layer of one kind (dense or MoE), one pass,
+/// `layers` layers.
+TransformerLayerJob one_layer(const TransformerLayerJob& layer, bool moe, Passes passes,
+                              std::int64_t layers = 1);
+
+/// Whether the step's model has MoE layers (and the job their settings), and dense ones.
+bool has_moe(const TrainingStepJob& job, const ModelSpec& m);
+bool has_dense(const TrainingStepJob& job, const ModelSpec& m);
+/// Whether layer `index` of the step's model runs as a MoE layer.
+bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index);
+
+/// Pipeline stage `stage`'s data-parallel groups: dense parameters' (its ranks by TP
+/// coordinate: dp x cp members each) and routed experts' (by EP coordinate: tp x cp x dp / ep
+/// members each); groups of one member are left out.
+/// DualPipe holds each stage on two pipeline ranks: its groups span both (`stages`).
+std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
+                                              std::span<const std::int64_t> stages);
+std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
+                                               std::span<const std::int64_t> stages);
+
+/// The optimizer step of pipeline rank `rank`: memory-bound over its shard (FP32 master
+/// weights and Adam's moments read and written, the gradient read, BF16 weights written).
+Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s);
+
+/// A data-parallel collective over one pipeline stage's DP groups (dense bytes) and expert-DP
+/// groups (expert bytes) at once; the folded step measures each one it uses as a probe.
+struct DpKey {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::int64_t dense = 0;
+  std::int64_t expert = 0;
+  auto operator<=>(const DpKey&) const = default;
+  bool empty() const { return dense <= 0 && expert <= 0; }
+};
+
+/// What the folded step is assembled from: each layer kind's measured timing, every DP
+/// collective it uses, and the layers' dominant compute source. Built from probes
+/// (measure_step) or, in tests, by hand.
+struct StepMeasurements {
+  std::optional<LayerTiming> dense;
+  std::optional<LayerTiming> sparse;
+  std::map<DpKey, Time> dp;
+  Source source = Source::Exact;
+  /// An empty key takes no time; any other must have been measured (assert).
+  Time dp_time(const DpKey& key) const;
+};
+
+/// The gradient reduction (reduce-scatter under ZeRO >= 1, all-reduce under ZeRO-0) of one
+/// layer of each kind, and of the embedding or head; ZeRO-3's per-layer parameter gather.
+DpKey layer_sync_key(const TrainingStepJob& job, const ModelSpec& m, const ParallelSpec& p,
+                     bool moe);
+DpKey layer_gather_key(const ModelSpec& m, const ParallelSpec& p, bool moe);
+DpKey vocab_sync_key(const TrainingStepJob& job, const ModelSpec& m, const ParallelSpec& p);
+/// ZeRO >= 1: pipeline rank `rank`'s parameter all-gather after the optimizer (ZeRO-3: only
+/// the vocabulary's, kept whole).
+DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int rank);
+/// Every DP collective the folded step uses, each once.
+std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b);
+
+/// Probe names, shared by the declaration and the lookup.
+std::string layer_probe_name(bool moe, Passes passes);
+std::string dp_probe_name(const DpKey& key);
+inline constexpr std::string_view kPairProbe = "moe layer dualpipe pair";
+/// Whether the step measures a DualPipe pair of its MoE layer (no TP, no CP).
+bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);
+
+/// The folded step's measurements read from its probes.
+StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
+
+/// The folded step assembled from measurements: one case.
+std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
+                            const StepMeasurements& m);
+
+/// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer after its last op
+/// and its last gradient bucket, then (ZeRO-1) the parameter all-gather over DP, recorded in
+/// `details.param_gather`.
+void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                  const StepShape& shape, int rank, PlanTaskId last_op,
+                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  const StepMeasurements& m);
+
+/// What both builders report alike: layout, representatives, head times, tokens, model
+/// FLOPs, memory. The simulated parts (layers, gradient sync, folding) are the builder's.
+StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b);
+
+/// The folded step under DualPipe, from the measured layers (pairs included) and gradient
+/// syncs.
+std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
+                                StepDetails details, const StepMeasurements& m,
+                                const std::optional<GradSync>& dense_sync,
+                                const std::optional<GradSync>& moe_sync, Time vocab_sync);
+
+/// The step with every GPU of the mesh in one plan (fold false).
+std::vector<Case> unfolded_cases(const TrainingStepJob& job, const BuildEnv& b);
+
+}  // namespace hopsim::work::step_parts

@@ -1,0 +1,204 @@
+// The folded training step assembled from its measurements (training_step_job.hpp says how it
+// folds; training_step_probes.cpp what it measures).
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+#include "workloads/step/training_step_parts.hpp"
+#include "workloads/step/param_prefetch.hpp"
+
+namespace hopsim::work::step_parts {
+namespace {
+
+GradSync grad_sync(const TrainingStepJob& job, const ModelSpec& model, const ParallelSpec& p,
+                   bool moe, const StepMeasurements& m) {
+  GradSync g;
+  g.moe = moe;
+  const StageParams params = layer_params_per_gpu(model, p, moe);
+  g.time = m.dp_time(layer_sync_key(job, model, p, moe));
+  g.bytes_per_gpu = (params.dense + params.expert) * job.grad_bytes;
+  if (job.zero >= 3) {
+    g.gather = m.dp_time(layer_gather_key(model, p, moe));
+  }
+  return g;
+}
+
+std::string folding_words(const TrainingStepJob& job, const BuildEnv& b,
+                          const StepDetails& details) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  const ParallelSpec lp = TrainingStepJob::layer_spec(p);
+  const std::int64_t sync_stages = job.schedule == PipeSchedule::DualPipe ? 2 : 1;
+  return fmt::format(
+      "{} GPUs folded: each layer kind simulated on one {}-GPU layer group (tp {} x cp {}{}), "
+      "one layer's gradient sync on one stage's {} GPUs, the pipeline on one GPU per stage "
+      "({})",
+      details.gpus, lp.tp * lp.cp * lp.dp, p.tp, p.cp,
+      lp.dp > 1 ? fmt::format(" x {} for ep {}", lp.dp, p.ep) : std::string(),
+      b.env.mesh.size() / p.pp * sync_stages, p.pp);
+}
+
+// The step's gradient syncs, per layer kind and for the vocabulary.
+struct Syncs {
+  std::optional<GradSync> dense;
+  std::optional<GradSync> moe;
+  Time vocab;
+};
+
+// One model stage's forward and backward over its layers in order (the head last) and back
+// (the head first); under ZeRO-3 each layer waits for its parameters' gather, prefetched. In a
+// backward a layer's gather shares the DP links with the reduce-scatters of the layers that
+// computed before it: each gather is charged with one layer's reduce-scatter, its own layer's
+// (the same size, except where dense and MoE layers meet). Returns the time waited for gathers.
+Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
+                      const StepDetails& details, const StepMeasurements& m, const Syncs& syncs,
+                      int s, PipelineSpec& pipe) {
+  std::vector<Time> fwd;
+  std::vector<Time> bwd;
+  std::vector<Time> gather;
+  std::vector<Time> gather_back;
+  const auto n = details.layers_per_stage[static_cast<std::size_t>(s)];
+  for (std::int64_t l = 0; l < n; ++l) {
+    const bool moe = moe_at(job, model, details.first_layer[static_cast<std::size_t>(s)] + l);
+    const LayerTiming& t = moe ? *m.sparse : *m.dense;
+    const GradSync& sync = *(moe ? syncs.moe : syncs.dense);
+    fwd.push_back(t.forward);
+    bwd.insert(bwd.begin(), t.backward);
+    gather.push_back(job.zero >= 3 ? sync.gather : Time{});
+    gather_back.insert(gather_back.begin(), job.zero >= 3 ? sync.gather + sync.time : Time{});
+  }
+  if (s == details.stages * job.virtual_stages - 1) {
+    fwd.push_back(details.head_forward);
+    gather.push_back(Time{});
+    bwd.insert(bwd.begin(), details.head_backward);
+    gather_back.insert(gather_back.begin(), Time{});
+  }
+  const Time forward = prefetched_pass(fwd, gather);
+  const Time backward = prefetched_pass(bwd, gather_back);
+  const auto sum = [](const std::vector<Time>& v) {
+    return std::accumulate(v.begin(), v.end(), Time{});
+  };
+  pipe.stage_forward.push_back(forward);
+  pipe.stage_backward.push_back(backward);
+  pipe.backward_pieces.push_back(static_cast<int>(n));
+  return forward - sum(fwd) + backward - sum(bwd);
+}
+
+// Pipeline rank `r`'s gradient buckets: a layer's after the piece of the last backward that
+// computed it (under ZeRO-3, of every backward), one at a time on the rank's DP stream; the
+// embedding's and head's with their stage's last backward. Returns the last bucket.
+std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
+                                      const ModelSpec& model, const StepDetails& details,
+                                      const Syncs& syncs, const PipelineTasks& tasks, int r) {
+  const int gpu = details.representatives[static_cast<std::size_t>(r)];
+  const int stages = details.stages * job.virtual_stages;
+  const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
+  std::optional<PlanTaskId> prev;
+  const auto bucket = [&](PlanTaskId after, Time t) {
+    if (t == Time{}) {
+      return;
+    }
+    const PlanTaskId id = plan.add_delay(gpu, t, sync_phase);
+    plan.set_label(id, "gradient sync");
+    plan.add_dependency(after, id);
+    if (prev) {
+      plan.add_dependency(*prev, id);
+    }
+    prev = id;
+  };
+  const auto ri = static_cast<std::size_t>(r);
+  for (const BackwardTasks& op : tasks.backwards[ri]) {
+    const bool last = op.pieces == tasks.last_backward[ri][static_cast<std::size_t>(op.chunk)];
+    if (!last && job.zero < 3) {
+      continue;
+    }
+    const int s = op.chunk * details.stages + r;
+    const auto first = details.first_layer[static_cast<std::size_t>(s)];
+    const auto n = details.layers_per_stage[static_cast<std::size_t>(s)];
+    if (s == stages - 1 && last) {
+      bucket(op.pieces.front(), syncs.vocab);  // the head's gradients come first
+    }
+    for (std::size_t k = 0; k < op.pieces.size(); ++k) {  // backward: the last layer first
+      const std::int64_t index = first + n - 1 - static_cast<std::int64_t>(k);
+      bucket(op.pieces[k], moe_at(job, model, index) ? syncs.moe->time : syncs.dense->time);
+    }
+    if (s == 0 && last) {
+      bucket(op.pieces.back(), syncs.vocab);
+    }
+  }
+  return prev;
+}
+
+// 1F1B or interleaved: the pipeline on one GPU per stage, then each rank's buckets and the
+// optimizer.
+std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
+                                StepDetails details, const StepMeasurements& m,
+                                const Syncs& syncs) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  PipelineSpec pipe;
+  pipe.schedule = job.schedule;
+  pipe.gpus = details.representatives;
+  pipe.micro_batches = static_cast<int>(details.micro_batches);
+  pipe.chunks = job.virtual_stages;
+  pipe.source = m.source;
+  const ModelSpec& model = *b.env.model;
+  pipe.activation_bytes = job.transfer_bytes(p, model);
+  details.gather_exposed.assign(static_cast<std::size_t>(details.stages), Time{});
+  for (int s = 0; s < details.stages * job.virtual_stages; ++s) {
+    const Time waited = add_stage_passes(job, model, details, m, syncs, s, pipe);
+    details.gather_exposed[static_cast<std::size_t>(s % details.stages)] +=
+        Time::ps(waited.count_ps() * details.micro_batches);
+  }
+  Plan plan;
+  const PipelineTasks tasks = add_pipeline(plan, pipe);
+  const StepShape shape = job.shape(b.env);
+  for (int r = 0; r < details.stages; ++r) {
+    const std::optional<PlanTaskId> last_bucket =
+        add_buckets(plan, job, model, details, syncs, tasks, r);
+    // The optimizer over the rank's shard, memory-bound, after every gradient has arrived.
+    add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
+                 last_bucket, b.env.cluster.gpu.hbm_GBps * 1e9, m);
+  }
+  std::vector<Case> out;
+  out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,
+                                 p.pp, job.virtual_stages, details.micro_batches),
+                     std::move(plan),
+                     fmt::format("{}, zero {}", details.schedule, job.zero),
+                     {},
+                     {},
+                     {},
+                     std::move(details)});
+  return out;
+}
+
+}  // namespace
+
+std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
+                            const StepMeasurements& m) {
+  HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
+                "a training step needs a compute model and a model");
+  const ParallelSpec& p = b.env.mesh.spec();
+  const ModelSpec& model = *b.env.model;
+  StepDetails details = base_details(job, b);
+  Syncs syncs;
+  for (const bool moe : {false, true}) {
+    const std::optional<LayerTiming>& timing = moe ? m.sparse : m.dense;
+    if (timing) {
+      details.layers.push_back(*timing);
+      (moe ? syncs.moe : syncs.dense) = grad_sync(job, model, p, moe, m);
+      details.grad_sync.push_back(*(moe ? syncs.moe : syncs.dense));
+    }
+  }
+  syncs.vocab = m.dp_time(vocab_sync_key(job, model, p));
+  details.folding = folding_words(job, b, details);
+  if (job.schedule == PipeSchedule::DualPipe) {
+    return dualpipe_case(job, b, std::move(details), m, syncs.dense, syncs.moe, syncs.vocab);
+  }
+  return pipeline_case(job, b, std::move(details), m, syncs);
+}
+
+}  // namespace hopsim::work::step_parts

@@ -1,0 +1,260 @@
+// The folded training step's probes: what it declares (probes()), and the measurements it
+// reads back from them (measure_step()).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+#include "workloads/step/training_step_parts.hpp"
+
+namespace hopsim::work {
+namespace step_parts {
+namespace {
+
+CollectiveOp sync_op(const TrainingStepJob& job) {
+  return job.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+}
+
+DpKey dp_key(CollectiveOp op, double dense_bytes, double expert_bytes) {
+  return {op, static_cast<std::int64_t>(dense_bytes), static_cast<std::int64_t>(expert_bytes)};
+}
+
+// A DP collective over stage 0's DP groups (under DualPipe, stage 0 sits on pipeline ranks 0
+// and pp - 1: both copies' gradients reduce together); empty when no group has two members.
+Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key) {
+  std::vector<std::int64_t> stages{0};
+  if (job.schedule == PipeSchedule::DualPipe) {
+    stages.push_back(b.env.mesh.spec().pp - 1);
+  }
+  CollectiveJob sync;
+  sync.op = key.op;
+  sync.algorithm = CollectiveAlgorithm::Auto;
+  sync.auto_protocol = true;
+  sync.streamed_rings = true;  // O(dp) flows: DP groups of thousands of ranks
+  Plan plan;
+  if (key.dense > 0) {
+    add_collectives(plan, b, sync, dense_dp_groups(b.env.mesh, stages), Bytes{key.dense});
+  }
+  if (key.expert > 0) {
+    add_collectives(plan, b, sync, expert_dp_groups(b.env.mesh, stages), Bytes{key.expert});
+  }
+  return plan;
+}
+
+// One layer group: the mesh the layer probes run on, and the environment they build in.
+struct LayerGroup {
+  explicit LayerGroup(const BuildEnv& b)
+      : mesh(TrainingStepJob::layer_spec(b.env.mesh.spec())),
+        env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.deepep},
+        build{env, b.cluster, b.compute} {}
+  LayerGroup(const LayerGroup&) = delete;
+  LayerGroup& operator=(const LayerGroup&) = delete;
+  Mesh mesh;
+  JobEnv env;
+  BuildEnv build;
+};
+
+// What kind of communication a layer phase's exposed time is.
+std::string comm_kind(const std::string& phase) {
+  if (phase == "tp_comm") {
+    return "tp";
+  }
+  if (phase == "dispatch" || phase == "combine") {
+    return "ep";
+  }
+  if (phase == "attention") {
+    return "cp";
+  }
+  return "other";
+}
+
+// Phases whose compute is GEMMs (their weight gradients are the backward's weight part).
+bool is_gemm_phase(const std::string& phase) {
+  return phase == "projections" || phase == "mlp" || phase == "experts" ||
+         phase == "shared_experts";
+}
+
+// One pass's probe into `t`: its time, the busiest GPU's compute and communication, the
+// exposed communication by kind and (forward) the GEMMs' time.
+void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
+              std::map<std::string, Time>& exposed, ComputeTally& sources) {
+  const Summary& s = r.summary;
+  (passes == Passes::Forward ? t.forward : t.backward) = r.outcome.makespan;
+  const RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  t.compute += busiest.compute;
+  t.comm += busiest.comm;
+  for (const Source src : kSources) {
+    sources.add(src, s.compute_sources.time(src));
+  }
+  for (std::size_t ph = 0; ph < s.phases.size(); ++ph) {
+    const std::string& name = r.plan.phases()[ph].name;
+    exposed[comm_kind(name)] += s.phases[ph].exposed;
+    if (passes == Passes::Forward && is_gemm_phase(name)) {
+      t.weight += s.phases[ph].compute;
+    }
+  }
+}
+
+LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, const Measured& m,
+                          bool moe, ComputeTally& sources) {
+  LayerTiming t;
+  t.moe = moe;
+  t.gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
+  std::map<std::string, Time> exposed;
+  for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+    add_pass(m.at(layer_probe_name(moe, passes)), passes, t, exposed, sources);
+  }
+  if (job.recompute == Recompute::Full) {
+    t.backward += t.forward;  // the forward runs again before the backward
+  }
+  t.pair = t.forward + t.backward;
+  if (moe && measures_pair(job, p)) {
+    // The simulated pair has no recomputation: under full recompute the backward half
+    // first runs the forward again, not overlapped.
+    const Time again = job.recompute == Recompute::Full ? t.forward : Time{};
+    t.pair = std::min(t.pair, m.at(kPairProbe).outcome.makespan + again);
+  }
+  for (auto& [kind, time] : exposed) {
+    if (time > Time{}) {
+      t.exposed.emplace_back(kind, time);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Time StepMeasurements::dp_time(const DpKey& key) const {
+  if (key.empty()) {
+    return Time{};
+  }
+  const auto it = dp.find(key);
+  HOPSIM_ASSERT(it != dp.end(), "DP collective {} of {} + {} bytes was not measured",
+                op_name(key.op), key.dense, key.expert);
+  return it->second;
+}
+
+DpKey layer_sync_key(const TrainingStepJob& job, const ModelSpec& m, const ParallelSpec& p,
+                     bool moe) {
+  const StageParams params = layer_params_per_gpu(m, p, moe);
+  return dp_key(sync_op(job), params.dense * job.grad_bytes, params.expert * job.grad_bytes);
+}
+
+DpKey layer_gather_key(const ModelSpec& m, const ParallelSpec& p, bool moe) {
+  const StageParams params = layer_params_per_gpu(m, p, moe);
+  return dp_key(CollectiveOp::AllGather, params.dense * 2, params.expert * 2);
+}
+
+DpKey vocab_sync_key(const TrainingStepJob& job, const ModelSpec& m, const ParallelSpec& p) {
+  const double params = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) /
+                        static_cast<double>(p.tp);
+  return dp_key(sync_op(job), params * job.grad_bytes, 0);
+}
+
+std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b) {
+  const ModelSpec& model = *b.env.model;
+  const ParallelSpec& p = b.env.mesh.spec();
+  std::set<DpKey> keys;
+  for (const bool moe : {false, true}) {
+    if (moe ? has_moe(job, model) : has_dense(job, model)) {
+      keys.insert(layer_sync_key(job, model, p, moe));
+      if (job.zero >= 3) {
+        keys.insert(layer_gather_key(model, p, moe));
+      }
+    }
+  }
+  keys.insert(vocab_sync_key(job, model, p));
+  const StepShape shape = job.shape(b.env);
+  for (int r = 0; r < p.pp; ++r) {
+    keys.insert(param_gather_key(job, shape, r));
+  }
+  std::vector<DpKey> out;
+  for (const DpKey& k : keys) {
+    if (!k.empty()) {
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
+std::string layer_probe_name(bool moe, Passes passes) {
+  return fmt::format("{} layer {}", moe ? "moe" : "dense",
+                     passes == Passes::Forward ? "fwd" : "bwd");
+}
+
+std::string dp_probe_name(const DpKey& key) {
+  return fmt::format("dp {} dense {} B expert {} B", op_name(key.op), key.dense, key.expert);
+}
+
+bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p) {
+  return job.schedule == PipeSchedule::DualPipe && p.cp == 1 && p.tp == 1;
+}
+
+StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m) {
+  const ModelSpec& model = *b.env.model;
+  const ParallelSpec& p = b.env.mesh.spec();
+  StepMeasurements out;
+  ComputeTally sources;
+  if (has_dense(job, model)) {
+    out.dense = measure_layer(job, p, m, false, sources);
+  }
+  if (has_moe(job, model)) {
+    out.sparse = measure_layer(job, p, m, true, sources);
+  }
+  for (const Source src : kSources) {
+    if (sources.time(src) > sources.time(out.source)) {
+      out.source = src;
+    }
+  }
+  for (const DpKey& key : dp_requests(job, b)) {
+    // Not declared: no DP group has two members (dp 1), so it moves nothing.
+    const ProbeResult* r = m.find(dp_probe_name(key));
+    out.dp[key] = r != nullptr ? r->outcome.makespan : Time{};
+  }
+  return out;
+}
+
+}  // namespace step_parts
+
+std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
+  if (!fold) {
+    return {};
+  }
+  const ModelSpec& model = *b.env.model;
+  const step_parts::LayerGroup group(b);
+  std::vector<Probe> out;
+  for (const bool moe : {false, true}) {
+    if (!(moe ? step_parts::has_moe(*this, model) : step_parts::has_dense(*this, model))) {
+      continue;
+    }
+    for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+      std::vector<Case> c = step_parts::one_layer(layer, moe, passes).cases(group.build);
+      out.push_back({step_parts::layer_probe_name(moe, passes), std::move(c.front().plan)});
+    }
+  }
+  if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
+    // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
+    // experts, combine) of one micro-batch against its backward of another, each exchange
+    // under the other's compute.
+    MoeLayerJob pair = layer.moe_part(group.mesh.spec());
+    pair.attention = true;
+    pair.overlap = EpOverlap::DualPipePair;
+    pair.passes = Passes::Both;
+    pair.layers = 1;
+    out.push_back(
+        {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build).front().plan)});
+  }
+  for (const step_parts::DpKey& key : step_parts::dp_requests(*this, b)) {
+    Plan plan = step_parts::dp_plan(*this, b, key);
+    if (!plan.tasks().empty()) {
+      out.push_back({step_parts::dp_probe_name(key), std::move(plan)});
+    }
+  }
+  return out;
+}
+
+}  // namespace hopsim::work

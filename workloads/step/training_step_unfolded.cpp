@@ -1,0 +1,456 @@
+// The unfolded training step: every GPU of the mesh in one plan, to check the folding against.
+//
+// Each pipeline op (a micro-batch's forward or backward through a model chunk) is the
+// transformer-layer subgraph of its layers on every GPU of its stage (TP, CP and EP
+// collectives included), copied from one built per shape; consecutive layers of one kind chain
+// inside it, and a zero-time join closes each run of layers. Activations cross between
+// stages as one flow per GPU (same TP, CP and DP coordinates); each layer's gradients sync as
+// real collectives over the stage's DP groups when its last backward ends, one bucket after
+// another; then every GPU's optimizer step and (ZeRO-1) the parameter all-gathers. Under
+// ZeRO-3 every op runs layer by layer, each layer after its parameters' real all-gather
+// (prefetched one layer ahead), and every backward reduce-scatters each layer's gradients.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/assert.hpp"
+#include "workloads/jobs/collective_job.hpp"
+#include "workloads/step/training_step_parts.hpp"
+
+namespace hopsim::work::step_parts {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// A subgraph built once on a stage's GPUs (0 .. n-1) and copied for every op that runs it.
+struct Piece {
+  Plan plan;
+  std::vector<PlanTaskId> sources;  // wait for nothing inside it
+  std::vector<PlanTaskId> sinks;    // nothing inside it waits for them
+};
+
+Piece make_piece(Plan plan) {
+  Piece p{std::move(plan), {}, {}};
+  const std::size_t n = p.plan.tasks().size();
+  std::vector<bool> has_before(n, false);
+  std::vector<bool> has_after(n, false);
+  for (const auto& [before, task] : p.plan.dependencies()) {
+    has_after[before] = true;
+    has_before[task] = true;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!has_before[i]) {
+      p.sources.push_back(static_cast<PlanTaskId>(i));
+    }
+    if (!has_after[i]) {
+      p.sinks.push_back(static_cast<PlanTaskId>(i));
+    }
+  }
+  return p;
+}
+
+// A run of consecutive layers of one kind in one direction (or the output layer).
+struct Segment {
+  bool moe = false;
+  bool forward = true;
+  std::int64_t layers = 0;  // 0: the output layer
+  std::int64_t last_index = -1;  // the model index of its layer, when it is one layer
+};
+
+class Unfolded {
+ public:
+  Unfolded(const TrainingStepJob& job, const BuildEnv& b)
+      : job_(job),
+        b_(b),
+        p_(b.env.mesh.spec()),
+        model_(*b.env.model),
+        stage_spec_(stage_spec(p_)),
+        stage_mesh_(stage_spec_),
+        stage_env_{b.env.cluster, b.env.nccl, stage_mesh_, b.env.model, b.env.seed, b.env.deepep},
+        stage_build_{stage_env_, b.cluster, b.compute},
+        details_(base_details(job, b)),
+        stages_(details_.stages * job.virtual_stages) {
+    map_stage_gpus();
+    join_phase_ = plan_.phase("join", "step");
+    for (std::int64_t r = 0; r < p_.pp; ++r) {
+      const std::int64_t here[] = {r};
+      dense_groups_.push_back(dense_dp_groups(b_.env.mesh, here));
+      expert_groups_.push_back(expert_dp_groups(b_.env.mesh, here));
+    }
+    sync_.op = job_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+    sync_.algorithm = CollectiveAlgorithm::Auto;
+    sync_.auto_protocol = true;
+    sync_.streamed_rings = true;  // O(dp) flows, as the folded step
+    gather_ = sync_;
+    gather_.op = CollectiveOp::AllGather;
+  }
+
+  std::vector<Case> build();
+
+ private:
+  const TrainingStepJob& job_;
+  const BuildEnv& b_;
+  const ParallelSpec& p_;
+  const ModelSpec& model_;
+  ParallelSpec stage_spec_;
+  Mesh stage_mesh_;
+  JobEnv stage_env_;
+  BuildEnv stage_build_;
+  StepDetails details_;
+  int stages_;
+  std::vector<std::vector<int>> gpu_of_;  // per pipeline rank, per stage-mesh rank
+  std::map<std::tuple<bool, bool, std::int64_t>, Piece> pieces_;
+  std::optional<Piece> head_[2];
+  Plan plan_;
+  std::uint32_t join_phase_ = 0;
+  std::vector<std::vector<std::vector<int>>> dense_groups_;   // per pipeline rank
+  std::vector<std::vector<std::vector<int>>> expert_groups_;  // per pipeline rank
+  CollectiveJob sync_;    // the gradients' reduce-scatter (all-reduce under ZeRO-0)
+  CollectiveJob gather_;  // the parameters' all-gather
+
+  // A collective over pipeline rank `rank`'s DP groups (dense bytes) and expert-DP groups
+  // (expert bytes) after `after`; returns its join.
+  PlanTaskId collective(int rank, const CollectiveJob& job, double dense, double expert,
+                        double bytes_per_param, std::uint32_t phase,
+                        const std::vector<PlanTaskId>& after) {
+    const auto r = static_cast<std::size_t>(rank);
+    const PlanTaskId join = plan_.add_delay(gpu_of_[r].front(), Time{}, join_phase_);
+    const auto dense_bytes = static_cast<std::int64_t>(dense * bytes_per_param);
+    const auto expert_bytes = static_cast<std::int64_t>(expert * bytes_per_param);
+    std::vector<PlanTaskId> done = after;
+    if (dense_bytes > 0 && !dense_groups_[r].empty()) {
+      const Handle h =
+          add_collectives(plan_, b_, job, dense_groups_[r], Bytes{dense_bytes}, phase, after);
+      done.insert(done.end(), h.done.begin(), h.done.end());
+    }
+    if (expert_bytes > 0 && !expert_groups_[r].empty()) {
+      const Handle h =
+          add_collectives(plan_, b_, job, expert_groups_[r], Bytes{expert_bytes}, phase, after);
+      done.insert(done.end(), h.done.begin(), h.done.end());
+    }
+    for (const PlanTaskId t : done) {
+      plan_.add_dependency(t, join);
+    }
+    return join;
+  }
+
+  // A zero-time task after every one of `before`.
+  PlanTaskId join(int rank, const std::vector<PlanTaskId>& before) {
+    const PlanTaskId j =
+        plan_.add_delay(gpu_of_[static_cast<std::size_t>(rank)].front(), Time{}, join_phase_);
+    for (const PlanTaskId t : before) {
+      plan_.add_dependency(t, j);
+    }
+    return j;
+  }
+
+  static ParallelSpec stage_spec(const ParallelSpec& p) {
+    ParallelSpec s = p;
+    s.pp = 1;
+    return s;
+  }
+
+  // The full mesh's GPU for each stage-mesh rank: the one with its TP, CP and DP coordinates.
+  void map_stage_gpus() {
+    const Mesh& mesh = b_.env.mesh;
+    std::map<std::array<std::int64_t, 4>, int> rank_of;
+    for (int r = 0; r < mesh.size(); ++r) {
+      rank_of[{mesh.coordinate(r, Dim::Pp), mesh.coordinate(r, Dim::Tp),
+               mesh.coordinate(r, Dim::Cp), mesh.coordinate(r, Dim::Dp)}] = r;
+    }
+    gpu_of_.resize(static_cast<std::size_t>(p_.pp));
+    for (std::int64_t s = 0; s < p_.pp; ++s) {
+      for (int i = 0; i < stage_mesh_.size(); ++i) {
+        gpu_of_[static_cast<std::size_t>(s)].push_back(
+            rank_of.at({s, stage_mesh_.coordinate(i, Dim::Tp), stage_mesh_.coordinate(i, Dim::Cp),
+                        stage_mesh_.coordinate(i, Dim::Dp)}));
+      }
+    }
+  }
+
+  const Piece& piece(const Segment& seg) {
+    if (seg.layers == 0) {  // the output layer: its GEMMs on every GPU of the last stage
+      std::optional<Piece>& head = head_[seg.forward ? 0 : 1];
+      if (!head) {
+        Plan plan;
+        const std::uint32_t phase = plan.phase("head", seg.forward ? "fwd" : "bwd");
+        for (int g = 0; g < stage_mesh_.size(); ++g) {
+          plan.add_compute(ComputeTask{g, seg.forward ? details_.head_forward
+                                                      : details_.head_backward,
+                                       Flops{}, Source::Roofline, phase, kComputeStream, "head"});
+        }
+        head = make_piece(std::move(plan));
+      }
+      return *head;
+    }
+    const auto key = std::tuple{seg.moe, seg.forward, seg.layers};
+    auto it = pieces_.find(key);
+    if (it == pieces_.end()) {
+      std::vector<Case> c =
+          one_layer(job_.layer, seg.moe, seg.forward ? Passes::Forward : Passes::Backward,
+                    seg.layers)
+              .cases(stage_build_);
+      it = pieces_.emplace(key, make_piece(std::move(c.front().plan))).first;
+    }
+    return it->second;
+  }
+
+  // Copies `seg`'s subgraph onto pipeline rank `rank`'s GPUs after `after`; returns its join.
+  PlanTaskId add(const Segment& seg, int rank, PlanTaskId after) {
+    const Piece& pc = piece(seg);
+    const std::vector<int>& gpus = gpu_of_[static_cast<std::size_t>(rank)];
+    const PlanTaskId first = plan_.append(pc.plan, gpus);
+    for (const PlanTaskId s : pc.sources) {
+      plan_.add_dependency(after, first + s);
+    }
+    const PlanTaskId join = plan_.add_delay(gpus.front(), Time{}, join_phase_);
+    for (const PlanTaskId s : pc.sinks) {
+      plan_.add_dependency(first + s, join);
+    }
+    return join;
+  }
+
+  // The segments of one op: runs of same-kind layers (one layer each when `per_layer`),
+  // forward in order, backward in reverse; full recompute runs the forward again first.
+  std::vector<Segment> segments(int stage, bool forward, bool per_layer) const {
+    const auto st = static_cast<std::size_t>(stage);
+    const std::int64_t n = details_.layers_per_stage[st];
+    std::vector<Segment> runs;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t first = details_.first_layer[st];
+      const std::int64_t index = forward ? first + k : first + n - 1 - k;
+      const bool moe = moe_at(job_, model_, index);
+      if (!per_layer && !runs.empty() && runs.back().moe == moe) {
+        ++runs.back().layers;
+      } else {
+        runs.push_back({moe, forward, 1, index});
+      }
+    }
+    std::vector<Segment> out;
+    const bool last = stage == stages_ - 1;
+    if (!forward && last) {
+      out.push_back({false, false, 0, -1});
+    }
+    for (const Segment& r : runs) {
+      if (!forward && job_.recompute == Recompute::Full) {
+        out.push_back({r.moe, true, r.layers, -1});
+      }
+      out.push_back(r);
+    }
+    if (forward && last) {
+      out.push_back({false, true, 0, -1});
+    }
+    return out;
+  }
+};
+
+std::vector<Case> Unfolded::build() {
+  const int pp = details_.stages;
+  const int v = job_.virtual_stages;
+  const int m = static_cast<int>(details_.micro_batches);
+  const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v);
+  // Per (stage, micro-batch, forward): the op's entry and exit; per (rank, chunk): the joins
+  // of the last backward's layers (model index, join), and the head's (not under ZeRO-3).
+  std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> op_of;
+  std::vector<std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>> last_layers(
+      static_cast<std::size_t>(pp),
+      std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>(static_cast<std::size_t>(v)));
+  std::vector<std::vector<std::size_t>> last_backward_at(
+      static_cast<std::size_t>(pp), std::vector<std::size_t>(static_cast<std::size_t>(v), 0));
+  std::vector<PlanTaskId> rank_end(static_cast<std::size_t>(pp));
+  const bool zero3 = job_.zero >= 3;
+  const bool full = job_.recompute == Recompute::Full;
+  const std::uint32_t sync_phase = plan_.phase("dp_comm", "bwd");
+  const std::uint32_t gather_fwd = plan_.phase("param_gather", "fwd");
+  const std::uint32_t gather_bwd = plan_.phase("param_gather", "bwd");
+  // ZeRO-3: per pipeline rank, its last gradient reduce-scatter so far.
+  std::vector<std::optional<PlanTaskId>> reduced(static_cast<std::size_t>(pp));
+  const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);  // embedding or head
+  for (int r = 0; r < pp; ++r) {
+    const auto& ops = order[static_cast<std::size_t>(r)];
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      if (!ops[k].forward) {
+        last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(ops[k].chunk)] = k;
+      }
+    }
+    std::optional<PlanTaskId> prev;
+    const int g0 = gpu_of_[static_cast<std::size_t>(r)].front();
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const PipeOp& op = ops[k];
+      const int stage = op.chunk * pp + r;
+      const PlanTaskId in = plan_.add_delay(g0, Time{}, join_phase_);
+      if (prev) {
+        plan_.add_dependency(*prev, in);
+      }
+      const bool last = !op.forward &&
+                        k == last_backward_at[static_cast<std::size_t>(r)]
+                                             [static_cast<std::size_t>(op.chunk)];
+      PlanTaskId cur = in;
+      // ZeRO-3: unit k's gather waits for the previous gather and for unit k - 1's entry
+      // (which, with that gather, is when unit k - 1 can start computing: prefetch one ahead).
+      std::optional<PlanTaskId> gathered;
+      PlanTaskId unit_start = in;  // of the previous unit
+      PlanTaskId prev_unit_start = in;
+      for (const Segment& seg : segments(stage, op.forward, last || zero3)) {
+        // A unit: a layer's forward, its backward (with its recomputed forward), the head.
+        const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !full;
+        if (zero3 && starts_unit) {
+          prev_unit_start = unit_start;
+          unit_start = cur;
+          if (seg.layers > 0) {
+            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+            std::vector<PlanTaskId> after{prev_unit_start};
+            if (gathered) {
+              after.push_back(*gathered);
+            }
+            gathered = collective(r, gather_, lp.dense, lp.expert, 2,
+                                  op.forward ? gather_fwd : gather_bwd, after);
+            cur = join(r, {cur, *gathered});
+          }
+        }
+        cur = add(seg, r, cur);
+        if (zero3 && !op.forward && !seg.forward) {
+          // ZeRO-3: a layer's gradients are reduce-scattered after each of its backwards, the
+          // head's and the embedding's after the last backward only; one at a time.
+          auto& chain = reduced[static_cast<std::size_t>(r)];
+          const auto reduce = [&](double dense, double expert) {
+            std::vector<PlanTaskId> after{cur};
+            if (chain) {
+              after.push_back(*chain);
+            }
+            chain = collective(r, sync_, dense, expert, job_.grad_bytes, sync_phase, after);
+          };
+          if (seg.layers > 0) {
+            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+            reduce(lp.dense, lp.expert);
+          }
+          if (last && (seg.layers == 0 || (stage == 0 && seg.last_index == 0))) {
+            reduce(vocab, 0);
+          }
+        }
+        if (last && !seg.forward && !zero3) {  // ZeRO-3 reduced them above
+          last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
+              {seg.layers == 0 ? -1 : seg.last_index, cur});
+        }
+      }
+      op_of[{stage, op.micro_batch, op.forward}] = {in, cur};
+      prev = cur;
+    }
+    rank_end[static_cast<std::size_t>(r)] = *prev;
+  }
+
+  // Activations and their gradients between stages: one flow per stage GPU.
+  const std::uint32_t pp_fwd = plan_.phase("pp_comm", "fwd");
+  const std::uint32_t pp_bwd = plan_.phase("pp_comm", "bwd");
+  const Bytes act = job_.transfer_bytes(p_, model_);
+  const auto cross = [&](int from_stage, int to_stage, PlanTaskId before, PlanTaskId after,
+                         bool forward) {
+    const auto& from = gpu_of_[static_cast<std::size_t>(from_stage % pp)];
+    const auto& to = gpu_of_[static_cast<std::size_t>(to_stage % pp)];
+    if (from_stage % pp == to_stage % pp) {
+      plan_.add_dependency(before, after);
+      return;
+    }
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      const PlanTaskId f = plan_.add_flow(from[i], to[i], act, forward ? pp_fwd : pp_bwd);
+      plan_.add_dependency(before, f);
+      plan_.add_dependency(f, after);
+    }
+  };
+  for (int mb = 0; mb < m; ++mb) {
+    for (int s = 1; s < stages_; ++s) {
+      cross(s - 1, s, op_of.at({s - 1, mb, true}).second, op_of.at({s, mb, true}).first, true);
+    }
+    plan_.add_dependency(op_of.at({stages_ - 1, mb, true}).second,
+                         op_of.at({stages_ - 1, mb, false}).first);
+    for (int s = stages_ - 1; s > 0; --s) {
+      cross(s, s - 1, op_of.at({s, mb, false}).second, op_of.at({s - 1, mb, false}).first, false);
+    }
+  }
+
+  // Gradient buckets, the optimizer and the parameter gathers, stage by stage.
+  const std::uint32_t optimizer_phase = plan_.phase("optimizer", "step");
+  const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
+  const StepShape shape = job_.shape(b_.env);
+  const std::vector<StageParams> params = stage_params(shape);
+  for (int r = 0; r < pp; ++r) {
+    std::vector<int> chunk_order(static_cast<std::size_t>(v));
+    std::iota(chunk_order.begin(), chunk_order.end(), 0);
+    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int c) {
+      return last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(a)] <
+             last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    });
+    PlanTaskId bucket = rank_end[static_cast<std::size_t>(r)];
+    std::optional<PlanTaskId> prev = reduced[static_cast<std::size_t>(r)];  // ZeRO-3's layers
+    double dense_local = 0;
+    double expert_local = 0;
+    for (const int c : chunk_order) {
+      const int stage = c * pp + r;
+      for (const auto& [index, computed] :
+           last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
+        std::vector<PlanTaskId> after{computed};
+        if (prev) {
+          after.push_back(*prev);
+        }
+        if (index < 0) {  // the output layer
+          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
+          continue;
+        }
+        const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
+        prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
+        after = {*prev};
+        if (stage == 0 && index == 0) {  // the embedding, with the first layer
+          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
+        }
+      }
+      if (zero3) {  // the layers were gathered as used; the vocabulary is gathered here
+        dense_local += vocab_params(shape, stage);
+      } else {
+        dense_local += params[static_cast<std::size_t>(stage)].dense;
+        expert_local += params[static_cast<std::size_t>(stage)].expert;
+      }
+    }
+    if (prev) {
+      bucket = *prev;
+    }
+    const Time opt = optimizer_time(shape, r, b_.env.cluster.gpu.hbm_GBps * 1e9);
+    std::vector<PlanTaskId> optimizers;
+    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
+      const PlanTaskId o = plan_.add_compute(ComputeTask{g, opt, Flops{}, Source::Roofline,
+                                                         optimizer_phase, kComputeStream,
+                                                         "optimizer"});
+      plan_.add_dependency(bucket, o);
+      plan_.add_dependency(rank_end[static_cast<std::size_t>(r)], o);
+      optimizers.push_back(o);
+    }
+    if (job_.zero >= 1) {
+      collective(r, gather_, dense_local, expert_local, 2, gather_phase, optimizers);
+    }
+  }
+  details_.folding = fmt::format("unfolded: all {} GPUs in one plan", details_.gpus);
+  std::vector<Case> out;
+  out.push_back(Case{fmt::format("{} {} pp{} x{} m{} unfolded", TrainingStepJob::kKind,
+                                 details_.schedule, p_.pp, v, m),
+                     std::move(plan_),
+                     fmt::format("{}, zero {}", details_.schedule, job_.zero),
+                     {},
+                     {},
+                     {},
+                     std::move(details_)});
+  return out;
+}
+
+}  // namespace
+
+std::vector<Case> unfolded_cases(const TrainingStepJob& job, const BuildEnv& b) {
+  return Unfolded(job, b).build();
+}
+
+}  // namespace hopsim::work::step_parts
