@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "workloads/ep/routing_rng.hpp"
@@ -44,5 +46,14 @@ class ModuloDraws {
   RoutingRng& rng_;
   std::vector<std::uint64_t> m_;  ///< per n: floor((2^64 - 1) / n)
 };
+
+/// Picks the first `k` of `pool` at random (partial Fisher-Yates). RoutingRng's sequence is
+/// fixed by its definition; std distributions are not, so positions are drawn by modulo.
+inline void pick(ModuloDraws& draws, std::span<int> pool, std::size_t k) {
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t j = i + static_cast<std::size_t>(draws(pool.size() - i));
+    std::swap(pool[i], pool[j]);
+  }
+}
 
 }  // namespace hopsim::work

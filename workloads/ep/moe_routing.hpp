@@ -1,75 +1,21 @@
-// Random MoE routing (top-k experts, node-limited) turned into all-to-all byte matrices.
+// Random MoE routing (top-k experts, node-limited) turned into all-to-all byte matrices: the
+// routing spec (routing_spec.hpp), experts' popularity (popularity.hpp) and placement
+// (placement.hpp), and here the routing itself.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "sim/problem.hpp"
-
 #include "topology/cluster.hpp"
 #include "workloads/collectives/collectives.hpp"
+#include "workloads/ep/placement.hpp"
+#include "workloads/ep/popularity.hpp"
+#include "workloads/ep/routing_spec.hpp"
 
 namespace hopsim::work {
-
-/// How popular each expert is: all alike; Zipf's law over a seeded ranking of the experts (the
-/// r-th most popular is chosen in proportion to 1 / r^s); weights drawn from a symmetric
-/// Dirichlet distribution (seeded; the smaller alpha, the more skewed); or given counts (a
-/// router's per-expert histogram), in proportion.
-enum class RoutingDistribution : std::uint8_t { Uniform, Zipf, Dirichlet, Counts };
-
-/// "uniform", "zipf", "dirichlet", "counts".
-std::string_view distribution_name(RoutingDistribution d);
-
-/// How tokens choose experts: the one routing spec of collectives and MoE layers.
-struct MoeRouting {
-  std::int64_t tokens_per_gpu = 4096;
-  std::int64_t experts = 256;  ///< routed experts, spread evenly over the ranks
-  std::int64_t top_k = 8;
-  std::int64_t max_nodes_per_token = 4;  ///< 0: no node limit
-  std::uint64_t seed = 1;
-  RoutingDistribution distribution = RoutingDistribution::Uniform;
-  double zipf_s = 1.0;  ///< zipf: the exponent s (0: uniform popularity)
-  double dirichlet_alpha = 1.0;  ///< dirichlet: the concentration of every expert's weight
-  std::vector<double> counts{};  ///< counts: per expert, selections it took in some log
-  /// zipf and dirichlet: seeds the experts' popularity; one router, so the same for every EP
-  /// group and micro-batch (their tokens differ by `seed`).
-  std::uint64_t popularity_seed = 1;
-  /// A balancer's pull toward even: this share of each expert's weight is the even 1 /
-  /// experts (0: the popularity as it is; 1: uniform). The auxiliary-loss balancer's model.
-  double uniform_share = 0;
-  /// 0: no limit; else an expert takes at most ceil(factor x its even share of the group's
-  /// selections), in the order tokens come (rank by rank); the selections over it are dropped.
-  double capacity_factor = 0;
-  /// Per expert, added to the log of its weight (a balancer's routing bias); empty: none.
-  std::vector<double> bias{};
-  /// Per rank of the group, the experts of its slots; an expert on several ranks has redundant
-  /// copies, and a token sends to the copy that took the fewest selections so far (one on a
-  /// node it already reaches first). Empty: even_placement.
-  std::vector<std::vector<int>> placement{};
-};
-
-/// The weight by which route_tokens draws each expert when the routing is weighted (Zipf,
-/// Dirichlet, counts or a bias): the popularity as a share of 1, mixed toward even by
-/// `uniform_share`, times e^bias.
-std::vector<double> expert_weights(const MoeRouting& routing);
-
-/// Rank g of `ranks` hosts experts [g x experts / ranks, (g + 1) x experts / ranks).
-std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t ranks);
-
-/// The even placement plus `extra_per_rank` slots on every rank for redundant copies, as
-/// DeepSeek-V3's inference does with hot experts: each extra copy goes to the expert whose
-/// copies would each carry the most of the expected selections (`routing`'s popularity), and
-/// copies, heaviest first, to the least loaded rank with a free slot that lacks the expert.
-std::vector<std::vector<int>> redundant_placement(const MoeRouting& routing, std::size_t ranks,
-                                                  std::int64_t extra_per_rank);
-
-/// Problems (under `at`) of `extra_per_rank` redundant slots per rank: a rank hosts each expert
-/// at most once, so beside its even share it has room for copies of the other experts only.
-Problems check_redundancy(std::int64_t experts, std::size_t ranks, std::int64_t extra_per_rank,
-                          const std::string& at = "/redundant_experts");
 
 /// What routing gave besides the matrices: per expert the selections it took, and the
 /// selections dropped by the capacity limit.

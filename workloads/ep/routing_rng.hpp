@@ -45,4 +45,7 @@ class RoutingRng {
   std::uint64_t s_[4]{};
 };
 
+/// A uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
+inline double unit(RoutingRng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
 }  // namespace hopsim::work

@@ -1,0 +1,140 @@
+// Expert popularity and weighted draws (popularity.hpp).
+#include "workloads/ep/popularity.hpp"
+
+#include <algorithm>
+#include <numbers>
+#include <numeric>
+#include <span>
+
+#include "sim/assert.hpp"
+#include "workloads/ep/modulo_draws.hpp"
+
+namespace hopsim::work {
+namespace {
+
+// A standard normal from two uniforms (Box-Muller), the same on every platform.
+double normal(RoutingRng& rng) {
+  const double u1 = 1.0 - unit(rng);  // (0, 1]
+  const double u2 = unit(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// The log of a Gamma(alpha, 1) draw: Marsaglia and Tsang's method, with alpha < 1 boosted by
+// U^(1/alpha) (in logs: for alpha near 1e-3 that factor is below the smallest double).
+double log_gamma_draw(RoutingRng& rng, double alpha) {
+  if (alpha < 1) {
+    const double u = 1.0 - unit(rng);
+    return log_gamma_draw(rng, alpha + 1) + std::log(u) / alpha;
+  }
+  const double d = alpha - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0;
+    double v = 0;
+    do {
+      x = normal(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = 1.0 - unit(rng);
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) {
+      return std::log(d * v);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view distribution_name(RoutingDistribution d) {
+  switch (d) {
+    case RoutingDistribution::Uniform:
+      return "uniform";
+    case RoutingDistribution::Zipf:
+      return "zipf";
+    case RoutingDistribution::Dirichlet:
+      return "dirichlet";
+    case RoutingDistribution::Counts:
+      return "counts";
+  }
+  return "?";
+}
+
+Popularity weights(const MoeRouting& r) {
+  const auto experts = static_cast<std::size_t>(r.experts);
+  Popularity p;
+  std::vector<double> weight(experts, 1.0);
+  std::vector<double> log_raw(experts, 0.0);
+  RoutingRng rng(r.popularity_seed);
+  switch (r.distribution) {
+    case RoutingDistribution::Uniform:
+      break;
+    case RoutingDistribution::Zipf: {
+      std::vector<int> ranking(experts);
+      std::iota(ranking.begin(), ranking.end(), 0);
+      ModuloDraws draws(rng, experts);
+      pick(draws, std::span<int>(ranking), experts);
+      for (std::size_t k = 0; k < experts; ++k) {
+        const auto e = static_cast<std::size_t>(ranking[k]);
+        weight[e] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
+        log_raw[e] = -r.zipf_s * std::log(static_cast<double>(k + 1));
+      }
+      break;
+    }
+    case RoutingDistribution::Dirichlet: {
+      // Drawn as logs and scaled by the largest, so that the heaviest weighs 1 (a sum of
+      // underflowed draws cannot be 0) and the lightest keep their order in the logs.
+      for (double& l : log_raw) {
+        l = log_gamma_draw(rng, r.dirichlet_alpha);
+      }
+      const double top = *std::max_element(log_raw.begin(), log_raw.end());
+      for (std::size_t e = 0; e < experts; ++e) {
+        log_raw[e] -= top;
+        weight[e] = std::exp(log_raw[e]);
+      }
+      break;
+    }
+    case RoutingDistribution::Counts:
+      HOPSIM_ASSERT(r.counts.size() == experts, "{} counts for {} experts", r.counts.size(),
+                    experts);
+      weight = r.counts;
+      for (std::size_t e = 0; e < experts; ++e) {
+        log_raw[e] = std::log(weight[e]);  // -inf for a count of 0
+      }
+      break;
+  }
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  HOPSIM_ASSERT(total > 0, "expert weights sum to {}", total);
+  const double even = r.uniform_share / static_cast<double>(experts);
+  p.log_weight.resize(experts);
+  for (std::size_t e = 0; e < experts; ++e) {
+    weight[e] = (1 - r.uniform_share) * weight[e] / total + even;
+    p.log_weight[e] = r.uniform_share > 0 ? std::log(weight[e])
+                                          : log_raw[e] - std::log(total);
+  }
+  for (std::size_t e = 0; e < r.bias.size() && e < experts; ++e) {
+    weight[e] *= std::exp(r.bias[e]);
+    p.log_weight[e] += r.bias[e];
+  }
+  p.cdf.resize(experts);
+  std::partial_sum(weight.begin(), weight.end(), p.cdf.begin());
+  return p;
+}
+
+int draw_expert(RoutingRng& rng, const Popularity& p) {
+  const double u = unit(rng) * p.cdf.back();
+  const auto it = std::upper_bound(p.cdf.begin(), p.cdf.end(), u);
+  return static_cast<int>(std::min<std::ptrdiff_t>(it - p.cdf.begin(),
+                                                   static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
+}
+
+std::vector<double> expert_weights(const MoeRouting& r) {
+  const Popularity p = weights(r);
+  std::vector<double> out;
+  out.reserve(p.log_weight.size());
+  for (double l : p.log_weight) {
+    out.push_back(std::exp(l));
+  }
+  return out;
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,68 @@
+// How popular each expert is: weights by expert id from the routing's distribution, balancer
+// mix and bias, and the weighted draws routing makes from them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "workloads/ep/routing_rng.hpp"
+#include "workloads/ep/routing_spec.hpp"
+
+namespace hopsim::work {
+
+/// The experts' popularity: the cumulative weights by expert id (for draws over all experts),
+/// and each weight's natural log (-inf: never chosen; exact where a weight underflows as a
+/// double).
+struct Popularity {
+  std::vector<double> cdf;
+  std::vector<double> log_weight;
+};
+
+/// Weights by expert id: the distribution's (Zipf over a ranking drawn from `popularity_seed`,
+/// a Dirichlet draw from it, the counts, or all 1), mixed toward even by `uniform_share`, times
+/// e^bias, and their logs.
+Popularity weights(const MoeRouting& r);
+
+/// The weight by which route_tokens draws each expert when the routing is weighted (Zipf,
+/// Dirichlet, counts or a bias): the popularity as a share of 1, mixed toward even by
+/// `uniform_share`, times e^bias.
+std::vector<double> expert_weights(const MoeRouting& routing);
+
+/// An expert drawn by weight over all experts.
+int draw_expert(RoutingRng& rng, const Popularity& p);
+
+/// An expert drawn by weight among those `allowed` takes: exact, over the weights' logs (those
+/// too light for the cdf too), or -1 when no allowed expert can ever be chosen.
+template <class Allowed>
+int draw_allowed(RoutingRng& rng, const Popularity& p, Allowed allowed) {
+  std::vector<int> open;  // allowed experts with a weight
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t e = 0; e < p.log_weight.size(); ++e) {
+    if (std::isfinite(p.log_weight[e]) && allowed(static_cast<int>(e))) {
+      open.push_back(static_cast<int>(e));
+      top = std::max(top, p.log_weight[e]);
+    }
+  }
+  if (open.empty()) {
+    return -1;
+  }
+  const auto weight = [&](int e) {
+    return std::exp(p.log_weight[static_cast<std::size_t>(e)] - top);
+  };
+  double total = 0;
+  for (int e : open) {
+    total += weight(e);
+  }
+  double u = unit(rng) * total;
+  for (int e : open) {
+    u -= weight(e);
+    if (u < 0) {
+      return e;
+    }
+  }
+  return open.back();  // u was within rounding of the total
+}
+
+}  // namespace hopsim::work
