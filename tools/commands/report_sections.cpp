@@ -73,8 +73,8 @@ double max_over_min(const std::vector<double>& v) {
   return lo == v.end() || *lo <= 0 ? 0.0 : *hi / *lo;
 }
 
-// Ring steps of one rank (the most loaded of GPU 0's ring) in the first layer's forward pass: compute, the transfer
-// it sends, and how long its compute stream waited for the block to arrive.
+// Ring steps of one rank (the most loaded of GPU 0's ring) in the first layer's forward pass:
+// compute, the transfer it sends, and how long its compute stream waited for the block to arrive.
 Json cp_steps(const work::CaseResult& c, const work::CpDetails& cp, int rank) {
   Json steps = Json::array();
   const auto& compute = cp.step_compute[static_cast<std::size_t>(rank)];
@@ -215,12 +215,9 @@ Json exchange_bytes(const work::CaseResult& c, const topo::Cluster& cluster) {
   return out;
 }
 
-void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
-  const work::CaseResult& c = in.result.cases.front();
-  const work::EpDetails& ep = *c.ep;
-  const work::Summary& s = c.summary;
-  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
-  Json out;
+// How the layer exchanges its tokens: the algorithm and its overlap, the passes and layers
+// simulated, and the EP group.
+void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep, Json& out) {
   out["algorithm"] = work::ep_algorithm_name(job.algorithm);
   if (job.algorithm == work::EpAlgorithm::TwoTier) {
     out["pieces"] = work::pieces_name(job.pieces_used());
@@ -233,6 +230,11 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["compute_slowdown"] = ep.compute_slowdown;
   out["degree"] = ep.degree;
   out["groups"] = ep.groups;
+}
+
+// How tokens are routed: the draw and its distribution, the balancer, the capacity and where
+// the experts are placed (a setting only its own distribution or balancer has is null).
+void moe_routing_fields(const work::MoeLayerJob& job, const work::EpDetails& ep, Json& out) {
   out["tokens_per_gpu"] = job.routing.tokens_per_gpu;
   out["top_k"] = job.routing.top_k;
   out["max_nodes_per_token"] = job.routing.max_nodes_per_token;
@@ -253,6 +255,11 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
                      : job.routing.placement.empty() ? "even"
                                                      : "explicit";
   out["redundant_experts"] = job.redundant_experts;
+}
+
+// Where the routed tokens went: the experts' slots on each rank, the selections dropped over
+// capacity, the tokens per expert and per rank and how uneven they are, the reach of a token.
+void moe_token_fields(const work::EpDetails& ep, Json& out) {
   Json slots = Json::array();
   for (const std::vector<int>& rank : ep.placement) {
     slots.push_back(rank.size());
@@ -272,6 +279,19 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["idle_expert_fraction"] = rank_ratio > 0 ? 1 - 1 / rank_ratio : 0.0;
   out["nodes_per_token_mean"] = ep.nodes_per_token_mean;
   out["gpus_per_token_mean"] = ep.gpus_per_token_mean;
+}
+
+// The "ep" object of a MoE layer: its settings, where its tokens went, then the bytes it
+// exchanged and the time of its busiest rank.
+void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
+  const work::CaseResult& c = in.result.cases.front();
+  const work::EpDetails& ep = *c.ep;
+  const work::Summary& s = c.summary;
+  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  Json out;
+  moe_exchange_fields(job, ep, out);
+  moe_routing_fields(job, ep, out);
+  moe_token_fields(ep, out);
   out["bytes"] = exchange_bytes(c, *in.result.cluster);
   out["busiest_rank"] = s.critical_rank;
   out["compute_s"] = busiest.compute.seconds();

@@ -96,6 +96,50 @@ std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResu
   return ranks;
 }
 
+// The run's options: links watched for the report (and the trace), and progress on stderr for
+// runs of several cases that take a while (or on a terminal).
+work::RunOptions run_options(const RunOptions& o) {
+  work::RunOptions options;
+  options.watch_links =
+      o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
+  const auto started = std::chrono::steady_clock::now();
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  options.on_case = [started, terminal](std::size_t index, std::size_t count,
+                                        const work::CaseResult& c) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (count > 1 && (terminal || elapsed > 2)) {
+      fmt::print(stderr, "case {}/{} ({}) done, {:.1f} s\n", index + 1, count, c.name, elapsed);
+    }
+  };
+  return options;
+}
+
+// The trace and --out folder, if asked for; false (with the reason on stderr) when one cannot
+// be written.
+bool write_outputs(const RunOptions& o, const config::ExperimentFile& file,
+                   const work::RunResult& result, const nlohmann::ordered_json& report,
+                   const std::set<int>& ranks) {
+  try {
+    std::optional<std::string> trace;
+    if (!o.trace_file.empty()) {
+      trace = make_trace(result, o.trace_links, ranks).dump() + "\n";
+    }
+    const bool with_out = traces_into_out_dir(o);
+    if (trace && !with_out) {
+      write_file_atomically(o.trace_file, *trace);
+    }
+    if (!o.out_dir.empty()) {
+      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n",
+                    with_out ? trace : std::nullopt);
+    }
+  } catch (const OutputError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o) {
@@ -112,20 +156,7 @@ int run_command(const RunOptions& o) {
     ranks = parse_trace_ranks(o.trace_ranks,
                               file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
   }
-  work::RunOptions options;
-  options.watch_links =
-      o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
-  // Progress on stderr for runs of several cases that take a while (or on a terminal).
-  const auto started = std::chrono::steady_clock::now();
-  const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  options.on_case = [&](std::size_t index, std::size_t count, const work::CaseResult& c) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (count > 1 && (terminal || elapsed > 2)) {
-      fmt::print(stderr, "case {}/{} ({}) done, {:.1f} s\n", index + 1, count, c.name, elapsed);
-    }
-  };
-  const work::RunResult result = work::run(file.experiment, options);
+  const work::RunResult result = work::run(file.experiment, run_options(o));
   if (!result.ok()) {
     file.fail(result.problems.front());
   }
@@ -137,21 +168,7 @@ int run_command(const RunOptions& o) {
   if (!o.trace_file.empty() && o.trace_ranks.empty()) {
     ranks = default_trace_ranks(file.experiment, result);
   }
-  try {
-    std::optional<std::string> trace;
-    if (!o.trace_file.empty()) {
-      trace = make_trace(result, o.trace_links, ranks).dump() + "\n";
-    }
-    const bool with_out = traces_into_out_dir(o);
-    if (trace && !with_out) {
-      write_file_atomically(o.trace_file, *trace);
-    }
-    if (!o.out_dir.empty()) {
-      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n",
-                    with_out ? trace : std::nullopt);
-    }
-  } catch (const OutputError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+  if (!write_outputs(o, file, result, report, ranks)) {
     return 1;
   }
   if (o.json) {

@@ -143,6 +143,67 @@ Json breakdown(const work::CaseResult& c, double step) {
           {"param_gather_s", t.param_gather.seconds()}};
 }
 
+// Each simulated layer the step was folded from: its passes' times, its compute and
+// communication, and the communication it left exposed, per kind.
+Json layer_rows(const work::StepDetails& d) {
+  Json layers = Json::array();
+  for (const work::LayerTiming& lt : d.layers) {
+    Json e = Json::object();
+    for (const auto& [kind, time] : lt.exposed) {
+      e[kind] = time.seconds();
+    }
+    layers.push_back({{"kind", lt.moe ? "moe" : "dense"},
+                      {"gpus", lt.gpus},
+                      {"forward_s", lt.forward.seconds()},
+                      {"backward_s", lt.backward.seconds()},
+                      {"weight_s", lt.weight.seconds()},
+                      {"pair_s", lt.pair.seconds()},
+                      {"compute_s", lt.compute.seconds()},
+                      {"comm_s", lt.comm.seconds()},
+                      {"compute_comm_ratio", lt.comm > Time{} ? Json(lt.compute.seconds() /
+                                                                     lt.comm.seconds())
+                                                              : Json(nullptr)},
+                      {"exposed_comm_s", std::move(e)}});
+  }
+  return layers;
+}
+
+// The gradient sync of one layer of each kind: bytes and time per GPU, and ZeRO-3's parameter
+// all-gather.
+Json grad_sync_rows(const work::StepDetails& d) {
+  Json sync = Json::array();
+  for (const work::GradSync& g : d.grad_sync) {
+    sync.push_back({{"kind", g.moe ? "moe" : "dense"},
+                    {"bytes_per_gpu", g.bytes_per_gpu},
+                    {"time_s", g.time.seconds()}});
+    if (d.zero >= 3) {
+      sync.back()["param_gather_s"] = g.gather.seconds();
+    }
+  }
+  return sync;
+}
+
+// Memory per GPU on each pipeline rank, the peak over them and whether it fits in HBM.
+Json memory_per_gpu(const work::StepDetails& d) {
+  Json ranks = Json::array();
+  double peak = 0;
+  for (std::size_t r = 0; r < d.memory.size(); ++r) {
+    const work::StageMemory& m = d.memory[r];
+    peak = std::max(peak, m.total());
+    ranks.push_back({{"pipeline_rank", r},
+                     {"params_GB", gb(m.params)},
+                     {"grads_GB", gb(m.grads)},
+                     {"optimizer_GB", gb(m.optimizer)},
+                     {"activations_GB", gb(m.activations)},
+                     {"buffers_GB", gb(m.buffers)},
+                     {"total_GB", gb(m.total())}});
+  }
+  return {{"hbm_GB", gb(d.hbm_bytes)},
+          {"peak_GB", gb(peak)},
+          {"fits", d.hbm_bytes <= 0 || peak <= d.hbm_bytes},
+          {"ranks", std::move(ranks)}};
+}
+
 }  // namespace
 
 Json step_section(const work::CaseResult& c) {
@@ -165,57 +226,12 @@ Json step_section(const work::CaseResult& c) {
 
   out["breakdown"] = d.layers.empty() ? Json(nullptr) : breakdown(c, step);
 
-  Json layers = Json::array();
-  for (const work::LayerTiming& lt : d.layers) {
-    Json e = Json::object();
-    for (const auto& [kind, time] : lt.exposed) {
-      e[kind] = time.seconds();
-    }
-    layers.push_back({{"kind", lt.moe ? "moe" : "dense"},
-                      {"gpus", lt.gpus},
-                      {"forward_s", lt.forward.seconds()},
-                      {"backward_s", lt.backward.seconds()},
-                      {"weight_s", lt.weight.seconds()},
-                      {"pair_s", lt.pair.seconds()},
-                      {"compute_s", lt.compute.seconds()},
-                      {"comm_s", lt.comm.seconds()},
-                      {"compute_comm_ratio", lt.comm > Time{} ? Json(lt.compute.seconds() /
-                                                                     lt.comm.seconds())
-                                                              : Json(nullptr)},
-                      {"exposed_comm_s", std::move(e)}});
-  }
-  out["layers"] = std::move(layers);
-  Json sync = Json::array();
-  for (const work::GradSync& g : d.grad_sync) {
-    sync.push_back({{"kind", g.moe ? "moe" : "dense"},
-                    {"bytes_per_gpu", g.bytes_per_gpu},
-                    {"time_s", g.time.seconds()}});
-    if (d.zero >= 3) {
-      sync.back()["param_gather_s"] = g.gather.seconds();
-    }
-  }
-  out["grad_sync_per_layer"] = std::move(sync);
+  out["layers"] = layer_rows(d);
+  out["grad_sync_per_layer"] = grad_sync_rows(d);
   out["head_forward_s"] = d.head_forward.seconds();
   out["head_backward_s"] = d.head_backward.seconds();
   out["layers_per_stage"] = d.layers_per_stage;
-
-  Json ranks = Json::array();
-  double peak = 0;
-  for (std::size_t r = 0; r < d.memory.size(); ++r) {
-    const work::StageMemory& m = d.memory[r];
-    peak = std::max(peak, m.total());
-    ranks.push_back({{"pipeline_rank", r},
-                     {"params_GB", gb(m.params)},
-                     {"grads_GB", gb(m.grads)},
-                     {"optimizer_GB", gb(m.optimizer)},
-                     {"activations_GB", gb(m.activations)},
-                     {"buffers_GB", gb(m.buffers)},
-                     {"total_GB", gb(m.total())}});
-  }
-  out["memory"] = {{"hbm_GB", gb(d.hbm_bytes)},
-                   {"peak_GB", gb(peak)},
-                   {"fits", d.hbm_bytes <= 0 || peak <= d.hbm_bytes},
-                   {"ranks", std::move(ranks)}};
+  out["memory"] = memory_per_gpu(d);
   return out;
 }
 

@@ -158,21 +158,12 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
                                                    const JobParseContext& ctx) {
   workload.allow_only(Section::CollectiveWorkload);
   work::CollectiveJob job;
-  job.op = parse_enum(workload.at("op"),
-                      std::array{CollectiveOp::SendRecv, CollectiveOp::AllGather,
-                                 CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
-                                 CollectiveOp::AllToAll},
-                      work::op_name);
+  job.op = parse_enum(workload.at("op"), work::all_ops(), work::op_name);
   job.algorithm = job.op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Flat
                                                    : CollectiveAlgorithm::Ring;
   if (workload.has("algorithm")) {
-    job.algorithm = parse_enum(
-        workload.at("algorithm"),
-        std::array{CollectiveAlgorithm::Ring, CollectiveAlgorithm::Direct,
-                   CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier,
-                   CollectiveAlgorithm::Tree, CollectiveAlgorithm::Nvls,
-                   CollectiveAlgorithm::LowLatency, CollectiveAlgorithm::Auto},
-        work::algorithm_name);
+    job.algorithm =
+        parse_enum(workload.at("algorithm"), work::all_algorithms(), work::algorithm_name);
   }
   if (workload.has("ranks")) {
     job.ranks = parse_ranks(workload.at("ranks"));

@@ -2,9 +2,20 @@
 #include "tools/config/schema_tables.hpp"
 
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "workloads/collectives/algorithms.hpp"
+
 namespace hopsim::config::tables {
+namespace {
+
+// The collective ops and algorithms as their table has them (workloads/collectives).
+const std::string kOpNames = work::quoted_op_names();
+const std::string kAlgorithmNames = work::quoted_algorithm_names();
+const std::string kAlgorithmsByOp = work::algorithms_by_op();
+
+}  // namespace
 
 const std::array<KeyDoc, 10> kExperiment{{
     {"name", "string", "the file's name", "names the experiment in reports"},
@@ -73,15 +84,8 @@ const std::array<KeyDoc, 6> kFlow{{
 
 const std::array<KeyDoc, 13> kCollectiveWorkload{{
     {"kind", "\"collective\"", "required", "one collective, nccl-tests style"},
-    {"op", "\"send_recv\", \"all_gather\", \"reduce_scatter\", \"all_reduce\", \"all_to_all\"",
-     "required", "the collective"},
-    {"algorithm",
-     "\"ring\", \"direct\", \"tree\", \"nvls\", \"flat\", \"two_tier\", \"low_latency\", "
-     "\"auto\"",
-     "\"flat\" for all_to_all, else \"ring\"",
-     "all_reduce: ring, tree, nvls (one node) or auto (NCCL's tuner picks per size); all_gather: "
-     "ring, direct or auto; reduce_scatter: ring or auto; send_recv: ring; all_to_all: flat, "
-     "two_tier (DeepEP normal) or low_latency (DeepEP low-latency)"},
+    {"op", kOpNames, "required", "the collective"},
+    {"algorithm", kAlgorithmNames, "\"flat\" for all_to_all, else \"ring\"", kAlgorithmsByOp},
     {"ranks", "array of integers in [0, 2^24]", "every GPU",
      "GPUs in ring order, at least 2, distinct; send_recv takes exactly 2"},
     {"group", "\"tp\", \"cp\", \"pp\", \"dp\", \"ep\"", "none",

@@ -17,6 +17,19 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// One task that ends when every input has: the input itself when there is one, else a
+// zero-length delay on `gpu` after all of them.
+PlanTaskId join(Plan& plan, int gpu, const std::vector<PlanTaskId>& inputs, std::uint32_t phase) {
+  if (inputs.size() == 1) {
+    return inputs.front();
+  }
+  const PlanTaskId id = plan.add_delay(gpu, Time{}, phase);
+  for (PlanTaskId i : inputs) {
+    plan.add_dependency(i, id);
+  }
+  return id;
+}
+
 // The GPUs of each node (nodes in order of first appearance), by local index.
 std::vector<std::vector<int>> nodes_of(std::span<const int> ranks, const topo::Cluster& cluster) {
   std::vector<int> order;
@@ -108,12 +121,7 @@ void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mir
                                 "tree reduce"));
         }
       }
-      up[pos] = inputs.size() == 1 ? inputs.front() : plan_.add_delay(chain.front(), Time{}, phase_);
-      for (PlanTaskId i : inputs) {
-        if (up[pos] != i) {
-          plan_.add_dependency(i, up[pos]);
-        }
-      }
+      up[pos] = join(plan_, chain.front(), inputs, phase_);
     }
     // Broadcast: from the root down the tree, and down every chain.
     std::vector<PlanTaskId> down(n, up[0]);

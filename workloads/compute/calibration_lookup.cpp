@@ -66,6 +66,35 @@ Time exact_time(const CalibrationTable& table, double us) {
   return Time::ps(std::llround(us * 1e6));  // tables hold at most picosecond precision
 }
 
+// Where a query point sits on each axis: its bracket, the axes interpolated between two
+// values, and whether any axis is clamped above the grid; nullopt below the grid.
+struct Located {
+  std::vector<Bracket> brackets;
+  std::vector<std::size_t> free_axes;
+  bool clamped = false;
+};
+
+std::optional<Located> locate(const CalibrationTable& table, std::span<const std::int64_t> point) {
+  const std::size_t d = table.axes.size();
+  Located at;
+  at.brackets.resize(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    switch (place(table.axes[j].values, point[j], at.brackets[j])) {
+      case Placement::Below:
+        return std::nullopt;
+      case Placement::Above:
+        at.clamped = true;
+        break;
+      case Placement::Between:
+        at.free_axes.push_back(j);
+        break;
+      case Placement::OnGrid:
+        break;
+    }
+  }
+  return at;
+}
+
 }  // namespace
 
 std::optional<TableAnswer> lookup_table(const CalibrationTable& table,
@@ -73,23 +102,13 @@ std::optional<TableAnswer> lookup_table(const CalibrationTable& table,
   const std::size_t d = table.axes.size();
   HOPSIM_ASSERT(point.size() == d, "query has {} coordinates, table {} has {} axes", point.size(),
                 table.op, d);
-  std::vector<Bracket> brackets(d);
-  std::vector<std::size_t> free_axes;  // axes interpolated between two values
-  bool clamped = false;
-  for (std::size_t j = 0; j < d; ++j) {
-    switch (place(table.axes[j].values, point[j], brackets[j])) {
-      case Placement::Below:
-        return std::nullopt;
-      case Placement::Above:
-        clamped = true;
-        break;
-      case Placement::Between:
-        free_axes.push_back(j);
-        break;
-      case Placement::OnGrid:
-        break;
-    }
+  const std::optional<Located> at = locate(table, point);
+  if (!at) {
+    return std::nullopt;
   }
+  const std::vector<Bracket>& brackets = at->brackets;
+  const std::vector<std::size_t>& free_axes = at->free_axes;
+  const bool clamped = at->clamped;
   std::vector<std::size_t> stride(d);
   std::size_t cells = 1;
   for (std::size_t j = d; j-- > 0;) {

@@ -16,32 +16,66 @@ namespace {
 // The compute model takes kernel dimensions up to 2^31.
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 
+// Compute per GPU, generously: the layer's active weights over the tokens, attention over a
+// full mask, and in the worst case every selection of the group (`n` GPUs) on one GPU's
+// experts; forward and backward, seconds at the roofline.
+double compute_bound_s(const MoeLayerJob& job, const JobEnv& env, std::size_t n) {
+  const ModelSpec& m = *env.model;
+  const std::int64_t sms = env.cluster.gpu.sms;
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double t =
+      f(job.routing.tokens_per_gpu) * (job.overlap == EpOverlap::DualPipePair ? 2 : 1);
+  const double flops =
+      2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(n)) +
+      2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
+  const topo::GpuSpec& gpu = env.cluster.gpu;
+  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
+                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency) *
+                      (job.comm_sms > 0 ? f(sms - job.comm_sms) / f(sms) : 1.0);
+  return flops * 3 * f(job.layers) / rate;  // forward and backward
+}
+
 }  // namespace
 
 void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
-  if (!check_model_and_gpu(env, kKind, out)) {
+  if (!check_sizes(env, out)) {
     return;
+  }
+  const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
+  check_settings(env, group, out);
+  if (out.empty()) {
+    check_bounds(env, group, out);
+  }
+}
+
+bool MoeLayerJob::check_sizes(const JobEnv& env, Problems& out) const {
+  if (!check_model_and_gpu(env, kKind, out)) {
+    return false;
   }
   if (env.model->moe.routed_experts == 0) {
     out.push_back({"/workload/kind",
                    fmt::format("model \"{}\" has no routed experts", env.model->name)});
-    return;
+    return false;
   }
   if (routing.tokens_per_gpu * routing.top_k > kMaxExtent) {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} tokens x top-{} make expert GEMMs larger than 2^31 rows",
                                routing.tokens_per_gpu, routing.top_k)});
-    return;
+    return false;
   }
   for (const auto& [key, per] :
        {std::pair{"dispatch_bytes_per_element", dispatch_bytes_per_element},
         std::pair{"combine_bytes_per_element", combine_bytes_per_element}}) {
     if (const auto problem = token_bytes_problem(env.model->hidden, per)) {
       out.push_back({fmt::format("/workload/{}", key), *problem});
-      return;
+      return false;
     }
   }
-  const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
+  return true;
+}
+
+void MoeLayerJob::check_settings(const JobEnv& env, std::span<const int> group,
+                                 Problems& out) const {
   const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
                                              "/workload", "/workload/placement",
                                              "/workload/routing/counts");
@@ -91,22 +125,14 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
       }
     }
   }
-  if (!out.empty()) {
-    return;
-  }
-  // Compute per GPU, generously: the layer's active weights over the tokens, attention over a
-  // full mask, and in the worst case every selection of the group on one GPU's experts.
+}
+
+void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const int> group,
+                               Problems& out) const {
   const ModelSpec& m = *env.model;
   const auto f = [](std::int64_t v) { return static_cast<double>(v); };
   const double t = f(routing.tokens_per_gpu) * (overlap == EpOverlap::DualPipePair ? 2 : 1);
-  const double flops =
-      2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(group.size())) +
-      2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
-  const topo::GpuSpec& gpu = env.cluster.gpu;
-  const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
-                      std::min(gpu.gemm_efficiency, gpu.attention_efficiency) *
-                      (comm_sms > 0 ? f(sms - comm_sms) / f(sms) : 1.0);
-  const double seconds = flops * 3 * f(layers) / rate;  // forward and backward
+  const double seconds = compute_bound_s(*this, env, group.size());
   if (seconds > kMaxComputeSeconds) {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} layer(s) of {} tokens per GPU may take ~{:.3g} s of compute "

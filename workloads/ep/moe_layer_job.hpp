@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,13 @@ struct MoeLayerJob {
   Pieces pieces_used() const { return pieces.value_or(Pieces::Streamed); }
   bool forward() const { return passes != Passes::Backward; }
   bool backward() const { return passes != Passes::Forward; }
+
+ private:
+  // The parts of check(): the model and sizes; the settings against each other and the EP
+  // group; what the plan would cost (compute, flows, bytes) against the simulator's bounds.
+  bool check_sizes(const JobEnv& env, Problems& out) const;
+  void check_settings(const JobEnv& env, std::span<const int> group, Problems& out) const;
+  void check_bounds(const JobEnv& env, std::span<const int> group, Problems& out) const;
 };
 
 }  // namespace hopsim::work

@@ -22,15 +22,10 @@ namespace {
 // Subsets of nodes a feasibility check enumerates at most.
 constexpr double kMaxNodeSubsets = 2e5;
 
-// The fewest distinct experts a token limited to `limit` nodes can choose from, or a lower
-// bound of it, counting only the experts it may ever choose (`live`): a token reaches only
-// nodes with such an expert. With the even placement, the experts of the nodes with the fewest;
-// else the smallest union over every set of that many nodes or, when there are too many sets
-// to try, the limit-th smallest node's count (any union of that many nodes has at least as
-// many).
-std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
-                           const std::vector<char>& live) {
-  std::vector<std::vector<int>> of_node;  // the live experts of each node that has one
+// The live experts of each node that has one (`live`: those a token may ever choose).
+std::vector<std::vector<int>> live_experts_of_nodes(const ExpertLayout& l,
+                                                    const std::vector<char>& live) {
+  std::vector<std::vector<int>> of_node;
   for (const auto& on : l.experts_of_node) {
     std::vector<int> here;
     std::copy_if(on.begin(), on.end(), std::back_inserter(here),
@@ -39,28 +34,14 @@ std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
       of_node.push_back(std::move(here));
     }
   }
+  return of_node;
+}
+
+// The smallest union of the experts of `limit` of the nodes, over every such set of nodes
+// (`experts` ids in all), by bit sets.
+std::int64_t smallest_union(const std::vector<std::vector<int>>& of_node, std::size_t limit,
+                            std::size_t experts) {
   const std::size_t nodes = of_node.size();
-  if (nodes == 0) {
-    return 0;
-  }
-  limit = limit == 0 ? nodes : std::min(limit, nodes);
-  std::vector<std::int64_t> counts;
-  for (const auto& e : of_node) {
-    counts.push_back(static_cast<std::int64_t>(e.size()));
-  }
-  std::sort(counts.begin(), counts.end());
-  if (even) {  // nodes share no expert
-    return std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(limit),
-                           std::int64_t{0});
-  }
-  double subsets = 1;
-  for (std::size_t i = 0; i < limit; ++i) {
-    subsets = subsets * static_cast<double>(nodes - i) / static_cast<double>(i + 1);
-  }
-  if (subsets > kMaxNodeSubsets) {
-    return counts[limit - 1];
-  }
-  const std::size_t experts = l.copies.size();
   const std::size_t words = (experts + 63) / 64;
   std::vector<std::vector<std::uint64_t>> bits(nodes, std::vector<std::uint64_t>(words, 0));
   for (std::size_t v = 0; v < nodes; ++v) {
@@ -90,14 +71,46 @@ std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
       --i;
     }
     if (i == 0) {
-      break;
+      return fewest;
     }
     ++pick_of[i - 1];
     for (std::size_t j = i; j < limit; ++j) {
       pick_of[j] = pick_of[j - 1] + 1;
     }
   }
-  return fewest;
+}
+
+// The fewest distinct experts a token limited to `limit` nodes can choose from, or a lower
+// bound of it, counting only the experts it may ever choose (`live`): a token reaches only
+// nodes with such an expert. With the even placement, the experts of the nodes with the fewest;
+// else the smallest union over every set of that many nodes or, when there are too many sets
+// to try, the limit-th smallest node's count (any union of that many nodes has at least as
+// many).
+std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
+                           const std::vector<char>& live) {
+  const std::vector<std::vector<int>> of_node = live_experts_of_nodes(l, live);
+  const std::size_t nodes = of_node.size();
+  if (nodes == 0) {
+    return 0;
+  }
+  limit = limit == 0 ? nodes : std::min(limit, nodes);
+  std::vector<std::int64_t> counts;
+  for (const auto& e : of_node) {
+    counts.push_back(static_cast<std::int64_t>(e.size()));
+  }
+  std::sort(counts.begin(), counts.end());
+  if (even) {  // nodes share no expert
+    return std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(limit),
+                           std::int64_t{0});
+  }
+  double subsets = 1;
+  for (std::size_t i = 0; i < limit; ++i) {
+    subsets = subsets * static_cast<double>(nodes - i) / static_cast<double>(i + 1);
+  }
+  if (subsets > kMaxNodeSubsets) {
+    return counts[limit - 1];
+  }
+  return smallest_union(of_node, limit, l.copies.size());
 }
 
 }  // namespace

@@ -78,13 +78,10 @@ ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
       ranks.size(), [&](std::size_t g) { return cluster.node_of(ranks[g]); }, r);
 }
 
-std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size_t ranks,
-                                                  std::int64_t extra_per_rank) {
-  std::vector<std::vector<int>> slots = even_placement(r.experts, ranks);
-  if (extra_per_rank <= 0) {
-    return slots;
-  }
-  // Expected share of the selections per expert: the popularity's weights (bias included).
+namespace {
+
+// Expected share of the selections per expert: the popularity's weights (bias included).
+std::vector<double> expected_shares(const MoeRouting& r) {
   const auto experts = static_cast<std::size_t>(r.experts);
   std::vector<double> weight(experts, 1.0 / static_cast<double>(experts));
   if (r.distribution != RoutingDistribution::Uniform || !r.bias.empty() || r.uniform_share > 0) {
@@ -93,40 +90,57 @@ std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size
       weight[e] = (p.cdf[e] - (e == 0 ? 0.0 : p.cdf[e - 1])) / p.cdf.back();
     }
   }
-  // Copies: each extra one to the expert whose copies carry the most each (ties: lower id),
-  // at most one copy per rank. Each rank holds at most every expert once, so there is room
-  // (check_redundancy).
-  const std::size_t extra = ranks * static_cast<std::size_t>(extra_per_rank);
-  HOPSIM_ASSERT(check_redundancy(r.experts, ranks, extra_per_rank).empty(),
-                "{} extra slots per rank for {} experts over {} ranks", extra_per_rank,
-                r.experts, ranks);
-  std::vector<int> copies(experts, 1);
-  std::vector<int> replicas;  // experts of the extra slots
-  const auto per_copy = [&](std::size_t e) { return weight[e] / copies[e]; };
-  for (std::size_t i = 0; i < extra; ++i) {
-    std::size_t best = experts;
-    for (std::size_t e = 0; e < experts; ++e) {
-      if (static_cast<std::size_t>(copies[e]) < ranks &&
-          (best == experts || per_copy(e) > per_copy(best))) {
+  return weight;
+}
+
+// Copies being placed: per expert its share and its copies so far.
+struct Copies {
+  std::vector<double> weight;
+  std::vector<int> count;
+  double per_copy(std::size_t e) const { return weight[e] / count[e]; }
+  double per_copy(int e) const { return per_copy(static_cast<std::size_t>(e)); }
+  // Among the experts `may` allows, the one whose copies carry the most each (ties: lower id),
+  // or count.size().
+  template <class May>
+  std::size_t heaviest(May may) const {
+    std::size_t best = count.size();
+    for (std::size_t e = 0; e < count.size(); ++e) {
+      if (may(e) && (best == count.size() || per_copy(e) > per_copy(best))) {
         best = e;
       }
     }
-    ++copies[best];
+    return best;
+  }
+};
+
+// The experts of the `extra` extra slots: each to the expert whose copies carry the most each,
+// at most one copy per rank; counted in `c`.
+std::vector<int> choose_replicas(Copies& c, std::size_t ranks, std::size_t extra) {
+  std::vector<int> replicas;
+  for (std::size_t i = 0; i < extra; ++i) {
+    const std::size_t best =
+        c.heaviest([&](std::size_t e) { return static_cast<std::size_t>(c.count[e]) < ranks; });
+    ++c.count[best];
     replicas.push_back(static_cast<int>(best));
   }
-  // Each replica, heaviest per copy first, to the least loaded rank with a free extra slot that
-  // does not host the expert yet (ties: lower rank).
+  return replicas;
+}
+
+// Each replica, heaviest per copy first, to the least loaded rank with a free slot (of `full`)
+// that does not host the expert yet (ties: lower rank). Where every rank with a free slot hosts
+// it already, that slot takes the expert it lacks whose copies carry the most each (a rank
+// with a free slot lacks some: it holds fewer than all experts).
+void place_replicas(std::vector<std::vector<int>>& slots, std::vector<int> replicas, Copies& c,
+                    std::size_t full) {
+  const std::size_t ranks = slots.size();
   std::vector<double> rank_load(ranks, 0.0);
   for (std::size_t g = 0; g < ranks; ++g) {
     for (int e : slots[g]) {
-      rank_load[g] += weight[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+      rank_load[g] += c.per_copy(e);
     }
   }
-  std::stable_sort(replicas.begin(), replicas.end(), [&](int a, int b) {
-    return weight[static_cast<std::size_t>(a)] / copies[static_cast<std::size_t>(a)] >
-           weight[static_cast<std::size_t>(b)] / copies[static_cast<std::size_t>(b)];
-  });
-  const std::size_t full = slots.front().size() + static_cast<std::size_t>(extra_per_rank);
+  std::stable_sort(replicas.begin(), replicas.end(),
+                   [&](int a, int b) { return c.per_copy(a) > c.per_copy(b); });
   const auto hosts = [&](std::size_t g, int e) {
     return std::find(slots[g].begin(), slots[g].end(), e) != slots[g].end();
   };
@@ -145,24 +159,35 @@ std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size
       }
     }
     if (best == ranks) {
-      // Every rank with a free slot hosts e already: that slot takes the expert it lacks whose
-      // copies carry the most each (a rank with a free slot lacks some: it holds < experts).
       best = open;
-      --copies[static_cast<std::size_t>(e)];
-      std::size_t other = experts;
-      for (std::size_t f = 0; f < experts; ++f) {
-        if (!hosts(best, static_cast<int>(f)) &&
-            (other == experts || per_copy(f) > per_copy(other))) {
-          other = f;
-        }
-      }
+      --c.count[static_cast<std::size_t>(e)];
+      const std::size_t other =
+          c.heaviest([&](std::size_t f) { return !hosts(best, static_cast<int>(f)); });
       e = static_cast<int>(other);
-      ++copies[other];
+      ++c.count[other];
     }
     slots[best].push_back(e);
-    rank_load[best] +=
-        weight[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+    rank_load[best] += c.per_copy(e);
   }
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> redundant_placement(const MoeRouting& r, std::size_t ranks,
+                                                  std::int64_t extra_per_rank) {
+  std::vector<std::vector<int>> slots = even_placement(r.experts, ranks);
+  if (extra_per_rank <= 0) {
+    return slots;
+  }
+  // Each rank holds at most every expert once, so there is room (check_redundancy).
+  HOPSIM_ASSERT(check_redundancy(r.experts, ranks, extra_per_rank).empty(),
+                "{} extra slots per rank for {} experts over {} ranks", extra_per_rank,
+                r.experts, ranks);
+  Copies c{expected_shares(r), std::vector<int>(static_cast<std::size_t>(r.experts), 1)};
+  std::vector<int> replicas =
+      choose_replicas(c, ranks, ranks * static_cast<std::size_t>(extra_per_rank));
+  const std::size_t full = slots.front().size() + static_cast<std::size_t>(extra_per_rank);
+  place_replicas(slots, std::move(replicas), c, full);
   return slots;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -17,38 +18,6 @@ constexpr double kMaxFlows = 10e6;  // about 6 GB: 1M flows peak at 0.6 GB
 constexpr double kMaxTreePieces = 32;  // automatic tree pieces per channel and tree
 
 using Algo = CollectiveAlgorithm;
-
-bool implements(CollectiveOp op, CollectiveAlgorithm a) {
-  switch (op) {
-    case CollectiveOp::AllToAll:
-      return a == Algo::Flat || a == Algo::TwoTier || a == Algo::LowLatency;
-    case CollectiveOp::AllGather:
-      return a == Algo::Ring || a == Algo::Direct || a == Algo::Auto;
-    case CollectiveOp::ReduceScatter:
-      return a == Algo::Ring || a == Algo::Auto;
-    case CollectiveOp::AllReduce:
-      return a == Algo::Ring || a == Algo::Tree || a == Algo::Nvls || a == Algo::Auto;
-    case CollectiveOp::SendRecv:
-      return a == Algo::Ring;
-  }
-  return false;
-}
-
-std::string_view algorithms_of(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::AllToAll:
-      return "\"flat\", \"two_tier\" or \"low_latency\"";
-    case CollectiveOp::AllGather:
-      return "\"ring\", \"direct\" or \"auto\"";
-    case CollectiveOp::ReduceScatter:
-      return "\"ring\" or \"auto\"";
-    case CollectiveOp::AllReduce:
-      return "\"ring\", \"tree\", \"nvls\" or \"auto\"";
-    case CollectiveOp::SendRecv:
-      return "\"ring\"";
-  }
-  return "";
-}
 
 // Flows of one collective over n ranks, counted generously: ring steps x ranks x chunks x
 // channels, or every pair (two-tier: times the pieces each pair is cut into, plus forwards).
@@ -234,47 +203,51 @@ std::vector<std::vector<int>> CollectiveJob::rank_sets(const topo::Spec& cluster
   return {all};
 }
 
-void CollectiveJob::check(const JobEnv& env, Problems& out) const {
-  if (!implements(op, algorithm)) {
-    out.push_back({"/workload/algorithm",
+namespace {
+
+// The first setting of `j` that its op and algorithm do not take, if any.
+std::optional<Problem> tunables_problem(const CollectiveJob& j) {
+  const Algo a = j.algorithm;
+  if (!implements(j.op, a)) {
+    return Problem{"/workload/algorithm",
                    fmt::format("algorithm \"{}\" does not implement {}; {} takes {}",
-                               algorithm_name(algorithm), op_name(op), op_name(op),
-                               algorithms_of(op))});
-    return;
+                               algorithm_name(a), op_name(j.op), op_name(j.op),
+                               algorithms_of(j.op))};
   }
-  const bool pipelined = algorithm == Algo::Ring || algorithm == Algo::Tree ||
-                         algorithm == Algo::TwoTier || algorithm == Algo::Auto;
-  if (chunks < 0 || (chunks != 0 && (!pipelined || op == CollectiveOp::SendRecv))) {
-    out.push_back({"/workload/chunks",
+  const AlgorithmRow& row = algorithm_row(a);
+  if (j.chunks < 0 || (j.chunks != 0 && (!row.chunks || j.op == CollectiveOp::SendRecv))) {
+    return Problem{"/workload/chunks",
                    fmt::format("chunks apply to ring, tree and auto algorithms and to two_tier "
                                "all-to-all; {} {} sends each pair's data as one flow",
-                               algorithm_name(algorithm), op_name(op))});
-    return;
+                               algorithm_name(a), op_name(j.op))};
   }
-  if (channels != 0 && algorithm != Algo::Ring && algorithm != Algo::Tree &&
-      algorithm != Algo::Auto) {
-    out.push_back({"/workload/channels", "channels apply to ring, tree and auto algorithms"});
-    return;
+  if (j.channels != 0 && !row.channels) {
+    return Problem{"/workload/channels", "channels apply to ring, tree and auto algorithms"};
   }
-  if (combine && algorithm != Algo::TwoTier && algorithm != Algo::LowLatency) {
-    out.push_back({"/workload/combine", "combine applies to all_to_all two_tier and low_latency"});
-    return;
+  if (j.combine && !row.combine) {
+    return Problem{"/workload/combine", "combine applies to all_to_all two_tier and low_latency"};
   }
-  if (chunk_tokens != kDeepEpChunks && (!moe || algorithm != CollectiveAlgorithm::TwoTier)) {
-    out.push_back({"/workload/chunk_tokens",
-                   "chunk_tokens applies to all_to_all two_tier with moe routing"});
-    return;
+  if (j.chunk_tokens != kDeepEpChunks && (!j.moe || a != Algo::TwoTier)) {
+    return Problem{"/workload/chunk_tokens",
+                   "chunk_tokens applies to all_to_all two_tier with moe routing"};
   }
-  if (pieces && algorithm != CollectiveAlgorithm::TwoTier) {
-    out.push_back({"/workload/pieces", "pieces applies to all_to_all two_tier"});
-    return;
+  if (j.pieces && a != Algo::TwoTier) {
+    return Problem{"/workload/pieces", "pieces applies to all_to_all two_tier"};
   }
-  if (group && !ranks.empty()) {
-    out.push_back({"/workload/group", "give either ranks or group, not both"});
-    return;
+  if (j.group && !j.ranks.empty()) {
+    return Problem{"/workload/group", "give either ranks or group, not both"};
   }
-  if (sizes.empty()) {
-    out.push_back({"/workload/bytes", "expected at least one size"});
+  if (j.sizes.empty()) {
+    return Problem{"/workload/bytes", "expected at least one size"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void CollectiveJob::check(const JobEnv& env, Problems& out) const {
+  if (const std::optional<Problem> problem = tunables_problem(*this)) {
+    out.push_back(*problem);
     return;
   }
   check_ranks(*this, env.cluster.nodes * env.cluster.gpus_per_node, out);
@@ -315,18 +288,6 @@ double busbw_factor(CollectiveOp op, int n) {
       return 1.0;
   }
   return 1.0;
-}
-
-std::string_view op_name(CollectiveOp op) {
-  constexpr std::array<std::string_view, 5> kNames{"send_recv", "all_gather", "reduce_scatter",
-                                                   "all_reduce", "all_to_all"};
-  return kNames[static_cast<std::size_t>(op)];
-}
-
-std::string_view algorithm_name(CollectiveAlgorithm a) {
-  constexpr std::array<std::string_view, 8> kNames{"ring", "direct", "flat", "two_tier",
-                                                   "tree", "nvls", "low_latency", "auto"};
-  return kNames[static_cast<std::size_t>(a)];
 }
 
 }  // namespace hopsim::work

@@ -8,6 +8,7 @@
 
 #include "sim/problem.hpp"
 #include "topology/cluster.hpp"
+#include "workloads/collectives/algorithms.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/ep/moe_routing.hpp"
 #include "workloads/env/job_env.hpp"
@@ -15,8 +16,6 @@
 
 namespace hopsim::work {
 
-enum class CollectiveOp { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAll };
-enum class CollectiveAlgorithm { Ring, Direct, Flat, TwoTier, Tree, Nvls, LowLatency, Auto };
 
 /// `chunk_tokens` of a two-tier all-to-all when the job names none: DeepEP's for the EP size.
 inline constexpr std::int64_t kDeepEpChunks = -1;
@@ -71,8 +70,6 @@ struct CollectiveJob {
 /// reduce-scatter and all-to-all, 1 for send/recv.
 double busbw_factor(CollectiveOp op, int n);
 
-std::string_view op_name(CollectiveOp op);
-std::string_view algorithm_name(CollectiveAlgorithm a);
 
 /// The algorithm and protocol one size runs with: the job's, or NCCL's tuner's pick.
 struct CollectiveChoice {

@@ -113,6 +113,128 @@ class RankOrder {
   }
 };
 
+// The phases of DualPipe's tasks, added to a plan in this order.
+struct DualPhases {
+  std::uint32_t fwd = 0;
+  std::uint32_t bwd = 0;
+  std::uint32_t weight = 0;
+  std::uint32_t pair = 0;
+  std::uint32_t comm_fwd = 0;
+  std::uint32_t comm_bwd = 0;
+};
+
+// DualPipe's phases, asked of `plan` in the order above.
+DualPhases dualpipe_phases(Plan& plan) {
+  DualPhases out;
+  out.fwd = plan.phase("pipeline", "fwd");
+  out.bwd = plan.phase("pipeline", "bwd");
+  out.weight = plan.phase("pipeline", "weight");
+  out.pair = plan.phase("pipeline", "pair");
+  out.comm_fwd = plan.phase("pp_comm", "fwd");
+  out.comm_bwd = plan.phase("pp_comm", "bwd");
+  return out;
+}
+
+// The task that finishes (direction, micro-batch, forward?, stage): the data each next stage
+// waits for.
+using DoneTasks = std::map<std::tuple<int, int, bool, int>, PlanTaskId>;
+
+// Rank r's op `op` on stage `stage`: its time and its phase.
+std::pair<Time, std::uint32_t> op_time(const DualPipeSpec& spec, const DualPhases& phases, int r,
+                                       const DualOp& op, int stage) {
+  const int p = static_cast<int>(spec.gpus.size());
+  const auto at = [](const std::vector<Time>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  Time t;
+  std::uint32_t phase = phases.fwd;
+  switch (op.work) {
+    case DualWork::Forward:
+      t = at(spec.forward, stage);
+      break;
+    case DualWork::Backward:
+      t = at(spec.backward, stage);
+      phase = phases.bwd;
+      break;
+    case DualWork::BackwardInput:
+      t = at(spec.backward_input, stage);
+      phase = phases.bwd;
+      break;
+    case DualWork::Weight:
+      t = at(spec.weight, stage);
+      phase = phases.weight;
+      break;
+    case DualWork::Pair:
+      t = spec.pair[static_cast<std::size_t>(stage * p + dualpipe_stage(p, r, op.pair_direction))];
+      phase = phases.pair;
+      break;
+  }
+  return {t, phase};
+}
+
+// Records rank r's task `id` for `op`: in `done`, the forward and backward it finishes; in
+// `grads_done` (the rank's, per direction), that it completes a direction's gradients.
+void record_op(int p, int r, const DualOp& op, int stage, PlanTaskId id, DoneTasks& done,
+               std::vector<PlanTaskId>& grads_done) {
+  if (op.work == DualWork::Pair) {
+    done[{op.direction, op.micro_batch, true, stage}] = id;
+    const int bstage = dualpipe_stage(p, r, op.pair_direction);
+    done[{op.pair_direction, op.pair_micro_batch, false, bstage}] = id;
+    grads_done[static_cast<std::size_t>(op.pair_direction)] = id;
+  } else if (op.work == DualWork::Weight) {
+    grads_done[static_cast<std::size_t>(op.direction)] = id;
+  } else {
+    const bool fwd = op.work == DualWork::Forward;
+    done[{op.direction, op.micro_batch, fwd, stage}] = id;
+    if (op.work == DualWork::Backward) {
+      grads_done[static_cast<std::size_t>(op.direction)] = id;
+    }
+  }
+}
+
+// `before` on `from_stage`, then `after` on `to_stage` in direction d: nothing when one task
+// does both, through a flow in `phase` when bytes cross between two GPUs, directly otherwise.
+void add_crossing(Plan& plan, const DualPipeSpec& spec, int d, int from_stage, int to_stage,
+                  PlanTaskId before, PlanTaskId after, std::uint32_t phase) {
+  const int p = static_cast<int>(spec.gpus.size());
+  // A stage's rank for direction d.
+  const auto rank_of = [&](int stage) { return d == 0 ? stage : p - 1 - stage; };
+  const int from = spec.gpus[static_cast<std::size_t>(rank_of(from_stage))];
+  const int to = spec.gpus[static_cast<std::size_t>(rank_of(to_stage))];
+  if (before == after) {
+    return;
+  }
+  if (spec.activation_bytes.n == 0 || from == to) {
+    plan.add_dependency(before, after);
+    return;
+  }
+  const PlanTaskId f = plan.add_flow(from, to, spec.activation_bytes, phase);
+  plan.add_dependency(before, f);
+  plan.add_dependency(f, after);
+}
+
+// Data dependencies along each direction: every micro-batch's forward stage by stage, the last
+// stage's backward after its forward, then its backward stage by stage down to the first.
+void link_directions(Plan& plan, const DualPipeSpec& spec, const DualPhases& phases,
+                     const DoneTasks& done) {
+  const int p = static_cast<int>(spec.gpus.size());
+  for (int d = 0; d < 2; ++d) {
+    for (int mb = 0; mb < spec.micro_batches / 2; ++mb) {
+      for (int s = 1; s < p; ++s) {
+        add_crossing(plan, spec, d, s - 1, s, done.at({d, mb, true, s - 1}),
+                     done.at({d, mb, true, s}), phases.comm_fwd);
+      }
+      const PlanTaskId last_f = done.at({d, mb, true, p - 1});
+      const PlanTaskId last_b = done.at({d, mb, false, p - 1});
+      if (last_f != last_b) {
+        plan.add_dependency(last_f, last_b);
+      }
+      for (int s = p - 1; s > 0; --s) {
+        add_crossing(plan, spec, d, s, s - 1, done.at({d, mb, false, s}),
+                     done.at({d, mb, false, s - 1}), phases.comm_bwd);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Problems check_dualpipe(int stages, int micro_batches, const std::string& at) {
@@ -141,15 +263,8 @@ std::vector<std::vector<DualOp>> dualpipe_order(int p, int m) {
 DualPipeTasks add_dualpipe(Plan& plan, const DualPipeSpec& spec) {
   const int p = static_cast<int>(spec.gpus.size());
   const std::vector<std::vector<DualOp>> order = dualpipe_order(p, spec.micro_batches);
-  const std::uint32_t fwd_phase = plan.phase("pipeline", "fwd");
-  const std::uint32_t bwd_phase = plan.phase("pipeline", "bwd");
-  const std::uint32_t weight_phase = plan.phase("pipeline", "weight");
-  const std::uint32_t pair_phase = plan.phase("pipeline", "pair");
-  const std::uint32_t comm_fwd = plan.phase("pp_comm", "fwd");
-  const std::uint32_t comm_bwd = plan.phase("pp_comm", "bwd");
-  const auto at = [](const std::vector<Time>& v, int i) { return v[static_cast<std::size_t>(i)]; };
-  // The task that finishes (direction, micro-batch, forward?) on each stage position.
-  std::map<std::tuple<int, int, bool, int>, PlanTaskId> done;  // (d, mb, fwd, stage)
+  const DualPhases phases = dualpipe_phases(plan);
+  DoneTasks done;
   DualPipeTasks out;
   out.ops.resize(static_cast<std::size_t>(p));
   out.grads_done.assign(static_cast<std::size_t>(p), std::vector<PlanTaskId>(2, 0));
@@ -157,85 +272,15 @@ DualPipeTasks add_dualpipe(Plan& plan, const DualPipeSpec& spec) {
     const int gpu = spec.gpus[static_cast<std::size_t>(r)];
     for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = dualpipe_stage(p, r, op.direction);
-      Time t;
-      std::uint32_t phase = fwd_phase;
-      switch (op.work) {
-        case DualWork::Forward:
-          t = at(spec.forward, stage);
-          break;
-        case DualWork::Backward:
-          t = at(spec.backward, stage);
-          phase = bwd_phase;
-          break;
-        case DualWork::BackwardInput:
-          t = at(spec.backward_input, stage);
-          phase = bwd_phase;
-          break;
-        case DualWork::Weight:
-          t = at(spec.weight, stage);
-          phase = weight_phase;
-          break;
-        case DualWork::Pair:
-          t = spec.pair[static_cast<std::size_t>(
-              stage * p + dualpipe_stage(p, r, op.pair_direction))];
-          phase = pair_phase;
-          break;
-      }
+      const auto [t, phase] = op_time(spec, phases, r, op, stage);
       const PlanTaskId id = plan.add_compute(ComputeTask{
           gpu, t, Flops{}, spec.source, phase, kComputeStream,
           op.work == DualWork::Pair ? "forward+backward" : "dualpipe"});
       out.ops[static_cast<std::size_t>(r)].push_back(id);
-      if (op.work == DualWork::Pair) {
-        done[{op.direction, op.micro_batch, true, stage}] = id;
-        const int bstage = dualpipe_stage(p, r, op.pair_direction);
-        done[{op.pair_direction, op.pair_micro_batch, false, bstage}] = id;
-        out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.pair_direction)] =
-            id;
-      } else if (op.work == DualWork::Weight) {
-        out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.direction)] = id;
-      } else {
-        const bool fwd = op.work == DualWork::Forward;
-        done[{op.direction, op.micro_batch, fwd, stage}] = id;
-        if (op.work == DualWork::Backward) {
-          out.grads_done[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.direction)] =
-              id;
-        }
-      }
+      record_op(p, r, op, stage, id, done, out.grads_done[static_cast<std::size_t>(r)]);
     }
   }
-  // Data dependencies along each direction; a stage's rank for direction d.
-  const auto rank_of = [&](int d, int stage) { return d == 0 ? stage : p - 1 - stage; };
-  const auto link = [&](int d, int from_stage, int to_stage, PlanTaskId before, PlanTaskId after,
-                        bool forward) {
-    const int from = spec.gpus[static_cast<std::size_t>(rank_of(d, from_stage))];
-    const int to = spec.gpus[static_cast<std::size_t>(rank_of(d, to_stage))];
-    if (before == after) {
-      return;
-    }
-    if (spec.activation_bytes.n == 0 || from == to) {
-      plan.add_dependency(before, after);
-      return;
-    }
-    const PlanTaskId f =
-        plan.add_flow(from, to, spec.activation_bytes, forward ? comm_fwd : comm_bwd);
-    plan.add_dependency(before, f);
-    plan.add_dependency(f, after);
-  };
-  for (int d = 0; d < 2; ++d) {
-    for (int mb = 0; mb < spec.micro_batches / 2; ++mb) {
-      for (int s = 1; s < p; ++s) {
-        link(d, s - 1, s, done.at({d, mb, true, s - 1}), done.at({d, mb, true, s}), true);
-      }
-      const PlanTaskId last_f = done.at({d, mb, true, p - 1});
-      const PlanTaskId last_b = done.at({d, mb, false, p - 1});
-      if (last_f != last_b) {
-        plan.add_dependency(last_f, last_b);
-      }
-      for (int s = p - 1; s > 0; --s) {
-        link(d, s, s - 1, done.at({d, mb, false, s}), done.at({d, mb, false, s - 1}), false);
-      }
-    }
-  }
+  link_directions(plan, spec, phases, done);
   return out;
 }
 

@@ -24,6 +24,68 @@ PipeOp interleaved_op(int k, int p, int v, bool forward) {
   return {group * p + in_group % p, forward ? chunk : v - 1 - chunk, forward};
 }
 
+// Per (model stage, micro-batch, forward): an op's first task (what waits for its input) and
+// its last.
+using OpTasks = std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>>;
+
+// Stage `stage`'s own time in `times` (per model stage), or `all` when there are none.
+Time per_stage(const std::vector<Time>& times, int stage, Time all) {
+  return times.empty() ? all : times[static_cast<std::size_t>(stage)];
+}
+
+// One op's compute tasks on `gpu`, in order: a forward in one piece, a backward in its stage's
+// equal pieces (the remainder on the last).
+std::vector<PlanTaskId> add_op_tasks(Plan& plan, const PipelineSpec& spec, const PipeOp& op,
+                                     int gpu, int stage, std::uint32_t phase) {
+  const Time total = op.forward ? per_stage(spec.stage_forward, stage, spec.forward)
+                                : per_stage(spec.stage_backward, stage, spec.backward);
+  const int pieces = op.forward || spec.backward_pieces.empty()
+                         ? 1
+                         : std::max(1, spec.backward_pieces[static_cast<std::size_t>(stage)]);
+  std::vector<PlanTaskId> ids;
+  for (int k = 0; k < pieces; ++k) {  // equal pieces, the remainder on the last
+    const std::int64_t share = total.count_ps() / pieces;
+    const Time d = Time::ps(k + 1 < pieces ? share : total.count_ps() - share * (pieces - 1));
+    ids.push_back(plan.add_compute(ComputeTask{gpu, d, Flops{}, spec.source, phase, kComputeStream,
+                                               op.forward ? "forward" : "backward"}));
+  }
+  return ids;
+}
+
+// `before` on stage a, then (its data crossing to stage b's rank) `after`: through a flow in
+// `phase` when bytes cross between two GPUs, directly otherwise.
+void add_crossing(Plan& plan, const PipelineSpec& spec, int a, int b, PlanTaskId before,
+                  PlanTaskId after, std::uint32_t phase) {
+  const int p = static_cast<int>(spec.gpus.size());
+  const int from = spec.gpus[static_cast<std::size_t>(a % p)];
+  const int to = spec.gpus[static_cast<std::size_t>(b % p)];
+  if (spec.activation_bytes.n == 0 || from == to) {
+    plan.add_dependency(before, after);
+    return;
+  }
+  const PlanTaskId flow = plan.add_flow(from, to, spec.activation_bytes, phase);
+  plan.add_dependency(before, flow);
+  plan.add_dependency(flow, after);
+}
+
+// Each micro-batch's data dependencies: its forward stage by stage, the last stage's backward
+// after its forward, then its backward stage by stage down to the first.
+void link_micro_batches(Plan& plan, const PipelineSpec& spec, const OpTasks& task_of,
+                        std::uint32_t comm_fwd, std::uint32_t comm_bwd) {
+  const int stages = static_cast<int>(spec.gpus.size()) * spec.chunks;
+  const auto first = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).first; };
+  const auto last = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).second; };
+  for (int mb = 0; mb < spec.micro_batches; ++mb) {
+    for (int s = 1; s < stages; ++s) {
+      add_crossing(plan, spec, s - 1, s, last(s - 1, mb, true), first(s, mb, true), comm_fwd);
+    }
+    plan.add_dependency(last(stages - 1, mb, true), first(stages - 1, mb, false));
+    for (int s = stages - 1; s > 0; --s) {
+      add_crossing(plan, spec, s, s - 1, last(s, mb, false), first(s - 1, mb, false), comm_bwd);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view pipe_schedule_name(PipeSchedule s) {
@@ -120,30 +182,14 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   out.ops.resize(static_cast<std::size_t>(p));
   out.last_backward.resize(static_cast<std::size_t>(p));
   out.backwards.resize(static_cast<std::size_t>(p));
-  std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> task_of;
-  const auto per_stage = [](const std::vector<Time>& times, int stage, Time all) {
-    return times.empty() ? all : times[static_cast<std::size_t>(stage)];
-  };
+  OpTasks task_of;
   for (int r = 0; r < p; ++r) {
     const int gpu = spec.gpus[static_cast<std::size_t>(r)];
     out.last_backward[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(v));
     for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = op.chunk * p + r;
-      const Time total = op.forward ? per_stage(spec.stage_forward, stage, spec.forward)
-                                    : per_stage(spec.stage_backward, stage, spec.backward);
-      const int pieces =
-          op.forward || spec.backward_pieces.empty()
-              ? 1
-              : std::max(1, spec.backward_pieces[static_cast<std::size_t>(stage)]);
-      std::vector<PlanTaskId> ids;
-      for (int k = 0; k < pieces; ++k) {  // equal pieces, the remainder on the last
-        const std::int64_t share = total.count_ps() / pieces;
-        const Time d = Time::ps(k + 1 < pieces ? share : total.count_ps() - share * (pieces - 1));
-        ids.push_back(plan.add_compute(ComputeTask{gpu, d, Flops{}, spec.source,
-                                                   op.forward ? fwd_phase : bwd_phase,
-                                                   kComputeStream,
-                                                   op.forward ? "forward" : "backward"}));
-      }
+      const std::vector<PlanTaskId> ids =
+          add_op_tasks(plan, spec, op, gpu, stage, op.forward ? fwd_phase : bwd_phase);
       out.ops[static_cast<std::size_t>(r)].push_back(ids.back());
       task_of[{stage, op.micro_batch, op.forward}] = {ids.front(), ids.back()};
       if (!op.forward) {  // the rank's backwards of a chunk come in micro-batch order
@@ -152,31 +198,7 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
       }
     }
   }
-  const int stages = p * v;
-  // `before` on stage a, then (its data crossing to stage b's rank) `after`.
-  const auto link = [&](int a, int b, PlanTaskId before, PlanTaskId after, bool forward) {
-    const int from = spec.gpus[static_cast<std::size_t>(a % p)];
-    const int to = spec.gpus[static_cast<std::size_t>(b % p)];
-    if (spec.activation_bytes.n == 0 || from == to) {
-      plan.add_dependency(before, after);
-      return;
-    }
-    const PlanTaskId flow =
-        plan.add_flow(from, to, spec.activation_bytes, forward ? comm_phase : comm_bwd_phase);
-    plan.add_dependency(before, flow);
-    plan.add_dependency(flow, after);
-  };
-  const auto first = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).first; };
-  const auto last = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).second; };
-  for (int mb = 0; mb < spec.micro_batches; ++mb) {
-    for (int s = 1; s < stages; ++s) {
-      link(s - 1, s, last(s - 1, mb, true), first(s, mb, true), true);
-    }
-    plan.add_dependency(last(stages - 1, mb, true), first(stages - 1, mb, false));
-    for (int s = stages - 1; s > 0; --s) {
-      link(s, s - 1, last(s, mb, false), first(s - 1, mb, false), false);
-    }
-  }
+  link_micro_batches(plan, spec, task_of, comm_phase, comm_bwd_phase);
   return out;
 }
 

@@ -57,6 +57,116 @@ double layer_activations(const StepShape& s, bool moe, bool full) {
   return tokens * layer_bytes_per_token(m, moe);
 }
 
+// A step's model stages as memory counts them: each stage's parameters and layers, and one
+// layer's parameters of each kind.
+struct StageLayout {
+  const StepShape* shape = nullptr;
+  std::vector<StageParams> params;
+  std::vector<std::int64_t> layers;
+  std::vector<std::int64_t> first_layer;
+  StageParams dense_layer;
+  StageParams moe_layer;
+};
+
+// The layout of step `s`'s model stages.
+StageLayout stage_layout(const StepShape& s) {
+  const ModelSpec& m = *s.model;
+  StageLayout out;
+  out.shape = &s;
+  out.params = stage_params(s);
+  out.layers = layers_per_stage(m.layers, model_stages(s));
+  out.first_layer = first_layers(out.layers);
+  out.dense_layer = layer_params_per_gpu(m, s.parallel, false);
+  out.moe_layer = layer_params_per_gpu(m, s.parallel, true);
+  return out;
+}
+
+// Saved activations of all of model stage `stage`'s layers for one micro-batch (only their
+// inputs when `input_only`).
+double stage_activations(const StageLayout& layout, int stage, bool input_only) {
+  const StepShape& s = *layout.shape;
+  double bytes = 0;
+  const auto st = static_cast<std::size_t>(stage);
+  for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
+    bytes += layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), input_only);
+  }
+  return bytes;
+}
+
+// The most activations a rank holds at once over its order's `steps` (from activation_steps).
+double peak_activations(const StageLayout& layout, const std::vector<std::pair<int, bool>>& steps,
+                        bool full) {
+  double held = 0;
+  double peak = 0;
+  for (const auto& [stage, forward] : steps) {
+    const double a = stage_activations(layout, stage, full);
+    held += forward ? a : -a;
+    peak = std::max(peak, held);
+  }
+  return peak;
+}
+
+// What one pipeline rank holds over its stages: parameters by kind, and its largest layer's.
+struct RankParams {
+  double vocab = 0;
+  double dense = 0;  // the layers' (without the vocabulary's)
+  double expert = 0;
+  double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
+  double largest = 0;    // the largest layer's parameters
+};
+
+// Pipeline rank r's parameters, summed over its stages in order.
+RankParams rank_params(const StageLayout& layout, int r) {
+  const StepShape& s = *layout.shape;
+  const ModelSpec& m = *s.model;
+  RankParams out;
+  for (const int stage : rank_stages(s, r)) {
+    out.vocab += vocab_params(s, stage);
+    out.dense += layout.params[static_cast<std::size_t>(stage)].dense - vocab_params(s, stage);
+    out.expert += layout.params[static_cast<std::size_t>(stage)].expert;
+    for (std::int64_t l = 0; l < layout.layers[static_cast<std::size_t>(stage)]; ++l) {
+      const bool moe = is_moe_layer(m, layout.first_layer[static_cast<std::size_t>(stage)] + l);
+      out.one_layer = std::max(out.one_layer, layer_activations(s, moe, false));
+      const StageParams& lp = moe ? layout.moe_layer : layout.dense_layer;
+      out.largest = std::max(out.largest, lp.dense + lp.expert);
+    }
+  }
+  return out;
+}
+
+// Per pipeline rank, what each op of its order does to its activations: (model stage, true)
+// for a forward that saves its stage's, (model stage, false) for a backward that frees them.
+std::vector<std::vector<std::pair<int, bool>>> activation_steps(const StepShape& s) {
+  const int ranks = static_cast<int>(s.parallel.pp);
+  std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
+  if (s.schedule == PipeSchedule::DualPipe) {
+    const auto order = dualpipe_order(ranks, static_cast<int>(s.micro_batches));
+    for (int r = 0; r < ranks; ++r) {
+      for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
+        const int stage = dualpipe_stage(ranks, r, op.direction);
+        if (op.work == DualWork::Forward || op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, true);
+        }
+        if (op.work == DualWork::Pair) {
+          steps[static_cast<std::size_t>(r)].emplace_back(
+              dualpipe_stage(ranks, r, op.pair_direction), false);
+        } else if (op.work == DualWork::Backward || op.work == DualWork::BackwardInput) {
+          steps[static_cast<std::size_t>(r)].emplace_back(stage, false);
+        }
+      }
+    }
+  } else {
+    const auto order =
+        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
+    for (int r = 0; r < ranks; ++r) {
+      for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
+        steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
+      }
+    }
+  }
+  return steps;
+}
+
 }  // namespace
 
 std::string_view recompute_name(Recompute r) {
@@ -177,67 +287,18 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   const int ranks = static_cast<int>(p.pp);
-  const std::vector<StageParams> params = stage_params(s);
-  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, model_stages(s));
-  const std::vector<std::int64_t> first_layer = first_layers(layers);
+  const StageLayout layout = stage_layout(s);
   const bool full = s.recompute == Recompute::Full;
-  const auto stage_activations = [&](int stage, bool input_only) {
-    double bytes = 0;
-    const auto st = static_cast<std::size_t>(stage);
-    for (std::int64_t l = 0; l < layers[st]; ++l) {
-      bytes += layer_activations(s, is_moe_layer(m, first_layer[st] + l), input_only);
-    }
-    return bytes;
-  };
   const StageParams shard = dp_shards(s);
-  const StageParams dense_layer = layer_params_per_gpu(m, p, false);
-  const StageParams moe_layer = layer_params_per_gpu(m, p, true);
-  // Per rank, the activations each op adds (a forward) or frees (a backward), in its order.
-  std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
-  if (s.schedule == PipeSchedule::DualPipe) {
-    const auto order = dualpipe_order(ranks, static_cast<int>(s.micro_batches));
-    for (int r = 0; r < ranks; ++r) {
-      for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
-        const int stage = dualpipe_stage(ranks, r, op.direction);
-        if (op.work == DualWork::Forward || op.work == DualWork::Pair) {
-          steps[static_cast<std::size_t>(r)].emplace_back(stage, true);
-        }
-        if (op.work == DualWork::Pair) {
-          steps[static_cast<std::size_t>(r)].emplace_back(
-              dualpipe_stage(ranks, r, op.pair_direction), false);
-        } else if (op.work == DualWork::Backward || op.work == DualWork::BackwardInput) {
-          steps[static_cast<std::size_t>(r)].emplace_back(stage, false);
-        }
-      }
-    }
-  } else {
-    const auto order =
-        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
-    for (int r = 0; r < ranks; ++r) {
-      for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
-        steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
-      }
-    }
-  }
+  const std::vector<std::vector<std::pair<int, bool>>> steps = activation_steps(s);
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     StageMemory& mem = out[static_cast<std::size_t>(r)];
-    double vocab = 0;
-    double dense = 0;  // the layers' (without the vocabulary's)
-    double expert = 0;
-    double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
-    double largest = 0;    // the largest layer's parameters
-    for (const int stage : rank_stages(s, r)) {
-      vocab += vocab_params(s, stage);
-      dense += params[static_cast<std::size_t>(stage)].dense - vocab_params(s, stage);
-      expert += params[static_cast<std::size_t>(stage)].expert;
-      for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(stage)]; ++l) {
-        const bool moe = is_moe_layer(m, first_layer[static_cast<std::size_t>(stage)] + l);
-        one_layer = std::max(one_layer, layer_activations(s, moe, false));
-        const StageParams& lp = moe ? moe_layer : dense_layer;
-        largest = std::max(largest, lp.dense + lp.expert);
-      }
-    }
+    const RankParams rp = rank_params(layout, r);
+    const double vocab = rp.vocab;
+    const double dense = rp.dense;
+    const double expert = rp.expert;
+    const double largest = rp.largest;
     const double sharded = dense / shard.dense + expert / shard.expert;
     if (s.zero >= 3) {
       // The layers' shards, the vocabulary whole; the gathered layer and the one prefetched,
@@ -249,15 +310,8 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
       mem.grads = s.grad_bytes * (vocab + dense + expert);
     }
     mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
-    // The most activations in flight over the rank's order.
-    double held = 0;
-    double peak = 0;
-    for (const auto& [stage, forward] : steps[static_cast<std::size_t>(r)]) {
-      const double a = stage_activations(stage, full);
-      held += forward ? a : -a;
-      peak = std::max(peak, held);
-    }
-    mem.activations = peak + (full ? one_layer : 0);
+    const double peak = peak_activations(layout, steps[static_cast<std::size_t>(r)], full);
+    mem.activations = peak + (full ? rp.one_layer : 0);
     if (m.moe.routed_experts > 0) {
       const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
       mem.buffers = tokens * d(m.moe.top_k) * d(m.hidden) * 3;  // FP8 in, BF16 out

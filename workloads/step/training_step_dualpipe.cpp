@@ -2,6 +2,7 @@
 // (workloads/step/dualpipe.hpp) with the simulated layer times, each stage's gradients
 // reduced once both ranks holding it are done with them, then the optimizer and the gathers.
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,35 +14,46 @@
 #include "workloads/step/dualpipe.hpp"
 
 namespace hopsim::work::step_parts {
+namespace {
 
-std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
-                                StepDetails details, const StepMeasurements& m,
-                                const std::optional<GradSync>& dense_sync,
-                                const std::optional<GradSync>& moe_sync, Time vocab_sync) {
-  const ParallelSpec& p = b.env.mesh.spec();
-  const ModelSpec& model = *b.env.model;
-  const StepShape shape = job.shape(b.env);
-  const int ranks = details.stages;
-  const int stages = ranks;
-  const std::vector<std::int64_t>& first = details.first_layer;
-  const auto timing = [&](int stage, std::int64_t k) -> const LayerTiming& {
-    return moe_at(job, model, first[static_cast<std::size_t>(stage)] + k) ? *m.sparse : *m.dense;
-  };
-  const auto layers = [&](int stage) { return details.layers_per_stage[static_cast<std::size_t>(stage)]; };
+// Each model stage's layers as measured: how many it holds, and each one's timing.
+class StageLayers {
+ public:
+  StageLayers(const TrainingStepJob& job, const ModelSpec& model, const StepDetails& details,
+              const StepMeasurements& m)
+      : job_(job), model_(model), details_(details), m_(m) {}
 
-  DualPipeSpec spec;
-  spec.gpus = details.representatives;
-  spec.micro_batches = static_cast<int>(details.micro_batches);
-  spec.source = m.source;
-  spec.activation_bytes = job.transfer_bytes(p, model);
+  // Layers model stage `stage` holds.
+  std::int64_t count(int stage) const {
+    return details_.layers_per_stage[static_cast<std::size_t>(stage)];
+  }
+
+  // Layer k of model stage `stage`'s measured timing (its kind's).
+  const LayerTiming& timing(int stage, std::int64_t k) const {
+    return moe_at(job_, model_, details_.first_layer[static_cast<std::size_t>(stage)] + k)
+               ? *m_.sparse
+               : *m_.dense;
+  }
+
+ private:
+  const TrainingStepJob& job_;
+  const ModelSpec& model_;
+  const StepDetails& details_;
+  const StepMeasurements& m_;
+};
+
+// Each stage's forward, backward, weight part and input part: its layers' one after the
+// other, the last stage's with the head's.
+void add_stage_times(DualPipeSpec& spec, const StageLayers& layers, const StepDetails& details,
+                     int stages) {
   for (int s = 0; s < stages; ++s) {
     Time f;
     Time bwd;
     Time w;
-    for (std::int64_t k = 0; k < layers(s); ++k) {
-      f += timing(s, k).forward;
-      bwd += timing(s, k).backward;
-      w += timing(s, k).weight;
+    for (std::int64_t k = 0; k < layers.count(s); ++k) {
+      f += layers.timing(s, k).forward;
+      bwd += layers.timing(s, k).backward;
+      w += layers.timing(s, k).weight;
     }
     if (s == stages - 1) {
       f += details.head_forward;
@@ -52,35 +64,112 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
     spec.weight.push_back(w);
     spec.backward_input.push_back(bwd - w);
   }
-  // A pair: the forward's and the backward's layers side by side, each MoE-with-MoE pair as
-  // simulated overlapped, the rest one after the other.
-  for (int sf = 0; sf < stages; ++sf) {
-    for (int sb = 0; sb < stages; ++sb) {
-      Time t;
-      const std::int64_t n = std::max(layers(sf), layers(sb));
-      for (std::int64_t k = 0; k < n; ++k) {
-        const bool has_f = k < layers(sf);
-        const bool has_b = k < layers(sb);
-        if (has_f && has_b && timing(sf, k).moe && timing(sb, k).moe) {
-          t += timing(sf, k).pair;
-          continue;
-        }
-        if (has_f) {
-          t += timing(sf, k).forward;
-        }
-        if (has_b) {
-          t += timing(sb, k).backward;
-        }
-      }
-      if (sf == stages - 1) {
-        t += details.head_forward;
-      }
-      if (sb == stages - 1) {
-        t += details.head_backward;
-      }
-      spec.pair.push_back(t);
+}
+
+// A pair of stage sf's forward and stage sb's backward: their layers side by side, each
+// MoE-with-MoE pair as simulated overlapped, the rest one after the other.
+Time pair_time(const StageLayers& layers, const StepDetails& details, int stages, int sf, int sb) {
+  Time t;
+  const std::int64_t n = std::max(layers.count(sf), layers.count(sb));
+  for (std::int64_t k = 0; k < n; ++k) {
+    const bool has_f = k < layers.count(sf);
+    const bool has_b = k < layers.count(sb);
+    if (has_f && has_b && layers.timing(sf, k).moe && layers.timing(sb, k).moe) {
+      t += layers.timing(sf, k).pair;
+      continue;
+    }
+    if (has_f) {
+      t += layers.timing(sf, k).forward;
+    }
+    if (has_b) {
+      t += layers.timing(sb, k).backward;
     }
   }
+  if (sf == stages - 1) {
+    t += details.head_forward;
+  }
+  if (sb == stages - 1) {
+    t += details.head_backward;
+  }
+  return t;
+}
+
+// DualPipe's pipeline on the representatives, from the measured layers.
+DualPipeSpec dualpipe_spec(const TrainingStepJob& job, const BuildEnv& b,
+                           const StepDetails& details, const StepMeasurements& m,
+                           const StageLayers& layers) {
+  const int stages = details.stages;
+  DualPipeSpec spec;
+  spec.gpus = details.representatives;
+  spec.micro_batches = static_cast<int>(details.micro_batches);
+  spec.source = m.source;
+  spec.activation_bytes = job.transfer_bytes(b.env.mesh.spec(), *b.env.model);
+  add_stage_times(spec, layers, details, stages);
+  for (int sf = 0; sf < stages; ++sf) {
+    for (int sb = 0; sb < stages; ++sb) {
+      spec.pair.push_back(pair_time(layers, details, stages, sf, sb));
+    }
+  }
+  return spec;
+}
+
+// The gradient syncs of one stage's bucket: its layers' one after the other, and the
+// embedding's or the head's on the first and last stage.
+Time stage_sync_time(const StageLayers& layers, int stage, int stages,
+                     const std::optional<GradSync>& dense_sync,
+                     const std::optional<GradSync>& moe_sync, Time vocab_sync) {
+  Time t;
+  for (std::int64_t k = 0; k < layers.count(stage); ++k) {
+    t += layers.timing(stage, k).moe ? moe_sync->time : dense_sync->time;
+  }
+  if (stage == 0 || stage == stages - 1) {
+    t += vocab_sync;
+  }
+  return t;
+}
+
+// Pipeline rank r's gradient buckets, one per stage it holds (in the order its gradients are
+// done), each once both ranks holding the stage have them, on the rank's DP chain; returns
+// the last one.
+std::optional<PlanTaskId> add_rank_syncs(Plan& plan, const DualPipeTasks& tasks,
+                                         const StageLayers& layers, int r, int gpu, int ranks,
+                                         std::uint32_t sync_phase,
+                                         const std::optional<GradSync>& dense_sync,
+                                         const std::optional<GradSync>& moe_sync, Time vocab_sync) {
+  const int stages = ranks;
+  const auto& done = tasks.grads_done[static_cast<std::size_t>(r)];
+  std::optional<PlanTaskId> prev;
+  for (const int d : done[0] < done[1] ? std::array{0, 1} : std::array{1, 0}) {
+    const int stage = dualpipe_stage(ranks, r, d);
+    const Time t = stage_sync_time(layers, stage, stages, dense_sync, moe_sync, vocab_sync);
+    if (t == Time{}) {
+      continue;
+    }
+    const PlanTaskId id = plan.add_delay(gpu, t, sync_phase);
+    plan.set_label(id, "gradient sync");
+    plan.add_dependency(done[static_cast<std::size_t>(d)], id);
+    plan.add_dependency(
+        tasks.grads_done[static_cast<std::size_t>(ranks - 1 - r)][static_cast<std::size_t>(1 - d)],
+        id);
+    if (prev) {
+      plan.add_dependency(*prev, id);
+    }
+    prev = id;
+  }
+  return prev;
+}
+
+}  // namespace
+
+std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
+                                StepDetails details, const StepMeasurements& m,
+                                const std::optional<GradSync>& dense_sync,
+                                const std::optional<GradSync>& moe_sync, Time vocab_sync) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  const StepShape shape = job.shape(b.env);
+  const int ranks = details.stages;
+  const StageLayers layers(job, *b.env.model, details, m);
+  const DualPipeSpec spec = dualpipe_spec(job, b, details, m, layers);
   Plan plan;
   const DualPipeTasks tasks = add_dualpipe(plan, spec);
 
@@ -89,31 +178,8 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
   const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
   for (int r = 0; r < ranks; ++r) {
     const int gpu = spec.gpus[static_cast<std::size_t>(r)];
-    const auto& done = tasks.grads_done[static_cast<std::size_t>(r)];
-    std::optional<PlanTaskId> prev;
-    for (const int d : done[0] < done[1] ? std::array{0, 1} : std::array{1, 0}) {
-      const int stage = dualpipe_stage(ranks, r, d);
-      Time t;
-      for (std::int64_t k = 0; k < layers(stage); ++k) {
-        t += timing(stage, k).moe ? moe_sync->time : dense_sync->time;
-      }
-      if (stage == 0 || stage == stages - 1) {
-        t += vocab_sync;
-      }
-      if (t == Time{}) {
-        continue;
-      }
-      const PlanTaskId id = plan.add_delay(gpu, t, sync_phase);
-      plan.set_label(id, "gradient sync");
-      plan.add_dependency(done[static_cast<std::size_t>(d)], id);
-      plan.add_dependency(
-          tasks.grads_done[static_cast<std::size_t>(ranks - 1 - r)][static_cast<std::size_t>(1 - d)],
-          id);
-      if (prev) {
-        plan.add_dependency(*prev, id);
-      }
-      prev = id;
-    }
+    const std::optional<PlanTaskId> prev = add_rank_syncs(
+        plan, tasks, layers, r, gpu, ranks, sync_phase, dense_sync, moe_sync, vocab_sync);
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
                  prev, b.env.cluster.gpu.hbm_GBps * 1e9, m);
   }

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -212,31 +214,110 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
                    recompute,   grad_bytes};
 }
 
+namespace {
+
+// The first problem with how the step splits: its sequences into micro-batches over dp, a
+// countable number of micro-batches per pipeline, enough layers for every stage.
+std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelSpec& p,
+                                     const ModelSpec& m) {
+  const std::int64_t per_step = p.dp * job.layer.attention.micro_batch;
+  if (job.global_batch % per_step != 0) {
+    return Problem{"/workload/global_batch",
+                   fmt::format("{} sequences do not split into micro-batches of {} over dp {} "
+                               "(a multiple of {} is needed)",
+                               job.global_batch, job.layer.attention.micro_batch, p.dp, per_step)};
+  }
+  constexpr std::int64_t kMaxMicroBatches = 100'000;  // a pipeline's ops stay countable
+  if (job.micro_batches(p) > kMaxMicroBatches) {
+    return Problem{"/workload/global_batch",
+                   fmt::format("{} micro-batches per pipeline (global_batch / (dp x "
+                               "micro_batch)) is more than the {} a step may have",
+                               job.micro_batches(p), kMaxMicroBatches)};
+  }
+  const std::int64_t stages =
+      job.schedule == PipeSchedule::DualPipe ? p.pp : p.pp * job.virtual_stages;
+  if (m.layers < stages) {
+    return Problem{"/parallel/pp",
+                   fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
+                               "= {} stages",
+                               m.layers, m.name, p.pp, job.virtual_stages, stages)};
+  }
+  return std::nullopt;
+}
+
+// Each layer kind's own checks on the step's layer group; false, with a problem, when the
+// layer group does not fit the cluster (then there is nothing to check the layers on).
+bool check_layer_group(const TrainingStepJob& job, const JobEnv& env, Problems& out) {
+  const ModelSpec& m = *env.model;
+  const ParallelSpec lp = TrainingStepJob::layer_spec(env.mesh.spec());
+  Problems mesh = Mesh::check(lp, std::int64_t{env.cluster.nodes} * env.cluster.gpus_per_node,
+                              env.cluster.gpus_per_node);
+  if (!mesh.empty()) {
+    out.push_back({"/parallel", fmt::format("a layer group (tp {} x cp {} x {} for ep {}) does "
+                                            "not fit the cluster: {}",
+                                            lp.tp, lp.cp, lp.dp, lp.ep, mesh.front().message)});
+    return false;
+  }
+  const Mesh layer_mesh(lp);
+  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.deepep};
+  if (step_parts::has_dense(job, m)) {
+    step_parts::one_layer(job.layer, false, Passes::Both).check(layer_env, out);
+  }
+  if (step_parts::has_moe(job, m)) {
+    step_parts::one_layer(job.layer, true, Passes::Both).check(layer_env, out);
+  }
+  return true;
+}
+
+// Settings the step is not simulated under: ZeRO-3 under DualPipe, DualPipe unfolded, and
+// low_latency exchanges unfolded.
+void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& out) {
+  if (job.zero >= 3 && job.schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/zero",
+                   "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
+                   "use zero 1, or 1f1b or interleaved"});
+  }
+  if (!job.fold && job.schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
+  }
+  if (!job.fold && step_parts::has_moe(job, m) &&
+      job.layer.moe->algorithm == EpAlgorithm::LowLatency) {
+    out.push_back({"/workload/fold",
+                   "an unfolded step copies each layer onto its stage's GPUs, which low_latency "
+                   "exchanges (explicit NIC routes) do not allow; fold it or use two_tier"});
+  }
+}
+
+// A problem when the pipeline rank that needs the most memory per GPU needs more than HBM.
+std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& env) {
+  const std::vector<StageMemory> memory = stage_memory(job.shape(env));
+  const auto worst = std::max_element(
+      memory.begin(), memory.end(),
+      [](const StageMemory& a, const StageMemory& b) { return a.total() < b.total(); });
+  const double hbm = env.cluster.gpu.hbm_GB * 1e9;
+  if (worst->total() > hbm) {
+    return Problem{
+        "/parallel",
+        fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU of the "
+                    "{:.0f} GB of HBM (parameters {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                    "activations {:.1f} with recompute {}, buffers {:.1f}); try more pp, tp or "
+                    "cp{}{}",
+                    worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
+                    worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
+                    worst->activations / 1e9, recompute_name(job.recompute), worst->buffers / 1e9,
+                    job.zero == 0 ? ", zero 1" : "",
+                    job.recompute == Recompute::Full ? "" : ", or recompute full")};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   const ParallelSpec& p = env.mesh.spec();
   const ModelSpec& m = *env.model;
-  const std::int64_t per_step = p.dp * layer.attention.micro_batch;
-  if (global_batch % per_step != 0) {
-    out.push_back({"/workload/global_batch",
-                   fmt::format("{} sequences do not split into micro-batches of {} over dp {} "
-                               "(a multiple of {} is needed)",
-                               global_batch, layer.attention.micro_batch, p.dp, per_step)});
-    return;
-  }
-  constexpr std::int64_t kMaxMicroBatches = 100'000;  // a pipeline's ops stay countable
-  if (micro_batches(p) > kMaxMicroBatches) {
-    out.push_back({"/workload/global_batch",
-                   fmt::format("{} micro-batches per pipeline (global_batch / (dp x "
-                               "micro_batch)) is more than the {} a step may have",
-                               micro_batches(p), kMaxMicroBatches)});
-    return;
-  }
-  const std::int64_t stages = schedule == PipeSchedule::DualPipe ? p.pp : p.pp * virtual_stages;
-  if (m.layers < stages) {
-    out.push_back({"/parallel/pp",
-                   fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
-                               "= {} stages",
-                               m.layers, m.name, p.pp, virtual_stages, stages)});
+  if (std::optional<Problem> problem = split_problem(*this, p, m)) {
+    out.push_back(std::move(*problem));
     return;
   }
   for (Problem& problem :
@@ -244,58 +325,15 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
                       virtual_stages, "/workload/schedule")) {
     out.push_back(std::move(problem));
   }
-  const ParallelSpec lp = layer_spec(p);
-  Problems mesh = Mesh::check(lp, std::int64_t{env.cluster.nodes} * env.cluster.gpus_per_node,
-                              env.cluster.gpus_per_node);
-  if (!mesh.empty()) {
-    out.push_back({"/parallel", fmt::format("a layer group (tp {} x cp {} x {} for ep {}) does "
-                                            "not fit the cluster: {}",
-                                            lp.tp, lp.cp, lp.dp, lp.ep, mesh.front().message)});
+  if (!check_layer_group(*this, env, out)) {
     return;
   }
-  const Mesh layer_mesh(lp);
-  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.deepep};
-  const bool has_moe = m.moe.routed_experts > 0 && layer.moe.has_value();
-  const bool has_dense = !has_moe || m.moe.first_dense_layers > 0;
-  if (has_dense) {
-    step_parts::one_layer(layer, false, Passes::Both).check(layer_env, out);
-  }
-  if (has_moe) {
-    step_parts::one_layer(layer, true, Passes::Both).check(layer_env, out);
-  }
-  if (zero >= 3 && schedule == PipeSchedule::DualPipe) {
-    out.push_back({"/workload/zero",
-                   "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
-                   "use zero 1, or 1f1b or interleaved"});
-  }
-  if (!fold && schedule == PipeSchedule::DualPipe) {
-    out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
-  }
-  if (!fold && has_moe && layer.moe->algorithm == EpAlgorithm::LowLatency) {
-    out.push_back({"/workload/fold",
-                   "an unfolded step copies each layer onto its stage's GPUs, which low_latency "
-                   "exchanges (explicit NIC routes) do not allow; fold it or use two_tier"});
-  }
+  check_simulated(*this, m, out);
   if (!out.empty() || env.cluster.gpu.hbm_GB <= 0) {
     return;
   }
-  const std::vector<StageMemory> memory = stage_memory(shape(env));
-  const auto worst = std::max_element(
-      memory.begin(), memory.end(),
-      [](const StageMemory& a, const StageMemory& b) { return a.total() < b.total(); });
-  const double hbm = env.cluster.gpu.hbm_GB * 1e9;
-  if (worst->total() > hbm) {
-    out.push_back(
-        {"/parallel",
-         fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU of the "
-                     "{:.0f} GB of HBM (parameters {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                     "activations {:.1f} with recompute {}, buffers {:.1f}); try more pp, tp or "
-                     "cp{}{}",
-                     worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
-                     worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
-                     worst->activations / 1e9, recompute_name(recompute), worst->buffers / 1e9,
-                     zero == 0 ? ", zero 1" : "",
-                     recompute == Recompute::Full ? "" : ", or recompute full")});
+  if (std::optional<Problem> problem = memory_problem(*this, env)) {
+    out.push_back(std::move(*problem));
   }
 }
 

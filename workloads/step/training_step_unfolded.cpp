@@ -114,6 +114,27 @@ class Unfolded {
   std::vector<std::vector<std::vector<int>>> expert_groups_;  // per pipeline rank
   CollectiveJob sync_;    // the gradients' reduce-scatter (all-reduce under ZeRO-0)
   CollectiveJob gather_;  // the parameters' all-gather
+  // What build() keeps between its parts. Per (stage, micro-batch, forward): the op's entry
+  // and exit; per (rank, chunk): the joins of the last backward's layers (model index, join;
+  // -1 the head's, not under ZeRO-3) and that backward's place in the rank's order.
+  std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> op_of_;
+  std::vector<std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>> last_layers_;
+  std::vector<std::vector<std::size_t>> last_backward_at_;
+  std::vector<PlanTaskId> rank_end_;  // per pipeline rank, its last op's exit
+  // ZeRO-3: per pipeline rank, its last gradient reduce-scatter so far.
+  std::vector<std::optional<PlanTaskId>> reduced_;
+  std::uint32_t sync_phase_ = 0;
+  std::uint32_t gather_fwd_ = 0;
+  std::uint32_t gather_bwd_ = 0;
+  double vocab_ = 0;  // the embedding's or the head's parameters per GPU
+
+  // ZeRO-3's prefetch within one op: the last gather, and the entries of the current unit
+  // and of the one before it.
+  struct Prefetch {
+    std::optional<PlanTaskId> gathered;
+    PlanTaskId unit_start = 0;
+    PlanTaskId prev_unit_start = 0;
+  };
 
   // A collective over pipeline rank `rank`'s DP groups (dense bytes) and expert-DP groups
   // (expert bytes) after `after`; returns its join.
@@ -249,109 +270,144 @@ class Unfolded {
     }
     return out;
   }
-};
 
-std::vector<Case> Unfolded::build() {
-  const int pp = details_.stages;
-  const int v = job_.virtual_stages;
-  const int m = static_cast<int>(details_.micro_batches);
-  const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v);
-  // Per (stage, micro-batch, forward): the op's entry and exit; per (rank, chunk): the joins
-  // of the last backward's layers (model index, join), and the head's (not under ZeRO-3).
-  std::map<std::tuple<int, int, bool>, std::pair<PlanTaskId, PlanTaskId>> op_of;
-  std::vector<std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>> last_layers(
-      static_cast<std::size_t>(pp),
-      std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>(static_cast<std::size_t>(v)));
-  std::vector<std::vector<std::size_t>> last_backward_at(
-      static_cast<std::size_t>(pp), std::vector<std::size_t>(static_cast<std::size_t>(v), 0));
-  std::vector<PlanTaskId> rank_end(static_cast<std::size_t>(pp));
-  const bool zero3 = job_.zero >= 3;
-  const bool full = job_.recompute == Recompute::Full;
-  const std::uint32_t sync_phase = plan_.phase("dp_comm", "bwd");
-  const std::uint32_t gather_fwd = plan_.phase("param_gather", "fwd");
-  const std::uint32_t gather_bwd = plan_.phase("param_gather", "bwd");
-  // ZeRO-3: per pipeline rank, its last gradient reduce-scatter so far.
-  std::vector<std::optional<PlanTaskId>> reduced(static_cast<std::size_t>(pp));
-  const double vocab = d(model_.vocab) * d(model_.hidden) / d(p_.tp);  // embedding or head
-  for (int r = 0; r < pp; ++r) {
-    const auto& ops = order[static_cast<std::size_t>(r)];
+  // Sizes build()'s bookkeeping for pp pipeline ranks of v chunks, and adds the phases of the
+  // ops' gathers and reductions.
+  void start_build(int pp, int v) {
+    last_layers_.assign(
+        static_cast<std::size_t>(pp),
+        std::vector<std::vector<std::pair<std::int64_t, PlanTaskId>>>(static_cast<std::size_t>(v)));
+    last_backward_at_.assign(static_cast<std::size_t>(pp),
+                             std::vector<std::size_t>(static_cast<std::size_t>(v), 0));
+    rank_end_.assign(static_cast<std::size_t>(pp), PlanTaskId{});
+    sync_phase_ = plan_.phase("dp_comm", "bwd");
+    gather_fwd_ = plan_.phase("param_gather", "fwd");
+    gather_bwd_ = plan_.phase("param_gather", "bwd");
+    reduced_.assign(static_cast<std::size_t>(pp), std::nullopt);
+    vocab_ = d(model_.vocab) * d(model_.hidden) / d(p_.tp);  // embedding or head
+  }
+
+  // Pipeline rank r's ops in its order, each after the one before: entered by a zero-time
+  // task, recorded in op_of_.
+  void add_rank_ops(int r, const std::vector<PipeOp>& ops) {
     for (std::size_t k = 0; k < ops.size(); ++k) {
       if (!ops[k].forward) {
-        last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(ops[k].chunk)] = k;
+        last_backward_at_[static_cast<std::size_t>(r)][static_cast<std::size_t>(ops[k].chunk)] = k;
       }
     }
     std::optional<PlanTaskId> prev;
     const int g0 = gpu_of_[static_cast<std::size_t>(r)].front();
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const PipeOp& op = ops[k];
-      const int stage = op.chunk * pp + r;
+      const int stage = op.chunk * details_.stages + r;
       const PlanTaskId in = plan_.add_delay(g0, Time{}, join_phase_);
       if (prev) {
         plan_.add_dependency(*prev, in);
       }
-      const bool last = !op.forward &&
-                        k == last_backward_at[static_cast<std::size_t>(r)]
-                                             [static_cast<std::size_t>(op.chunk)];
-      PlanTaskId cur = in;
-      // ZeRO-3: unit k's gather waits for the previous gather and for unit k - 1's entry
-      // (which, with that gather, is when unit k - 1 can start computing: prefetch one ahead).
-      std::optional<PlanTaskId> gathered;
-      PlanTaskId unit_start = in;  // of the previous unit
-      PlanTaskId prev_unit_start = in;
-      for (const Segment& seg : segments(stage, op.forward, last || zero3)) {
-        // A unit: a layer's forward, its backward (with its recomputed forward), the head.
-        const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !full;
-        if (zero3 && starts_unit) {
-          prev_unit_start = unit_start;
-          unit_start = cur;
-          if (seg.layers > 0) {
-            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
-            std::vector<PlanTaskId> after{prev_unit_start};
-            if (gathered) {
-              after.push_back(*gathered);
-            }
-            gathered = collective(r, gather_, lp.dense, lp.expert, 2,
-                                  op.forward ? gather_fwd : gather_bwd, after);
-            cur = join(r, {cur, *gathered});
-          }
-        }
-        cur = add(seg, r, cur);
-        if (zero3 && !op.forward && !seg.forward) {
-          // ZeRO-3: a layer's gradients are reduce-scattered after each of its backwards, the
-          // head's and the embedding's after the last backward only; one at a time.
-          auto& chain = reduced[static_cast<std::size_t>(r)];
-          const auto reduce = [&](double dense, double expert) {
-            std::vector<PlanTaskId> after{cur};
-            if (chain) {
-              after.push_back(*chain);
-            }
-            chain = collective(r, sync_, dense, expert, job_.grad_bytes, sync_phase, after);
-          };
-          if (seg.layers > 0) {
-            const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
-            reduce(lp.dense, lp.expert);
-          }
-          if (last && (seg.layers == 0 || (stage == 0 && seg.last_index == 0))) {
-            reduce(vocab, 0);
-          }
-        }
-        if (last && !seg.forward && !zero3) {  // ZeRO-3 reduced them above
-          last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
-              {seg.layers == 0 ? -1 : seg.last_index, cur});
-        }
-      }
-      op_of[{stage, op.micro_batch, op.forward}] = {in, cur};
+      const bool last =
+          !op.forward &&
+          k == last_backward_at_[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)];
+      const PlanTaskId cur = add_op(r, op, stage, in, last);
+      op_of_[{stage, op.micro_batch, op.forward}] = {in, cur};
       prev = cur;
     }
-    rank_end[static_cast<std::size_t>(r)] = *prev;
+    rank_end_[static_cast<std::size_t>(r)] = *prev;
   }
 
-  // Activations and their gradients between stages: one flow per stage GPU.
-  const std::uint32_t pp_fwd = plan_.phase("pp_comm", "fwd");
-  const std::uint32_t pp_bwd = plan_.phase("pp_comm", "bwd");
-  const Bytes act = job_.transfer_bytes(p_, model_);
-  const auto cross = [&](int from_stage, int to_stage, PlanTaskId before, PlanTaskId after,
-                         bool forward) {
+  // One op of rank r on stage `stage` after `in`, segment by segment (layer by layer for the
+  // chunk's last backward and under ZeRO-3); returns its exit. `last`: the rank's last
+  // backward through the chunk, whose layers' joins are recorded for the gradient buckets.
+  PlanTaskId add_op(int r, const PipeOp& op, int stage, PlanTaskId in, bool last) {
+    const bool zero3 = job_.zero >= 3;
+    const bool full = job_.recompute == Recompute::Full;
+    PlanTaskId cur = in;
+    // ZeRO-3: unit k's gather waits for the previous gather and for unit k - 1's entry
+    // (which, with that gather, is when unit k - 1 can start computing: prefetch one ahead).
+    Prefetch prefetch{std::nullopt, in, in};
+    for (const Segment& seg : segments(stage, op.forward, last || zero3)) {
+      // A unit: a layer's forward, its backward (with its recomputed forward), the head.
+      const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !full;
+      if (zero3 && starts_unit) {
+        cur = start_unit(r, seg, op.forward, prefetch, cur);
+      }
+      cur = add(seg, r, cur);
+      if (zero3 && !op.forward && !seg.forward) {
+        reduce_segment(r, stage, seg, last, cur);
+      }
+      if (last && !seg.forward && !zero3) {  // ZeRO-3 reduced them above
+        last_layers_[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)].push_back(
+            {seg.layers == 0 ? -1 : seg.last_index, cur});
+      }
+    }
+    return cur;
+  }
+
+  // ZeRO-3: a unit starts at `cur`; a layer's waits for its parameters' all-gather, prefetched
+  // one unit ahead. Returns where the unit's segment starts.
+  PlanTaskId start_unit(int r, const Segment& seg, bool forward, Prefetch& prefetch,
+                        PlanTaskId cur) {
+    prefetch.prev_unit_start = prefetch.unit_start;
+    prefetch.unit_start = cur;
+    if (seg.layers > 0) {
+      const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+      std::vector<PlanTaskId> after{prefetch.prev_unit_start};
+      if (prefetch.gathered) {
+        after.push_back(*prefetch.gathered);
+      }
+      prefetch.gathered = collective(r, gather_, lp.dense, lp.expert, 2,
+                                     forward ? gather_fwd_ : gather_bwd_, after);
+      cur = join(r, {cur, *prefetch.gathered});
+    }
+    return cur;
+  }
+
+  // ZeRO-3: a layer's gradients are reduce-scattered after each of its backwards, the head's
+  // and the embedding's after the last backward only; one at a time.
+  void reduce_segment(int r, int stage, const Segment& seg, bool last, PlanTaskId cur) {
+    if (seg.layers > 0) {
+      const StageParams lp = layer_params_per_gpu(model_, p_, seg.moe);
+      reduce_grads(r, lp.dense, lp.expert, cur);
+    }
+    if (last && (seg.layers == 0 || (stage == 0 && seg.last_index == 0))) {
+      reduce_grads(r, vocab_, 0, cur);
+    }
+  }
+
+  // ZeRO-3: rank r's reduce-scatter of these gradients after `cur` and after its previous one.
+  void reduce_grads(int r, double dense, double expert, PlanTaskId cur) {
+    auto& chain = reduced_[static_cast<std::size_t>(r)];
+    std::vector<PlanTaskId> after{cur};
+    if (chain) {
+      after.push_back(*chain);
+    }
+    chain = collective(r, sync_, dense, expert, job_.grad_bytes, sync_phase_, after);
+  }
+
+  // Activations and their gradients between stages, micro-batch by micro-batch: forward
+  // stage by stage, the last stage's backward after its forward, backward down to the first.
+  void link_stages(int m) {
+    const std::uint32_t pp_fwd = plan_.phase("pp_comm", "fwd");
+    const std::uint32_t pp_bwd = plan_.phase("pp_comm", "bwd");
+    const Bytes act = job_.transfer_bytes(p_, model_);
+    for (int mb = 0; mb < m; ++mb) {
+      for (int s = 1; s < stages_; ++s) {
+        cross(s - 1, s, op_of_.at({s - 1, mb, true}).second, op_of_.at({s, mb, true}).first, act,
+              pp_fwd);
+      }
+      plan_.add_dependency(op_of_.at({stages_ - 1, mb, true}).second,
+                           op_of_.at({stages_ - 1, mb, false}).first);
+      for (int s = stages_ - 1; s > 0; --s) {
+        cross(s, s - 1, op_of_.at({s, mb, false}).second, op_of_.at({s - 1, mb, false}).first, act,
+              pp_bwd);
+      }
+    }
+  }
+
+  // `before` on from_stage, then `after` on to_stage: one flow of `act` in `phase` per stage
+  // GPU between two ranks, directly within one.
+  void cross(int from_stage, int to_stage, PlanTaskId before, PlanTaskId after, Bytes act,
+             std::uint32_t phase) {
+    const int pp = details_.stages;
     const auto& from = gpu_of_[static_cast<std::size_t>(from_stage % pp)];
     const auto& to = gpu_of_[static_cast<std::size_t>(to_stage % pp)];
     if (from_stage % pp == to_stage % pp) {
@@ -359,58 +415,25 @@ std::vector<Case> Unfolded::build() {
       return;
     }
     for (std::size_t i = 0; i < from.size(); ++i) {
-      const PlanTaskId f = plan_.add_flow(from[i], to[i], act, forward ? pp_fwd : pp_bwd);
+      const PlanTaskId f = plan_.add_flow(from[i], to[i], act, phase);
       plan_.add_dependency(before, f);
       plan_.add_dependency(f, after);
     }
-  };
-  for (int mb = 0; mb < m; ++mb) {
-    for (int s = 1; s < stages_; ++s) {
-      cross(s - 1, s, op_of.at({s - 1, mb, true}).second, op_of.at({s, mb, true}).first, true);
-    }
-    plan_.add_dependency(op_of.at({stages_ - 1, mb, true}).second,
-                         op_of.at({stages_ - 1, mb, false}).first);
-    for (int s = stages_ - 1; s > 0; --s) {
-      cross(s, s - 1, op_of.at({s, mb, false}).second, op_of.at({s - 1, mb, false}).first, false);
-    }
   }
 
-  // Gradient buckets, the optimizer and the parameter gathers, stage by stage.
-  const std::uint32_t optimizer_phase = plan_.phase("optimizer", "step");
-  const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
-  const StepShape shape = job_.shape(b_.env);
-  const std::vector<StageParams> params = stage_params(shape);
-  for (int r = 0; r < pp; ++r) {
-    std::vector<int> chunk_order(static_cast<std::size_t>(v));
-    std::iota(chunk_order.begin(), chunk_order.end(), 0);
-    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int c) {
-      return last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(a)] <
-             last_backward_at[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    });
-    PlanTaskId bucket = rank_end[static_cast<std::size_t>(r)];
-    std::optional<PlanTaskId> prev = reduced[static_cast<std::size_t>(r)];  // ZeRO-3's layers
+  // The end of pipeline rank r's step: its gradient buckets chunk by chunk, every GPU's
+  // optimizer step after them and (ZeRO >= 1) the parameter all-gather.
+  void add_rank_end(int r, const StepShape& shape, const std::vector<StageParams>& params,
+                    std::uint32_t optimizer_phase, std::uint32_t gather_phase) {
+    const int pp = details_.stages;
+    PlanTaskId bucket = rank_end_[static_cast<std::size_t>(r)];
+    std::optional<PlanTaskId> prev = reduced_[static_cast<std::size_t>(r)];  // ZeRO-3's layers
     double dense_local = 0;
     double expert_local = 0;
-    for (const int c : chunk_order) {
+    for (const int c : chunks_by_last_backward(r)) {
       const int stage = c * pp + r;
-      for (const auto& [index, computed] :
-           last_layers[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
-        std::vector<PlanTaskId> after{computed};
-        if (prev) {
-          after.push_back(*prev);
-        }
-        if (index < 0) {  // the output layer
-          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
-          continue;
-        }
-        const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
-        prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase, after);
-        after = {*prev};
-        if (stage == 0 && index == 0) {  // the embedding, with the first layer
-          prev = collective(r, sync_, vocab, 0, job_.grad_bytes, sync_phase, after);
-        }
-      }
-      if (zero3) {  // the layers were gathered as used; the vocabulary is gathered here
+      prev = add_buckets(r, c, prev);
+      if (job_.zero >= 3) {  // the layers were gathered as used; the vocabulary is gathered here
         dense_local += vocab_params(shape, stage);
       } else {
         dense_local += params[static_cast<std::size_t>(stage)].dense;
@@ -420,19 +443,82 @@ std::vector<Case> Unfolded::build() {
     if (prev) {
       bucket = *prev;
     }
-    const Time opt = optimizer_time(shape, r, b_.env.cluster.gpu.hbm_GBps * 1e9);
-    std::vector<PlanTaskId> optimizers;
-    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
-      const PlanTaskId o = plan_.add_compute(ComputeTask{g, opt, Flops{}, Source::Roofline,
-                                                         optimizer_phase, kComputeStream,
-                                                         "optimizer"});
-      plan_.add_dependency(bucket, o);
-      plan_.add_dependency(rank_end[static_cast<std::size_t>(r)], o);
-      optimizers.push_back(o);
-    }
+    const std::vector<PlanTaskId> optimizers = add_optimizers(r, shape, bucket, optimizer_phase);
     if (job_.zero >= 1) {
       collective(r, gather_, dense_local, expert_local, 2, gather_phase, optimizers);
     }
+  }
+
+  // Rank r's chunks in the order of their last backwards.
+  std::vector<int> chunks_by_last_backward(int r) const {
+    std::vector<int> chunk_order(static_cast<std::size_t>(job_.virtual_stages));
+    std::iota(chunk_order.begin(), chunk_order.end(), 0);
+    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int c) {
+      return last_backward_at_[static_cast<std::size_t>(r)][static_cast<std::size_t>(a)] <
+             last_backward_at_[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    });
+    return chunk_order;
+  }
+
+  // The gradient buckets of rank r's last backward through chunk c, after `prev` and one
+  // after the other: each layer's as it is done (the embedding's with the first layer), the
+  // head's; returns the last.
+  std::optional<PlanTaskId> add_buckets(int r, int c, std::optional<PlanTaskId> prev) {
+    const int stage = c * details_.stages + r;
+    for (const auto& [index, computed] :
+         last_layers_[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)]) {
+      std::vector<PlanTaskId> after{computed};
+      if (prev) {
+        after.push_back(*prev);
+      }
+      if (index < 0) {  // the output layer
+        prev = collective(r, sync_, vocab_, 0, job_.grad_bytes, sync_phase_, after);
+        continue;
+      }
+      const StageParams lp = layer_params_per_gpu(model_, p_, moe_at(job_, model_, index));
+      prev = collective(r, sync_, lp.dense, lp.expert, job_.grad_bytes, sync_phase_, after);
+      after = {*prev};
+      if (stage == 0 && index == 0) {  // the embedding, with the first layer
+        prev = collective(r, sync_, vocab_, 0, job_.grad_bytes, sync_phase_, after);
+      }
+    }
+    return prev;
+  }
+
+  // The optimizer step on every GPU of rank r, after its last gradient bucket and its last op.
+  std::vector<PlanTaskId> add_optimizers(int r, const StepShape& shape, PlanTaskId bucket,
+                                         std::uint32_t phase) {
+    const Time opt = optimizer_time(shape, r, b_.env.cluster.gpu.hbm_GBps * 1e9);
+    std::vector<PlanTaskId> optimizers;
+    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
+      const PlanTaskId o = plan_.add_compute(
+          ComputeTask{g, opt, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
+      plan_.add_dependency(bucket, o);
+      plan_.add_dependency(rank_end_[static_cast<std::size_t>(r)], o);
+      optimizers.push_back(o);
+    }
+    return optimizers;
+  }
+};
+
+std::vector<Case> Unfolded::build() {
+  const int pp = details_.stages;
+  const int v = job_.virtual_stages;
+  const int m = static_cast<int>(details_.micro_batches);
+  const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v);
+  start_build(pp, v);
+  for (int r = 0; r < pp; ++r) {
+    add_rank_ops(r, order[static_cast<std::size_t>(r)]);
+  }
+  link_stages(m);
+
+  // Gradient buckets, the optimizer and the parameter gathers, stage by stage.
+  const std::uint32_t optimizer_phase = plan_.phase("optimizer", "step");
+  const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
+  const StepShape shape = job_.shape(b_.env);
+  const std::vector<StageParams> params = stage_params(shape);
+  for (int r = 0; r < pp; ++r) {
+    add_rank_end(r, shape, params, optimizer_phase, gather_phase);
   }
   details_.folding = fmt::format("unfolded: all {} GPUs in one plan", details_.gpus);
   std::vector<Case> out;

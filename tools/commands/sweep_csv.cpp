@@ -1,0 +1,128 @@
+// The CSV of `hopsim sweep`: a header of the varied keys and the figures, a row a point, and
+// the rows an --out file already holds when a sweep is resumed.
+#include "tools/commands/sweep_csv.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "tools/commands/csv.hpp"
+#include "tools/commands/sweep_points.hpp"
+#include "tools/config/node.hpp"
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::tools::sweep {
+namespace {
+
+// The columns after the varied keys: the figures(), then row_fields()' own three.
+const char* const kColumns[] = {"step_time_s", "compute_s",          "comm_s",
+                                "exposed_comm_s", "compute_comm_ratio", "bytes_ib",
+                                "bytes_nvlink",   "imbalance",          "wall_s",
+                                "status",         "error"};
+
+constexpr std::size_t kFigures = 8;
+
+}  // namespace
+
+std::string header(const std::vector<std::string>& point) {
+  std::string h = "point";
+  for (const std::string& kv : point) {
+    h += "," + csv_field(kv.substr(0, kv.find('=')));
+  }
+  for (const char* c : kColumns) {
+    h += std::string(",") + c;
+  }
+  return h;
+}
+
+std::size_t column_count(const std::vector<std::string>& point) {
+  return 1 + point.size() + std::size(kColumns);
+}
+
+std::vector<std::string> figures(const work::RunResult& r) {
+  const work::CaseResult& c = r.cases.back();
+  const work::Summary& s = c.summary;
+  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  double imbalance = 0;
+  if (c.ep) {
+    imbalance = work::max_over_mean(c.ep->tokens_per_rank);
+  } else if (c.cp && !c.cp->flops_per_rank.empty()) {
+    const auto [lo, hi] =
+        std::minmax_element(c.cp->flops_per_rank.begin(), c.cp->flops_per_rank.end());
+    imbalance = *lo > 0 ? *hi / *lo : 0.0;
+  } else if (s.mean_busy_s > 0) {
+    imbalance = busiest.busy.seconds() / s.mean_busy_s;
+  }
+  const double comm = busiest.comm.seconds();
+  return {fmt::format("{:.9g}", s.step.seconds()),
+          fmt::format("{:.9g}", busiest.compute.seconds()),
+          fmt::format("{:.9g}", comm),
+          fmt::format("{:.9g}", busiest.exposed.seconds()),
+          comm > 0 ? fmt::format("{:.6g}", busiest.compute.seconds() / comm) : std::string(),
+          fmt::format("{}", s.ib_bytes.n),
+          fmt::format("{}", s.nvlink_bytes.n),
+          fmt::format("{:.6g}", imbalance)};
+}
+
+std::vector<std::string> row_fields(std::vector<std::string> figs, double wall_s,
+                                    const char* status, std::string error) {
+  figs.resize(kFigures);
+  figs.push_back(fmt::format("{:.3f}", wall_s));
+  figs.emplace_back(status);
+  figs.push_back(std::move(error));
+  return figs;
+}
+
+std::string row(std::size_t index, const std::vector<std::string>& point,
+                const std::vector<std::string>& fields) {
+  std::string line = fmt::format("{}", index);
+  for (const std::string& kv : point) {
+    line += "," + csv_field(kv.substr(kv.find('=') + 1));
+  }
+  for (const std::string& f : fields) {
+    line += "," + csv_field(f);
+  }
+  line += "\n";
+  return line;
+}
+
+std::set<std::size_t> done_points(const std::string& path, const std::string& head,
+                                  std::size_t columns) {
+  std::set<std::size_t> done;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) {
+    return done;
+  }
+  std::uintmax_t complete = line.size() + 1;  // bytes up to the end of the last whole line
+  if (line != head) {
+    throw config::ConfigError(
+        fmt::format("{}: not a CSV of this sweep (its header differs); remove it "
+                    "or leave out --resume",
+                    path));
+  }
+  while (std::getline(in, line)) {
+    if (in.eof()) {  // no newline: the cut last row of a killed sweep; it is rerun
+      break;
+    }
+    complete += line.size() + 1;
+    const std::vector<std::string> f = split_csv(line);
+    double index = 0;
+    if (f.size() == columns && parse_number(f[0], index)) {
+      done.insert(static_cast<std::size_t>(index));
+    }
+  }
+  in.close();
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) > complete && !ec) {
+    std::filesystem::resize_file(path, complete, ec);
+  }
+  return done;
+}
+
+}  // namespace hopsim::tools::sweep

@@ -1,0 +1,43 @@
+// The CSV of `hopsim sweep`: its header, a point's row, and the points an existing CSV already
+// has rows for (--resume).
+#pragma once
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hopsim::work {
+struct RunResult;
+}  // namespace hopsim::work
+
+namespace hopsim::tools::sweep {
+
+/// Where a row's status ("ok", "invalid" or "error") is among the fields after its values.
+constexpr std::size_t kStatusField = 9;
+
+/// The header of a sweep whose points set `point`'s keys (KEY=VALUE, as every point has them).
+std::string header(const std::vector<std::string>& point);
+
+/// The fields of each row of that sweep: the point's index, its values, the figures.
+std::size_t column_count(const std::vector<std::string>& point);
+
+/// The figures of a run: its last case (a collective's largest size), the busiest rank.
+std::vector<std::string> figures(const work::RunResult& r);
+
+/// A row's fields after the point's values: `figs` (empty for a point that did not run: blank
+/// figures), the seconds the point took, its status and its error.
+std::vector<std::string> row_fields(std::vector<std::string> figs, double wall_s,
+                                    const char* status, std::string error);
+
+/// The line of point `index`: the index, the point's values, `fields`, quoted as they need.
+std::string row(std::size_t index, const std::vector<std::string>& point,
+                const std::vector<std::string>& fields);
+
+/// The points the CSV at `path` already has whole rows for (none when it is empty or absent),
+/// its cut last line removed to be rerun. Throws config::ConfigError when its header is not
+/// `head`.
+std::set<std::size_t> done_points(const std::string& path, const std::string& head,
+                                  std::size_t columns);
+
+}  // namespace hopsim::tools::sweep
