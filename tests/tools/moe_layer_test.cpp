@@ -29,7 +29,7 @@ work::RunResult layer(std::vector<std::string> sets) {
   work::RunResult r = work::run(file.experiment);
   REQUIRE(r.ok());
   REQUIRE(r.cases.size() == 1);
-  REQUIRE(r.cases[0].ep.has_value());
+  REQUIRE(r.cases[0].ep() != nullptr);
   return r;
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other'
       layer({tokens, "workload.overlap=\"dualpipe_pair\"", "workload.layers=2"});
   // The same work without overlap: one micro-batch's forward, then its backward.
   const work::RunResult apart = layer({tokens, "workload.passes=\"both\"", "workload.layers=2"});
-  CHECK(pair.cases[0].ep->micro_batches == 2);
+  CHECK(pair.cases[0].ep()->micro_batches == 2);
   CHECK(pair.cases[0].summary.ib_bytes.n > 0);
   CHECK(step(pair) < step(apart));
   const work::RankTime& t = busiest(pair);
@@ -111,12 +111,12 @@ TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed
   // A DualPipe pair routes two whole sequences, two micro-batches two halves of one: the means
   // divide by every token routed (the pair's were twice the truth: 7.26 nodes under a limit of
   // 4). EP16 over 2 nodes, top-8: at most 2 nodes and 8 GPUs, about the same in every mode.
-  const work::EpDetails plain = *layer({"workload.passes=\"both\""}).cases[0].ep;
+  const work::EpDetails plain = *layer({"workload.passes=\"both\""}).cases[0].ep();
   for (const char* overlap : {"dualpipe_pair", "two_microbatch"}) {
     CAPTURE(overlap);
     const work::RunResult r =
         layer({"workload.passes=\"both\"", fmt::format("workload.overlap=\"{}\"", overlap)});
-    const work::EpDetails& ep = *r.cases[0].ep;
+    const work::EpDetails& ep = *r.cases[0].ep();
     CHECK(ep.nodes_per_token_mean >= 1.0);
     CHECK(ep.nodes_per_token_mean <= 2.0);
     CHECK(ep.gpus_per_token_mean <= 8.0);
@@ -129,7 +129,7 @@ TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed
 TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only compute") {
   const work::RunResult none = layer({"workload.attention=false"});
   const work::RunResult twenty = layer({"workload.attention=false", "workload.comm_sms=20"});
-  REQUIRE(twenty.cases[0].ep->compute_slowdown == hopsim::test::approx(132.0 / 112.0));
+  REQUIRE(twenty.cases[0].ep()->compute_slowdown == hopsim::test::approx(132.0 / 112.0));
   CHECK(busiest(twenty).compute.seconds() ==
         hopsim::test::approx(busiest(none).compute.seconds() * 132.0 / 112.0).epsilon(1e-6));
   CHECK(twenty.cases[0].summary.ib_bytes == none.cases[0].summary.ib_bytes);
@@ -138,8 +138,8 @@ TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only c
 TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer time") {
   const work::RunResult uniform = layer({});
   const work::RunResult zipf = layer({"workload.routing={\"distribution\": \"zipf\"}"});
-  const double u = work::max_over_mean(uniform.cases[0].ep->tokens_per_rank);
-  const double z = work::max_over_mean(zipf.cases[0].ep->tokens_per_rank);
+  const double u = work::max_over_mean(uniform.cases[0].ep()->tokens_per_rank);
+  const double z = work::max_over_mean(zipf.cases[0].ep()->tokens_per_rank);
   CHECK(u < 1.2);
   CHECK(z > 1.3);
   CHECK(step(zipf) > step(uniform));
@@ -150,15 +150,15 @@ TEST_CASE("moe layer: the bias balancer evens a skewed router, capacity drops ar
   const work::RunResult skewed = layer({zipf});
   const work::RunResult balanced =
       layer({R"(workload.routing={"distribution": "zipf", "balancer": "bias", "steps": 50})"});
-  const work::EpDetails& ep = *balanced.cases[0].ep;
+  const work::EpDetails& ep = *balanced.cases[0].ep();
   REQUIRE(ep.balance_steps.size() == 50);
   CHECK(ep.balance_steps.back() - 1 < (ep.balance_steps.front() - 1) * 2 / 3);
   CHECK(work::max_over_mean(ep.tokens_per_rank) <
-        work::max_over_mean(skewed.cases[0].ep->tokens_per_rank));
+        work::max_over_mean(skewed.cases[0].ep()->tokens_per_rank));
   CHECK(step(balanced) < step(skewed));
-  CHECK(skewed.cases[0].ep->dropped == 0);
+  CHECK(skewed.cases[0].ep()->dropped == 0);
   const work::RunResult capped = layer({zipf, "workload.capacity_factor=1.0"});
-  const work::EpDetails& c = *capped.cases[0].ep;
+  const work::EpDetails& c = *capped.cases[0].ep();
   CHECK(c.dropped > 0);
   CHECK(c.selections == 16 * 512 * 8);
   std::int64_t rows = 0;
@@ -176,12 +176,12 @@ TEST_CASE("moe layer: backward moves the forward's bytes again, rows conserve to
   CHECK(both.cases[0].summary.nvlink_bytes.n == 2 * fwd.cases[0].summary.nvlink_bytes.n);
   CHECK(step(both) > 2 * step(fwd));  // GEMMs at twice the FLOPs, attention at 2.5 times
   std::int64_t rows = 0;
-  for (std::int64_t r : fwd.cases[0].ep->tokens_per_rank) {
+  for (std::int64_t r : fwd.cases[0].ep()->tokens_per_rank) {
     rows += r;
   }
   CHECK(rows == 16 * 512 * 8);
-  CHECK(fwd.cases[0].ep->nodes_per_token_mean <= 2.0);
-  CHECK(fwd.cases[0].ep->nodes_per_token_mean >= 1.0);
+  CHECK(fwd.cases[0].ep()->nodes_per_token_mean <= 2.0);
+  CHECK(fwd.cases[0].ep()->nodes_per_token_mean >= 1.0);
 }
 
 TEST_CASE("moe layer: every algorithm runs, two-tier sends fewer InfiniBand bytes than flat") {
@@ -293,13 +293,13 @@ TEST_CASE("moe layer: redundant copies of hot experts even a skewed router's loa
   const std::string zipf = "workload.routing.distribution=zipf";
   const work::RunResult plain = layer({zipf});
   const work::RunResult copies = layer({zipf, "workload.redundant_experts=32"});
-  const work::EpDetails& ep = *copies.cases[0].ep;
+  const work::EpDetails& ep = *copies.cases[0].ep();
   REQUIRE(ep.placement.size() == 16);
   for (const std::vector<int>& rank : ep.placement) {
     CHECK(rank.size() == 256 / 16 + 2);
   }
   CHECK(work::max_over_mean(ep.tokens_per_rank) <
-        0.7 * work::max_over_mean(plain.cases[0].ep->tokens_per_rank));
+        0.7 * work::max_over_mean(plain.cases[0].ep()->tokens_per_rank));
   CHECK(step(copies) < step(plain));
   const auto fails_with = [&](std::vector<std::string> sets, const std::string& text) {
     CHECK_THROWS_WITH_AS(load_experiment(kEp, sets), doctest::Contains(text.c_str()),
@@ -332,7 +332,7 @@ TEST_CASE("moe layer: routing counts from a file beside the experiment replay a 
   const ExperimentFile file = load_experiment((dir / "experiment.json").string(), {});
   const work::RunResult r = work::run(file.experiment);
   REQUIRE(r.ok());
-  const std::vector<std::int64_t>& rows = r.cases[0].ep->tokens_per_rank;
+  const std::vector<std::int64_t>& rows = r.cases[0].ep()->tokens_per_rank;
   CHECK(rows[0] == *std::max_element(rows.begin(), rows.end()));
   CHECK(work::max_over_mean(rows) > 3);
   std::ofstream(dir / "router-log.json") << "[1, 2";

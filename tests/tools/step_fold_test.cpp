@@ -53,7 +53,7 @@ TEST_CASE("step fold: run() measures the declared probes, counted, on any number
   }
   CHECK(a.cases.front().outcome.makespan == b.cases.front().outcome.makespan);
   // The step's layer timing is the probes' makespans (no recomputation here).
-  const work::LayerTiming& layer = a.cases.front().step->layers.front();
+  const work::LayerTiming& layer = a.cases.front().step()->layers.front();
   CHECK(layer.forward == a.probes[0].outcome.makespan);
   CHECK(layer.backward == a.probes[1].outcome.makespan);
   // Unfolded, nothing is measured first.
@@ -91,7 +91,7 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   const std::vector<work::Case> cases = parts::fold_step(job, build, m);
   REQUIRE(cases.size() == 1);
   const work::Case& c = cases.front();
-  const work::StepDetails& d = *c.step;
+  const work::StepDetails& d = *work::step_details(c.details);
   const auto layers = static_cast<std::int64_t>(e.model->layers);
   const Time sync = m.dp_time(parts::layer_sync_key(job, *e.model, e.parallel, false));
   const Time vocab = m.dp_time(parts::vocab_sync_key(job, *e.model, e.parallel));

@@ -54,8 +54,8 @@ TEST_CASE("training step: pp 1, dp 1 is its layers, the head and the optimizer, 
       kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1", "workload.global_batch=2",
                "workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
   const work::CaseResult& c = r.cases[0];
-  REQUIRE(c.step.has_value());
-  const work::StepDetails& d = *c.step;
+  REQUIRE(c.step() != nullptr);
+  const work::StepDetails& d = *c.step();
   REQUIRE(d.layers.size() == 1);
   CHECK(d.micro_batches == 2);
   const Time layer = d.layers[0].forward + d.layers[0].backward;
@@ -73,7 +73,7 @@ TEST_CASE("training step: the folded layers equal the same layers chained on the
   const work::RunResult step = run_with(
       kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1", "workload.global_batch=1",
                "workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
-  const work::StepDetails& d = *step.cases[0].step;
+  const work::StepDetails& d = *step.cases[0].step();
   const Time folded = step.cases[0].summary.step - d.head_forward - d.head_backward -
                       phase_duration(step.cases[0], "optimizer");
   const work::RunResult chained = run_with(
@@ -92,8 +92,8 @@ TEST_CASE("training step: folded equals unfolded within 1%, dense and MoE") {
     unfolded.emplace_back("workload.fold=false");
     const work::RunResult a = run_with(file, sets);
     const work::RunResult b = run_with(file, unfolded);
-    CHECK(a.cases[0].step->folding.find("folded") != std::string::npos);
-    CHECK(b.cases[0].step->folding.find("unfolded: all 32 GPUs") != std::string::npos);
+    CHECK(a.cases[0].step()->folding.find("folded") != std::string::npos);
+    CHECK(b.cases[0].step()->folding.find("unfolded: all 32 GPUs") != std::string::npos);
     CHECK(b.cases[0].plan.tasks().size() > 10 * a.cases[0].plan.tasks().size());
     return std::pair{a.cases[0].summary.step.seconds(), b.cases[0].summary.step.seconds()};
   };
@@ -139,8 +139,8 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   const std::string file = kExperiments + "deepseek-v3-step.json";
   const work::RunResult d = run_with(file, dual);
   const work::RunResult o = run_with(file, one);
-  const work::StepDetails& dd = *d.cases[0].step;
-  const work::StepDetails& od = *o.cases[0].step;
+  const work::StepDetails& dd = *d.cases[0].step();
+  const work::StepDetails& od = *o.cases[0].step();
   CHECK(dd.schedule == "dualpipe");
   CHECK(d.cases[0].outcome.stuck.empty());
   for (int r = 0; r < 4; ++r) {
@@ -171,8 +171,8 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
 TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the parameter gather") {
   const work::RunResult zero1 = run_with(kSmall, {});
   const work::RunResult zero0 = run_with(kSmall, {"workload.zero=0"});
-  const work::StepDetails& d1 = *zero1.cases[0].step;
-  const work::StepDetails& d0 = *zero0.cases[0].step;
+  const work::StepDetails& d1 = *zero1.cases[0].step();
+  const work::StepDetails& d0 = *zero0.cases[0].step();
   // The same gradient bytes per layer; a reduce-scatter takes about half an all-reduce.
   REQUIRE(d1.grad_sync.size() == 1);
   CHECK(d1.grad_sync[0].bytes_per_gpu == d0.grad_sync[0].bytes_per_gpu);
@@ -234,7 +234,7 @@ TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduc
   three.emplace_back("workload.zero=3");
   const work::RunResult one = run_with(kSmall, sets);
   const work::RunResult z3 = run_with(kSmall, three);
-  const auto m = static_cast<double>(z3.cases[0].step->micro_batches);
+  const auto m = static_cast<double>(z3.cases[0].step()->micro_batches);
   const double gathered = bytes(z3, "param_gather");
   const double reduced = bytes(z3, "dp_comm");
   const double layers = (gathered - reduced) / m;  // L

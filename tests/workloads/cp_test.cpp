@@ -185,7 +185,7 @@ TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - co
     const RunResult r = run(layer_experiment(c, 1, job, c, 1, 8));
     REQUIRE(r.ok());
     const CaseResult& cr = r.cases.front();
-    const CpDetails& cp = *cr.cp;
+    const CpDetails& cp = *cr.cp();
     const auto& compute = cp.step_compute[0];
     const auto& sends = cp.step_send[0];
     REQUIRE(compute.size() == c);
@@ -220,7 +220,7 @@ TEST_CASE("Ulysses moves 4 N h / P per rank forward (MHA), all-gather (c-1)/c of
   for (std::int64_t bytes : sent(u.cases.front(), "attention", "fwd", static_cast<int>(p))) {
     CHECK(bytes == expected);
   }
-  CHECK(u.cases.front().cp->cp_bytes_per_gpu_fwd == expected);
+  CHECK(u.cases.front().cp()->cp_bytes_per_gpu_fwd == expected);
 
   job.cp.algorithm = CpAlgorithm::AllGather;
   const RunResult g = run(layer_experiment(1, 8, job, p, 1, 2));
@@ -232,7 +232,7 @@ TEST_CASE("Ulysses moves 4 N h / P per rank forward (MHA), all-gather (c-1)/c of
     total += bytes;
   }
   CHECK(total == p * (p - 1) * kv_local);  // every rank receives (p-1) blocks
-  CHECK(g.cases.front().cp->cp_bytes_per_gpu_fwd == (p - 1) * kv_local);
+  CHECK(g.cases.front().cp()->cp_bytes_per_gpu_fwd == (p - 1) * kv_local);
 }
 
 TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against the cache") {
@@ -250,7 +250,7 @@ TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against
     job.cp.algorithm = a;
     const RunResult r = run(layer_experiment(c, 1, job, c, 1, kv_heads));
     REQUIRE(r.ok());
-    return r.cases.front().cp->cp_bytes_per_gpu_fwd;
+    return r.cases.front().cp()->cp_bytes_per_gpu_fwd;
   };
   // Closed forms per GPU: K/V of (fresh + cached)/c tokens, 2 heads x (128 + 128) x 2 B; Q of
   // fresh/c tokens, 8 heads x 128 x 2 B; outputs 8 heads x (128 x 2 + 4) B.

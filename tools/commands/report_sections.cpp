@@ -98,7 +98,7 @@ Json cp_steps(const work::CaseResult& c, const work::CpDetails& cp, int rank) {
 
 void attention_layer_section(const ReportInput& in, const work::AttentionLayerJob& job, Json& r) {
   const work::CaseResult& c = in.result.cases.front();
-  const work::CpDetails& cp = *c.cp;
+  const work::CpDetails& cp = *c.cp();
   const work::Summary& s = c.summary;
   Json out;
   out["algorithm"] = cp.algorithm;
@@ -285,7 +285,7 @@ void moe_token_fields(const work::EpDetails& ep, Json& out) {
 // exchanged and the time of its busiest rank.
 void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
   const work::CaseResult& c = in.result.cases.front();
-  const work::EpDetails& ep = *c.ep;
+  const work::EpDetails& ep = *c.ep();
   const work::Summary& s = c.summary;
   const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
   Json out;

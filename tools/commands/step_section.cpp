@@ -91,7 +91,7 @@ Json pipeline_phases(const RankTimeline& t) {
 // The busiest pipeline rank (the most forward and backward work) of a folded step and where
 // its step went.
 Json breakdown(const work::CaseResult& c, double step) {
-  const work::StepDetails& d = *c.step;
+  const work::StepDetails& d = *c.step();
   int rank = 0;
   std::vector<RankTimeline> lines;
   for (std::size_t r = 0; r < d.representatives.size(); ++r) {
@@ -207,7 +207,7 @@ Json memory_per_gpu(const work::StepDetails& d) {
 }  // namespace
 
 Json step_section(const work::CaseResult& c) {
-  const work::StepDetails& d = *c.step;
+  const work::StepDetails& d = *c.step();
   const double step = c.summary.step.seconds();
   Json out;
   out["folding"] = d.folding;

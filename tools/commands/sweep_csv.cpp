@@ -49,11 +49,11 @@ std::vector<std::string> figures(const work::RunResult& r) {
   const work::Summary& s = c.summary;
   const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
   double imbalance = 0;
-  if (c.ep) {
-    imbalance = work::max_over_mean(c.ep->tokens_per_rank);
-  } else if (c.cp && !c.cp->flops_per_rank.empty()) {
+  if (c.ep() != nullptr) {
+    imbalance = work::max_over_mean(c.ep()->tokens_per_rank);
+  } else if (c.cp() != nullptr && !c.cp()->flops_per_rank.empty()) {
     const auto [lo, hi] =
-        std::minmax_element(c.cp->flops_per_rank.begin(), c.cp->flops_per_rank.end());
+        std::minmax_element(c.cp()->flops_per_rank.begin(), c.cp()->flops_per_rank.end());
     imbalance = *lo > 0 ? *hi / *lo : 0.0;
   } else if (s.mean_busy_s > 0) {
     imbalance = busiest.busy.seconds() / s.mean_busy_s;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -38,6 +39,23 @@ struct BuildEnv {
   const ComputeModel* compute = nullptr;  ///< null when the job needs none
 };
 
+/// A transformer layer's report data: its attention under CP, and its MoE part's (MoE layers).
+struct TransformerDetails {
+  CpDetails cp;
+  std::optional<EpDetails> ep;
+};
+
+/// What a case's report section needs beyond its plan and times, one alternative per kind
+/// that has any: attention layers (CP), MoE layers (EP), transformer layers (both), steps.
+using CaseDetails =
+    std::variant<std::monostate, CpDetails, EpDetails, TransformerDetails, StepDetails>;
+
+/// The CP, EP or step details of a case, or null: a transformer layer's parts count as CP
+/// and EP details.
+const CpDetails* cp_details(const CaseDetails& d);
+const EpDetails* ep_details(const CaseDetails& d);
+const StepDetails* step_details(const CaseDetails& d);
+
 /// One simulated case of a job: for a collective, one size.
 struct Case {
   std::string name;
@@ -45,9 +63,23 @@ struct Case {
   std::string choice{};  ///< what the job chose for it, e.g. "tree/simple"; may be empty
   /// Figures of the case's own input that reports divide by its time (name, value).
   std::vector<std::pair<std::string, double>> metrics{};
-  std::optional<CpDetails> cp{};  ///< attention layers under CP
-  std::optional<EpDetails> ep{};  ///< MoE layers under EP
-  std::optional<StepDetails> step{};  ///< a training step
+  CaseDetails details{};
 };
+
+inline const CpDetails* cp_details(const CaseDetails& d) {
+  if (const auto* t = std::get_if<TransformerDetails>(&d)) {
+    return &t->cp;
+  }
+  return std::get_if<CpDetails>(&d);
+}
+inline const EpDetails* ep_details(const CaseDetails& d) {
+  if (const auto* t = std::get_if<TransformerDetails>(&d)) {
+    return t->ep ? &*t->ep : nullptr;
+  }
+  return std::get_if<EpDetails>(&d);
+}
+inline const StepDetails* step_details(const CaseDetails& d) {
+  return std::get_if<StepDetails>(&d);
+}
 
 }  // namespace hopsim::work

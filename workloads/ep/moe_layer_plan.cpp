@@ -442,7 +442,7 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
   }
   EpDetails details = builder.details();
   std::vector<Case> out;
-  out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {}, {},
+  out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
                      std::move(details)});
   return out;
 }

@@ -48,9 +48,11 @@ struct CaseResult {
   Outcome outcome;
   Summary summary;
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
-  std::optional<CpDetails> cp;       ///< attention layers under CP
-  std::optional<EpDetails> ep;       ///< MoE layers under EP
-  std::optional<StepDetails> step;   ///< a training step
+  CaseDetails details;               ///< what the kind's report section needs
+
+  const CpDetails* cp() const { return cp_details(details); }
+  const EpDetails* ep() const { return ep_details(details); }
+  const StepDetails* step() const { return step_details(details); }
 };
 
 struct RunResult {

@@ -115,7 +115,8 @@ std::vector<Case> TransformerLayerJob::cases(const BuildEnv& b) const {
                   part ? ep_algorithm_name(part->algorithm) : std::string_view("dense"));
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} x{} {}", kKind, attention.layers, mode_name(attention.mode)),
-                     std::move(plan), choice, {}, std::move(cp), std::move(ep)});
+                     std::move(plan), choice, {},
+                     TransformerDetails{std::move(cp), std::move(ep)}});
   return out;
 }
 

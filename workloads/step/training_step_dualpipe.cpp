@@ -189,8 +189,6 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
                      std::move(plan),
                      fmt::format("dualpipe, zero {}", job.zero),
                      {},
-                     {},
-                     {},
                      std::move(details)});
   return out;
 }

@@ -169,8 +169,6 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
                      std::move(plan),
                      fmt::format("{}, zero {}", details.schedule, job.zero),
                      {},
-                     {},
-                     {},
                      std::move(details)});
   return out;
 }

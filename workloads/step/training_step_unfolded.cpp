@@ -527,8 +527,6 @@ std::vector<Case> Unfolded::build() {
                      std::move(plan_),
                      fmt::format("{}, zero {}", details_.schedule, job_.zero),
                      {},
-                     {},
-                     {},
                      std::move(details_)});
   return out;
 }
