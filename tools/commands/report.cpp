@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include <fmt/format.h>
+#include "tools/commands/sim_totals.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -115,36 +115,21 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
   return r;
 }
 
-Json sim_totals(const ReportInput& in) {
-  std::uint64_t events = 0;
-  std::uint64_t flows = 0;
-  std::uint64_t solves = 0;
-  std::uint64_t snapped = 0;
-  const auto add = [&](const work::Outcome& o) {
-    events += o.events;
-    flows += o.flows;
-    solves += o.solves;
-    snapped += o.flows_snapped;
-  };
-  for (const work::CaseResult& c : in.result.cases) {
-    add(c.outcome);
-  }
-  for (const work::ProbeResult& p : in.result.probes) {
-    add(p.outcome);  // what a folded step measured counts as simulated too
-  }
-  Json sim = {{"cases", in.result.cases.size()},
-              {"probes", in.result.probes.size()},
-              {"events", events},
-              {"flows", flows},
-              {"solves", solves}};
-  const double tolerance = in.file.experiment.solver_tolerance;
-  sim["solver"] = tolerance > 0 ? "approximate" : "exact";
-  if (tolerance > 0) {
-    sim["tolerance"] = tolerance;
-    sim["flows_snapped"] = snapped;
+// The engine's totals over the run (SimTotals); the wall time only when asked for.
+Json sim_section(const ReportInput& in) {
+  const SimTotals t = sim_totals(in.file.experiment, in.result);
+  Json sim = {{"cases", t.cases},
+              {"probes", t.probes},
+              {"events", t.events},
+              {"flows", t.flows},
+              {"solves", t.solves}};
+  sim["solver"] = t.approximate() ? "approximate" : "exact";
+  if (t.approximate()) {
+    sim["tolerance"] = t.tolerance;
+    sim["flows_snapped"] = t.flows_snapped;
   }
   if (in.wall_time) {
-    sim["wall_s"] = in.result.wall_s;
+    sim["wall_s"] = t.wall_s;
   }
   return sim;
 }
@@ -168,7 +153,7 @@ Json make_report(const ReportInput& in) {
     r.update(only);
   }
   r["results"] = std::move(results);
-  r["sim"] = sim_totals(in);
+  r["sim"] = sim_section(in);
   kind_section(in, r);
   return r;
 }

@@ -10,6 +10,7 @@
 
 namespace hopsim::tools {
 
+/// What a report and a summary are written from: the experiment file and its run.
 struct ReportInput {
   const config::ExperimentFile& file;
   const work::RunResult& result;
@@ -20,7 +21,8 @@ struct ReportInput {
 /// there is one case), engine statistics, and the workload kind's own section.
 nlohmann::ordered_json make_report(const ReportInput& in);
 
-/// A readable summary of the report for a terminal.
-std::string format_summary(const nlohmann::ordered_json& report);
+/// A readable summary of the run for a terminal: the figures of the report, from the same
+/// typed results and figures (not from the JSON).
+std::string format_summary(const ReportInput& in);
 
 }  // namespace hopsim::tools

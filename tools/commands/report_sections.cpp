@@ -1,13 +1,15 @@
 // The report section of each workload kind; std::visit makes a new kind's section required.
-#include <algorithm>
-#include <map>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include <fmt/format.h>
-
+#include "tools/commands/collective_figures.hpp"
+#include "tools/commands/cp_figures.hpp"
+#include "tools/commands/ep_figures.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/commands/step_section.hpp"
+#include "tools/commands/validation_figures.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -47,59 +49,36 @@ void flows_section(const ReportInput& in, Json& r) {
   r["software_overhead_s"] = cluster.spec().software_overhead.seconds();
 }
 
-Json validation_row(const work::Validation& v, double predicted) {
+// The experiment's validation and what the run predicts of it.
+Json validation_row(const ValidationFigures& f) {
+  const work::Validation& v = f.validation;
   return {{"metric", v.metric},
           {"bytes", v.bytes ? Json(v.bytes->n) : Json(nullptr)},
-          {"predicted", predicted},
+          {"predicted", f.predicted},
           {"published", v.published},
-          {"error", (predicted - v.published) / v.published},
+          {"error", f.error},
           {"source", v.source}};
 }
 
-void validation_section(const ReportInput& in, const Json& rows, Json& r) {
-  const auto& v = in.file.experiment.validation;
-  if (!v || !v->bytes) {
-    return;
+// Ring steps of one rank (the most loaded of GPU 0's ring) in the first layer's forward pass.
+Json cp_steps(const std::vector<CpRingStep>& steps) {
+  Json out = Json::array();
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    const CpRingStep& st = steps[j];
+    out.push_back({{"step", j},
+                   {"compute_s", st.compute_s},
+                   {"transfer_s", st.transfer_s ? Json(*st.transfer_s) : Json(nullptr)},
+                   {"wait_s", st.wait_s}});
   }
-  for (const Json& row : rows) {
-    if (row["bytes"].get<std::int64_t>() == v->bytes->n) {
-      r["validation"] = validation_row(*v, row[v->metric].get<double>());
-    }
-  }
+  return out;
 }
 
-double max_over_min(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return lo == v.end() || *lo <= 0 ? 0.0 : *hi / *lo;
-}
-
-// Ring steps of one rank (the most loaded of GPU 0's ring) in the first layer's forward pass:
-// compute, the transfer it sends, and how long its compute stream waited for the block to arrive.
-Json cp_steps(const work::CaseResult& c, const work::CpDetails& cp, int rank) {
-  Json steps = Json::array();
-  const auto& compute = cp.step_compute[static_cast<std::size_t>(rank)];
-  const auto& send = cp.step_send[static_cast<std::size_t>(rank)];
-  Time previous_end;
-  for (std::size_t j = 0; j < compute.size(); ++j) {
-    const sim::TaskTimes& t = c.outcome.times[compute[j]];
-    Json step = {{"step", j}, {"compute_s", (t.end - t.start).seconds()}};
-    if (j < send.size()) {
-      const sim::TaskTimes& f = c.outcome.times[send[j]];
-      step["transfer_s"] = (f.end - f.start).seconds();
-    } else {
-      step["transfer_s"] = nullptr;
-    }
-    step["wait_s"] = j == 0 ? 0.0 : std::max(0.0, (t.start - previous_end).seconds());
-    previous_end = t.end;
-    steps.push_back(std::move(step));
-  }
-  return steps;
-}
-
+// The "cp" object of an attention layer: its CP settings and balance, the attention phase,
+// the ring steps; then its validation.
 void attention_layer_section(const ReportInput& in, const work::AttentionLayerJob& job, Json& r) {
   const work::CaseResult& c = in.result.cases.front();
   const work::CpDetails& cp = *c.cp();
-  const work::Summary& s = c.summary;
+  const CpFigures f = cp_figures(c, cp, job.layers, in.file.experiment.validation);
   Json out;
   out["algorithm"] = cp.algorithm;
   out["balance"] = cp.balance;
@@ -112,77 +91,61 @@ void attention_layer_section(const ReportInput& in, const work::AttentionLayerJo
   out["block_tokens"] = cp.block_tokens;
   out["tokens_per_rank"] = cp.tokens_per_rank;
   out["work_units_per_rank"] = cp.work_units_per_rank;
-  std::vector<double> units(cp.work_units_per_rank.begin(), cp.work_units_per_rank.end());
-  out["work_units_max_over_min"] = max_over_min(units);
+  out["work_units_max_over_min"] = f.work_units_max_over_min;
   out["flops_per_rank"] = cp.flops_per_rank;
-  out["flops_max_over_min"] = max_over_min(cp.flops_per_rank);
+  out["flops_max_over_min"] = f.flops_max_over_min;
   out["overlap_threshold_tokens"] = cp.overlap_threshold_tokens;
   out["ring_link"] = cp.ring_link;
   out["min_seq_per_rank"] = cp.min_seq_per_rank;
   out["cp_bytes_per_gpu_fwd"] = cp.cp_bytes_per_gpu_fwd;
-  Time attention_exposed;
-  Time attention_compute;
-  for (std::size_t p = 0; p < s.phases.size(); ++p) {
-    if (c.plan.phases()[p].name == "attention") {
-      attention_exposed += s.phases[p].exposed;
-      attention_compute += s.phases[p].compute;
-    }
-  }
-  out["attention_compute_s"] = attention_compute.seconds();
-  out["attention_exposed_comm_s"] = attention_exposed.seconds();
-  out["layer_time_s"] = s.step.seconds() / static_cast<double>(job.layers);
+  out["attention_compute_s"] = f.attention_compute_s;
+  out["attention_exposed_comm_s"] = f.attention_exposed_comm_s;
+  out["layer_time_s"] = f.layer_time_s;
   out["steps_rank"] = cp.steps_gpu;
-  out["steps"] = cp_steps(c, cp, cp.steps_gpu);
+  out["steps"] = cp_steps(f.steps);
   r["cp"] = std::move(out);
-  if (const auto& v = in.file.experiment.validation) {
-    r["validation"] = validation_row(*v, s.step.seconds());
+  if (f.validation) {
+    r["validation"] = validation_row(*f.validation);
   }
 }
 
+// One size of a collective run, nccl-tests style.
+Json collective_row(const CollectiveRow& f) {
+  Json row = {{"bytes", f.bytes},
+              {"algorithm", f.algorithm},
+              {"protocol", f.protocol ? Json(*f.protocol) : Json(nullptr)},
+              {"time_s", f.time_s},
+              {"algbw_GBps", f.algbw_GBps},
+              {"busbw_GBps", f.busbw_GBps},
+              {"ib_bytes", f.ib_bytes},
+              {"nvlink_bytes", f.nvlink_bytes}};
+  if (f.ib_bytes_flat) {
+    row["ib_bytes_flat"] = *f.ib_bytes_flat;
+  }
+  for (const auto& [rate, value] : f.rates) {
+    row[rate] = value;
+  }
+  return row;
+}
+
+// The validation of a collective run, then its "collective" object: the op, its groups, a
+// row per size and the last row's time and bandwidths.
 void collective_section(const ReportInput& in, const work::CollectiveJob& job, Json& r) {
-  const work::Experiment& e = in.file.experiment;
-  const work::Mesh mesh(e.parallel);
-  const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed,
-                         &e.deepep};
-  const work::BuildEnv build{env, *in.result.cluster, nullptr};
-  const std::vector<std::vector<int>> sets = job.rank_sets(e.cluster, mesh);
-  const int n = static_cast<int>(sets.front().size());
+  const CollectiveFigures f = collective_figures(in.file.experiment, in.result, job);
   Json c;
   c["op"] = work::op_name(job.op);
   c["algorithm"] = work::algorithm_name(job.algorithm);
-  c["ranks"] = n;
-  c["groups"] = sets.size();
+  c["ranks"] = f.ranks;
+  c["groups"] = f.groups;
   c["group"] = job.group ? Json(work::dim_name(*job.group)) : Json(nullptr);
   c["chunks"] = job.chunks;
   Json rows = Json::array();
-  for (std::size_t i = 0; i < job.sizes.size(); ++i) {
-    const work::CaseResult& result = in.result.cases[i];
-    const Bytes size = job.sizes[i];
-    const Time time = result.outcome.makespan;
-    // (A collective that moves nothing takes no time: no bandwidth, not NaN.)
-    const double algbw =
-        time > Time{} ? static_cast<double>(size.n) / time.seconds() / 1e9 : 0.0;
-    const std::size_t slash = result.choice.find('/');
-    Json row = {{"bytes", size.n},
-                {"algorithm", result.choice.substr(0, slash)},
-                {"protocol", slash == std::string::npos ? Json(nullptr)
-                                                        : Json(result.choice.substr(slash + 1))},
-                {"time_s", time.seconds()},
-                {"algbw_GBps", algbw},
-                {"busbw_GBps", algbw * work::busbw_factor(job.op, n)},
-                {"ib_bytes", result.summary.ib_bytes.n},
-                {"nvlink_bytes", result.summary.nvlink_bytes.n}};
-    if (job.op == work::CollectiveOp::AllToAll) {
-      row["ib_bytes_flat"] = work::flat_ib_bytes(build, job, size);
-    }
-    for (const auto& [name, bytes] : result.metrics) {
-      // DeepEP's "bottleneck bandwidth": its benchmark's bytes per rank over the time.
-      const std::string rate = name.substr(0, name.find("_bytes")) + "_GBps";
-      row[rate] = bytes / time.seconds() / 1e9;
-    }
-    rows.push_back(std::move(row));
+  for (const CollectiveRow& row : f.rows) {
+    rows.push_back(collective_row(row));
   }
-  validation_section(in, rows, r);
+  if (f.validation) {
+    r["validation"] = validation_row(*f.validation);
+  }
   const Json& last = rows.back();
   c["time_s"] = last["time_s"];
   c["algbw_GBps"] = last["algbw_GBps"];
@@ -193,34 +156,21 @@ void collective_section(const ReportInput& in, const work::CollectiveJob& job, J
 
 // Bytes of each phase's flows per pass, over InfiniBand (a flow that crosses a NIC) and
 // NVLink (one that crosses an NVLink hop), as the run routed them.
-Json exchange_bytes(const work::CaseResult& c, const topo::Cluster& cluster) {
-  std::map<std::pair<std::string, std::string>, std::pair<std::int64_t, std::int64_t>> sums;
-  const auto& tasks = c.plan.tasks();
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const work::PlanTask& t = tasks[i];
-    if (t.kind != work::PlanTaskKind::Flow) {
-      continue;
-    }
-    const work::RouteKinds kinds =
-        work::route_kinds(cluster, c.outcome.route(static_cast<work::PlanTaskId>(i)));
-    const work::Phase& ph = c.plan.phases()[t.phase];
-    auto& [ib_bytes, nvlink_bytes] = sums[{ph.pass, ph.name}];
-    ib_bytes += kinds.ib ? t.bytes.n : 0;
-    nvlink_bytes += kinds.nvlink ? t.bytes.n : 0;
-  }
+Json exchange_bytes(const EpFigures& f) {
   Json out = Json::object();
-  for (const auto& [key, bytes] : sums) {
-    out[key.first][key.second] = {{"ib", bytes.first}, {"nvlink", bytes.second}};
+  for (const auto& [key, bytes] : f.bytes) {
+    out[key.first][key.second] = {{"ib", bytes.ib}, {"nvlink", bytes.nvlink}};
   }
   return out;
 }
 
 // How the layer exchanges its tokens: the algorithm and its overlap, the passes and layers
 // simulated, and the EP group.
-void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep, Json& out) {
+void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep,
+                         const EpFigures& f, Json& out) {
   out["algorithm"] = work::ep_algorithm_name(job.algorithm);
-  if (job.algorithm == work::EpAlgorithm::TwoTier) {
-    out["pieces"] = work::pieces_name(job.pieces_used());
+  if (f.pieces) {
+    out["pieces"] = *f.pieces;
   }
   out["overlap"] = work::ep_overlap_name(job.overlap);
   out["micro_batches"] = ep.micro_batches;
@@ -232,51 +182,39 @@ void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep
   out["groups"] = ep.groups;
 }
 
+Json optional_number(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
 // How tokens are routed: the draw and its distribution, the balancer, the capacity and where
 // the experts are placed (a setting only its own distribution or balancer has is null).
-void moe_routing_fields(const work::MoeLayerJob& job, const work::EpDetails& ep, Json& out) {
+void moe_routing_fields(const work::MoeLayerJob& job, const work::EpDetails& ep,
+                        const EpFigures& f, Json& out) {
   out["tokens_per_gpu"] = job.routing.tokens_per_gpu;
   out["top_k"] = job.routing.top_k;
   out["max_nodes_per_token"] = job.routing.max_nodes_per_token;
   out["distribution"] = work::distribution_name(job.routing.distribution);
-  out["zipf_s"] = job.routing.distribution == work::RoutingDistribution::Zipf
-                      ? Json(job.routing.zipf_s)
-                      : Json(nullptr);
-  out["dirichlet_alpha"] = job.routing.distribution == work::RoutingDistribution::Dirichlet
-                               ? Json(job.routing.dirichlet_alpha)
-                               : Json(nullptr);
+  out["zipf_s"] = optional_number(f.zipf_s);
+  out["dirichlet_alpha"] = optional_number(f.dirichlet_alpha);
   out["balancer"] = work::balancer_name(job.balancer);
-  out["aux_loss_weight"] =
-      job.balancer == work::Balancer::AuxLoss ? Json(job.aux_loss_weight) : Json(nullptr);
+  out["aux_loss_weight"] = optional_number(f.aux_loss_weight);
   out["balance_steps"] = ep.balance_steps;
-  out["capacity_factor"] = job.routing.capacity_factor > 0 ? Json(job.routing.capacity_factor)
-                                                           : Json(nullptr);
-  out["placement"] = job.redundant_experts > 0    ? "redundant"
-                     : job.routing.placement.empty() ? "even"
-                                                     : "explicit";
+  out["capacity_factor"] = optional_number(f.capacity_factor);
+  out["placement"] = f.placement;
   out["redundant_experts"] = job.redundant_experts;
 }
 
 // Where the routed tokens went: the experts' slots on each rank, the selections dropped over
 // capacity, the tokens per expert and per rank and how uneven they are, the reach of a token.
-void moe_token_fields(const work::EpDetails& ep, Json& out) {
-  Json slots = Json::array();
-  for (const std::vector<int>& rank : ep.placement) {
-    slots.push_back(rank.size());
-  }
-  out["slots_per_rank"] = std::move(slots);
+void moe_token_fields(const work::EpDetails& ep, const EpFigures& f, Json& out) {
+  out["slots_per_rank"] = f.slots_per_rank;
   out["experts_per_rank"] = ep.placement;
   out["selections"] = ep.selections;
   out["dropped_tokens"] = ep.dropped;
-  out["dropped_fraction"] =
-      ep.selections > 0 ? static_cast<double>(ep.dropped) / static_cast<double>(ep.selections)
-                        : 0.0;
+  out["dropped_fraction"] = f.dropped_fraction;
   out["tokens_per_expert"] = ep.tokens_per_expert;
   out["tokens_per_rank"] = ep.tokens_per_rank;
-  const double rank_ratio = work::max_over_mean(ep.tokens_per_rank);
-  out["max_over_mean"] = rank_ratio;
-  out["expert_max_over_mean"] = work::max_over_mean(ep.tokens_per_expert);
-  out["idle_expert_fraction"] = rank_ratio > 0 ? 1 - 1 / rank_ratio : 0.0;
+  out["max_over_mean"] = f.max_over_mean;
+  out["expert_max_over_mean"] = f.expert_max_over_mean;
+  out["idle_expert_fraction"] = f.idle_expert_fraction;
   out["nodes_per_token_mean"] = ep.nodes_per_token_mean;
   out["gpus_per_token_mean"] = ep.gpus_per_token_mean;
 }
@@ -286,29 +224,25 @@ void moe_token_fields(const work::EpDetails& ep, Json& out) {
 void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
   const work::CaseResult& c = in.result.cases.front();
   const work::EpDetails& ep = *c.ep();
-  const work::Summary& s = c.summary;
-  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const EpFigures f = ep_figures(c, job, ep, *in.result.cluster);
   Json out;
-  moe_exchange_fields(job, ep, out);
-  moe_routing_fields(job, ep, out);
-  moe_token_fields(ep, out);
-  out["bytes"] = exchange_bytes(c, *in.result.cluster);
-  out["busiest_rank"] = s.critical_rank;
-  out["compute_s"] = busiest.compute.seconds();
-  out["comm_s"] = busiest.comm.seconds();
-  out["exposed_comm_s"] = busiest.exposed.seconds();
-  out["hidden_comm_share"] =
-      busiest.comm.count_ps() > 0
-          ? 1 - busiest.exposed.seconds() / busiest.comm.seconds()
-          : 0.0;
-  out["compute_comm_ratio"] =
-      busiest.comm.count_ps() > 0 ? busiest.compute.seconds() / busiest.comm.seconds() : 0.0;
-  out["layer_time_s"] = s.step.seconds() / static_cast<double>(job.layers);
+  moe_exchange_fields(job, ep, f, out);
+  moe_routing_fields(job, ep, f, out);
+  moe_token_fields(ep, f, out);
+  out["bytes"] = exchange_bytes(f);
+  out["busiest_rank"] = f.busiest_rank;
+  out["compute_s"] = f.compute_s;
+  out["comm_s"] = f.comm_s;
+  out["exposed_comm_s"] = f.exposed_comm_s;
+  out["hidden_comm_share"] = f.hidden_comm_share;
+  out["compute_comm_ratio"] = f.compute_comm_ratio;
+  out["layer_time_s"] = f.layer_time_s;
   r["ep"] = std::move(out);
 }
 
 }  // namespace
 
+// The section of the experiment's kind, written from its figures.
 void kind_section(const ReportInput& in, Json& r) {
   std::visit(work::Overloaded{
                  [&](const work::FlowsJob& /*job*/) { flows_section(in, r); },
@@ -322,9 +256,11 @@ void kind_section(const ReportInput& in, Json& r) {
                    }
                  },
                  [&](const work::TrainingStepJob& /*job*/) {
-                   r["step"] = step_section(in.result.cases.front());
-                   if (const auto& v = in.file.experiment.validation) {
-                     r["validation"] = validation_row(*v, r["step"][v->metric].get<double>());
+                   const work::CaseResult& c = in.result.cases.front();
+                   const StepFigures f = step_figures(c, in.file.experiment.validation);
+                   r["step"] = step_section(c, f);
+                   if (f.validation) {
+                     r["validation"] = validation_row(*f.validation);
                    }
                  },
              },

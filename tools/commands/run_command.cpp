@@ -164,7 +164,8 @@ int run_command(const RunOptions& o) {
     fmt::print(stderr, "{}: {} tasks never ran (a dependency cycle)\n", o.experiment, stuck);
     return 1;
   }
-  const auto report = make_report({file, result, !o.no_wall_time});
+  const ReportInput in{file, result, !o.no_wall_time};
+  const auto report = make_report(in);
   if (!o.trace_file.empty() && o.trace_ranks.empty()) {
     ranks = default_trace_ranks(file.experiment, result);
   }
@@ -174,7 +175,7 @@ int run_command(const RunOptions& o) {
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
-    fmt::print("{}", format_summary(report));
+    fmt::print("{}", format_summary(in));
   }
   return 0;
 }

@@ -4,11 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/commands/step_figures.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
 
-/// The "step" object of one simulated training step (docs/report.md).
-nlohmann::ordered_json step_section(const work::CaseResult& c);
+/// The "step" object of one simulated training step (docs/report.md); `f` its figures.
+nlohmann::ordered_json step_section(const work::CaseResult& c, const StepFigures& f);
 
 }  // namespace hopsim::tools

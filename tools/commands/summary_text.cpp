@@ -1,75 +1,78 @@
-// The terminal summary of a report: what ran on what, the kind's table, and per-case lines.
+// The terminal summary of a run: what ran on what, the kind's table, and per-case lines. It
+// formats the run's typed results and the figures the JSON report is written from
+// (*_figures.hpp, workloads/plan/time_shares.hpp); it never reads the report.
 #include <algorithm>
-#include <map>
+#include <cstdint>
+#include <optional>
 #include <string>
-#include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "tools/commands/collective_figures.hpp"
+#include "tools/commands/cp_figures.hpp"
+#include "tools/commands/ep_figures.hpp"
 #include "tools/commands/report.hpp"
+#include "tools/commands/sim_totals.hpp"
+#include "tools/commands/step_figures.hpp"
+#include "tools/commands/validation_figures.hpp"
+#include "workloads/plan/time_shares.hpp"
 
 namespace hopsim::tools {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-std::string header(const Json& r) {
-  const Json& c = r["cluster"];
-  std::string out = fmt::format("experiment {}  (workload {})\n", r["experiment"].get<std::string>(),
-                                r["workload"].get<std::string>());
-  out += fmt::format("cluster        {}: {} nodes x {} {}", c["name"].get<std::string>(),
-                     c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                     c["gpu"].get<std::string>());
-  if (!r["model"].is_null()) {
-    out += fmt::format(", model {}", r["model"].get<std::string>());
+// The experiment, its kind, and the cluster (and model) it ran on.
+std::string header(const work::Experiment& e) {
+  std::string out =
+      fmt::format("experiment {}  (workload {})\n", e.name, work::kind_name(e.job));
+  out += fmt::format("cluster        {}: {} nodes x {} {}", e.cluster.name, e.cluster.nodes,
+                     e.cluster.gpus_per_node, e.cluster.gpu.name);
+  if (e.model) {
+    out += fmt::format(", model {}", e.model->name);
   }
   return out + "\n";
 }
 
-std::string flows_table(const Json& flows) {
+// The first 20 flows of a flows run: ends, bytes and times.
+std::string flows_table(const work::CaseResult& c) {
   std::string out = fmt::format("{:<12} {:>5} {:>5} {:>14} {:>12} {:>12} {:>12}\n", "flow", "src",
                                 "dst", "bytes", "start_us", "latency_us", "finish_us");
-  const std::size_t shown = std::min<std::size_t>(flows.size(), 20);
+  const auto& tasks = c.plan.tasks();
+  const std::size_t shown = std::min<std::size_t>(tasks.size(), 20);
   for (std::size_t i = 0; i < shown; ++i) {
-    const auto& f = flows[i];
+    const work::PlanTask& t = tasks[i];
+    const sim::TaskTimes& tt = c.outcome.times[i];
     out += fmt::format("{:<12.40} {:>5} {:>5} {:>14} {:>12.3f} {:>12.3f} {:>12.3f}\n",
-                       f["id"].get<std::string>(), f["src"].get<int>(), f["dst"].get<int>(),
-                       f["bytes"].get<std::int64_t>(), f["start_s"].get<double>() * 1e6,
-                       f["latency_s"].get<double>() * 1e6, f["finish_s"].get<double>() * 1e6);
+                       c.plan.label(t), t.src, t.dst, t.bytes.n, tt.start.seconds() * 1e6,
+                       c.outcome.latency[i].seconds() * 1e6, tt.end.seconds() * 1e6);
   }
-  if (flows.size() > shown) {
-    out += fmt::format("... {} more flows (see --json)\n", flows.size() - shown);
+  if (tasks.size() > shown) {
+    out += fmt::format("... {} more flows (see --json)\n", tasks.size() - shown);
   }
   return out;
 }
 
 // The nccl-tests-like table of a collective run, with the InfiniBand saving of two-tier.
-std::string collective_table(const Json& c) {
-  std::string out = fmt::format("{} {} over {} ranks", c["op"].get<std::string>(),
-                                c["algorithm"].get<std::string>(), c["ranks"].get<int>());
-  if (!c["group"].is_null()) {
-    out += fmt::format(" in each of {} {} groups", c["groups"].get<std::size_t>(),
-                       c["group"].get<std::string>());
+std::string collective_table(const work::CollectiveJob& job, const CollectiveFigures& f) {
+  std::string out = fmt::format("{} {} over {} ranks", work::op_name(job.op),
+                                work::algorithm_name(job.algorithm), f.ranks);
+  if (job.group) {
+    out += fmt::format(" in each of {} {} groups", f.groups, work::dim_name(*job.group));
   }
-  const int chunks = c["chunks"].get<int>();
-  out += chunks > 0 ? fmt::format(", {} chunk(s)\n", chunks) : std::string(", chunks auto\n");
+  out += job.chunks > 0 ? fmt::format(", {} chunk(s)\n", job.chunks)
+                        : std::string(", chunks auto\n");
   out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}  {}\n", "size(B)", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)", "IB bytes", "algorithm");
-  for (const auto& row : c["rows"]) {
-    const std::string algo = row["protocol"].is_null()
-                                 ? row["algorithm"].get<std::string>()
-                                 : row["algorithm"].get<std::string>() + "/" +
-                                       row["protocol"].get<std::string>();
-    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}  {}\n",
-                       row["bytes"].get<std::int64_t>(), row["time_s"].get<double>() * 1e6,
-                       row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>(),
-                       row["ib_bytes"].get<std::int64_t>(), algo);
+  for (const CollectiveRow& row : f.rows) {
+    const std::string algo = row.protocol ? row.algorithm + "/" + *row.protocol : row.algorithm;
+    out += fmt::format("{:>14} {:>14.2f} {:>12.2f} {:>12.2f} {:>16}  {}\n", row.bytes,
+                       row.time_s * 1e6, row.algbw_GBps, row.busbw_GBps, row.ib_bytes, algo);
   }
-  const auto& last = c["rows"].back();
-  if (last.contains("ib_bytes_flat")) {
-    const auto flat = last["ib_bytes_flat"].get<std::int64_t>();
-    const auto ib = last["ib_bytes"].get<std::int64_t>();
+  const CollectiveRow& last = f.rows.back();
+  if (last.ib_bytes_flat) {
+    const std::int64_t flat = *last.ib_bytes_flat;
+    const std::int64_t ib = last.ib_bytes;
     out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
                        flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
                                       static_cast<double>(flat)
@@ -79,324 +82,323 @@ std::string collective_table(const Json& c) {
 }
 
 // Compute, communication and exposed time per phase and pass, of the busiest rank.
-std::string phase_table(const Json& one) {
+std::string phase_table(const work::CaseResult& c) {
   std::string out = fmt::format("{:<14} {:<5} {:>12} {:>12} {:>12}\n", "phase", "pass",
                                 "compute_us", "comm_us", "exposed_us");
-  for (const auto& ph : one["phases"]) {
-    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n",
-                       ph["name"].get<std::string>(), ph["pass"].get<std::string>(),
-                       ph["compute_s"].get<double>() * 1e6, ph["comm_s"].get<double>() * 1e6,
-                       ph["exposed_comm_s"].get<double>() * 1e6);
+  for (std::size_t p = 0; p < c.summary.phases.size(); ++p) {
+    const work::PhaseTime& ph = c.summary.phases[p];
+    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n", c.plan.phases()[p].name,
+                       c.plan.phases()[p].pass, ph.compute.seconds() * 1e6,
+                       ph.comm.seconds() * 1e6, ph.exposed.seconds() * 1e6);
   }
   return out;
 }
 
 // The CP layer: balance, threshold, the critical rank's ring steps.
-std::string cp_lines(const Json& cp) {
-  const auto units = cp["work_units_per_rank"].get<std::vector<int>>();
-  const auto [lo, hi] = std::minmax_element(units.begin(), units.end());
+std::string cp_lines(const work::AttentionLayerJob& job, const work::CpDetails& cp,
+                     const CpFigures& f) {
   std::string out = fmt::format(
-      "attention      {} over cp {} ({}, {} x ring {}), {}, {} layer(s), {}\n",
-      cp["algorithm"].get<std::string>(), cp["degree"].get<int>(),
-      cp["balance"].get<std::string>(), cp["ulysses_degree"].get<int>(),
-      cp["ring_degree"].get<int>(), cp["mode"].get<std::string>(), cp["layers"].get<int>(),
-      cp["passes"].get<std::string>());
+      "attention      {} over cp {} ({}, {} x ring {}), {}, {} layer(s), {}\n", cp.algorithm,
+      cp.degree, cp.balance, cp.ulysses_degree, cp.ring_degree, work::mode_name(job.mode),
+      job.layers, work::passes_name(job.passes));
   out += fmt::format("balance        {}-token chunks; work units per rank {}..{}, attention FLOPs "
                      "max/min {:.3f}\n",
-                     cp["block_tokens"].get<std::int64_t>(), *lo, *hi,
-                     cp["flops_max_over_min"].get<double>());
+                     cp.block_tokens, f.min_work_units, f.max_work_units, f.flops_max_over_min);
   out += fmt::format("overlap        threshold {:.0f} tokens per block over {}; minimum sequence "
                      "per rank {:.0f}\n",
-                     cp["overlap_threshold_tokens"].get<double>(),
-                     cp["ring_link"].get<std::string>(), cp["min_seq_per_rank"].get<double>());
-  const auto& steps = cp["steps"];
-  if (steps.size() > 1) {
+                     cp.overlap_threshold_tokens, cp.ring_link, cp.min_seq_per_rank);
+  if (f.steps.size() > 1) {
     out += fmt::format("ring steps     rank {}, layer 0 forward: step, compute_us, transfer_us, "
                        "wait_us\n",
-                       cp["steps_rank"].get<int>());
-    for (const auto& st : steps) {
-      out += fmt::format("  {:>4} {:>12.2f} {:>12} {:>10.2f}\n", st["step"].get<int>(),
-                         st["compute_s"].get<double>() * 1e6,
-                         st["transfer_s"].is_null()
-                             ? std::string("-")
-                             : fmt::format("{:.2f}", st["transfer_s"].get<double>() * 1e6),
-                         st["wait_s"].get<double>() * 1e6);
+                       cp.steps_gpu);
+    for (std::size_t j = 0; j < f.steps.size(); ++j) {
+      const CpRingStep& st = f.steps[j];
+      out += fmt::format("  {:>4} {:>12.2f} {:>12} {:>10.2f}\n", j, st.compute_s * 1e6,
+                         st.transfer_s ? fmt::format("{:.2f}", *st.transfer_s * 1e6)
+                                       : std::string("-"),
+                         st.wait_s * 1e6);
     }
   }
   return out;
 }
 
-std::string cp_tail(const Json& cp) {
+// What the attention phase left exposed of its communication.
+std::string cp_tail(const CpFigures& f) {
   return fmt::format("attention      exposed communication {:.3f} us of {:.3f} us attention "
                      "compute\n",
-                     cp["attention_exposed_comm_s"].get<double>() * 1e6,
-                     cp["attention_compute_s"].get<double>() * 1e6);
+                     f.attention_exposed_comm_s * 1e6, f.attention_compute_s * 1e6);
 }
 
-// The MoE layer: routing, load, balancer, capacity, the bytes of each exchange.
-std::string ep_lines(const Json& ep) {
-  const std::string pieces =
-      ep.contains("pieces") ? fmt::format(" ({} pieces)", ep["pieces"].get<std::string>()) : "";
+// The MoE layer's exchange, how tokens are routed, and how evenly they land.
+std::string ep_setup_lines(const work::MoeLayerJob& job, const work::EpDetails& ep,
+                           const EpFigures& f) {
+  const std::string pieces = f.pieces ? fmt::format(" ({} pieces)", *f.pieces) : "";
   std::string out = fmt::format(
       "moe layer      {}{} over ep {} ({} group(s)), {} layer(s), {}, overlap {}, {} "
       "micro-batch(es), {} communication SMs\n",
-      ep["algorithm"].get<std::string>(), pieces, ep["degree"].get<int>(), ep["groups"].get<int>(),
-      ep["layers"].get<int>(), ep["passes"].get<std::string>(), ep["overlap"].get<std::string>(),
-      ep["micro_batches"].get<int>(), ep["comm_sms"].get<int>());
+      work::ep_algorithm_name(job.algorithm), pieces, ep.degree, ep.groups, job.layers,
+      work::passes_name(job.passes), work::ep_overlap_name(job.overlap), ep.micro_batches,
+      job.comm_sms);
   std::string skew;
-  if (!ep["zipf_s"].is_null()) {
-    skew = fmt::format(" s={:g}", ep["zipf_s"].get<double>());
-  } else if (!ep["dirichlet_alpha"].is_null()) {
-    skew = fmt::format(" alpha={:g}", ep["dirichlet_alpha"].get<double>());
+  if (f.zipf_s) {
+    skew = fmt::format(" s={:g}", *f.zipf_s);
+  } else if (f.dirichlet_alpha) {
+    skew = fmt::format(" alpha={:g}", *f.dirichlet_alpha);
   }
-  if (!ep["aux_loss_weight"].is_null()) {
-    skew += fmt::format(", aux loss weight {:g}", ep["aux_loss_weight"].get<double>());
+  if (f.aux_loss_weight) {
+    skew += fmt::format(", aux loss weight {:g}", *f.aux_loss_weight);
   }
+  const work::MoeRouting& r = job.routing;
   out += fmt::format(
       "routing        {} tokens/GPU, top-{}, at most {} node(s); {}{}: {:.2f} nodes and {:.2f} "
       "GPUs per token\n",
-      ep["tokens_per_gpu"].get<std::int64_t>(), ep["top_k"].get<int>(),
-      ep["max_nodes_per_token"].get<int>(), ep["distribution"].get<std::string>(), skew,
-      ep["nodes_per_token_mean"].get<double>(), ep["gpus_per_token_mean"].get<double>());
+      r.tokens_per_gpu, r.top_k, r.max_nodes_per_token, work::distribution_name(r.distribution),
+      skew, ep.nodes_per_token_mean, ep.gpus_per_token_mean);
   out += fmt::format(
       "expert load    max/mean {:.3f} over ranks ({:.3f} over experts): {:.1f}% of expert "
       "compute idle\n",
-      ep["max_over_mean"].get<double>(), ep["expert_max_over_mean"].get<double>(),
-      100 * ep["idle_expert_fraction"].get<double>());
-  if (ep["placement"].get<std::string>() != "even") {
-    const auto slots = ep["slots_per_rank"].get<std::vector<std::int64_t>>();
-    const auto [lo, hi] = std::minmax_element(slots.begin(), slots.end());
-    out += fmt::format("placement      {}: {} to {} expert slots per GPU{}\n",
-                       ep["placement"].get<std::string>(), *lo, *hi,
-                       ep["redundant_experts"].get<std::int64_t>() > 0
-                           ? fmt::format(", {} redundant copies",
-                                         ep["redundant_experts"].get<std::int64_t>())
+      f.max_over_mean, f.expert_max_over_mean, 100 * f.idle_expert_fraction);
+  return out;
+}
+
+// Where the experts are placed, what the balancer and the capacity did, the bytes of each
+// exchange.
+std::string ep_load_lines(const work::MoeLayerJob& job, const work::EpDetails& ep,
+                          const EpFigures& f) {
+  std::string out;
+  if (f.placement != "even") {
+    const auto [lo, hi] = std::minmax_element(f.slots_per_rank.begin(), f.slots_per_rank.end());
+    out += fmt::format("placement      {}: {} to {} expert slots per GPU{}\n", f.placement, *lo,
+                       *hi,
+                       job.redundant_experts > 0
+                           ? fmt::format(", {} redundant copies", job.redundant_experts)
                            : std::string());
   }
-  if (!ep["balance_steps"].empty()) {
-    const auto& steps = ep["balance_steps"];
-    out += fmt::format("balancer       bias over {} steps: max/mean over ranks {:.3f} at the first, "
-                       "{:.3f} at the last\n",
-                       steps.size(), steps.front().get<double>(), steps.back().get<double>());
+  if (!ep.balance_steps.empty()) {
+    out += fmt::format("balancer       bias over {} steps: max/mean over ranks {:.3f} at the "
+                       "first, {:.3f} at the last\n",
+                       ep.balance_steps.size(), ep.balance_steps.front(),
+                       ep.balance_steps.back());
   }
-  if (!ep["capacity_factor"].is_null()) {
+  if (f.capacity_factor) {
     out += fmt::format("capacity       factor {:g}: {} of {} selections dropped ({:.2f}%)\n",
-                       ep["capacity_factor"].get<double>(), ep["dropped_tokens"].get<std::int64_t>(),
-                       ep["selections"].get<std::int64_t>(),
-                       100 * ep["dropped_fraction"].get<double>());
+                       *f.capacity_factor, ep.dropped, ep.selections, 100 * f.dropped_fraction);
   }
   out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", "exchange", "pass", "IB bytes",
                      "NVLink bytes");
-  for (const auto& [pass, phases] : ep["bytes"].items()) {
-    for (const auto& [name, bytes] : phases.items()) {
-      out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", name, pass,
-                         bytes["ib"].get<std::int64_t>(), bytes["nvlink"].get<std::int64_t>());
-    }
+  for (const auto& [key, bytes] : f.bytes) {
+    out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", key.second, key.first, bytes.ib,
+                       bytes.nvlink);
   }
   return out;
 }
 
 // The busiest rank's streams; `step` is the run's step time, of which exposed is a share.
-std::string ep_tail(const Json& ep, double step) {
-  const double exposed = ep["exposed_comm_s"].get<double>();
+std::string ep_tail(const EpFigures& f, double step) {
+  const double exposed = f.exposed_comm_s;
   return fmt::format(
       "busiest rank   {}: compute stream {:.1f} us, communication {:.1f} us ({:.1f} us "
       "exposed: {:.1f}% of the time, {:.0f}% hidden); compute/communication {:.2f}\n",
-      ep["busiest_rank"].get<int>(), ep["compute_s"].get<double>() * 1e6,
-      ep["comm_s"].get<double>() * 1e6, exposed * 1e6, step > 0 ? 100 * exposed / step : 0.0,
-      100 * ep["hidden_comm_share"].get<double>(), ep["compute_comm_ratio"].get<double>());
+      f.busiest_rank, f.compute_s * 1e6, f.comm_s * 1e6, exposed * 1e6,
+      step > 0 ? 100 * exposed / step : 0.0, 100 * f.hidden_comm_share, f.compute_comm_ratio);
 }
 
-// Where the busiest rank's step goes, in words: each phase's compute and exposed
-// communication (both passes together) as a share of the step, largest first, and the rest:
-// time it waits with nothing of its own running (for another GPU, or a dependency).
-std::string time_words(const Json& one) {
-  const double step = one["step_time_s"].get<double>();
+// Where the busiest rank's step goes, in words: the shares of at least 1% of the step,
+// largest first, the smaller ones together, and the time it idles.
+std::string time_words(const work::TimeShares& shares) {
+  const double step = shares.step_s;
   if (step <= 0) {
     return {};
   }
-  std::vector<std::pair<double, std::string>> parts;
-  std::map<std::string, std::pair<double, double>> by_name;  // compute, exposed
-  std::vector<std::string> order;
-  for (const auto& ph : one["phases"]) {
-    const std::string name = ph["name"].get<std::string>();
-    if (by_name.find(name) == by_name.end()) {
-      order.push_back(name);
-    }
-    auto& [compute, exposed] = by_name[name];
-    compute += ph["compute_s"].get<double>();
-    exposed += ph["exposed_comm_s"].get<double>();
-  }
-  double busy = 0;
-  for (const std::string& name : order) {
-    const auto& [compute, exposed] = by_name[name];
-    if (compute > 0) {
-      parts.emplace_back(compute, fmt::format("{} computing", name));
-    }
-    if (exposed > 0) {
-      parts.emplace_back(exposed, fmt::format("{} waiting on the network", name));
-    }
-    busy += compute + exposed;
-  }
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string out = fmt::format("where it goes  of {:.3f} ms on the busiest GPU:", step * 1e3);
   const char* sep = " ";
   double shown = 0;
-  for (const auto& [time, what] : parts) {
-    if (time / step < 0.01) {
+  for (const work::TimeShare& part : shares.parts) {
+    if (part.seconds / step < 0.01) {
       break;
     }
-    out += fmt::format("{}{} {:.0f}%", sep, what, 100 * time / step);
-    shown += time;
+    const char* what =
+        part.kind == work::ShareKind::Computing ? "computing" : "waiting on the network";
+    out += fmt::format("{}{} {} {:.0f}%", sep, part.phase, what, 100 * part.seconds / step);
+    shown += part.seconds;
     sep = ", ";
   }
+  const double busy = shares.busy_s;
   if (busy - shown >= 0.005 * step) {
     out += fmt::format("{}smaller phases {:.0f}%", sep, 100 * (busy - shown) / step);
   }
-  if (step - busy >= 0.005 * step) {
-    out += fmt::format("; idle, waiting for other GPUs, {:.0f}%", 100 * (step - busy) / step);
+  if (shares.idle_s >= 0.005 * step) {
+    out += fmt::format("; idle, waiting for other GPUs, {:.0f}%", 100 * shares.idle_s / step);
   }
   return out + "\n";
 }
 
-// Step time, bytes and the busiest rank of one case.
-std::string case_lines(const Json& c) {
-  std::string out = fmt::format("step time      {:.3f} us\n", c["step_time_s"].get<double>() * 1e6);
-  out += fmt::format("bytes          {} over NVLink, {} over InfiniBand\n",
-                     c["bytes"]["nvlink"].get<std::int64_t>(), c["bytes"]["ib"].get<std::int64_t>());
-  const auto& ranks = c["ranks"];
-  out += fmt::format("busiest rank   {} busy {:.3f} us (mean {:.3f} us)\n",
-                     ranks["critical"].get<int>(), ranks["max_s"].get<double>() * 1e6,
-                     ranks["mean_s"].get<double>() * 1e6);
-  if (c["flops"].get<double>() > 0) {
-    out += fmt::format("compute        {:.4g} TFLOP\n", c["flops"].get<double>() / 1e12);
+// A published figure beside the prediction.
+std::string validation_line(const std::optional<ValidationFigures>& f) {
+  if (!f) {
+    return {};
+  }
+  const work::Validation& v = f->validation;
+  const std::string at = v.bytes ? fmt::format(" at {} B", v.bytes->n) : std::string();
+  return fmt::format("validation     {}{}: predicted {:.4g}, published {:.4g}, error "
+                     "{:+.1f}%  ({})\n",
+                     v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
+}
+
+// A CP layer, a MoE layer or both (a transformer layer): their settings and figures, the
+// phases of the busiest rank, the time per layer and where it goes.
+std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* attention,
+                       const work::MoeLayerJob* moe) {
+  const work::CaseResult& c = in.result.cases.front();
+  std::optional<CpFigures> cp;
+  std::optional<EpFigures> ep;
+  std::string out;
+  if (attention != nullptr) {
+    cp = cp_figures(c, *c.cp(), attention->layers, in.file.experiment.validation);
+    out += cp_lines(*attention, *c.cp(), *cp);
+  }
+  if (moe != nullptr) {
+    ep = ep_figures(c, *moe, *c.ep(), *in.result.cluster);
+    out += ep_setup_lines(*moe, *c.ep(), *ep) + ep_load_lines(*moe, *c.ep(), *ep);
+  }
+  out += phase_table(c);
+  if (cp) {
+    out += cp_tail(*cp);
+  }
+  if (ep) {
+    out += ep_tail(*ep, c.summary.step.seconds());
+  }
+  const std::int64_t layers = cp ? attention->layers : moe->layers;
+  out += fmt::format("layer time     {:.3f} us{}\n",
+                     (cp ? cp->layer_time_s : ep->layer_time_s) * 1e6,
+                     layers > 1 ? fmt::format(" (the step over {} layers; the phases above are "
+                                              "their sums)",
+                                              layers)
+                                : std::string());
+  out += time_words(work::time_shares(c.plan, c.summary));
+  return out + validation_line(cp ? cp->validation : std::nullopt);
+}
+
+// The busiest pipeline rank's step: its parts, the pipeline's phases, and each simulated
+// layer's passes.
+std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
+  std::string exposed;
+  if (b.exposed_layer_comm_s) {
+    for (const auto& [kind, t] : *b.exposed_layer_comm_s) {
+      exposed += fmt::format(", exposed {} {:.3f} s", kind, t);
+    }
+  }
+  std::string out = fmt::format(
+      "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
+      "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
+      b.pipeline_rank, d.schedule,
+      d.chunks > 1 ? fmt::format("x{}", d.chunks) : std::string("pp") + std::to_string(d.stages),
+      d.micro_batches, b.compute_s ? "compute" : "forward and backward",
+      b.compute_s.value_or(b.forward_backward_s), exposed, b.bubble_s, 100 * b.bubble_fraction,
+      b.dp_exposed_s, b.optimizer_s, b.param_gather_s);
+  const PipelinePhases& ph = b.phases;
+  out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} "
+                     "idle), cool-down {:.3f} s ({:.3f} idle)\n",
+                     ph.warm_up.s, ph.warm_up.idle_s, ph.steady.s, ph.steady.idle_s,
+                     ph.cool_down.s, ph.cool_down.idle_s);
+  for (const work::LayerTiming& l : d.layers) {
+    const std::optional<double> ratio = compute_comm_ratio(l);
+    out += fmt::format("{:<14} forward {:.3f} ms, backward {:.3f} ms{}, compute/communication {}\n",
+                       std::string(layer_kind(l.moe)) + " layer", l.forward.seconds() * 1e3,
+                       l.backward.seconds() * 1e3,
+                       d.schedule == "dualpipe"
+                           ? fmt::format(", overlapped pair {:.3f} ms", l.pair.seconds() * 1e3)
+                           : std::string(),
+                       ratio ? fmt::format("{:.2f}", *ratio) : std::string("(no communication)"));
   }
   return out;
 }
 
 // A training step: throughput, where the busiest pipeline rank's time went, memory, folding.
-std::string step_lines(const Json& s) {
+std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   std::string out = fmt::format(
       "throughput     {:.1f} tokens/s per GPU, {:.1f} model TFLOPs per GPU, MFU {:.1f}%\n",
-      s["tokens_per_s_per_gpu"].get<double>(), s["model_tflops_per_gpu"].get<double>(),
-      100 * s["mfu"].get<double>());
-  const Json& b = s["breakdown"];
-  const Json& m = s["memory"];
-  const std::string memory = fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n",
-                                         m["peak_GB"].get<double>(), m["hbm_GB"].get<double>());
-  const std::string folding = fmt::format("folding        {}\n", s["folding"].get<std::string>());
-  if (b.is_null()) {  // unfolded: no per-rank split
-    return out + memory + folding;
+      f.tokens_per_s_per_gpu, f.model_tflops_per_gpu, 100 * f.mfu);
+  if (f.breakdown) {  // folded: split per pipeline rank
+    out += pipeline_lines(d, *f.breakdown);
   }
-  std::string exposed;
-  if (b["exposed_layer_comm_s"].is_object()) {
-    for (const auto& [kind, t] : b["exposed_layer_comm_s"].items()) {
-      exposed += fmt::format(", exposed {} {:.3f} s", kind, t.get<double>());
-    }
+  out += fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n", f.memory.peak_GB,
+                     f.memory.hbm_GB);
+  out += fmt::format("folding        {}\n", d.folding);
+  return out + validation_line(f.validation);
+}
+
+// Step time, bytes and the busiest rank of one case.
+std::string case_lines(const work::CaseResult& c) {
+  const work::Summary& s = c.summary;
+  std::string out = fmt::format("step time      {:.3f} us\n", s.step.seconds() * 1e6);
+  out += fmt::format("bytes          {} over NVLink, {} over InfiniBand\n", s.nvlink_bytes.n,
+                     s.ib_bytes.n);
+  out += fmt::format("busiest rank   {} busy {:.3f} us (mean {:.3f} us)\n", s.critical_rank,
+                     s.ranks[static_cast<std::size_t>(s.critical_rank)].busy.seconds() * 1e6,
+                     s.mean_busy_s * 1e6);
+  if (s.flops.n > 0) {
+    out += fmt::format("compute        {:.4g} TFLOP\n", s.flops.n / 1e12);
   }
-  const double compute = b["compute_s"].is_null() ? b["forward_backward_s"].get<double>()
-                                                  : b["compute_s"].get<double>();
-  out += fmt::format(
-      "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
-      "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
-      b["pipeline_rank"].get<int>(), s["schedule"].get<std::string>(),
-      s["virtual_stages"].get<int>() > 1
-          ? fmt::format("x{}", s["virtual_stages"].get<int>())
-          : std::string("pp") + std::to_string(s["pp"].get<int>()),
-      s["micro_batches"].get<std::int64_t>(),
-      b["compute_s"].is_null() ? "forward and backward" : "compute", compute, exposed,
-      b["bubble_s"].get<double>(), 100 * b["bubble_fraction"].get<double>(),
-      b["dp_exposed_s"].get<double>(), b["optimizer_s"].get<double>(),
-      b["param_gather_s"].get<double>());
-  const Json& ph = b["pipeline_phases"];
-  out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} idle), "
-                     "cool-down {:.3f} s ({:.3f} idle)\n",
-                     ph["warm_up"]["s"].get<double>(), ph["warm_up"]["idle_s"].get<double>(),
-                     ph["steady"]["s"].get<double>(), ph["steady"]["idle_s"].get<double>(),
-                     ph["cool_down"]["s"].get<double>(), ph["cool_down"]["idle_s"].get<double>());
-  for (const Json& l : s["layers"]) {
-    out += fmt::format("{:<14} forward {:.3f} ms, backward {:.3f} ms{}, compute/communication {}\n",
-                       l["kind"].get<std::string>() + " layer", l["forward_s"].get<double>() * 1e3,
-                       l["backward_s"].get<double>() * 1e3,
-                       s["schedule"] == "dualpipe"
-                           ? fmt::format(", overlapped pair {:.3f} ms", l["pair_s"].get<double>() * 1e3)
-                           : std::string(),
-                       l["compute_comm_ratio"].is_null()
-                           ? std::string("(no communication)")
-                           : fmt::format("{:.2f}", l["compute_comm_ratio"].get<double>()));
+  return out;
+}
+
+// What the engine did; the wall time only when asked for.
+std::string sim_line(const SimTotals& t, bool wall_time) {
+  std::string out = fmt::format("simulated      {} events, {} flows", t.events, t.flows);
+  if (t.cases > 1) {
+    out += fmt::format(" over {} cases", t.cases);
   }
-  return out + memory + folding;
+  if (t.probes > 0) {
+    out += fmt::format(" (with {} probes the fold measured)", t.probes);
+  }
+  if (wall_time) {
+    out += fmt::format(" in {:.3f} s", t.wall_s);
+  }
+  if (t.approximate()) {
+    out += fmt::format("; approximate solver, tolerance {:g} ({} flows moved)", t.tolerance,
+                       t.flows_snapped);
+  }
+  return out + "\n";
+}
+
+// The lines of the workload's kind, with its validation; std::visit makes a new kind's lines
+// required.
+std::string kind_text(const ReportInput& in) {
+  const work::Experiment& e = in.file.experiment;
+  const work::CaseResult& c = in.result.cases.front();
+  return std::visit(
+      work::Overloaded{
+          [&](const work::FlowsJob& /*job*/) { return flows_table(c); },
+          [&](const work::CollectiveJob& job) {
+            const CollectiveFigures f = collective_figures(e, in.result, job);
+            return collective_table(job, f) + validation_line(f.validation);
+          },
+          [&](const work::AttentionLayerJob& job) { return layer_text(in, &job, nullptr); },
+          [&](const work::MoeLayerJob& job) { return layer_text(in, nullptr, &job); },
+          [&](const work::TransformerLayerJob& job) {
+            if (!job.moe) {
+              return layer_text(in, &job.attention, nullptr);
+            }
+            const work::MoeLayerJob moe = job.moe_part(e.parallel);
+            return layer_text(in, &job.attention, &moe);
+          },
+          [&](const work::TrainingStepJob& /*job*/) {
+            return step_text(*c.step(), step_figures(c, e.validation));
+          },
+      },
+      e.job);
 }
 
 }  // namespace
 
-std::string format_summary(const Json& r) {
-  std::string out = header(r);
-  if (r.contains("flows")) {
-    out += flows_table(r["flows"]);
+// The header, the kind's lines, a single case's lines, and the engine's totals.
+std::string format_summary(const ReportInput& in) {
+  std::string out = header(in.file.experiment) + kind_text(in);
+  if (in.result.cases.size() == 1) {
+    out += case_lines(in.result.cases.front());
   }
-  if (r.contains("collective")) {
-    out += collective_table(r["collective"]);
-  }
-  const bool layer = r.contains("cp") || r.contains("ep");
-  if (r.contains("cp")) {
-    out += cp_lines(r["cp"]);
-  }
-  if (r.contains("ep")) {
-    out += ep_lines(r["ep"]);
-  }
-  if (layer) {
-    const Json& one = r["results"].front();
-    out += phase_table(one);
-    if (r.contains("cp")) {
-      out += cp_tail(r["cp"]);
-    }
-    if (r.contains("ep")) {
-      out += ep_tail(r["ep"], one["step_time_s"].get<double>());
-    }
-    const Json& section = r.contains("cp") ? r["cp"] : r["ep"];
-    const auto layers = section["layers"].get<std::int64_t>();
-    out += fmt::format("layer time     {:.3f} us{}\n", section["layer_time_s"].get<double>() * 1e6,
-                       layers > 1 ? fmt::format(" (the step over {} layers; the phases above are "
-                                                "their sums)",
-                                                layers)
-                                  : std::string());
-    out += time_words(one);
-  }
-  if (r.contains("step")) {
-    out += step_lines(r["step"]);
-  }
-  if (r.contains("validation")) {
-    const auto& v = r["validation"];
-    const std::string at =
-        v["bytes"].is_null() ? std::string() : fmt::format(" at {} B", v["bytes"].get<std::int64_t>());
-    out += fmt::format("validation     {}{}: predicted {:.4g}, published {:.4g}, error "
-                       "{:+.1f}%  ({})\n",
-                       v["metric"].get<std::string>(), at, v["predicted"].get<double>(),
-                       v["published"].get<double>(), 100 * v["error"].get<double>(),
-                       v["source"].get<std::string>());
-  }
-  if (r["results"].size() == 1) {
-    out += case_lines(r["results"].front());
-  }
-  const Json& sim = r["sim"];
-  out += fmt::format("simulated      {} events, {} flows", sim["events"].get<std::uint64_t>(),
-                     sim["flows"].get<std::uint64_t>());
-  if (sim["cases"].get<std::size_t>() > 1) {
-    out += fmt::format(" over {} cases", sim["cases"].get<std::size_t>());
-  }
-  if (sim["probes"].get<std::size_t>() > 0) {
-    out += fmt::format(" (with {} probes the fold measured)", sim["probes"].get<std::size_t>());
-  }
-  if (sim.contains("wall_s")) {
-    out += fmt::format(" in {:.3f} s", sim["wall_s"].get<double>());
-  }
-  if (sim.value("solver", "exact") == "approximate") {
-    out += fmt::format("; approximate solver, tolerance {:g} ({} flows moved)",
-                       sim["tolerance"].get<double>(), sim["flows_snapped"].get<std::uint64_t>());
-  }
-  return out + "\n";
+  return out + sim_line(sim_totals(in.file.experiment, in.result), in.wall_time);
 }
 
 }  // namespace hopsim::tools

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Checks docs/architecture.md's recipes against the code, so that they cannot drift.
+
+Each recipe ("### Adding a workload kind", "... a collective algorithm", "... a GPU type")
+names the files it touches in backquotes (`<kind>` and the like stand for any name). This
+fails when:
+- a named file does not exist;
+- a source file is a registry of the family and the recipe does not name it: for kinds, a
+  file that names two thirds of the kinds' types (read from the Job variant); for
+  algorithms, one that names three or more CollectiveAlgorithm enumerators; for GPU types,
+  any source file holding a GPU model's name as a string literal (a GPU is data).
+Prints what is wrong; exits 1 if anything is.
+
+Usage: check_recipes.py [SOURCE_DIR] | --self-test
+"""
+import fnmatch
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+DOC = "docs/architecture.md"
+SOURCES = ("sim", "topology", "workloads", "tools")
+RECIPES = {"kind": "### Adding a workload kind",
+           "algorithm": "### Adding a collective algorithm",
+           "gpu": "### Adding a GPU type"}
+PATH = re.compile(r"`([A-Za-z0-9_.<>/-]+/[A-Za-z0-9_.<>/-]*)`")
+GPU_LITERAL = re.compile(r'(?<!\\)"(?:NVIDIA )?[ABH]\d{3}\b[^"\\]*"')
+
+
+def recipe_paths(doc):
+    """Per recipe, the paths its section names (placeholders as globs)."""
+    out = {}
+    for key, title in RECIPES.items():
+        start = doc.find(title)
+        if start < 0:
+            raise SystemExit(f"{DOC}: no section \"{title}\"")
+        end = doc.find("\n#", start + len(title))
+        section = doc[start:end if end >= 0 else len(doc)]
+        out[key] = sorted({re.sub(r"<[^>]+>", "*", p).split(" ")[0]
+                           for p in PATH.findall(section)})
+    return out
+
+
+def sources(root):
+    for top in SOURCES:
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if name.endswith((".cpp", ".hpp")):
+                    full = os.path.join(dirpath, name)
+                    rel = os.path.relpath(full, root).replace(os.sep, "/")
+                    with open(full, encoding="utf-8") as f:
+                        yield rel, f.read()
+
+
+def registries(root):
+    """Per family, the source files that enumerate it."""
+    with open(os.path.join(root, "workloads/experiment/job.hpp"), encoding="utf-8") as f:
+        variant = re.search(r"using Job = std::variant<([^>]*)>", f.read())
+    kinds = [k.strip() for k in variant.group(1).split(",")]
+    with open(os.path.join(root, "workloads/collectives/algorithms.hpp"), encoding="utf-8") as f:
+        enum = re.search(r"enum class CollectiveAlgorithm[^{]*\{([^}]*)\}", f.read())
+    algorithms = [a.strip() for a in enum.group(1).split(",") if a.strip()]
+    found = {"kind": [], "algorithm": [], "gpu": []}
+    for rel, text in sources(root):
+        code = re.sub(r"//[^\n]*", "", text)  # comments may name anything
+        if sum(1 for k in kinds if re.search(rf"\b{k}\b", code)) * 3 >= 2 * len(kinds):
+            found["kind"].append(rel)
+        named = {a for a in algorithms if re.search(rf"\b(CollectiveAlgorithm|Algo)::{a}\b", code)}
+        if len(named) >= 3:
+            found["algorithm"].append(rel)
+        if GPU_LITERAL.search(code):
+            found["gpu"].append(rel)
+    return found
+
+
+def check(root):
+    with open(os.path.join(root, DOC), encoding="utf-8") as f:
+        named = recipe_paths(f.read())
+    bad = []
+    for key, paths in named.items():
+        for p in paths:
+            if "*" not in p and not os.path.exists(os.path.join(root, p.rstrip("/"))):
+                bad.append(f"{DOC}: the {key} recipe names {p}, which does not exist")
+    for key, files in registries(root).items():
+        for rel in files:
+            if not any(fnmatch.fnmatch(rel, p) for p in named[key]):
+                bad.append(f"{rel}: enumerates every {key} but the {key} recipe in {DOC} does "
+                           "not name it")
+    return bad, named
+
+
+def self_test(root):
+    """A registry the doc omits, a GPU name in code and a renamed file are each found."""
+    cases = {
+        "tools/commands/extra_registry.cpp":
+            "FlowsJob CollectiveJob AttentionLayerJob MoeLayerJob TransformerLayerJob\n",
+        "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
+    }
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for top in SOURCES + ("docs", "tests", "calibrate", "configs"):
+            shutil.copytree(os.path.join(root, top), os.path.join(tmp, top))
+        clean, _ = check(tmp)
+        for name, text in cases.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
+            bad, _ = check(tmp)
+            os.remove(os.path.join(tmp, name))
+            hit = any(b.startswith(name) for b in bad)
+            print(f"self-test: {name}: {'found' if hit else 'MISSED'}")
+            ok = ok and hit
+        os.rename(os.path.join(tmp, "workloads/jobs/collective_plan.cpp"),
+                  os.path.join(tmp, "workloads/jobs/collective_builder.cpp"))
+        bad, _ = check(tmp)
+        hit = any("collective_plan.cpp, which does not exist" in b for b in bad)
+        print(f"self-test: a renamed file: {'found' if hit else 'MISSED'}")
+        ok = ok and hit and not clean
+    return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:2] == ["--self-test"]:
+        return self_test(os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "."))
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
+    bad, named = check(root)
+    for b in bad:
+        print(b)
+    print(f"{DOC}: recipes name {', '.join(f'{len(v)} paths ({k})' for k, v in named.items())}; "
+          f"{len(bad)} problems")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
