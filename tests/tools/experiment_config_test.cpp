@@ -1,5 +1,5 @@
 // Tests of load_experiment: files, overrides, the resolved copy, and the exact text of its errors.
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "tests/approx.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {

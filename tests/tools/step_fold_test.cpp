@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/step/training_step_parts.hpp"
 

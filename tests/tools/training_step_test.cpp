@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/approx.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/step/step_model.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 
 namespace hopsim::tools {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/commands/run_command.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 
 namespace hopsim::tools {
 

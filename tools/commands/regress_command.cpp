@@ -13,7 +13,7 @@
 
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "tools/config/json_file.hpp"
 #include "workloads/experiment/run.hpp"
 

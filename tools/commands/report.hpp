@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {

@@ -17,7 +17,7 @@
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/commands/trace.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {

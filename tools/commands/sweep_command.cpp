@@ -21,7 +21,7 @@
 
 #include "tools/commands/sweep_csv.hpp"
 #include "tools/commands/sweep_points.hpp"
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {

@@ -1,5 +1,5 @@
 // Experiment files: the cluster (a path or inline), the workload, overrides, the resolved copy.
-#include "tools/config/experiment.hpp"
+#include "tools/config/experiment_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
