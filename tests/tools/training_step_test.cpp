@@ -40,7 +40,7 @@ std::string error_of(const std::string& file, const std::vector<std::string>& se
 Time phase_duration(const work::CaseResult& c, const std::string& name) {
   Time t;
   for (std::size_t i = 0; i < c.plan.tasks().size(); ++i) {
-    if (c.plan.phases()[c.plan.tasks()[i].phase].name == name) {
+    if (c.plan.phases()[c.plan.tasks()[i].phase].name() == name) {
       t += c.outcome.times[i].end - c.outcome.times[i].start;
     }
   }
@@ -185,7 +185,7 @@ TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the param
   std::size_t buckets = 0;
   for (const work::PlanTask& t : zero1.cases[0].plan.tasks()) {
     buckets += t.kind == work::PlanTaskKind::Delay && t.src == d1.representatives[1] &&
-               zero1.cases[0].plan.phases()[t.phase].name == "dp_comm";
+               zero1.cases[0].plan.phases()[t.phase].name() == "dp_comm";
   }
   CHECK(buckets == static_cast<std::size_t>(d1.rank_layers[1]));
 }
@@ -196,7 +196,7 @@ TEST_CASE("training step: ZeRO-1 moves plain DP's gradient bytes, reduce-scatter
   const auto bytes = [](const work::RunResult& r, const std::string& phase) {
     std::int64_t total = 0;
     for (const work::PlanTask& t : r.cases[0].plan.tasks()) {
-      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name == phase) {
+      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name() == phase) {
         total += t.bytes.n;
       }
     }
@@ -223,7 +223,7 @@ TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduc
   const auto bytes = [](const work::RunResult& r, const std::string& phase) {
     double total = 0;
     for (const work::PlanTask& t : r.cases[0].plan.tasks()) {
-      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name == phase) {
+      if (t.kind == work::PlanTaskKind::Flow && r.cases[0].plan.phases()[t.phase].name() == phase) {
         total += static_cast<double>(t.bytes.n);
       }
     }

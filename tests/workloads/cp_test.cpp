@@ -72,7 +72,7 @@ std::vector<std::int64_t> sent(const CaseResult& c, std::string_view phase, std:
   std::vector<std::int64_t> out(static_cast<std::size_t>(gpus), 0);
   for (const PlanTask& t : c.plan.tasks()) {
     const Phase& p = c.plan.phases()[t.phase];
-    if (t.kind == PlanTaskKind::Flow && t.src != t.dst && p.name == phase && p.pass == pass) {
+    if (t.kind == PlanTaskKind::Flow && t.src != t.dst && p.name() == phase && p.pass() == pass) {
       out[static_cast<std::size_t>(t.src)] += t.bytes.n;
     }
   }
@@ -81,7 +81,7 @@ std::vector<std::int64_t> sent(const CaseResult& c, std::string_view phase, std:
 
 const PhaseTime& phase_time(const CaseResult& c, std::string_view name, std::string_view pass) {
   for (std::size_t p = 0; p < c.plan.phases().size(); ++p) {
-    if (c.plan.phases()[p].name == name && c.plan.phases()[p].pass == pass) {
+    if (c.plan.phases()[p].name() == name && c.plan.phases()[p].pass() == pass) {
       return c.summary.phases[p];
     }
   }

@@ -53,7 +53,7 @@ CpFigures cp_figures(const work::CaseResult& c, const work::CpDetails& cp, std::
   Time exposed;
   Time compute;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
-    if (c.plan.phases()[p].name == "attention") {
+    if (c.plan.phases()[p].kind == work::PhaseKind::Attention) {
       exposed += s.phases[p].exposed;
       compute += s.phases[p].compute;
     }

@@ -17,7 +17,7 @@ std::map<std::pair<std::string, std::string>, ExchangeBytes> exchange_bytes(
     const work::RouteKinds kinds =
         work::route_kinds(cluster, c.outcome.route(static_cast<work::PlanTaskId>(i)));
     const work::Phase& ph = c.plan.phases()[t.phase];
-    ExchangeBytes& b = sums[{ph.pass, ph.name}];
+    ExchangeBytes& b = sums[{std::string(ph.pass()), std::string(ph.name())}];
     b.ib += kinds.ib ? t.bytes.n : 0;
     b.nvlink += kinds.nvlink ? t.bytes.n : 0;
   }

@@ -95,8 +95,8 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
   Json phases = Json::array();
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const work::PhaseTime& ph = s.phases[p];
-    phases.push_back({{"name", c.plan.phases()[p].name},
-                      {"pass", c.plan.phases()[p].pass},
+    phases.push_back({{"name", c.plan.phases()[p].name()},
+                      {"pass", c.plan.phases()[p].pass()},
                       {"start_s", s_of(ph.start)},
                       {"end_s", s_of(ph.end)},
                       {"compute_s", s_of(ph.compute)},

@@ -33,22 +33,22 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
       continue;
     }
     const sim::TaskTimes& tt = c.outcome.times[i];
-    const std::string& phase = c.plan.phases()[task.phase].name;
-    if (phase == "pipeline") {
+    const work::Phase& phase = c.plan.phases()[task.phase];
+    if (phase.kind == work::PhaseKind::Pipeline) {
       t.ops += tt.end - tt.start;
       t.last_op_end = std::max(t.last_op_end, tt.end);
       t.intervals.emplace_back(tt.start, tt.end);
-      const std::string& pass = c.plan.phases()[task.phase].pass;
-      if (pass == "bwd" || pass == "pair") {
+      const work::PhasePass pass = phase.when;
+      if (pass == work::PhasePass::Bwd || pass == work::PhasePass::Pair) {
         t.first_backward = std::min(t.first_backward, tt.start);
       }
-      if (pass == "fwd" || pass == "pair") {
+      if (pass == work::PhasePass::Fwd || pass == work::PhasePass::Pair) {
         t.last_forward = std::max(t.last_forward, tt.end);
       }
-    } else if (phase == "optimizer") {
+    } else if (phase.kind == work::PhaseKind::Optimizer) {
       t.optimizer = tt.end - tt.start;
       optimizer_start = tt.start;
-    } else if (phase == "param_gather") {
+    } else if (phase.kind == work::PhaseKind::ParamGather) {
       t.param_gather = tt.end - tt.start;
     }
   }

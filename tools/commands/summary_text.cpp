@@ -87,8 +87,8 @@ std::string phase_table(const work::CaseResult& c) {
                                 "compute_us", "comm_us", "exposed_us");
   for (std::size_t p = 0; p < c.summary.phases.size(); ++p) {
     const work::PhaseTime& ph = c.summary.phases[p];
-    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n", c.plan.phases()[p].name,
-                       c.plan.phases()[p].pass, ph.compute.seconds() * 1e6,
+    out += fmt::format("{:<14} {:<5} {:>12.1f} {:>12.1f} {:>12.1f}\n", c.plan.phases()[p].name(),
+                       c.plan.phases()[p].pass(), ph.compute.seconds() * 1e6,
                        ph.comm.seconds() * 1e6, ph.exposed.seconds() * 1e6);
   }
   return out;

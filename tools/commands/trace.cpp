@@ -16,7 +16,7 @@ using Json = nlohmann::json;
 constexpr int kLinksProcess = -1;  // pid of the link-load counters
 
 std::string name_of(const work::Plan& plan, const work::PlanTask& t) {
-  const std::string& phase = plan.phases()[t.phase].name;
+  const std::string phase(plan.phases()[t.phase].name());
   const std::string& label = plan.label(t);
   return label.empty() ? phase : phase + " " + label;
 }

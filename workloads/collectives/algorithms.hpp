@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "workloads/plan/plan.hpp"
+
 namespace hopsim::work {
 
 enum class CollectiveOp : std::uint8_t { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAll };
@@ -23,18 +25,19 @@ enum class CollectiveAlgorithm : std::uint8_t {
   Auto
 };
 
-/// One op: its name in configs and reports.
+/// One op: its name in configs and reports, and the phase its tasks report under.
 struct OpRow {
   CollectiveOp op;
   std::string_view name;
+  PhaseKind phase;
 };
 
 inline constexpr std::array<OpRow, 5> kCollectiveOps{{
-    {CollectiveOp::SendRecv, "send_recv"},
-    {CollectiveOp::AllGather, "all_gather"},
-    {CollectiveOp::ReduceScatter, "reduce_scatter"},
-    {CollectiveOp::AllReduce, "all_reduce"},
-    {CollectiveOp::AllToAll, "all_to_all"},
+    {CollectiveOp::SendRecv, "send_recv", PhaseKind::SendRecv},
+    {CollectiveOp::AllGather, "all_gather", PhaseKind::AllGather},
+    {CollectiveOp::ReduceScatter, "reduce_scatter", PhaseKind::ReduceScatter},
+    {CollectiveOp::AllReduce, "all_reduce", PhaseKind::AllReduce},
+    {CollectiveOp::AllToAll, "all_to_all", PhaseKind::AllToAll},
 }};
 
 /// A set of ops, one bit per CollectiveOp.
@@ -83,6 +86,9 @@ constexpr const AlgorithmRow& algorithm_row(CollectiveAlgorithm a) {
 }
 constexpr std::string_view op_name(CollectiveOp op) {
   return kCollectiveOps[static_cast<std::size_t>(op)].name;
+}
+constexpr PhaseKind op_phase(CollectiveOp op) {
+  return kCollectiveOps[static_cast<std::size_t>(op)].phase;
 }
 constexpr std::string_view algorithm_name(CollectiveAlgorithm a) { return algorithm_row(a).name; }
 constexpr bool implements(CollectiveOp op, CollectiveAlgorithm a) {

@@ -76,10 +76,10 @@ class AttentionBuilder::Impl {
   void layer(Pass pass, CpDetails* record) {
     const bool fwd = pass == Pass::Fwd;
     const Gemms& g = gemms_[!fwd];
-    const std::string_view name = fwd ? "fwd" : "bwd";
-    const std::uint32_t tp = phase("tp_comm", name);
-    const std::uint32_t proj = phase("projections", name);
-    const std::uint32_t attn = phase("attention", name);
+    const PhasePass name = fwd ? PhasePass::Fwd : PhasePass::Bwd;
+    const std::uint32_t tp = phase(PhaseKind::TpComm, name);
+    const std::uint32_t proj = phase(PhaseKind::Projections, name);
+    const std::uint32_t attn = phase(PhaseKind::Attention, name);
     if (fwd) {
       tp_collective(true, tp);
       gemm_all(g.before, proj);
@@ -87,7 +87,7 @@ class AttentionBuilder::Impl {
       gemm_all(g.after, proj);
       tp_collective(false, tp);
       if (job_.mlp) {
-        const std::uint32_t mlp = phase("mlp", name);
+        const std::uint32_t mlp = phase(PhaseKind::Mlp, name);
         tp_collective(true, tp);
         gemm_all(g.mlp, mlp);
         tp_collective(false, tp);
@@ -95,7 +95,7 @@ class AttentionBuilder::Impl {
       return;
     }
     if (job_.mlp) {  // backward: the forward in reverse, each all-gather a reduce-scatter
-      const std::uint32_t mlp = phase("mlp", name);
+      const std::uint32_t mlp = phase(PhaseKind::Mlp, name);
       tp_collective(true, tp);
       gemm_all(std::vector<std::pair<std::string, ComputeCost>>(g.mlp.rbegin(), g.mlp.rend()),
                mlp);
@@ -142,9 +142,7 @@ class AttentionBuilder::Impl {
   std::map<std::tuple<int, int, Pass>, ComputeCost> step_costs_;
   std::int64_t cp_bytes_fwd_ = 0;
 
-  std::uint32_t phase(std::string_view name, std::string_view pass) {
-    return plan_.phase(name, pass);
-  }
+  std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
   TaskList& frontier(int gpu) { return frontier_[static_cast<std::size_t>(gpu)]; }
 

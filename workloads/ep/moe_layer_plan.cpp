@@ -140,16 +140,16 @@ class MoeBuilder::Impl {
     std::vector<std::vector<TaskList>> dispatched(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       const std::vector<TaskList> pre =
-          compute_all(pre_costs(mb).fwd, phase(pre_phase(), "fwd"), ready(mb));
+          compute_all(pre_costs(mb).fwd, phase(pre_phase(), PhasePass::Fwd), ready(mb));
       dispatched[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), pre);
+          mb, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), pre);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      compute_all(shared_.fwd, phase("shared_experts", "fwd"), {});
+      compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Fwd, dispatched[static_cast<std::size_t>(mb)]);
       ready(mb) = exchange(mb, Direction::Back, job_.combine_bytes_per_element,
-                           phase("combine", "fwd"), done);
+                           phase(PhaseKind::Combine, PhasePass::Fwd), done);
     }
   }
 
@@ -161,18 +161,18 @@ class MoeBuilder::Impl {
     std::vector<std::vector<TaskList>> out(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       out[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(mb));
+          mb, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(mb));
     }
     std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
+      compute_all(shared_.bwd, phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
       back[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), done);
+          mb, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      ready(mb) = compute_all(reversed(pre_costs(mb).bwd), phase(pre_phase(), "bwd"),
+      ready(mb) = compute_all(reversed(pre_costs(mb).bwd), phase(pre_phase(), PhasePass::Bwd),
                               back[static_cast<std::size_t>(mb)]);
     }
   }
@@ -184,20 +184,21 @@ class MoeBuilder::Impl {
   // compute.
   void pair() {
     const std::vector<TaskList> b_out = exchange(
-        1, Direction::Out, job_.dispatch_bytes_per_element, phase("combine", "bwd"), ready(1));
+        1, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
     const std::vector<TaskList> f_pre =
-        compute_all(pre_costs(0).fwd, phase(pre_phase(), "fwd"), ready(0));
-    compute_all(shared_.bwd, phase("shared_experts", "bwd"), {});
+        compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
+    compute_all(shared_.bwd, phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
-        0, Direction::Out, job_.dispatch_bytes_per_element, phase("dispatch", "fwd"), f_pre);
-    compute_all(shared_.fwd, phase("shared_experts", "fwd"), {});
+        0, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
+    compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
     const std::vector<TaskList> b_back = exchange(
-        1, Direction::Back, job_.combine_bytes_per_element, phase("dispatch", "bwd"), b_experts);
-    ready(1) = compute_all(reversed(pre_costs(1).bwd), phase(pre_phase(), "bwd"), b_back);
+        1, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
+    ready(1) =
+        compute_all(reversed(pre_costs(1).bwd), phase(pre_phase(), PhasePass::Bwd), b_back);
     ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
-                        phase("combine", "fwd"), f_experts);
+                        phase(PhaseKind::Combine, PhasePass::Fwd), f_experts);
   }
 
   // The backward pass starts once every micro-batch's forward has ended.
@@ -233,12 +234,12 @@ class MoeBuilder::Impl {
   /// The communication stream: what the next exchange of each EP group starts after.
   std::map<std::size_t, TaskList> comm_free_;
 
-  std::uint32_t phase(std::string_view name, std::string_view pass) {
-    return plan_.phase(name, pass);
-  }
+  std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
   // What runs before dispatch: attention and the router, or the router alone.
-  std::string_view pre_phase() const { return job_.attention ? "attention" : "router"; }
+  PhaseKind pre_phase() const {
+    return job_.attention ? PhaseKind::Attention : PhaseKind::Router;
+  }
 
   static KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
 
@@ -277,7 +278,7 @@ class MoeBuilder::Impl {
 
   // The experts of every GPU over the rows it received in micro-batch `mb`, after `arrived`.
   std::vector<TaskList> experts(std::int64_t mb, Pass pass, const std::vector<TaskList>& arrived) {
-    const std::uint32_t ph = phase("experts", pass == Pass::Fwd ? "fwd" : "bwd");
+    const std::uint32_t ph = phase(PhaseKind::Experts, pass == Pass::Fwd ? PhasePass::Fwd : PhasePass::Bwd);
     std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {

@@ -170,7 +170,7 @@ std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
   for (Bytes size : sizes) {
     const CollectiveChoice choice = choose(*this, env.env, sets.front(), size);
     Plan plan;
-    plan.add_phase(std::string(op_name(op)), combine ? "bwd" : "fwd");
+    plan.phase(op_phase(op), combine ? PhasePass::Bwd : PhasePass::Fwd);
     Collectives c(plan, env.cluster, env.env.nccl);
     std::array<double, 3> deepep{};
     for (std::size_t s = 0; s < sets.size(); ++s) {

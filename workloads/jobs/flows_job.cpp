@@ -113,7 +113,7 @@ std::vector<Case> FlowsJob::cases(const BuildEnv& /*env*/) const {
 
 Plan build_flows_plan(const std::vector<ExplicitFlow>& flows) {
   Plan plan;
-  plan.add_phase("flows", "fwd");
+  plan.phase(PhaseKind::Flows, PhasePass::Fwd);
   plan.reserve(flows.size());
   for (const ExplicitFlow& f : flows) {
     const PlanTaskId t = plan.add_flow(f.src, f.dst, f.bytes);

@@ -2,29 +2,63 @@
 #include "workloads/plan/plan.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "sim/assert.hpp"
 
 namespace hopsim::work {
 
-Plan::Plan() : phases_{Phase{"main", "fwd"}}, streams_{"compute", "comm"}, labels_{""} {
+namespace {
+
+// Per phase kind, in enum order: its name, whether its compute is GEMMs, and what its exposed
+// communication counts as.
+struct PhaseRow {
+  std::string_view name;
+  bool gemm;
+  std::string_view exposed;
+};
+
+constexpr std::array<PhaseRow, 23> kPhases{{
+    {"main", false, "other"},        {"flows", false, "other"},
+    {"send_recv", false, "other"},   {"all_gather", false, "other"},
+    {"reduce_scatter", false, "other"}, {"all_reduce", false, "other"},
+    {"all_to_all", false, "other"},  {"tp_comm", false, "tp"},
+    {"projections", true, "other"},  {"attention", false, "cp"},
+    {"mlp", true, "other"},          {"router", false, "other"},
+    {"dispatch", false, "ep"},
+    {"experts", true, "other"},      {"shared_experts", true, "other"},
+    {"combine", false, "ep"},        {"head", false, "other"},
+    {"join", false, "other"},        {"pipeline", false, "other"},
+    {"pp_comm", false, "other"},     {"dp_comm", false, "other"},
+    {"param_gather", false, "other"}, {"optimizer", false, "other"},
+}};
+static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::Optimizer) + 1);
+
+constexpr std::array<std::string_view, 5> kPasses{"fwd", "bwd", "weight", "pair", "step"};
+
+}  // namespace
+
+std::string_view phase_name(PhaseKind kind) { return kPhases[static_cast<std::size_t>(kind)].name; }
+std::string_view pass_name(PhasePass pass) { return kPasses[static_cast<std::size_t>(pass)]; }
+bool is_gemm(PhaseKind kind) { return kPhases[static_cast<std::size_t>(kind)].gemm; }
+std::string_view exposed_as(PhaseKind kind) {
+  return kPhases[static_cast<std::size_t>(kind)].exposed;
+}
+
+Plan::Plan() : phases_{Phase{}}, streams_{"compute", "comm"}, labels_{""} {
   label_index_.emplace("", 0);
 }
 
-std::uint32_t Plan::phase(std::string_view name, std::string_view pass) {
+std::uint32_t Plan::phase(PhaseKind kind, PhasePass pass) {
   for (std::size_t i = 0; i < phases_.size(); ++i) {
-    if (phases_[i].name == name && phases_[i].pass == pass) {
+    if (phases_[i].kind == kind && phases_[i].when == pass) {
       return static_cast<std::uint32_t>(i);
     }
   }
-  return add_phase(std::string(name), std::string(pass));
-}
-
-std::uint32_t Plan::add_phase(std::string name, std::string pass) {
-  if (tasks_.empty() && phases_.size() == 1 && phases_[0].name == "main") {
+  if (tasks_.empty() && phases_.size() == 1 && phases_[0].kind == PhaseKind::Main) {
     phases_.clear();  // the default phase is replaced by the first named one
   }
-  phases_.push_back(Phase{std::move(name), std::move(pass)});
+  phases_.push_back(Phase{kind, pass});
   return static_cast<std::uint32_t>(phases_.size() - 1);
 }
 
@@ -40,7 +74,7 @@ PlanTaskId Plan::append(const Plan& other, std::span<const int> gpu_of) {
   HOPSIM_ASSERT(other.route_links_.empty(), "a plan with explicit routes cannot move GPUs");
   std::vector<std::uint32_t> phase_of;
   for (const Phase& ph : other.phases_) {
-    phase_of.push_back(phase(ph.name, ph.pass));
+    phase_of.push_back(phase(ph.kind, ph.when));
   }
   std::vector<StreamIndex> stream_of;
   for (const std::string& name : other.streams_) {

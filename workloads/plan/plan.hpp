@@ -46,10 +46,52 @@ struct PlanTask {
   std::uint32_t route_size = 0;      ///< ... of this many links; 0: the topology's route
 };
 
-/// Phases group tasks for the report ("dispatch", "attention", ...) with a pass (fwd, bwd).
+/// What a phase is: the kinds of work a report groups tasks by. Main is the one phase of a
+/// plan that names none.
+enum class PhaseKind : std::uint8_t {
+  Main,
+  Flows,
+  SendRecv,
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  TpComm,
+  Projections,
+  Attention,
+  Mlp,
+  Router,
+  Dispatch,
+  Experts,
+  SharedExperts,
+  Combine,
+  Head,
+  Join,
+  Pipeline,
+  PpComm,
+  DpComm,
+  ParamGather,
+  Optimizer,
+};
+/// When in a step a phase runs: forward, backward, DualPipe's weight and pair ops, the step's
+/// end.
+enum class PhasePass : std::uint8_t { Fwd, Bwd, Weight, Pair, Step };
+
+/// Its name in reports and traces ("tp_comm", "dispatch", ...); "fwd", "bwd", ...
+std::string_view phase_name(PhaseKind kind);
+std::string_view pass_name(PhasePass pass);
+/// Whether a phase's compute is GEMMs (whose backward is a data- and a weight-gradient GEMM).
+bool is_gemm(PhaseKind kind);
+/// What a layer phase's exposed communication counts as: "tp", "cp" (attention's ring), "ep"
+/// (dispatch and combine) or "other".
+std::string_view exposed_as(PhaseKind kind);
+
+/// Phases group tasks for the report (dispatch forward, attention backward, ...).
 struct Phase {
-  std::string name;
-  std::string pass;
+  PhaseKind kind = PhaseKind::Main;
+  PhasePass when = PhasePass::Fwd;
+  std::string_view name() const { return phase_name(kind); }
+  std::string_view pass() const { return pass_name(when); }
 };
 
 /// One compute kernel on one GPU's stream.
@@ -70,9 +112,9 @@ class Plan {
  public:
   Plan();
 
-  std::uint32_t add_phase(std::string name, std::string pass);
-  /// The phase of that name and pass, added the first time it is asked for.
-  std::uint32_t phase(std::string_view name, std::string_view pass);
+  /// The phase of that kind and pass, added the first time it is asked for (the first one
+  /// asked for replaces Main while the plan has no task).
+  std::uint32_t phase(PhaseKind kind, PhasePass pass);
   /// A stream of every GPU (a CUDA stream); returns its index. Names are unique.
   StreamIndex add_stream(std::string_view name);
   PlanTaskId add_flow(int src, int dst, Bytes bytes, std::uint32_t phase = 0);
@@ -92,7 +134,7 @@ class Plan {
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }
   /// Copies every task and dependency of `other` into this plan, GPU g of `other` becoming
-  /// gpu_of[g], phases and streams matched by name (added when missing); returns the id of
+  /// gpu_of[g], phases matched by kind and pass and streams by name (added when missing); returns the id of
   /// the first copied task (task i of `other` is that + i). `other` may have no explicit
   /// routes (they name links between its own GPUs).
   PlanTaskId append(const Plan& other, std::span<const int> gpu_of);

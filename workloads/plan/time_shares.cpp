@@ -14,7 +14,7 @@ TimeShares time_shares(const Plan& plan, const Summary& summary) {
   std::map<std::string, std::pair<double, double>> by_name;  // compute, exposed
   std::vector<std::string> order;  // names as they first appear
   for (std::size_t p = 0; p < summary.phases.size(); ++p) {
-    const std::string& name = plan.phases()[p].name;
+    const std::string name(plan.phases()[p].name());
     if (by_name.find(name) == by_name.end()) {
       order.push_back(name);
     }

@@ -126,12 +126,12 @@ struct DualPhases {
 // DualPipe's phases, asked of `plan` in the order above.
 DualPhases dualpipe_phases(Plan& plan) {
   DualPhases out;
-  out.fwd = plan.phase("pipeline", "fwd");
-  out.bwd = plan.phase("pipeline", "bwd");
-  out.weight = plan.phase("pipeline", "weight");
-  out.pair = plan.phase("pipeline", "pair");
-  out.comm_fwd = plan.phase("pp_comm", "fwd");
-  out.comm_bwd = plan.phase("pp_comm", "bwd");
+  out.fwd = plan.phase(PhaseKind::Pipeline, PhasePass::Fwd);
+  out.bwd = plan.phase(PhaseKind::Pipeline, PhasePass::Bwd);
+  out.weight = plan.phase(PhaseKind::Pipeline, PhasePass::Weight);
+  out.pair = plan.phase(PhaseKind::Pipeline, PhasePass::Pair);
+  out.comm_fwd = plan.phase(PhaseKind::PpComm, PhasePass::Fwd);
+  out.comm_bwd = plan.phase(PhaseKind::PpComm, PhasePass::Bwd);
   return out;
 }
 

@@ -172,10 +172,10 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   const int v = spec.chunks;
   const std::vector<std::vector<PipeOp>> order =
       pipeline_order(spec.schedule, p, spec.micro_batches, v);
-  const std::uint32_t fwd_phase = plan.phase("pipeline", "fwd");
-  const std::uint32_t bwd_phase = plan.phase("pipeline", "bwd");
-  const std::uint32_t comm_phase = plan.phase("pp_comm", "fwd");
-  const std::uint32_t comm_bwd_phase = plan.phase("pp_comm", "bwd");
+  const std::uint32_t fwd_phase = plan.phase(PhaseKind::Pipeline, PhasePass::Fwd);
+  const std::uint32_t bwd_phase = plan.phase(PhaseKind::Pipeline, PhasePass::Bwd);
+  const std::uint32_t comm_phase = plan.phase(PhaseKind::PpComm, PhasePass::Fwd);
+  const std::uint32_t comm_bwd_phase = plan.phase(PhaseKind::PpComm, PhasePass::Bwd);
   // Tasks first (a rank's order fixes its stream), dependencies after, by (model stage,
   // micro-batch, direction): the op's first task (what waits for its input) and its last.
   PipelineTasks out;

@@ -175,7 +175,7 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
 
   // Each stage's gradients, once both of its ranks have them: one bucket per stage, its
   // layers' syncs one after the other, on each holding rank's DP chain.
-  const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
+  const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   for (int r = 0; r < ranks; ++r) {
     const int gpu = spec.gpus[static_cast<std::size_t>(r)];
     const std::optional<PlanTaskId> prev = add_rank_syncs(

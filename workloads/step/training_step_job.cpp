@@ -112,7 +112,7 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   const int gpu = details.representatives[static_cast<std::size_t>(rank)];
   const PlanTaskId optimizer = plan.add_compute(
       ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
-                  plan.phase("optimizer", "step"), kComputeStream, "optimizer"});
+                  plan.phase(PhaseKind::Optimizer, PhasePass::Step), kComputeStream, "optimizer"});
   plan.add_dependency(last_op, optimizer);
   if (last_bucket) {
     plan.add_dependency(*last_bucket, optimizer);
@@ -122,7 +122,7 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   const Time t = m.dp_time(param_gather_key(job, shape, rank));
   if (t > Time{}) {
     details.param_gather = std::max(details.param_gather, t);
-    const PlanTaskId id = plan.add_delay(gpu, t, plan.phase("param_gather", "step"));
+    const PlanTaskId id = plan.add_delay(gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step));
     plan.set_label(id, "parameter all-gather");
     plan.add_dependency(optimizer, id);
   }

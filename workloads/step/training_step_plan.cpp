@@ -96,7 +96,7 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
                                       const Syncs& syncs, const PipelineTasks& tasks, int r) {
   const int gpu = details.representatives[static_cast<std::size_t>(r)];
   const int stages = details.stages * job.virtual_stages;
-  const std::uint32_t sync_phase = plan.phase("dp_comm", "bwd");
+  const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   std::optional<PlanTaskId> prev;
   const auto bucket = [&](PlanTaskId after, Time t) {
     if (t == Time{}) {

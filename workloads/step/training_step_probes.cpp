@@ -58,26 +58,6 @@ struct LayerGroup {
   BuildEnv build;
 };
 
-// What kind of communication a layer phase's exposed time is.
-std::string comm_kind(const std::string& phase) {
-  if (phase == "tp_comm") {
-    return "tp";
-  }
-  if (phase == "dispatch" || phase == "combine") {
-    return "ep";
-  }
-  if (phase == "attention") {
-    return "cp";
-  }
-  return "other";
-}
-
-// Phases whose compute is GEMMs (their weight gradients are the backward's weight part).
-bool is_gemm_phase(const std::string& phase) {
-  return phase == "projections" || phase == "mlp" || phase == "experts" ||
-         phase == "shared_experts";
-}
-
 // One pass's probe into `t`: its time, the busiest GPU's compute and communication, the
 // exposed communication by kind and (forward) the GEMMs' time.
 void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
@@ -91,9 +71,9 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
     sources.add(src, s.compute_sources.time(src));
   }
   for (std::size_t ph = 0; ph < s.phases.size(); ++ph) {
-    const std::string& name = r.plan.phases()[ph].name;
-    exposed[comm_kind(name)] += s.phases[ph].exposed;
-    if (passes == Passes::Forward && is_gemm_phase(name)) {
+    const PhaseKind kind = r.plan.phases()[ph].kind;
+    exposed[std::string(exposed_as(kind))] += s.phases[ph].exposed;
+    if (passes == Passes::Forward && is_gemm(kind)) {
       t.weight += s.phases[ph].compute;
     }
   }

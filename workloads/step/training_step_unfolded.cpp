@@ -78,7 +78,7 @@ class Unfolded {
         details_(base_details(job, b)),
         stages_(details_.stages * job.virtual_stages) {
     map_stage_gpus();
-    join_phase_ = plan_.phase("join", "step");
+    join_phase_ = plan_.phase(PhaseKind::Join, PhasePass::Step);
     for (std::int64_t r = 0; r < p_.pp; ++r) {
       const std::int64_t here[] = {r};
       dense_groups_.push_back(dense_dp_groups(b_.env.mesh, here));
@@ -201,7 +201,7 @@ class Unfolded {
       std::optional<Piece>& head = head_[seg.forward ? 0 : 1];
       if (!head) {
         Plan plan;
-        const std::uint32_t phase = plan.phase("head", seg.forward ? "fwd" : "bwd");
+        const std::uint32_t phase = plan.phase(PhaseKind::Head, seg.forward ? PhasePass::Fwd : PhasePass::Bwd);
         for (int g = 0; g < stage_mesh_.size(); ++g) {
           plan.add_compute(ComputeTask{g, seg.forward ? details_.head_forward
                                                       : details_.head_backward,
@@ -280,9 +280,9 @@ class Unfolded {
     last_backward_at_.assign(static_cast<std::size_t>(pp),
                              std::vector<std::size_t>(static_cast<std::size_t>(v), 0));
     rank_end_.assign(static_cast<std::size_t>(pp), PlanTaskId{});
-    sync_phase_ = plan_.phase("dp_comm", "bwd");
-    gather_fwd_ = plan_.phase("param_gather", "fwd");
-    gather_bwd_ = plan_.phase("param_gather", "bwd");
+    sync_phase_ = plan_.phase(PhaseKind::DpComm, PhasePass::Bwd);
+    gather_fwd_ = plan_.phase(PhaseKind::ParamGather, PhasePass::Fwd);
+    gather_bwd_ = plan_.phase(PhaseKind::ParamGather, PhasePass::Bwd);
     reduced_.assign(static_cast<std::size_t>(pp), std::nullopt);
     vocab_ = d(model_.vocab) * d(model_.hidden) / d(p_.tp);  // embedding or head
   }
@@ -386,8 +386,8 @@ class Unfolded {
   // Activations and their gradients between stages, micro-batch by micro-batch: forward
   // stage by stage, the last stage's backward after its forward, backward down to the first.
   void link_stages(int m) {
-    const std::uint32_t pp_fwd = plan_.phase("pp_comm", "fwd");
-    const std::uint32_t pp_bwd = plan_.phase("pp_comm", "bwd");
+    const std::uint32_t pp_fwd = plan_.phase(PhaseKind::PpComm, PhasePass::Fwd);
+    const std::uint32_t pp_bwd = plan_.phase(PhaseKind::PpComm, PhasePass::Bwd);
     const Bytes act = job_.transfer_bytes(p_, model_);
     for (int mb = 0; mb < m; ++mb) {
       for (int s = 1; s < stages_; ++s) {
@@ -513,8 +513,8 @@ std::vector<Case> Unfolded::build() {
   link_stages(m);
 
   // Gradient buckets, the optimizer and the parameter gathers, stage by stage.
-  const std::uint32_t optimizer_phase = plan_.phase("optimizer", "step");
-  const std::uint32_t gather_phase = plan_.phase("param_gather", "step");
+  const std::uint32_t optimizer_phase = plan_.phase(PhaseKind::Optimizer, PhasePass::Step);
+  const std::uint32_t gather_phase = plan_.phase(PhaseKind::ParamGather, PhasePass::Step);
   const StepShape shape = job_.shape(b_.env);
   const std::vector<StageParams> params = stage_params(shape);
   for (int r = 0; r < pp; ++r) {
