@@ -115,6 +115,14 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   // Each bucket is shorter than a backward piece, so only the last layer's and the
   // embedding's wait after the last backward; then the optimizer, then the gather.
   CHECK(o.makespan == compute_all + sync + vocab + optimizer.front() + gather);
+  // The buckets and the gather hold the GPU's DP stream one after another and count as its
+  // communication: their sum, as nothing else communicates on one stage without DP.
+  const work::Summary s = work::summarize(cluster, c.plan, o);
+  Time held = gather;
+  for (const Time t : buckets) {
+    held += t;
+  }
+  CHECK(s.ranks[static_cast<std::size_t>(d.representatives.front())].comm == held);
 }
 
 }  // namespace hopsim::config

@@ -181,11 +181,13 @@ TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the param
   CHECK(d0.param_gather == Time{});
   // ZeRO-1's optimizer states are a DP share of ZeRO-0's.
   CHECK(d1.memory[1].optimizer == hopsim::test::approx(d0.memory[1].optimizer / 4));
-  // Every layer's bucket: 8 layers of each of the 2 chunks on a middle rank, one delay each.
+  // Every layer's bucket: 8 layers of each of the 2 chunks on a middle rank, one held
+  // communication each, on the rank's DP stream.
   std::size_t buckets = 0;
-  for (const work::PlanTask& t : zero1.cases[0].plan.tasks()) {
-    buckets += t.kind == work::PlanTaskKind::Delay && t.src == d1.representatives[1] &&
-               zero1.cases[0].plan.phases()[t.phase].name() == "dp_comm";
+  const work::Plan& plan = zero1.cases[0].plan;
+  for (const work::PlanTask& t : plan.tasks()) {
+    buckets += t.kind == work::PlanTaskKind::Hold && t.src == d1.representatives[1] &&
+               plan.phases()[t.phase].name() == "dp_comm" && plan.streams()[t.stream] == "dp";
   }
   CHECK(buckets == static_cast<std::size_t>(d1.rank_layers[1]));
 }

@@ -42,6 +42,11 @@ void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t 
                       {"args", args}});
     return;
   }
+  if (t.kind == work::PlanTaskKind::Hold) {  // communication measured elsewhere (a probe)
+    events.push_back({{"name", name_of(plan, t)}, {"cat", "comm"}, {"ph", "X"},
+                      {"pid", at.pid}, {"tid", at.tid}, {"ts", start}, {"dur", end - start}});
+    return;
+  }
   Json links = Json::array();
   for (topo::LinkId l : outcome.route(static_cast<work::PlanTaskId>(i))) {
     links.push_back(cluster.link(l).name);

@@ -11,7 +11,8 @@
 namespace hopsim::tools {
 
 /// A process per GPU named like "n0.g3", a thread per stream of the plan. Compute tasks are
-/// complete ("X") slices on their stream; flows overlap freely, so each is an async slice
+/// complete ("X") slices on their stream (held communication too, a folded step's gradient
+/// buckets on the "dp" stream, category "comm"); flows overlap freely, so each is an async slice
 /// ("b"/"e") on its sender's comm stream, named by its label, with the destination, bytes and
 /// links as arguments. Cases (sizes of a collective) follow one another on the timeline, each
 /// marked by an instant event. The first `links_drawn` watched links (the busiest) get counter

@@ -154,6 +154,18 @@ PlanTaskId Plan::add_delay(int gpu, Time duration, std::uint32_t phase) {
   return id;
 }
 
+PlanTaskId Plan::add_hold(int gpu, Time duration, std::uint32_t phase, StreamIndex stream) {
+  const PlanTaskId id = add_compute(
+      ComputeTask{.gpu = gpu, .duration = duration, .phase = phase, .stream = stream});
+  tasks_[id].kind = PlanTaskKind::Hold;
+  return id;
+}
+
+StreamIndex Plan::stream(std::string_view name) {
+  const auto it = std::find(streams_.begin(), streams_.end(), name);
+  return it != streams_.end() ? static_cast<StreamIndex>(it - streams_.begin()) : add_stream(name);
+}
+
 void Plan::set_route(PlanTaskId flow, std::span<const topo::LinkId> links) {
   HOPSIM_ASSERT(tasks_[flow].kind == PlanTaskKind::Flow && !links.empty(),
                 "an explicit route of {} links on task {}", links.size(), flow);

@@ -23,7 +23,10 @@ using StreamIndex = std::uint16_t;
 inline constexpr StreamIndex kComputeStream = 0;
 inline constexpr StreamIndex kCommStream = 1;
 
-enum class PlanTaskKind : std::uint8_t { Flow, Compute, Delay };
+/// Flow: bytes between GPUs over links. Compute: a kernel on a GPU's stream. Delay: time that
+/// holds nothing. Hold: communication measured elsewhere, as a fixed time on a GPU's stream (a
+/// folded step's gradient bucket): it holds the stream and counts as communication.
+enum class PlanTaskKind : std::uint8_t { Flow, Compute, Delay, Hold };
 
 struct PlanTask {
   PlanTaskKind kind = PlanTaskKind::Flow;
@@ -123,6 +126,10 @@ class Plan {
   PlanTaskId add_compute(int gpu, Time duration, std::uint32_t phase = 0);
   /// A fixed delay that holds no resource (a collective's launch latency, say).
   PlanTaskId add_delay(int gpu, Time duration, std::uint32_t phase = 0);
+  /// Communication of `duration`, measured elsewhere, holding `stream` of `gpu` (Hold).
+  PlanTaskId add_hold(int gpu, Time duration, std::uint32_t phase, StreamIndex stream);
+  /// The stream of that name, added the first time it is asked for.
+  StreamIndex stream(std::string_view name);
   void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
   /// Payload per wire byte of a flow, in (0, 1].
   void set_efficiency(PlanTaskId flow, double efficiency);

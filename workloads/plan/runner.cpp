@@ -45,7 +45,7 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
                   "task {} between GPUs {} and {} of {}", i, t.src, t.dst, cluster.gpu_count());
     const auto task = static_cast<PlanTaskId>(i);
     sim::TaskId id = 0;
-    if (t.kind == PlanTaskKind::Compute) {
+    if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src) * streams + t.stream,
                                 t.duration);
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {

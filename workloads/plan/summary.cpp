@@ -81,7 +81,8 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
     if (mine && t.kind == PlanTaskKind::Compute) {
       per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
       computing.emplace_back(tt.start, tt.end);
-    } else if (mine && t.kind == PlanTaskKind::Flow && t.src != t.dst) {
+    } else if (mine && ((t.kind == PlanTaskKind::Flow && t.src != t.dst) ||
+                        t.kind == PlanTaskKind::Hold)) {
       per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
     }
   }
@@ -130,6 +131,8 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
       per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
       add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
+    } else if (t.kind == PlanTaskKind::Hold) {
+      per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
     }
   }
   // Ranks that appear in the plan count; the rest of the cluster is idle by choice.

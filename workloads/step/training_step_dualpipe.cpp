@@ -129,7 +129,7 @@ Time stage_sync_time(const StageLayers& layers, int stage, int stages,
 }
 
 // Pipeline rank r's gradient buckets, one per stage it holds (in the order its gradients are
-// done), each once both ranks holding the stage have them, on the rank's DP chain; returns
+// done), each once both ranks holding the stage have them, on the rank's DP stream; returns
 // the last one.
 std::optional<PlanTaskId> add_rank_syncs(Plan& plan, const DualPipeTasks& tasks,
                                          const StageLayers& layers, int r, int gpu, int ranks,
@@ -145,15 +145,11 @@ std::optional<PlanTaskId> add_rank_syncs(Plan& plan, const DualPipeTasks& tasks,
     if (t == Time{}) {
       continue;
     }
-    const PlanTaskId id = plan.add_delay(gpu, t, sync_phase);
-    plan.set_label(id, "gradient sync");
+    const PlanTaskId id = add_dp_hold(plan, gpu, t, sync_phase, "gradient sync");
     plan.add_dependency(done[static_cast<std::size_t>(d)], id);
     plan.add_dependency(
         tasks.grads_done[static_cast<std::size_t>(ranks - 1 - r)][static_cast<std::size_t>(1 - d)],
         id);
-    if (prev) {
-      plan.add_dependency(*prev, id);
-    }
     prev = id;
   }
   return prev;

@@ -86,6 +86,13 @@ Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
   return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
 }
 
+PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
+                       std::string_view label) {
+  const PlanTaskId id = plan.add_hold(gpu, t, phase, plan.stream("dp"));
+  plan.set_label(id, label);
+  return id;
+}
+
 DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int rank) {
   if (job.zero < 1) {
     return {};
@@ -122,8 +129,8 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   const Time t = m.dp_time(param_gather_key(job, shape, rank));
   if (t > Time{}) {
     details.param_gather = std::max(details.param_gather, t);
-    const PlanTaskId id = plan.add_delay(gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step));
-    plan.set_label(id, "parameter all-gather");
+    const PlanTaskId id = add_dp_hold(
+        plan, gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step), "parameter all-gather");
     plan.add_dependency(optimizer, id);
   }
 }

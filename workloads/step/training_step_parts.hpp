@@ -87,6 +87,11 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
 std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
                             const StepMeasurements& m);
 
+/// A data-parallel collective of measured time `t` on `gpu`'s "dp" stream (added when the plan
+/// has none): one at a time in the order they are added, counted as communication.
+PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
+                       std::string_view label);
+
 /// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer after its last op
 /// and its last gradient bucket, then (ZeRO-1) the parameter all-gather over DP, recorded in
 /// `details.param_gather`.

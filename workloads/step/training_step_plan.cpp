@@ -89,8 +89,9 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
 }
 
 // Pipeline rank `r`'s gradient buckets: a layer's after the piece of the last backward that
-// computed it (under ZeRO-3, of every backward), one at a time on the rank's DP stream; the
-// embedding's and head's with their stage's last backward. Returns the last bucket.
+// computed it (under ZeRO-3, of every backward), one at a time on the rank's DP stream (in
+// the order added); the embedding's and head's with their stage's last backward. Returns the
+// last bucket.
 std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
                                       const ModelSpec& model, const StepDetails& details,
                                       const Syncs& syncs, const PipelineTasks& tasks, int r) {
@@ -102,13 +103,8 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
     if (t == Time{}) {
       return;
     }
-    const PlanTaskId id = plan.add_delay(gpu, t, sync_phase);
-    plan.set_label(id, "gradient sync");
-    plan.add_dependency(after, id);
-    if (prev) {
-      plan.add_dependency(*prev, id);
-    }
-    prev = id;
+    prev = add_dp_hold(plan, gpu, t, sync_phase, "gradient sync");
+    plan.add_dependency(after, *prev);
   };
   const auto ri = static_cast<std::size_t>(r);
   for (const BackwardTasks& op : tasks.backwards[ri]) {
