@@ -146,6 +146,37 @@ TEST_CASE("run() from two threads at once gives the sequential results") {
   CHECK(ra.cases[0].outcome.makespan != rb.cases[0].outcome.makespan);  // seeds differ
 }
 
+TEST_CASE("probes on a pool of threads give the results of one thread, in declared order") {
+  // The all-reduce sizes' plans as probes: run_probes simulates them concurrently on one
+  // shared cluster (ThreadSanitizer runs this test in CI).
+  const Experiment e = all_reduce_sizes();
+  const RunResult r = run(e);
+  REQUIRE(r.cases.size() >= 3);
+  const auto probes = [&] {
+    std::vector<Probe> out;
+    for (const CaseResult& c : r.cases) {
+      out.push_back({c.name, c.plan});
+    }
+    return out;
+  };
+  const std::vector<ProbeResult> one = run_probes(*r.cluster, probes(), 0, 1);
+  const std::vector<ProbeResult> many = run_probes(*r.cluster, probes(), 0, 4);
+  REQUIRE(one.size() == r.cases.size());
+  REQUIRE(many.size() == r.cases.size());
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    CHECK(one[i].name == r.cases[i].name);
+    CHECK(many[i].name == r.cases[i].name);
+    CHECK(one[i].outcome.makespan == r.cases[i].outcome.makespan);
+    CHECK(many[i].outcome.makespan == r.cases[i].outcome.makespan);
+    CHECK(many[i].outcome.events == one[i].outcome.events);
+    CHECK(many[i].summary.step == one[i].summary.step);
+  }
+  const Measured measured(many);
+  CHECK(measured.size() == r.cases.size());
+  CHECK(&measured.at(r.cases[1].name) == &many[1]);
+  CHECK(measured.find("no such probe") == nullptr);
+}
+
 TEST_CASE("watched links record their load whenever it changes") {
   RunOptions options;
   options.watch_links = 2;
