@@ -78,11 +78,12 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   const work::BuildEnv build{env, cluster, &compute};
 
   namespace parts = work::step_parts;
-  parts::StepMeasurements m;
-  m.dense = work::LayerTiming{};
-  m.dense->forward = Time::from_seconds(1e-3);
-  m.dense->backward = Time::from_seconds(2e-3);
-  m.dense->pair = m.dense->forward + m.dense->backward;
+  work::LayerTiming layer;
+  layer.forward = Time::from_seconds(1e-3);
+  layer.backward = Time::from_seconds(2e-3);
+  layer.pair = layer.forward + layer.backward;
+  parts::StepMeasurements m{.dense = layer, .sparse = std::nullopt, .dp = {},
+                            .source = work::Source::Exact};
   std::int64_t us = 10;
   for (const parts::DpKey& key : parts::dp_requests(job, build)) {
     m.dp[key] = Time::from_seconds(static_cast<double>(us) * 1e-6);  // 10, 20, ... us
