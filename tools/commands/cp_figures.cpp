@@ -4,13 +4,12 @@
 #include <algorithm>
 
 namespace hopsim::tools {
-namespace {
-
-// The largest over the smallest of `v` (0 when empty or the smallest is not positive).
 double max_over_min(const std::vector<double>& v) {
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   return lo == v.end() || *lo <= 0 ? 0.0 : *hi / *lo;
 }
+
+namespace {
 
 // Ring steps of one rank in the first layer's forward pass: compute, the transfer it sends, and
 // how long its compute stream waited since its previous step ended.

@@ -35,6 +35,9 @@ struct CpFigures {
   std::optional<ValidationFigures> validation;
 };
 
+/// The largest over the smallest of `v` (0 when empty or the smallest is not positive).
+double max_over_min(const std::vector<double>& v);
+
 /// The figures of case `c`, a CP layer (`cp` its details) repeated `layers` times, and
 /// `validation`'s row when there is one.
 CpFigures cp_figures(const work::CaseResult& c, const work::CpDetails& cp, std::int64_t layers,

@@ -2,7 +2,6 @@
 // the rows an --out file already holds when a sweep is resumed.
 #include "tools/commands/sweep_csv.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/commands/cp_figures.hpp"
 #include "tools/commands/csv.hpp"
 #include "tools/commands/sweep_points.hpp"
 #include "tools/config/node.hpp"
@@ -52,9 +52,7 @@ std::vector<std::string> figures(const work::RunResult& r) {
   if (c.ep() != nullptr) {
     imbalance = work::max_over_mean(c.ep()->tokens_per_rank);
   } else if (c.cp() != nullptr && !c.cp()->flops_per_rank.empty()) {
-    const auto [lo, hi] =
-        std::minmax_element(c.cp()->flops_per_rank.begin(), c.cp()->flops_per_rank.end());
-    imbalance = *lo > 0 ? *hi / *lo : 0.0;
+    imbalance = max_over_min(c.cp()->flops_per_rank);
   } else if (s.mean_busy_s > 0) {
     imbalance = busiest.busy.seconds() / s.mean_busy_s;
   }

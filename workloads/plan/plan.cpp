@@ -78,9 +78,7 @@ PlanTaskId Plan::append(const Plan& other, std::span<const int> gpu_of) {
   }
   std::vector<StreamIndex> stream_of;
   for (const std::string& name : other.streams_) {
-    const auto it = std::find(streams_.begin(), streams_.end(), name);
-    stream_of.push_back(it != streams_.end() ? static_cast<StreamIndex>(it - streams_.begin())
-                                             : add_stream(name));
+    stream_of.push_back(stream(name));
   }
   std::vector<std::uint32_t> label_of;
   for (const std::string& label : other.labels_) {

@@ -60,6 +60,11 @@ void add_link_bytes(const topo::Cluster& cluster, std::span<const topo::LinkId> 
   }
 }
 
+// Whether `t` is communication of its ranks: a flow between two GPUs, or held communication.
+bool communicates(const PlanTask& t) {
+  return (t.kind == PlanTaskKind::Flow && t.src != t.dst) || t.kind == PlanTaskKind::Hold;
+}
+
 // Per phase: its span over all ranks, and the critical rank's compute and communication in it;
 // a phase's communication is exposed where none of the rank's compute runs, of any phase (with
 // two micro-batches one's dispatch hides under the other's attention).
@@ -81,8 +86,7 @@ std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int
     if (mine && t.kind == PlanTaskKind::Compute) {
       per_phase[t.phase].compute.emplace_back(tt.start, tt.end);
       computing.emplace_back(tt.start, tt.end);
-    } else if (mine && ((t.kind == PlanTaskKind::Flow && t.src != t.dst) ||
-                        t.kind == PlanTaskKind::Hold)) {
+    } else if (mine && communicates(t)) {
       per_phase[t.phase].comm.emplace_back(tt.start, tt.end);
     }
   }
@@ -127,12 +131,12 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       per_rank[static_cast<std::size_t>(t.src)].compute.emplace_back(tt.start, tt.end);
       s.flops.n += t.flops.n;
       s.compute_sources.add(t.source, tt.end - tt.start);
-    } else if (t.kind == PlanTaskKind::Flow && t.src != t.dst) {
+    } else if (communicates(t)) {
       per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
-      per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
-      add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
-    } else if (t.kind == PlanTaskKind::Hold) {
-      per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
+      if (t.kind == PlanTaskKind::Flow) {  // a held collective is its own GPU's only
+        per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
+        add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
+      }
     }
   }
   // Ranks that appear in the plan count; the rest of the cluster is idle by choice.

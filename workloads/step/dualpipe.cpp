@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/crossing.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -190,25 +191,19 @@ void record_op(int p, int r, const DualOp& op, int stage, PlanTaskId id, DoneTas
   }
 }
 
-// `before` on `from_stage`, then `after` on `to_stage` in direction d: nothing when one task
-// does both, through a flow in `phase` when bytes cross between two GPUs, directly otherwise.
-void add_crossing(Plan& plan, const DualPipeSpec& spec, int d, int from_stage, int to_stage,
+// `before` on `from_stage`'s rank for direction d, then (its data crossing) `after` on
+// `to_stage`'s; nothing when they are one task.
+void cross_stages(Plan& plan, const DualPipeSpec& spec, int d, int from_stage, int to_stage,
                   PlanTaskId before, PlanTaskId after, std::uint32_t phase) {
   const int p = static_cast<int>(spec.gpus.size());
   // A stage's rank for direction d.
   const auto rank_of = [&](int stage) { return d == 0 ? stage : p - 1 - stage; };
-  const int from = spec.gpus[static_cast<std::size_t>(rank_of(from_stage))];
-  const int to = spec.gpus[static_cast<std::size_t>(rank_of(to_stage))];
   if (before == after) {
     return;
   }
-  if (spec.activation_bytes.n == 0 || from == to) {
-    plan.add_dependency(before, after);
-    return;
-  }
-  const PlanTaskId f = plan.add_flow(from, to, spec.activation_bytes, phase);
-  plan.add_dependency(before, f);
-  plan.add_dependency(f, after);
+  add_crossing(plan, spec.gpus[static_cast<std::size_t>(rank_of(from_stage))],
+               spec.gpus[static_cast<std::size_t>(rank_of(to_stage))], spec.activation_bytes,
+               before, after, phase);
 }
 
 // Data dependencies along each direction: every micro-batch's forward stage by stage, the last
@@ -219,7 +214,7 @@ void link_directions(Plan& plan, const DualPipeSpec& spec, const DualPhases& pha
   for (int d = 0; d < 2; ++d) {
     for (int mb = 0; mb < spec.micro_batches / 2; ++mb) {
       for (int s = 1; s < p; ++s) {
-        add_crossing(plan, spec, d, s - 1, s, done.at({d, mb, true, s - 1}),
+        cross_stages(plan, spec, d, s - 1, s, done.at({d, mb, true, s - 1}),
                      done.at({d, mb, true, s}), phases.comm_fwd);
       }
       const PlanTaskId last_f = done.at({d, mb, true, p - 1});
@@ -228,7 +223,7 @@ void link_directions(Plan& plan, const DualPipeSpec& spec, const DualPhases& pha
         plan.add_dependency(last_f, last_b);
       }
       for (int s = p - 1; s > 0; --s) {
-        add_crossing(plan, spec, d, s, s - 1, done.at({d, mb, false, s}),
+        cross_stages(plan, spec, d, s, s - 1, done.at({d, mb, false, s}),
                      done.at({d, mb, false, s - 1}), phases.comm_bwd);
       }
     }

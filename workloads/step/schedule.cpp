@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/crossing.hpp"
 #include "workloads/step/dualpipe.hpp"
 
 namespace hopsim::work {
@@ -52,20 +53,13 @@ std::vector<PlanTaskId> add_op_tasks(Plan& plan, const PipelineSpec& spec, const
   return ids;
 }
 
-// `before` on stage a, then (its data crossing to stage b's rank) `after`: through a flow in
-// `phase` when bytes cross between two GPUs, directly otherwise.
-void add_crossing(Plan& plan, const PipelineSpec& spec, int a, int b, PlanTaskId before,
+// `before` on stage a, then (its data crossing to stage b's rank) `after`.
+void cross_stages(Plan& plan, const PipelineSpec& spec, int a, int b, PlanTaskId before,
                   PlanTaskId after, std::uint32_t phase) {
   const int p = static_cast<int>(spec.gpus.size());
-  const int from = spec.gpus[static_cast<std::size_t>(a % p)];
-  const int to = spec.gpus[static_cast<std::size_t>(b % p)];
-  if (spec.activation_bytes.n == 0 || from == to) {
-    plan.add_dependency(before, after);
-    return;
-  }
-  const PlanTaskId flow = plan.add_flow(from, to, spec.activation_bytes, phase);
-  plan.add_dependency(before, flow);
-  plan.add_dependency(flow, after);
+  add_crossing(plan, spec.gpus[static_cast<std::size_t>(a % p)],
+               spec.gpus[static_cast<std::size_t>(b % p)], spec.activation_bytes, before, after,
+               phase);
 }
 
 // Each micro-batch's data dependencies: its forward stage by stage, the last stage's backward
@@ -77,11 +71,11 @@ void link_micro_batches(Plan& plan, const PipelineSpec& spec, const OpTasks& tas
   const auto last = [&](int s, int mb, bool fwd) { return task_of.at({s, mb, fwd}).second; };
   for (int mb = 0; mb < spec.micro_batches; ++mb) {
     for (int s = 1; s < stages; ++s) {
-      add_crossing(plan, spec, s - 1, s, last(s - 1, mb, true), first(s, mb, true), comm_fwd);
+      cross_stages(plan, spec, s - 1, s, last(s - 1, mb, true), first(s, mb, true), comm_fwd);
     }
     plan.add_dependency(last(stages - 1, mb, true), first(stages - 1, mb, false));
     for (int s = stages - 1; s > 0; --s) {
-      add_crossing(plan, spec, s, s - 1, last(s, mb, false), first(s - 1, mb, false), comm_bwd);
+      cross_stages(plan, spec, s, s - 1, last(s, mb, false), first(s - 1, mb, false), comm_bwd);
     }
   }
 }
