@@ -47,6 +47,27 @@ struct Commands {
   CLI::App* schema_cmd = nullptr;
 };
 
+// The command line as a shell would read it back: words with anything but plain characters
+// in single quotes.
+std::string shell_words(int argc, char** argv) {
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%";
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string w(argv[i]);
+    std::string word = w;
+    if (w.empty() || w.find_first_not_of(kPlain) != std::string::npos) {
+      word = "'";
+      for (const char ch : w) {
+        word += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      }
+      word += "'";
+    }
+    out += (i == 0 ? "" : " ") + word;
+  }
+  return out;
+}
+
 void add_commands(CLI::App& app, Commands& c) {
   hopsim::tools::RunOptions& o = c.run;
   c.run_cmd = app.add_subcommand("run", "simulate an experiment and report");
@@ -78,7 +99,12 @@ void add_commands(CLI::App& app, Commands& c) {
                           "a JSON array of points, each an object of KEY: VALUE; multiplies with "
                           "--vary");
   c.sweep_cmd->add_option("--set", w.overrides, "override a config key for every point");
-  c.sweep_cmd->add_option("--out", w.out, "append the rows to this CSV file (default: stdout)");
+  c.sweep_cmd->add_option("--out", w.out,
+                          "write the rows to this CSV file, afresh (with --resume: after its "
+                          "rows); default: stdout");
+  c.sweep_cmd->add_option("--rank-by", w.rank_by,
+                          "the figure the closing lines rank points by (default "
+                          "tokens_per_s_per_gpu where the kind has it, else step_time_s)");
   c.sweep_cmd->add_option("--jobs", w.jobs, "points simulated at once, on threads (default 1)");
   c.sweep_cmd->add_flag("--resume", w.resume, "skip the points --out already has rows for");
   c.sweep_cmd->add_option("--shard", w.shard,
@@ -165,6 +191,7 @@ int run_cli(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  c.sweep.command_line = shell_words(argc, argv);
   try {
     const int code = dispatch(c);
     // Output is buffered: a full disk or a closed pipe shows only when it is flushed.

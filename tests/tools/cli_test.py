@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -528,6 +529,79 @@ def case_sweep(ctx):
           "bad --vary")
 
 
+def case_sweep_rank(ctx):
+    """A sweep ranks by what the user pays for: rows carry GPUs, tokens, tokens/s per GPU, model
+    TFLOPs and MFU; the closing lines name the best point by tokens/s per GPU and warn when the
+    varied keys change the GPU count; a mistyped --vary key, a bad --rank-by and a --resume
+    over other values exit 2 before anything runs; SIGINT finishes the rows under way and
+    prints the --resume command, which completes the sweep."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cp.csv")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--vary", "parallel.cp=1,2,4,8",
+                          "--vary", "parallel.dp=16,8,4,2", "--out", out])
+        expect(rc == 0, f"sweep exited {rc}: {err}")
+        rows = [r for r in read_sweep(out) if r["status"] == "ok"]
+        expect(len(rows) >= 4, f"ok rows: {rows}")
+        for r in rows:
+            gpus, tokens, step = int(r["gpus"]), float(r["tokens"]), float(r["step_time_s"])
+            cp, dp = int(r["parallel.cp"]), int(r["parallel.dp"])
+            expect(gpus == cp * dp, f"gpus {gpus} != cp x dp: {r}")
+            expect(tokens == dp * 16384, f"tokens {tokens}: {dp} sequences of 16,384: {r}")
+            expect(relative_error(float(r["tokens_per_s_per_gpu"]), tokens / step / gpus) < 1e-5,
+                   f"tokens/s per GPU: {r}")
+            expect(relative_error(float(r["mfu"]) * 989, float(r["model_tflops_per_gpu"])) < 1e-3,
+                   f"MFU against H100's 989 TFLOPs: {r}")
+        best = max(rows, key=lambda r: float(r["tokens_per_s_per_gpu"]))
+        fastest = min(rows, key=lambda r: float(r["step_time_s"]))
+        expect(best["point"] != fastest["point"], "the test wants a best point that is not the "
+               "fastest step")
+        expect(f"best points by tokens_per_s_per_gpu" in err and
+               f"  1. point {best['point']}: parallel.cp={best['parallel.cp']} "
+               f"parallel.dp={best['parallel.dp']}:" in err, f"best point: {err}")
+        expect("change the GPU count" in err, f"no GPU-count warning: {err}")
+        # cp x dp fixed: the same GPUs at every point, no warning; --rank-by a time ranks low.
+        grid = os.path.join(tmp, "grid.json")
+        with open(grid, "w", encoding="utf-8") as f:
+            json.dump([{"parallel.cp": c, "parallel.dp": 16 // c} for c in (1, 2, 4)], f)
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--grid", grid, "--rank-by",
+                          "exposed_comm_s"])
+        expect(rc == 0 and "change the GPU count" not in err and
+               "by exposed_comm_s (lower is better)" in err, f"fixed GPUs: exit {rc}, {err}")
+        # Mistakes exit 2 before any point runs: nothing is written.
+        never = os.path.join(tmp, "never.csv")
+        for bad, says in ((["--vary", "parallel.cpp=1,2"], "no such key"),
+                          (["--vary", "workload.moe.routing.distrbution=zipf"], "no such key"),
+                          (["--vary", "parallel.cp=1,2", "--rank-by", "speed"], "--rank-by")):
+            rc, _, err = run([ctx.hopsim, "sweep", exp, *bad, "--out", never])
+            expect(rc == 2 and says in err and not os.path.exists(never),
+                   f"{bad}: exit {rc}, {err}")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--vary", "parallel.cp=2,1,4,8",
+                          "--vary", "parallel.dp=16,8,4,2", "--out", out, "--resume"])
+        expect(rc == 2 and "another sweep's" in err, f"--resume over other values: {rc}, {err}")
+        # SIGINT: the row under way is written, then the --resume command; it completes.
+        cut = os.path.join(tmp, "cut.csv")
+        seeds = ",".join(str(n) for n in range(1, 61))
+        args = [ctx.hopsim, "sweep", exp, "--vary", f"seed={seeds}", "--out", cut]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and (not os.path.exists(cut) or
+                                          len(read_sweep(cut)) < 2):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        done = read_sweep(cut)
+        expect(proc.returncode == 130 and "stopped by SIGINT" in err and "--resume" in err,
+               f"SIGINT: exit {proc.returncode}, {err}")
+        again = err.strip().splitlines()[-1].strip()
+        rc, _, err = run(["bash", "-c", again])
+        expect(rc == 0 and f"{len(done)} already in" in err, f"{again}: exit {rc}, {err}")
+        expect(len(read_sweep(cut)) > len(done), "the resumed sweep added no rows")
+    print("per-token columns, best point by tokens/s per GPU (not the fastest step), GPU-count "
+          "warning, 3 mistakes exit 2 before running, --resume over other values refused, "
+          f"SIGINT after {len(done)} rows then --resume")
+
+
 def case_compare(ctx):
     """hopsim compare: two reports side by side; a slower NIC shows as a longer step, more
     exposed communication and the same bytes; a file that is not a report exits 2 naming it."""
@@ -927,6 +1001,7 @@ def main():
               "readme-deps": case_readme_deps, "out-kill": case_out_kill,
               "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp,
               "reports-sane": case_reports_sane, "sweep": case_sweep,
+              "sweep-rank": case_sweep_rank,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}

@@ -35,6 +35,19 @@ TWO_KEYS = f"""point,parallel.ep,workload.routing.distribution,{METRICS}
 5,16,zipf,0.00233,0.00122,0.00115,0.00109,1.07,173042688,987936768,3.13,0.04,ok,
 """
 
+# hopsim sweep's columns since the per-token figures: cp and dp move together (a --grid), the
+# routing varies on its own; the best tokens/s per GPU (point 2) is not the fastest step.
+RANKED = ("point,parallel.cp,parallel.dp,workload.moe.routing.distribution,step_time_s,gpus,"
+          "tokens,tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,compute_s,comm_s,"
+          "exposed_comm_s,compute_comm_ratio,bytes_ib,bytes_nvlink,imbalance,wall_s,status,"
+          "error\n"
+          "0,1,16,uniform,0.120,16,262144,136533,300,0.30,0.100,0.030,0.020,3.3,0,10,1.0,0.1,ok,\n"
+          "1,1,16,zipf,0.130,16,262144,126030,280,0.28,0.100,0.040,0.030,2.5,0,10,1.2,0.1,ok,\n"
+          "2,4,4,uniform,0.028,16,65536,146285,320,0.32,0.020,0.010,0.008,2.0,0,10,1.0,0.1,ok,\n"
+          "3,4,4,zipf,0.031,16,65536,132129,290,0.29,0.020,0.012,0.011,1.7,0,10,1.3,0.1,ok,\n"
+          "4,8,2,uniform,0.018,16,32768,113777,250,0.25,0.010,0.009,0.008,1.1,0,10,1.0,0.1,ok,\n"
+          "5,8,2,zipf,,,,,,,,,,,,,,0.1,invalid,too few tokens\n")
+
 NOT_A_SWEEP = "name,value\nalpha,1\n"
 
 
@@ -117,6 +130,49 @@ def run_tests(script, tmp):
     check_user_error(script, os.path.join(tmp, "no_such.csv"), "--out", out)
     check_user_error(script, one, "--out", out, "--metric", "nonexistent",
                      mentions=("nonexistent",))
+    check_ranked(script, write(os.path.join(tmp, "ranked.csv"), RANKED), tmp)
+    check_without_matplotlib(script, one, tmp)
+
+
+def described(stdout, name):
+    """What plot_sweep.py printed after a file's path: "(x: ...; best: point N)"."""
+    for line in stdout.splitlines():
+        if line.split("  (")[0].endswith(name):
+            return line.split("  (", 1)[1].rstrip(")")
+    raise Failure(f"{name} not listed: {stdout!r}")
+
+
+def check_ranked(script, ranked, tmp):
+    """Keys that move together make one axis; the default metric is tokens/s per GPU and its
+    best point is marked; --x and --y choose the axes."""
+    rc, stdout, stderr = plot(script, ranked, "--out", os.path.join(tmp, "ranked"))
+    expect(rc == 0, f"{ranked}: exited {rc}: {stderr}")
+    what = described(stdout, "heatmap.png")
+    expect(what == "x: cp, dp; y: distribution; best: point 2", f"heatmap: {what}")
+    rc, stdout, stderr = plot(script, ranked, "--out", os.path.join(tmp, "ranked_xy"), "--x",
+                              "workload.moe.routing.distribution", "--y", "parallel.dp",
+                              "--metric", "step_time_s")
+    what = described(stdout, "heatmap.png")
+    expect(rc == 0 and what == "x: distribution; y: cp, dp; best: point 4",
+           f"--x/--y, step time: exit {rc}, {what}, {stderr}")
+    check_user_error(script, ranked, "--out", tmp, "--x", "parallel.cp", "--y", "parallel.dp",
+                     mentions=("move together",))
+    check_user_error(script, ranked, "--out", tmp, "--x", "parallel.tp", mentions=("not a varied",))
+
+
+def check_without_matplotlib(script, csv_path, tmp):
+    """An interpreter without matplotlib (-S: no site-packages) reruns the script with one that
+    has it; told not to search, it says what to install for itself."""
+    command = [PYTHON, "-S", script, csv_path, "--out", os.path.join(tmp, "fallback")]
+    p = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    expect(p.returncode == 0 and "has no matplotlib; using" in p.stderr and
+           "line.png" in p.stdout, f"{' '.join(command)}: exit {p.returncode}, {p.stderr}")
+    env = dict(os.environ, HOPSIM_PLOT_SWEEP_REEXEC="1")
+    p = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+                       env=env)
+    expect(p.returncode == 2 and "-m pip install matplotlib" in p.stderr and
+           "Traceback" not in p.stderr and csv_path not in p.stderr,
+           f"no matplotlib anywhere: exit {p.returncode}, {p.stderr}")
 
 
 def main():

@@ -280,3 +280,32 @@ TEST_CASE("zigzag beats contiguous on a causal ring, every GPU of the mesh runs 
   };
   CHECK(time(CpBalance::Zigzag) < time(CpBalance::Contiguous));
 }
+
+TEST_CASE("a layer's throughput: its TP x CP groups' tokens and model FLOPs in closed form") {
+  AttentionLayerJob job;
+  job.seq_len = 8192;
+  job.micro_batch = 2;
+  job.mlp = true;
+  Experiment e = layer_experiment(2, 8, job, 4, 2, 8);
+  e.parallel.dp = 2;  // 16 GPUs: 2 TP x CP groups of 8, each 2 sequences
+  const RunResult r = run(e);
+  REQUIRE(r.ok());
+  REQUIRE(r.cases.front().throughput.has_value());
+  const Throughput& t = *r.cases.front().throughput;
+  CHECK(t.gpus == 16);
+  CHECK(t.tokens == 4 * 8192);
+  CHECK(t.peak_tflops == 989);
+  // Forward per token: 2 FLOPs per weight of Q, K, V, O (8 KV heads: 4 h^2) and the MLP
+  // (3 h f); per sequence the scores' 4 h per causal pair; backward twice the forward.
+  const double h = 1024;
+  const double gemm = 2 * (4 * h * h + 3 * h * 4096);
+  const double pairs = 8192.0 * 8193.0 / 2;
+  CHECK(t.model_flops == hopsim::test::approx(3 * (4 * 8192 * gemm + 4 * 4 * h * pairs)));
+  // Forward only: a third of it.
+  job.passes = Passes::Forward;
+  e.job = job;
+  const RunResult forward = run(e);
+  REQUIRE(forward.ok());
+  CHECK(forward.cases.front().throughput->model_flops ==
+        hopsim::test::approx(t.model_flops / 3).epsilon(1e-12));
+}

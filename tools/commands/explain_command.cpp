@@ -139,8 +139,9 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   const double v = static_cast<double>(job.virtual_stages);
   const double gpus = static_cast<double>(mesh.size());
   const double tokens = static_cast<double>(job.global_batch * job.layer.attention.seq_len);
-  const double per_token = work::model_flops_per_token(*exp.model, job.layer.attention.seq_len,
-                                                       job.attended_pairs(exp.seed));
+  const work::AttentionLayerJob& attention = job.layer.attention;
+  const double per_token = work::model_flops_per_token(*exp.model, attention.seq_len,
+                                                       attention.attended_pairs(exp.seed));
   Json memory = Json::array();
   for (const work::StageMemory& mem : work::stage_memory(shape)) {
     memory.push_back({{"params_GB", mem.params / 1e9},

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "tools/commands/throughput_figures.hpp"
+
 namespace hopsim::tools {
 namespace {
 
@@ -153,10 +155,11 @@ StepFigures step_figures(const work::CaseResult& c,
   const work::StepDetails& d = *c.step();
   const double step = c.summary.step.seconds();
   StepFigures f;
-  const double gpus = static_cast<double>(d.gpus);
-  f.tokens_per_s_per_gpu = step > 0 ? d.tokens / step / gpus : 0.0;
-  f.model_tflops_per_gpu = step > 0 ? d.model_flops / step / gpus / 1e12 : 0.0;
-  f.mfu = d.peak_tflops > 0 ? f.model_tflops_per_gpu / d.peak_tflops : 0.0;
+  if (const std::optional<ThroughputFigures> t = throughput_figures(c)) {
+    f.tokens_per_s_per_gpu = t->tokens_per_s_per_gpu;
+    f.model_tflops_per_gpu = t->model_tflops_per_gpu;
+    f.mfu = t->mfu;
+  }
   if (!d.layers.empty()) {
     f.breakdown = breakdown(c, step);
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "tools/commands/csv.hpp"
+#include "tools/commands/sweep_best.hpp"
 #include "tools/commands/sweep_csv.hpp"
 #include "tools/commands/sweep_points.hpp"
 #include "tools/config/experiment_file.hpp"
@@ -96,6 +100,35 @@ void progress(std::size_t done, std::size_t total, double elapsed, bool terminal
   std::fflush(stderr);
 }
 
+// The signal that stopped the sweep (SIGINT, SIGTERM), or 0: the points under way finish and
+// are written, no new one starts.
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void on_stop_signal(int signal) {
+  g_stop = signal;
+  std::signal(signal, SIG_DFL);  // a second one stops at once
+}
+
+// SIGINT and SIGTERM stop the sweep between points while it runs; the handlers before are
+// restored after.
+class StopSignals {
+ public:
+  StopSignals()
+      : int_(std::signal(SIGINT, on_stop_signal)), term_(std::signal(SIGTERM, on_stop_signal)) {
+    g_stop = 0;
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, int_);
+    std::signal(SIGTERM, term_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  void (*int_)(int);
+  void (*term_)(int);
+};
+
 // The command line's own mistakes, found before any file is read.
 void check_options(const SweepOptions& o) {
   if (o.vary.empty() && o.grid.empty()) {
@@ -106,6 +139,37 @@ void check_options(const SweepOptions& o) {
   }
   if (o.jobs < 1 || o.jobs > 256) {
     throw ConfigError(fmt::format("--jobs {}: expected 1 to 256", o.jobs));
+  }
+  const std::vector<std::string> metrics = sweep::rank_metrics();
+  if (!o.rank_by.empty() &&
+      std::find(metrics.begin(), metrics.end(), o.rank_by) == metrics.end()) {
+    throw ConfigError(fmt::format("--rank-by {}: not a figure of a sweep's rows; one of {}",
+                                  config::echo(o.rank_by, 40), fmt::join(metrics, ", ")));
+  }
+}
+
+// A varied key the experiment has no place for (a typo, an index past an array) fails the
+// sweep before any point runs: each key is set alone to its first value, and an error that
+// names that --set and the key's place, not its value, is the sweep's own.
+void check_keys(const SweepOptions& o, const std::vector<std::string>& first) {
+  for (const std::string& kv : first) {
+    std::vector<std::string> sets = o.overrides;
+    sets.push_back(kv);
+    try {
+      (void)config::load_experiment(o.experiment, sets);
+    } catch (const ConfigError& e) {
+      const std::string message = e.what();
+      const std::string key = kv.substr(0, kv.find('='));
+      const bool ours = message.rfind("--set " + key + "=", 0) == 0;
+      const bool place = message.find("unknown key") != std::string::npos ||
+                         message.find("is not an index") != std::string::npos ||
+                         message.find("is inside a") != std::string::npos ||
+                         message.find("empty key segment") != std::string::npos;
+      if (ours && place) {
+        throw ConfigError(fmt::format("--vary {}: the experiment has no such key: {}", key,
+                                      message));
+      }
+    }
   }
 }
 
@@ -155,6 +219,8 @@ class PointPool {
 
   /// Runs every point on up to --jobs threads (this one among them), then closes --out.
   Tally run();
+  /// The rows run() wrote, in the order they ended.
+  const std::vector<std::string>& lines() const { return lines_; }
 
  private:
   void work();
@@ -170,6 +236,7 @@ class PointPool {
   std::mutex lock_;                   // over what follows
   Clock::time_point last_progress_ = started_;
   Tally tally_;
+  std::vector<std::string> lines_;  // the rows written
 };
 
 Tally PointPool::run() {
@@ -190,7 +257,7 @@ Tally PointPool::run() {
 
 // One thread's share: the next point left, until none is.
 void PointPool::work() {
-  for (std::size_t i = next_++; i < todo_.size(); i = next_++) {
+  for (std::size_t i = next_++; i < todo_.size() && g_stop == 0; i = next_++) {
     const std::size_t p = todo_[i];
     const Outcome result = run_point(o_, points_[p]);
     record(result, sweep::row(p, points_[p], result.fields));
@@ -206,6 +273,7 @@ void PointPool::record(const Outcome& result, const std::string& line) {
   if (std::fputs(line.c_str(), out_) == EOF || std::fflush(out_) != 0) {
     tally_.write_failed = true;
   }
+  lines_.push_back(line);
   ++tally_.finished;
   tally_.errors += result.error ? 1U : 0U;
   tally_.invalid += result.fields[sweep::kStatusField] == "invalid" ? 1U : 0U;
@@ -218,22 +286,59 @@ void PointPool::record(const Outcome& result, const std::string& line) {
   }
 }
 
+// The sweep's best points and GPU-count warning, over every row of --out (resumed ones too),
+// else over the rows this run wrote.
+void report_best(const SweepOptions& o, const std::string& head,
+                 const std::vector<std::string>& lines) {
+  std::vector<std::vector<std::string>> rows;
+  if (!o.out.empty()) {
+    rows = sweep::read_rows(o.out);
+  } else {
+    for (const std::string& line : lines) {
+      rows.push_back(split_csv(line.substr(0, line.find_last_not_of('\n') + 1)));
+    }
+  }
+  fmt::print(stderr, "{}", sweep::best_points(split_csv(head), rows, o.rank_by));
+}
+
+// What an interrupted sweep says: where its rows are and how to go on.
+void stopped(const SweepOptions& o, std::size_t finished) {
+  const char* what = g_stop == SIGTERM ? "SIGTERM" : "SIGINT";
+  if (o.out.empty()) {
+    fmt::print(stderr,
+               "sweep: stopped by {} after {} point(s); the rows went to standard output. Run "
+               "with --out FILE to be able to resume a sweep\n",
+               what, finished);
+    return;
+  }
+  std::string again = o.command_line.empty() ? std::string("the same command") : o.command_line;
+  if (!o.resume) {
+    again += " --resume";
+  }
+  fmt::print(stderr, "sweep: stopped by {} after {} point(s); their rows are in {}. Go on with:\n"
+                     "  {}\n",
+             what, finished, o.out, again);
+}
+
 }  // namespace
 
 int sweep_command(const SweepOptions& o) {
   check_options(o);
   const std::vector<std::vector<std::string>> points = sweep_points(o.vary, o.grid);
   const sweep::Shard shard = sweep::parse_shard(o.shard);
-  // The experiment itself must load (a point's own keys may still be invalid).
+  // The experiment itself must load (a point's own values may still be invalid), and every
+  // varied key must be one of its keys.
   (void)config::load_experiment(o.experiment, o.overrides);
+  check_keys(o, points.front());
   const std::string head = sweep::header(points.front());
   const std::set<std::size_t> done =
-      o.resume ? sweep::done_points(o.out, head, sweep::column_count(points.front()))
-               : std::set<std::size_t>{};
+      o.resume ? sweep::done_points(o.out, head, points) : std::set<std::size_t>{};
   std::vector<std::size_t> todo = todo_points(points.size(), shard, done);
   std::FILE* out = open_out(o, head, !o.resume || done.empty());
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  const Tally t = PointPool(o, points, std::move(todo), out, terminal).run();
+  const StopSignals signals;
+  PointPool pool(o, points, std::move(todo), out, terminal);
+  const Tally t = pool.run();
   if (terminal && t.finished > 0) {
     fmt::print(stderr, "\n");  // past the bar
   }
@@ -247,6 +352,11 @@ int sweep_command(const SweepOptions& o) {
     fmt::print(stderr, "{}: cannot write the rows: {}\n", o.out.empty() ? "stdout" : o.out,
                std::strerror(errno));
     return 1;
+  }
+  report_best(o, head, pool.lines());
+  if (g_stop != 0) {
+    stopped(o, t.finished);
+    return 130;
   }
   return t.errors > 0 ? 1 : 0;
 }

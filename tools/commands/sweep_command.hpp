@@ -20,6 +20,11 @@ struct SweepOptions {
   std::size_t jobs = 1;  ///< points simulated at once, each on its own thread
   bool resume = false;   ///< skip the points --out already has a row for
   std::string shard;     ///< "I/N", 1 <= I <= N: only the points whose index is I-1 modulo N
+  /// The figure the closing lines rank points by (a CSV column); empty: tokens_per_s_per_gpu
+  /// where the kind has it, else step_time_s.
+  std::string rank_by;
+  /// The command as typed, for the --resume line an interrupted sweep prints.
+  std::string command_line;
 };
 
 /// The points of a sweep, in order: the --grid's points (when `grid` names a file) vary
@@ -35,8 +40,10 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string
 int sweep_merge_command(const std::string& out, const std::vector<std::string>& inputs);
 
 /// Returns the exit code: 0 when every point ran (invalid points are rows, not failures), 1 when
-/// some point failed at run time or the CSV could not be written. Throws config::ConfigError
-/// on a malformed command line or an --out file of another sweep.
+/// some point failed at run time or the CSV could not be written, 130 when SIGINT or SIGTERM
+/// stopped it (the points under way finish and are written first). Throws config::ConfigError
+/// on a malformed command line, a --vary key the experiment does not have, or an --out file
+/// of another sweep (other keys or other values).
 int sweep_command(const SweepOptions& options);
 
 }  // namespace hopsim::tools

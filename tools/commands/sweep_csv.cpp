@@ -2,6 +2,7 @@
 // the rows an --out file already holds when a sweep is resumed.
 #include "tools/commands/sweep_csv.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "tools/commands/cp_figures.hpp"
 #include "tools/commands/csv.hpp"
 #include "tools/commands/sweep_points.hpp"
+#include "tools/commands/throughput_figures.hpp"
 #include "tools/config/node.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -20,12 +22,16 @@ namespace hopsim::tools::sweep {
 namespace {
 
 // The columns after the varied keys: the figures(), then row_fields()' own three.
-const char* const kColumns[] = {"step_time_s", "compute_s",          "comm_s",
-                                "exposed_comm_s", "compute_comm_ratio", "bytes_ib",
-                                "bytes_nvlink",   "imbalance",          "wall_s",
-                                "status",         "error"};
+// The columns after the varied keys: the figures(), then row_fields()' own three. The
+// throughput columns are blank for kinds without tokens (collectives, flows).
+const char* const kColumns[] = {
+    "step_time_s",    "gpus",   "tokens",          "tokens_per_s_per_gpu", "model_tflops_per_gpu",
+    "mfu",            "compute_s", "comm_s",       "exposed_comm_s",       "compute_comm_ratio",
+    "bytes_ib",       "bytes_nvlink", "imbalance", "wall_s",               "status",
+    "error"};
 
-constexpr std::size_t kFigures = 8;
+constexpr std::size_t kFigures = 13;
+static_assert(kStatusField == kFigures + 1);
 
 }  // namespace
 
@@ -57,7 +63,16 @@ std::vector<std::string> figures(const work::RunResult& r) {
     imbalance = busiest.busy.seconds() / s.mean_busy_s;
   }
   const double comm = busiest.comm.seconds();
+  const std::optional<ThroughputFigures> t = throughput_figures(c);
+  const auto per_token = [&](double ThroughputFigures::*field, const char* format) {
+    return t ? fmt::format(fmt::runtime(format), (*t).*field) : std::string();
+  };
   return {fmt::format("{:.9g}", s.step.seconds()),
+          t ? fmt::format("{}", t->gpus) : std::string(),
+          per_token(&ThroughputFigures::tokens, "{:.9g}"),
+          per_token(&ThroughputFigures::tokens_per_s_per_gpu, "{:.6g}"),
+          per_token(&ThroughputFigures::model_tflops_per_gpu, "{:.6g}"),
+          per_token(&ThroughputFigures::mfu, "{:.4g}"),
           fmt::format("{:.9g}", busiest.compute.seconds()),
           fmt::format("{:.9g}", comm),
           fmt::format("{:.9g}", busiest.exposed.seconds()),
@@ -89,8 +104,36 @@ std::string row(std::size_t index, const std::vector<std::string>& point,
   return line;
 }
 
+namespace {
+
+// Throws when `fields`, a row of the CSV at `path`, is not point `index` of `points` (a row of
+// a sweep over other values, or of more points).
+void check_row(const std::string& path, const std::vector<std::string>& fields,
+               std::size_t index, const std::vector<std::vector<std::string>>& points) {
+  if (index >= points.size()) {
+    throw config::ConfigError(fmt::format(
+        "{}: has a row for point {}, this sweep has {} points: it is another sweep's; remove "
+        "it, pick another --out, or leave out --resume",
+        path, index, points.size()));
+  }
+  const std::vector<std::string>& point = points[index];
+  for (std::size_t k = 0; k < point.size(); ++k) {
+    const std::string& kv = point[k];
+    const std::string value = kv.substr(kv.find('=') + 1);
+    if (fields[1 + k] != value) {
+      throw config::ConfigError(fmt::format(
+          "{}: point {} has {}={} there, {} in this sweep: it is another sweep's; remove it, "
+          "pick another --out, or leave out --resume",
+          path, index, kv.substr(0, kv.find('=')), fields[1 + k], value));
+    }
+  }
+}
+
+}  // namespace
+
 std::set<std::size_t> done_points(const std::string& path, const std::string& head,
-                                  std::size_t columns) {
+                                  const std::vector<std::vector<std::string>>& points) {
+  const std::size_t columns = column_count(points.front());
   std::set<std::size_t> done;
   std::ifstream in(path);
   std::string line;
@@ -111,7 +154,9 @@ std::set<std::size_t> done_points(const std::string& path, const std::string& he
     complete += line.size() + 1;
     const std::vector<std::string> f = split_csv(line);
     double index = 0;
-    if (f.size() == columns && parse_number(f[0], index)) {
+    if (f.size() == columns && parse_number(f[0], index) && index >= 0 &&
+        index == std::floor(index)) {
+      check_row(path, f, static_cast<std::size_t>(index), points);
       done.insert(static_cast<std::size_t>(index));
     }
   }
@@ -121,6 +166,19 @@ std::set<std::size_t> done_points(const std::string& path, const std::string& he
     std::filesystem::resize_file(path, complete, ec);
   }
   return done;
+}
+
+std::vector<std::vector<std::string>> read_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    if (!line.empty()) {
+      rows.push_back(split_csv(line));
+    }
+  }
+  return rows;
 }
 
 }  // namespace hopsim::tools::sweep

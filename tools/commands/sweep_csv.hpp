@@ -14,7 +14,7 @@ struct RunResult;
 namespace hopsim::tools::sweep {
 
 /// Where a row's status ("ok", "invalid" or "error") is among the fields after its values.
-constexpr std::size_t kStatusField = 9;
+constexpr std::size_t kStatusField = 14;
 
 /// The header of a sweep whose points set `point`'s keys (KEY=VALUE, as every point has them).
 std::string header(const std::vector<std::string>& point);
@@ -36,8 +36,11 @@ std::string row(std::size_t index, const std::vector<std::string>& point,
 
 /// The points the CSV at `path` already has whole rows for (none when it is empty or absent),
 /// its cut last line removed to be rerun. Throws config::ConfigError when its header is not
-/// `head`.
+/// `head` or a row's values are not those of its point in `points` (another sweep's file).
 std::set<std::size_t> done_points(const std::string& path, const std::string& head,
-                                  std::size_t columns);
+                                  const std::vector<std::vector<std::string>>& points);
+
+/// The rows of the CSV at `path` after its header, split into fields.
+std::vector<std::vector<std::string>> read_rows(const std::string& path);
 
 }  // namespace hopsim::tools::sweep

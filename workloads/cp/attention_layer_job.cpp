@@ -288,4 +288,37 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   }
 }
 
+double AttentionLayerJob::attended_pairs(std::uint64_t seed) const {
+  const auto d = [](std::int64_t n) { return static_cast<double>(n); };
+  const auto causal = [&](std::int64_t n) { return d(n) * d(n + 1) / 2; };
+  switch (mask) {
+    case AttentionMask::Full:
+      return d(seq_len) * d(seq_len + cached_tokens);
+    case AttentionMask::Document: {
+      const std::vector<std::int64_t> docs =
+          documents.empty() ? draw_documents(seq_len, document_mean_tokens, seed) : documents;
+      double pairs = 0;
+      for (const std::int64_t n : docs) {
+        pairs += causal(n);
+      }
+      return pairs;
+    }
+    case AttentionMask::Causal:
+      break;
+  }
+  return causal(seq_len) + d(seq_len) * d(cached_tokens);
+}
+
+Throughput AttentionLayerJob::throughput(const JobEnv& env, double gemm_flops_per_token) const {
+  const ParallelSpec& p = env.mesh.spec();
+  const double sequences = static_cast<double>(env.mesh.size()) /
+                           static_cast<double>(p.tp * p.cp) * static_cast<double>(micro_batch);
+  const double tokens = sequences * static_cast<double>(seq_len);
+  const double scores = 4 * static_cast<double>(env.model->hidden) * attended_pairs(env.seed);
+  const double passes_run = (forward() ? 1.0 : 0.0) + (backward() ? 2.0 : 0.0);
+  const double flops = (tokens * gemm_flops_per_token + sequences * scores) *
+                       static_cast<double>(layers) * passes_run;
+  return {env.mesh.size(), tokens, flops, env.cluster.gpu.peak_bf16_tflops};
+}
+
 }  // namespace hopsim::work

@@ -93,6 +93,13 @@ struct AttentionLayerJob {
   CpLayout layout(std::int64_t cp_degree, std::uint64_t seed) const;
   bool forward() const { return passes != Passes::Backward; }
   bool backward() const { return passes != Passes::Forward; }
+  /// (Query, key) pairs one sequence attends under the mask, cached context included
+  /// (documents: the layer's, or drawn with `seed` as the layer draws them).
+  double attended_pairs(std::uint64_t seed) const;
+  /// The mesh's GPUs, the tokens its TP x CP groups hold (micro_batch sequences each), and
+  /// the layers' model FLOPs as they pass (backward twice the forward): the scores'
+  /// 4 h per attended pair, and `gemm_flops_per_token` (forward) per token.
+  Throughput throughput(const JobEnv& env, double gemm_flops_per_token) const;
 };
 
 }  // namespace hopsim::work

@@ -432,6 +432,8 @@ std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} x{} {}", kKind, layers, mode_name(mode)), std::move(plan),
                      std::string(cp_algorithm_name(cp.algorithm)), {}, std::move(details)});
+  const LayerParams params = layer_params(*b.env.model, false);
+  out.back().throughput = throughput(b.env, 2 * (params.attention + (mlp ? params.mlp : 0)));
   return out;
 }
 

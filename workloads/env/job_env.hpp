@@ -56,6 +56,18 @@ const CpDetails* cp_details(const CaseDetails& d);
 const EpDetails* ep_details(const CaseDetails& d);
 const StepDetails* step_details(const CaseDetails& d);
 
+/// What a case's run is worth to the user who pays for its GPUs: the GPUs it occupies, the
+/// tokens it processes and their model FLOPs (the Llama 3 / DeepSeek-V3 convention: GEMMs and
+/// attention scores, forward and backward as the case passes, no recomputation), and one
+/// GPU's peak dense BF16 TFLOPs (MFU's denominator). Steps and layer kinds have one;
+/// collectives and flows do not.
+struct Throughput {
+  std::int64_t gpus = 0;
+  double tokens = 0;
+  double model_flops = 0;
+  double peak_tflops = 0;
+};
+
 /// One simulated case of a job: for a collective, one size.
 struct Case {
   std::string name;
@@ -64,6 +76,7 @@ struct Case {
   /// Figures of the case's own input that reports divide by its time (name, value).
   std::vector<std::pair<std::string, double>> metrics{};
   CaseDetails details{};
+  std::optional<Throughput> throughput{};
 };
 
 inline const CpDetails* cp_details(const CaseDetails& d) {

@@ -445,6 +445,18 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
   std::vector<Case> out;
   out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
                      std::move(details)});
+  // Every GPU's tokens through router, shared and top-k routed experts (and the attention
+  // projections when the layer has them); no attention scores (the kind has no sequence).
+  const LayerParams lp = layer_params(*b.env.model, true);
+  const double routed = static_cast<double>(b.env.model->moe.top_k) * lp.expert;
+  const double per_token =
+      2 * (lp.router + lp.shared_experts + routed + (attention ? lp.attention : 0));
+  const double tokens =
+      static_cast<double>(routing.tokens_per_gpu) * static_cast<double>(b.env.mesh.size());
+  const double passes_run = (forward() ? 1.0 : 0.0) + (backward() ? 2.0 : 0.0);
+  out.back().throughput = Throughput{b.env.mesh.size(), tokens,
+                                     tokens * per_token * static_cast<double>(layers) * passes_run,
+                                     b.env.cluster.gpu.peak_bf16_tflops};
   return out;
 }
 

@@ -76,7 +76,7 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
 CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                          const RunOptions& options) {
   CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
-               {}, {}, {}, std::move(c.details)};
+               {}, {}, {}, std::move(c.details), c.throughput};
   if (options.watch_links > 0) {
     LinkLoadRecorder recorder(busiest_links(cluster, r.plan, options.watch_links));
     r.outcome = simulate(cluster, r.plan, {.observer = &recorder, .tolerance = tolerance});

@@ -49,6 +49,7 @@ struct CaseResult {
   Summary summary;
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
   CaseDetails details;               ///< what the kind's report section needs
+  std::optional<Throughput> throughput;  ///< steps and layers: GPUs, tokens, model FLOPs
 
   const CpDetails* cp() const { return cp_details(details); }
   const EpDetails* ep() const { return ep_details(details); }

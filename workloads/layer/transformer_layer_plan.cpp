@@ -117,6 +117,8 @@ std::vector<Case> TransformerLayerJob::cases(const BuildEnv& b) const {
   out.push_back(Case{fmt::format("{} x{} {}", kKind, attention.layers, mode_name(attention.mode)),
                      std::move(plan), choice, {},
                      TransformerDetails{std::move(cp), std::move(ep)}});
+  out.back().throughput =
+      attention.throughput(b.env, layer_gemm_flops_per_token(*b.env.model, moe.has_value()));
   return out;
 }
 

@@ -174,8 +174,10 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.head_backward =
       b.compute->gemm(Dtype::Bf16, head_tokens, vocab_share, model.hidden, Pass::Bwd).time;
   details.tokens = d(job.global_batch) * d(job.layer.attention.seq_len);
-  details.model_flops = details.tokens * model_flops_per_token(model, job.layer.attention.seq_len,
-                                                               job.attended_pairs(b.env.seed));
+  const AttentionLayerJob& attention = job.layer.attention;
+  details.model_flops =
+      details.tokens *
+      model_flops_per_token(model, attention.seq_len, attention.attended_pairs(b.env.seed));
   details.peak_tflops = spec.gpu.peak_bf16_tflops;
   details.hbm_bytes = spec.gpu.hbm_GB * 1e9;
   details.memory = stage_memory(shape);
@@ -191,27 +193,6 @@ ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
   return l;
 }
 
-double TrainingStepJob::attended_pairs(std::uint64_t seed) const {
-  const AttentionLayerJob& a = layer.attention;
-  const auto causal = [](std::int64_t n) { return d(n) * d(n + 1) / 2; };
-  switch (a.mask) {
-    case AttentionMask::Full:
-      return d(a.seq_len) * d(a.seq_len);
-    case AttentionMask::Document: {
-      const std::vector<std::int64_t> docs =
-          a.documents.empty() ? draw_documents(a.seq_len, a.document_mean_tokens, seed)
-                              : a.documents;
-      double pairs = 0;
-      for (const std::int64_t n : docs) {
-        pairs += causal(n);
-      }
-      return pairs;
-    }
-    case AttentionMask::Causal:
-      break;
-  }
-  return causal(a.seq_len);
-}
 
 StepShape TrainingStepJob::shape(const JobEnv& env) const {
   HOPSIM_ASSERT(env.model != nullptr, "a training step needs a model");
@@ -345,10 +326,14 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
 }
 
 std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& measured) const {
-  if (!fold) {
-    return step_parts::unfolded_cases(*this, b);
+  std::vector<Case> out =
+      fold ? step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured))
+           : step_parts::unfolded_cases(*this, b);
+  for (Case& c : out) {
+    const StepDetails& d = *step_details(c.details);
+    c.throughput = Throughput{d.gpus, d.tokens, d.model_flops, d.peak_tflops};
   }
-  return step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured));
+  return out;
 }
 
 }  // namespace hopsim::work

@@ -66,9 +66,6 @@ struct TrainingStepJob {
     return Bytes{layer.attention.seq_len * layer.attention.micro_batch * m.hidden * 2 /
                  (p.tp * p.cp)};
   }
-  /// (Query, key) pairs one sequence attends under the mask (documents: the layer's, or drawn
-  /// with `seed` as the attention layer draws them).
-  double attended_pairs(std::uint64_t seed) const;
   /// The memory and FLOPs inputs; the model must be set.
   StepShape shape(const JobEnv& env) const;
   /// The mesh of one layer group: tp, cp, ep as the step's, pp 1, and dp just large enough for
