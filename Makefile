@@ -1,5 +1,5 @@
 # hopsim: the everyday commands. `make run` and `make test` install what is missing first.
-.PHONY: help deps build program run test bench asan tsan fuzz fuzz-long tidy format clean
+.PHONY: help deps build program run test bench install asan tsan fuzz fuzz-long tidy format clean
 .DEFAULT_GOAL := help
 
 help:
@@ -7,6 +7,7 @@ help:
 	@echo "make test     install what is missing, build everything, run every test"
 	@echo "make build    build everything (Release): the program, tests, bench, harness host code"
 	@echo "make bench    speed benchmarks: medians of several runs (hyperfine), peak memory"
+	@echo "make install  install hopsim, its presets, docs and hopsim-plot-sweep (PREFIX=~/.local)"
 	@echo "make asan     every test under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@echo "make tsan     the concurrent run() test under ThreadSanitizer"
 	@echo "make fuzz     mutate the shipped configs and run them under ASan+UBSan (FUZZ_SECONDS=600)"
@@ -32,9 +33,18 @@ run: program
 test: build
 	ctest --preset release
 
+# The program, the presets it finds by name (share/hopsim/configs), hopsim-plot-sweep and the
+# docs under PREFIX; an installed hopsim runs from any folder.
+PREFIX ?= $(HOME)/.local
+install: program
+	cmake --install build --prefix "$(PREFIX)"
+
 # Each case in its own process (its peak memory is its own): hyperfine median of 5 runs, peak
 # memory from /usr/bin/time -v, events/s and solves (bench/run_bench.sh; see README).
 bench: build
+	@command -v hyperfine >/dev/null && [ -x /usr/bin/time ] || { echo "make bench needs" \
+	  "hyperfine and GNU time: apt-get install hyperfine time (Debian, Ubuntu), or see" \
+	  "https://github.com/sharkdp/hyperfine"; exit 1; }
 	@bash bench/run_bench.sh
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over every test (Debug -O1).

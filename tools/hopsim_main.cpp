@@ -12,6 +12,7 @@
 #include "tools/commands/check_calibration_command.hpp"
 #include "tools/commands/compare_command.hpp"
 #include "tools/commands/explain_command.hpp"
+#include "tools/commands/list_command.hpp"
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
@@ -37,6 +38,9 @@ struct Commands {
   std::string gpu;
   std::string cluster;
   bool markdown = false;
+  std::vector<std::string> unset_run;  ///< --unset KEY: --set KEY=null
+  std::vector<std::string> unset_sweep;
+  std::vector<std::string> unset_explain;
   CLI::App* run_cmd = nullptr;
   CLI::App* explain_cmd = nullptr;
   CLI::App* sweep_cmd = nullptr;
@@ -45,6 +49,7 @@ struct Commands {
   CLI::App* merge_cmd = nullptr;
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
+  CLI::App* list_cmd = nullptr;
 };
 
 // The command line as a shell would read it back: words with anything but plain characters
@@ -72,7 +77,9 @@ void add_commands(CLI::App& app, Commands& c) {
   hopsim::tools::RunOptions& o = c.run;
   c.run_cmd = app.add_subcommand("run", "simulate an experiment and report");
   c.run_cmd->add_option("experiment", o.experiment, "experiment JSON file")->required();
-  c.run_cmd->add_option("--set", o.overrides, "override a config key: KEY=VALUE (dotted path)");
+  c.run_cmd->add_option("--set", o.overrides,
+                        "override a config key: KEY=VALUE (dotted path; VALUE null removes it)");
+  c.run_cmd->add_option("--unset", c.unset_run, "remove an optional key: --set KEY=null");
   c.run_cmd->add_flag("--json", o.json, "print the report as JSON instead of a summary");
   c.run_cmd->add_option("--out", o.out_dir,
                         "write report.json and config.json into DIR (atomically; a stale "
@@ -99,6 +106,7 @@ void add_commands(CLI::App& app, Commands& c) {
                           "a JSON array of points, each an object of KEY: VALUE; multiplies with "
                           "--vary");
   c.sweep_cmd->add_option("--set", w.overrides, "override a config key for every point");
+  c.sweep_cmd->add_option("--unset", c.unset_sweep, "remove an optional key for every point");
   c.sweep_cmd->add_option("--out", w.out,
                           "write the rows to this CSV file, afresh (with --resume: after its "
                           "rows); default: stdout");
@@ -130,7 +138,9 @@ void add_commands(CLI::App& app, Commands& c) {
   c.explain_cmd = app.add_subcommand("explain", "print the closed-form numbers of an experiment");
   c.explain_cmd->add_option("experiment", x.experiment, "experiment JSON file")->required();
   c.explain_cmd->add_option("--set", x.overrides,
-                            "override a config key: KEY=VALUE (dotted path)");
+                            "override a config key: KEY=VALUE (dotted path; VALUE null removes "
+                            "it)");
+  c.explain_cmd->add_option("--unset", c.unset_explain, "remove an optional key: --set KEY=null");
   c.explain_cmd->add_flag("--json", x.json, "print JSON instead of a summary");
   c.check_cmd = app.add_subcommand(
       "check-calibration", "read a calibration table as the simulator does and summarize it");
@@ -139,6 +149,8 @@ void add_commands(CLI::App& app, Commands& c) {
   c.check_cmd->add_option("--cluster", c.cluster,
                           "also check the table against this cluster file's GPU (name, peaks, "
                           "SMs, HBM)");
+  c.list_cmd = app.add_subcommand(
+      "list", "list the presets an experiment can name (clusters, models, calibration tables)");
   c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
   c.schema_cmd->add_flag("--markdown", c.markdown, "print the reference as Markdown (docs/)");
 }
@@ -146,6 +158,9 @@ void add_commands(CLI::App& app, Commands& c) {
 int dispatch(const Commands& c) {
   if (c.check_cmd->parsed()) {
     return hopsim::tools::check_calibration_command(c.table, c.gpu, c.cluster);
+  }
+  if (c.list_cmd->parsed()) {
+    return hopsim::tools::list_command();
   }
   if (c.schema_cmd->parsed()) {
     return hopsim::tools::schema_command(c.markdown);
@@ -180,7 +195,8 @@ int run_cli(int argc, char** argv) {
     if (subcommands.empty()) {
       fmt::print(stderr,
                  "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, sweep-merge, "
-                 "regress, compare, explain, check-calibration and schema (hopsim --help)\n",
+                 "regress, compare, explain, check-calibration, schema and list (hopsim "
+                 "--help)\n",
                  name);
       return 2;
     }
@@ -192,6 +208,13 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   c.sweep.command_line = shell_words(argc, argv);
+  for (auto [keys, overrides] : {std::pair{&c.unset_run, &c.run.overrides},
+                                 std::pair{&c.unset_sweep, &c.sweep.overrides},
+                                 std::pair{&c.unset_explain, &c.explain.overrides}}) {
+    for (const std::string& key : *keys) {
+      overrides->push_back(key + "=null");
+    }
+  }
   try {
     const int code = dispatch(c);
     // Output is buffered: a full disk or a closed pipe shows only when it is flushed.

@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -353,7 +354,7 @@ def case_text_summary(ctx):
     """The text summary names cluster, GPU and model; explain prints readable units."""
     rc, out, err = run([ctx.hopsim, "run", os.path.join(ctx.source_dir,
                                                         "configs/experiments/flows-tour.json"),
-                        "--set", "cluster=../clusters/h200-hgx.json"])
+                        "--set", "cluster=h200-hgx"])
     expect(rc == 0 and "h200-hgx: 16 nodes x 8 H200 SXM" in out,
            f"the summary does not name the H200 cluster: {out!r} {err!r}")
     rc, out, err = run([ctx.hopsim, "explain", os.path.join(
@@ -600,6 +601,103 @@ def case_sweep_rank(ctx):
     print("per-token columns, best point by tokens/s per GPU (not the fastest step), GPU-count "
           "warning, 3 mistakes exit 2 before running, --resume over other values refused, "
           f"SIGINT after {len(done)} rows then --resume")
+
+
+def case_what_if(ctx):
+    """--set says what it changed and warns when it changes nothing (a cluster size the mesh does
+    not use, naming parallel.dp; a peak while links carry the achievable figure; a value it
+    already had); figures beyond shipping hardware warn with their unit; --unset and null
+    remove a key; an experiment copied anywhere runs when it names presets; a --set path is
+    relative to the working directory; an unknown preset lists the known ones."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster.nodes=64"])
+    expect(rc == 0 and "--set cluster.nodes=64: cluster.nodes: 16 -> 64" in err and
+           "warning: --set cluster.nodes=64: changes nothing" in err and
+           "parallel.dp=128" in err, f"cluster.nodes=64: exit {rc}, {err}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster.nic.peak_GBps=100"])
+    expect(rc == 0 and "Did you mean --set cluster.nic.achievable_GBps" in err,
+           f"nic.peak_GBps alone: exit {rc}, {err}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster.nic.peak_GBps=100",
+                      "--set", "cluster.nic.achievable_GBps=90"])
+    expect(rc == 0 and "warning" not in err, f"peak with achievable: exit {rc}, {err}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "parallel.cp=4"])
+    expect(rc == 0 and "changes nothing: parallel.cp is already 4" in err, f"same value: {err}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster.nic.peak_GBps=400",
+                      "--set", "cluster.nic.achievable_GBps=400", "--set",
+                      "cluster.nic.latency_us=715"])
+    expect(rc == 0 and "400 GB/s per NIC is above any shipping hardware" in err and
+           "715 us is above any shipping hardware" in err, f"implausible: exit {rc}, {err}")
+    _, with_table = run_json(ctx, exp)
+    for unset in (["--unset", "calibration"], ["--set", "calibration=null"]):
+        text, report = run_json(ctx, exp, *unset)
+        expect(report["calibration"] is None and
+               report["step_time_s"] != with_table["step_time_s"],
+               f"{unset}: the roofline should price the kernels")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--unset", "model"])
+    expect(rc == 2 and "--set model=null" in err and "model" in err, f"--unset model: {rc}, {err}")
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(exp, encoding="utf-8") as f:
+            copied = json.load(f)
+        expect(copied["cluster"] == "h100-dgx", "default.json names its cluster preset")
+        path = os.path.join(tmp, "copied.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(copied, f)
+        p = subprocess.run([ctx.hopsim, "run", "copied.json", "--json", "--set",
+                            "cluster=h200-hgx", "--unset", "calibration"], cwd=tmp,
+                           capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and json.loads(p.stdout)["cluster"]["gpu"] == "H200 SXM",
+               f"copied experiment on the H200 preset: exit {p.returncode}, {p.stderr}")
+        shutil.copy(os.path.join(ctx.source_dir, "configs/clusters/h200-hgx.json"),
+                    os.path.join(tmp, "mine.json"))
+        p = subprocess.run([ctx.hopsim, "run", exp, "--json", "--set", "cluster=mine.json",
+                            "--unset", "calibration"], cwd=tmp, capture_output=True, text=True,
+                           timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and json.loads(p.stdout)["cluster"]["gpu"] == "H200 SXM",
+               f"--set cluster=FILE relative to the working directory: {p.stderr}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster=h300-dgx"])
+    expect(rc == 2 and "no cluster preset \"h300-dgx\"" in err and "h200-hgx" in err,
+           f"unknown preset: exit {rc}, {err}")
+    rc, out, err = run([ctx.hopsim, "list"])
+    expect(rc == 0 and "h200-hgx" in out and "deepseek-v3" in out and "h100-published" in out,
+           f"hopsim list: exit {rc}, {out}{err}")
+    print("what each --set changed, 4 kinds of no-op and implausible values warned, --unset and "
+          "null, presets from anywhere, --set paths from the working directory, hopsim list")
+
+
+def case_install(ctx):
+    """cmake --install puts hopsim, its presets and hopsim-plot-sweep under a prefix; the
+    installed program runs an experiment that names presets from any folder and lists them."""
+    build = os.path.dirname(os.path.dirname(ctx.hopsim))
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "prefix")
+        rc, _, err = run(["cmake", "--install", build, "--prefix", prefix])
+        expect(rc == 0, f"cmake --install: exit {rc}, {err}")
+        hopsim = os.path.join(prefix, "bin", "hopsim")
+        for path in (hopsim, os.path.join(prefix, "bin", "hopsim-plot-sweep"),
+                     os.path.join(prefix, "share/hopsim/configs/clusters/h200-hgx.json"),
+                     os.path.join(prefix, "share/doc/hopsim/README.md")):
+            expect(os.path.exists(path), f"not installed: {path}")
+        expect(os.access(os.path.join(prefix, "bin", "hopsim-plot-sweep"), os.X_OK),
+               "hopsim-plot-sweep is not executable")
+        work = os.path.join(tmp, "work")
+        os.makedirs(work)
+        experiment = {"name": "installed", "cluster": "h100-dgx", "model": "llama3-8b",
+                      "parallel": {"tp": 8, "cp": 2},
+                      "workload": {"kind": "attention_layer", "seq_len": 16384}}
+        with open(os.path.join(work, "exp.json"), "w", encoding="utf-8") as f:
+            json.dump(experiment, f)
+        # The installed presets come first (the source tree's configs/ is the fallback).
+        p = subprocess.run([hopsim, "run", "exp.json", "--json"], cwd=work, capture_output=True,
+                           text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0, f"installed hopsim: exit {p.returncode}, {p.stderr}")
+        report = json.loads(p.stdout)
+        expect(report["cluster"]["file"].startswith(os.path.join(prefix, "share/hopsim")),
+               f"the cluster came from {report['cluster']['file']}, not the installed presets")
+        p = subprocess.run([hopsim, "list"], cwd=work, capture_output=True, text=True,
+                           timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and os.path.join(prefix, "share/hopsim/configs") in p.stdout,
+               f"installed hopsim list: {p.stdout}{p.stderr}")
+    print("installed under a prefix; runs a preset-naming experiment from another folder")
 
 
 def case_compare(ctx):
@@ -1001,7 +1099,8 @@ def main():
               "readme-deps": case_readme_deps, "out-kill": case_out_kill,
               "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp,
               "reports-sane": case_reports_sane, "sweep": case_sweep,
-              "sweep-rank": case_sweep_rank,
+              "sweep-rank": case_sweep_rank, "what-if": case_what_if,
+              "install": case_install,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}

@@ -17,6 +17,7 @@
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/commands/trace.hpp"
+#include "tools/commands/what_if.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -156,9 +157,15 @@ int run_command(const RunOptions& o) {
     ranks = parse_trace_ranks(o.trace_ranks,
                               file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
   }
+  for (const std::string& w : file.hardware_warnings) {
+    fmt::print(stderr, "warning: {}\n", w);
+  }
   const work::RunResult result = work::run(file.experiment, run_options(o));
   if (!result.ok()) {
     file.fail(result.problems.front());
+  }
+  for (const std::string& line : what_if_lines(file, result)) {
+    fmt::print(stderr, "{}\n", line);
   }
   if (const std::size_t stuck = result.stuck(); stuck > 0) {
     fmt::print(stderr, "{}: {} tasks never ran (a dependency cycle)\n", o.experiment, stuck);

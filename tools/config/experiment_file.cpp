@@ -17,6 +17,8 @@
 #include "tools/config/layer_config.hpp"
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
+#include "tools/config/plausibility.hpp"
+#include "tools/config/presets.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -75,11 +77,24 @@ nlohmann::json read_referenced(const Node& at, const std::string& file) {
   return read_json_file(file);
 }
 
+// The file that the string at `root`'s `key` names: a preset by name ("h100-dgx"; relative to
+// the working directory when under it, as reports show it), else a path relative to the
+// experiment.
+std::string referenced_file(const Node& root, std::string_view key) {
+  const Node at = root.at(key);
+  const std::string value = at.string();
+  if (is_preset_name(value)) {
+    return display_path(
+        find_preset(key, value, fmt::format("{}: /{}", at.origin()->describe(at.path()), key)));
+  }
+  return relative_to(root.file(), value);
+}
+
 Linked link(const Node& root, const std::string& key) {
   Linked l;
   l.origin = std::const_pointer_cast<Origin>(root.origin());
   if (root.has(key) && root.at(key).is_string()) {
-    const std::string file = relative_to(root.file(), root.at(key).string());
+    const std::string file = referenced_file(root, key);
     l.doc = read_referenced(root.at(key), file);
     l.origin = std::make_shared<Origin>(Origin{file, {}});
     l.in_file = true;
@@ -94,18 +109,43 @@ Node node_of(const Linked& l, const Node& root, std::string_view key) {
 // "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
 std::string set_text(const std::string& o) { return "--set " + echo(o, 60); }
 
+// A file that a --set gives for the cluster, model or calibration table is relative to the
+// working directory, as any path on a command line (a preset name stays a name).
+std::string path_from_here(const std::string& key, const std::string& value) {
+  if (key != "cluster" && key != "model" && key != "calibration") {
+    return value;
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+  const std::string path =
+      parsed.is_string() ? parsed.get<std::string>() : (parsed.is_discarded() ? value : "");
+  if (path.empty() || is_preset_name(path) || std::filesystem::path(path).is_absolute()) {
+    return value;
+  }
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::absolute(path, ec);
+  return ec ? value : nlohmann::json(here.lexically_normal().string()).dump();
+}
+
 // Applies --set overrides: the experiment's own keys first, so that `--set cluster=OTHER.json`
 // picks the file; then keys under "cluster." and "model." into those files' documents (or
 // into the experiment, where they are inline). Each records where it wrote.
 void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& doc,
-                     const std::shared_ptr<Origin>& origin, Linked& cluster, Linked& model) {
+                     const std::shared_ptr<Origin>& origin, Linked& cluster, Linked& model,
+                     std::vector<OverrideChange>& changes) {
+  const auto apply = [&](nlohmann::json& target, const std::string& key, const std::string& path,
+                         const std::string& value, Origin& where, const std::string& text) {
+    Applied a = apply_override(target, path, value);
+    where.overrides.emplace_back(a.pointer, text);
+    changes.push_back({text, key, std::move(a.before), std::move(a.after)});
+  };
   std::vector<std::pair<std::string, std::string>> linked_overrides;
   for (const std::string& o : overrides) {
     auto [key, value] = split_override(o);
+    value = path_from_here(key, value);
     if (key.starts_with(kClusterPrefix) || key.starts_with(kModelPrefix)) {
       linked_overrides.emplace_back(std::move(key), std::move(value));
     } else {
-      origin->overrides.emplace_back(apply_override(doc, key, value), set_text(o));
+      apply(doc, key, key, value, *origin, set_text(o));
     }
   }
   const Node root(doc, origin);
@@ -124,10 +164,9 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
                                     text, section, section));
     }
     if (target.in_file) {
-      target.origin->overrides.emplace_back(
-          apply_override(target.doc, key.substr(key.find('.') + 1), value), text);
+      apply(target.doc, key, key.substr(key.find('.') + 1), value, *target.origin, text);
     } else {
-      origin->overrides.emplace_back(apply_override(doc, key, value), text);
+      apply(doc, key, key, value, *origin, text);
     }
   }
 }
@@ -154,7 +193,7 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   auto origin = std::make_shared<Origin>(Origin{path, {}});
   Linked cluster;
   Linked model;
-  apply_overrides(overrides, doc, origin, cluster, model);
+  apply_overrides(overrides, doc, origin, cluster, model, f.changes);
   f.origin = origin;
   f.cluster_origin = cluster.origin;
   f.model_origin = model.origin;
@@ -168,6 +207,8 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
                             : 1;
   f.cluster_file = cluster.origin->file;
   const ClusterConfig parsed = parse_cluster(node_of(cluster, root, "cluster"));
+  f.hardware_warnings = cluster_plausibility(node_of(cluster, root, "cluster"));
+  f.warnings = f.hardware_warnings;
   e.cluster = parsed.topology;
   e.nccl = parsed.nccl;
   e.deepep = parsed.deepep;
@@ -176,13 +217,15 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
     f.model_file = model.origin->file;
   }
   if (root.has("calibration")) {
-    f.calibration_file = relative_to(path, root.at("calibration").string());
+    f.calibration_file = referenced_file(root, "calibration");
     const nlohmann::json table = read_referenced(root.at("calibration"), f.calibration_file);
     auto calibration = std::make_shared<work::Calibration>(
         parse_calibration(Node(table, f.calibration_file)));
     check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
-    f.warnings = check_calibration_plausible(*calibration, figures_of(e.cluster.gpu),
-                                             f.calibration_file);
+    for (std::string& w : check_calibration_plausible(*calibration, figures_of(e.cluster.gpu),
+                                                      f.calibration_file)) {
+      f.warnings.push_back(std::move(w));
+    }
     e.calibration = std::move(calibration);
     e.calibration_name = f.calibration_file;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@
 #include "workloads/experiment/experiment.hpp"
 
 namespace hopsim::config {
+
+/// One --set as applied: its argument, its dotted key, and the value before and after in the
+/// document it went into (JSON text; unset where there was none, or none is left).
+struct OverrideChange {
+  std::string text;
+  std::string key;
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+};
 
 /// An experiment as read from its files.
 struct ExperimentFile {
@@ -27,8 +37,13 @@ struct ExperimentFile {
   std::shared_ptr<const Origin> origin;
   std::shared_ptr<const Origin> cluster_origin;
   std::shared_ptr<const Origin> model_origin;
-  /// What is accepted but worth a look ("file: /pointer: message"): explain prints these.
+  /// What is accepted but worth a look ("file: /pointer: message"): the calibration table's
+  /// oddities (explain prints these) and the cluster's figures beyond shipping hardware
+  /// (`hardware_warnings`, which run prints too).
   std::vector<std::string> warnings;
+  std::vector<std::string> hardware_warnings;
+  /// The --set arguments in the order applied, with what each changed.
+  std::vector<OverrideChange> changes;
 
   /// Throws the ConfigError of `problem` (a pointer into the experiment), naming the file or
   /// the --set argument that holds the value.

@@ -8,19 +8,32 @@
 
 namespace hopsim::config {
 
-nlohmann::json::json_pointer apply_override(nlohmann::json& doc, const std::string& key,
-                                            const std::string& value) {
+namespace {
+
+// The text of a value as a report would show it (strings quoted).
+std::optional<std::string> text_of(const nlohmann::json* v) {
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  return v->dump();
+}
+
+}  // namespace
+
+Applied apply_override(nlohmann::json& doc, const std::string& key, const std::string& value) {
   check_json_structure(value, "--set " + key);
   nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
   if (parsed.is_discarded()) {
     parsed = value;
   }
+  const bool remove = parsed.is_null();
   nlohmann::json* at = &doc;
-  nlohmann::json::json_pointer pointer;
+  Applied out;
   std::size_t begin = 0;
   for (;;) {
     const std::size_t dot = key.find('.', begin);
-    const std::string part = key.substr(begin, dot == std::string::npos ? dot : dot - begin);
+    const bool last = dot == std::string::npos;
+    const std::string part = key.substr(begin, last ? dot : dot - begin);
     if (part.empty()) {
       throw ConfigError(fmt::format("--set {}: empty key segment", key));
     }
@@ -31,23 +44,40 @@ nlohmann::json::json_pointer apply_override(nlohmann::json& doc, const std::stri
         throw ConfigError(fmt::format("--set {}: \"{}\" is not an index of an array of {}", key,
                                       part, at->size()));
       }
+      out.pointer /= index;
+      if (last && remove) {
+        throw ConfigError(fmt::format("--set {}=null: an array element cannot be removed; set "
+                                      "the whole array",
+                                      key));
+      }
       at = &(*at)[index];
-      pointer /= index;
     } else if (at->is_object() || at->is_null()) {
+      out.pointer /= part;
+      if (last && remove) {  // removed where it is, nothing created on the way
+        if (at->is_object() && at->contains(part)) {
+          out.before = text_of(&at->at(part));
+          at->erase(part);
+        }
+        return out;
+      }
+      if (remove && !(at->is_object() && at->contains(part))) {
+        return out;  // nothing there to remove
+      }
       at = &(*at)[part];
-      pointer /= part;
     } else {
       throw ConfigError(
           fmt::format("--set {}: \"{}\" is inside a {}, not an object", key, part,
                       at->type_name()));
     }
-    if (dot == std::string::npos) {
+    if (last) {
       break;
     }
     begin = dot + 1;
   }
+  out.before = at->is_null() ? std::nullopt : text_of(at);
   *at = std::move(parsed);
-  return pointer;
+  out.after = text_of(at);
+  return out;
 }
 
 }  // namespace hopsim::config
