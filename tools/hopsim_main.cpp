@@ -125,6 +125,8 @@ void add_commands(CLI::App& app, Commands& c) {
   c.regress_cmd->add_option("--tolerance", c.regress.tolerance,
                             "relative change that fails (default 0.01)");
   c.regress_cmd->add_flag("--update", c.regress.update, "rewrite the expected reports");
+  c.regress_cmd->add_option("--junit", c.regress.junit,
+                            "also write the results as JUnit XML to FILE (for CI)");
   c.merge_cmd = app.add_subcommand(
       "sweep-merge", "merge the CSVs of one sweep's shards into one, ordered by point");
   c.merge_cmd->add_option("out", c.merge_out, "the merged CSV (written atomically)")->required();

@@ -805,34 +805,90 @@ def case_step_report(ctx):
            f"unfolded {unfolded['step_time_s']} against folded {step}")
 
 
-def case_regress(ctx):
-    """hopsim regress: the shipped suite passes; a 10% slower NVLink in one experiment fails it
-    and names it; --update accepts the change."""
-    import shutil
-    rc, out, err = run([ctx.hopsim, "regress", os.path.join(ctx.source_dir, "tests/golden")],
-                       timeout=120)
-    expect(rc == 0 and "0 of" in out, f"the shipped suite: exit {rc}\n{out}{err}")
-    with tempfile.TemporaryDirectory() as tmp:
-        suite_dir = os.path.join(tmp, "suite")
-        shutil.copytree(os.path.join(ctx.source_dir, "tests/golden"), suite_dir)
-        path = os.path.join(suite_dir, "suite.json")
+def cluster_link(ctx, experiment_path, link):
+    """The achievable (else peak) GB/s of `link` ("nic", "nvlink") of an experiment's cluster:
+    a preset, a file beside it, or inline."""
+    with open(experiment_path, encoding="utf-8") as f:
+        cluster = json.load(f)["cluster"]
+    if isinstance(cluster, str):
+        path = (os.path.join(ctx.source_dir, "configs/clusters", cluster + ".json")
+                if "/" not in cluster and not cluster.endswith(".json")
+                else os.path.join(os.path.dirname(experiment_path), cluster))
         with open(path, encoding="utf-8") as f:
-            suite = json.load(f)
-        for entry in suite.values():
-            entry["experiment"] = os.path.normpath(
-                os.path.join(ctx.source_dir, "tests/golden", entry["experiment"]))
-        suite["moe-layer-ep16-zipf"]["set"] = ["cluster.nvlink.achievable_GBps=144"]
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(suite, f)
+            cluster = json.load(f)
+    return cluster[link].get("achievable_GBps", cluster[link]["peak_GBps"])
+
+
+def copied_suite(ctx, tmp):
+    """The shipped suite copied into tmp, its experiment paths made absolute: (folder, suite)."""
+    suite_dir = os.path.join(tmp, "suite")
+    shutil.copytree(os.path.join(ctx.source_dir, "tests/golden"), suite_dir)
+    with open(os.path.join(suite_dir, "suite.json"), encoding="utf-8") as f:
+        suite = json.load(f)
+    for entry in suite.values():
+        entry["experiment"] = os.path.normpath(
+            os.path.join(ctx.source_dir, "tests/golden", entry["experiment"]))
+    return suite_dir, suite
+
+
+def write_suite(suite_dir, suite):
+    with open(os.path.join(suite_dir, "suite.json"), "w", encoding="utf-8") as f:
+        json.dump(suite, f)
+
+
+def case_regress(ctx):
+    """hopsim regress: the shipped suite passes from any folder and writes JUnit XML; a 10%
+    slower NVLink in one experiment fails it and names it; the whole suite fails under a 10%
+    slower NIC and under a 10% slower NVLink (it holds experiments bound by each); --update
+    accepts a change; a new suite says how to create its expected reports."""
+    import xml.etree.ElementTree as ET
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = os.path.join(tmp, "out.xml")
+        p = subprocess.run([ctx.hopsim, "regress", os.path.join(ctx.source_dir, "tests/golden"),
+                            "--junit", "out.xml"], cwd=tmp, capture_output=True, text=True,
+                           timeout=120, check=False)
+        expect(p.returncode == 0 and "0 of" in p.stdout, f"the shipped suite from {tmp}: exit "
+               f"{p.returncode}\n{p.stdout}{p.stderr}")
+        suite_xml = ET.parse(junit).getroot().find("testsuite")
+        expect(suite_xml.get("failures") == "0" and
+               int(suite_xml.get("tests")) == len(suite_xml.findall("testcase")) >= 10,
+               f"JUnit XML: {open(junit, encoding='utf-8').read()}")
+        suite_dir, suite = copied_suite(ctx, tmp)
+        for link in ("nic", "nvlink"):
+            slow = copy.deepcopy(suite)
+            for entry in slow.values():
+                gbps = cluster_link(ctx, entry["experiment"], link)
+                entry["set"] = entry.get("set", []) + [
+                    f"cluster.{link}.achievable_GBps={0.9 * gbps:.6g}"]
+            write_suite(suite_dir, slow)
+            rc, out, _ = run([ctx.hopsim, "regress", suite_dir, "--junit", junit], timeout=120)
+            failed = ET.parse(junit).getroot().find("testsuite").get("failures")
+            expect(rc == 1 and int(failed) >= 1 and "step time moved" in out,
+                   f"a 10% slower {link} everywhere: exit {rc}, {failed} failures\n{out}")
+        slow = copy.deepcopy(suite)
+        slow["moe-layer-ep16-zipf"]["set"] = ["cluster.nvlink.achievable_GBps=144"]
+        write_suite(suite_dir, slow)
         rc, out, _ = run([ctx.hopsim, "regress", suite_dir], timeout=120)
         changed = [line for line in out.splitlines() if line.endswith("CHANGED")]
-        expect(rc == 1 and len(changed) == 1 and changed[0].startswith("moe-layer-ep16-zipf"),
+        expect(rc == 1 and len(changed) == 1 and changed[0].startswith("moe-layer-ep16-zipf") and
+               "hopsim regress " + suite_dir + " --update" in out,
                f"a slower NVLink: exit {rc}\n{out}")
         rc, out, _ = run([ctx.hopsim, "regress", suite_dir, "--update"], timeout=120)
-        expect(rc == 0, f"--update: exit {rc}\n{out}")
+        updated = [line.split() for line in out.splitlines() if line.endswith("updated")]
+        expect(rc == 0 and all(float(u[1]) > 0 for u in updated) and
+               ["moe-layer-ep16-zipf", "0.00783441", "updated"] not in updated,
+               f"--update prints each step time: exit {rc}\n{out}")
         rc, out, _ = run([ctx.hopsim, "regress", suite_dir], timeout=120)
         expect(rc == 0, f"after --update: exit {rc}\n{out}")
-    print("suite passes; a 10% slower NVLink is caught and named; --update accepts it")
+        os.remove(os.path.join(suite_dir, "default.json"))
+        rc, out, _ = run([ctx.hopsim, "regress", suite_dir], timeout=120)
+        expect(rc == 1 and "MISSING" in out and "--update` writes it" in out,
+               f"a new entry: exit {rc}\n{out}")
+        rc, _, err = run([ctx.hopsim, "regress", os.path.join(tmp, "nothing")])
+        expect(rc == 2 and "no suite here" in err, f"no suite: exit {rc}, {err}")
+    print("suite passes from another folder with JUnit XML; a 10% slower NIC and NVLink each "
+          "fail it; one slower experiment named; --update prints step times; a new entry and "
+          "a missing suite explained")
 
 
 def case_reports_sane(ctx):
@@ -914,7 +970,8 @@ def case_step_linear_dp(ctx):
 
 def case_regress_bad_golden(ctx):
     """hopsim regress trusts no golden: a missing key, a wrong type, not a report, a repeated
-    key, a FIFO, a missing file: each one line naming the file (and key), exit 2, no hang."""
+    key, a FIFO: each one line naming the file (and key), exit 2, no hang; a missing golden is
+    an entry without an expected report (exit 1, the --update hint)."""
     import shutil
     experiment = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
     with open(os.path.join(ctx.source_dir, "tests/golden/flows-tour.json"), encoding="utf-8") as f:
@@ -929,8 +986,7 @@ def case_regress_bad_golden(ctx):
             "flows-tour.json: /results/0/phases: expected an array of phases, got object"),
            ("not a report", '{"a": 1}', "flows-tour.json: /results: missing"),
            ("a repeated key", '{"a": 1, "a": 2}', 'key "a" appears twice'),
-           ("a FIFO", None, "is not a regular file"),
-           ("no golden", "", "no such file")]
+           ("a FIFO", None, "is not a regular file")]
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "suite.json"), "w", encoding="utf-8") as f:
             json.dump({"flows-tour": {"experiment": experiment}}, f)
@@ -947,10 +1003,14 @@ def case_regress_bad_golden(ctx):
             lines = err.strip().splitlines()
             expect(rc == 2 and len(lines) == 1 and message in lines[0],
                    f"{what}: exit {rc}, stderr {err!r}")
+        os.remove(golden)
+        rc, out, err = run([ctx.hopsim, "regress", tmp], timeout=20)
+        expect(rc == 1 and "MISSING" in out and "--update` writes it" in out,
+               f"no golden (a new suite): exit {rc}\n{out}{err}")
         shutil.copy(os.path.join(ctx.source_dir, "tests/golden/flows-tour.json"), golden)
         rc, out, err = run([ctx.hopsim, "regress", tmp], timeout=20)
         expect(rc == 0, f"the good golden: exit {rc}\n{out}{err}")
-    print(f"{len(bad)} bad goldens: one line each, exit 2")
+    print(f"{len(bad)} bad goldens: one line each, exit 2; a missing one: MISSING, exit 1")
 
 
 def case_out_kill(ctx):

@@ -2,9 +2,12 @@
 // step and phase times compared with NAME.json's.
 #include "tools/commands/regress_command.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -129,36 +132,155 @@ std::vector<std::string> differences(const std::map<std::string, double>& before
   return bad;
 }
 
-// The headline of a comparison, expected and new: the last case's step time (a collective's
-// largest size).
-std::pair<double, double> headline(const std::map<std::string, double>& before,
-                                   const std::map<std::string, double>& after) {
-  double old_step = 0;
-  double new_step = 0;
-  for (const auto& [key, value] : before) {
-    if (key.ends_with(" step")) {
-      old_step = value;
-      new_step = after.count(key) != 0 ? after.at(key) : 0.0;
-    }
+// A report's headline: its last case's step time (a collective's largest size).
+double headline(const Json& report) {
+  const Json& results = report.contains("results") ? report["results"] : Json();
+  if (!results.is_array() || results.empty() || !results.back().is_object() ||
+      !results.back().contains("step_time_s") || !results.back()["step_time_s"].is_number()) {
+    return 0;
   }
-  return {old_step, new_step};
+  return results.back()["step_time_s"].get<double>();
 }
 
-// An entry's new report against its expected report at `expected_path`: a row of the table,
-// then its first differences. Returns whether it changed.
-bool compare_entry(const std::string& name, const Json& report, const fs::path& expected_path,
-                   double tolerance) {
-  const std::map<std::string, double> before =
-      times(config::read_ordered_json_file(expected_path.string()), expected_path.string());
-  const std::map<std::string, double> after = times(report, name);
-  const std::vector<std::string> bad = differences(before, after, tolerance);
-  const auto [old_step, new_step] = headline(before, after);
-  fmt::print("{:<32} {:>14.6g} {:>14.6g} {:>+8.2f}%  {}\n", name, old_step, new_step,
-             100 * change(old_step, new_step), bad.empty() ? "ok" : "CHANGED");
-  for (std::size_t i = 0; i < bad.size() && i < 8; ++i) {
-    fmt::print("    {}\n", bad[i]);
+// One entry's outcome: its row's figures and, when it failed, why (for the table and JUnit).
+struct EntryResult {
+  std::string name;
+  double expected_s = 0;
+  double new_s = 0;
+  std::string status;  // "ok", "CHANGED", "MISSING", "updated"
+  bool step_changed = false;
+  std::vector<std::string> differences;
+  double wall_s = 0;
+};
+
+// An entry's new report against its expected report at `expected_path`.
+EntryResult compare_entry(const std::string& name, const Json& report,
+                          const fs::path& expected_path, double tolerance) {
+  EntryResult r;
+  r.name = name;
+  r.new_s = headline(report);
+  if (!fs::exists(expected_path)) {
+    r.status = "MISSING";
+    r.differences.push_back(fmt::format("no expected report {} yet: `hopsim regress {} "
+                                        "--update` writes it from this build",
+                                        expected_path.string(),
+                                        expected_path.parent_path().string()));
+    return r;
   }
-  return !bad.empty();
+  const Json expected = config::read_ordered_json_file(expected_path.string());
+  const std::map<std::string, double> before = times(expected, expected_path.string());
+  const std::map<std::string, double> after = times(report, name);
+  r.differences = differences(before, after, tolerance);
+  r.expected_s = headline(expected);
+  r.status = r.differences.empty() ? "ok" : "CHANGED";
+  r.step_changed = std::any_of(r.differences.begin(), r.differences.end(), [](const auto& d) {
+    return d.find(" step:") != std::string::npos;
+  });
+  return r;
+}
+
+void print_row(const EntryResult& r) {
+  if (r.status == "updated") {
+    fmt::print("{:<32} {:>14} {:>14.6g} {:>9}  updated\n", r.name, "", r.new_s, "");
+    return;
+  }
+  const std::string expected =
+      r.status == "MISSING" ? std::string("-") : fmt::format("{:.6g}", r.expected_s);
+  const std::string delta =
+      r.status == "MISSING" ? std::string("") : fmt::format("{:+.2f}%", 100 * change(r.expected_s,
+                                                                                      r.new_s));
+  fmt::print("{:<32} {:>14} {:>14.6g} {:>9}  {}\n", r.name, expected, r.new_s, delta, r.status);
+  for (std::size_t i = 0; i < r.differences.size() && i < 8; ++i) {
+    fmt::print("    {}\n", r.differences[i]);
+  }
+}
+
+// `text` with XML's five special characters escaped.
+std::string xml(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The results as JUnit XML (one testsuite, a testcase per entry, a failure per changed one),
+// as CI systems read it.
+std::string junit(const std::vector<EntryResult>& results, double tolerance, double wall_s) {
+  std::size_t failures = 0;
+  std::string cases;
+  for (const EntryResult& r : results) {
+    cases += fmt::format("    <testcase classname=\"hopsim.regress\" name=\"{}\" time=\"{:.3f}\"",
+                         xml(r.name), r.wall_s);
+    if (r.status != "CHANGED" && r.status != "MISSING") {
+      cases += "/>\n";
+      continue;
+    }
+    ++failures;
+    std::string body;
+    for (const std::string& d : r.differences) {
+      body += d + "\n";
+    }
+    const std::string message =
+        r.status == "MISSING" ? std::string("no expected report")
+                              : fmt::format("step time {:.6g} s -> {:.6g} s ({:+.2f}%); more "
+                                            "than {:g}% moved",
+                                            r.expected_s, r.new_s,
+                                            100 * change(r.expected_s, r.new_s), 100 * tolerance);
+    cases += fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n"
+                         "    </testcase>\n",
+                         xml(message), r.status, xml(body));
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                     "<testsuites>\n  <testsuite name=\"hopsim regress\" tests=\"{}\" "
+                     "failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n{}  </testsuite>\n"
+                     "</testsuites>\n",
+                     results.size(), failures, wall_s, cases);
+}
+
+// The footer: step-time changes apart from changes in phases only, and what to do next.
+void print_footer(const std::vector<EntryResult>& results, double tolerance,
+                  const std::string& dir) {
+  std::size_t step = 0;
+  std::size_t phases = 0;
+  std::size_t missing = 0;
+  for (const EntryResult& r : results) {
+    step += r.status == "CHANGED" && r.step_changed ? 1U : 0U;
+    phases += r.status == "CHANGED" && !r.step_changed ? 1U : 0U;
+    missing += r.status == "MISSING" ? 1U : 0U;
+  }
+  fmt::print("{} of {} experiment(s): step time moved by more than {:g}%; {} more: only phases "
+             "moved{}\n",
+             step, results.size(), 100 * tolerance, phases,
+             missing > 0 ? fmt::format("; {} without an expected report", missing) : "");
+  if (step + phases + missing > 0) {
+    fmt::print("to accept what this build predicts: hopsim regress {} --update\n", dir);
+  }
+}
+
+// The suite at `dir`: its entries by name. Throws ConfigError saying what a suite is when
+// suite.json is missing or not an object of entries.
+Json read_suite(const fs::path& dir) {
+  const std::string suite_path = (dir / "suite.json").string();
+  if (!fs::exists(suite_path)) {
+    throw ConfigError(fmt::format(
+        "{}: no suite here; a suite is a folder with suite.json, an object of {{\"NAME\": "
+        "{{\"experiment\": PATH, \"set\": [\"KEY=VALUE\", ...]}}}} (paths relative to the "
+        "folder); create it, then `hopsim regress {} --update` writes the expected reports",
+        suite_path, dir.string()));
+  }
+  Json suite = config::read_ordered_json_file(suite_path);
+  if (!suite.is_object() || suite.empty()) {
+    throw ConfigError(fmt::format("{}: expected an object of experiments", suite_path));
+  }
+  return suite;
 }
 
 }  // namespace
@@ -167,31 +289,45 @@ int regress_command(const RegressOptions& o) {
   if (!(o.tolerance >= 0) || o.tolerance > 1) {
     throw ConfigError(fmt::format("--tolerance {}: expected a fraction in [0, 1]", o.tolerance));
   }
+  const auto started = std::chrono::steady_clock::now();
   const fs::path dir(o.dir);
+  const Json suite = read_suite(dir);
   const std::string suite_path = (dir / "suite.json").string();
-  const Json suite = config::read_ordered_json_file(suite_path);
-  if (!suite.is_object() || suite.empty()) {
-    throw ConfigError(fmt::format("{}: expected an object of experiments", suite_path));
-  }
   fmt::print("{:<32} {:>14} {:>14} {:>9}  {}\n", "experiment", "expected_s", "new_s", "change",
              "status");
-  int failed = 0;
+  std::vector<EntryResult> results;
   for (const auto& [name, entry] : suite.items()) {
+    const auto entry_started = std::chrono::steady_clock::now();
     const Json report = entry_report(dir, entry, fmt::format("{}: /{}", suite_path, name));
     const fs::path expected_path = dir / (name + ".json");
+    EntryResult r;
     if (o.update) {
       write_file_atomically(expected_path.string(), report.dump(1) + "\n");
-      fmt::print("{:<32} {:>14} {:>14.6g} {:>9}  updated\n", name, "",
-                 times(report, name).begin()->second, "");
-      continue;
+      r.name = name;
+      r.new_s = headline(report);
+      r.status = "updated";
+    } else {
+      r = compare_entry(name, report, expected_path, o.tolerance);
     }
-    failed += compare_entry(name, report, expected_path, o.tolerance) ? 1 : 0;
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry_started)
+                   .count();
+    print_row(r);
+    results.push_back(std::move(r));
   }
   if (!o.update) {
-    fmt::print("{} of {} experiment(s) changed by more than {:g}%\n", failed, suite.size(),
-               100 * o.tolerance);
+    print_footer(results, o.tolerance, o.dir);
   }
-  return failed > 0 ? 1 : 0;
+  if (!o.junit.empty()) {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    write_file_atomically(o.junit, junit(results, o.tolerance, wall));
+  }
+  return std::any_of(results.begin(), results.end(),
+                     [](const EntryResult& r) {
+                       return r.status == "CHANGED" || r.status == "MISSING";
+                     })
+             ? 1
+             : 0;
 }
 
 }  // namespace hopsim::tools
