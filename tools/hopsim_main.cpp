@@ -94,6 +94,8 @@ void add_commands(CLI::App& app, Commands& c) {
   c.run_cmd->add_flag("--no-fold", o.no_fold,
                       "a training step with every GPU in one plan (workload.fold=false), to "
                       "check the folded one on a small cluster");
+  c.run_cmd->add_flag("--force-memory", o.force_memory,
+                      "build a plan even when its estimate exceeds the memory available");
   c.run_cmd->add_flag("--no-wall-time", o.no_wall_time,
                       "leave sim.wall_s out of the report, so that reruns are byte-identical");
   hopsim::tools::SweepOptions& w = c.sweep;

@@ -700,6 +700,49 @@ def case_install(ctx):
     print("installed under a prefix; runs a preset-naming experiment from another folder")
 
 
+def case_long_run(ctx):
+    """A long case shows progress on a terminal (simulated time, tasks) and nothing in a pipe;
+    an unfolded step whose plan would not fit this machine's memory stops before building it,
+    naming --force-memory."""
+    import pty
+    exp = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    args = [ctx.hopsim, "run", exp, "--no-fold", "--set", "parallel.dp=96", "--set",
+            "cluster.nodes=96", "--set", "workload.global_batch=768"]
+    rc, out, err = run(args)
+    expect(rc == 0 and "tasks (" not in err, f"in a pipe: exit {rc}, {err!r}")
+    leader, follower = pty.openpty()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=120)
+    os.close(leader)
+    text = seen.decode("utf-8", "replace")
+    expect(p.returncode == 0 and "s simulated" in text and " tasks (" in text,
+           f"on a terminal: exit {p.returncode}, {text!r}")
+    with open("/proc/meminfo", encoding="utf-8") as f:
+        available = next(int(line.split()[1]) * 1024 for line in f
+                         if line.startswith("MemAvailable:"))
+    if available > 45e9:  # the plan (~51 GB) might fit: do not build it
+        print(f"progress on a terminal only; memory guard not tried ({available / 1e9:.0f} GB "
+              "available)")
+        return
+    big = os.path.join(ctx.source_dir, "configs/experiments/llama3-405b-8k-16384gpu.json")
+    rc, _, err = run([ctx.hopsim, "run", big, "--no-fold"], timeout=60)
+    gb = float(err.split("needs about ")[1].split(" GB")[0]) if "needs about " in err else 0
+    expect(rc == 2 and "--force-memory" in err and gb * 1e9 > available,
+           f"an unfolded 16,384-GPU step: exit {rc}, {err}")
+    print(f"progress on a terminal only; the unfolded 16,384-GPU step needs ~{gb:.0f} GB "
+          f"(this machine has {available / 1e9:.0f} GB available): refused")
+
+
 def case_compare(ctx):
     """hopsim compare: two reports side by side; a slower NIC shows as a longer step, more
     exposed communication and the same bytes; a file that is not a report exits 2 naming it."""
@@ -1160,7 +1203,7 @@ def main():
               "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp,
               "reports-sane": case_reports_sane, "sweep": case_sweep,
               "sweep-rank": case_sweep_rank, "what-if": case_what_if,
-              "install": case_install,
+              "install": case_install, "long-run": case_long_run,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}

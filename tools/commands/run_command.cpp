@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -99,16 +102,64 @@ std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResu
 
 // The run's options: links watched for the report (and the trace), and progress on stderr for
 // runs of several cases that take a while (or on a terminal).
+// The memory this machine has available (MemAvailable of /proc/meminfo), or 0 when unknown.
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemAvailable:") {
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+// Progress of a long case on a terminal: its simulated time and tasks, redrawn in place at
+// most 4 times a second from its first second on; nothing in files or pipes.
+std::function<void(const work::SimProgress&)> progress_line(bool terminal) {
+  if (!terminal) {
+    return {};
+  }
+  auto started = std::make_shared<std::chrono::steady_clock::time_point>(
+      std::chrono::steady_clock::now());
+  auto last = std::make_shared<double>(0.0);
+  return [started, last](const work::SimProgress& p) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *started).count();
+    if (elapsed < 1 || elapsed - *last < 0.25) {
+      return;
+    }
+    *last = elapsed;
+    fmt::print(stderr, "\r{}: {:.6g} s simulated, {} of {} tasks ({:.0f}%), {:.0f} s   ",
+               p.what, p.now.seconds(), p.tasks_done, p.tasks,
+               p.tasks > 0 ? 100.0 * static_cast<double>(p.tasks_done) /
+                                 static_cast<double>(p.tasks)
+                           : 0.0,
+               elapsed);
+    std::fflush(stderr);
+  };
+}
+
 work::RunOptions run_options(const RunOptions& o) {
   work::RunOptions options;
+  if (!o.force_memory) {
+    options.memory_limit_bytes = available_memory_bytes();
+    options.memory_hint = " (hopsim run --force-memory builds it anyway)";
+  }
   options.watch_links =
       o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
   const auto started = std::chrono::steady_clock::now();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  options.on_progress = progress_line(terminal);
   options.on_case = [started, terminal](std::size_t index, std::size_t count,
                                         const work::CaseResult& c) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (terminal && elapsed > 1) {
+      fmt::print(stderr, "\r\033[K");  // the progress line, cleared
+    }
     if (count > 1 && (terminal || elapsed > 2)) {
       fmt::print(stderr, "case {}/{} ({}) done, {:.1f} s\n", index + 1, count, c.name, elapsed);
     }

@@ -19,6 +19,8 @@ struct RunOptions {
   /// GPUs the trace draws: "0-7,64" (ranges and single ranks); empty: every GPU of a run of
   /// at most kTraceAllTasks tasks, else node 0's and the busiest one.
   std::string trace_ranks;
+  /// Build a plan even when its estimate exceeds the memory available (MemAvailable).
+  bool force_memory = false;
 };
 
 /// Runs of more tasks (kernels and flows, all cases) than this trace a few GPUs unless

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <concepts>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,68 @@ template <class J>
 concept Probing = requires(const J& job, const BuildEnv& b, const Measured& m) {
   { job.probes(b) } -> std::same_as<std::vector<Probe>>;
   { job.cases(b, m) } -> std::same_as<std::vector<Case>>;
+};
+
+// A job that estimates the memory of its plans before building them.
+template <class J>
+concept Estimating = requires(const J& job, const JobEnv& env) {
+  { job.estimated_plan_bytes(env) } -> std::same_as<double>;
+};
+
+// The problem of a job whose plan would take more than `limit` bytes (0: none).
+std::optional<Problem> too_large(const Job& job, const JobEnv& env, const RunOptions& options) {
+  if (options.memory_limit_bytes <= 0) {
+    return std::nullopt;
+  }
+  return std::visit(
+      [&](const auto& j) -> std::optional<Problem> {
+        if constexpr (Estimating<std::decay_t<decltype(j)>>) {
+          const double bytes = j.estimated_plan_bytes(env);
+          if (bytes > options.memory_limit_bytes) {
+            return Problem{"/workload/fold",
+                           fmt::format("this plan needs about {:.1f} GB to build and simulate, "
+                                       "more than the {:.1f} GB of memory available; fold the "
+                                       "step (workload.fold, the default) or simulate fewer "
+                                       "GPUs{}",
+                                       bytes / 1e9, options.memory_limit_bytes / 1e9,
+                                       options.memory_hint)};
+          }
+        }
+        return std::nullopt;
+      },
+      job);
+}
+
+// Reports a case's progress every kEvery tasks that end, passing everything on to `next`.
+class ProgressObserver final : public RunObserver {
+ public:
+  static constexpr std::size_t kEvery = 4096;
+  ProgressObserver(const RunOptions& options, const CaseResult& c, RunObserver* next)
+      : options_(options), case_(c), next_(next) {}
+  void on_task_start(PlanTaskId task, Time now) override {
+    if (next_ != nullptr) {
+      next_->on_task_start(task, now);
+    }
+  }
+  void on_task_end(PlanTaskId task, Time now) override {
+    if (next_ != nullptr) {
+      next_->on_task_end(task, now);
+    }
+    if (++done_ % kEvery == 0) {
+      options_.on_progress({case_.name, now, done_, case_.plan.tasks().size()});
+    }
+  }
+  void on_rates(Time now, const sim::FlowNetwork& network) override {
+    if (next_ != nullptr) {
+      next_->on_rates(now, network);
+    }
+  }
+
+ private:
+  const RunOptions& options_;
+  const CaseResult& case_;
+  RunObserver* next_;
+  std::size_t done_ = 0;
 };
 
 // Samples the load of a few links at every re-solve, keeping only changes.
@@ -77,15 +140,47 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                          const RunOptions& options) {
   CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
                {}, {}, {}, std::move(c.details), c.throughput};
+  std::optional<LinkLoadRecorder> recorder;
   if (options.watch_links > 0) {
-    LinkLoadRecorder recorder(busiest_links(cluster, r.plan, options.watch_links));
-    r.outcome = simulate(cluster, r.plan, {.observer = &recorder, .tolerance = tolerance});
-    r.link_loads = recorder.take();
-  } else {
-    r.outcome = simulate(cluster, r.plan, {.tolerance = tolerance});
+    recorder.emplace(busiest_links(cluster, r.plan, options.watch_links));
+  }
+  RunObserver* const watch = recorder ? &*recorder : nullptr;
+  std::optional<ProgressObserver> progress;
+  if (options.on_progress) {
+    progress.emplace(options, r, watch);
+  }
+  r.outcome = simulate(cluster, r.plan,
+                       {.observer = progress ? &*progress : watch, .tolerance = tolerance});
+  if (recorder) {
+    r.link_loads = recorder->take();
   }
   r.summary = summarize(cluster, r.plan, r.outcome);
   return r;
+}
+
+// The job's cases, after its probes (into `result`); none, with the problem in `result`, when
+// a limit stops the building.
+std::optional<std::vector<Case>> build_cases(const Experiment& e, const BuildEnv& build,
+                                             const RunOptions& options, RunResult& result) {
+  try {
+    return std::visit(
+        [&](const auto& job) -> std::vector<Case> {
+          if constexpr (Probing<std::decay_t<decltype(job)>>) {
+            result.probes = run_probes(*result.cluster, job.probes(build), e.solver_tolerance,
+                                       options.probe_threads);
+            return job.cases(build, Measured(result.probes));
+          } else if constexpr (std::decay_t<decltype(job)>::kSimulated) {
+            return job.cases(build);
+          } else {
+            return {};
+          }
+        },
+        e.job);
+  } catch (const LimitError& limit) {
+    result.problems.push_back({limit.path(), limit.what()});
+    result.probes.clear();
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -124,32 +219,20 @@ RunResult run(const Experiment& e, const RunOptions& options) {
       e.cluster.gpu.hbm_GBps > 0) {
     compute.emplace(compute_model(e));
   }
-  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr};
-  std::vector<Case> cases;
-  try {
-    cases = std::visit(
-        [&](const auto& job) -> std::vector<Case> {
-          if constexpr (Probing<std::decay_t<decltype(job)>>) {
-            result.probes = run_probes(*result.cluster, job.probes(build), e.solver_tolerance,
-                                       options.probe_threads);
-            return job.cases(build, Measured(result.probes));
-          } else if constexpr (std::decay_t<decltype(job)>::kSimulated) {
-            return job.cases(build);
-          } else {
-            return {};
-          }
-        },
-        e.job);
-  } catch (const LimitError& limit) {
-    result.problems.push_back({limit.path(), limit.what()});
-    result.probes.clear();
+  if (std::optional<Problem> large = too_large(e.job, env, options)) {
+    result.problems.push_back(std::move(*large));
     return result;
   }
-  for (Case& c : cases) {
+  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr};
+  std::optional<std::vector<Case>> cases = build_cases(e, build, options, result);
+  if (!cases) {
+    return result;
+  }
+  for (Case& c : *cases) {
     result.cases.push_back(
         simulate_case(*result.cluster, std::move(c), e.solver_tolerance, options));
     if (options.on_case) {
-      options.on_case(result.cases.size() - 1, cases.size(), result.cases.back());
+      options.on_case(result.cases.size() - 1, cases->size(), result.cases.back());
     }
   }
   result.wall_s =

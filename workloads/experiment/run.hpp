@@ -23,6 +23,14 @@ struct CaseResult;
 /// Links whose load over time a report describes (the busiest for their bandwidth).
 inline constexpr std::size_t kReportLinks = 4;
 
+/// Where a case's simulation is, for progress.
+struct SimProgress {
+  std::string_view what;  ///< the case's name
+  Time now;               ///< simulated time so far
+  std::size_t tasks_done = 0;
+  std::size_t tasks = 0;  ///< the plan's
+};
+
 struct RunOptions {
   /// Record the load over time of this many links, the busiest for their bandwidth (a report
   /// describes the first kReportLinks; a trace may draw more; 0 saves the sampling).
@@ -31,6 +39,13 @@ struct RunOptions {
   std::function<void(std::size_t, std::size_t, const CaseResult&)> on_case;
   /// Threads that simulate a job's probes (0: one per core); results do not depend on it.
   unsigned probe_threads = 0;
+  /// Called from the simulating thread every few thousand tasks of a case (not of probes)
+  /// while it runs; results do not depend on it.
+  std::function<void(const SimProgress&)> on_progress;
+  /// Memory a plan may take, as its job estimates it before building it (0: no limit); a
+  /// larger one is a problem at the key that makes it large, ending with `memory_hint`.
+  double memory_limit_bytes = 0;
+  std::string memory_hint;
 };
 
 /// A link's load (bytes/s) from each instant it changed until the next.

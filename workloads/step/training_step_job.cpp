@@ -325,6 +325,25 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
 }
 
+double TrainingStepJob::estimated_plan_bytes(const JobEnv& env) const {
+  if (fold || env.model == nullptr) {
+    return 0;
+  }
+  constexpr double kBytesPerTask = 150;
+  const ParallelSpec& p = env.mesh.spec();
+  const ModelSpec& m = *env.model;
+  // Tasks of one layer's forward and backward on one GPU: the attention builder's estimate
+  // (attention_layer_job.cpp) and, for MoE layers, dispatch and combine to every EP peer.
+  const double dense = 2 * (16.0 + 3.0 * d(p.cp) + 8.0 * d(p.tp));
+  const double moe_share = step_parts::has_moe(*this, m) && m.layers > 0
+                               ? d(moe_layers(m)) / d(m.layers)
+                               : 0.0;
+  const double per_layer = dense + moe_share * 2 * 4 * (d(p.ep) + 8);
+  const double tasks = d(env.mesh.size()) * d(micro_batches(p)) * d(m.layers) / d(p.pp) *
+                       per_layer;
+  return tasks * kBytesPerTask;
+}
+
 std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& measured) const {
   std::vector<Case> out =
       fold ? step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured))

@@ -80,6 +80,11 @@ struct TrainingStepJob {
   std::vector<Probe> probes(const BuildEnv& b) const;
   /// One case: the step, folded from `measured` (the probes above, simulated) or not.
   std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
+  /// Memory the unfolded plan takes to build and simulate, estimated from its tasks: every GPU
+  /// runs micro_batches x (layers / pp) layer passes forward and backward, each a few tasks
+  /// per TP and CP peer (and per EP peer in MoE layers), at ~150 bytes a task (measured on the
+  /// 8B step unfolded at 256 and 512 GPUs). Folded: 0 (a layer group and one stage).
+  double estimated_plan_bytes(const JobEnv& env) const;
 };
 
 }  // namespace hopsim::work
