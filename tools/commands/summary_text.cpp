@@ -16,6 +16,7 @@
 #include "tools/commands/report.hpp"
 #include "tools/commands/sim_totals.hpp"
 #include "tools/commands/step_figures.hpp"
+#include "tools/commands/units.hpp"
 #include "tools/commands/validation_figures.hpp"
 #include "workloads/plan/time_shares.hpp"
 
@@ -269,8 +270,8 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
     out += ep_tail(*ep, c.summary.step.seconds());
   }
   const std::int64_t layers = cp ? attention->layers : moe->layers;
-  out += fmt::format("layer time     {:.3f} us{}\n",
-                     (cp ? cp->layer_time_s : ep->layer_time_s) * 1e6,
+  out += fmt::format("layer time     {}{}\n",
+                     human_time(cp ? cp->layer_time_s : ep->layer_time_s),
                      layers > 1 ? fmt::format(" (the step over {} layers; the phases above are "
                                               "their sums)",
                                               layers)
@@ -328,15 +329,21 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   return out + validation_line(f.validation);
 }
 
-// Step time, bytes and the busiest rank of one case.
+// Step time, bytes and the busiest rank of one case (a folded step's bytes: of the plan
+// simulated last, one GPU per pipeline stage; its layer groups' traffic is in the probes).
 std::string case_lines(const work::CaseResult& c) {
   const work::Summary& s = c.summary;
-  std::string out = fmt::format("step time      {:.3f} us\n", s.step.seconds() * 1e6);
-  out += fmt::format("bytes          {} over NVLink, {} over InfiniBand\n", s.nvlink_bytes.n,
-                     s.ib_bytes.n);
-  out += fmt::format("busiest rank   {} busy {:.3f} us (mean {:.3f} us)\n", s.critical_rank,
-                     s.ranks[static_cast<std::size_t>(s.critical_rank)].busy.seconds() * 1e6,
-                     s.mean_busy_s * 1e6);
+  std::string out = fmt::format("step time      {}\n", human_time(s.step.seconds()));
+  const bool folded = c.step() != nullptr && !c.step()->layers.empty();
+  out += fmt::format("bytes          {} over NVLink, {} over InfiniBand{}\n",
+                     human_bytes(static_cast<double>(s.nvlink_bytes.n)),
+                     human_bytes(static_cast<double>(s.ib_bytes.n)),
+                     folded ? " (the folded plan's: activations between stages; the layers' "
+                              "TP/CP/EP traffic and the DP sync were measured in the probes)"
+                            : "");
+  out += fmt::format("busiest rank   {} busy {} (mean {})\n", s.critical_rank,
+                     human_time(s.ranks[static_cast<std::size_t>(s.critical_rank)].busy.seconds()),
+                     human_time(s.mean_busy_s));
   if (s.flops.n > 0) {
     out += fmt::format("compute        {:.4g} TFLOP\n", s.flops.n / 1e12);
   }
