@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Runs every transcript in README.md and docs/*.md and checks that the numbers printed there
+are what the program prints (ctest docs.transcripts).
+
+A transcript is a fenced code block whose first line starts with "$ ": each "$ COMMAND" (with
+"\\" continuation lines) runs with bash in a scratch folder that links the source tree's
+configs/, tools/, docs/ and tests/ and the build's bin/ (as build/bin), one folder per
+document, so that a command may read what an earlier one wrote. The lines after a command are
+its expected output: each must be printed by it (stdout or stderr, in order within each), with
+"..." standing for lines left out. Numbers are compared as printed; wall times are not
+("in 0.4 s", "0.482 s" after "in", the wall_s column of a sweep CSV). An HTML comment
+"<!-- docs-check: run COMMAND -->" runs COMMAND silently before the next transcript (to make
+what it reads); "<!-- docs-check: skip REASON -->" skips the next one.
+
+Usage: check_docs.py --source-dir DIR --bin DIR [FILE.md...]   (default: README.md docs/*.md)
+       check_docs.py --self-test [--source-dir DIR --bin DIR]
+Exit status: 0 all transcripts match, 1 a mismatch (each printed with the command, the
+expected line and the output), 2 usage.
+"""
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT_S = 300
+WALL = [re.compile(r"\bin [0-9.]+ s\b"), re.compile(r"\b[0-9.]+ points/s\b"),
+        re.compile(r"about [0-9.]+ s left")]
+
+
+def transcripts(text):
+    """(line number, [commands to run first], skip reason or None, [(command, [expected])])."""
+    lines = text.split("\n")
+    out, pending, skip = [], [], None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"\s*<!-- docs-check: (run|skip)\s*(.*?)\s*-->", line)
+        if m:
+            if m.group(1) == "run":
+                pending.append(m.group(2))
+            else:
+                skip = m.group(2) or "skipped"
+        if line.startswith("```"):
+            j = i + 1
+            body = []
+            while j < len(lines) and not lines[j].startswith("```"):
+                body.append(lines[j])
+                j += 1
+            if body and body[0].startswith("$ "):
+                out.append((i + 2, pending, skip, commands_of(body)))
+                pending, skip = [], None
+            i = j
+        i += 1
+    return out
+
+
+def commands_of(body):
+    """[(command, expected lines)] of a transcript's body."""
+    steps = []
+    k = 0
+    while k < len(body):
+        command = body[k][2:]
+        while command.endswith("\\") and k + 1 < len(body):
+            k += 1
+            command = command[:-1] + " " + body[k].strip()
+        k += 1
+        expected = []
+        while k < len(body) and not body[k].startswith("$ "):
+            expected.append(body[k])
+            k += 1
+        steps.append((command, expected))
+    return steps
+
+
+def normalize(line, wall_column):
+    """A line with wall times blanked and trailing space removed."""
+    for pattern in WALL:
+        line = pattern.sub("<wall>", line)
+    if wall_column is not None and line.count(",") > wall_column and not line.startswith("point,"):
+        fields = split_csv(line)
+        if len(fields) > wall_column:
+            fields[wall_column] = "<wall>"
+            line = ",".join(fields)
+    return line.rstrip()
+
+
+def split_csv(line):
+    """Fields of a CSV line, quotes kept (enough to find a column)."""
+    fields, field, quoted = [], "", False
+    for c in line:
+        if c == '"':
+            quoted = not quoted
+        if c == "," and not quoted:
+            fields.append(field)
+            field = ""
+        else:
+            field += c
+    return fields + [field]
+
+
+def wall_column_of(lines):
+    for line in lines:
+        if line.startswith("point,") and "wall_s" in line.split(","):
+            return line.split(",").index("wall_s")
+    return None
+
+
+def matches(expected, actual):
+    """Whether an expected line matches an actual one: equal, or a prefix of it where the
+    document cut the line with "..." or "(...)" (ending in ': ...', '...' or '(...)'). A
+    document's own annotation after two spaces and "# " is not printed, so it is dropped."""
+    expected = re.sub(r"\s{2,}# .*$", "", expected)
+    if expected.endswith("(...)"):
+        return actual.startswith(expected[:-5].rstrip())
+    if expected.endswith("...") and len(expected) > 3:
+        return actual.startswith(expected[:-3].rstrip())
+    if expected.endswith('..."'):
+        return actual.startswith(expected[:-4])
+    return expected == actual
+
+
+def check_step(command, expected, stdout, stderr):
+    """The expected lines not found in order in stdout or stderr, as messages."""
+    wall = wall_column_of(expected + stdout)
+    streams = [[normalize(l, wall) for l in stdout], [normalize(l, wall) for l in stderr]]
+    at = [0, 0]
+    problems = []
+    for line in expected:
+        if line.strip() == "...":
+            continue
+        want = normalize(line, wall)
+        found = False
+        for s in (0, 1):
+            for k in range(at[s], len(streams[s])):
+                if matches(want, streams[s][k]):
+                    at[s] = k + 1
+                    found = True
+                    break
+            if found:
+                break
+        if not found:
+            problems.append(f"  expected: {line}")
+    return problems
+
+
+def scratch(source_dir, bin_dir):
+    """A folder that sees the source tree's inputs and the build's programs."""
+    tmp = tempfile.mkdtemp(prefix="docs-check.")
+    for name in ("configs", "tools", "docs", "tests", "calibrate"):
+        os.symlink(os.path.join(source_dir, name), os.path.join(tmp, name))
+    os.makedirs(os.path.join(tmp, "build"))
+    os.symlink(bin_dir, os.path.join(tmp, "build", "bin"))
+    return tmp
+
+
+def run(command, cwd):
+    # Presets from the scratch folder's configs/, so that messages name them as they would
+    # from the repository's root.
+    env = dict(os.environ, HOPSIM_PRESETS=os.path.join(cwd, "configs"))
+    p = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                       timeout=TIMEOUT_S, check=False, env=env)
+    return p.returncode, p.stdout.splitlines(), p.stderr.splitlines()
+
+
+def check_file(path, source_dir, bin_dir):
+    """The mismatches of one document's transcripts; the count of commands run."""
+    with open(path, encoding="utf-8") as f:
+        found = transcripts(f.read())
+    problems, ran = [], 0
+    if not found:
+        return problems, ran
+    cwd = scratch(source_dir, bin_dir)
+    rel = os.path.relpath(path, source_dir)
+    for line_number, setup, skip, steps in found:
+        if skip is not None:
+            continue
+        for command in setup:
+            rc, out, err = run(command, cwd)
+            if rc != 0:
+                problems.append(f"{rel}:{line_number}: setup `{command}` exited {rc}: "
+                                f"{' '.join(err)[:300]}")
+        for command, expected in steps:
+            rc, out, err = run(command, cwd)
+            ran += 1
+            missing = check_step(command, expected, out, err)
+            if rc not in (0, 1, 2) or missing:  # 2: the documented bad-input examples
+                shown = "\n".join("    | " + l for l in (out + err)[:40])
+                problems.append(f"{rel}:{line_number}: $ {command}\n  exit {rc}\n" +
+                                "\n".join(missing) + f"\n  printed:\n{shown}")
+    return problems, ran
+
+
+def self_test_file(source_dir, bin_dir):
+    """A real transcript passes as printed and fails with one number edited; True if so."""
+    command = "$ build/bin/hopsim run configs/experiments/flows-two-sharing.json"
+    results = []
+    for step in ("5.409 ms", "5.419 ms"):
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+            f.write(f"```\n{command}\n...\nstep time      {step}\n```\n")
+        problems, ran = check_file(f.name, source_dir, bin_dir)
+        os.remove(f.name)
+        results.append((ran, len(problems)))
+    print(f"a transcript as printed: {results[0]}, edited: {results[1]} (commands, mismatches)")
+    return results == [(1, 0), (1, 1)]
+
+
+def self_test():
+    """The checker is not vacuous: an edited number fails, wall times and cuts pass."""
+    good = check_step("x", ["a 1.5 ms", "...", "simulated 3 events in 0.2 s"],
+                      ["a 1.5 ms", "b", "simulated 3 events in 0.9 s"], [])
+    edited = check_step("x", ["a 1.6 ms"], ["a 1.5 ms"], [])
+    cut = check_step("x", ["4,24,,0.001,invalid,\"why: ...\""],
+                     ["4,24,,0.003,invalid,\"why: because\""], [])
+    csv = check_step("x", ["point,k,wall_s,status", "0,1,0.017,ok"],
+                     ["point,k,wall_s,status", "0,1,0.5,ok"], [])
+    csv_edit = check_step("x", ["point,k,wall_s,status", "0,2,0.017,ok"],
+                          ["point,k,wall_s,status", "0,1,0.5,ok"], [])
+    ok = not good and edited and not csv and csv_edit
+    print("self-test", "passed" if ok else f"FAILED: {good} {edited} {cut} {csv} {csv_edit}")
+    return 0 if ok else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--source-dir")
+    parser.add_argument("--bin")
+    parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("files", nargs="*")
+    args = parser.parse_args()
+    if args.self_test:
+        code = self_test()
+        if args.source_dir and args.bin and not self_test_file(os.path.abspath(args.source_dir),
+                                                               os.path.abspath(args.bin)):
+            code = 1
+        return code
+    if not args.source_dir or not args.bin:
+        parser.error("--source-dir and --bin are needed")
+    source = os.path.abspath(args.source_dir)
+    files = args.files or [os.path.join(source, "README.md")] + sorted(
+        glob.glob(os.path.join(source, "docs", "*.md")))
+    problems, ran = [], 0
+    for path in files:
+        p, n = check_file(os.path.abspath(path), source, os.path.abspath(args.bin))
+        problems += p
+        ran += n
+    for p in problems:
+        print(p, file=sys.stderr)
+    print(f"{ran} documented command(s) in {len(files)} file(s); {len(problems)} mismatch(es)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
