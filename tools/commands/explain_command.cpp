@@ -79,7 +79,14 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
              {"fwd_bwd_bytes_ib", ep.fwd_bwd_bytes_ib},
              {"layer_flops_per_gpu", ep.layer_flops_per_gpu},
              {"compute_s_at_peak", ep.compute_s_at_peak},
-             {"comm_s_at_nic", ep.comm_s_at_nic}};
+             {"comm_s_at_nic", ep.comm_s_at_nic},
+             {"compute_comm_ratio_at_peak",
+              ep.comm_s_at_nic > 0 ? Json(ep.compute_s_at_peak / ep.comm_s_at_nic) : Json()},
+             {"ratio_note",
+              "compute at peak FLOPs over the InfiniBand bytes at the NIC's line rate; `hopsim "
+              "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "
+              "roofline's efficiency) over its communication as simulated (InfiniBand and "
+              "NVLink, overlapped as the exchanges ran), so the two differ"}};
 }
 
 Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
@@ -109,6 +116,13 @@ void time_section(const config::ExperimentFile& file, const work::LayerCosts& co
     sources[std::string(work::source_name(s))] = tally.share(s);
   }
   r["compute_sources"] = std::move(sources);
+  const bool experts = r.contains("ep");  // ep_section ran first
+  r["compute_sources_note"] = fmt::format(
+      "shares of the kernel time above: one GPU, one layer, forward and backward{}; `hopsim "
+      "run`'s compute_sources weigh every GPU's kernels as simulated ({}only the passes the "
+      "experiment runs), so they differ",
+      experts ? ", each expert at the mean rows" : "",
+      experts ? "the rows each expert received, " : "");
 }
 
 // The model's closed forms at a sequence length and micro-batch.
