@@ -2,9 +2,6 @@
 #include "tools/commands/sweep_best.hpp"
 
 #include <algorithm>
-#include <cstddef>
-#include <set>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,54 +30,11 @@ bool value_at(const std::vector<std::string>& row, std::size_t c, double& out) {
 std::string point_text(const std::vector<std::string>& header,
                        const std::vector<std::string>& row) {
   std::string text;
-  for (std::size_t c = 1; c < header.size() && header[c] != "step_time_s"; ++c) {
+  for (std::size_t c = 1; c < header.size() && c < row.size() && header[c] != "step_time_s";
+       ++c) {
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", header[c], row[c]);
   }
   return text;
-}
-
-// The ok rows, each with its value of `metric` (rows without one are left out).
-std::vector<std::pair<double, const std::vector<std::string>*>> ranked(
-    const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
-    const std::string& metric) {
-  const std::size_t status = column(header, "status");
-  const std::size_t c = column(header, metric);
-  std::vector<std::pair<double, const std::vector<std::string>*>> out;
-  for (const auto& row : rows) {
-    double v = 0;
-    if (status < row.size() && row[status] == "ok" && value_at(row, c, v)) {
-      out.emplace_back(v, &row);
-    }
-  }
-  const bool higher = higher_is_better(metric);
-  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
-    return higher ? a.first > b.first : a.first < b.first;
-  });
-  return out;
-}
-
-// The warning of rows whose GPU counts differ, or nothing.
-std::string gpu_warning(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows,
-                        const std::string& metric) {
-  const std::size_t status = column(header, "status");
-  const std::size_t c = column(header, "gpus");
-  std::set<double> counts;
-  for (const auto& row : rows) {
-    double v = 0;
-    if (status < row.size() && row[status] == "ok" && value_at(row, c, v)) {
-      counts.insert(v);
-    }
-  }
-  if (counts.size() < 2) {
-    return {};
-  }
-  return fmt::format(
-      "sweep: warning: the varied keys change the GPU count ({} to {} GPUs): a point's step time "
-      "is for its own GPUs and tokens; compare points per GPU ({}), or keep tp x cp x pp x dp "
-      "fixed (vary dp with cp)\n",
-      *counts.begin(), *counts.rbegin(),
-      metric == "step_time_s" ? std::string("--rank-by tokens_per_s_per_gpu") : metric);
 }
 
 }  // namespace
@@ -92,24 +46,67 @@ bool higher_is_better(const std::string& metric) {
          metric == "mfu" || metric == "compute_comm_ratio";
 }
 
-std::string best_points(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows, std::string metric,
-                        std::size_t count) {
-  if (metric.empty()) {
-    metric = ranked(header, rows, "tokens_per_s_per_gpu").empty() ? "step_time_s"
-                                                                  : "tokens_per_s_per_gpu";
+void BestPoints::Ranked::add(double value, const std::vector<std::string>& row, bool higher,
+                             std::size_t count) {
+  // Ties keep the earlier row first (rows come in CSV order).
+  const auto at = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+    return higher ? value > r.first : value < r.first;
+  });
+  if (static_cast<std::size_t>(at - rows.begin()) < count) {
+    rows.insert(at, {value, row});
+    if (rows.size() > count) {
+      rows.pop_back();
+    }
   }
-  const auto best = ranked(header, rows, metric);
-  if (best.empty()) {
+}
+
+BestPoints::BestPoints(std::vector<std::string> header, std::string metric, std::size_t count)
+    : header_(std::move(header)), metric_(std::move(metric)), count_(count) {}
+
+void BestPoints::add(const std::vector<std::string>& row) {
+  const std::size_t status = column(header_, "status");
+  if (status >= row.size() || row[status] != "ok") {
+    return;
+  }
+  double v = 0;
+  if (value_at(row, column(header_, "gpus"), v)) {
+    gpus_.insert(v);
+  }
+  const auto rank = [&](Ranked& r, const std::string& metric) {
+    double value = 0;
+    if (value_at(row, column(header_, metric), value)) {
+      r.add(value, row, higher_is_better(metric), count_);
+    }
+  };
+  if (!metric_.empty()) {
+    rank(by_metric_, metric_);
+  } else {
+    rank(by_tokens_, "tokens_per_s_per_gpu");
+    rank(by_step_, "step_time_s");
+  }
+}
+
+std::string BestPoints::metric_of() const {
+  if (!metric_.empty()) {
+    return metric_;
+  }
+  return by_tokens_.rows.empty() ? "step_time_s" : "tokens_per_s_per_gpu";
+}
+
+std::string BestPoints::text() const {
+  const std::string metric = metric_of();
+  const Ranked& best = !metric_.empty() ? by_metric_ : (by_tokens_.rows.empty() ? by_step_
+                                                                                : by_tokens_);
+  if (best.rows.empty()) {
     return {};
   }
   std::string out = fmt::format("sweep: best {} by {} ({} is better):\n",
-                                std::min(count, best.size()) == 1 ? "point" : "points", metric,
+                                best.rows.size() == 1 ? "point" : "points", metric,
                                 higher_is_better(metric) ? "higher" : "lower");
-  const std::size_t step = column(header, "step_time_s");
-  const std::size_t gpus = column(header, "gpus");
-  for (std::size_t i = 0; i < best.size() && i < count; ++i) {
-    const std::vector<std::string>& row = *best[i].second;
+  const std::size_t step = column(header_, "step_time_s");
+  const std::size_t gpus = column(header_, "gpus");
+  for (std::size_t i = 0; i < best.rows.size(); ++i) {
+    const auto& [value, row] = best.rows[i];
     std::string extra;
     if (metric != "step_time_s" && step < row.size()) {
       extra += fmt::format(", step_time_s {}", row[step]);
@@ -118,9 +115,17 @@ std::string best_points(const std::vector<std::string>& header,
       extra += fmt::format(", {} GPUs", row[gpus]);
     }
     out += fmt::format("  {}. point {}: {}: {} {:.6g}{}\n", i + 1, row[0],
-                       point_text(header, row), metric, best[i].first, extra);
+                       point_text(header_, row), metric, value, extra);
   }
-  return out + gpu_warning(header, rows, metric);
+  if (gpus_.size() >= 2) {
+    out += fmt::format(
+        "sweep: warning: the varied keys change the GPU count ({} to {} GPUs): a point's step "
+        "time is for its own GPUs and tokens; compare points per GPU ({}), or keep "
+        "tp x cp x pp x dp fixed (vary dp with cp)\n",
+        *gpus_.begin(), *gpus_.rbegin(),
+        metric == "step_time_s" ? std::string("--rank-by tokens_per_s_per_gpu") : metric);
+  }
+  return out;
 }
 
 }  // namespace hopsim::tools::sweep

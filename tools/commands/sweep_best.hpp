@@ -2,7 +2,10 @@
 // points do not run on the same number of GPUs (then a lower step time is not a better point).
 #pragma once
 
+#include <cstddef>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hopsim::tools::sweep {
@@ -13,12 +16,35 @@ std::vector<std::string> rank_metrics();
 /// Whether a higher value of `metric` is better (throughput) rather than a lower (time, bytes).
 bool higher_is_better(const std::string& metric);
 
-/// What a sweep's rows come to, as lines for stderr: the `count` best ok rows by `metric`
-/// (empty: tokens_per_s_per_gpu where the rows have it, else step_time_s), each with its
-/// point's values, and a warning when the ok rows' GPU counts differ. `rows` are the CSV's
-/// rows under `header`, split into fields. Empty when no row is ok.
-std::string best_points(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows, std::string metric,
-                        std::size_t count = 3);
+/// A sweep's rows seen one at a time, keeping only the best few and the GPU counts (a sweep
+/// may have a million rows).
+class BestPoints {
+ public:
+  /// Rows under `header` (the CSV's columns), ranked by `metric` (empty: tokens_per_s_per_gpu
+  /// where the rows have it, else step_time_s), the best `count` kept.
+  BestPoints(std::vector<std::string> header, std::string metric, std::size_t count = 3);
+
+  /// One row, split into fields; rows that are not ok are counted out.
+  void add(const std::vector<std::string>& row);
+
+  /// Lines for stderr: the best ok rows with their points' values, and a warning when the ok
+  /// rows' GPU counts differ. Empty when no row was ok.
+  std::string text() const;
+
+ private:
+  struct Ranked {
+    std::vector<std::pair<double, std::vector<std::string>>> rows;  // best first
+    void add(double value, const std::vector<std::string>& row, bool higher, std::size_t count);
+  };
+  std::string metric_of() const;
+
+  std::vector<std::string> header_;
+  std::string metric_;
+  std::size_t count_;
+  Ranked by_metric_;      // by metric_, when given
+  Ranked by_tokens_;      // by tokens_per_s_per_gpu, when metric_ is empty
+  Ranked by_step_;        // by step_time_s, when metric_ is empty
+  std::set<double> gpus_;  // of the ok rows
+};
 
 }  // namespace hopsim::tools::sweep

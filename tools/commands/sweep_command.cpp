@@ -101,8 +101,9 @@ void progress(std::size_t done, std::size_t total, double elapsed, bool terminal
 }
 
 // The signal that stopped the sweep (SIGINT, SIGTERM), or 0: the points under way finish and
-// are written, no new one starts.
-volatile std::sig_atomic_t g_stop = 0;
+// are written, no new one starts. Lock-free, so the handler may set it and threads read it.
+std::atomic<int> g_stop{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signal) {
   g_stop = signal;
@@ -214,13 +215,15 @@ struct Tally {
 class PointPool {
  public:
   PointPool(const SweepOptions& o, const std::vector<std::vector<std::string>>& points,
-            std::vector<std::size_t> todo, std::FILE* out, bool terminal)
-      : o_(o), points_(points), todo_(std::move(todo)), out_(out), terminal_(terminal) {}
+            std::vector<std::size_t> todo, std::FILE* out, bool terminal,
+            const std::string& head)
+      : o_(o), points_(points), todo_(std::move(todo)), out_(out), terminal_(terminal),
+        best_(split_csv(head), o.rank_by) {}
 
   /// Runs every point on up to --jobs threads (this one among them), then closes --out.
   Tally run();
-  /// The rows run() wrote, in the order they ended.
-  const std::vector<std::string>& lines() const { return lines_; }
+  /// The best of the rows run() wrote.
+  const sweep::BestPoints& best() const { return best_; }
 
  private:
   void work();
@@ -236,7 +239,7 @@ class PointPool {
   std::mutex lock_;                   // over what follows
   Clock::time_point last_progress_ = started_;
   Tally tally_;
-  std::vector<std::string> lines_;  // the rows written
+  sweep::BestPoints best_;  // of the rows written
 };
 
 Tally PointPool::run() {
@@ -273,7 +276,7 @@ void PointPool::record(const Outcome& result, const std::string& line) {
   if (std::fputs(line.c_str(), out_) == EOF || std::fflush(out_) != 0) {
     tally_.write_failed = true;
   }
-  lines_.push_back(line);
+  best_.add(split_csv(line.substr(0, line.find_last_not_of('\n') + 1)));
   ++tally_.finished;
   tally_.errors += result.error ? 1U : 0U;
   tally_.invalid += result.fields[sweep::kStatusField] == "invalid" ? 1U : 0U;
@@ -289,16 +292,14 @@ void PointPool::record(const Outcome& result, const std::string& line) {
 // The sweep's best points and GPU-count warning, over every row of --out (resumed ones too),
 // else over the rows this run wrote.
 void report_best(const SweepOptions& o, const std::string& head,
-                 const std::vector<std::string>& lines) {
-  std::vector<std::vector<std::string>> rows;
-  if (!o.out.empty()) {
-    rows = sweep::read_rows(o.out);
-  } else {
-    for (const std::string& line : lines) {
-      rows.push_back(split_csv(line.substr(0, line.find_last_not_of('\n') + 1)));
-    }
+                 const sweep::BestPoints& written) {
+  if (o.out.empty()) {
+    fmt::print(stderr, "{}", written.text());
+    return;
   }
-  fmt::print(stderr, "{}", sweep::best_points(split_csv(head), rows, o.rank_by));
+  sweep::BestPoints all(split_csv(head), o.rank_by);
+  sweep::for_each_row(o.out, [&](const std::vector<std::string>& row) { all.add(row); });
+  fmt::print(stderr, "{}", all.text());
 }
 
 // What an interrupted sweep says: where its rows are and how to go on.
@@ -337,7 +338,7 @@ int sweep_command(const SweepOptions& o) {
   std::FILE* out = open_out(o, head, !o.resume || done.empty());
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const StopSignals signals;
-  PointPool pool(o, points, std::move(todo), out, terminal);
+  PointPool pool(o, points, std::move(todo), out, terminal, head);
   const Tally t = pool.run();
   if (terminal && t.finished > 0) {
     fmt::print(stderr, "\n");  // past the bar
@@ -353,7 +354,7 @@ int sweep_command(const SweepOptions& o) {
                std::strerror(errno));
     return 1;
   }
-  report_best(o, head, pool.lines());
+  report_best(o, head, pool.best());
   if (g_stop != 0) {
     stopped(o, t.finished);
     return 130;

@@ -168,17 +168,16 @@ std::set<std::size_t> done_points(const std::string& path, const std::string& he
   return done;
 }
 
-std::vector<std::vector<std::string>> read_rows(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
+void for_each_row(const std::string& path,
+                  const std::function<void(const std::vector<std::string>&)>& each) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);  // the header
   while (std::getline(in, line)) {
     if (!line.empty()) {
-      rows.push_back(split_csv(line));
+      each(split_csv(line));
     }
   }
-  return rows;
 }
 
 }  // namespace hopsim::tools::sweep

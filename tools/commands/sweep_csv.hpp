@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,7 +41,8 @@ std::string row(std::size_t index, const std::vector<std::string>& point,
 std::set<std::size_t> done_points(const std::string& path, const std::string& head,
                                   const std::vector<std::vector<std::string>>& points);
 
-/// The rows of the CSV at `path` after its header, split into fields.
-std::vector<std::vector<std::string>> read_rows(const std::string& path);
+/// Calls `each` with every row of the CSV at `path` after its header, split into fields.
+void for_each_row(const std::string& path,
+                  const std::function<void(const std::vector<std::string>&)>& each);
 
 }  // namespace hopsim::tools::sweep
