@@ -44,6 +44,17 @@ EXTREMES = [0, -1, 1, 2, 3, 7, 1.5, -0.5, 1e-12, 1e9, 1e12, 1e15, 1e18, 1e300, -
 SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehavior")
 
 
+PRESET_FOLDERS = {"cluster": "clusters", "model": "models", "calibration": "calibration"}
+
+
+def referenced(source_dir, experiment, key, value):
+    """The file an experiment's cluster, model or calibration names: a preset by name (no '/'
+    and no ".json") in the source tree's configs/, else a path beside the experiment."""
+    if "/" not in value and not value.endswith(".json"):
+        return os.path.join(source_dir, "configs", PRESET_FOLDERS[key], value + ".json")
+    return os.path.normpath(os.path.join(os.path.dirname(experiment), value))
+
+
 def load_seeds(source_dir):
     """Every shipped experiment, with its cluster and model files inlined."""
     seeds = []
@@ -53,11 +64,10 @@ def load_seeds(source_dir):
             doc = json.load(f)
         for key in ("cluster", "model"):
             if isinstance(doc.get(key), str):
-                with open(os.path.join(os.path.dirname(path), doc[key]), encoding="utf-8") as f:
+                with open(referenced(source_dir, path, key, doc[key]), encoding="utf-8") as f:
                     doc[key] = json.load(f)
         if isinstance(doc.get("calibration"), str):
-            doc["calibration"] = os.path.normpath(os.path.join(os.path.dirname(path),
-                                                               doc["calibration"]))
+            doc["calibration"] = referenced(source_dir, path, "calibration", doc["calibration"])
         seeds.append(doc)
     return seeds
 
