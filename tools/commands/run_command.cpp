@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -122,16 +121,14 @@ std::function<void(const work::SimProgress&)> progress_line(bool terminal) {
   if (!terminal) {
     return {};
   }
-  auto started = std::make_shared<std::chrono::steady_clock::time_point>(
-      std::chrono::steady_clock::now());
-  auto last = std::make_shared<double>(0.0);
-  return [started, last](const work::SimProgress& p) {
+  return [started = std::chrono::steady_clock::now(),
+          last = 0.0](const work::SimProgress& p) mutable {
     const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - *started).count();
-    if (elapsed < 1 || elapsed - *last < 0.25) {
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (elapsed < 1 || elapsed - last < 0.25) {
       return;
     }
-    *last = elapsed;
+    last = elapsed;
     fmt::print(stderr, "\r{}: {:.6g} s simulated, {} of {} tasks ({:.0f}%), {:.0f} s   ",
                p.what, p.now.seconds(), p.tasks_done, p.tasks,
                p.tasks > 0 ? 100.0 * static_cast<double>(p.tasks_done) /

@@ -61,28 +61,34 @@ void BestPoints::Ranked::add(double value, const std::vector<std::string>& row, 
 }
 
 BestPoints::BestPoints(std::vector<std::string> header, std::string metric, std::size_t count)
-    : header_(std::move(header)), metric_(std::move(metric)), count_(count) {}
+    : header_(std::move(header)),
+      metric_(std::move(metric)),
+      count_(count),
+      status_col_(column(header_, "status")),
+      gpus_col_(column(header_, "gpus")),
+      metric_col_(column(header_, metric_)),
+      tokens_col_(column(header_, "tokens_per_s_per_gpu")),
+      step_col_(column(header_, "step_time_s")) {}
 
 void BestPoints::add(const std::vector<std::string>& row) {
-  const std::size_t status = column(header_, "status");
-  if (status >= row.size() || row[status] != "ok") {
+  if (status_col_ >= row.size() || row[status_col_] != "ok") {
     return;
   }
   double v = 0;
-  if (value_at(row, column(header_, "gpus"), v)) {
+  if (value_at(row, gpus_col_, v)) {
     gpus_.insert(v);
   }
-  const auto rank = [&](Ranked& r, const std::string& metric) {
+  const auto rank = [&](Ranked& r, std::size_t col, const std::string& metric) {
     double value = 0;
-    if (value_at(row, column(header_, metric), value)) {
+    if (value_at(row, col, value)) {
       r.add(value, row, higher_is_better(metric), count_);
     }
   };
   if (!metric_.empty()) {
-    rank(by_metric_, metric_);
+    rank(by_metric_, metric_col_, metric_);
   } else {
-    rank(by_tokens_, "tokens_per_s_per_gpu");
-    rank(by_step_, "step_time_s");
+    rank(by_tokens_, tokens_col_, "tokens_per_s_per_gpu");
+    rank(by_step_, step_col_, "step_time_s");
   }
 }
 
@@ -103,16 +109,14 @@ std::string BestPoints::text() const {
   std::string out = fmt::format("sweep: best {} by {} ({} is better):\n",
                                 best.rows.size() == 1 ? "point" : "points", metric,
                                 higher_is_better(metric) ? "higher" : "lower");
-  const std::size_t step = column(header_, "step_time_s");
-  const std::size_t gpus = column(header_, "gpus");
   for (std::size_t i = 0; i < best.rows.size(); ++i) {
     const auto& [value, row] = best.rows[i];
     std::string extra;
-    if (metric != "step_time_s" && step < row.size()) {
-      extra += fmt::format(", step_time_s {}", row[step]);
+    if (metric != "step_time_s" && step_col_ < row.size()) {
+      extra += fmt::format(", step_time_s {}", row[step_col_]);
     }
-    if (gpus < row.size() && !row[gpus].empty()) {
-      extra += fmt::format(", {} GPUs", row[gpus]);
+    if (gpus_col_ < row.size() && !row[gpus_col_].empty()) {
+      extra += fmt::format(", {} GPUs", row[gpus_col_]);
     }
     out += fmt::format("  {}. point {}: {}: {} {:.6g}{}\n", i + 1, row[0],
                        point_text(header_, row), metric, value, extra);

@@ -41,6 +41,12 @@ class BestPoints {
   std::vector<std::string> header_;
   std::string metric_;
   std::size_t count_;
+  // Where the columns read for every row are in header_ (header_.size() when absent).
+  std::size_t status_col_;
+  std::size_t gpus_col_;
+  std::size_t metric_col_;
+  std::size_t tokens_col_;
+  std::size_t step_col_;
   Ranked by_metric_;      // by metric_, when given
   Ranked by_tokens_;      // by tokens_per_s_per_gpu, when metric_ is empty
   Ranked by_step_;        // by step_time_s, when metric_ is empty

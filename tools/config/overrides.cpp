@@ -8,18 +8,6 @@
 
 namespace hopsim::config {
 
-namespace {
-
-// The text of a value as a report would show it (strings quoted).
-std::optional<std::string> text_of(const nlohmann::json* v) {
-  if (v == nullptr) {
-    return std::nullopt;
-  }
-  return v->dump();
-}
-
-}  // namespace
-
 Applied apply_override(nlohmann::json& doc, const std::string& key, const std::string& value) {
   check_json_structure(value, "--set " + key);
   nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
@@ -55,7 +43,7 @@ Applied apply_override(nlohmann::json& doc, const std::string& key, const std::s
       out.pointer /= part;
       if (last && remove) {  // removed where it is, nothing created on the way
         if (at->is_object() && at->contains(part)) {
-          out.before = text_of(&at->at(part));
+          out.before = at->at(part).dump();
           at->erase(part);
         }
         return out;
@@ -74,9 +62,9 @@ Applied apply_override(nlohmann::json& doc, const std::string& key, const std::s
     }
     begin = dot + 1;
   }
-  out.before = at->is_null() ? std::nullopt : text_of(at);
+  out.before = at->is_null() ? std::nullopt : std::optional<std::string>(at->dump());
   *at = std::move(parsed);
-  out.after = text_of(at);
+  out.after = at->dump();
   return out;
 }
 

@@ -19,6 +19,7 @@ expected line and the output), 2 usage.
 """
 
 import argparse
+import csv
 import glob
 import os
 import re
@@ -81,25 +82,11 @@ def normalize(line, wall_column):
     for pattern in WALL:
         line = pattern.sub("<wall>", line)
     if wall_column is not None and line.count(",") > wall_column and not line.startswith("point,"):
-        fields = split_csv(line)
+        fields = next(csv.reader([line]))
         if len(fields) > wall_column:
             fields[wall_column] = "<wall>"
             line = ",".join(fields)
     return line.rstrip()
-
-
-def split_csv(line):
-    """Fields of a CSV line, quotes kept (enough to find a column)."""
-    fields, field, quoted = [], "", False
-    for c in line:
-        if c == '"':
-            quoted = not quoted
-        if c == "," and not quoted:
-            fields.append(field)
-            field = ""
-        else:
-            field += c
-    return fields + [field]
 
 
 def wall_column_of(lines):

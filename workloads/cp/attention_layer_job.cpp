@@ -315,9 +315,8 @@ Throughput AttentionLayerJob::throughput(const JobEnv& env, double gemm_flops_pe
                            static_cast<double>(p.tp * p.cp) * static_cast<double>(micro_batch);
   const double tokens = sequences * static_cast<double>(seq_len);
   const double scores = 4 * static_cast<double>(env.model->hidden) * attended_pairs(env.seed);
-  const double passes_run = (forward() ? 1.0 : 0.0) + (backward() ? 2.0 : 0.0);
   const double flops = (tokens * gemm_flops_per_token + sequences * scores) *
-                       static_cast<double>(layers) * passes_run;
+                       static_cast<double>(layers) * model_flops_passes(passes);
   return {env.mesh.size(), tokens, flops, env.cluster.gpu.peak_bf16_tflops};
 }
 

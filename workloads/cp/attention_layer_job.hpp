@@ -34,6 +34,11 @@ enum class Passes : std::uint8_t { Forward, Backward, Both };
 std::string_view cp_algorithm_name(CpAlgorithm a);
 std::string_view mode_name(LayerMode m);
 std::string_view passes_name(Passes p);
+/// Model FLOPs of `p` in forwards: the forward once, the backward twice (the model-FLOPs
+/// convention throughput counts by).
+inline double model_flops_passes(Passes p) {
+  return (p != Passes::Backward ? 1.0 : 0.0) + (p != Passes::Forward ? 2.0 : 0.0);
+}
 
 struct CpSettings {
   CpAlgorithm algorithm = CpAlgorithm::Ring;

@@ -453,10 +453,10 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
       2 * (lp.router + lp.shared_experts + routed + (attention ? lp.attention : 0));
   const double tokens =
       static_cast<double>(routing.tokens_per_gpu) * static_cast<double>(b.env.mesh.size());
-  const double passes_run = (forward() ? 1.0 : 0.0) + (backward() ? 2.0 : 0.0);
-  out.back().throughput = Throughput{b.env.mesh.size(), tokens,
-                                     tokens * per_token * static_cast<double>(layers) * passes_run,
-                                     b.env.cluster.gpu.peak_bf16_tflops};
+  out.back().throughput =
+      Throughput{b.env.mesh.size(), tokens,
+                 tokens * per_token * static_cast<double>(layers) * model_flops_passes(passes),
+                 b.env.cluster.gpu.peak_bf16_tflops};
   return out;
 }
 
