@@ -75,6 +75,11 @@ struct Bytes {
     HOPSIM_ASSERT(!__builtin_add_overflow(a.n, b.n, &r), "{} + {} bytes overflows", a.n, b.n);
     return Bytes{r};
   }
+  friend constexpr Bytes operator*(Bytes a, std::int64_t k) {
+    std::int64_t r = 0;
+    HOPSIM_ASSERT(!__builtin_mul_overflow(a.n, k, &r), "{} bytes x {} overflows", a.n, k);
+    return Bytes{r};
+  }
   friend constexpr auto operator<=>(Bytes, Bytes) = default;  // NOLINT(modernize-use-nullptr)
 };
 

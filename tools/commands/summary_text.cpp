@@ -329,8 +329,8 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   return out + validation_line(f.validation);
 }
 
-// Step time, bytes and the busiest rank of one case (a folded step's bytes: of the plan
-// simulated last, one GPU per pipeline stage; its layer groups' traffic is in the probes).
+// Step time, bytes and the busiest rank of one case (a folded step's bytes are the whole
+// cluster's: its probes' counted as often as the step runs them, CaseTraffic).
 std::string case_lines(const work::CaseResult& c) {
   const work::Summary& s = c.summary;
   std::string out = fmt::format("step time      {}\n", human_time(s.step.seconds()));
@@ -338,8 +338,8 @@ std::string case_lines(const work::CaseResult& c) {
   out += fmt::format("bytes          {} over NVLink, {} over InfiniBand{}\n",
                      human_bytes(static_cast<double>(s.nvlink_bytes.n)),
                      human_bytes(static_cast<double>(s.ib_bytes.n)),
-                     folded ? " (the folded plan's: activations between stages; the layers' "
-                              "TP/CP/EP traffic and the DP sync were measured in the probes)"
+                     folded ? " (every GPU's: the measured layer groups and DP syncs, counted "
+                              "as often as the step runs them)"
                             : "");
   out += fmt::format("busiest rank   {} busy {} (mean {})\n", s.critical_rank,
                      human_time(s.ranks[static_cast<std::size_t>(s.critical_rank)].busy.seconds()),

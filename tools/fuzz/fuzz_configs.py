@@ -217,7 +217,7 @@ class Surfaces:
             experiment = json.dumps(doc) if light else open(self.light, encoding="utf-8").read()
             return ({"e.json": experiment},
                     ["sweep", "{e.json}", "--vary", vary_argument(rng, json.loads(experiment)),
-                     "--out", "{out.csv}"], ())
+                     "--out", "{out.csv}"], ())  # up to 5 points: run_surface allows 5 runs
         if kind == "regress":
             suite = {"flows-tour": {"experiment": self.light}}
             files = {"suite.json": json.dumps(suite), "flows-tour.json": json.dumps(self.golden)}
@@ -293,6 +293,8 @@ def run_surface(hopsim, files, tail, allowed, timeout, workdir):
     args = [hopsim] + [fill(a) for a in tail]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    if tail[0] == "sweep":  # a sweep runs up to 5 points (vary_argument), each its own run
+        timeout *= 5
     try:
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
                            check=False, stdin=subprocess.DEVNULL)

@@ -68,6 +68,16 @@ struct Throughput {
   double peak_tflops = 0;
 };
 
+/// Bytes a case moves beyond one copy of its plan's flows. A folded step simulates one GPU per
+/// pipeline stage (its plan stands for `plan_copies` such columns) and measures its layer
+/// groups and gradient syncs in probes (their bytes, counted as often as the step runs them);
+/// its report counts the whole cluster's traffic, as the unfolded step's does.
+struct CaseTraffic {
+  std::int64_t plan_copies = 1;
+  Bytes nvlink{};
+  Bytes ib{};
+};
+
 /// One simulated case of a job: for a collective, one size.
 struct Case {
   std::string name;
@@ -77,6 +87,7 @@ struct Case {
   std::vector<std::pair<std::string, double>> metrics{};
   CaseDetails details{};
   std::optional<Throughput> throughput{};
+  CaseTraffic traffic{};
 };
 
 inline const CpDetails* cp_details(const CaseDetails& d) {

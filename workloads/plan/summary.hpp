@@ -32,8 +32,10 @@ struct Summary {
   std::size_t involved = 0;     ///< GPUs that appear in the plan
   int critical_rank = 0;  ///< the busiest rank (the lowest index among equals)
   double mean_busy_s = 0;
-  Bytes nvlink_bytes;  ///< bytes of flows that cross an NVLink hop
-  Bytes ib_bytes;      ///< bytes of flows that cross an InfiniBand (NIC) hop
+  /// Bytes of flows that cross an NVLink hop, and an InfiniBand (NIC) hop. A folded step's
+  /// count the whole cluster (run() adds the case's CaseTraffic to its plan's).
+  Bytes nvlink_bytes;
+  Bytes ib_bytes;
   Flops flops;         ///< of every compute task that ran
   ComputeTally compute_sources;  ///< compute time per source, over every GPU
   std::vector<PhaseTime> phases;

@@ -351,6 +351,9 @@ std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& meas
   for (Case& c : out) {
     const StepDetails& d = *step_details(c.details);
     c.throughput = Throughput{d.gpus, d.tokens, d.model_flops, d.peak_tflops};
+    if (fold) {
+      c.traffic = step_parts::folded_traffic(*this, b, measured);
+    }
   }
   return out;
 }

@@ -83,6 +83,10 @@ bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);
 /// The folded step's measurements read from its probes.
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
 
+/// The bytes the folded step moves over the whole cluster: the probes' times the step runs
+/// what each measured, and its plan (one GPU per stage) once per column of the mesh.
+CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
+
 /// The folded step assembled from measurements: one case.
 std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
                             const StepMeasurements& m);

@@ -1,2 +1,0 @@
-// doctest entry point for the sim tests.
-#include "tests/doctest_main.hpp"

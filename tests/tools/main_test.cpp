@@ -1,2 +1,0 @@
-// The doctest entry point of the config (tools) tests.
-#include "tests/doctest_main.hpp"

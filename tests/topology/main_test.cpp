@@ -1,2 +1,0 @@
-// The doctest entry point of the topology tests.
-#include "tests/doctest_main.hpp"

@@ -1,0 +1,79 @@
+// The whole cluster's bytes of a folded step: each probe's bytes times the number of times the
+// step runs what it measured, counted as the folded plan uses it (training_step_plan.cpp and
+// training_step_dualpipe.cpp), so that a folded step reports what the unfolded one moves.
+#include <cstdint>
+
+#include "sim/assert.hpp"
+#include "workloads/step/training_step_parts.hpp"
+
+namespace hopsim::work::step_parts {
+namespace {
+
+// Adds `times` copies of probe `name`'s bytes.
+void add_probe(CaseTraffic& t, const Measured& m, const std::string& name, std::int64_t times) {
+  const ProbeResult& r = m.at(name);
+  t.nvlink = t.nvlink + r.summary.nvlink_bytes * times;
+  t.ib = t.ib + r.summary.ib_bytes * times;
+}
+
+// Adds `times` copies of the DP collective `key`'s probe; none for an empty key or one that
+// was not declared (no DP group has two members: it moves nothing).
+void add_dp(CaseTraffic& t, const Measured& m, const DpKey& key, std::int64_t times) {
+  if (!key.empty() && m.find(dp_probe_name(key)) != nullptr) {
+    add_probe(t, m, dp_probe_name(key), times);
+  }
+}
+
+}  // namespace
+
+CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m) {
+  const ModelSpec& model = *b.env.model;
+  const ParallelSpec& p = b.env.mesh.spec();
+  const bool dualpipe = job.schedule == PipeSchedule::DualPipe;
+  const bool zero3 = job.zero >= 3 && !dualpipe;  // DualPipe syncs each stage once
+  const std::int64_t micro_batches = job.micro_batches(p);
+  const std::int64_t stage_gpus = b.env.mesh.size() / p.pp;
+  const std::int64_t group_gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
+  HOPSIM_ASSERT(stage_gpus % group_gpus == 0, "{} GPUs per stage in layer groups of {}",
+                stage_gpus, group_gpus);
+  CaseTraffic t;
+  // The plan: one GPU per stage, standing for every column of the mesh (tp x cp x dp of them).
+  t.plan_copies = stage_gpus;
+  // A layer probe is one layer of one micro-batch on one layer group: each stage runs each of
+  // its layers for every micro-batch on each of its groups (forward again before the backward
+  // under full recomputation). The DualPipe pair moves the same bytes as the two passes.
+  const std::int64_t runs = micro_batches * (stage_gpus / group_gpus);
+  for (const bool moe : {false, true}) {
+    std::int64_t layers = 0;
+    for (std::int64_t l = 0; l < model.layers; ++l) {
+      layers += moe_at(job, model, l) == moe ? 1 : 0;
+    }
+    if (layers == 0) {
+      continue;
+    }
+    const std::int64_t forwards = job.recompute == Recompute::Full ? 2 : 1;
+    add_probe(t, m, layer_probe_name(moe, Passes::Forward), layers * runs * forwards);
+    add_probe(t, m, layer_probe_name(moe, Passes::Backward), layers * runs);
+    // A DP probe is one stage's groups (under DualPipe both ranks holding it). Gradients are
+    // reduced once per layer and step; under ZeRO-3 after every backward, and the parameters
+    // are gathered before every forward and backward.
+    add_dp(t, m, layer_sync_key(job, model, p, moe), layers * (zero3 ? micro_batches : 1));
+    if (zero3) {
+      add_dp(t, m, layer_gather_key(model, p, moe), layers * 2 * micro_batches);
+    }
+  }
+  add_dp(t, m, vocab_sync_key(job, model, p), 2);  // the embedding's and the head's
+  // Each rank's parameter gather after the optimizer; under DualPipe its probe covers the two
+  // ranks that hold the same stages, each gathering that much.
+  const StepShape shape = job.shape(b.env);
+  CaseTraffic gathers;
+  for (int r = 0; r < p.pp; ++r) {
+    add_dp(gathers, m, param_gather_key(job, shape, r), 1);
+  }
+  const std::int64_t holders = dualpipe ? 2 : 1;
+  t.nvlink = t.nvlink + Bytes{gathers.nvlink.n / holders};
+  t.ib = t.ib + Bytes{gathers.ib.n / holders};
+  return t;
+}
+
+}  // namespace hopsim::work::step_parts
