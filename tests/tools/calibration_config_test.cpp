@@ -14,6 +14,7 @@
 
 #include "tests/approx.hpp"
 #include "tools/config/cluster_config.hpp"
+#include "tools/config/experiment_file.hpp"
 #include "workloads/compute/compute_model.hpp"
 
 namespace hopsim::config {
@@ -135,7 +136,7 @@ TEST_CASE("errors name the file, the JSON pointer, what was found and what is ex
   CHECK(error_of(j) ==
         R"(t.json: /device: unknown key "l2_bytes"; expected one of "name", "cc", "sm_count", )"
         R"("driver", "cuda_runtime", "cublas", "cudnn", "clocks_mhz", "ceilings", "hbm_bytes", )"
-            R"("equivalent_gpus")");
+            R"("equivalent_gpus", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps")");
 }
 
 TEST_CASE("each op's key, axes and FLOP formula are checked") {
@@ -226,7 +227,8 @@ TEST_CASE("a table for another GPU is refused, naming both and the way out") {
   CHECK_THROWS_WITH_AS(check_calibration_for(c, "H100 SXM", "configs/calibration/h200.json"),
                        "configs/calibration/h200.json: /device/name: the table is for \"NVIDIA "
                        "H200\", but the cluster's GPU is \"H100 SXM\"; use a calibration table "
-                       "for the H100, or none (the roofline)",
+                       "for the H100, \"auto\" (the shipped table for it, or the nearest one "
+                       "scaled to it), or none (the roofline)",
                        ConfigError);
   CHECK_THROWS_AS(check_calibration_for(c, "H20", "t.json"), ConfigError);  // a word, not a prefix
   CHECK_NOTHROW(check_calibration_for(c, "H200 SXM", "t.json"));
@@ -424,6 +426,45 @@ TEST_CASE("plausibility: the shipped H100 table fits the shipped H100 and H800 c
     const ClusterConfig cc = parse_cluster(Node(read(cluster), cluster));
     CHECK_NOTHROW(check_calibration_plausible(cal, figures_of(cc.topology.gpu), file));
   }
+}
+
+
+TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one scaled, or none") {
+  const std::string file = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/default.json";
+  // On H100s "auto" is the shipped H100 table, as if named.
+  const ExperimentFile h100 = load_experiment(file, {});
+  const ExperimentFile named = load_experiment(file, {"calibration=\"h100-published\""});
+  REQUIRE(h100.experiment.calibration != nullptr);
+  CHECK(h100.calibration_file.ends_with("h100-published.json"));
+  CHECK_FALSE(h100.experiment.calibration_scaling.has_value());
+  CHECK(h100.experiment.calibration_note == "auto: h100-published, made for the H100 SXM");
+  const work::ComputeModel a = work::compute_model(h100.experiment);
+  const work::ComputeModel b = work::compute_model(named.experiment);
+  const auto fwd = [](const work::ComputeModel& m) {
+    return m.gemm(work::Dtype::Bf16, 8192, 8192, 8192, work::Pass::Fwd);
+  };
+  CHECK(fwd(a).time == fwd(b).time);
+  CHECK(fwd(a).source == work::Source::Exact);
+
+  // No H200 table ships: the H100's, scaled by the datasheet figures in its device block.
+  const ExperimentFile h200 = load_experiment(file, {"cluster=\"h200-hgx\""});
+  REQUIRE(h200.experiment.calibration_scaling.has_value());
+  CHECK(h200.experiment.calibration_scaling->bf16_tflops == 989.4);
+  CHECK(h200.experiment.calibration_scaling->hbm_GBps == 3350);
+  CHECK(h200.experiment.calibration_note.find("h100-published (NVIDIA H100 80GB HBM3) scaled") !=
+        std::string::npos);
+  // A large BF16 GEMM is compute-bound: its time scales by the peaks (989.4 over 989 TF).
+  const work::ComputeCost scaled = fwd(work::compute_model(h200.experiment));
+  CHECK(scaled.source == work::Source::Exact);
+  CHECK(scaled.time.seconds() ==
+        hopsim::test::approx(fwd(a).time.seconds() * 989.4 / 989).epsilon(1e-8));
+
+  // Named, another GPU's table is still refused; "none" is the roofline.
+  CHECK_THROWS_AS(load_experiment(file, {"cluster=\"h200-hgx\"", "calibration=\"h100-published\""}),
+                  ConfigError);
+  const ExperimentFile none = load_experiment(file, {"calibration=\"none\""});
+  CHECK(none.experiment.calibration == nullptr);
+  CHECK(fwd(work::compute_model(none.experiment)).source == work::Source::Roofline);
 }
 
 }  // namespace hopsim::config

@@ -405,3 +405,42 @@ TEST_CASE("a kernel time past what can be simulated is a LimitError naming its i
   }
   CHECK_NOTHROW((void)fast.gemm(Dtype::Bf16, 65536, 65536, 65536, Pass::Fwd));
 }
+
+TEST_CASE("a table made on another GPU: each time scales by the figure that bounds it there") {
+  // The table's GPU: an H100 (989 / 1979 TF, 3350 GB/s). The cluster's: twice the peaks,
+  // 4800 GB/s of HBM.
+  const TableScaling made_on{989, 1979, 3350};
+  Roofline faster = h100();
+  faster.peak_bf16_tflops = 2 * 989;
+  faster.peak_fp8_tflops = 2 * 1979;
+  faster.hbm_GBps = 4800;
+  // A compute-bound cell (a 4096^3 GEMM at 650 TF) and a memory-bound one (16 x 8192 x 8192,
+  // its bytes at 90% of the HBM bandwidth, 5% of the peak).
+  CalibrationTable skinny;
+  skinny.op = "gemm";
+  skinny.pass = "fwd";
+  skinny.impl = "test";
+  skinny.key = {{"dtype", "bf16"}};
+  skinny.axes = {{"m", {16}}, {"n", {8192}}, {"k", {8192}}};
+  skinny.flops = "gemm_v1";
+  const double bytes = 2.0 * (16 * 8192 + 8192.0 * 8192) + 2.0 * 16 * 8192;
+  skinny.time_us = {bytes / (0.9 * 3350e9) * 1e6};
+  CalibrationTable square = gemm_table();
+  const Calibration cal = with({square, skinny});
+  const ComputeModel there(&cal, h100());
+  const ComputeModel here(&cal, faster, made_on);
+
+  const ComputeCost big_there = there.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd);
+  const ComputeCost big_here = here.gemm(Dtype::Bf16, 4096, 4096, 4096, Pass::Fwd);
+  CHECK(big_here.source == Source::Exact);
+  CHECK(big_here.time.seconds() ==
+        hopsim::test::approx(big_there.time.seconds() / 2).epsilon(1e-7));
+
+  const ComputeCost thin_there = there.gemm(Dtype::Bf16, 16, 8192, 8192, Pass::Fwd);
+  const ComputeCost thin_here = here.gemm(Dtype::Bf16, 16, 8192, 8192, Pass::Fwd);
+  CHECK(thin_there.source == Source::Exact);
+  CHECK(thin_here.time.seconds() ==
+        hopsim::test::approx(thin_there.time.seconds() * 3350 / 4800).epsilon(1e-7));
+  // The roofline's answers are the cluster's own: nothing to scale.
+  CHECK(here.gemm(Dtype::Fp8, 4096, 4096, 4096, Pass::Fwd).source == Source::Roofline);
+}

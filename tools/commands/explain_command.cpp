@@ -111,6 +111,9 @@ void time_section(const config::ExperimentFile& file, const work::LayerCosts& co
   r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally)},
                                  {"bwd", pass_json(costs.bwd, tally)}};
   r["calibration"] = file.experiment.calibration ? file.calibration_file : "none (roofline only)";
+  if (!file.experiment.calibration_note.empty()) {
+    r["calibration_choice"] = file.experiment.calibration_note;
+  }
   Json sources = Json::object();
   for (work::Source s : work::kSources) {
     sources[std::string(work::source_name(s))] = tally.share(s);

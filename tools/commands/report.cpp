@@ -25,6 +25,9 @@ Json setup_keys(const ReportInput& in) {
                   {"gpu", e.cluster.gpu.name}};
   r["model"] = e.model ? Json(e.model->name) : Json(nullptr);
   r["calibration"] = e.calibration ? Json(e.calibration_name) : Json(nullptr);
+  if (!e.calibration_note.empty()) {
+    r["calibration_choice"] = e.calibration_note;
+  }
   r["seed"] = e.seed;
   return r;
 }

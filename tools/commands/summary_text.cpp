@@ -32,6 +32,9 @@ std::string header(const work::Experiment& e) {
   if (e.model) {
     out += fmt::format(", model {}", e.model->name);
   }
+  if (!e.calibration_note.empty() && (e.calibration_scaling || !e.calibration)) {
+    out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, or none
+  }
   return out + "\n";
 }
 

@@ -1,6 +1,7 @@
 // Parses a calibration file into work::Calibration, checking every value it reads.
 #include "tools/config/calibration_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -83,6 +84,17 @@ void parse_device(const Node& n, work::Calibration& cal) {
   }
   if (n.has("hbm_bytes")) {
     cal.hbm_bytes = static_cast<double>(n.at("hbm_bytes").integer_in(1, INT64_MAX));
+  }
+  // Datasheet figures, which let another GPU use the table scaled ("calibration": "auto").
+  constexpr double kMaxFigure = 1e6;  // TFLOP/s or GB/s: far above any GPU
+  if (n.has("peak_bf16_tflops")) {
+    cal.peaks.bf16_tflops = n.at("peak_bf16_tflops").positive(kMaxFigure);
+  }
+  if (n.has("peak_fp8_tflops")) {
+    cal.peaks.fp8_tflops = n.at("peak_fp8_tflops").positive(kMaxFigure);
+  }
+  if (n.has("hbm_GBps")) {
+    cal.peaks.hbm_GBps = n.at("hbm_GBps").positive(kMaxFigure);
   }
 }
 
@@ -291,25 +303,30 @@ work::Calibration parse_calibration(const Node& root) {
   return cal;
 }
 
-void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
-                           const std::string& file) {
+bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name) {
   const std::string model = words(gpu_name).front();
   if (model.empty()) {
-    return;
+    return true;
   }
   for (const std::string& w : words(calibration.device)) {
     if (w == model) {
-      return;
+      return true;
     }
   }
-  for (const std::string& equivalent : calibration.equivalent_gpus) {
-    if (equivalent == model) {
-      return;
-    }
+  return std::find(calibration.equivalent_gpus.begin(), calibration.equivalent_gpus.end(),
+                   model) != calibration.equivalent_gpus.end();
+}
+
+void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
+                           const std::string& file) {
+  if (calibration_fits(calibration, gpu_name)) {
+    return;
   }
+  const std::string model = words(gpu_name).front();
   throw ConfigError(fmt::format(
       "{}: /device/name: the table is for \"{}\", but the cluster's GPU is \"{}\"; use a "
-      "calibration table for the {}, or none (the roofline)",
+      "calibration table for the {}, \"auto\" (the shipped table for it, or the nearest one "
+      "scaled to it), or none (the roofline)",
       file, calibration.device, gpu_name, model));
 }
 

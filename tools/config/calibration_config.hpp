@@ -18,9 +18,13 @@ namespace hopsim::config {
 /// Throws ConfigError naming the file and JSON pointer of the first bad value.
 work::Calibration parse_calibration(const Node& root);
 
-/// Throws ConfigError unless the table's device name contains the model of the cluster's GPU
-/// (the first word of `gpu_name`, "H100" of "H100 SXM") as a word, case-insensitively.
-/// `file` is the calibration file, for the message.
+/// Whether the table's device name contains the model of the cluster's GPU (the first word of
+/// `gpu_name`, "H100" of "H100 SXM") as a word, case-insensitively, or lists it among its
+/// equivalent GPUs.
+bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name);
+
+/// Throws ConfigError unless calibration_fits. `file` is the calibration file, for the
+/// message.
 void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
                            const std::string& file);
 

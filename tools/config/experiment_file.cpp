@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/calibration_choice.hpp"
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/collective_config.hpp"
@@ -88,6 +89,44 @@ std::string referenced_file(const Node& root, std::string_view key) {
         find_preset(key, value, fmt::format("{}: /{}", at.origin()->describe(at.path()), key)));
   }
   return relative_to(root.file(), value);
+}
+
+// The experiment's calibration table: none ("none"), the one it names, which must be made for
+// the cluster's GPU, or with "auto" the one choose_calibration picks (a scaled table is checked
+// against its own GPU's figures). Plausibility warnings go to `f.warnings`.
+void read_calibration(const Node& root, ExperimentFile& f) {
+  work::Experiment& e = f.experiment;
+  std::shared_ptr<work::Calibration> calibration;
+  const std::string named = root.at("calibration").string();
+  if (named == "none") {  // the roofline alone, as without the key
+    return;
+  }
+  if (named == "auto") {
+    CalibrationChoice choice = choose_calibration(e.cluster.gpu);
+    e.calibration_note = choice.note;
+    if (!choice.table) {
+      return;
+    }
+    f.calibration_file = choice.file;
+    calibration = std::move(choice.table);
+    e.calibration_scaling = choice.scaling;
+  } else {
+    f.calibration_file = referenced_file(root, "calibration");
+    const nlohmann::json table = read_referenced(root.at("calibration"), f.calibration_file);
+    calibration = std::make_shared<work::Calibration>(
+        parse_calibration(Node(table, f.calibration_file)));
+    check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
+  }
+  work::GpuFigures gpu = figures_of(e.cluster.gpu);
+  if (e.calibration_scaling) {  // the table's own GPU
+    gpu = work::GpuFigures{calibration->peaks.bf16_tflops, calibration->peaks.fp8_tflops,
+                           calibration->peaks.hbm_GBps, std::nullopt, std::nullopt};
+  }
+  for (std::string& w : check_calibration_plausible(*calibration, gpu, f.calibration_file)) {
+    f.warnings.push_back(std::move(w));
+  }
+  e.calibration = std::move(calibration);
+  e.calibration_name = f.calibration_file;
 }
 
 Linked link(const Node& root, const std::string& key) {
@@ -217,17 +256,7 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
     f.model_file = model.origin->file;
   }
   if (root.has("calibration")) {
-    f.calibration_file = referenced_file(root, "calibration");
-    const nlohmann::json table = read_referenced(root.at("calibration"), f.calibration_file);
-    auto calibration = std::make_shared<work::Calibration>(
-        parse_calibration(Node(table, f.calibration_file)));
-    check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
-    for (std::string& w : check_calibration_plausible(*calibration, figures_of(e.cluster.gpu),
-                                                      f.calibration_file)) {
-      f.warnings.push_back(std::move(w));
-    }
-    e.calibration = std::move(calibration);
-    e.calibration_name = f.calibration_file;
+    read_calibration(root, f);
   }
   if (root.has("parallel")) {
     e.parallel = parse_parallel(root.at("parallel"));

@@ -14,7 +14,7 @@ const std::array<KeyDoc, 7> kCalibration{{
     {"tables", "array of objects", "required", "at least one table"},
 }};
 
-const std::array<KeyDoc, 11> kCalibrationDevice{{
+const std::array<KeyDoc, 14> kCalibrationDevice{{
     {"name", "string", "required", "device name; must contain the cluster GPU's model (\"H100\")"},
     {"cc", "string", "none", "compute capability"},
     {"sm_count", "integer in [1, 10^6]", "none", "streaming multiprocessors"},
@@ -26,6 +26,11 @@ const std::array<KeyDoc, 11> kCalibrationDevice{{
     {"ceilings", "object", "none", "measured ceilings"},
     {"hbm_bytes", "integer in [1, 2^63)", "none", "HBM capacity, bytes"},
     {"equivalent_gpus", "array of strings", "[]", "GPU models with the same SMs and clocks"},
+    {"peak_bf16_tflops", "number in (0, 10^6]", "none",
+     "datasheet dense BF16 peak, 10^12 FLOP/s (with the next two: other GPUs may use the table, "
+     "scaled)"},
+    {"peak_fp8_tflops", "number in (0, 10^6]", "none", "datasheet dense FP8 peak, 10^12 FLOP/s"},
+    {"hbm_GBps", "number in (0, 10^6]", "none", "datasheet HBM bandwidth, 10^9 bytes/s"},
 }};
 
 const std::array<KeyDoc, 3> kCalibrationCeilings{{

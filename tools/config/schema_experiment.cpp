@@ -26,7 +26,8 @@ const std::array<KeyDoc, 10> kExperiment{{
     {"model", "string or object", "none",
      "a preset name, a model file or the model inline; needed by the layer kinds"},
     {"calibration", "string", "none (roofline only)",
-     "a preset name or a calibration table file for the compute model"},
+     "a preset name or a calibration table file for the compute model; \"auto\": the shipped "
+     "table for the cluster's GPU, else the nearest one scaled to it; \"none\": the roofline"},
     {"parallel", "object", "all degrees 1", "the rank mesh: parallel degrees and their order"},
     {"workload", "object", "required",
      "what to simulate; \"kind\" picks one of the sections below"},

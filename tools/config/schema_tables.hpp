@@ -36,7 +36,7 @@ extern const std::array<KeyDoc, 13> kModel;
 extern const std::array<KeyDoc, 5> kMla;
 extern const std::array<KeyDoc, 6> kModelMoe;
 extern const std::array<KeyDoc, 7> kCalibration;
-extern const std::array<KeyDoc, 11> kCalibrationDevice;
+extern const std::array<KeyDoc, 14> kCalibrationDevice;
 extern const std::array<KeyDoc, 3> kCalibrationCeilings;
 extern const std::array<KeyDoc, 10> kCalibrationTable;
 extern const std::array<KeyDoc, 2> kCalibrationAxis;

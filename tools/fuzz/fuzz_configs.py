@@ -229,6 +229,15 @@ class Surfaces:
         return ins, ["sweep-merge", "{out.csv}"] + ["{%s}" % n for n in ins], ()
 
 
+def free_name(folder, is_json):
+    """The first case-N (case-N.json) not yet in `folder`: a run keeps earlier runs' cases."""
+    os.makedirs(folder, exist_ok=True)
+    n = 0
+    while any(os.path.exists(os.path.join(folder, f"case-{n}{ext}")) for ext in ("", ".json")):
+        n += 1
+    return os.path.join(folder, f"case-{n}" + (".json" if is_json else ""))
+
+
 class Baselines:
     """How long each unmutated experiment takes, measured once, the first time it is drawn."""
 
@@ -403,9 +412,7 @@ def main():
                 outcomes["ok" if rc == 0 else "bad input" if rc == 2 else "other"] += 1
                 if problem is None:
                     continue
-                os.makedirs(args.crashes, exist_ok=True)
-                kept = os.path.join(args.crashes, f"case-{len(failures)}" +
-                                    (".json" if path.endswith(".json") else ""))
+                kept = free_name(args.crashes, path.endswith(".json"))
                 os.replace(path, kept)
                 failures.append((kept, problem, command))
                 print(f"FAIL {kept}: {problem}\n  command: {' '.join(command)}", flush=True)

@@ -53,12 +53,22 @@ struct CalibrationCeilings {
   std::optional<double> copy_GBps;  // NOLINT(readability-identifier-naming): unit in the name
 };
 
+/// The device's datasheet figures (optional): what lets another GPU use the table, its
+/// times scaled by the figure that bounds each (TableScaling, compute_model.hpp).
+struct CalibrationPeaks {
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp8_tflops;
+  std::optional<double> hbm_GBps;  // NOLINT(readability-identifier-naming): unit in the name
+  bool complete() const { return bf16_tflops && fp8_tflops && hbm_GBps; }
+};
+
 struct Calibration {
   std::string source;  ///< "measured" or "published"
   std::string device;  ///< the device's name, e.g. "NVIDIA H100 80GB HBM3"
   /// GPU models with the same SMs and clocks that may use the table too (H800 for H100).
   std::vector<std::string> equivalent_gpus;
   CalibrationCeilings ceilings;
+  CalibrationPeaks peaks;
   std::optional<std::int64_t> sm_count;  ///< the device's SMs, where the file says
   std::optional<double> hbm_bytes;       ///< the device's memory in bytes, where the file says
   /// When several tables share op, pass and key (different impls), the model answers from

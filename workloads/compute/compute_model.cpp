@@ -138,8 +138,12 @@ bool answers(const CalibrationTable& t, const ComputeModel::Query& q) {
 
 }  // namespace
 
-ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline)
-    : calibration_(calibration), roofline_(roofline) {
+ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
+                           std::optional<TableScaling> scaling)
+    : calibration_(calibration), roofline_(roofline), scaling_(scaling) {
+  HOPSIM_ASSERT(!scaling_ || (scaling_->bf16_tflops > 0 && scaling_->fp8_tflops > 0 &&
+                              scaling_->hbm_GBps > 0),
+                "table scaling needs the table GPU's positive peaks");
   HOPSIM_ASSERT(
       roofline_.peak_bf16_tflops > 0 && roofline_.peak_fp8_tflops > 0 && roofline_.hbm_GBps > 0,
       "roofline needs positive peaks, got bf16 {} TF, fp8 {} TF, HBM {} GB/s",
@@ -193,11 +197,31 @@ ComputeCost ComputeModel::answer(const Query& q) const {
     }
     const std::optional<TableAnswer> a = lookup_table(t, q.point, q.work);
     if (a && a->source < best.source) {  // strictly better: the earliest table wins ties
-      best.time = a->time;
+      best.time = scaling_ ? scaled(q, a->time) : a->time;
       best.source = a->source;
     }
   }
   return best;
+}
+
+Time ComputeModel::scaled(const Query& q, Time table_time) const {
+  const double t = table_time.seconds();
+  const bool fp8 = q.key.at("dtype") == dtype_name(Dtype::Fp8);
+  const double table_peak = (fp8 ? scaling_->fp8_tflops : scaling_->bf16_tflops) * 1e12;
+  const double compute_share = q.flops.n / (t * table_peak);
+  const double memory_share = as_double(q.bytes.n) / (t * scaling_->hbm_GBps * 1e9);
+  const double factor = compute_share >= memory_share
+                            ? table_peak / (q.peak_tflops * 1e12)
+                            : scaling_->hbm_GBps / roofline_.hbm_GBps;
+  const double seconds = t * factor;
+  if (!(seconds <= kMaxKernelSeconds)) {
+    throw LimitError("/cluster/gpu",
+                     fmt::format("one kernel would take {:.3g} s once its table time ({:.3g} s) "
+                                 "is scaled to the cluster's GPU; at most {:.0e} s per kernel "
+                                 "can be simulated",
+                                 seconds, t, kMaxKernelSeconds));
+  }
+  return Time::from_seconds_ceil(seconds);
 }
 
 ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,

@@ -29,11 +29,18 @@
 // Roofline, where no table answers: t = launch + max(F / (P eff), B / HBM), B the minimum
 // bytes (inputs at the dtype's width, outputs in BF16; backward twice the forward's).
 // A backward GEMM or grouped GEMM with no backward table is two forward-shaped ones: 2 t.
+//
+// A table made on another GPU (TableScaling): each time it answers is scaled by the figure
+// that bounds it on the table's GPU. With F the FLOPs, B the roofline's bytes and t the table's
+// time, a kernel that reached a larger share of that GPU's peak FLOPs than of its HBM bandwidth
+// (F / (t P_table) >= B / (t HBM_table)) scales by P_table / P_cluster (of its dtype), any other
+// by HBM_table / HBM_cluster.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include "sim/units.hpp"
@@ -93,10 +100,20 @@ struct Roofline {
   Time launch_overhead = Time::us(4);
 };
 
+/// The datasheet figures of the GPU a calibration table was made on, when the cluster's GPU
+/// is another one: the table's times are scaled to the cluster's (the rule above).
+struct TableScaling {
+  double bf16_tflops = 0;
+  double fp8_tflops = 0;
+  double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
+};
+
 class ComputeModel {
  public:
-  /// `calibration` may be null (roofline only); it must outlive the model.
-  ComputeModel(const Calibration* calibration, Roofline roofline);
+  /// `calibration` may be null (roofline only); it must outlive the model. `scaling`: the
+  /// table was made on another GPU, whose figures these are.
+  ComputeModel(const Calibration* calibration, Roofline roofline,
+               std::optional<TableScaling> scaling = std::nullopt);
 
   ComputeCost gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, Pass pass) const;
   ComputeCost grouped_gemm(Dtype dtype, std::int64_t experts, std::int64_t tokens_per_expert,
@@ -115,9 +132,12 @@ class ComputeModel {
                           const std::function<void(Query&, double)>& fill) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;
+  /// A table's time on the cluster's GPU (scaling_ set).
+  Time scaled(const Query& q, Time table_time) const;
 
   const Calibration* calibration_;
   Roofline roofline_;
+  std::optional<TableScaling> scaling_;
 };
 
 }  // namespace hopsim::work

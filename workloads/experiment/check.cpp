@@ -88,7 +88,7 @@ ComputeModel compute_model(const Experiment& e) {
   roofline.hbm_GBps = e.cluster.gpu.hbm_GBps;
   roofline.efficiency = e.cluster.gpu.gemm_efficiency;
   roofline.attention_efficiency = e.cluster.gpu.attention_efficiency;
-  return ComputeModel(e.calibration.get(), roofline);
+  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling);
 }
 
 }  // namespace hopsim::work

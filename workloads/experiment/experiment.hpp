@@ -38,6 +38,10 @@ struct Experiment {
   /// the many copies of a sweep do not copy tables.
   std::shared_ptr<const Calibration> calibration;
   std::string calibration_name;  ///< where the table came from, for reports
+  /// Set when the table was made on another GPU: its figures, to scale its times by.
+  std::optional<TableScaling> calibration_scaling;
+  /// How "calibration": "auto" chose (empty when the experiment named its table).
+  std::string calibration_note;
   Job job;
   std::uint64_t seed = 1;
   std::optional<Validation> validation;
