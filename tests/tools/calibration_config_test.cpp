@@ -437,7 +437,8 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   REQUIRE(h100.experiment.calibration != nullptr);
   CHECK(h100.calibration_file.ends_with("h100-published.json"));
   CHECK_FALSE(h100.experiment.calibration_scaling.has_value());
-  CHECK(h100.experiment.calibration_note == "auto: h100-published, made for the H100 SXM");
+  CHECK(h100.experiment.calibration_note ==
+        "auto: h100-published (NVIDIA H100 80GB HBM3), which fits the H100 SXM");
   const work::ComputeModel a = work::compute_model(h100.experiment);
   const work::ComputeModel b = work::compute_model(named.experiment);
   const auto fwd = [](const work::ComputeModel& m) {

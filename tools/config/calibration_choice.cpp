@@ -35,7 +35,8 @@ CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
     if (calibration_fits(*table, gpu.name)) {
       CalibrationChoice exact;
       exact.file = file;
-      exact.note = fmt::format("auto: {}, made for the {}", preset.name, gpu.name);
+      exact.note = fmt::format("auto: {} ({}), which fits the {}", preset.name, table->device,
+                               gpu.name);
       exact.table = std::move(table);
       return exact;
     }
