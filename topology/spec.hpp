@@ -36,6 +36,10 @@ struct GpuSpec {
   /// peak for GEMMs and for attention kernels. Defaults: H100 at 700 W (docs/compute-model.md).
   double gemm_efficiency = 0.7;
   double attention_efficiency = 0.6;
+  /// An FP8 weight-gradient GEMM's throughput over the forward's, and memory-bound kernels'
+  /// achieved share of HBM bandwidth (docs/compute-model.md gives the sources).
+  double fp8_wgrad_ratio = 0.68;
+  double memory_efficiency = 0.8;
 };
 
 struct Spec {

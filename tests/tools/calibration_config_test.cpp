@@ -170,9 +170,12 @@ TEST_CASE("each op's key, axes and FLOP formula are checked") {
   CHECK(error_of(j) == R"(t.json: /tables/0/key: missing key "dtype")");
 
   j = base();
-  j["tables"][0]["key"]["role"] = "wgrad";
-  CHECK(error_of(j) ==
-        R"(t.json: /tables/0/key: unknown key "role"; expected one of "dtype", "layout")");
+  j["tables"][0]["key"]["role"] = "wgrad";  // a forward table
+  CHECK(error_of(j) == R"(t.json: /tables/0/key/role: a role says which backward GEMM a bwd )"
+                       R"(table times; this table's pass is "fwd")");
+  j["tables"][0]["key"]["role"] = "both";
+  CHECK(error_of(j) == R"(t.json: /tables/0/key/role: expected one of "wgrad", "dgrad", got )"
+                       R"("both")");
 
   j = base();
   j["tables"][0]["key"]["layout"] = "XY";

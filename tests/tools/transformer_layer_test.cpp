@@ -9,6 +9,7 @@
 
 #include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {
@@ -116,6 +117,42 @@ TEST_CASE("transformer layer: problems name the key") {
       {"model=\"" + std::string(HOPSIM_SOURCE_DIR) + "/configs/models/llama3-8b.json\"",
        "workload.ffn=\"moe\""});
   CHECK(llama.find("no routed experts") != std::string::npos);
+}
+
+TEST_CASE("a dense layer's compute is the sum of its kernels, class by class") {
+  // CP 1, DP 16: every GPU runs the same layer, forward and backward.
+  const ExperimentFile file = load_experiment(
+      kDefault, {"parallel.cp=1", "parallel.dp=16",
+                 "workload={\"kind\": \"attention_layer\", \"seq_len\": 4096, \"mlp\": "
+                 "true}"});
+  const work::RunResult r = work::run(file.experiment);
+  REQUIRE(r.ok());
+  const auto& job = std::get<work::AttentionLayerJob>(file.experiment.job);
+  const work::LayerCosts costs =
+      work::attention_layer_costs(*file.experiment.model, file.experiment.parallel, job,
+                                  work::compute_model(file.experiment));
+  work::KernelTally kernels;
+  for (const work::KernelCosts* pass : {&costs.fwd, &costs.bwd}) {
+    for (const auto& [name, cost] : *pass) {
+      kernels.add(cost.kind, cost.time);
+    }
+  }
+  const work::KernelTally& simulated = r.cases[0].summary.compute_kernels;
+  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+    const auto kind = static_cast<work::KernelClass>(k);
+    CAPTURE(work::kernel_class_name(kind));
+    if (kind == work::KernelClass::AttentionFwd || kind == work::KernelClass::AttentionBwd) {
+      // The builder calls attention per chunk of its layout; the closed form in one call.
+      CHECK(simulated.time(kind).seconds() ==
+            hopsim::test::approx(16 * kernels.time(kind).seconds()).epsilon(0.02));
+    } else {
+      CHECK(simulated.time(kind) == 16 * kernels.time(kind));
+    }
+  }
+  CHECK(kernels.time(work::KernelClass::Norm) > Time{});
+  CHECK(kernels.time(work::KernelClass::SwiGlu) > Time{});
+  CHECK(kernels.time(work::KernelClass::Rotary) > Time{});
+  CHECK(kernels.time(work::KernelClass::GemmWgrad) > Time{});
 }
 
 }  // namespace hopsim::config

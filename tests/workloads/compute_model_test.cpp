@@ -255,28 +255,60 @@ TEST_CASE("several tables for one key: the best source wins, the first among equ
   CHECK(tflops_of(huge) == hopsim::test::approx(900).epsilon(1e-6));
 }
 
-TEST_CASE("backward GEMMs: two forward GEMMs, unless a backward table exists") {
-  const Calibration cal = with({gemm_table()});
+TEST_CASE("backward GEMMs by role: dgrad and wgrad at their own shapes, FP8 wgrad slower") {
+  const Calibration cal = with({gemm_table(), gemm_table("fp8")});
   const ComputeModel model(&cal, h100());
-  const ComputeCost fwd = model.gemm(Dtype::Bf16, 2048, 4096, 1024, Pass::Fwd);
+  // dX = dY W^T is a (m, k, n) GEMM; dW = X^T dY a (k, n, m) one: same FLOPs as the forward.
+  const ComputeCost dgrad = model.gemm(Dtype::Bf16, 2048, 4096, 1024, GemmRole::Dgrad);
+  const ComputeCost wgrad = model.gemm(Dtype::Bf16, 2048, 4096, 1024, GemmRole::Wgrad);
+  CHECK(dgrad.time == model.gemm(Dtype::Bf16, 2048, 1024, 4096, GemmRole::Fprop).time);
+  CHECK(dgrad.source == Source::Exact);
+  CHECK(wgrad.time == model.gemm(Dtype::Bf16, 1024, 4096, 2048, GemmRole::Fprop).time);
+  CHECK(wgrad.source == Source::Interpolated);
+  CHECK(dgrad.flops.n == gemm_flops(2048, 4096, 1024).n);
+  CHECK(wgrad.flops.n == gemm_flops(2048, 4096, 1024).n);
+  CHECK(dgrad.kind == KernelClass::GemmDgrad);
+  CHECK(wgrad.kind == KernelClass::GemmWgrad);
+  // The weight gradient's output is FP32, read and written: 6 more bytes per weight.
+  CHECK(wgrad.bytes.n == model.gemm(Dtype::Bf16, 1024, 4096, 2048, GemmRole::Fprop).bytes.n +
+                             6 * 1024 * 4096);
   const ComputeCost bwd = model.gemm(Dtype::Bf16, 2048, 4096, 1024, Pass::Bwd);
-  CHECK(bwd.time == 2 * fwd.time);
-  CHECK(bwd.flops.n == 2 * fwd.flops.n);
-  CHECK(bwd.bytes.n == 2 * fwd.bytes.n);
-  CHECK(bwd.source == Source::Exact);
-  const ComputeCost roof = model.gemm(Dtype::Bf16, 256, 256, 256, Pass::Bwd);
-  CHECK(roof.source == Source::Roofline);
-  CHECK(roof.time == 2 * model.gemm(Dtype::Bf16, 256, 256, 256, Pass::Fwd).time);
+  CHECK(bwd.time == dgrad.time + wgrad.time);
+  CHECK(bwd.source == Source::Interpolated);  // the worse of the two
+  // FP8: the forward's table at the wgrad shape, divided by fp8_wgrad_ratio (0.68).
+  const ComputeCost f8 = model.gemm(Dtype::Fp8, 1024, 1024, 4096, GemmRole::Fprop);
+  CHECK(model.gemm(Dtype::Fp8, 4096, 1024, 1024, GemmRole::Wgrad).time ==
+        Time::from_seconds_ceil(f8.time.seconds() / 0.68));
+  CHECK(model.gemm(Dtype::Fp8, 4096, 1024, 1024, GemmRole::Dgrad).time ==
+        model.gemm(Dtype::Fp8, 4096, 1024, 1024, GemmRole::Fprop).time);
+  // The roofline: wgrad of FP8 at 0.7 x 0.68 of the peak.
+  const ComputeModel bare(nullptr, h100());
+  CHECK(bare.gemm(Dtype::Fp8, 8192, 8192, 8192, GemmRole::Wgrad).time ==
+        roofline_time(gemm_flops(8192, 8192, 8192).n, 0, 1979, 0.7 * 0.68));
+  CHECK(bare.gemm(Dtype::Bf16, 8192, 8192, 8192, GemmRole::Wgrad).time ==
+        bare.gemm(Dtype::Bf16, 8192, 8192, 8192, GemmRole::Fprop).time);
+}
 
-  CalibrationTable back = gemm_table();
-  back.pass = "bwd";
-  back.time_us[0] = 1000.0;  // (1024, 1024, 1024): dgrad + wgrad in 1 ms
-  const Calibration both = with({gemm_table(), back});
-  const ComputeModel with_bwd(&both, h100());
-  const ComputeCost b = with_bwd.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Bwd);
-  CHECK(b.source == Source::Exact);
-  CHECK(b.time == Time::us(1000));
-  CHECK(b.flops.n == 2 * gemm_flops(1024, 1024, 1024).n);
+TEST_CASE("backward GEMM tables: a role's own first, else half of a whole-backward table") {
+  CalibrationTable whole = gemm_table();
+  whole.pass = "bwd";
+  whole.time_us[0] = 1000.0;  // (1024, 1024, 1024): dgrad + wgrad in 1 ms
+  const Calibration both = with({gemm_table(), whole});
+  const ComputeModel model(&both, h100());
+  const ComputeCost d = model.gemm(Dtype::Bf16, 1024, 1024, 1024, GemmRole::Dgrad);
+  CHECK(d.source == Source::Exact);
+  CHECK(d.time == Time::us(500));
+  CHECK(d.flops.n == gemm_flops(1024, 1024, 1024).n);
+  CHECK(model.gemm(Dtype::Bf16, 1024, 1024, 1024, Pass::Bwd).time == Time::us(1000));
+
+  CalibrationTable own = gemm_table();  // a weight-gradient table wins over the whole one
+  own.pass = "bwd";
+  own.variant = {{"role", "wgrad"}};
+  own.time_us[0] = 700.0;
+  const Calibration three = with({gemm_table(), whole, own});
+  const ComputeModel with_role(&three, h100());
+  CHECK(with_role.gemm(Dtype::Bf16, 1024, 1024, 1024, GemmRole::Wgrad).time == Time::us(700));
+  CHECK(with_role.gemm(Dtype::Bf16, 1024, 1024, 1024, GemmRole::Dgrad).time == Time::us(500));
 }
 
 TEST_CASE("grouped GEMMs and attention look up their own tables by key") {
@@ -310,7 +342,9 @@ TEST_CASE("grouped GEMMs and attention look up their own tables by key") {
   CHECK(model.grouped_gemm(Dtype::Fp8, 6, 2000, 4096, 7168, Pass::Fwd).source ==
         Source::Interpolated);
   CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 7168, 4096, Pass::Fwd).source == Source::Roofline);
-  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(380));
+  // Backward: the data gradient at the forward's rate, the FP8 weight gradient at 0.68 of it.
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time ==
+        Time::us(190) + Time::from_seconds_ceil(190e-6 / 0.68));
 
   AttentionShape s{128, 128, Mask::CausalTopLeft, 8, 4096, 4096, 64};
   const ComputeCost a = model.attention(Dtype::Bf16, s, Pass::Bwd);
@@ -377,8 +411,10 @@ TEST_CASE("only balanced, whole-pass grouped tables answer, skewed or partial on
   const ComputeCost fwd = model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Fwd);
   CHECK(fwd.source == Source::Exact);
   CHECK(fwd.time == Time::us(190));
-  // Backward: no whole-pass table, so two forward-shaped GEMMs.
-  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(380));
+  // Backward: the data gradient from the forward's table, the weight gradient from its own.
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, GemmRole::Wgrad).time ==
+        Time::us(180));
+  CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(370));
 }
 
 TEST_CASE("a kernel time past what can be simulated is a LimitError naming its input") {

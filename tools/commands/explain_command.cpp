@@ -89,17 +89,21 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
               "NVLink, overlapped as the exchanges ran), so the two differ"}};
 }
 
-Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
+Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally,
+               work::KernelTally& kinds) {
   Json out = Json::object();
   Time total;
   for (const auto& [name, cost] : costs) {
-    out[name] = {{"time_s", cost.time.seconds()},
+    out[name] = {{"class", work::kernel_class_name(cost.kind)},
+                 {"time_s", cost.time.seconds()},
                  {"flops", cost.flops.n},
                  {"hbm_bytes", cost.bytes.n},
                  {"tflops_per_s", cost.flops.n / cost.time.seconds() / 1e12},
+                 {"hbm_GBps", static_cast<double>(cost.bytes.n) / cost.time.seconds() / 1e9},
                  {"source", work::source_name(cost.source)}};
     total += cost.time;
     tally.add(cost.source, cost.time);
+    kinds.add(cost.kind, cost.time);
   }
   out["total_s"] = total.seconds();
   return out;
@@ -108,8 +112,17 @@ Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally) {
 // Kernel times of one layer from the calibration table (or the roofline), and their sources.
 void time_section(const config::ExperimentFile& file, const work::LayerCosts& costs, Json& r) {
   work::ComputeTally tally;
-  r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally)},
-                                 {"bwd", pass_json(costs.bwd, tally)}};
+  work::KernelTally kinds;
+  r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally, kinds)},
+                                 {"bwd", pass_json(costs.bwd, tally, kinds)}};
+  Json by_class = Json::object();
+  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+    const auto kind = static_cast<work::KernelClass>(k);
+    if (kinds.time(kind) > Time{}) {
+      by_class[std::string(work::kernel_class_name(kind))] = kinds.time(kind).seconds();
+    }
+  }
+  r["per_layer_time_by_class"] = std::move(by_class);
   r["calibration"] = file.experiment.calibration ? file.calibration_file : "none (roofline only)";
   if (!file.experiment.calibration_note.empty()) {
     r["calibration_choice"] = file.experiment.calibration_note;

@@ -43,6 +43,20 @@ Json compute_sources(const work::ComputeTally& tally) {
   return out;
 }
 
+// Shares of compute time by kernel class, classes with none left out.
+Json compute_kernels(const work::KernelTally& tally) {
+  Json out = Json::object();
+  const Time all = tally.total();
+  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+    const auto kind = static_cast<work::KernelClass>(k);
+    if (tally.time(kind) > Time{}) {
+      out[std::string(work::kernel_class_name(kind))] =
+          tally.time(kind).seconds() / all.seconds();
+    }
+  }
+  return out;
+}
+
 // The links the most bytes crossed: bytes, load over the case's time (mean utilization) and
 // at its highest (peak utilization), of each link's bandwidth.
 Json busiest_links(const work::CaseResult& c, const topo::Cluster& cluster) {
@@ -108,6 +122,7 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
   }
   r["phases"] = std::move(phases);
   r["compute_sources"] = compute_sources(s.compute_sources);
+  r["compute_kernels"] = compute_kernels(s.compute_kernels);
   r["busiest_links"] = busiest_links(c, cluster);
   r["sim"] = {{"events", c.outcome.events},
               {"flows", c.outcome.flows},

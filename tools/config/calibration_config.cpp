@@ -125,7 +125,7 @@ std::map<std::string, std::string> parse_variant(const Node& n, const std::strin
     }
     variant.emplace("imbalance", text);
   }
-  if (op == "grouped_gemm" && n.has("role")) {
+  if ((op == "gemm" || op == "grouped_gemm") && n.has("role")) {
     variant.emplace("role", n.at("role").one_of({"wgrad", "dgrad"}));
   }
   return variant;
@@ -231,6 +231,11 @@ work::CalibrationTable parse_table(const Node& n, bool published) {
   t.impl = non_empty(n.at("impl"));
   t.key = parse_key(n.at("key"), t.op);
   t.variant = parse_variant(n.at("key"), t.op);
+  if (t.variant.contains("role") && t.pass != "bwd") {
+    n.at("key").at("role").fail(fmt::format(
+        "a role says which backward GEMM a bwd table times; this table's pass is \"{}\"",
+        t.pass));
+  }
   t.axes = parse_axes(n.at("axes"), t.op);
   const Node flops = n.at("flops");
   t.flops = flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1"});

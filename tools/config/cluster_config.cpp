@@ -49,6 +49,12 @@ topo::GpuSpec parse_gpu(const Node& n) {
   if (n.has("attention_efficiency")) {
     gpu.attention_efficiency = n.at("attention_efficiency").number_in(0.01, 1.0);
   }
+  if (n.has("fp8_wgrad_ratio")) {
+    gpu.fp8_wgrad_ratio = n.at("fp8_wgrad_ratio").number_in(0.01, 1.0);
+  }
+  if (n.has("memory_efficiency")) {
+    gpu.memory_efficiency = n.at("memory_efficiency").number_in(0.01, 1.0);
+  }
   return gpu;
 }
 

@@ -59,8 +59,10 @@ const std::array<KeyDoc, 2> kCalibrationAxis{{
     {"values", "array of integers > 0", "required", "strictly ascending"},
 }};
 
-const std::array<KeyDoc, 2> kGemmKey{{
+const std::array<KeyDoc, 3> kGemmKey{{
     {"dtype", "\"bf16\" or \"fp8\"", "required", "input type"},
+    {"role", "\"wgrad\" or \"dgrad\"", "none",
+     "which backward GEMM a bwd table times, at that GEMM's own m, n, k"},
     {"layout", "\"NN\", \"NT\", \"TN\", \"TT\"", "none", "descriptive"},
 }};
 

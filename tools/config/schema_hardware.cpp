@@ -19,7 +19,7 @@ const std::array<KeyDoc, 13> kCluster{{
     {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
 }};
 
-const std::array<KeyDoc, 8> kGpu{{
+const std::array<KeyDoc, 10> kGpu{{
     {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
     {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
     {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
@@ -30,6 +30,10 @@ const std::array<KeyDoc, 8> kGpu{{
      "roofline fallback: achieved over peak for GEMMs where no calibration table answers"},
     {"attention_efficiency", "number in [0.01, 1]", "0.6",
      "roofline fallback: achieved over peak for attention kernels"},
+    {"fp8_wgrad_ratio", "number in [0.01, 1]", "0.68",
+     "an FP8 weight-gradient GEMM's throughput over the forward GEMM's of the same FLOPs"},
+    {"memory_efficiency", "number in [0.01, 1]", "0.8",
+     "achieved over HBM bandwidth for memory-bound kernels (norms, casts, SwiGLU, permutes)"},
 }};
 
 const std::array<KeyDoc, 3> kLink{{

@@ -24,7 +24,7 @@ extern const std::array<KeyDoc, 14> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;
 extern const std::array<KeyDoc, 18> kTrainingStepWorkload;
 extern const std::array<KeyDoc, 13> kCluster;
-extern const std::array<KeyDoc, 8> kGpu;
+extern const std::array<KeyDoc, 10> kGpu;
 extern const std::array<KeyDoc, 3> kLink;
 extern const std::array<KeyDoc, 6> kFabric;
 extern const std::array<KeyDoc, 4> kNccl;
@@ -40,7 +40,7 @@ extern const std::array<KeyDoc, 14> kCalibrationDevice;
 extern const std::array<KeyDoc, 3> kCalibrationCeilings;
 extern const std::array<KeyDoc, 10> kCalibrationTable;
 extern const std::array<KeyDoc, 2> kCalibrationAxis;
-extern const std::array<KeyDoc, 2> kGemmKey;
+extern const std::array<KeyDoc, 3> kGemmKey;
 extern const std::array<KeyDoc, 5> kGroupedGemmKey;
 extern const std::array<KeyDoc, 5> kAttentionKey;
 

@@ -42,10 +42,6 @@ Bytes bytes_of(double b) {
   return Bytes{std::llround(b)};
 }
 
-ComputeCost twice(const ComputeCost& c) {
-  return ComputeCost{2 * c.time, Flops{2 * c.flops.n}, Bytes{2 * c.bytes.n}, c.source};
-}
-
 double gemm_bytes(Dtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
   return element_bytes(d) * (as_double(m) * as_double(k) + as_double(k) * as_double(n)) +
          kOutputBytes * as_double(m) * as_double(n);
@@ -78,6 +74,11 @@ std::string_view mask_name(Mask m) {
   constexpr std::array<std::string_view, 3> kNames{"none", "causal_top_left",
                                                    "causal_bottom_right"};
   return kNames[static_cast<std::size_t>(m)];
+}
+
+std::string_view role_name(GemmRole r) {
+  constexpr std::array<std::string_view, 3> kNames{"fprop", "dgrad", "wgrad"};
+  return kNames[static_cast<std::size_t>(r)];
 }
 
 std::int64_t attention_pairs(Mask mask, std::int64_t s_q, std::int64_t s_kv) {
@@ -115,6 +116,7 @@ Flops attention_flops(const AttentionShape& s, Pass pass) {
 struct ComputeModel::Query {
   std::string_view op;
   Pass pass = Pass::Fwd;
+  std::string_view role;  ///< a backward GEMM table's role ("dgrad", "wgrad"), or none
   std::map<std::string, std::string> key;
   std::vector<std::int64_t> point;
   WorkAt work;
@@ -128,12 +130,14 @@ struct ComputeModel::Query {
 namespace {
 
 // A table answers a query when op, pass and selecting key match, and it times what the query
-// means: balanced routing ("uniform" or no imbalance) and the whole pass (no partial "role").
+// means: balanced routing ("uniform" or no imbalance) and the query's role (or, without one,
+// the whole pass).
 bool answers(const CalibrationTable& t, const ComputeModel::Query& q) {
   const auto imbalance = t.variant.find("imbalance");
+  const auto role = t.variant.find("role");
   return t.op == q.op && t.pass == pass_name(q.pass) && t.key == q.key &&
          (imbalance == t.variant.end() || imbalance->second == "uniform") &&
-         !t.variant.contains("role");
+         (role == t.variant.end() ? q.role.empty() : role->second == q.role);
 }
 
 }  // namespace
@@ -152,6 +156,10 @@ ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
                     roofline_.attention_efficiency > 0 && roofline_.attention_efficiency <= 1,
                 "roofline efficiencies must be in (0, 1], got {} and {}", roofline_.efficiency,
                 roofline_.attention_efficiency);
+  HOPSIM_ASSERT(roofline_.fp8_wgrad_ratio > 0 && roofline_.fp8_wgrad_ratio <= 1 &&
+                    roofline_.memory_efficiency > 0 && roofline_.memory_efficiency <= 1,
+                "fp8_wgrad_ratio and memory_efficiency must be in (0, 1], got {} and {}",
+                roofline_.fp8_wgrad_ratio, roofline_.memory_efficiency);
   HOPSIM_ASSERT(roofline_.launch_overhead >= Time{}, "negative launch overhead {} ps",
                 roofline_.launch_overhead.count_ps());
   if (calibration_ != nullptr) {
@@ -224,31 +232,74 @@ Time ComputeModel::scaled(const Query& q, Time table_time) const {
   return Time::from_seconds_ceil(seconds);
 }
 
+namespace {
+
+// The GEMM a role runs, as the forward's (m, n, k): dgrad (m, k, n), wgrad (k, n, m).
+std::array<std::int64_t, 3> role_shape(GemmRole role, std::int64_t m, std::int64_t n,
+                                       std::int64_t k) {
+  switch (role) {
+    case GemmRole::Dgrad:
+      return {m, k, n};
+    case GemmRole::Wgrad:
+      return {k, n, m};
+    case GemmRole::Fprop:
+      break;
+  }
+  return {m, n, k};
+}
+
+// A weight gradient reads and writes its k x n output in FP32 (accumulation into the main
+// gradient) where gemm_bytes counts one BF16 write: 4 + 4 - 2 more bytes per weight.
+double wgrad_extra_bytes(std::int64_t k, std::int64_t n) {
+  return 6 * as_double(k) * as_double(n);
+}
+
+KernelClass gemm_class(GemmRole role, bool grouped) {
+  constexpr std::array<KernelClass, 3> kDense{KernelClass::GemmFprop, KernelClass::GemmDgrad,
+                                              KernelClass::GemmWgrad};
+  constexpr std::array<KernelClass, 3> kGrouped{
+      KernelClass::GroupedFprop, KernelClass::GroupedDgrad, KernelClass::GroupedWgrad};
+  return (grouped ? kGrouped : kDense)[static_cast<std::size_t>(role)];
+}
+
+// The sum of a data and a weight gradient: one backward.
+ComputeCost both(const ComputeCost& dgrad, const ComputeCost& wgrad) {
+  return ComputeCost{dgrad.time + wgrad.time, Flops{dgrad.flops.n + wgrad.flops.n},
+                     Bytes{dgrad.bytes.n + wgrad.bytes.n}, std::max(dgrad.source, wgrad.source),
+                     dgrad.kind};
+}
+
+}  // namespace
+
 ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-                               Pass pass) const {
+                               GemmRole role) const {
   check_extent("m", m);
   check_extent("n", n);
   check_extent("k", k);
-  return gemm_family(dtype, pass, [&](Query& q, double factor) {
+  ComputeCost c = gemm_family(dtype, role, [&](Query& q, GemmRole shape, double factor) {
+    const auto [sm, sn, sk] = role_shape(shape, m, n, k);
     q.op = "gemm";
     q.key = {{"dtype", std::string(dtype_name(dtype))}};
-    q.point = {m, n, k};
+    q.point = {sm, sn, sk};
     q.work = [factor](std::span<const std::int64_t> x) {
       return factor * gemm_flops(x[0], x[1], x[2]).n;
     };
-    q.flops = Flops{factor * gemm_flops(m, n, k).n};
-    q.bytes = bytes_of(factor * gemm_bytes(dtype, m, n, k));
+    q.flops = Flops{factor * gemm_flops(sm, sn, sk).n};
+    q.bytes = bytes_of(factor * gemm_bytes(dtype, sm, sn, sk) +
+                       (shape == GemmRole::Wgrad ? wgrad_extra_bytes(k, n) : 0));
   });
+  c.kind = gemm_class(role, false);
+  return c;
 }
 
 ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
                                        std::int64_t tokens_per_expert, std::int64_t n,
-                                       std::int64_t k, Pass pass) const {
+                                       std::int64_t k, GemmRole role) const {
   check_extent("experts", experts);
   check_extent("tokens_per_expert", tokens_per_expert);
   check_extent("n", n);
   check_extent("k", k);
-  return gemm_family(dtype, pass, [&](Query& q, double factor) {
+  ComputeCost c = gemm_family(dtype, role, [&](Query& q, GemmRole shape, double factor) {
     q.op = "grouped_gemm";
     q.key = {{"dtype", std::string(dtype_name(dtype))},
              {"n", std::to_string(n)},
@@ -258,26 +309,88 @@ ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
       return factor * grouped_gemm_flops(x[0], x[1], n, k).n;
     };
     q.flops = Flops{factor * grouped_gemm_flops(experts, tokens_per_expert, n, k).n};
-    q.bytes = bytes_of(factor * as_double(experts) * gemm_bytes(dtype, tokens_per_expert, n, k));
+    // The role's shape moves the same inputs and outputs, transposed.
+    const auto [sm, sn, sk] = role_shape(shape, tokens_per_expert, n, k);
+    q.bytes = bytes_of(factor * as_double(experts) *
+                       (gemm_bytes(dtype, sm, sn, sk) +
+                        (shape == GemmRole::Wgrad ? wgrad_extra_bytes(k, n) : 0)));
   });
+  c.kind = gemm_class(role, true);
+  return c;
 }
 
-ComputeCost ComputeModel::gemm_family(Dtype dtype, Pass pass,
-                                      const std::function<void(Query&, double)>& fill) const {
-  const auto query = [&](Pass p) {
+ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                               Pass pass) const {
+  if (pass == Pass::Fwd) {
+    return gemm(dtype, m, n, k, GemmRole::Fprop);
+  }
+  return both(gemm(dtype, m, n, k, GemmRole::Dgrad), gemm(dtype, m, n, k, GemmRole::Wgrad));
+}
+
+ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
+                                       std::int64_t tokens_per_expert, std::int64_t n,
+                                       std::int64_t k, Pass pass) const {
+  if (pass == Pass::Fwd) {
+    return grouped_gemm(dtype, experts, tokens_per_expert, n, k, GemmRole::Fprop);
+  }
+  return both(grouped_gemm(dtype, experts, tokens_per_expert, n, k, GemmRole::Dgrad),
+              grouped_gemm(dtype, experts, tokens_per_expert, n, k, GemmRole::Wgrad));
+}
+
+ComputeCost ComputeModel::gemm_family(
+    Dtype dtype, GemmRole role,
+    const std::function<void(Query&, GemmRole, double)>& fill) const {
+  // An FP8 weight gradient runs at this share of the forward's rate (FP32 accumulation).
+  const double ratio =
+      role == GemmRole::Wgrad && dtype == Dtype::Fp8 ? roofline_.fp8_wgrad_ratio : 1.0;
+  const auto query = [&](Pass pass, GemmRole shape, double factor) {
     Query q;
-    q.pass = p;
+    q.pass = pass;
     q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
-    q.efficiency = roofline_.efficiency;
-    q.kernels = p == Pass::Bwd ? 2 : 1;
-    fill(q, p == Pass::Bwd ? 2 : 1);  // backward: data and weight gradients
+    q.efficiency = roofline_.efficiency * ratio;
+    fill(q, shape, factor);
     return q;
   };
-  const Query q = query(pass);
-  if (pass == Pass::Bwd && !has_table(q)) {
-    return twice(answer(query(Pass::Fwd)));
+  if (role == GemmRole::Fprop) {
+    return answer(query(Pass::Fwd, role, 1));
   }
-  return answer(q);
+  Query own = query(Pass::Bwd, role, 1);
+  own.role = role_name(role);
+  if (has_table(own)) {
+    return answer(own);
+  }
+  Query whole = query(Pass::Bwd, GemmRole::Fprop, 2);
+  whole.kernels = 2;
+  if (has_table(whole)) {  // both gradients in one time: half of it is this role's
+    ComputeCost c = answer(whole);
+    c.time = Time::ps((c.time.count_ps() + 1) / 2);
+    c.flops = own.flops;
+    c.bytes = own.bytes;
+    return c;
+  }
+  ComputeCost c = answer(query(Pass::Fwd, role, 1));
+  if (ratio != 1.0 && c.source != Source::Roofline) {  // the forward's table, at wgrad's rate
+    c.time = Time::from_seconds_ceil(c.time.seconds() / ratio);
+  }
+  return c;
+}
+
+ComputeCost ComputeModel::memory(KernelClass kind, Bytes bytes) const {
+  HOPSIM_ASSERT(memory_bound(kind), "{} is not a memory-bound kernel", kernel_class_name(kind));
+  HOPSIM_ASSERT(bytes.n >= 0, "negative bytes {}", bytes.n);
+  const double seconds =
+      as_double(bytes.n) / (roofline_.hbm_GBps * 1e9 * roofline_.memory_efficiency);
+  if (!(seconds <= kMaxKernelSeconds)) {
+    throw LimitError("/cluster/gpu/hbm_GBps",
+                     fmt::format("one {} kernel ({:.3g} bytes) would take {:.3g} s at {:.3g} "
+                                 "GB/s HBM and efficiency {:.3g}; at most {:.0e} s per kernel "
+                                 "can be simulated",
+                                 kernel_class_name(kind), as_double(bytes.n), seconds,
+                                 roofline_.hbm_GBps, roofline_.memory_efficiency,
+                                 kMaxKernelSeconds));
+  }
+  return ComputeCost{roofline_.launch_overhead + Time::from_seconds_ceil(seconds), Flops{}, bytes,
+                     Source::Roofline, kind};
 }
 
 ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pass pass) const {
@@ -305,7 +418,9 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
   q.bytes = bytes_of(attention_bytes(dtype, shape, pass));
   q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
   q.efficiency = roofline_.attention_efficiency;
-  return answer(q);
+  ComputeCost c = answer(q);
+  c.kind = pass == Pass::Fwd ? KernelClass::AttentionFwd : KernelClass::AttentionBwd;
+  return c;
 }
 
 }  // namespace hopsim::work

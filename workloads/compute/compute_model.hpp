@@ -11,7 +11,11 @@
 //   attn_bwd_v1      F = 2.5 attn_fwd_v1 (FlashAttention-3's convention: the backward pass
 //                    recomputes the scores; cuDNN's 2 (3 d_qk + 2 d_v) over 2 (d_qk + d_v) is
 //                    the same 2.5 when d_qk = d_v)
-// A GEMM's backward pass is two GEMMs of the forward's FLOPs (data and weight gradients): 2 F.
+// A GEMM's backward pass is two GEMMs of the forward's FLOPs, each asked for by its role:
+//   fprop  Y[m x n]  = X[m x k] W[k x n]      the table's (m, n, k)
+//   dgrad  dX[m x k] = dY[m x n] W^T          the table's (m, k, n)
+//   wgrad  dW[k x n] = X^T dY, over m tokens  the table's (k, n, m), accumulated in FP32
+// A grouped GEMM's roles keep the forward's key and point (experts, tokens per expert).
 //
 // Lookup (docs/compute-model.md). Tables with the query's op, pass and exact key are candidates;
 // each answers from its grid, and the best source wins (Exact, then Interpolated, then Clamped;
@@ -27,8 +31,15 @@
 // (110 of the 300 steps of XLA's H100 GEMM table, 85 of them from 256 or 512).
 //
 // Roofline, where no table answers: t = launch + max(F / (P eff), B / HBM), B the minimum
-// bytes (inputs at the dtype's width, outputs in BF16; backward twice the forward's).
-// A backward GEMM or grouped GEMM with no backward table is two forward-shaped ones: 2 t.
+// bytes (inputs at the dtype's width, outputs in BF16; a weight gradient read and written in
+// FP32; attention's backward twice its forward's), eff the role's efficiency.
+// A GEMM role asks, in order: a bwd table of that role; a bwd table of the whole backward
+// (no role), whose time is split evenly, as the two gradients have equal FLOPs; the forward
+// table at the role's shape, an FP8 weight gradient divided by fp8_wgrad_ratio; the roofline
+// (an FP8 weight gradient at efficiency x fp8_wgrad_ratio).
+//
+// Memory-bound kernels (norms, casts, SwiGLU, ...; costs/layer_kernels.hpp counts their
+// bytes): t = launch + B / (HBM memory_eff), on the cluster's GPU.
 //
 // A table made on another GPU (TableScaling): each time it answers is scaled by the figure
 // that bounds it on the table's GPU. With F the FLOPs, B the roofline's bytes and t the table's
@@ -45,12 +56,15 @@
 
 #include "sim/units.hpp"
 #include "workloads/compute/calibration.hpp"
+#include "workloads/compute/kernel_class.hpp"
 #include "workloads/compute/source.hpp"
 
 namespace hopsim::work {
 
 enum class Dtype { Bf16, Fp8 };
 enum class Pass { Fwd, Bwd };
+/// The three GEMMs of a linear layer: forward, data gradient, weight gradient.
+enum class GemmRole { Fprop, Dgrad, Wgrad };
 enum class Mask { None, CausalTopLeft, CausalBottomRight };
 
 /// Names as they appear in calibration tables and reports: "bf16", "fwd", "causal_top_left",
@@ -58,6 +72,8 @@ enum class Mask { None, CausalTopLeft, CausalBottomRight };
 std::string_view dtype_name(Dtype d);
 std::string_view pass_name(Pass p);
 std::string_view mask_name(Mask m);
+/// "fprop", "dgrad", "wgrad": as calibration tables' `role` names the last two.
+std::string_view role_name(GemmRole r);
 
 /// One attention call: bh = batch x query heads; gqa = query heads per KV head.
 struct AttentionShape {
@@ -82,6 +98,7 @@ struct ComputeCost {
   Flops flops;
   Bytes bytes;
   Source source = Source::Roofline;
+  KernelClass kind = KernelClass::Other;
 };
 
 /// The GPU's figures for the fallback; the caller fills the peaks from the cluster's GPU.
@@ -96,6 +113,15 @@ struct Roofline {
   /// Achieved over peak for attention: FA3 / cuDNN at d = 128 reach 0.57 (bwd) to 0.65 (fwd)
   /// of 989 TF at long sequences (FA3 paper, Figs. 5-6).
   double attention_efficiency = 0.6;
+  /// An FP8 weight gradient's throughput over the forward GEMM's of the same FLOPs (FP32
+  /// accumulation): DeepGEMM on H800, weights 4096 x 7168 over 4096 tokens, 942 TF against
+  /// 1377 TF forward (DeepGEMM PRs #95 and #81). BF16 weight gradients: no published penalty
+  /// was found; their shape alone prices them.
+  double fp8_wgrad_ratio = 0.68;
+  /// Achieved over HBM bandwidth for memory-bound kernels (norms, casts, SwiGLU, permutes):
+  /// torchao's blockwise FP8 quantize reaches 0.79-0.87 of H100's 3.35 TB/s at 32K-128K x 4096
+  /// and Liger's RMSNorm 0.84 at 4096 x 16384 (docs/compute-model.md).
+  double memory_efficiency = 0.8;
   /// Per kernel: launch and tail, the floor of a tiny kernel's time.
   Time launch_overhead = Time::us(4);
 };
@@ -115,10 +141,18 @@ class ComputeModel {
   ComputeModel(const Calibration* calibration, Roofline roofline,
                std::optional<TableScaling> scaling = std::nullopt);
 
+  /// One role of the linear layer Y[m x n] = X[m x k] W[k x n].
+  ComputeCost gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                   GemmRole role) const;
+  ComputeCost grouped_gemm(Dtype dtype, std::int64_t experts, std::int64_t tokens_per_expert,
+                           std::int64_t n, std::int64_t k, GemmRole role) const;
+  /// Fwd: the forward GEMM; Bwd: the data and the weight gradient together.
   ComputeCost gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, Pass pass) const;
   ComputeCost grouped_gemm(Dtype dtype, std::int64_t experts, std::int64_t tokens_per_expert,
                            std::int64_t n, std::int64_t k, Pass pass) const;
   ComputeCost attention(Dtype dtype, const AttentionShape& shape, Pass pass) const;
+  /// A memory-bound kernel of class `kind` (memory_bound(kind)) that moves `bytes`.
+  ComputeCost memory(KernelClass kind, Bytes bytes) const;
 
   const Roofline& roofline() const { return roofline_; }
 
@@ -126,10 +160,10 @@ class ComputeModel {
 
  private:
   bool has_table(const Query& q) const;
-  /// GEMMs and grouped GEMMs: `fill` sets what differs (op, key, point, work, bytes) with the
-  /// FLOP factor of the pass; a backward without a table of its own is two forward GEMMs.
-  ComputeCost gemm_family(Dtype dtype, Pass pass,
-                          const std::function<void(Query&, double)>& fill) const;
+  /// GEMMs and grouped GEMMs: `fill` sets what differs (op, key, point, work, bytes) for a
+  /// role and the pass its table has (a whole backward: twice the FLOPs), in the order above.
+  ComputeCost gemm_family(Dtype dtype, GemmRole role,
+                          const std::function<void(Query&, GemmRole, double)>& fill) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;
   /// A table's time on the cluster's GPU (scaling_ set).

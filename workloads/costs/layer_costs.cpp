@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/costs/layer_kernels.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -26,8 +28,16 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out) {
   for (const Gemm& g : gemms) {
-    out.fwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, Pass::Fwd));
-    out.bwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, Pass::Bwd));
+    const MemoryBytes cast = fp8_cast_bytes(g.m, g.k, g.n);
+    if (dtype == Dtype::Fp8) {  // the input, before the forward
+      out.fwd.emplace_back(g.name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.fwd));
+    }
+    out.fwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, GemmRole::Fprop));
+    out.bwd.emplace_back(g.name + ".dgrad", model.gemm(dtype, g.m, g.n, g.k, GemmRole::Dgrad));
+    out.bwd.emplace_back(g.name + ".wgrad", model.gemm(dtype, g.m, g.n, g.k, GemmRole::Wgrad));
+    if (dtype == Dtype::Fp8) {  // the output gradient, before both (bwd runs in reverse)
+      out.bwd.emplace_back(g.name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.bwd));
+    }
   }
 }
 
@@ -41,6 +51,8 @@ void add_attention(const std::vector<AttentionShape>& calls, const ComputeModel&
   }
   out.fwd.emplace_back("attention", sum(fwd));
   out.bwd.emplace_back("attention", sum(bwd));
+  out.fwd.back().second.kind = KernelClass::AttentionFwd;
+  out.bwd.back().second.kind = KernelClass::AttentionBwd;
 }
 
 

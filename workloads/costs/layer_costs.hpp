@@ -13,7 +13,9 @@
 
 namespace hopsim::work {
 
-/// One pass of a layer: each kernel's name and cost, in execution order.
+/// One pass of a layer: each kernel's name and cost. Forward lists run in order; backward
+/// lists are in forward order too (entry i is the backward of what precedes it) and run in
+/// reverse.
 using KernelCosts = std::vector<std::pair<std::string, ComputeCost>>;
 
 struct LayerCosts {
@@ -35,7 +37,8 @@ struct Gemm {
   std::int64_t m, n, k;
 };
 
-/// Each GEMM forward and backward, at `dtype`, appended to `out`.
+/// Each GEMM forward (fprop) and backward (dgrad, wgrad), at `dtype`, appended to `out`; FP8
+/// GEMMs with the casts of their input (fwd) and output gradient (bwd).
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out);
 /// The attention calls as one "attention" entry per pass (BF16).

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/costs/layer_kernels.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -10,27 +12,59 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 
+AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const ParallelSpec& p,
+                                              const AttentionLayerJob& job,
+                                              const ComputeModel& model) {
+  const AttentionDims dm = job.dims(m, p);
+  const LayerParams lp = layer_params(m, false);
+  const std::int64_t sp_tokens = dm.tokens / p.tp;  // sequence parallelism
+  // QKV (MLA: every projection before attention) as one GEMM of the same weights.
+  const auto qkv_n = static_cast<std::int64_t>(
+      (lp.attention - d(m.heads * dm.d_v * m.hidden)) / d(m.hidden) / d(p.tp));
+  // Rotary on the queries' and keys' rotated dimensions: MLA rotates qk_rope_head_dim of each
+  // query head and one shared key.
+  const std::int64_t rotary_width =
+      m.mla ? (dm.q_heads + 1) * m.mla_shape.qk_rope_head_dim : (dm.q_heads + dm.kv_heads) * dm.d_qk;
+  AttentionLayerKernels k;
+  add_memory("attention_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model,
+             k.before);
+  add_gemms({{"qkv_projection", dm.tokens, qkv_n, m.hidden}}, job.dtype, model, k.before);
+  add_memory("rotary", KernelClass::Rotary, rotary_bytes(dm.tokens, rotary_width), model,
+             k.before);
+  add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
+             attention_bwd_prep_bytes(dm.tokens, dm.q_heads, dm.d_qk, dm.d_v), model, k.after);
+  add_gemms({{"output_projection", dm.tokens, m.hidden, m.heads * dm.d_v / p.tp}}, job.dtype,
+            model, k.after);
+  add_memory("attention_residual", KernelClass::Residual, residual_bytes(sp_tokens, m.hidden),
+             model, k.after);
+  if (job.mlp) {
+    const std::int64_t ffn = m.ffn_hidden / p.tp;
+    add_memory("mlp_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model, k.mlp);
+    add_gemms({{"mlp_gate_up", dm.tokens, 2 * ffn, m.hidden}}, job.mlp_dtype, model, k.mlp);
+    add_memory("swiglu", KernelClass::SwiGlu, swiglu_bytes(dm.tokens, ffn), model, k.mlp);
+    add_gemms({{"mlp_down", dm.tokens, m.hidden, ffn}}, job.mlp_dtype, model, k.mlp);
+    add_memory("mlp_residual", KernelClass::Residual, residual_bytes(sp_tokens, m.hidden), model,
+               k.mlp);
+  }
+  return k;
+}
+
 LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
                                  const AttentionLayerJob& job, const ComputeModel& model) {
   const std::int64_t tokens = job.seq_len * job.micro_batch / p.cp;
-  const std::int64_t q_width = m.heads * m.head_dim / p.tp;
-  const std::int64_t kv_width = std::max<std::int64_t>(1, m.kv_heads / p.tp) * m.head_dim;
-  LayerCosts out;
-  add_gemms({{"qkv_projection", tokens, q_width + 2 * kv_width, m.hidden}}, Dtype::Bf16, model,
-            out);
+  const AttentionDims dims = job.dims(m, p);
   AttentionShape block;
-  block.d_qk = m.head_dim;
-  block.d_v = m.head_dim;
+  block.d_qk = dims.d_qk;
+  block.d_v = dims.d_v;
   block.gqa = m.heads / m.kv_heads;
   block.bh = job.micro_batch * m.heads / p.tp;
   std::vector<AttentionShape> calls;
+  block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
   if (p.cp == 1) {
-    block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
     block.s_q = block.s_kv = job.seq_len;
     calls.push_back(block);
   } else {
-    const std::int64_t k = job.seq_len / (2 * p.cp);
-    block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
+    const std::int64_t k = tokens / (2 * job.micro_batch);
     block.s_q = block.s_kv = 2 * k;
     calls.push_back(block);
     block.mask = Mask::None;
@@ -38,11 +72,13 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
     block.s_kv = 2 * k;
     calls.insert(calls.end(), static_cast<std::size_t>(p.cp - 1), block);
   }
+  const AttentionLayerKernels k = attention_layer_kernels(m, p, job, model);
+  LayerCosts out = k.before;
   add_attention(calls, model, out);
-  add_gemms({{"output_projection", tokens, m.hidden, q_width},
-             {"mlp_gate_up", tokens, 2 * m.ffn_hidden / p.tp, m.hidden},
-             {"mlp_down", tokens, m.hidden, m.ffn_hidden / p.tp}},
-            Dtype::Bf16, model, out);
+  for (const LayerCosts* part : {&k.after, &k.mlp}) {
+    out.fwd.insert(out.fwd.end(), part->fwd.begin(), part->fwd.end());
+    out.bwd.insert(out.bwd.end(), part->bwd.begin(), part->bwd.end());
+  }
   return out;
 }
 

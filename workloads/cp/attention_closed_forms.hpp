@@ -8,8 +8,22 @@
 
 namespace hopsim::work {
 
+/// The kernels around attention itself, on one GPU, per pass (LayerCosts' order):
+///   before  norm, QKV projection (with its FP8 casts), rotary (none under MLA's own)
+///   after   attention backward's pre- and post-pass, output projection, residual add
+///   mlp     norm, gate+up, SwiGLU, down, residual add (when the job has the MLP)
+/// Norms and residual adds run on the GPU's sequence-parallel share (tokens / tp).
+struct AttentionLayerKernels {
+  LayerCosts before;
+  LayerCosts after;
+  LayerCosts mlp;
+};
+AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const ParallelSpec& p,
+                                              const AttentionLayerJob& job,
+                                              const ComputeModel& model);
+
 /// Attention layer under TP and CP (2*cp chunks, rank 0's blocks: one causal 2k x 2k block
-/// and cp-1 full k x 2k blocks, k = seq_len / (2 cp)); BF16 GEMMs for QKV, output and MLP.
+/// and cp-1 full k x 2k blocks, k = seq_len / (2 cp)): the kernels above, attention between.
 LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
                                  const AttentionLayerJob& job, const ComputeModel& model);
 

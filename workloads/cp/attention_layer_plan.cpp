@@ -1,6 +1,7 @@
 // The attention layer's plan: per layer and pass, TP collectives, GEMMs and the CP attention
 // stage on every GPU of the mesh (docs/context-parallelism.md).
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 
@@ -10,37 +11,15 @@
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/cp/ring_attention.hpp"
 #include "workloads/cp/attention_builder.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
 
 namespace hopsim::work {
 namespace {
 
 using Dims = AttentionDims;
 
-struct Gemms {
-  std::vector<std::pair<std::string, ComputeCost>> before;  ///< before attention: QKV
-  std::vector<std::pair<std::string, ComputeCost>> after;   ///< output projection
-  std::vector<std::pair<std::string, ComputeCost>> mlp;     ///< gate+up, down
-};
-
-Gemms gemms_of(const AttentionLayerJob& job, const ModelSpec& m, const ParallelSpec& p,
-               const Dims& d, const ComputeModel& model, Pass pass) {
-  const LayerParams lp = layer_params(m, false);
-  const std::int64_t out_k = m.heads * d.d_v / p.tp;
-  // QKV (MLA: every projection before attention) as one GEMM of the same weights.
-  const auto qkv_n = static_cast<std::int64_t>(
-      (lp.attention - static_cast<double>(m.heads * d.d_v * m.hidden)) /
-      static_cast<double>(m.hidden) / static_cast<double>(p.tp));
-  Gemms g;
-  g.before.emplace_back("qkv_projection", model.gemm(job.dtype, d.tokens, qkv_n, m.hidden, pass));
-  g.after.emplace_back("output_projection", model.gemm(job.dtype, d.tokens, m.hidden, out_k, pass));
-  if (job.mlp) {
-    g.mlp.emplace_back("mlp_gate_up", model.gemm(job.mlp_dtype, d.tokens, 2 * m.ffn_hidden / p.tp,
-                                                 m.hidden, pass));
-    g.mlp.emplace_back("mlp_down", model.gemm(job.mlp_dtype, d.tokens, m.hidden,
-                                              m.ffn_hidden / p.tp, pass));
-  }
-  return g;
-}
+// A backward list in forward order, as it runs (costs/layer_costs.hpp).
+KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
 
 }  // namespace
 
@@ -56,8 +35,11 @@ class AttentionBuilder::Impl {
         d_(job.dims(model_, p_)),
         layout_(job.layout(p_.cp, b.env.seed)),
         frontier_(static_cast<std::size_t>(mesh_.size())) {
-    for (Pass pass : {Pass::Fwd, Pass::Bwd}) {
-      gemms_[pass == Pass::Bwd] = gemms_of(job, model_, p_, d_, *b.compute, pass);
+    const AttentionLayerKernels k = attention_layer_kernels(model_, p_, job, *b.compute);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const LayerCosts& part = i == 0 ? k.before : i == 1 ? k.after : k.mlp;
+      kernels_[0][i] = part.fwd;
+      kernels_[1][i] = reversed(part.bwd);
     }
     for (const std::vector<int>& group : mesh_.groups(Dim::Cp)) {
       for (std::int64_t j = 0; j < d_.u; ++j) {  // the ring of head slice j
@@ -75,21 +57,21 @@ class AttentionBuilder::Impl {
 
   void layer(Pass pass, CpDetails* record) {
     const bool fwd = pass == Pass::Fwd;
-    const Gemms& g = gemms_[!fwd];
+    const std::array<KernelCosts, 3>& g = kernels_[!fwd];  // before, after, mlp
     const PhasePass name = fwd ? PhasePass::Fwd : PhasePass::Bwd;
     const std::uint32_t tp = phase(PhaseKind::TpComm, name);
     const std::uint32_t proj = phase(PhaseKind::Projections, name);
     const std::uint32_t attn = phase(PhaseKind::Attention, name);
     if (fwd) {
       tp_collective(true, tp);
-      gemm_all(g.before, proj);
+      gemm_all(g[0], proj);
       attention(pass, attn, record);
-      gemm_all(g.after, proj);
+      gemm_all(g[1], proj);
       tp_collective(false, tp);
       if (job_.mlp) {
         const std::uint32_t mlp = phase(PhaseKind::Mlp, name);
         tp_collective(true, tp);
-        gemm_all(g.mlp, mlp);
+        gemm_all(g[2], mlp);
         tp_collective(false, tp);
       }
       return;
@@ -97,14 +79,13 @@ class AttentionBuilder::Impl {
     if (job_.mlp) {  // backward: the forward in reverse, each all-gather a reduce-scatter
       const std::uint32_t mlp = phase(PhaseKind::Mlp, name);
       tp_collective(true, tp);
-      gemm_all(std::vector<std::pair<std::string, ComputeCost>>(g.mlp.rbegin(), g.mlp.rend()),
-               mlp);
+      gemm_all(g[2], mlp);
       tp_collective(false, tp);
     }
     tp_collective(true, tp);
-    gemm_all(g.after, proj);
+    gemm_all(g[1], proj);
     attention(pass, attn, record);
-    gemm_all(g.before, proj);
+    gemm_all(g[0], proj);
     tp_collective(false, tp);
   }
 
@@ -136,7 +117,7 @@ class AttentionBuilder::Impl {
   Dims d_;
   CpLayout layout_;
   std::vector<TaskList> frontier_;  // per GPU: what its next stage waits for
-  Gemms gemms_[2];
+  std::array<KernelCosts, 3> kernels_[2];  // per pass (as they run): before, after, mlp
   std::vector<std::vector<int>> rings_;           // CP rings, one per head slice and CP group
   std::vector<std::vector<int>> ulysses_groups_;  // all-to-all groups inside each CP group
   std::map<std::tuple<int, int, Pass>, ComputeCost> step_costs_;
@@ -159,7 +140,8 @@ class AttentionBuilder::Impl {
   PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase) {
     const PlanTaskId id = plan_.add_compute(
-        ComputeTask{gpu, cost.time, cost.flops, cost.source, phase, kComputeStream, label});
+        ComputeTask{gpu, cost.time, cost.flops, cost.source, phase, kComputeStream, label,
+                    cost.kind});
     for (PlanTaskId d : frontier(gpu)) {
       plan_.add_dependency(d, id);
     }
@@ -225,6 +207,7 @@ class AttentionBuilder::Impl {
     if (!any) {
       total = ComputeCost{};
     }
+    total.kind = pass == Pass::Fwd ? KernelClass::AttentionFwd : KernelClass::AttentionBwd;
     step_costs_.emplace(key, total);
     return total;
   }
@@ -310,7 +293,7 @@ class AttentionBuilder::Impl {
       // Pass-KV: p's queries against origin's keys; pass-Q: origin's queries against p's.
       const ComputeCost c = pass_q ? step_cost(origin, p, pass) : step_cost(p, origin, pass);
       return ComputeTask{ring[static_cast<std::size_t>(p)], c.time, c.flops, c.source, phase,
-                         kComputeStream, "attention"};
+                         kComputeStream, "attention", c.kind};
     };
     in.block_bytes = [&](int p) { return pass_q ? q_block_bytes() : kv_block_bytes(p); };
     RingTasks tasks;

@@ -88,6 +88,9 @@ struct Case {
   CaseDetails details{};
   std::optional<Throughput> throughput{};
   CaseTraffic traffic{};
+  /// A folded step's compute by kernel class, from its probes (its plan holds layers as
+  /// measured times, of no class); empty: the plan's own.
+  std::optional<KernelTally> kernels{};
 };
 
 inline const CpDetails* cp_details(const CaseDetails& d) {

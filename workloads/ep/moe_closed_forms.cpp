@@ -1,7 +1,11 @@
 // Closed forms and kernel costs of the MoE layer.
 #include "workloads/ep/moe_closed_forms.hpp"
 
+#include <algorithm>
+#include <string>
 #include <tuple>
+
+#include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -15,7 +19,12 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
                                const ComputeModel& model) {
   const LayerParams lp = layer_params(m, true);
   LayerCosts out;
+  // The residual add of the layer's MoE output, on the stream before the next layer's work.
+  add_memory("moe_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden), model,
+             out);
   if (attention) {
+    const std::int64_t heads = m.heads / p.tp;
+    add_memory("attention_norm", KernelClass::Norm, norm_bytes(tokens, m.hidden), model, out);
     // MLA's projections as one GEMM of the same FLOPs: tokens x hidden x (weights / hidden).
     const auto width = static_cast<std::int64_t>(lp.attention / static_cast<double>(m.hidden));
     add_gemms({{"attention_projections", tokens, width / p.tp, m.hidden}}, Dtype::Bf16, model,
@@ -26,10 +35,23 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     self.mask = keys_before > 0 ? Mask::CausalBottomRight : Mask::CausalTopLeft;
     self.s_q = tokens;
     self.s_kv = keys_before + tokens;
-    self.bh = m.heads / p.tp;
+    self.bh = heads;
+    // Rotary on the rotated dimensions: MLA's qk_rope_head_dim per query head and one shared
+    // key; otherwise every query and key head.
+    const std::int64_t kv_heads = std::max<std::int64_t>(1, m.kv_heads / p.tp);
+    const std::int64_t rotary_width = m.mla ? (heads + 1) * m.mla_shape.qk_rope_head_dim
+                                            : (heads + kv_heads) * self.d_qk;
+    add_memory("rotary", KernelClass::Rotary, rotary_bytes(tokens, rotary_width), model, out);
     add_attention({self}, model, out);
+    add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
+               attention_bwd_prep_bytes(tokens, heads, self.d_qk, self.d_v), model, out);
+    add_memory("attention_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden),
+               model, out);
   }
+  add_memory("moe_norm", KernelClass::Norm, norm_bytes(tokens, m.hidden), model, out);
   add_gemms({{"router", tokens, m.moe.routed_experts, m.hidden}}, Dtype::Bf16, model, out);
+  add_memory("router_topk", KernelClass::Router,
+             router_bytes(tokens, m.moe.routed_experts, m.moe.top_k), model, out);
   return out;
 }
 
@@ -38,24 +60,44 @@ LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
                             std::int64_t local_experts) {
   const std::int64_t local = local_experts > 0 ? local_experts : m.moe.routed_experts / p.ep;
   const std::int64_t ffn = m.moe.expert_ffn_hidden;
+  const std::int64_t rows = local * tokens_per_expert;
   LayerCosts out;
-  for (const auto& [name, n, k] : {std::tuple{"experts_gate_up", 2 * ffn, m.hidden},
-                                   std::tuple{"experts_down", m.hidden, ffn}}) {
-    out.fwd.emplace_back(name,
-                         model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k, Pass::Fwd));
-    out.bwd.emplace_back(name,
-                         model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k, Pass::Bwd));
-  }
+  // Rows arrive in FP8 (DeepEP's dispatch); permuted into expert order, back after the experts.
+  add_memory("permute", KernelClass::Permute, permute_bytes(rows, m.hidden, true), model, out);
+  const auto grouped = [&](const std::string& name, std::int64_t n, std::int64_t k,
+                           const MemoryBytes& cast) {
+    if (cast.fwd.n > 0) {
+      out.fwd.emplace_back(name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.fwd));
+    }
+    out.fwd.emplace_back(name, model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k,
+                                                  GemmRole::Fprop));
+    out.bwd.emplace_back(name + ".dgrad", model.grouped_gemm(Dtype::Fp8, local,
+                                                             tokens_per_expert, n, k,
+                                                             GemmRole::Dgrad));
+    out.bwd.emplace_back(name + ".wgrad", model.grouped_gemm(Dtype::Fp8, local,
+                                                             tokens_per_expert, n, k,
+                                                             GemmRole::Wgrad));
+    out.bwd.emplace_back(name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.bwd));
+  };
+  // gate+up reads the dispatched FP8 rows (no cast forward); down's input is SwiGLU's output.
+  grouped("experts_gate_up", 2 * ffn, m.hidden,
+          {Bytes{0}, fp8_cast_bytes(rows, m.hidden, 2 * ffn).bwd});
+  add_memory("experts_swiglu", KernelClass::SwiGlu, swiglu_bytes(rows, ffn), model, out);
+  grouped("experts_down", m.hidden, ffn, fp8_cast_bytes(rows, ffn, m.hidden));
+  add_memory("unpermute", KernelClass::Permute, permute_bytes(rows, m.hidden, false), model,
+             out);
   return out;
 }
 
 LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model) {
   LayerCosts out;
-  const std::int64_t ffn = m.moe.expert_ffn_hidden;
+  const std::int64_t ffn = m.moe.expert_ffn_hidden * m.moe.shared_experts;
   if (m.moe.shared_experts > 0) {
-    add_gemms({{"shared_gate_up", tokens, 2 * ffn * m.moe.shared_experts, m.hidden},
-               {"shared_down", tokens, m.hidden, ffn * m.moe.shared_experts}},
-              Dtype::Fp8, model, out);
+    // The gate+up's input cast is the tokens' quantization before dispatch, which the routed
+    // experts' rows share.
+    add_gemms({{"shared_gate_up", tokens, 2 * ffn, m.hidden}}, Dtype::Fp8, model, out);
+    add_memory("shared_swiglu", KernelClass::SwiGlu, swiglu_bytes(tokens, ffn), model, out);
+    add_gemms({{"shared_down", tokens, m.hidden, ffn}}, Dtype::Fp8, model, out);
   }
   return out;
 }

@@ -165,7 +165,7 @@ class MoeBuilder::Impl {
     }
     std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      compute_all(shared_.bwd, phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+      compute_all(reversed(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
       back[static_cast<std::size_t>(mb)] = exchange(
@@ -187,7 +187,7 @@ class MoeBuilder::Impl {
         1, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
     const std::vector<TaskList> f_pre =
         compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
-    compute_all(shared_.bwd, phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+    compute_all(reversed(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
         0, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
@@ -250,7 +250,7 @@ class MoeBuilder::Impl {
                        : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) *
                                                slowdown_));
     const PlanTaskId id = plan_.add_compute(
-        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label});
+        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
     for (PlanTaskId a : after) {
       plan_.add_dependency(a, id);
     }

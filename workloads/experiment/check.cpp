@@ -88,6 +88,8 @@ ComputeModel compute_model(const Experiment& e) {
   roofline.hbm_GBps = e.cluster.gpu.hbm_GBps;
   roofline.efficiency = e.cluster.gpu.gemm_efficiency;
   roofline.attention_efficiency = e.cluster.gpu.attention_efficiency;
+  roofline.fp8_wgrad_ratio = e.cluster.gpu.fp8_wgrad_ratio;
+  roofline.memory_efficiency = e.cluster.gpu.memory_efficiency;
   return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling);
 }
 

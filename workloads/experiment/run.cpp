@@ -139,6 +139,7 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
 CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                          const RunOptions& options) {
   const CaseTraffic traffic = c.traffic;
+  const std::optional<KernelTally> kernels = c.kernels;
   CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
                {}, {}, {}, std::move(c.details), c.throughput};
   std::optional<LinkLoadRecorder> recorder;
@@ -158,6 +159,9 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
   r.summary = summarize(cluster, r.plan, r.outcome);
   r.summary.nvlink_bytes = r.summary.nvlink_bytes * traffic.plan_copies + traffic.nvlink;
   r.summary.ib_bytes = r.summary.ib_bytes * traffic.plan_copies + traffic.ib;
+  if (kernels) {
+    r.summary.compute_kernels = *kernels;
+  }
   return r;
 }
 

@@ -137,6 +137,7 @@ PlanTaskId Plan::add_compute(const ComputeTask& c) {
   t.phase = c.phase;
   t.flops = c.flops;
   t.source = c.source;
+  t.kernel = c.kind;
   t.label = intern(c.label);
   tasks_.push_back(t);
   return static_cast<PlanTaskId>(tasks_.size() - 1);

@@ -13,6 +13,7 @@
 
 #include "sim/units.hpp"
 #include "topology/cluster.hpp"
+#include "workloads/compute/kernel_class.hpp"
 #include "workloads/compute/source.hpp"
 
 namespace hopsim::work {
@@ -42,6 +43,7 @@ struct PlanTask {
   std::optional<Time> latency;
   Flops flops;                       ///< compute: the work it does
   Source source = Source::Roofline;  ///< compute: where its time came from
+  KernelClass kernel = KernelClass::Other;  ///< compute: its class
   /// Flow: payload bytes per byte on the wire (a protocol's flags, a kernel that reaches only a
   /// share of the links); the flow moves bytes / efficiency, reports count `bytes`.
   double efficiency = 1.0;
@@ -106,6 +108,7 @@ struct ComputeTask {
   std::uint32_t phase = 0;
   StreamIndex stream = kComputeStream;
   std::string_view label{};
+  KernelClass kind = KernelClass::Other;
 };
 
 /// Data, not behaviour: workloads and collectives append to it; the runner executes it.

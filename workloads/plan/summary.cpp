@@ -131,6 +131,7 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       per_rank[static_cast<std::size_t>(t.src)].compute.emplace_back(tt.start, tt.end);
       s.flops.n += t.flops.n;
       s.compute_sources.add(t.source, tt.end - tt.start);
+      s.compute_kernels.add(t.kernel, tt.end - tt.start);
     } else if (communicates(t)) {
       per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
       if (t.kind == PlanTaskKind::Flow) {  // a held collective is its own GPU's only

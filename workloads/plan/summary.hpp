@@ -38,6 +38,7 @@ struct Summary {
   Bytes ib_bytes;
   Flops flops;         ///< of every compute task that ran
   ComputeTally compute_sources;  ///< compute time per source, over every GPU
+  KernelTally compute_kernels;   ///< compute time per kernel class, over every GPU
   std::vector<PhaseTime> phases;
 };
 

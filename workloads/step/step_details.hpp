@@ -19,8 +19,8 @@ struct LayerTiming {
   bool moe = false;
   Time forward;
   Time backward;
-  /// The backward's weight-gradient part: the forward's GEMM time (a GEMM's backward is a
-  /// data-gradient and a weight-gradient GEMM of the forward's size each).
+  /// The backward's weight-gradient part: its weight-gradient GEMMs (dense and grouped), on
+  /// the mean GPU of the layer group.
   Time weight;
   /// DualPipe: this layer's forward overlapped with another micro-batch's backward of it;
   /// forward + backward when nothing is simulated to overlap (dense layers).
@@ -30,6 +30,8 @@ struct LayerTiming {
   Time compute;
   Time comm;
   int gpus = 0;  ///< of the layer group it ran on
+  /// Compute time by kernel class over the layer group's GPUs, forward and backward.
+  KernelTally kernels;
 };
 
 /// One layer's gradient synchronization over data parallelism, simulated on one pipeline

@@ -345,14 +345,18 @@ double TrainingStepJob::estimated_plan_bytes(const JobEnv& env) const {
 }
 
 std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& measured) const {
-  std::vector<Case> out =
-      fold ? step_parts::fold_step(*this, b, step_parts::measure_step(*this, b, measured))
-           : step_parts::unfolded_cases(*this, b);
+  std::optional<step_parts::StepMeasurements> m;
+  if (fold) {
+    m = step_parts::measure_step(*this, b, measured);
+  }
+  std::vector<Case> out = fold ? step_parts::fold_step(*this, b, *m)
+                               : step_parts::unfolded_cases(*this, b);
   for (Case& c : out) {
     const StepDetails& d = *step_details(c.details);
     c.throughput = Throughput{d.gpus, d.tokens, d.model_flops, d.peak_tflops};
     if (fold) {
       c.traffic = step_parts::folded_traffic(*this, b, measured);
+      c.kernels = m->kernels;
     }
   }
   return out;

@@ -57,6 +57,8 @@ struct StepMeasurements {
   std::optional<LayerTiming> sparse;
   std::map<DpKey, Time> dp;
   Source source = Source::Exact;
+  /// Compute by kernel class: each kind's layer group's, times its layers in the model.
+  KernelTally kernels;
   /// An empty key takes no time; any other must have been measured (assert).
   Time dp_time(const DpKey& key) const;
 };

@@ -73,9 +73,12 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   for (std::size_t ph = 0; ph < s.phases.size(); ++ph) {
     const PhaseKind kind = r.plan.phases()[ph].kind;
     exposed[std::string(exposed_as(kind))] += s.phases[ph].exposed;
-    if (passes == Passes::Forward && is_gemm(kind)) {
-      t.weight += s.phases[ph].compute;
-    }
+  }
+  t.kernels.add(s.compute_kernels);
+  if (passes == Passes::Backward) {
+    const Time wgrad = s.compute_kernels.time(KernelClass::GemmWgrad) +
+                       s.compute_kernels.time(KernelClass::GroupedWgrad);
+    t.weight = Time::ps(wgrad.count_ps() / std::max<std::int64_t>(1, t.gpus));
   }
 }
 
@@ -181,9 +184,11 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
   ComputeTally sources;
   if (has_dense(job, model)) {
     out.dense = measure_layer(job, p, m, false, sources);
+    out.kernels.add(out.dense->kernels, model.layers - moe_layers(model));
   }
   if (has_moe(job, model)) {
     out.sparse = measure_layer(job, p, m, true, sources);
+    out.kernels.add(out.sparse->kernels, moe_layers(model));
   }
   for (const Source src : kSources) {
     if (sources.time(src) > sources.time(out.source)) {

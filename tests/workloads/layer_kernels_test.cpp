@@ -1,0 +1,85 @@
+// Memory-bound layer kernels: their bytes in closed form for one shape, their time as bytes
+// over achievable HBM bandwidth plus the launch, and the H200 faster than the H100 exactly on
+// them.
+#include "workloads/costs/layer_kernels.hpp"
+
+#include <cstdint>
+
+#include "doctest_time.hpp"
+#include "tests/approx.hpp"
+
+using hopsim::Bytes;
+using hopsim::Time;
+using namespace hopsim::work;
+
+namespace {
+
+Roofline gpu(double hbm_GBps) {  // NOLINT(readability-identifier-naming): unit in the name
+  Roofline r;
+  r.peak_bf16_tflops = 989;
+  r.peak_fp8_tflops = 1979;
+  r.hbm_GBps = hbm_GBps;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("memory-bound kernels: bytes in closed form, 1,024 tokens of 4,096") {
+  // t h = 4,194,304.
+  CHECK(norm_bytes(1024, 4096).fwd.n == 4 * 4194304 + 4 * 1024);
+  CHECK(norm_bytes(1024, 4096).bwd.n == 6 * 4194304 + 4 * 1024);
+  CHECK(residual_bytes(1024, 4096).fwd.n == 25165824);
+  CHECK(residual_bytes(1024, 4096).bwd.n == 25165824);
+  // Llama 3 8B's queries and keys on one GPU: (32 + 8) heads x 128 = 5,120 wide.
+  CHECK(rotary_bytes(1024, 5120).fwd.n == 4 * 1024 * 5120);
+  CHECK(swiglu_bytes(1024, 14336).fwd.n == 88080384);   // 6 x 1024 x 14336
+  CHECK(swiglu_bytes(1024, 14336).bwd.n == 146800640);  // 10 x 1024 x 14336
+  CHECK(fp8_cast_bytes(1024, 4096, 6144).fwd.n == 16777216);
+  CHECK(fp8_cast_bytes(1024, 4096, 6144).bwd.n == 25165824);
+  // DeepSeek-V3's router: 256 experts, top 8.
+  CHECK(router_bytes(1024, 256, 8).fwd.n == 8 * 262144 + 8 * 1024 * 8);
+  CHECK(router_bytes(1024, 256, 8).bwd.n == 12 * 262144);
+  CHECK(permute_bytes(8192, 7168, true).fwd.n == 117440512);    // 2 x 8192 x 7168
+  CHECK(permute_bytes(8192, 7168, false).fwd.n == 234881024);   // 4 x ...
+  CHECK(permute_bytes(8192, 7168, true).bwd.n == 234881024);
+  CHECK(attention_bwd_prep_bytes(1024, 8, 128, 128).fwd.n == 0);
+  CHECK(attention_bwd_prep_bytes(1024, 8, 128, 128).bwd.n == 8192 * (4 * 128 + 4 + 6 * 128));
+}
+
+TEST_CASE("memory-bound kernels: bytes over HBM x efficiency plus the launch, H200 faster there") {
+  const ComputeModel h100(nullptr, gpu(3350));
+  const ComputeModel h200(nullptr, gpu(4800));
+  const Bytes b{268435456};
+  const ComputeCost norm = h100.memory(KernelClass::Norm, b);
+  CHECK(norm.kind == KernelClass::Norm);
+  CHECK(norm.source == Source::Roofline);
+  CHECK(norm.flops.n == 0);
+  CHECK(norm.time == Time::us(4) + Time::from_seconds_ceil(268435456.0 / (3350e9 * 0.8)));
+  const Time t100 = norm.time - Time::us(4);
+  const Time t200 = h200.memory(KernelClass::Norm, b).time - Time::us(4);
+  CHECK(t200.seconds() / t100.seconds() == hopsim::test::approx(3350.0 / 4800).epsilon(1e-9));
+  // A compute-bound GEMM takes the same time on both: the peaks are the same.
+  for (const GemmRole role : {GemmRole::Fprop, GemmRole::Dgrad, GemmRole::Wgrad}) {
+    CHECK(h100.gemm(Dtype::Bf16, 8192, 8192, 8192, role).time ==
+          h200.gemm(Dtype::Bf16, 8192, 8192, 8192, role).time);
+  }
+}
+
+TEST_CASE("layer kernels: FP8 GEMMs bring their casts, BF16 ones none") {
+  const ComputeModel model(nullptr, gpu(3350));
+  LayerCosts bf16;
+  add_gemms({{"mlp_down", 4096, 4096, 14336}}, Dtype::Bf16, model, bf16);
+  REQUIRE(bf16.fwd.size() == 1);
+  REQUIRE(bf16.bwd.size() == 2);
+  CHECK(bf16.fwd[0].second.kind == KernelClass::GemmFprop);
+  CHECK(bf16.bwd[0].second.kind == KernelClass::GemmDgrad);
+  CHECK(bf16.bwd[1].second.kind == KernelClass::GemmWgrad);
+  LayerCosts fp8;
+  add_gemms({{"mlp_down", 4096, 4096, 14336}}, Dtype::Fp8, model, fp8);
+  REQUIRE(fp8.fwd.size() == 2);
+  REQUIRE(fp8.bwd.size() == 3);
+  CHECK(fp8.fwd[0].second.kind == KernelClass::Fp8Cast);  // before the forward GEMM
+  CHECK(fp8.fwd[0].second.bytes.n == 4 * 4096 * 14336);   // its input, 4096 x 14336
+  CHECK(fp8.bwd[2].second.kind == KernelClass::Fp8Cast);  // runs first: backward is reversed
+  CHECK(fp8.bwd[2].second.bytes.n == 4 * 4096 * 4096);    // the output gradient
+}

@@ -1,0 +1,68 @@
+// The kernel classes of a training step: what a report breaks compute time down by, and what
+// `hopsim explain` lists each kernel under (docs/compute-model.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "sim/units.hpp"
+
+namespace hopsim::work {
+
+/// GEMMs by role (forward, data gradient, weight gradient), grouped GEMMs the same, attention by
+/// pass, and the memory-bound kernels around them.
+enum class KernelClass : std::uint8_t {
+  GemmFprop,
+  GemmDgrad,
+  GemmWgrad,
+  GroupedFprop,
+  GroupedDgrad,
+  GroupedWgrad,
+  AttentionFwd,
+  AttentionBwd,
+  AttentionBwdPrep,  ///< the attention backward's pre- and post-processing (dO.O, dQ in BF16)
+  Fp8Cast,           ///< quantize (and transpose) an activation or gradient to FP8
+  Norm,              ///< RMSNorm
+  Rotary,            ///< rotary position embedding on queries and keys
+  SwiGlu,
+  Residual,          ///< residual add
+  Router,            ///< router softmax or sigmoid and top-k
+  Permute,           ///< token permute before the grouped GEMMs, unpermute after
+  Other,             ///< anything else a plan computes (a step's head, its optimizer)
+};
+
+inline constexpr std::size_t kKernelClasses = 17;
+
+/// Its name in reports and `explain`: "gemm_fprop", "grouped_gemm_wgrad", "fp8_cast", ...
+std::string_view kernel_class_name(KernelClass k);
+
+/// Whether the class is priced by bytes over HBM bandwidth (not by FLOPs).
+constexpr bool memory_bound(KernelClass k) {
+  return k >= KernelClass::AttentionBwdPrep && k <= KernelClass::Permute;
+}
+
+/// Compute time per kernel class, for the report's breakdown ("compute_kernels").
+class KernelTally {
+ public:
+  void add(KernelClass k, Time time) { time_[static_cast<std::size_t>(k)] += time; }
+  /// Adds `times` copies of `other`.
+  void add(const KernelTally& other, std::int64_t times = 1) {
+    for (std::size_t k = 0; k < time_.size(); ++k) {
+      time_[k] += times * other.time_[k];
+    }
+  }
+  Time time(KernelClass k) const { return time_[static_cast<std::size_t>(k)]; }
+  Time total() const {
+    Time sum;
+    for (Time t : time_) {
+      sum += t;
+    }
+    return sum;
+  }
+
+ private:
+  std::array<Time, kKernelClasses> time_{};
+};
+
+}  // namespace hopsim::work

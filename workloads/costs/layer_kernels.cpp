@@ -1,0 +1,62 @@
+// Bytes of the memory-bound layer kernels (layer_kernels.hpp).
+#include "workloads/costs/layer_kernels.hpp"
+
+namespace hopsim::work {
+namespace {
+
+Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(b)}; }
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+MemoryBytes norm_bytes(std::int64_t tokens, std::int64_t hidden) {
+  const double th = d(tokens) * d(hidden);
+  return {bytes(4 * th + 4 * d(tokens)), bytes(6 * th + 4 * d(tokens))};
+}
+
+MemoryBytes residual_bytes(std::int64_t tokens, std::int64_t hidden) {
+  const double th = d(tokens) * d(hidden);
+  return {bytes(6 * th), bytes(6 * th)};
+}
+
+MemoryBytes rotary_bytes(std::int64_t tokens, std::int64_t width) {
+  const double tw = d(tokens) * d(width);
+  return {bytes(4 * tw), bytes(4 * tw)};
+}
+
+MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn) {
+  const double rf = d(rows) * d(ffn);
+  return {bytes(6 * rf), bytes(10 * rf)};
+}
+
+MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n) {
+  return {bytes(4 * d(rows) * d(k)), bytes(4 * d(rows) * d(n))};
+}
+
+MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k) {
+  const double te = d(tokens) * d(experts);
+  return {bytes(8 * te + 8 * d(tokens) * d(top_k)), bytes(12 * te)};
+}
+
+MemoryBytes permute_bytes(std::int64_t rows, std::int64_t hidden, bool fp8_rows) {
+  const double rh = d(rows) * d(hidden);
+  return {bytes((fp8_rows ? 2 : 4) * rh), bytes(4 * rh)};
+}
+
+MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, std::int64_t d_qk,
+                                     std::int64_t d_v) {
+  const double th = d(tokens) * d(heads);
+  return {Bytes{0}, bytes(th * (4 * d(d_v) + 4 + 6 * d(d_qk)))};
+}
+
+void add_memory(const std::string& name, KernelClass kind, const MemoryBytes& bytes,
+                const ComputeModel& model, LayerCosts& out) {
+  if (bytes.fwd.n > 0) {
+    out.fwd.emplace_back(name, model.memory(kind, bytes.fwd));
+  }
+  if (bytes.bwd.n > 0) {
+    out.bwd.emplace_back(name, model.memory(kind, bytes.bwd));
+  }
+}
+
+}  // namespace hopsim::work

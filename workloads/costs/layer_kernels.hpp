@@ -1,0 +1,52 @@
+// The memory-bound kernels of a transformer layer, in closed form: the bytes each moves, forward
+// and backward (docs/compute-model.md, "Kernel classes"). The compute model prices them as
+// bytes over achievable HBM bandwidth plus a launch.
+//
+// t tokens, h hidden, BF16 activations (2 bytes) unless an FP8 cast writes 1-byte copies:
+//   norm       RMSNorm: fwd reads x, writes y (2 th each) and 1/rms (4 t); bwd reads x, dy and
+//              1/rms, writes dx: 6 th + 4 t
+//   residual   an add: reads two, writes one: 6 th (fwd; bwd sums two gradients, the same)
+//   rotary     queries and keys of width w, read and written: 4 t w (fwd and bwd)
+//   swiglu     gate and up (2f) in, f out: 6 t f; bwd reads 2f and df, writes 2f: 10 t f
+//   fp8_cast   quantize an input of width w with its transposed copy for the weight
+//              gradient: reads 2, writes 1 + 1: 4 t w (bwd: the same for each output gradient)
+//   router     scores of E experts in FP32, read and written, top-k ids and weights: 8 t E +
+//              8 t k; bwd reads scores and gradients, writes dlogits: 12 t E
+//   permute    rows into the grouped GEMMs' order: reads and writes each row (1-byte FP8
+//              rows as dispatched: 2 r h); unpermute and both backwards move BF16 rows: 4 r h
+//   attention_bwd_prep  FlashAttention's backward pre-pass (reads O and dO, writes the row sums
+//              in FP32) and post-pass (dQ from FP32 to BF16): 4 t H d_v + 4 t H + 6 t H d_qk
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "workloads/costs/layer_costs.hpp"
+
+namespace hopsim::work {
+
+struct MemoryBytes {
+  Bytes fwd;
+  Bytes bwd;
+};
+
+MemoryBytes norm_bytes(std::int64_t tokens, std::int64_t hidden);
+MemoryBytes residual_bytes(std::int64_t tokens, std::int64_t hidden);
+MemoryBytes rotary_bytes(std::int64_t tokens, std::int64_t width);
+MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn);
+/// An FP8 GEMM's input (fwd: rows x k) and output gradient (bwd: rows x n) cast with their
+/// transposed copies.
+MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n);
+MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k);
+/// Permute (`fp8_rows`: the rows arrive as 1-byte FP8) or unpermute of `rows` rows of `hidden`.
+MemoryBytes permute_bytes(std::int64_t rows, std::int64_t hidden, bool fp8_rows);
+/// The backward only (fwd is 0): `heads` query heads of this GPU.
+MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, std::int64_t d_qk,
+                                     std::int64_t d_v);
+
+/// Appends a memory-bound kernel `name` of class `kind` to both passes (a pass of 0 bytes is
+/// left out).
+void add_memory(const std::string& name, KernelClass kind, const MemoryBytes& bytes,
+                const ComputeModel& model, LayerCosts& out);
+
+}  // namespace hopsim::work
