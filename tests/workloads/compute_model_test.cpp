@@ -356,7 +356,9 @@ TEST_CASE("grouped GEMMs and attention look up their own tables by key") {
   CHECK(a2.source == Source::Clamped);
   // F / theta, rounded up: within a picosecond.
   CHECK(std::abs(a2.time.count_ps() - Time::us(4000).count_ps()) <= 1);
-  s.gqa = 1;  // another key
+  s.gqa = 1;  // no table of its own: the GQA table answers (the rate follows query heads)
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Bwd).time == a2.time);
+  s.mask = Mask::None;  // another key
   const ComputeCost mha = model.attention(Dtype::Bf16, s, Pass::Bwd);
   CHECK(mha.source == Source::Roofline);
   const double in = 128.0 * 4096 * 128 + 128.0 * 4096 * 256;
@@ -415,6 +417,45 @@ TEST_CASE("only balanced, whole-pass grouped tables answer, skewed or partial on
   CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, GemmRole::Wgrad).time ==
         Time::us(180));
   CHECK(model.grouped_gemm(Dtype::Fp8, 8, 1024, 4096, 7168, Pass::Bwd).time == Time::us(370));
+}
+
+TEST_CASE("attention tables answer any gqa, and square calls from either causal mask") {
+  CalibrationTable causal;
+  causal.op = "attn";
+  causal.pass = "fwd";
+  causal.impl = "test";
+  causal.key = {{"dtype", "bf16"},
+                {"d_qk", "128"},
+                {"d_v", "128"},
+                {"mask", "causal_bottom_right"},
+                {"gqa", "1"}};
+  causal.axes = {{"s_q", {2048, 4096}}, {"s_kv", {2048, 4096}}, {"bh", {64}}};
+  causal.flops = "attn_fwd_v1";
+  causal.time_us = {300.0, 700.0, 500.0, 1100.0};
+  const Calibration cal = with({causal});
+  const ComputeModel model(&cal, h100());
+  // Llama 3's 8 query heads per KV head, the other causal mask, a square call at a grid point:
+  // the table's own time.
+  AttentionShape s{128, 128, Mask::CausalTopLeft, 8, 4096, 4096, 64};
+  const ComputeCost square = model.attention(Dtype::Bf16, s, Pass::Fwd);
+  CHECK(square.source == Source::Exact);
+  CHECK(square.time == Time::us(1100));
+  // Between grid points the corners' FLOPs are the table's mask's: the same rate as asking with
+  // that mask.
+  s.s_q = s.s_kv = 3000;
+  AttentionShape same = s;
+  same.mask = Mask::CausalBottomRight;
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).time ==
+        model.attention(Dtype::Bf16, same, Pass::Fwd).time);
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Interpolated);
+  // Not square: the masks differ, so the roofline.
+  s.s_q = 2048;
+  s.s_kv = 4096;
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
+  // No mask against a causal table: the roofline.
+  s.mask = Mask::None;
+  s.s_q = 4096;
+  CHECK(model.attention(Dtype::Bf16, s, Pass::Fwd).source == Source::Roofline);
 }
 
 TEST_CASE("a kernel time past what can be simulated is a LimitError naming its input") {

@@ -117,6 +117,8 @@ struct ComputeModel::Query {
   std::string_view op;
   Pass pass = Pass::Fwd;
   std::string_view role;  ///< a backward GEMM table's role ("dgrad", "wgrad"), or none
+  /// Attention: the call, whose FLOPs a table of the other causal mask counts with its own.
+  std::optional<AttentionShape> attention;
   std::map<std::string, std::string> key;
   std::vector<std::int64_t> point;
   WorkAt work;
@@ -129,15 +131,60 @@ struct ComputeModel::Query {
 
 namespace {
 
+// Whether a table's key selects the query. Attention, where no table of its own key answers: a
+// table answers any gqa (FlashAttention's
+// FLOP rate follows the query heads; sharing K and V among them lowers its memory traffic,
+// which does not bound it at these head dims), and a square call (s_q = s_kv), where the two
+// causal masks are one mask, from a table of either.
+bool same_key(const CalibrationTable& t, const ComputeModel::Query& q) {
+  if (!q.attention) {
+    return t.key == q.key;
+  }
+  if (t.key.size() != q.key.size()) {
+    return false;
+  }
+  const bool square = q.attention->s_q == q.attention->s_kv;
+  for (const auto& [name, value] : q.key) {
+    const auto it = t.key.find(name);
+    if (it == t.key.end()) {
+      return false;
+    }
+    const bool both_causal = name == "mask" && value != mask_name(Mask::None) &&
+                             it->second != mask_name(Mask::None);
+    if (it->second != value && name != "gqa" && !(square && both_causal)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // A table answers a query when op, pass and selecting key match, and it times what the query
 // means: balanced routing ("uniform" or no imbalance) and the query's role (or, without one,
 // the whole pass).
 bool answers(const CalibrationTable& t, const ComputeModel::Query& q) {
   const auto imbalance = t.variant.find("imbalance");
   const auto role = t.variant.find("role");
-  return t.op == q.op && t.pass == pass_name(q.pass) && t.key == q.key &&
+  return t.op == q.op && t.pass == pass_name(q.pass) && same_key(t, q) &&
          (imbalance == t.variant.end() || imbalance->second == "uniform") &&
          (role == t.variant.end() ? q.role.empty() : role->second == q.role);
+}
+
+// The FLOPs at a table's grid points: the query's formula, with the table's own mask.
+WorkAt work_in(const CalibrationTable& t, const ComputeModel::Query& q) {
+  if (!q.attention || t.key.at("mask") == q.key.at("mask")) {
+    return q.work;
+  }
+  AttentionShape shape = *q.attention;
+  shape.mask = t.key.at("mask") == mask_name(Mask::CausalTopLeft) ? Mask::CausalTopLeft
+                                                                   : Mask::CausalBottomRight;
+  const Pass pass = q.pass;
+  return [shape, pass](std::span<const std::int64_t> x) {
+    AttentionShape at = shape;
+    at.s_q = x[0];
+    at.s_kv = x[1];
+    at.bh = x[2];
+    return attention_flops(at, pass).n;
+  };
 }
 
 }  // namespace
@@ -199,14 +246,21 @@ ComputeCost ComputeModel::answer(const Query& q) const {
   if (calibration_ == nullptr) {
     return best;
   }
-  for (const CalibrationTable& t : calibration_->tables) {
-    if (!answers(t, q)) {
-      continue;
+  // Tables of the query's own key first; attention's equivalent keys (same_key) only where
+  // none of those answers.
+  for (const bool exact_key : {true, false}) {
+    for (const CalibrationTable& t : calibration_->tables) {
+      if (!answers(t, q) || (t.key == q.key) != exact_key) {
+        continue;
+      }
+      const std::optional<TableAnswer> a = lookup_table(t, q.point, work_in(t, q));
+      if (a && a->source < best.source) {  // strictly better: the earliest table wins ties
+        best.time = scaling_ ? scaled(q, a->time) : a->time;
+        best.source = a->source;
+      }
     }
-    const std::optional<TableAnswer> a = lookup_table(t, q.point, q.work);
-    if (a && a->source < best.source) {  // strictly better: the earliest table wins ties
-      best.time = scaling_ ? scaled(q, a->time) : a->time;
-      best.source = a->source;
+    if (best.source != Source::Roofline) {
+      break;
     }
   }
   return best;
@@ -416,6 +470,7 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
   };
   q.flops = attention_flops(shape, pass);
   q.bytes = bytes_of(attention_bytes(dtype, shape, pass));
+  q.attention = shape;
   q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
   q.efficiency = roofline_.attention_efficiency;
   ComputeCost c = answer(q);
