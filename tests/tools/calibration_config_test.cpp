@@ -143,7 +143,8 @@ TEST_CASE("each op's key, axes and FLOP formula are checked") {
   json j = base();
   j["tables"][0]["op"] = "conv";
   CHECK(error_of(j) ==
-        R"(t.json: /tables/0/op: expected one of "gemm", "grouped_gemm", "attn", got "conv")");
+        R"(t.json: /tables/0/op: expected one of "gemm", "grouped_gemm", "attn", "memory", )"
+        R"(got "conv")");
 
   j = base();
   j["tables"][0]["flops"] = "attn_fwd_v1";
@@ -469,6 +470,46 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   const ExperimentFile none = load_experiment(file, {"calibration=\"none\""});
   CHECK(none.experiment.calibration == nullptr);
   CHECK(fwd(work::compute_model(none.experiment)).source == work::Source::Roofline);
+}
+
+TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, held to HBM") {
+  json j = base();
+  j["tables"].push_back(json::parse(R"({
+    "op": "memory", "pass": "fwd", "impl": "te", "key": {"dtype": "bf16", "kernel": "norm"},
+    "axes": [{"name": "bytes", "values": [1048576, 268435456]}],
+    "flops": "bytes_v1", "time_us": [6, 100]})"));
+  CHECK(error_of(j).empty());
+  CHECK(implausible(j, h100_figures()).empty());
+  const work::Calibration cal = parse_calibration(Node(j, "t.json"));
+  work::Roofline r;
+  r.peak_bf16_tflops = 989;
+  r.peak_fp8_tflops = 1979;
+  r.hbm_GBps = 3350;
+  const work::ComputeModel model(&cal, r);
+  const work::ComputeCost at = model.memory(work::KernelClass::Norm, Bytes{268435456});
+  CHECK(at.source == Source::Exact);
+  CHECK(at.time == Time::us(100));
+  CHECK(at.kind == work::KernelClass::Norm);
+  CHECK(model.memory(work::KernelClass::Norm, Bytes{16777216}).source == Source::Interpolated);
+  // Another kernel or pass: the roofline, 4 us + bytes / (3350 GB/s x 0.8).
+  const work::ComputeCost cast = model.memory(work::KernelClass::Fp8Cast, Bytes{268435456});
+  CHECK(cast.source == Source::Roofline);
+  CHECK(cast.time == Time::us(4) + Time::from_seconds_ceil(268435456.0 / (3350e9 * 0.8)));
+  CHECK(model.memory(work::KernelClass::Norm, Bytes{268435456}, work::Pass::Bwd).source ==
+        Source::Roofline);
+
+  j["tables"][2]["time_us"][1] = 70;  // 268 MB in 70 us: 3,835 GB/s
+  CHECK(implausible(j, h100_figures()) ==
+        "t.json: /tables/2/time_us/1: memory fwd (norm, te) at 268435456 bytes: 70 us is 3835 "
+        "GB/s, faster than the GPU's HBM at 3350 GB/s (+5%)");
+  j["tables"][2]["key"]["kernel"] = "softmax";
+  CHECK(error_of(j) == R"(t.json: /tables/2/key/kernel: expected one of "attention_bwd_prep", )"
+                       R"("fp8_cast", "norm", "rotary", "swiglu", "residual", "router", )"
+                       R"("permute", got "softmax")");
+  j["tables"][2]["key"]["kernel"] = "norm";
+  j["tables"][2]["flops"] = "gemm_v1";
+  CHECK(error_of(j) == R"(t.json: /tables/2/flops: "gemm_v1" is not the work of a memory fwd )"
+                       R"(table; expected "bytes_v1")");
 }
 
 }  // namespace hopsim::config

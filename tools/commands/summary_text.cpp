@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -332,6 +333,39 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   return out + validation_line(f.validation);
 }
 
+// Compute time by kernel class, largest first: the first six and the rest together.
+std::string kernel_line(const work::KernelTally& tally) {
+  const Time all = tally.total();
+  if (all == Time{}) {
+    return "";
+  }
+  std::vector<std::pair<Time, work::KernelClass>> shares;
+  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+    const auto kind = static_cast<work::KernelClass>(k);
+    if (tally.time(kind) > Time{}) {
+      shares.emplace_back(tally.time(kind), kind);
+    }
+  }
+  std::stable_sort(shares.begin(), shares.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kShown = 6;
+  std::string out = "kernels        ";
+  Time rest;
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    if (i < kShown) {
+      out += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ", work::kernel_class_name(shares[i].second),
+                         100 * shares[i].first.seconds() / all.seconds());
+    } else {
+      rest += shares[i].first;
+    }
+  }
+  if (rest > Time{}) {
+    out += fmt::format(", {} more {:.1f}%", shares.size() - kShown,
+                       100 * rest.seconds() / all.seconds());
+  }
+  return out + " of compute time\n";
+}
+
 // Step time, bytes and the busiest rank of one case (a folded step's bytes are the whole
 // cluster's: its probes' counted as often as the step runs them, CaseTraffic).
 std::string case_lines(const work::CaseResult& c) {
@@ -350,7 +384,7 @@ std::string case_lines(const work::CaseResult& c) {
   if (s.flops.n > 0) {
     out += fmt::format("compute        {:.4g} TFLOP\n", s.flops.n / 1e12);
   }
-  return out;
+  return out + kernel_line(s.compute_kernels);
 }
 
 // What the engine did; the wall time only when asked for.

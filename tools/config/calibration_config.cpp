@@ -137,7 +137,7 @@ std::map<std::string, std::string> parse_key(const Node& n, const std::string& o
   } else if (op == "grouped_gemm") {
     n.allow_only(Section::GroupedGemmKey);
   } else {
-    n.allow_only(Section::AttentionKey);
+    n.allow_only(op == "memory" ? Section::MemoryKey : Section::AttentionKey);
   }
   std::map<std::string, std::string> key;
   for (std::string_view name : work::calibration_keys(op)) {
@@ -147,6 +147,9 @@ std::map<std::string, std::string> parse_key(const Node& n, const std::string& o
       text = value.one_of({"bf16", "fp8"});
     } else if (name == "mask") {
       text = value.one_of({"none", "causal_top_left", "causal_bottom_right"});
+    } else if (name == "kernel") {
+      text = value.one_of({"attention_bwd_prep", "fp8_cast", "norm", "rotary", "swiglu",
+                           "residual", "router", "permute"});
     } else {
       text = std::to_string(value.integer_in(1, kMaxExtent));
     }
@@ -226,7 +229,7 @@ std::vector<std::optional<double>> parse_times(const Node& n,
 work::CalibrationTable parse_table(const Node& n, bool published) {
   n.allow_only(Section::CalibrationTable);
   work::CalibrationTable t;
-  t.op = n.at("op").one_of({"gemm", "grouped_gemm", "attn"});
+  t.op = n.at("op").one_of({"gemm", "grouped_gemm", "attn", "memory"});
   t.pass = n.at("pass").one_of({"fwd", "bwd"});
   t.impl = non_empty(n.at("impl"));
   t.key = parse_key(n.at("key"), t.op);
@@ -238,7 +241,8 @@ work::CalibrationTable parse_table(const Node& n, bool published) {
   }
   t.axes = parse_axes(n.at("axes"), t.op);
   const Node flops = n.at("flops");
-  t.flops = flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1"});
+  t.flops =
+      flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1", "bytes_v1"});
   const std::string_view expected = work::calibration_flops(t.op, t.pass);
   if (t.flops != expected) {
     flops.fail(fmt::format("\"{}\" is not the work of a {} {} table; expected \"{}\"", t.flops,

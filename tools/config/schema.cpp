@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 36> kSections{{
+const std::array<SectionDoc, 37> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -69,6 +69,8 @@ const std::array<SectionDoc, 36> kSections{{
      "grouped GEMM key", kGroupedGemmKey},
     {Section::AttentionKey, "calibration", "/tables/N/key (op attn)", "attention key",
      kAttentionKey},
+    {Section::MemoryKey, "calibration", "/tables/N/key (op memory)", "memory-bound kernel key",
+     kMemoryKey},
 }};
 
 }  // namespace

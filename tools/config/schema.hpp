@@ -23,7 +23,7 @@ enum class Section {
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,
-  GemmKey, GroupedGemmKey, AttentionKey,
+  GemmKey, GroupedGemmKey, AttentionKey, MemoryKey,
 };
 
 struct SectionDoc {

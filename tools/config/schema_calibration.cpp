@@ -40,13 +40,14 @@ const std::array<KeyDoc, 3> kCalibrationCeilings{{
 }};
 
 const std::array<KeyDoc, 10> kCalibrationTable{{
-    {"op", "\"gemm\", \"grouped_gemm\", \"attn\"", "required", "the kernel family"},
+    {"op", "\"gemm\", \"grouped_gemm\", \"attn\", \"memory\"", "required",
+     "the kernel family (memory: a memory-bound kernel class)"},
     {"pass", "\"fwd\" or \"bwd\"", "required", "forward or backward"},
     {"impl", "string", "required", "the kernel or library, e.g. \"cublaslt\""},
     {"key", "object", "required", "categorical parameters (per op, below)"},
     {"axes", "array of {name, values}", "required", "the op's axes in order, values ascending"},
-    {"flops", "\"gemm_v1\", \"grouped_gemm_v1\", \"attn_fwd_v1\", \"attn_bwd_v1\"", "required",
-     "the FLOP formula of op and pass"},
+    {"flops", "\"gemm_v1\", \"grouped_gemm_v1\", \"attn_fwd_v1\", \"attn_bwd_v1\", \"bytes_v1\"",
+     "required", "the FLOP formula of op and pass (memory: bytes_v1, the bytes it moves)"},
     {"time_us", "array of numbers > 0 or null", "required", "row-major over axes, microseconds"},
     {"p10_us", "array like time_us", "none", "10th percentile"},
     {"p90_us", "array like time_us", "none", "90th percentile"},
@@ -55,7 +56,7 @@ const std::array<KeyDoc, 10> kCalibrationTable{{
 
 const std::array<KeyDoc, 2> kCalibrationAxis{{
     {"name", "string", "required", "gemm: m, n, k; grouped_gemm: experts, tokens_per_expert; "
-                                   "attn: s_q, s_kv, bh"},
+                                   "attn: s_q, s_kv, bh; memory: bytes"},
     {"values", "array of integers > 0", "required", "strictly ascending"},
 }};
 
@@ -81,6 +82,13 @@ const std::array<KeyDoc, 5> kAttentionKey{{
     {"d_v", "integer", "required", "value head dimension"},
     {"mask", "\"none\", \"causal_top_left\", \"causal_bottom_right\"", "required", "mask"},
     {"gqa", "integer", "required", "query heads per KV head"},
+}};
+
+const std::array<KeyDoc, 2> kMemoryKey{{
+    {"dtype", "\"bf16\" or \"fp8\"", "required", "the activations' type"},
+    {"kernel", "\"norm\", \"fp8_cast\", \"swiglu\", \"rotary\", \"residual\", \"router\", "
+               "\"permute\", \"attention_bwd_prep\"",
+     "required", "the memory-bound kernel class (docs/compute-model.md)"},
 }};
 
 }  // namespace hopsim::config::tables

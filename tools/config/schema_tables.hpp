@@ -43,5 +43,6 @@ extern const std::array<KeyDoc, 2> kCalibrationAxis;
 extern const std::array<KeyDoc, 3> kGemmKey;
 extern const std::array<KeyDoc, 5> kGroupedGemmKey;
 extern const std::array<KeyDoc, 5> kAttentionKey;
+extern const std::array<KeyDoc, 2> kMemoryKey;
 
 }  // namespace hopsim::config::tables

@@ -12,6 +12,8 @@ constexpr std::array<std::string_view, 3> kAttnAxes{"s_q", "s_kv", "bh"};
 constexpr std::array<std::string_view, 1> kGemmKeys{"dtype"};
 constexpr std::array<std::string_view, 3> kGroupedKeys{"dtype", "n", "k"};
 constexpr std::array<std::string_view, 5> kAttnKeys{"dtype", "d_qk", "d_v", "mask", "gqa"};
+constexpr std::array<std::string_view, 1> kMemoryAxes{"bytes"};
+constexpr std::array<std::string_view, 2> kMemoryKeys{"dtype", "kernel"};
 
 }  // namespace
 
@@ -33,6 +35,9 @@ std::span<const std::string_view> calibration_axes(std::string_view op) {
   if (op == "attn") {
     return kAttnAxes;
   }
+  if (op == "memory") {
+    return kMemoryAxes;
+  }
   return {};
 }
 
@@ -46,6 +51,9 @@ std::span<const std::string_view> calibration_keys(std::string_view op) {
   if (op == "attn") {
     return kAttnKeys;
   }
+  if (op == "memory") {
+    return kMemoryKeys;
+  }
   return {};
 }
 
@@ -58,6 +66,9 @@ std::string_view calibration_flops(std::string_view op, std::string_view pass) {
   }
   if (op == "attn") {
     return pass == "bwd" ? "attn_bwd_v1" : "attn_fwd_v1";
+  }
+  if (op == "memory") {
+    return "bytes_v1";
   }
   return {};
 }

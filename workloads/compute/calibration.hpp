@@ -1,11 +1,15 @@
 // Calibration tables: kernel times measured or published for one GPU, as plain data (no JSON).
 //
-// A table holds one op (gemm, grouped_gemm, attn) and pass (fwd, bwd) of one implementation,
+// A table holds one op (gemm, grouped_gemm, attn, memory) and pass (fwd, bwd) of one
+// implementation,
 // for one categorical key (dtype, head dims, ...), over a rectilinear grid of numeric axes.
 // The axes of each op, in the order the grid is laid out (row-major, the last axis fastest):
 //   gemm          key {dtype}                          axes m, n, k
 //   grouped_gemm  key {dtype, n, k}                    axes experts, tokens_per_expert
 //   attn          key {dtype, d_qk, d_v, mask, gqa}    axes s_q, s_kv, bh
+//   memory        key {dtype, kernel}                  axes bytes
+// A memory table times one memory-bound kernel class (kernel: "norm", "fp8_cast", ...; dtype:
+// its activations') by the bytes it moves as costs/layer_kernels.hpp counts them ("bytes_v1").
 // The file format is configs/calibration/*.json, read by tools/config/calibration_config.
 #pragma once
 
@@ -27,7 +31,7 @@ struct CalibrationAxis {
 };
 
 struct CalibrationTable {
-  std::string op;    ///< "gemm", "grouped_gemm" or "attn"
+  std::string op;    ///< "gemm", "grouped_gemm", "attn" or "memory"
   std::string pass;  ///< "fwd" or "bwd"
   std::string impl;  ///< the kernel or library, e.g. "cublas", "fa3"
   /// Categorical parameters; integers are stored as their decimal text ("128").

@@ -47,8 +47,50 @@ std::vector<std::int64_t> point_of(const CalibrationTable& t, std::size_t flat) 
   return point;
 }
 
+// A memory-bound kernel's cells against HBM bandwidth: not faster than it (beyond the margin),
+// not slower than any working kernel.
+void check_memory_cells(const CalibrationTable& t, std::size_t index, const GpuFigures& gpu,
+                        CalibrationFindings& out) {
+  if (!gpu.hbm_GBps) {
+    return;
+  }
+  for (std::size_t c = 0; c < t.time_us.size(); ++c) {
+    if (!t.time_us[c]) {
+      continue;
+    }
+    const double bytes = static_cast<double>(t.axes[0].values[c]);
+    const double seconds = *t.time_us[c] * 1e-6;
+    const double gbps = bytes / seconds * 1e-9;
+    const std::string at = fmt::format("/tables/{}/time_us/{}", index, c);
+    if (gbps > *gpu.hbm_GBps * (1 + kPeakMargin)) {
+      out.problems.push_back(
+          {at, fmt::format("memory {} ({}, {}) at {} bytes: {:g} us is {:.0f} GB/s, faster "
+                           "than the GPU's HBM at {:g} GB/s (+{:.0f}%)",
+                           t.pass, t.key.at("kernel"), t.impl, t.axes[0].values[c], *t.time_us[c],
+                           gbps, *gpu.hbm_GBps, kPeakMargin * 100)});
+      return;
+    }
+    const double slowest =
+        bytes / (*gpu.hbm_GBps * 1e9 * kSlowestShareOfPeak) + kSlowAllowanceSeconds;
+    if (seconds > slowest) {
+      out.problems.push_back(
+          {at, fmt::format("memory {} ({}, {}) at {} bytes: {:g} us is slower than {:g} us, "
+                           "the time at {:g}% of the GPU's HBM bandwidth plus {:g} ms: no "
+                           "working kernel",
+                           t.pass, t.key.at("kernel"), t.impl, t.axes[0].values[c],
+                           *t.time_us[c], slowest * 1e6, kSlowestShareOfPeak * 100,
+                           kSlowAllowanceSeconds * 1e3)});
+      return;
+    }
+  }
+}
+
 void check_cells(const CalibrationTable& t, std::size_t index, const GpuFigures& gpu,
                  CalibrationFindings& out) {
+  if (t.op == "memory") {
+    check_memory_cells(t, index, gpu, out);
+    return;
+  }
   const std::optional<double> peak = peak_of(t, gpu);
   if (!peak) {
     return;
@@ -158,6 +200,9 @@ double table_cell_flops(const CalibrationTable& t, std::span<const std::int64_t>
   if (t.op == "grouped_gemm") {
     return bwd *
            grouped_gemm_flops(point[0], point[1], key_int(t, "n"), key_int(t, "k")).n;
+  }
+  if (t.op == "memory") {
+    return static_cast<double>(point[0]);  // its work is the bytes it moves
   }
   AttentionShape s;
   s.d_qk = key_int(t, "d_qk");

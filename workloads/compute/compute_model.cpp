@@ -117,6 +117,7 @@ struct ComputeModel::Query {
   std::string_view op;
   Pass pass = Pass::Fwd;
   std::string_view role;  ///< a backward GEMM table's role ("dgrad", "wgrad"), or none
+  bool memory = false;  ///< a memory-bound kernel: its roofline is bytes over HBM x efficiency
   /// Attention: the call, whose FLOPs a table of the other causal mask counts with its own.
   std::optional<AttentionShape> attention;
   std::map<std::string, std::string> key;
@@ -225,8 +226,9 @@ bool ComputeModel::has_table(const Query& q) const {
 }
 
 Time ComputeModel::roofline_time(const Query& q) const {
-  const double compute_s = q.flops.n / (q.peak_tflops * 1e12 * q.efficiency);
-  const double memory_s = as_double(q.bytes.n) / (roofline_.hbm_GBps * 1e9);
+  const double compute_s = q.memory ? 0 : q.flops.n / (q.peak_tflops * 1e12 * q.efficiency);
+  const double memory_s = as_double(q.bytes.n) /
+                          (roofline_.hbm_GBps * 1e9 * (q.memory ? roofline_.memory_efficiency : 1));
   const double seconds = std::max(compute_s, memory_s);
   if (!(seconds <= kMaxKernelSeconds)) {  // bounded before it becomes a Time
     const bool memory = !(compute_s >= memory_s);
@@ -429,22 +431,21 @@ ComputeCost ComputeModel::gemm_family(
   return c;
 }
 
-ComputeCost ComputeModel::memory(KernelClass kind, Bytes bytes) const {
+ComputeCost ComputeModel::memory(KernelClass kind, Bytes bytes, Pass pass) const {
   HOPSIM_ASSERT(memory_bound(kind), "{} is not a memory-bound kernel", kernel_class_name(kind));
   HOPSIM_ASSERT(bytes.n >= 0, "negative bytes {}", bytes.n);
-  const double seconds =
-      as_double(bytes.n) / (roofline_.hbm_GBps * 1e9 * roofline_.memory_efficiency);
-  if (!(seconds <= kMaxKernelSeconds)) {
-    throw LimitError("/cluster/gpu/hbm_GBps",
-                     fmt::format("one {} kernel ({:.3g} bytes) would take {:.3g} s at {:.3g} "
-                                 "GB/s HBM and efficiency {:.3g}; at most {:.0e} s per kernel "
-                                 "can be simulated",
-                                 kernel_class_name(kind), as_double(bytes.n), seconds,
-                                 roofline_.hbm_GBps, roofline_.memory_efficiency,
-                                 kMaxKernelSeconds));
-  }
-  return ComputeCost{roofline_.launch_overhead + Time::from_seconds_ceil(seconds), Flops{}, bytes,
-                     Source::Roofline, kind};
+  Query q;
+  q.op = "memory";
+  q.pass = pass;
+  q.key = {{"dtype", std::string(dtype_name(Dtype::Bf16))},
+           {"kernel", std::string(kernel_class_name(kind))}};
+  q.point = {bytes.n};
+  q.work = [](std::span<const std::int64_t> x) { return as_double(x[0]); };
+  q.bytes = bytes;
+  q.memory = true;
+  ComputeCost c = answer(q);
+  c.kind = kind;
+  return c;
 }
 
 ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pass pass) const {

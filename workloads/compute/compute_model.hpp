@@ -39,7 +39,8 @@
 // (an FP8 weight gradient at efficiency x fp8_wgrad_ratio).
 //
 // Memory-bound kernels (norms, casts, SwiGLU, ...; costs/layer_kernels.hpp counts their
-// bytes): t = launch + B / (HBM memory_eff), on the cluster's GPU.
+// bytes): a `memory` table of the kernel class and pass, its work the bytes (theta a bandwidth);
+// else the roofline t = launch + B / (HBM memory_eff), on the cluster's GPU.
 //
 // A table made on another GPU (TableScaling): each time it answers is scaled by the figure
 // that bounds it on the table's GPU. With F the FLOPs, B the roofline's bytes and t the table's
@@ -151,8 +152,9 @@ class ComputeModel {
   ComputeCost grouped_gemm(Dtype dtype, std::int64_t experts, std::int64_t tokens_per_expert,
                            std::int64_t n, std::int64_t k, Pass pass) const;
   ComputeCost attention(Dtype dtype, const AttentionShape& shape, Pass pass) const;
-  /// A memory-bound kernel of class `kind` (memory_bound(kind)) that moves `bytes`.
-  ComputeCost memory(KernelClass kind, Bytes bytes) const;
+  /// A memory-bound kernel of class `kind` (memory_bound(kind)) that moves `bytes` in `pass`:
+  /// from a `memory` table of that kernel and pass where one answers, else the roofline.
+  ComputeCost memory(KernelClass kind, Bytes bytes, Pass pass = Pass::Fwd) const;
 
   const Roofline& roofline() const { return roofline_; }
 

@@ -30,13 +30,15 @@ void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& 
   for (const Gemm& g : gemms) {
     const MemoryBytes cast = fp8_cast_bytes(g.m, g.k, g.n);
     if (dtype == Dtype::Fp8) {  // the input, before the forward
-      out.fwd.emplace_back(g.name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.fwd));
+      out.fwd.emplace_back(g.name + ".fp8_cast",
+                           model.memory(KernelClass::Fp8Cast, cast.fwd, Pass::Fwd));
     }
     out.fwd.emplace_back(g.name, model.gemm(dtype, g.m, g.n, g.k, GemmRole::Fprop));
     out.bwd.emplace_back(g.name + ".dgrad", model.gemm(dtype, g.m, g.n, g.k, GemmRole::Dgrad));
     out.bwd.emplace_back(g.name + ".wgrad", model.gemm(dtype, g.m, g.n, g.k, GemmRole::Wgrad));
     if (dtype == Dtype::Fp8) {  // the output gradient, before both (bwd runs in reverse)
-      out.bwd.emplace_back(g.name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.bwd));
+      out.bwd.emplace_back(g.name + ".fp8_cast",
+                           model.memory(KernelClass::Fp8Cast, cast.bwd, Pass::Bwd));
     }
   }
 }

@@ -52,10 +52,10 @@ MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, st
 void add_memory(const std::string& name, KernelClass kind, const MemoryBytes& bytes,
                 const ComputeModel& model, LayerCosts& out) {
   if (bytes.fwd.n > 0) {
-    out.fwd.emplace_back(name, model.memory(kind, bytes.fwd));
+    out.fwd.emplace_back(name, model.memory(kind, bytes.fwd, Pass::Fwd));
   }
   if (bytes.bwd.n > 0) {
-    out.bwd.emplace_back(name, model.memory(kind, bytes.bwd));
+    out.bwd.emplace_back(name, model.memory(kind, bytes.bwd, Pass::Bwd));
   }
 }
 

@@ -67,7 +67,8 @@ LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
   const auto grouped = [&](const std::string& name, std::int64_t n, std::int64_t k,
                            const MemoryBytes& cast) {
     if (cast.fwd.n > 0) {
-      out.fwd.emplace_back(name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.fwd));
+      out.fwd.emplace_back(name + ".fp8_cast",
+                           model.memory(KernelClass::Fp8Cast, cast.fwd, Pass::Fwd));
     }
     out.fwd.emplace_back(name, model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k,
                                                   GemmRole::Fprop));
@@ -77,7 +78,8 @@ LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
     out.bwd.emplace_back(name + ".wgrad", model.grouped_gemm(Dtype::Fp8, local,
                                                              tokens_per_expert, n, k,
                                                              GemmRole::Wgrad));
-    out.bwd.emplace_back(name + ".fp8_cast", model.memory(KernelClass::Fp8Cast, cast.bwd));
+    out.bwd.emplace_back(name + ".fp8_cast",
+                         model.memory(KernelClass::Fp8Cast, cast.bwd, Pass::Bwd));
   };
   // gate+up reads the dispatched FP8 rows (no cast forward); down's input is SwiGLU's output.
   grouped("experts_gate_up", 2 * ffn, m.hidden,
