@@ -116,11 +116,8 @@ void time_section(const config::ExperimentFile& file, const work::LayerCosts& co
   r["per_layer_time_per_gpu"] = {{"fwd", pass_json(costs.fwd, tally, kinds)},
                                  {"bwd", pass_json(costs.bwd, tally, kinds)}};
   Json by_class = Json::object();
-  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
-    const auto kind = static_cast<work::KernelClass>(k);
-    if (kinds.time(kind) > Time{}) {
-      by_class[std::string(work::kernel_class_name(kind))] = kinds.time(kind).seconds();
-    }
+  for (const auto& [kind, time] : kinds.nonzero()) {
+    by_class[std::string(work::kernel_class_name(kind))] = time.seconds();
   }
   r["per_layer_time_by_class"] = std::move(by_class);
   r["calibration"] = file.experiment.calibration ? file.calibration_file : "none (roofline only)";

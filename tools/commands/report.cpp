@@ -47,12 +47,8 @@ Json compute_sources(const work::ComputeTally& tally) {
 Json compute_kernels(const work::KernelTally& tally) {
   Json out = Json::object();
   const Time all = tally.total();
-  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
-    const auto kind = static_cast<work::KernelClass>(k);
-    if (tally.time(kind) > Time{}) {
-      out[std::string(work::kernel_class_name(kind))] =
-          tally.time(kind).seconds() / all.seconds();
-    }
+  for (const auto& [kind, time] : tally.nonzero()) {
+    out[std::string(work::kernel_class_name(kind))] = time.seconds() / all.seconds();
   }
   return out;
 }

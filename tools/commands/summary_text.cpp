@@ -339,24 +339,19 @@ std::string kernel_line(const work::KernelTally& tally) {
   if (all == Time{}) {
     return "";
   }
-  std::vector<std::pair<Time, work::KernelClass>> shares;
-  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
-    const auto kind = static_cast<work::KernelClass>(k);
-    if (tally.time(kind) > Time{}) {
-      shares.emplace_back(tally.time(kind), kind);
-    }
-  }
+  std::vector<std::pair<work::KernelClass, Time>> shares = tally.nonzero();
   std::stable_sort(shares.begin(), shares.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   constexpr std::size_t kShown = 6;
   std::string out = "kernels        ";
   Time rest;
   for (std::size_t i = 0; i < shares.size(); ++i) {
     if (i < kShown) {
-      out += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ", work::kernel_class_name(shares[i].second),
-                         100 * shares[i].first.seconds() / all.seconds());
+      out += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ",
+                         work::kernel_class_name(shares[i].first),
+                         100 * shares[i].second.seconds() / all.seconds());
     } else {
-      rest += shares[i].first;
+      rest += shares[i].second;
     }
   }
   if (rest > Time{}) {

@@ -133,10 +133,9 @@ struct ComputeModel::Query {
 namespace {
 
 // Whether a table's key selects the query. Attention, where no table of its own key answers: a
-// table answers any gqa (FlashAttention's
-// FLOP rate follows the query heads; sharing K and V among them lowers its memory traffic,
-// which does not bound it at these head dims), and a square call (s_q = s_kv), where the two
-// causal masks are one mask, from a table of either.
+// table answers any gqa (FlashAttention's FLOP rate follows the query heads; sharing K and V
+// among them lowers its memory traffic, which does not bound it at these head dims), and a
+// square call (s_q = s_kv), where the two causal masks are one mask, from a table of either.
 bool same_key(const CalibrationTable& t, const ComputeModel::Query& q) {
   if (!q.attention) {
     return t.key == q.key;

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/units.hpp"
 
@@ -53,6 +55,16 @@ class KernelTally {
     }
   }
   Time time(KernelClass k) const { return time_[static_cast<std::size_t>(k)]; }
+  /// The classes with time, in class order.
+  std::vector<std::pair<KernelClass, Time>> nonzero() const {
+    std::vector<std::pair<KernelClass, Time>> out;
+    for (std::size_t k = 0; k < time_.size(); ++k) {
+      if (time_[k] > Time{}) {
+        out.emplace_back(static_cast<KernelClass>(k), time_[k]);
+      }
+    }
+    return out;
+  }
   Time total() const {
     Time sum;
     for (Time t : time_) {

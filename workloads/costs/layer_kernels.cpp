@@ -1,10 +1,14 @@
 // Bytes of the memory-bound layer kernels (layer_kernels.hpp).
 #include "workloads/costs/layer_kernels.hpp"
 
+#include <algorithm>
+
 namespace hopsim::work {
 namespace {
 
-Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(b)}; }
+// Whole bytes; beyond 9e18 (no real layer comes near) held there, which the compute model
+// then refuses as a kernel longer than can be simulated, rather than overflowing.
+Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(std::min(b, 9e18))}; }
 double d(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
