@@ -12,13 +12,8 @@
 #include "calibrate/core/workload_shapes.hpp"
 
 namespace hopsim::calib {
-namespace {
 
-std::size_t sz(std::int64_t v) {
-  return static_cast<std::size_t>(v);
-}
-
-/// Appends the comparison of `got` with `want` to `detail`; false when out of tolerance.
+// Appends the comparison of `got` with `want` to `detail`; false when out of tolerance.
 bool judge(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
            double tolerance, std::string& detail) {
   const ErrorStats e = compare(got, want);
@@ -37,6 +32,12 @@ CheckResult guarded(Op op, const std::string& name, const std::function<bool(std
     r.detail += fmt::format("{}error: {}", r.detail.empty() ? "" : "; ", e.what());
   }
   return r;
+}
+
+namespace {
+
+std::size_t sz(std::int64_t v) {
+  return static_cast<std::size_t>(v);
 }
 
 bool gemm_check(GpuContext& ctx, Dtype dtype, std::string& detail) {
@@ -191,6 +192,10 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
             }));
       }
     }
+  }
+  if (suite_includes(suite, Op::Memory)) {
+    const std::vector<CheckResult> memory = memory_checks(ctx);
+    out.insert(out.end(), memory.begin(), memory.end());
   }
   if (suite_includes(suite, Op::Attn)) {
     for (const SdpaShape& s : attention_check_shapes()) {

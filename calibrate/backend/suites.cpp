@@ -8,6 +8,7 @@
 #include "calibrate/backend/cuda_check.hpp"
 #include "calibrate/backend/experts.hpp"
 #include "calibrate/backend/lt_gemm.hpp"
+#include "calibrate/backend/memory.hpp"
 #include "calibrate/core/flops.hpp"
 #include "calibrate/core/workload_shapes.hpp"
 
@@ -106,6 +107,24 @@ Measurement measure_point(GpuContext& ctx, TimerBackend& timer, SuiteState& stat
       AttnRunner runner(ctx, state.attn_plans, shape, spec.pass);
       return timed(
           ctx, timer, [&] { runner.run(); }, config);
+    }
+    case Op::Memory: {
+      const MemoryKernel kernel = parse_memory_kernel(key_string(spec.key, "kernel"));
+      const std::int64_t width = memory_width(kernel);
+      const std::int64_t rows = memory_rows(kernel, spec.pass, point.values[0]);
+      const MemoryRunner runner(ctx, kernel, spec.pass, rows, width);
+      Measurement m = timed(
+          ctx, timer, [&] { runner.run(); }, config);
+      // The cell is the axis's bytes; whole rows moved a little more or less: scale to it.
+      const double scale = point.values[0] /
+                           (static_cast<double>(rows) * memory_row_bytes(kernel, spec.pass, width));
+      m.summary.median_us *= scale;
+      m.summary.p10_us *= scale;
+      m.summary.p90_us *= scale;
+      for (double& s : m.samples_us) {
+        s *= scale;
+      }
+      return m;
     }
   }
   throw CalibError("unknown op");

@@ -73,8 +73,8 @@ int run_cli(int argc, char** argv) {
   app.add_option("--grid", o.grid, "shape grid: smoke or full")
       ->check(CLI::IsMember({"smoke", "full"}));
   app.add_option("--shard", o.shard_text, "measure shard i of n (i/n), e.g. 0/4");
-  app.add_option("--suite", suite, "all, gemm, experts or attn")
-      ->check(CLI::IsMember({"all", "gemm", "experts", "attn"}));
+  app.add_option("--suite", suite, "all, gemm, experts, attn or memory")
+      ->check(CLI::IsMember({"all", "gemm", "experts", "attn", "memory"}));
   app.add_option("--budget-s", o.budget_s, "stop timing after this many seconds (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--dry-run", dry_run, "print the plan and estimated device time; needs no GPU");

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/core/memory_shapes.hpp"
 #include "calibrate/core/table.hpp"
 
 namespace hopsim::calib {
@@ -90,5 +91,8 @@ struct AttnFamily {
 TableSpec attn_spec(const AttnFamily& family,
                     const std::vector<std::pair<double, double>>& seq_pairs,
                     std::vector<double> bh);
+
+/// A memory-bound kernel's table over the bytes it moves (the harness's own CUDA kernels).
+TableSpec memory_spec(MemoryKernel kernel, Pass pass, std::vector<double> bytes);
 
 }  // namespace hopsim::calib

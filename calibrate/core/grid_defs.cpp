@@ -3,7 +3,8 @@
 // smoke: a few minutes of device time. Dense BF16/FP8 GEMMs; grouped expert GEMMs (ramp1.5
 // uneven tokens) in every implementation; attention d=128, GQA 8, BF16, fwd and bwd: causal
 // squares, full squares and the rectangular (s, s/2) / (s/2, s) blocks of zigzag CP, and
-// bottom-right causal (s/2, s) blocks of all-gather CP.
+// bottom-right causal (s/2, s) blocks of all-gather CP; every memory-bound kernel class at 16 and
+// 256 MiB, each pass it has.
 // full: hours of device time, meant to be sharded (`--shard i/n`) and merged.
 #include <cmath>
 
@@ -65,6 +66,19 @@ void add_experts(Grid& g, GroupedFamily family, const std::vector<double>& exper
   }
 }
 
+/// Every memory-bound kernel class, each pass it has, at `bytes`.
+void add_memory(Grid& g, const std::vector<double>& bytes) {
+  for (MemoryKernel k : {MemoryKernel::Norm, MemoryKernel::Residual, MemoryKernel::Rotary,
+                         MemoryKernel::SwiGlu, MemoryKernel::Fp8Cast, MemoryKernel::Router,
+                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep}) {
+    for (Pass pass : {Pass::Fwd, Pass::Bwd}) {
+      if (memory_row_bytes(k, pass, memory_width(k)) > 0) {
+        g.tables.push_back(memory_spec(k, pass, bytes));
+      }
+    }
+  }
+}
+
 Grid smoke_grid() {
   Grid g{"smoke", {}};
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
@@ -76,6 +90,7 @@ Grid smoke_grid() {
   add_attn(g, {Pass::Fwd, 128, 128, Mask::CausalTopLeft, 8}, squares({1024, 4096, 8192}), bh);
   add_attn(g, {Pass::Fwd, 128, 128, Mask::None, 8}, square_and_halves({2048, 8192}), bh);
   add_attn(g, {Pass::Fwd, 128, 128, Mask::CausalBottomRight, 8}, half_queries({2048, 8192}), bh);
+  add_memory(g, {16.0 * (1 << 20), 256.0 * (1 << 20)});
   return g;
 }
 
@@ -160,6 +175,11 @@ Grid full_grid() {
   for (std::size_t t = first_attn_table; t < g.tables.size(); ++t) {
     cap_attn_cells(g.tables[t]);
   }
+  std::vector<double> bytes;
+  for (double mib = 1; mib <= 1024; mib *= 4) {
+    bytes.push_back(mib * (1 << 20));
+  }
+  add_memory(g, bytes);
   return g;
 }
 

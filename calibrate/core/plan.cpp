@@ -74,6 +74,8 @@ double point_flops(const TableSpec& spec, const GridPoint& p) {
       return spec.pass == Pass::Fwd ? attn_fwd_flops(p.values[2], d_qk, d_v, s_q, s_kv, mask)
                                     : attn_bwd_flops(p.values[2], d_qk, d_v, s_q, s_kv, mask);
     }
+    case Op::Memory:
+      return p.values[0];  // bytes_v1: its work is the bytes it moves
   }
   return 0.0;
 }
@@ -87,6 +89,8 @@ double estimate_op_us(const TableSpec& spec, const GridPoint& point, const Estim
       return grouped_us(spec, point, model);
     case Op::Attn:
       return attn_us(spec, point, model);
+    case Op::Memory:
+      return roofline_us(0, point.values[0], 1, model);
   }
   return 0.0;
 }

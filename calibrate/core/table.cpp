@@ -58,6 +58,8 @@ std::vector<std::string> expected_axes(Op op) {
       return {"experts", "tokens_per_expert"};
     case Op::Attn:
       return {"s_q", "s_kv", "bh"};
+    case Op::Memory:
+      return {"bytes"};
   }
   return {};
 }

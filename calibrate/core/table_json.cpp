@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/core/memory_shapes.hpp"
+
 namespace hopsim::calib {
 namespace {
 
@@ -192,6 +194,14 @@ void check_key(const Reader& r, const Table& t) {
   if (t.op == Op::GroupedGemm) {
     need("n", true);
     need("k", true);
+  }
+  if (t.op == Op::Memory) {
+    need("kernel", false);
+    try {
+      parse_memory_kernel(key_string(t.key, "kernel"));
+    } catch (const CalibError& e) {
+      r.at("kernel").fail(e.what());
+    }
   }
   if (t.op == Op::Attn) {
     need("d_qk", true);

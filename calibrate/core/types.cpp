@@ -35,8 +35,10 @@ std::string_view enum_name(E e, const std::array<std::pair<E, std::string_view>,
   return "?";
 }
 
-constexpr std::array<std::pair<Op, std::string_view>, 3> kOps{
-    {{Op::Gemm, "gemm"}, {Op::GroupedGemm, "grouped_gemm"}, {Op::Attn, "attn"}}};
+constexpr std::array<std::pair<Op, std::string_view>, 4> kOps{{{Op::Gemm, "gemm"},
+                                                                {Op::GroupedGemm, "grouped_gemm"},
+                                                                {Op::Attn, "attn"},
+                                                                {Op::Memory, "memory"}}};
 constexpr std::array<std::pair<Pass, std::string_view>, 2> kPasses{
     {{Pass::Fwd, "fwd"}, {Pass::Bwd, "bwd"}}};
 constexpr std::array<std::pair<Dtype, std::string_view>, 2> kDtypes{
@@ -45,10 +47,11 @@ constexpr std::array<std::pair<Mask, std::string_view>, 3> kMasks{
     {{Mask::None, "none"},
      {Mask::CausalTopLeft, "causal_top_left"},
      {Mask::CausalBottomRight, "causal_bottom_right"}}};
-constexpr std::array<std::pair<Suite, std::string_view>, 4> kSuites{{{Suite::All, "all"},
+constexpr std::array<std::pair<Suite, std::string_view>, 5> kSuites{{{Suite::All, "all"},
                                                                      {Suite::Gemm, "gemm"},
                                                                      {Suite::Experts, "experts"},
-                                                                     {Suite::Attn, "attn"}}};
+                                                                     {Suite::Attn, "attn"},
+                                                                     {Suite::Memory, "memory"}}};
 
 }  // namespace
 
@@ -100,6 +103,8 @@ std::string_view flops_formula(Op op, Pass pass) {
       return "grouped_gemm_v1";
     case Op::Attn:
       return pass == Pass::Fwd ? "attn_fwd_v1" : "attn_bwd_v1";
+    case Op::Memory:
+      return "bytes_v1";
   }
   return "?";
 }
@@ -114,6 +119,8 @@ bool suite_includes(Suite suite, Op op) {
       return op == Op::GroupedGemm;
     case Suite::Attn:
       return op == Op::Attn;
+    case Suite::Memory:
+      return op == Op::Memory;
   }
   return false;
 }

@@ -10,13 +10,13 @@
 
 namespace hopsim::calib {
 
-enum class Op { Gemm, GroupedGemm, Attn };
+enum class Op { Gemm, GroupedGemm, Attn, Memory };
 enum class Pass { Fwd, Bwd };
 enum class Dtype { Bf16, Fp8 };
 enum class Mask { None, CausalTopLeft, CausalBottomRight };
 
 /// Which part of the grid a run measures (`--suite`).
-enum class Suite { All, Gemm, Experts, Attn };
+enum class Suite { All, Gemm, Experts, Attn, Memory };
 
 /// A categorical key value: a string ("bf16", "causal_top_left") or an integer (d_qk = 128).
 using KeyValue = std::variant<std::string, std::int64_t>;

@@ -36,7 +36,7 @@ TEST_CASE("GPU: one smoke point of each op measures a positive time" *
   CudaTimer timer(ctx.stream());
   SuiteState state;
   const Grid g = make_grid("smoke");
-  for (Suite suite : {Suite::Gemm, Suite::Experts, Suite::Attn}) {
+  for (Suite suite : {Suite::Gemm, Suite::Experts, Suite::Attn, Suite::Memory}) {
     const GridPoint p = grid_points(g, suite).front();
     const Measurement m = measure_point(ctx, timer, state, g.tables[p.table], p, quick_config());
     CHECK(m.summary.median_us > 0.0);
