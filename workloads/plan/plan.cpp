@@ -10,27 +10,25 @@ namespace hopsim::work {
 
 namespace {
 
-// Per phase kind, in enum order: its name, whether its compute is GEMMs, and what its exposed
-// communication counts as.
+// Per phase kind, in enum order: its name and what its exposed communication counts as.
 struct PhaseRow {
   std::string_view name;
-  bool gemm;
   std::string_view exposed;
 };
 
 constexpr std::array<PhaseRow, 23> kPhases{{
-    {"main", false, "other"},        {"flows", false, "other"},
-    {"send_recv", false, "other"},   {"all_gather", false, "other"},
-    {"reduce_scatter", false, "other"}, {"all_reduce", false, "other"},
-    {"all_to_all", false, "other"},  {"tp_comm", false, "tp"},
-    {"projections", true, "other"},  {"attention", false, "cp"},
-    {"mlp", true, "other"},          {"router", false, "other"},
-    {"dispatch", false, "ep"},
-    {"experts", true, "other"},      {"shared_experts", true, "other"},
-    {"combine", false, "ep"},        {"head", false, "other"},
-    {"join", false, "other"},        {"pipeline", false, "other"},
-    {"pp_comm", false, "other"},     {"dp_comm", false, "other"},
-    {"param_gather", false, "other"}, {"optimizer", false, "other"},
+    {"main", "other"},        {"flows", "other"},
+    {"send_recv", "other"},   {"all_gather", "other"},
+    {"reduce_scatter", "other"}, {"all_reduce", "other"},
+    {"all_to_all", "other"},  {"tp_comm", "tp"},
+    {"projections", "other"},  {"attention", "cp"},
+    {"mlp", "other"},          {"router", "other"},
+    {"dispatch", "ep"},
+    {"experts", "other"},      {"shared_experts", "other"},
+    {"combine", "ep"},        {"head", "other"},
+    {"join", "other"},        {"pipeline", "other"},
+    {"pp_comm", "other"},     {"dp_comm", "other"},
+    {"param_gather", "other"}, {"optimizer", "other"},
 }};
 static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::Optimizer) + 1);
 
@@ -40,7 +38,6 @@ constexpr std::array<std::string_view, 5> kPasses{"fwd", "bwd", "weight", "pair"
 
 std::string_view phase_name(PhaseKind kind) { return kPhases[static_cast<std::size_t>(kind)].name; }
 std::string_view pass_name(PhasePass pass) { return kPasses[static_cast<std::size_t>(pass)]; }
-bool is_gemm(PhaseKind kind) { return kPhases[static_cast<std::size_t>(kind)].gemm; }
 std::string_view exposed_as(PhaseKind kind) {
   return kPhases[static_cast<std::size_t>(kind)].exposed;
 }

@@ -85,8 +85,6 @@ enum class PhasePass : std::uint8_t { Fwd, Bwd, Weight, Pair, Step };
 /// Its name in reports and traces ("tp_comm", "dispatch", ...); "fwd", "bwd", ...
 std::string_view phase_name(PhaseKind kind);
 std::string_view pass_name(PhasePass pass);
-/// Whether a phase's compute is GEMMs (whose backward is a data- and a weight-gradient GEMM).
-bool is_gemm(PhaseKind kind);
 /// What a layer phase's exposed communication counts as: "tp", "cp" (attention's ring), "ep"
 /// (dispatch and combine) or "other".
 std::string_view exposed_as(PhaseKind kind);
