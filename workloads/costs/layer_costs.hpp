@@ -23,6 +23,9 @@ struct LayerCosts {
   KernelCosts bwd;
 };
 
+/// A backward list (kept in forward order) in the order its kernels run.
+inline KernelCosts run_order(const KernelCosts& bwd) { return {bwd.rbegin(), bwd.rend()}; }
+
 /// FLOPs of one layer on one GPU, by operation, for one pass.
 using OpFlops = std::vector<std::pair<std::string, double>>;
 

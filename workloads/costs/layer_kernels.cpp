@@ -28,6 +28,10 @@ MemoryBytes rotary_bytes(std::int64_t tokens, std::int64_t width) {
   return {bytes(4 * tw), bytes(4 * tw)};
 }
 
+std::int64_t rotary_width(const ModelSpec& m, std::int64_t q_heads, std::int64_t kv_heads) {
+  return m.mla ? (q_heads + 1) * m.mla_shape.qk_rope_head_dim : (q_heads + kv_heads) * m.head_dim;
+}
+
 MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn) {
   const double rf = d(rows) * d(ffn);
   return {bytes(6 * rf), bytes(10 * rf)};

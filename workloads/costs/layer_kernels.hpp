@@ -33,6 +33,9 @@ struct MemoryBytes {
 MemoryBytes norm_bytes(std::int64_t tokens, std::int64_t hidden);
 MemoryBytes residual_bytes(std::int64_t tokens, std::int64_t hidden);
 MemoryBytes rotary_bytes(std::int64_t tokens, std::int64_t width);
+/// The rotated width of `q_heads` query and `kv_heads` key heads on one GPU: MLA rotates
+/// qk_rope_head_dim of each query head and one shared key, others every head's head_dim.
+std::int64_t rotary_width(const ModelSpec& m, std::int64_t q_heads, std::int64_t kv_heads);
 MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn);
 /// An FP8 GEMM's input (fwd: rows x k) and output gradient (bwd: rows x n) cast with their
 /// transposed copies.

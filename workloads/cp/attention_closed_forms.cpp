@@ -21,15 +21,12 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
   // QKV (MLA: every projection before attention) as one GEMM of the same weights.
   const auto qkv_n = static_cast<std::int64_t>(
       (lp.attention - d(m.heads * dm.d_v * m.hidden)) / d(m.hidden) / d(p.tp));
-  // Rotary on the queries' and keys' rotated dimensions: MLA rotates qk_rope_head_dim of each
-  // query head and one shared key.
-  const std::int64_t rotary_width =
-      m.mla ? (dm.q_heads + 1) * m.mla_shape.qk_rope_head_dim : (dm.q_heads + dm.kv_heads) * dm.d_qk;
   AttentionLayerKernels k;
   add_memory("attention_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model,
              k.before);
   add_gemms({{"qkv_projection", dm.tokens, qkv_n, m.hidden}}, job.dtype, model, k.before);
-  add_memory("rotary", KernelClass::Rotary, rotary_bytes(dm.tokens, rotary_width), model,
+  add_memory("rotary", KernelClass::Rotary,
+             rotary_bytes(dm.tokens, rotary_width(m, dm.q_heads, dm.kv_heads)), model,
              k.before);
   add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
              attention_bwd_prep_bytes(dm.tokens, dm.q_heads, dm.d_qk, dm.d_v), model, k.after);

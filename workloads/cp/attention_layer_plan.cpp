@@ -18,9 +18,6 @@ namespace {
 
 using Dims = AttentionDims;
 
-// A backward list in forward order, as it runs (costs/layer_costs.hpp).
-KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
-
 }  // namespace
 
 class AttentionBuilder::Impl {
@@ -39,7 +36,7 @@ class AttentionBuilder::Impl {
     for (std::size_t i = 0; i < 3; ++i) {
       const LayerCosts& part = i == 0 ? k.before : i == 1 ? k.after : k.mlp;
       kernels_[0][i] = part.fwd;
-      kernels_[1][i] = reversed(part.bwd);
+      kernels_[1][i] = run_order(part.bwd);
     }
     for (const std::vector<int>& group : mesh_.groups(Dim::Cp)) {
       for (std::int64_t j = 0; j < d_.u; ++j) {  // the ring of head slice j

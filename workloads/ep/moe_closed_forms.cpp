@@ -36,12 +36,9 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     self.s_q = tokens;
     self.s_kv = keys_before + tokens;
     self.bh = heads;
-    // Rotary on the rotated dimensions: MLA's qk_rope_head_dim per query head and one shared
-    // key; otherwise every query and key head.
     const std::int64_t kv_heads = std::max<std::int64_t>(1, m.kv_heads / p.tp);
-    const std::int64_t rotary_width = m.mla ? (heads + 1) * m.mla_shape.qk_rope_head_dim
-                                            : (heads + kv_heads) * self.d_qk;
-    add_memory("rotary", KernelClass::Rotary, rotary_bytes(tokens, rotary_width), model, out);
+    add_memory("rotary", KernelClass::Rotary,
+               rotary_bytes(tokens, rotary_width(m, heads, kv_heads)), model, out);
     add_attention({self}, model, out);
     add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
                attention_bwd_prep_bytes(tokens, heads, self.d_qk, self.d_v), model, out);

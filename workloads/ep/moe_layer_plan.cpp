@@ -165,14 +165,14 @@ class MoeBuilder::Impl {
     }
     std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      compute_all(reversed(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+      compute_all(run_order(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
       back[static_cast<std::size_t>(mb)] = exchange(
           mb, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      ready(mb) = compute_all(reversed(pre_costs(mb).bwd), phase(pre_phase(), PhasePass::Bwd),
+      ready(mb) = compute_all(run_order(pre_costs(mb).bwd), phase(pre_phase(), PhasePass::Bwd),
                               back[static_cast<std::size_t>(mb)]);
     }
   }
@@ -187,7 +187,7 @@ class MoeBuilder::Impl {
         1, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
     const std::vector<TaskList> f_pre =
         compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
-    compute_all(reversed(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+    compute_all(run_order(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
         0, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
@@ -196,7 +196,7 @@ class MoeBuilder::Impl {
     const std::vector<TaskList> b_back = exchange(
         1, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
     ready(1) =
-        compute_all(reversed(pre_costs(1).bwd), phase(pre_phase(), PhasePass::Bwd), b_back);
+        compute_all(run_order(pre_costs(1).bwd), phase(pre_phase(), PhasePass::Bwd), b_back);
     ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
                         phase(PhaseKind::Combine, PhasePass::Fwd), f_experts);
   }
@@ -240,8 +240,6 @@ class MoeBuilder::Impl {
   PhaseKind pre_phase() const {
     return job_.attention ? PhaseKind::Attention : PhaseKind::Router;
   }
-
-  static KernelCosts reversed(const KernelCosts& k) { return {k.rbegin(), k.rend()}; }
 
   PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase, const TaskList& after) {
@@ -296,7 +294,7 @@ class MoeBuilder::Impl {
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
         const LayerCosts costs =
             moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
-        const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : reversed(costs.bwd);
+        const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : run_order(costs.bwd);
         TaskList deps = arrived[g];
         for (const auto& [label, cost] : k) {
           if (rows > 0) {
