@@ -15,3 +15,21 @@ if(HOPSIM_SANITIZE)
   add_compile_options(-fsanitize=${hopsim_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${hopsim_san})
 endif()
+
+# Precompiled headers (HOPSIM_PCH, the sanitizer presets): the standard and third-party headers
+# nearly every translation unit parses. Off in Release, so that a missing #include still fails
+# the build there.
+option(HOPSIM_PCH "Precompile the common standard and third-party headers" OFF)
+if(HOPSIM_PCH)
+  target_precompile_headers(hopsim_warnings INTERFACE
+    "$<$<COMPILE_LANGUAGE:CXX>:<algorithm$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<cstdint$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<functional$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<map$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<memory$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<optional$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<string$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<vector$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<fmt/format.h$<ANGLE-R>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<nlohmann/json.hpp$<ANGLE-R>>")
+endif()

@@ -451,18 +451,49 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   CHECK(fwd(a).time == fwd(b).time);
   CHECK(fwd(a).source == work::Source::Exact);
 
-  // No H200 table ships: the H100's, scaled by the datasheet figures in its device block.
+  // The H200's table answers attention; its GEMMs come from its base, the H100 table, scaled
+  // by the datasheet figures in that table's device block.
   const ExperimentFile h200 = load_experiment(file, {"cluster=\"h200-hgx\""});
-  REQUIRE(h200.experiment.calibration_scaling.has_value());
-  CHECK(h200.experiment.calibration_scaling->bf16_tflops == 989.4);
-  CHECK(h200.experiment.calibration_scaling->hbm_GBps == 3350);
-  CHECK(h200.experiment.calibration_note.find("h100-published (NVIDIA H100 80GB HBM3) scaled") !=
-        std::string::npos);
+  CHECK(h200.calibration_file.ends_with("h200-published.json"));
+  CHECK_FALSE(h200.experiment.calibration_scaling.has_value());
+  CHECK(h200.experiment.calibration_note.find(
+            "the 12 of its base h100-published (NVIDIA H100 80GB HBM3), scaled from that GPU to "
+            "the H200 SXM") != std::string::npos);
   // A large BF16 GEMM is compute-bound: its time scales by the peaks (989.4 over 989 TF).
   const work::ComputeCost scaled = fwd(work::compute_model(h200.experiment));
   CHECK(scaled.source == work::Source::Exact);
+  CHECK(scaled.from_base);
   CHECK(scaled.time.seconds() ==
         hopsim::test::approx(fwd(a).time.seconds() * 989.4 / 989).epsilon(1e-8));
+  // Its own cuDNN table: Llama 3.1's GQA at 8K, exact, as cuDNN 9.19 printed it (1.708 ms).
+  const work::ComputeModel on_h200 = work::compute_model(h200.experiment);
+  const work::AttentionShape llama{128, 128, work::Mask::CausalTopLeft, 8, 8192, 8192, 64};
+  const work::ComputeCost cudnn = on_h200.attention(work::Dtype::Bf16, llama, work::Pass::Fwd);
+  CHECK(cudnn.time == Time::us(1708));
+  CHECK(cudnn.impl == "cudnn");
+  CHECK_FALSE(cudnn.from_base);
+
+  // The H800 takes its own table (DeepGEMM's weight gradients) before the H100 table that
+  // lists it as equivalent; that one is its base, unscaled.
+  const ExperimentFile h800 = load_experiment(file, {"cluster=\"h800-deepseek\""});
+  CHECK(h800.calibration_file.ends_with("h800-published.json"));
+  const work::ComputeCost wgrad = work::compute_model(h800.experiment)
+                                      .gemm(work::Dtype::Fp8, 4096, 4096, 7168,
+                                            work::GemmRole::Wgrad);
+  CHECK(wgrad.source == work::Source::Exact);
+  CHECK(wgrad.time.seconds() ==
+        hopsim::test::approx(2.0 * 7168 * 4096 * 4096 / 942e12).epsilon(1e-6));
+  CHECK(h800.experiment.calibration_note.find("scaled") == std::string::npos);
+
+  // A GPU no table names: the nearest table (the H200's, by its figures) scaled to it, and
+  // that table's base from its own GPU.
+  const ExperimentFile other =
+      load_experiment(file, {"cluster=\"h200-hgx\"", "cluster.gpu.name=\"X100 SXM\""});
+  REQUIRE(other.experiment.calibration_scaling.has_value());
+  CHECK(other.experiment.calibration_scaling->hbm_GBps == 4800);
+  CHECK(other.experiment.calibration_note.find("h200-published (NVIDIA H200) scaled") !=
+        std::string::npos);
+  CHECK(fwd(work::compute_model(other.experiment)).time == scaled.time);
 
   // Named, another GPU's table is still refused; "none" is the roofline.
   CHECK_THROWS_AS(load_experiment(file, {"cluster=\"h200-hgx\"", "calibration=\"h100-published\""}),
@@ -510,6 +541,35 @@ TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, he
   j["tables"][2]["flops"] = "gemm_v1";
   CHECK(error_of(j) == R"(t.json: /tables/2/flops: "gemm_v1" is not the work of a memory fwd )"
                        R"(table; expected "bytes_v1")");
+}
+
+
+TEST_CASE("a calibration's base: a shipped table without a base of its own") {
+  json j = base();
+  j["base"] = "h200-published";  // which has a base itself
+  work::Calibration cal = parse_calibration(Node(j, "t.json"));
+  CHECK(cal.base == "h200-published");
+  const auto message = [&](const std::string& gpu) {
+    try {
+      work::Calibration c = cal;
+      attach_base(c, "t.json", gpu);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message("H200 SXM").find("t.json: /base: \"h200-published\" has a base of its own") !=
+        std::string::npos);
+  cal.base = "no-such-table";
+  CHECK(message("H100 SXM").find("t.json: /base") != std::string::npos);
+  cal.base = "h100-published";
+  const std::size_t own = cal.tables.size();
+  CHECK(attach_base(cal, "t.json", "H100 SXM").find("h100-published") != std::string::npos);
+  REQUIRE(cal.tables.size() > own);
+  CHECK(cal.tables[own].tier == 1);
+  CHECK_FALSE(cal.tables[own].scaling.has_value());  // the H100 table fits the H100
+  j["base"] = "";
+  CHECK(error_of(j).find("/base") != std::string::npos);
 }
 
 }  // namespace hopsim::config

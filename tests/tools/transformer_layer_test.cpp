@@ -130,7 +130,7 @@ TEST_CASE("a dense layer's compute is the sum of its kernels, class by class") {
   const auto& job = std::get<work::AttentionLayerJob>(file.experiment.job);
   const work::LayerCosts costs =
       work::attention_layer_costs(*file.experiment.model, file.experiment.parallel, job,
-                                  work::compute_model(file.experiment));
+                                  work::compute_model(file.experiment), file.experiment.seed);
   work::KernelTally kernels;
   for (const work::KernelCosts* pass : {&costs.fwd, &costs.bwd}) {
     for (const auto& [name, cost] : *pass) {

@@ -11,8 +11,9 @@ namespace hopsim::tools {
 
 int check_calibration_command(const std::string& path, const std::string& gpu_name,
                               const std::string& cluster_path) {
-  const work::Calibration cal =
+  work::Calibration cal =
       config::parse_calibration(config::Node(config::read_json_file(path), path));
+  std::string gpu = gpu_name;
   if (!gpu_name.empty()) {
     config::check_calibration_for(cal, gpu_name, path);
   }
@@ -23,12 +24,17 @@ int check_calibration_command(const std::string& path, const std::string& gpu_na
         config::Node(config::read_json_file(cluster_path), cluster_path));
     config::check_calibration_for(cal, cluster.topology.gpu.name, path);
     figures = config::figures_of(cluster.topology.gpu);
+    gpu = cluster.topology.gpu.name;
   }
   for (const std::string& w : config::check_calibration_plausible(cal, figures, path)) {
     fmt::print(stderr, "warning: {}\n", w);
   }
-  fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device,
-             cal.tables.size());
+  const std::size_t own = cal.tables.size();
+  const std::string base = config::attach_base(cal, path, gpu);
+  fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device, own);
+  if (!base.empty()) {
+    fmt::print("  {}; listed below with \"base\"\n", base);
+  }
   std::size_t measured = 0;
   std::size_t cells = 0;
   for (const work::CalibrationTable& t : cal.tables) {
@@ -43,8 +49,8 @@ int check_calibration_command(const std::string& path, const std::string& gpu_na
     for (const auto& [k, v] : t.variant) {
       key += fmt::format("{}={} ", k, v);
     }
-    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells\n", t.op, t.pass, t.impl, key,
-               have, t.time_us.size());
+    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl,
+               key, have, t.time_us.size(), t.tier == 1 ? "  base" : "");
     measured += have;
     cells += t.time_us.size();
   }

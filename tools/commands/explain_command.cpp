@@ -101,6 +101,12 @@ Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally,
                  {"tflops_per_s", cost.flops.n / cost.time.seconds() / 1e12},
                  {"hbm_GBps", static_cast<double>(cost.bytes.n) / cost.time.seconds() / 1e9},
                  {"source", work::source_name(cost.source)}};
+    if (!cost.impl.empty()) {  // the table that answered: its kernel, and whether from a base
+      out[name]["impl"] = cost.impl;
+    }
+    if (cost.from_base) {
+      out[name]["from_base"] = true;
+    }
     total += cost.time;
     tally.add(cost.source, cost.time);
     kinds.add(cost.kind, cost.time);
@@ -214,7 +220,7 @@ Json explain(const config::ExperimentFile& file) {
                    model_section(exp, job.seq_len, job.micro_batch, r);
                    cp_section(exp, job, r);
                    time_section(file, work::attention_layer_costs(*exp.model, exp.parallel, job,
-                                                                  compute),
+                                                                  compute, exp.seed),
                                 r);
                  },
                  [&](const work::MoeLayerJob& job) {
@@ -228,7 +234,7 @@ Json explain(const config::ExperimentFile& file) {
                    model_section(exp, a.seq_len, a.micro_batch, r);
                    cp_section(exp, a, r);
                    work::LayerCosts costs = work::attention_layer_costs(*exp.model, exp.parallel,
-                                                                        a, compute);
+                                                                        a, compute, exp.seed);
                    if (job.moe) {
                      const work::MoeLayerJob moe = job.moe_part(exp.parallel);
                      const Json attention_flops = r["per_layer_flops_per_gpu"];

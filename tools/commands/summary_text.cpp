@@ -33,8 +33,9 @@ std::string header(const work::Experiment& e) {
   if (e.model) {
     out += fmt::format(", model {}", e.model->name);
   }
-  if (!e.calibration_note.empty() && (e.calibration_scaling || !e.calibration)) {
-    out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, or none
+  if (!e.calibration_note.empty() &&
+      (e.calibration_scaling || !e.calibration || !e.calibration->base.empty())) {
+    out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, none, or a base
   }
   return out + "\n";
 }

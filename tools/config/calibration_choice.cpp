@@ -24,6 +24,8 @@ double distance(const work::CalibrationPeaks& p, const topo::GpuSpec& gpu) {
 
 CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
   CalibrationChoice nearest;
+  CalibrationChoice fitting;
+  int fitting_rank = 3;
   double best = std::numeric_limits<double>::infinity();
   for (const Preset& preset : list_presets()) {
     if (preset.kind != "calibration") {
@@ -33,12 +35,18 @@ CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
     const nlohmann::json doc = read_json_file(preset.file.string());
     auto table = std::make_shared<work::Calibration>(parse_calibration(Node(doc, file)));
     if (calibration_fits(*table, gpu.name)) {
-      CalibrationChoice exact;
-      exact.file = file;
-      exact.note = fmt::format("auto: {} ({}), which fits the {}", preset.name, table->device,
-                               gpu.name);
-      exact.table = std::move(table);
-      return exact;
+      // A table made on this GPU before one that lists it as equivalent; measured before
+      // published; the first by name among equals.
+      const int rank = (calibration_names_gpu(*table, gpu.name) ? 0 : 2) +
+                       (table->source == "measured" ? 0 : 1);
+      if (rank < fitting_rank) {
+        fitting_rank = rank;
+        fitting.file = file;
+        fitting.note = fmt::format("auto: {} ({}), which fits the {}", preset.name,
+                                   table->device, gpu.name);
+        fitting.table = std::move(table);
+      }
+      continue;
     }
     const work::CalibrationPeaks& p = table->peaks;
     if (p.complete() && gpu.peak_bf16_tflops > 0 && gpu.hbm_GBps > 0 && distance(p, gpu) < best) {
@@ -53,6 +61,9 @@ CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
           gpu.hbm_GBps);
       nearest.table = std::move(table);
     }
+  }
+  if (fitting.table) {
+    return fitting;
   }
   if (!nearest.table) {
     nearest.note = fmt::format(

@@ -14,6 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/json_file.hpp"
+#include "tools/config/presets.hpp"
+
 namespace hopsim::config {
 namespace {
 
@@ -293,6 +296,9 @@ work::Calibration parse_calibration(const Node& root) {
   if (root.has("description")) {
     root.at("description").string();
   }
+  if (root.has("base")) {
+    cal.base = non_empty(root.at("base"));
+  }
   const Node tables = root.at("tables");
   tables.expect_array();
   if (tables.size() == 0) {
@@ -312,17 +318,19 @@ work::Calibration parse_calibration(const Node& root) {
   return cal;
 }
 
-bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name) {
+bool calibration_names_gpu(const work::Calibration& calibration, const std::string& gpu_name) {
   const std::string model = words(gpu_name).front();
   if (model.empty()) {
     return true;
   }
-  for (const std::string& w : words(calibration.device)) {
-    if (w == model) {
-      return true;
-    }
-  }
-  return std::find(calibration.equivalent_gpus.begin(), calibration.equivalent_gpus.end(),
+  const std::vector<std::string> device = words(calibration.device);
+  return std::find(device.begin(), device.end(), model) != device.end();
+}
+
+bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name) {
+  const std::string model = words(gpu_name).front();
+  return calibration_names_gpu(calibration, gpu_name) ||
+         std::find(calibration.equivalent_gpus.begin(), calibration.equivalent_gpus.end(),
                    model) != calibration.equivalent_gpus.end();
 }
 
@@ -373,6 +381,52 @@ work::GpuFigures figures_of(const work::Calibration& calibration) {
   f.hbm_GBps = calibration.ceilings.copy_GBps;
   f.peaks_are_lower_bounds = true;
   return f;
+}
+
+std::string attach_base(work::Calibration& calibration, const std::string& file,
+                        const std::string& gpu_name) {
+  if (calibration.base.empty()) {
+    return {};
+  }
+  const std::string where = file + ": /base";
+  const std::filesystem::path base_path = find_preset("calibration", calibration.base, where);
+  const std::string base_file = display_path(base_path);
+  const nlohmann::json doc = read_json_file(base_path.string());
+  const work::Calibration base = parse_calibration(Node(doc, base_file));
+  if (!base.base.empty()) {
+    throw ConfigError(fmt::format("{}: \"{}\" has a base of its own (\"{}\"); a base must be "
+                                  "a table without one",
+                                  where, calibration.base, base.base));
+  }
+  std::optional<work::TableScaling> scaling;
+  if (!calibration_fits(base, gpu_name)) {
+    if (!base.peaks.complete()) {
+      throw ConfigError(fmt::format(
+          "{}: \"{}\" is for \"{}\", not the cluster's {}, and its device block lacks the "
+          "datasheet peak_bf16_tflops, peak_fp8_tflops and hbm_GBps its times would be scaled "
+          "by",
+          where, calibration.base, base.device, gpu_name));
+    }
+    scaling = work::TableScaling{*base.peaks.bf16_tflops, *base.peaks.fp8_tflops,
+                                 *base.peaks.hbm_GBps};
+  }
+  if (base.peaks.complete()) {
+    work::GpuFigures own;
+    own.peak_bf16_tflops = base.peaks.bf16_tflops;
+    own.peak_fp8_tflops = base.peaks.fp8_tflops;
+    own.hbm_GBps = base.peaks.hbm_GBps;
+    check_calibration_plausible(base, own, base_file);
+  }
+  for (work::CalibrationTable t : base.tables) {
+    t.tier = 1;
+    t.scaling = scaling;
+    calibration.tables.push_back(std::move(t));
+  }
+  return fmt::format("where its own {} tables have no answer, the {} of its base {} ({}){}",
+                     calibration.tables.size() - base.tables.size(), base.tables.size(),
+                     calibration.base, base.device,
+                     scaling ? fmt::format(", scaled from that GPU to the {}", gpu_name)
+                             : std::string());
 }
 
 }  // namespace hopsim::config

@@ -18,10 +18,22 @@ namespace hopsim::config {
 /// Throws ConfigError naming the file and JSON pointer of the first bad value.
 work::Calibration parse_calibration(const Node& root);
 
+/// Appends the tables of `calibration.base`, a shipped calibration preset, to its own with
+/// tier 1: held plausible against the base's own datasheet figures, and scaled from the base's
+/// GPU (TableScaling) unless that GPU fits `gpu_name` (empty: no cluster, no scaling). Does
+/// nothing without a base. Returns what was attached, one line for the report (empty: no
+/// base). Throws ConfigError naming `file` and /base when the base is not a shipped table, has
+/// a base itself, lacks the datasheet figures it must be scaled by, or is implausible.
+std::string attach_base(work::Calibration& calibration, const std::string& file,
+                 const std::string& gpu_name);
+
 /// Whether the table's device name contains the model of the cluster's GPU (the first word of
 /// `gpu_name`, "H100" of "H100 SXM") as a word, case-insensitively, or lists it among its
 /// equivalent GPUs.
 bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name);
+
+/// Whether the table's device name itself contains the model (not only its equivalent GPUs).
+bool calibration_names_gpu(const work::Calibration& calibration, const std::string& gpu_name);
 
 /// Throws ConfigError unless calibration_fits. `file` is the calibration file, for the
 /// message.

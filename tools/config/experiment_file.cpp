@@ -125,6 +125,10 @@ void read_calibration(const Node& root, ExperimentFile& f) {
   for (std::string& w : check_calibration_plausible(*calibration, gpu, f.calibration_file)) {
     f.warnings.push_back(std::move(w));
   }
+  const std::string base = attach_base(*calibration, f.calibration_file, e.cluster.gpu.name);
+  if (!base.empty()) {
+    e.calibration_note += (e.calibration_note.empty() ? f.calibration_file + ": " : "; ") + base;
+  }
   e.calibration = std::move(calibration);
   e.calibration_name = f.calibration_file;
 }
@@ -263,6 +267,10 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   }
   const work::ModelSpec* model_spec = e.model ? &*e.model : nullptr;
   e.job = parse_workload(root.at("workload"), JobParseContext{model_spec, e.seed});
+  if (root.at("workload").has("attention_kernel")) {  // a key of the kinds with attention only
+    e.attention_kernel = *work::attention_kernel_named(
+        root.at("workload").at("attention_kernel").one_of({"auto", "fa2", "fa3", "cudnn"}));
+  }
   if (root.has("validation")) {
     e.validation = parse_validation(root.at("validation"));
   }

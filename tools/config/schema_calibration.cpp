@@ -3,7 +3,7 @@
 
 namespace hopsim::config::tables {
 
-const std::array<KeyDoc, 7> kCalibration{{
+const std::array<KeyDoc, 8> kCalibration{{
     {"schema", "\"hopsim.calibration/1\"", "required", "the format version"},
     {"created_utc", "string", "required", "when the table was made"},
     {"source", "\"measured\" or \"published\"", "required", "published tables cite every table"},
@@ -11,6 +11,9 @@ const std::array<KeyDoc, 7> kCalibration{{
     {"method", "object of strings, numbers, booleans", "required",
      "how times were taken (timer, L2 flush, warm-up, statistic)"},
     {"description", "string", "none", "free text"},
+    {"base", "string", "none",
+     "a shipped calibration table (\"h100-published\") that answers where none of this file's "
+     "own tables does, scaled from its GPU to the cluster's; it may not have a base itself"},
     {"tables", "array of objects", "required", "at least one table"},
 }};
 

@@ -137,7 +137,7 @@ const std::array<KeyDoc, 11> kCollectiveMoe{{
      "experts are chosen; a string names a JSON file beside the config holding the array"},
 }};
 
-const std::array<KeyDoc, 14> kAttentionLayerWorkload{{
+const std::array<KeyDoc, 15> kAttentionLayerWorkload{{
     {"kind", "\"attention_layer\"", "required",
      "one transformer layer's attention (or with mlp the whole dense layer) under TP and CP"},
     {"seq_len", "integer in [1, 2^31]", "required",
@@ -161,6 +161,10 @@ const std::array<KeyDoc, 14> kAttentionLayerWorkload{{
      "attention, its projections, and K/V on the wire"},
     {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "the MLP's GEMMs"},
     {"cp", "object", "ring, zigzag", "the context-parallel algorithm"},
+    {"attention_kernel", "\"auto\", \"fa2\", \"fa3\" or \"cudnn\"", "\"auto\"",
+     "the attention kernel the framework runs: only calibration tables of that impl answer, and "
+     "the roofline takes its published rates by call size (auto: any table, FlashAttention-3's "
+     "rates; PyTorch SDPA's flash backend is fa2)"},
 }};
 
 const std::array<KeyDoc, 4> kAttentionCp{{
@@ -256,7 +260,7 @@ KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
 
 }  // namespace
 
-const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
+const std::array<KeyDoc, 15> kTransformerLayerWorkload{{
     {"kind", "\"transformer_layer\"", "required",
      "transformer layers: attention under TP and CP, then the feed-forward part (a dense MLP, or "
      "a MoE under EP)"},
@@ -274,6 +278,7 @@ const std::array<KeyDoc, 14> kTransformerLayerWorkload{{
     shared(kAttentionLayerWorkload, "dtype"),
     {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "a dense MLP's GEMMs"},
     {"cp", "object", "ring, zigzag", "the context-parallel algorithm (as for attention_layer)"},
+    shared(kAttentionLayerWorkload, "attention_kernel"),
     {"ffn", "\"dense\" or \"moe\"", "moe when the model has routed experts",
      "the feed-forward part: the model's dense SwiGLU MLP (ffn_hidden), or its MoE under EP"},
     {"moe", "object", "the model's routing, two_tier",
@@ -297,7 +302,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 18> kTrainingStepWorkload{{
+const std::array<KeyDoc, 19> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -309,6 +314,7 @@ const std::array<KeyDoc, 18> kTrainingStepWorkload{{
     shared(kAttentionLayerWorkload, "dtype"),
     shared(kTransformerLayerWorkload, "mlp_dtype"),
     shared(kTransformerLayerWorkload, "cp"),
+    shared(kAttentionLayerWorkload, "attention_kernel"),
     shared(kTransformerLayerWorkload, "ffn"),
     shared(kTransformerLayerWorkload, "moe"),
     {"global_batch", "integer in [1, 2^31]", "required",

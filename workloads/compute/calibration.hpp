@@ -30,6 +30,14 @@ struct CalibrationAxis {
   std::vector<std::int64_t> values;
 };
 
+/// The datasheet figures of the GPU a table was made on, when the cluster's GPU is another one:
+/// the table's times are scaled to the cluster's (compute_model.hpp).
+struct TableScaling {
+  double bf16_tflops = 0;
+  double fp8_tflops = 0;
+  double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
+};
+
 struct CalibrationTable {
   std::string op;    ///< "gemm", "grouped_gemm", "attn" or "memory"
   std::string pass;  ///< "fwd" or "bwd"
@@ -45,6 +53,11 @@ struct CalibrationTable {
   std::vector<std::optional<double>> time_us;
   std::string flops;  ///< the FLOP formula the cells were measured against, e.g. "gemm_v1"
   std::optional<std::string> citation;  ///< where published numbers come from
+  /// 0: the file's own table; 1: a table of the file's `base`, which answers only where none
+  /// of the file's own does.
+  int tier = 0;
+  /// A base table made on another GPU than the cluster's: that GPU's figures, to scale by.
+  std::optional<TableScaling> scaling;
 
   /// The number of grid cells: the product of the axis sizes.
   std::size_t cell_count() const;
@@ -75,8 +88,12 @@ struct Calibration {
   CalibrationPeaks peaks;
   std::optional<std::int64_t> sm_count;  ///< the device's SMs, where the file says
   std::optional<double> hbm_bytes;       ///< the device's memory in bytes, where the file says
+  /// The calibration this one falls back on (a shipped table's name, such as "h100-published"),
+  /// whose tables follow the file's own in `tables` with tier 1; empty: none.
+  std::string base;
   /// When several tables share op, pass and key (different impls), the model answers from
-  /// the one with the best source, the earliest in this list among equals.
+  /// the one with the best source, the earliest in this list among equals; a base's tables
+  /// only where no table of the file's own answers.
   std::vector<CalibrationTable> tables;
 };
 

@@ -117,6 +117,7 @@ struct ComputeModel::Query {
   std::string_view op;
   Pass pass = Pass::Fwd;
   std::string_view role;  ///< a backward GEMM table's role ("dgrad", "wgrad"), or none
+  std::string_view impl;  ///< attention: the only implementation that may answer; empty: any
   bool memory = false;  ///< a memory-bound kernel: its roofline is bytes over HBM x efficiency
   /// Attention: the call, whose FLOPs a table of the other causal mask counts with its own.
   std::optional<AttentionShape> attention;
@@ -165,6 +166,7 @@ bool answers(const CalibrationTable& t, const ComputeModel::Query& q) {
   const auto imbalance = t.variant.find("imbalance");
   const auto role = t.variant.find("role");
   return t.op == q.op && t.pass == pass_name(q.pass) && same_key(t, q) &&
+         (q.impl.empty() || t.impl == q.impl) &&
          (imbalance == t.variant.end() || imbalance->second == "uniform") &&
          (role == t.variant.end() ? q.role.empty() : role->second == q.role);
 }
@@ -187,11 +189,48 @@ WorkAt work_in(const CalibrationTable& t, const ComputeModel::Query& q) {
   };
 }
 
+// Attention's thread blocks: query tiles forward, key tiles backward, per batch x head.
+double attention_blocks(const ComputeModel::Query& q, std::int64_t bh) {
+  const std::int64_t rows = q.pass == Pass::Fwd ? q.point[0] : q.point[1];
+  return as_double(bh) * as_double((rows + 127) / 128);
+}
+
+double whole_waves(double blocks, double sms) {
+  return blocks / (std::ceil(blocks / sms) * sms);
+}
+
+// An attention call with fewer batch x heads than a table's grid: the rate at the same
+// sequence lengths and the next bh up that the table answers, times the call's share of whole
+// waves over that point's (fewer blocks fill the GPU less). Clamped, as it leaves the grid.
+std::optional<TableAnswer> fewer_heads(const CalibrationTable& t, const ComputeModel::Query& q,
+                                       const WorkAt& work, std::int64_t sms) {
+  const std::int64_t bh = q.point[2];
+  for (const std::int64_t v : t.axes[2].values) {
+    if (v <= bh) {
+      continue;
+    }
+    const std::array<std::int64_t, 3> at{q.point[0], q.point[1], v};
+    const std::optional<TableAnswer> a = lookup_table(t, at, work);
+    if (!a) {
+      continue;
+    }
+    const double sm = as_double(sms);
+    const double rate = work(at) / a->time.seconds() *
+                        whole_waves(attention_blocks(q, bh), sm) /
+                        whole_waves(attention_blocks(q, v), sm);
+    return TableAnswer{Time::from_seconds_ceil(work(q.point) / rate), Source::Clamped};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
-                           std::optional<TableScaling> scaling)
-    : calibration_(calibration), roofline_(roofline), scaling_(scaling) {
+                           std::optional<TableScaling> scaling, AttentionKernel attention_kernel)
+    : calibration_(calibration),
+      roofline_(roofline),
+      scaling_(scaling),
+      attention_kernel_(attention_kernel) {
   HOPSIM_ASSERT(!scaling_ || (scaling_->bf16_tflops > 0 && scaling_->fp8_tflops > 0 &&
                               scaling_->hbm_GBps > 0),
                 "table scaling needs the table GPU's positive peaks");
@@ -243,39 +282,48 @@ Time ComputeModel::roofline_time(const Query& q) const {
 }
 
 ComputeCost ComputeModel::answer(const Query& q) const {
-  ComputeCost best{roofline_time(q), q.flops, q.bytes, Source::Roofline};
+  ComputeCost best{
+      roofline_time(q), q.flops, q.bytes, Source::Roofline, KernelClass::Other, {}, false};
   if (calibration_ == nullptr) {
     return best;
   }
-  // Tables of the query's own key first; attention's equivalent keys (same_key) only where
-  // none of those answers.
-  for (const bool exact_key : {true, false}) {
-    for (const CalibrationTable& t : calibration_->tables) {
-      if (!answers(t, q) || (t.key == q.key) != exact_key) {
-        continue;
+  // The file's own tables, then its base's. In each, tables of the query's own key first;
+  // attention's equivalent keys (same_key) only where none of those answers.
+  for (const int tier : {0, 1}) {
+    for (const bool exact_key : {true, false}) {
+      for (const CalibrationTable& t : calibration_->tables) {
+        if (t.tier != tier || !answers(t, q) || (t.key == q.key) != exact_key) {
+          continue;
+        }
+        const WorkAt work = work_in(t, q);
+        std::optional<TableAnswer> a = lookup_table(t, q.point, work);
+        if (!a && q.attention && q.point[2] < t.axes[2].values.front()) {
+          a = fewer_heads(t, q, work, roofline_.sm_count);
+        }
+        if (a && a->source < best.source) {  // strictly better: the earliest table wins ties
+          const std::optional<TableScaling>& from = t.scaling ? t.scaling : scaling_;
+          best.time = from ? scaled(q, a->time, *from) : a->time;
+          best.source = a->source;
+          best.impl = t.impl;
+          best.from_base = tier == 1;
+        }
       }
-      const std::optional<TableAnswer> a = lookup_table(t, q.point, work_in(t, q));
-      if (a && a->source < best.source) {  // strictly better: the earliest table wins ties
-        best.time = scaling_ ? scaled(q, a->time) : a->time;
-        best.source = a->source;
+      if (best.source != Source::Roofline) {
+        return best;
       }
-    }
-    if (best.source != Source::Roofline) {
-      break;
     }
   }
   return best;
 }
 
-Time ComputeModel::scaled(const Query& q, Time table_time) const {
+Time ComputeModel::scaled(const Query& q, Time table_time, const TableScaling& from) const {
   const double t = table_time.seconds();
   const bool fp8 = q.key.at("dtype") == dtype_name(Dtype::Fp8);
-  const double table_peak = (fp8 ? scaling_->fp8_tflops : scaling_->bf16_tflops) * 1e12;
+  const double table_peak = (fp8 ? from.fp8_tflops : from.bf16_tflops) * 1e12;
   const double compute_share = q.flops.n / (t * table_peak);
-  const double memory_share = as_double(q.bytes.n) / (t * scaling_->hbm_GBps * 1e9);
-  const double factor = compute_share >= memory_share
-                            ? table_peak / (q.peak_tflops * 1e12)
-                            : scaling_->hbm_GBps / roofline_.hbm_GBps;
+  const double memory_share = as_double(q.bytes.n) / (t * from.hbm_GBps * 1e9);
+  const double factor = compute_share >= memory_share ? table_peak / (q.peak_tflops * 1e12)
+                                                      : from.hbm_GBps / roofline_.hbm_GBps;
   const double seconds = t * factor;
   if (!(seconds <= kMaxKernelSeconds)) {
     throw LimitError("/cluster/gpu",
@@ -321,7 +369,7 @@ KernelClass gemm_class(GemmRole role, bool grouped) {
 ComputeCost both(const ComputeCost& dgrad, const ComputeCost& wgrad) {
   return ComputeCost{dgrad.time + wgrad.time, Flops{dgrad.flops.n + wgrad.flops.n},
                      Bytes{dgrad.bytes.n + wgrad.bytes.n}, std::max(dgrad.source, wgrad.source),
-                     dgrad.kind};
+                     dgrad.kind, dgrad.impl, dgrad.from_base || wgrad.from_base};
 }
 
 }  // namespace
@@ -472,7 +520,19 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
   q.bytes = bytes_of(attention_bytes(dtype, shape, pass));
   q.attention = shape;
   q.peak_tflops = dtype == Dtype::Fp8 ? roofline_.peak_fp8_tflops : roofline_.peak_bf16_tflops;
-  q.efficiency = roofline_.attention_efficiency;
+  if (attention_kernel_ != AttentionKernel::Auto) {
+    q.impl = attention_kernel_name(attention_kernel_);
+  }
+  AttentionKernelCall call;
+  call.backward = pass == Pass::Bwd;
+  call.causal = shape.mask != Mask::None;
+  call.d_qk = shape.d_qk;
+  const std::int64_t pairs = attention_pairs(shape.mask, shape.s_q, shape.s_kv);
+  call.mean_keys = std::max(1.0, as_double(pairs) / as_double(std::max<std::int64_t>(1, shape.s_q)));
+  const std::int64_t rows = call.backward ? shape.s_kv : shape.s_q;
+  call.blocks = std::max<std::int64_t>(1, shape.bh * ((rows + 127) / 128));
+  q.efficiency = attention_efficiency(attention_kernel_, call, roofline_.attention_efficiency,
+                                      roofline_.sm_count);
   ComputeCost c = answer(q);
   c.kind = pass == Pass::Fwd ? KernelClass::AttentionFwd : KernelClass::AttentionBwd;
   return c;

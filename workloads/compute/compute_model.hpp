@@ -32,7 +32,8 @@
 //
 // Roofline, where no table answers: t = launch + max(F / (P eff), B / HBM), B the minimum
 // bytes (inputs at the dtype's width, outputs in BF16; a weight gradient read and written in
-// FP32; attention's backward twice its forward's), eff the role's efficiency.
+// FP32; attention's backward twice its forward's), eff the role's efficiency; attention's by
+// the call's size and the workload's kernel (attention_kernel.hpp), whose tables alone answer.
 // A GEMM role asks, in order: a bwd table of that role; a bwd table of the whole backward
 // (no role), whose time is split evenly, as the two gradients have equal FLOPs; the forward
 // table at the role's shape, an FP8 weight gradient divided by fp8_wgrad_ratio; the roofline
@@ -56,6 +57,7 @@
 #include <string_view>
 
 #include "sim/units.hpp"
+#include "workloads/compute/attention_kernel.hpp"
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/kernel_class.hpp"
 #include "workloads/compute/source.hpp"
@@ -100,6 +102,8 @@ struct ComputeCost {
   Bytes bytes;
   Source source = Source::Roofline;
   KernelClass kind = KernelClass::Other;
+  std::string_view impl;  ///< the answering table's kernel or library; empty: the roofline
+  bool from_base = false;  ///< the answer came from the calibration's base table
 };
 
 /// The GPU's figures for the fallback; the caller fills the peaks from the cluster's GPU.
@@ -111,9 +115,12 @@ struct Roofline {
   /// shapes (786-798 TF) but 0.5-0.7 at 1-2K (XLA's sm_90 table); the roofline answers for
   /// shapes no table covers, mostly smaller ones, so the saturated figure would flatter them.
   double efficiency = 0.7;
-  /// Achieved over peak for attention: FA3 / cuDNN at d = 128 reach 0.57 (bwd) to 0.65 (fwd)
-  /// of 989 TF at long sequences (FA3 paper, Figs. 5-6).
-  double attention_efficiency = 0.6;
+  /// Scales attention's efficiency curves (attention_kernel.hpp): at kAttentionReference (0.6)
+  /// they give the published H100 SXM rates by call size (FA3 at d = 128: 0.47-0.66 of 989 TF
+  /// forward, 0.32-0.57 backward, from 512 to 16K tokens).
+  double attention_efficiency = kAttentionReference;
+  /// The GPU's SMs, for whole waves of attention's thread blocks (Hopper SXM: 132).
+  std::int64_t sm_count = 132;
   /// An FP8 weight gradient's throughput over the forward GEMM's of the same FLOPs (FP32
   /// accumulation): DeepGEMM on H800, weights 4096 x 7168 over 4096 tokens, 942 TF against
   /// 1377 TF forward (DeepGEMM PRs #95 and #81). BF16 weight gradients: no published penalty
@@ -127,20 +134,14 @@ struct Roofline {
   Time launch_overhead = Time::us(4);
 };
 
-/// The datasheet figures of the GPU a calibration table was made on, when the cluster's GPU
-/// is another one: the table's times are scaled to the cluster's (the rule above).
-struct TableScaling {
-  double bf16_tflops = 0;
-  double fp8_tflops = 0;
-  double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
-};
-
 class ComputeModel {
  public:
   /// `calibration` may be null (roofline only); it must outlive the model. `scaling`: the
-  /// table was made on another GPU, whose figures these are.
+  /// table was made on another GPU, whose figures these are. `attention_kernel`: the kernel
+  /// the workload runs; Auto lets a table of any implementation answer.
   ComputeModel(const Calibration* calibration, Roofline roofline,
-               std::optional<TableScaling> scaling = std::nullopt);
+               std::optional<TableScaling> scaling = std::nullopt,
+               AttentionKernel attention_kernel = AttentionKernel::Auto);
 
   /// One role of the linear layer Y[m x n] = X[m x k] W[k x n].
   ComputeCost gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -157,6 +158,7 @@ class ComputeModel {
   ComputeCost memory(KernelClass kind, Bytes bytes, Pass pass = Pass::Fwd) const;
 
   const Roofline& roofline() const { return roofline_; }
+  AttentionKernel attention_kernel() const { return attention_kernel_; }
 
   struct Query;  // public so that table matching can be a free function
 
@@ -168,12 +170,13 @@ class ComputeModel {
                           const std::function<void(Query&, GemmRole, double)>& fill) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;
-  /// A table's time on the cluster's GPU (scaling_ set).
-  Time scaled(const Query& q, Time table_time) const;
+  /// A table's time on the cluster's GPU, the table made on the GPU of `from`.
+  Time scaled(const Query& q, Time table_time, const TableScaling& from) const;
 
   const Calibration* calibration_;
   Roofline roofline_;
   std::optional<TableScaling> scaling_;
+  AttentionKernel attention_kernel_;
 };
 
 }  // namespace hopsim::work

@@ -43,13 +43,13 @@ void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& 
   }
 }
 
-void add_attention(const std::vector<AttentionShape>& calls, const ComputeModel& model,
-                   LayerCosts& out) {
+void add_attention(const std::vector<AttentionShape>& calls, Dtype dtype,
+                   const ComputeModel& model, LayerCosts& out) {
   std::vector<ComputeCost> fwd;
   std::vector<ComputeCost> bwd;
   for (const AttentionShape& s : calls) {
-    fwd.push_back(model.attention(Dtype::Bf16, s, Pass::Fwd));
-    bwd.push_back(model.attention(Dtype::Bf16, s, Pass::Bwd));
+    fwd.push_back(model.attention(dtype, s, Pass::Fwd));
+    bwd.push_back(model.attention(dtype, s, Pass::Bwd));
   }
   out.fwd.emplace_back("attention", sum(fwd));
   out.bwd.emplace_back("attention", sum(bwd));

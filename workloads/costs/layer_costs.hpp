@@ -44,9 +44,9 @@ struct Gemm {
 /// GEMMs with the casts of their input (fwd) and output gradient (bwd).
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out);
-/// The attention calls as one "attention" entry per pass (BF16).
-void add_attention(const std::vector<AttentionShape>& calls, const ComputeModel& model,
-                   LayerCosts& out);
+/// The attention calls as one "attention" entry per pass.
+void add_attention(const std::vector<AttentionShape>& calls, Dtype dtype,
+                   const ComputeModel& model, LayerCosts& out);
 /// Per-head dimensions of scores (q.k) and values.
 std::pair<double, double> head_dims(const ModelSpec& m);
 /// A forward's FLOPs, backward: GEMMs twice (data and weight gradients), attention scores 2.5x.

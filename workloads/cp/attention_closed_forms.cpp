@@ -47,31 +47,37 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
 }
 
 LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
-                                 const AttentionLayerJob& job, const ComputeModel& model) {
-  const std::int64_t tokens = job.seq_len * job.micro_batch / p.cp;
+                                 const AttentionLayerJob& job, const ComputeModel& model,
+                                 std::uint64_t seed) {
   const AttentionDims dims = job.dims(m, p);
-  AttentionShape block;
-  block.d_qk = dims.d_qk;
-  block.d_v = dims.d_v;
-  block.gqa = m.heads / m.kv_heads;
-  block.bh = job.micro_batch * m.heads / p.tp;
+  const CpLayout layout = job.layout(p.cp, seed);
+  AttentionShape shape;
+  shape.d_qk = dims.d_qk;
+  shape.d_v = dims.d_v;
+  shape.gqa = std::max<std::int64_t>(1, dims.attn_q_heads / dims.attn_kv_heads);
+  shape.bh = job.micro_batch * dims.attn_q_heads;
   std::vector<AttentionShape> calls;
-  block.mask = job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None;
-  if (p.cp == 1) {
-    block.s_q = block.s_kv = job.seq_len;
-    calls.push_back(block);
+  const auto add = [&](const std::vector<AttentionCall>& step) {
+    for (const AttentionCall& c : step) {
+      shape.s_q = c.s_q;
+      shape.s_kv = c.s_kv;
+      shape.mask = c.mask;
+      calls.push_back(shape);
+    }
+  };
+  // Ring position 0's calls, as the simulation runs them: over every position's keys (pass-KV,
+  // Ulysses' ring), every position's queries (pass-Q), or all keys at once (all-gather).
+  if (job.cp.algorithm == CpAlgorithm::AllGather) {
+    add(layout.calls_all_keys(0));
   } else {
-    const std::int64_t k = tokens / (2 * job.micro_batch);
-    block.s_q = block.s_kv = 2 * k;
-    calls.push_back(block);
-    block.mask = Mask::None;
-    block.s_q = k;
-    block.s_kv = 2 * k;
-    calls.insert(calls.end(), static_cast<std::size_t>(p.cp - 1), block);
+    for (int other = 0; other < layout.ring(); ++other) {
+      add(job.cp.algorithm == CpAlgorithm::RingPassQ ? layout.calls(other, 0)
+                                                     : layout.calls(0, other));
+    }
   }
   const AttentionLayerKernels k = attention_layer_kernels(m, p, job, model);
   LayerCosts out = k.before;
-  add_attention(calls, model, out);
+  add_attention(calls, job.dtype, model, out);
   for (const LayerCosts* part : {&k.after, &k.mlp}) {
     out.fwd.insert(out.fwd.end(), part->fwd.begin(), part->fwd.end());
     out.bwd.insert(out.bwd.end(), part->bwd.begin(), part->bwd.end());

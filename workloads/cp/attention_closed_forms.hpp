@@ -22,10 +22,11 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
                                               const AttentionLayerJob& job,
                                               const ComputeModel& model);
 
-/// Attention layer under TP and CP (2*cp chunks, rank 0's blocks: one causal 2k x 2k block
-/// and cp-1 full k x 2k blocks, k = seq_len / (2 cp)): the kernels above, attention between.
+/// Attention layer under TP and CP: the kernels above, and between them ring position 0's
+/// attention calls as the simulation runs them (its CP layout; `seed` draws document lengths).
 LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
-                                 const AttentionLayerJob& job, const ComputeModel& model);
+                                 const AttentionLayerJob& job, const ComputeModel& model,
+                                 std::uint64_t seed);
 
 /// Attention layer under TP and CP: projections, scores (causal, 2*cp-chunk balanced), and the
 /// MLP when the job has it.

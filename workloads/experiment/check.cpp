@@ -90,7 +90,10 @@ ComputeModel compute_model(const Experiment& e) {
   roofline.attention_efficiency = e.cluster.gpu.attention_efficiency;
   roofline.fp8_wgrad_ratio = e.cluster.gpu.fp8_wgrad_ratio;
   roofline.memory_efficiency = e.cluster.gpu.memory_efficiency;
-  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling);
+  if (e.cluster.gpu.sms > 0) {
+    roofline.sm_count = e.cluster.gpu.sms;
+  }
+  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling, e.attention_kernel);
 }
 
 }  // namespace hopsim::work

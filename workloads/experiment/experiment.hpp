@@ -43,6 +43,8 @@ struct Experiment {
   /// How "calibration": "auto" chose (empty when the experiment named its table).
   std::string calibration_note;
   Job job;
+  /// The attention kernel the workload runs (its `attention_kernel`).
+  AttentionKernel attention_kernel = AttentionKernel::Auto;
   std::uint64_t seed = 1;
   std::optional<Validation> validation;
   /// The flow solver's approximate mode (sim::FlowNetwork::set_tolerance); 0: exact.

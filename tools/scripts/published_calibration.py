@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Writes the published H200 and H800 calibration tables from the figures their sources print.
+
+    python3 tools/scripts/published_calibration.py [--out configs/calibration] [--check]
+
+configs/calibration/h200-published.json and h800-published.json are this script's output;
+rerun it after changing a figure here, never edit the JSON by hand. Each table keeps the
+kernel times its source reports (cuDNN's benchmark prints milliseconds, DeepGEMM TFLOP/s,
+converted with the table's FLOP formula). Both files name h100-published as their `base`: what
+they do not cover is answered from the H100 table, scaled to the cluster's GPU by the compute
+model's rule (compute-bound kernels by peak FLOPs, memory-bound ones by HBM bandwidth).
+"""
+import argparse
+import json
+import pathlib
+
+CREATED = "2026-12-03T00:00:00Z"
+
+# NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/, CSVs of
+# 2026-02-27 (commit df73764): cuDNN 9.19 SDPA on one NVIDIA H200, batch 1, median of 10
+# iterations; forward and backward milliseconds per sequence length.
+CUDNN_H200_SOURCE = (
+    "NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/"
+    "{csv} (commit df73764, Feb 2026): cuDNN 9.19 (backend 91901) SDPA on NVIDIA H200, batch 1, "
+    "{shape}; median of 10 iterations; the CSV's fwd_time_ms / bwd_time_ms as microseconds")
+LLAMA_CSV = "llama3.1_20260227_034703.csv"
+LLAMA_SHAPE = "64 query heads over 8 KV heads (Llama 3.1), head dim 128"
+# seq: (fwd ms, bwd ms) per (dtype, mask)
+LLAMA = {
+    ("bf16", "causal_top_left"): {2048: (0.142, 0.464), 4096: (0.465, 1.450),
+                                  8192: (1.708, 5.083), 16384: (6.531, 19.002),
+                                  32768: (25.566, 75.688)},
+    ("bf16", "none"): {2048: (0.217, 0.681), 4096: (0.819, 2.453), 8192: (3.182, 9.262),
+                       16384: (12.524, 35.947), 32768: (50.769, 153.841)},
+    ("fp8", "causal_top_left"): {2048: (0.098, 0.437), 4096: (0.322, 1.459),
+                                 8192: (1.141, 6.392), 16384: (4.357, 29.422),
+                                 32768: (16.884, 118.729)},
+    ("fp8", "none"): {2048: (0.158, 0.647), 4096: (0.565, 2.285), 8192: (2.149, 8.637),
+                      16384: (8.335, 33.355), 32768: (33.120, 130.528)},
+}
+DSV3_CSV = "dsv3_20260227_034744.csv"
+DSV3_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and 128 "
+              "(V), causal, deterministic backward; 16K and 32K ran out of memory in that "
+              "harness")
+DSV3 = {2048: (0.330, 1.271), 4096: (1.148, 4.424), 8192: (4.278, 16.162)}
+
+# deepseek-ai/DeepGEMM pull request #95 (description, 2025-05-06), "Weight gradient GEMMs for
+# dense models": wgrad_gemm_fp8_fp8_fp32_nt on H800 SXM5, TFLOP/s. DeepGEMM's D[M x N] is the
+# weight gradient (M = the layer's input features, N = its outputs) summed over K tokens, which
+# is the (m, n, k) a wgrad table holds.
+DEEPGEMM_WGRAD_SOURCE = (
+    "deepseek-ai/DeepGEMM pull request #95 (Weight gradient kernels for dense and MoE models, "
+    "2025-05-06), table 'Weight gradient GEMMs for dense models': wgrad_gemm_fp8_fp8_fp32_nt on "
+    "H800 SXM5, FP8 inputs with FP32 accumulation into the main gradient; M x N is the weight "
+    "(input features x outputs), K the tokens; TFLOP/s converted with gemm_v1")
+DEEPGEMM_WGRAD = [  # M, N, K, TFLOP/s
+    (7168, 2112, 4096, 920), (1536, 24576, 4096, 986), (512, 32768, 4096, 878),
+    (16384, 7168, 4096, 994), (7168, 4096, 4096, 942), (2048, 7168, 4096, 920),
+    (7168, 2112, 8192, 1052), (1536, 24576, 8192, 1092), (512, 32768, 8192, 1014),
+]
+
+
+def calibration(device, description, tables):
+    """A published calibration file for `device` (name, peaks, HBM), based on the H100 table."""
+    return {
+        "schema": "hopsim.calibration/1",
+        "created_utc": CREATED,
+        "source": "published",
+        "device": {"cc": "9.0", "sm_count": 132, **device},
+        "method": {
+            "kind": "published figures, converted",
+            "statistic": "as reported by each source (see each table's source)",
+        },
+        "description": description + " Written by tools/scripts/published_calibration.py.",
+        "base": "h100-published",
+        "tables": tables,
+    }
+
+
+def us(ms):
+    return round(ms * 1000, 4)
+
+
+def attention_table(pass_, dtype, d_qk, d_v, mask, gqa, bh, times, source):
+    seqs = sorted(times)
+    cells = []
+    for s_q in seqs:
+        for s_kv in seqs:
+            cells.append(us(times[s_q][0 if pass_ == "fwd" else 1]) if s_q == s_kv else None)
+    return {
+        "op": "attn", "pass": pass_, "impl": "cudnn",
+        "key": {"dtype": dtype, "d_qk": d_qk, "d_v": d_v, "mask": mask, "gqa": gqa},
+        "axes": [{"name": "s_q", "values": seqs}, {"name": "s_kv", "values": seqs},
+                 {"name": "bh", "values": [bh]}],
+        "flops": "attn_fwd_v1" if pass_ == "fwd" else "attn_bwd_v1",
+        "time_us": cells, "source": source,
+    }
+
+
+def h200():
+    tables = []
+    for (dtype, mask), times in LLAMA.items():
+        for pass_ in ("fwd", "bwd"):
+            tables.append(attention_table(
+                pass_, dtype, 128, 128, mask, 8, 64, times,
+                CUDNN_H200_SOURCE.format(csv=LLAMA_CSV, shape=LLAMA_SHAPE)))
+    for pass_ in ("fwd", "bwd"):
+        tables.append(attention_table(
+            pass_, "bf16", 192, 128, "causal_top_left", 1, 128, DSV3,
+            CUDNN_H200_SOURCE.format(csv=DSV3_CSV, shape=DSV3_SHAPE)))
+    return calibration(
+        {"name": "NVIDIA H200", "cudnn": "9.19.1", "peak_bf16_tflops": 989.4,
+         "peak_fp8_tflops": 1978.9, "hbm_GBps": 4800},
+        "Published H200 SXM kernel times (the H200 has the H100's SMs and clocks and 4.8 "
+        "against 3.35 TB/s of HBM3e; NVIDIA datasheets). cuDNN's attention benchmark on an "
+        "H200 gives the attention tables: GQA 8 at head dim 128 (Llama 3.1) and MLA's 192/128 "
+        "head dims (DeepSeek-V3), at batch 1, so bh is the query heads and every cell lies "
+        "on the diagonal s_q = s_kv. No GEMM or memory-bound kernel grid has been published "
+        "for the H200: those come from the base, h100-published, scaled by the compute "
+        "model's rule (a kernel that is compute-bound on the H100 by the ratio of peaks, "
+        "989.4 / 989, any other by the ratio of HBM bandwidths, 3350 / 4800).",
+        tables)
+
+
+def h800():
+    ms = sorted({m for m, _, _, _ in DEEPGEMM_WGRAD})
+    ns = sorted({n for _, n, _, _ in DEEPGEMM_WGRAD})
+    ks = sorted({k for _, _, k, _ in DEEPGEMM_WGRAD})
+    rate = {(m, n, k): tf for m, n, k, tf in DEEPGEMM_WGRAD}
+    cells = []
+    for m in ms:
+        for n in ns:
+            for k in ks:
+                tf = rate.get((m, n, k))
+                cells.append(None if tf is None else round(2 * m * n * k / (tf * 1e12) * 1e6, 4))
+    wgrad = {
+        "op": "gemm", "pass": "bwd", "impl": "deepgemm", "key": {"dtype": "fp8", "role": "wgrad"},
+        "axes": [{"name": "m", "values": ms}, {"name": "n", "values": ns},
+                 {"name": "k", "values": ks}],
+        "flops": "gemm_v1", "time_us": cells, "source": DEEPGEMM_WGRAD_SOURCE,
+    }
+    return calibration(
+        {"name": "NVIDIA H800", "peak_bf16_tflops": 989.4, "peak_fp8_tflops": 1978.9,
+         "hbm_GBps": 3350},
+        "Published H800 SXM kernel times: DeepGEMM's FP8 weight-gradient GEMMs, measured on "
+        "H800 by DeepSeek. The H800 has the H100 SXM's SMs, clocks, peaks and HBM (NVIDIA "
+        "datasheets; it differs in NVLink, which the compute model does not use), so the "
+        "base, h100-published, answers everything else unscaled: its GEMM, attention and "
+        "DeepGEMM forward tables (those measured on H800 too).",
+        [wgrad])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[2] /
+                                             "configs" / "calibration"))
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if a file differs from what this writes")
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    stale = []
+    for name, doc in (("h200-published.json", h200()), ("h800-published.json", h800())):
+        path = out / name
+        if args.check:
+            if not path.exists() or json.loads(path.read_text()) != doc:
+                stale.append(str(path))
+            continue
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {path}: {len(doc['tables'])} tables")
+    for path in stale:
+        print(f"{path}: differs from what tools/scripts/published_calibration.py writes; rerun it")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,109 @@
+// Attention kernels' efficiency by call size (attention_kernel.hpp).
+#include "workloads/compute/attention_kernel.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "sim/assert.hpp"
+
+namespace hopsim::work {
+namespace {
+
+constexpr std::array<std::string_view, 4> kNames{"auto", "fa2", "fa3", "cudnn"};
+
+// Published TFLOP/s at 512 and 16K tokens, forward and backward, non-causal, and the causal
+// forward at 16K: the FlashAttention-3 paper (Shah et al., arXiv 2407.08608), Figs. 5 and 6,
+// H100 SXM, BF16, head dim 128, batch x sequence = 16K tokens over 16 heads. cuDNN is the
+// version that paper benchmarked.
+struct Published {
+  double fwd_512, fwd_16k, bwd_512, bwd_16k, causal_fwd_16k;
+};
+constexpr Published kFa2{309, 370, 214, 322, 335};
+constexpr Published kFa3{467, 648, 316, 561, 616};
+constexpr Published kCudnn{497, 595, 305, 516, 539};
+
+constexpr double kH100PeakTflops = 989.4;  // the dense BF16 peak the rates are a share of
+constexpr double kH100Sms = 132;
+// Those benchmarks' grid: 16 heads x (16384 / s) sequences x s / 128 tiles = 2048 blocks.
+constexpr double kPublishedBlocks = 2048;
+constexpr double kTileRows = 128;
+
+const Published& published(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::Fa2:
+      return kFa2;
+    case AttentionKernel::Cudnn:
+      return kCudnn;
+    case AttentionKernel::Auto:
+    case AttentionKernel::Fa3:
+      break;
+  }
+  return kFa3;
+}
+
+// Whole waves: the share of SM time a grid of `blocks` keeps busy.
+double waves(double blocks, double sms) {
+  return blocks / (std::ceil(blocks / sms) * sms);
+}
+
+// Half a 128-key tile of each query row's diagonal is masked but computed.
+double diagonal(double mean_keys) {
+  return mean_keys / (mean_keys + kTileRows / 2);
+}
+
+// What a kernel's causal mask costs beyond its diagonal tiles (scheduling the triangle):
+// fitted on its causal forward at 16K (L = 8192.5 keys per row), where the diagonal alone
+// leaves FA3 3% fast and FA2 and cuDNN 9% fast. The backward takes the forward's.
+double causal_penalty(AttentionKernel kernel) {
+  const Published& p = published(kernel);
+  const double l = (16384.0 + 1) / 2;
+  const double model = attention_rate_share(kernel, false, l) * diagonal(l) *
+                       waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
+  return p.causal_fwd_16k / model;
+}
+
+}  // namespace
+
+std::string_view attention_kernel_name(AttentionKernel k) {
+  return kNames[static_cast<std::size_t>(k)];
+}
+
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) {
+      return static_cast<AttentionKernel>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys) {
+  HOPSIM_ASSERT(mean_keys > 0, "mean keys per query row must be positive, got {}", mean_keys);
+  const Published& p = published(kernel);
+  // The published bars include their own waves; take them out, so that the curve is the
+  // rate of a GPU kept busy.
+  const double w = waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
+  const double short_share = (backward ? p.bwd_512 : p.fwd_512) / w;
+  const double long_share = (backward ? p.bwd_16k : p.fwd_16k) / w;
+  // time / FLOP = a + b / L through (512, short) and (16384, long).
+  const double b = (1 / short_share - 1 / long_share) / (1.0 / 512 - 1.0 / 16384);
+  const double a = 1 / long_share - b / 16384;
+  return 1 / (a + b / mean_keys);
+}
+
+double attention_efficiency(AttentionKernel kernel, const AttentionKernelCall& call, double scale,
+                            std::int64_t sm_count) {
+  HOPSIM_ASSERT(call.blocks >= 1 && sm_count >= 1, "attention call of {} blocks on {} SMs",
+                call.blocks, sm_count);
+  double share = attention_rate_share(kernel, call.backward, call.mean_keys);
+  if (call.causal) {
+    share *= diagonal(call.mean_keys) * causal_penalty(kernel);
+  }
+  const double d = static_cast<double>(std::clamp<std::int64_t>(call.d_qk, 64, 128));
+  share *= 0.767 + (1 - 0.767) * (d - 64) / 64;  // FA3 Fig. 5a: 497 / 648 at d = 64
+  share *= waves(static_cast<double>(call.blocks), static_cast<double>(sm_count));
+  return std::min(1.0, share * scale / kAttentionReference);
+}
+
+}  // namespace hopsim::work

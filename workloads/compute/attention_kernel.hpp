@@ -1,0 +1,58 @@
+// Attention kernels by implementation: which calibration tables may time a call, and the
+// roofline's efficiency by call size where none does.
+//
+// A FlashAttention-style kernel streams the keys past each tile of queries, so its time is
+// work at a saturated rate plus a fixed cost per query row (load Q, softmax rescaling, write O):
+//   time / FLOP = a + b / L,   i.e.   rate(L) = rate_inf L / (L + L0),
+// with L the keys a query row attends on average (s_kv without a mask, about half with a causal
+// one). rate_inf and L0 = b / a come in closed form from two published points per kernel and
+// pass, the FlashAttention-3 paper's 512- and 16K-token bars (H100 SXM, BF16, head dim 128,
+// non-causal, 16 heads x 16K tokens; Figs. 5-6). Effects the fit does not see:
+//   causal  the diagonal tile of each query tile runs in full but counts half: x L / (L + 64)
+//           (64 = half of a 128-key tile); and a kernel's further causal cost, one factor
+//           fitted on its causal forward bar at 16K (FA3 0.97, FA2 and cuDNN 0.92), which its
+//           backward takes too;
+//   waves   the grid of thread blocks (batch x heads x ceil(s / 128), over queries forward and
+//           keys backward) in whole waves of the GPU's SMs: x blocks / (ceil(blocks / SMs) SMs).
+// Head dims below 128 run slower (FlashAttention-3 at d = 64 reaches 497 of d = 128's 648
+// TFLOP/s, Fig. 5a): x between 0.767 at d_qk <= 64 and 1 at d_qk >= 128, linear in d_qk.
+// The rates are H100 SXM's at 700 W; a cluster's gpu.attention_efficiency scales them by its
+// ratio to kAttentionReference (0.6), so that a power-limited GPU slows every kernel alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hopsim::work {
+
+/// The attention kernel a framework runs. Auto: any calibration table answers, and the
+/// roofline takes FlashAttention-3's rates (the fastest published on Hopper).
+enum class AttentionKernel { Auto, Fa2, Fa3, Cudnn };
+
+/// "auto", "fa2", "fa3", "cudnn": as workloads and calibration tables' `impl` name them.
+std::string_view attention_kernel_name(AttentionKernel k);
+/// The kernel of that name; nullopt for an unknown name.
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name);
+
+/// gpu.attention_efficiency at which the published rates apply unscaled.
+inline constexpr double kAttentionReference = 0.6;
+
+/// One call, as the efficiency needs it.
+struct AttentionKernelCall {
+  bool backward = false;
+  bool causal = false;
+  double mean_keys = 0;           ///< L: attended (query, key) pairs over query rows
+  std::int64_t d_qk = 128;
+  std::int64_t blocks = 0;        ///< thread blocks in the grid
+};
+
+/// Achieved over the dense peak, for `kernel` on `call`, on a GPU of `sm_count` SMs whose
+/// gpu.attention_efficiency is `scale`. In (0, 1].
+double attention_efficiency(AttentionKernel kernel, const AttentionKernelCall& call, double scale,
+                            std::int64_t sm_count);
+
+/// The rate at L keys per query row, over the dense peak, before masks, waves and head dims.
+double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys);
+
+}  // namespace hopsim::work
