@@ -40,30 +40,42 @@ std::size_t sz(std::int64_t v) {
   return static_cast<std::size_t>(v);
 }
 
-bool gemm_check(GpuContext& ctx, Dtype dtype, std::string& detail) {
+// C = A·Bᵀ, or for a weight gradient C += A·Bᵀ into a random FP32 C.
+bool gemm_check(GpuContext& ctx, Dtype dtype, GemmOutput output, std::string& detail) {
   const std::int64_t m = 64;
   const std::int64_t n = 96;
   const std::int64_t k = 128;
   const Elem in = dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16;
+  const bool accumulate = output == GemmOutput::Fp32Accumulate;
+  const Elem out = accumulate ? Elem::F32 : Elem::Bf16;
   DeviceBuffer a(in, sz(m * k));
   DeviceBuffer b(in, sz(n * k));
-  DeviceBuffer c(Elem::Bf16, sz(m * n));
+  DeviceBuffer c(out, sz(m * n));
   DeviceBuffer scales(Elem::F32, 2);
   const float ones[2] = {1.0F, 1.0F};
   HOPSIM_CUDA_CHECK(cudaMemcpy(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
   fill_random(a.get(), in, sz(m * k), 21, 1.0F, ctx.stream());
   fill_random(b.get(), in, sz(n * k), 22, 1.0F, ctx.stream());
-  poison(c, ctx.stream());
-  LtGemm gemm(dtype, m, n, k);
+  if (accumulate) {
+    fill_random(c.get(), Elem::F32, sz(m * n), 23, 1.0F, ctx.stream());
+  } else {
+    poison(c, ctx.stream());
+  }
+  const std::vector<double> before =
+      accumulate ? download(c.get(), out, sz(m * n)) : std::vector<double>(sz(m * n), 0.0);
+  LtGemm gemm(dtype, m, n, k, false, output);
   if (dtype == Dtype::Fp8) {
     const auto* s = static_cast<const float*>(scales.get());
     gemm.set_scales(s, s + 1);
   }
   gemm.select_algo(ctx.lt(), GpuContext::kLtWorkspaceBytes);
   gemm.run(ctx.lt(), ctx.stream(), a.get(), b.get(), c.get(), ctx.lt_workspace(0));
-  const auto want = gemm_tn_reference(m, n, k, download(a.get(), in, sz(m * k)),
-                                      download(b.get(), in, sz(n * k)));
-  return judge("C", download(c.get(), Elem::Bf16, sz(m * n)), want, kGemmTolerance, detail);
+  std::vector<double> want = gemm_tn_reference(m, n, k, download(a.get(), in, sz(m * k)),
+                                               download(b.get(), in, sz(n * k)));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    want[i] += before[i];
+  }
+  return judge("C", download(c.get(), out, sz(m * n)), want, kGemmTolerance, detail);
 }
 
 std::vector<double> slice(const std::vector<double>& v, std::size_t offset, std::size_t count) {
@@ -169,8 +181,12 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
   std::vector<CheckResult> out;
   if (suite_includes(suite, Op::Gemm)) {
     for (Dtype d : {Dtype::Bf16, Dtype::Fp8}) {
-      out.push_back(guarded(Op::Gemm, fmt::format("gemm {} 64x96x128", to_string(d)),
-                            [&](std::string& detail) { return gemm_check(ctx, d, detail); }));
+      for (GemmOutput o : {GemmOutput::Bf16, GemmOutput::Fp32Accumulate}) {
+        const bool wgrad = o == GemmOutput::Fp32Accumulate;
+        out.push_back(guarded(
+            Op::Gemm, fmt::format("gemm {} 64x96x128{}", to_string(d), wgrad ? " wgrad" : ""),
+            [&](std::string& detail) { return gemm_check(ctx, d, o, detail); }));
+      }
     }
   }
   if (suite_includes(suite, Op::GroupedGemm)) {

@@ -12,10 +12,11 @@ struct LtGemm::State {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  GemmOutput output = GemmOutput::Bf16;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t weights = nullptr;      // cuBLAS "A": B stored K×N column-major
   cublasLtMatrixLayout_t activations = nullptr;  // cuBLAS "B": A stored K×M column-major
-  cublasLtMatrixLayout_t out = nullptr;          // N×M column-major, BF16
+  cublasLtMatrixLayout_t out = nullptr;          // N×M column-major, BF16 or FP32
   cublasLtMatmulAlgo_t algo{};
   bool has_algo = false;
 
@@ -27,10 +28,12 @@ struct LtGemm::State {
   }
 };
 
-LtGemm::LtGemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool fast_accum)
+LtGemm::LtGemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool fast_accum,
+               GemmOutput output)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.dtype = dtype;
+  s.output = output;
   s.m = m;
   s.n = n;
   s.k = k;
@@ -52,7 +55,8 @@ LtGemm::LtGemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool
       cublasLtMatrixLayoutCreate(&s.weights, in, rows, static_cast<std::uint64_t>(n), k));
   HOPSIM_CUBLAS_CHECK(
       cublasLtMatrixLayoutCreate(&s.activations, in, rows, static_cast<std::uint64_t>(m), k));
-  HOPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.out, CUDA_R_16BF, static_cast<std::uint64_t>(n),
+  const cudaDataType_t out = output == GemmOutput::Fp32Accumulate ? CUDA_R_32F : CUDA_R_16BF;
+  HOPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.out, out, static_cast<std::uint64_t>(n),
                                                  static_cast<std::uint64_t>(m), n));
 }
 
@@ -96,15 +100,16 @@ void LtGemm::run(cublasLtHandle_t handle, cudaStream_t stream, const void* a, co
                  void* c, LtWorkspace workspace) const {
   const State& s = *state_;
   const float alpha = 1.0F;
-  const float beta = 0.0F;
+  const float beta = s.output == GemmOutput::Fp32Accumulate ? 1.0F : 0.0F;
   HOPSIM_CUBLAS_CHECK(cublasLtMatmul(handle, s.op, &alpha, b, s.weights, a, s.activations, &beta, c,
                                      s.out, c, s.out, &s.algo, workspace.data, workspace.bytes,
                                      stream));
 }
 
 std::string LtGemm::describe() const {
-  return fmt::format("{} GEMM m={} n={} k={} (TN)", to_string(state_->dtype), state_->m, state_->n,
-                     state_->k);
+  return fmt::format("{} GEMM m={} n={} k={} (TN{})", to_string(state_->dtype), state_->m,
+                     state_->n, state_->k,
+                     state_->output == GemmOutput::Fp32Accumulate ? ", FP32 C += A·Bᵀ" : "");
 }
 
 }  // namespace hopsim::calib

@@ -21,11 +21,13 @@ constexpr int kCastGroup = 128;
 __device__ float to_f(bf16 v) { return __bfloat162float(v); }
 __device__ bf16 to_b(float v) { return __float2bfloat16_rn(v); }
 
-// Sum over the block (blockDim.x a multiple of 32, at most 1024).
-__device__ float block_sum(float v) {
+// `op` over the block (blockDim.x a multiple of 32, at most 1024): warp shuffles, then the
+// warps' partials, which every thread reads.
+template <typename Op>
+__device__ float block_reduce(float v, Op op) {
   __shared__ float part[32];
   for (int o = 16; o > 0; o >>= 1) {
-    v += __shfl_xor_sync(0xffffffffU, v, o);
+    v = op(v, __shfl_xor_sync(0xffffffffU, v, o));
   }
   const int lane = threadIdx.x % 32;
   const int warp = threadIdx.x / 32;
@@ -34,31 +36,22 @@ __device__ float block_sum(float v) {
     part[warp] = v;
   }
   __syncthreads();
-  float total = 0;
-  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) {
-    total += part[w];
+  float r = part[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) {
+    r = op(r, part[w]);
   }
-  return total;
+  return r;
 }
 
-__device__ float block_max(float v) {
-  __shared__ float part[32];
-  for (int o = 16; o > 0; o >>= 1) {
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffU, v, o));
-  }
-  const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0) {
-    part[warp] = v;
-  }
-  __syncthreads();
-  float m = part[0];
-  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) {
-    m = fmaxf(m, part[w]);
-  }
-  return m;
-}
+struct Add {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+__device__ float block_sum(float v) { return block_reduce(v, Add{}); }
+__device__ float block_max(float v) { return block_reduce(v, Max{}); }
 
 // One block per row.
 __global__ void norm_fwd(const bf16* x, const bf16* weight, bf16* y, float* rstd, int w) {

@@ -23,17 +23,23 @@ std::size_t sz(std::int64_t v) {
   return static_cast<std::size_t>(v);
 }
 
-/// Operands of one dense GEMM, random and never zero.
+/// Operands of one dense GEMM, random and never zero. A weight gradient (Fp32Accumulate) adds
+/// into a random FP32 gradient, without FP8 fast accumulation (Transformer Engine keeps it for
+/// forward GEMMs).
 struct GemmSetup {
-  GemmSetup(GpuContext& ctx, Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k)
-      : gemm(dtype, m, n, k, /*fast_accum=*/true),
+  GemmSetup(GpuContext& ctx, Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+            GemmOutput output = GemmOutput::Bf16)
+      : gemm(dtype, m, n, k, /*fast_accum=*/output == GemmOutput::Bf16, output),
         a(dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16, sz(m * k)),
         b(dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16, sz(n * k)),
-        c(Elem::Bf16, sz(m * n)),
+        c(output == GemmOutput::Fp32Accumulate ? Elem::F32 : Elem::Bf16, sz(m * n)),
         scales(Elem::F32, 2) {
     const Elem in = dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16;
     fill_random(a.get(), in, sz(m * k), 31, 1.0F, ctx.stream());
     fill_random(b.get(), in, sz(n * k), 32, 1.0F, ctx.stream());
+    if (output == GemmOutput::Fp32Accumulate) {
+      fill_random(c.get(), Elem::F32, sz(m * n), 33, 1.0F, ctx.stream());
+    }
     const float ones[2] = {1.0F, 1.0F};
     HOPSIM_CUDA_CHECK(cudaMemcpy(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
     if (dtype == Dtype::Fp8) {
@@ -80,7 +86,8 @@ Measurement measure_point(GpuContext& ctx, TimerBackend& timer, SuiteState& stat
   switch (spec.op) {
     case Op::Gemm: {
       const GemmSetup g(ctx, dtype, as_int(point.values[0]), as_int(point.values[1]),
-                        as_int(point.values[2]));
+                        as_int(point.values[2]),
+                        spec.pass == Pass::Bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16);
       return timed(
           ctx, timer, [&] { g.run(ctx); }, config);
     }

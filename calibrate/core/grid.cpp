@@ -92,6 +92,14 @@ TableSpec gemm_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,
   return s;
 }
 
+TableSpec wgrad_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,
+                     std::vector<double> k) {
+  TableSpec s = gemm_spec(dtype, std::move(m), std::move(n), std::move(k));
+  s.pass = Pass::Bwd;
+  s.key.emplace("role", std::string("wgrad"));
+  return s;
+}
+
 TableSpec grouped_spec(const GroupedFamily& family, std::vector<double> experts,
                        std::vector<double> tokens_per_expert) {
   TableSpec s;

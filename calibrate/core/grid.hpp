@@ -64,6 +64,10 @@ Table empty_table(const TableSpec& spec);
 /// Builders used by the grid definitions.
 TableSpec gemm_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,
                     std::vector<double> k);
+/// A dense weight gradient dW[m x n] += Xᵀ·dY over k tokens, FP32 accumulated: a bwd gemm table
+/// of role wgrad, whose (m, n, k) the simulator asks at (input features, outputs, tokens).
+TableSpec wgrad_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,
+                     std::vector<double> k);
 
 /// Expert GEMM family: per expert `tokens × n × k`, tokens split by `imbalance`.
 struct GroupedFamily {

@@ -1,6 +1,7 @@
 // The `smoke` and `full` grids (calibrate/README.md, "Build and run").
 //
-// smoke: a few minutes of device time. Dense BF16/FP8 GEMMs; grouped expert GEMMs (ramp1.5
+// smoke: a few minutes of device time. Dense BF16/FP8 GEMMs and weight gradients (FP32
+// accumulated, DeepSeek-V3's and Llama's widths over 4K tokens); grouped expert GEMMs (ramp1.5
 // uneven tokens) in every implementation; attention d=128, GQA 8, BF16, fwd and bwd: causal
 // squares, full squares and the rectangular (s, s/2) / (s/2, s) blocks of zigzag CP, and
 // bottom-right causal (s/2, s) blocks of all-gather CP; every memory-bound kernel class at 16 and
@@ -83,6 +84,7 @@ Grid smoke_grid() {
   Grid g{"smoke", {}};
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
     g.tables.push_back(gemm_spec(dtype, {128, 1024, 4096, 8192}, {4096, 8192}, {4096, 8192}));
+    g.tables.push_back(wgrad_spec(dtype, {4096, 7168}, {4096, 7168}, {4096}));
   }
   // DeepSeek-V3 FC1 per expert: N = 2·I = 4096, K = H = 7168.
   add_experts(g, {Dtype::Bf16, "", 4096, 7168, "ramp1.5", Pass::Fwd}, {8, 32}, {128, 512, 2048});
@@ -125,8 +127,13 @@ Grid full_grid() {
   const std::vector<double> gemm_m{16,   32,   64,   128,  192,  256,  384,  512,   768,
                                    1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
   const std::vector<double> gemm_nk{1024, 2048, 4096, 5120, 7168, 8192, 14336, 28672};
+  // Weight gradients over the shipped models' weights (input features x outputs: Llama 3 8B,
+  // 70B and 405B under TP 1-8, DeepSeek-V3's projections and experts) and 2K-16K tokens.
+  const std::vector<double> wgrad_in{1536, 2048, 4096, 7168, 8192, 14336, 16384};
+  const std::vector<double> wgrad_out{2112, 4096, 6144, 7168, 8192, 14336, 24576, 28672, 32768};
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
     g.tables.push_back(gemm_spec(dtype, gemm_m, gemm_nk, gemm_nk));
+    g.tables.push_back(wgrad_spec(dtype, wgrad_in, wgrad_out, {2048, 4096, 8192, 16384}));
   }
   // (hidden H, expert FFN I): Qwen3-30B-A3B, DeepSeek-V2-Lite, Qwen3-235B, DeepSeek-V2,
   // DeepSeek-V3, Mixtral-8x7B. Forward FC1 (2I, H), FC2 (H, I); dgrad FC1 (H, 2I), FC2 (I, H);

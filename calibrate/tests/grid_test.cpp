@@ -21,11 +21,20 @@ std::size_t count_op(const Grid& g, const std::vector<GridPoint>& pts, Op op) {
 TEST_CASE("smoke grid: contents") {
   const Grid g = make_grid("smoke");
   const std::vector<GridPoint> pts = grid_points(g, Suite::All);
-  CHECK(count_op(g, pts, Op::Gemm) == 32);         // bf16 and fp8, 4 x 2 x 2
+  CHECK(count_op(g, pts, Op::Gemm) == 40);  // bf16 and fp8, 4 x 2 x 2 fprop, 2 x 2 x 1 wgrad
   CHECK(count_op(g, pts, Op::GroupedGemm) == 30);  // 5 implementations x 2 x 3
   CHECK(count_op(g, pts, Op::Attn) == 44);         // 22 shapes, fwd and bwd
   CHECK(count_op(g, pts, Op::Memory) == 30);       // 8 kernels, 15 passes, 2 sizes
-  CHECK(pts.size() == 136);
+  CHECK(pts.size() == 144);
+  // The weight gradients: bwd gemm tables of role wgrad, as the simulator's tables name them.
+  std::size_t wgrad = 0;
+  for (const TableSpec& t : g.tables) {
+    if (t.op == Op::Gemm && t.pass == Pass::Bwd) {
+      CHECK(key_string(t.key, "role") == "wgrad");
+      ++wgrad;
+    }
+  }
+  CHECK(wgrad == 2);
   std::set<std::string> masks;
   for (const TableSpec& t : g.tables) {
     if (t.op == Op::Attn) {
@@ -57,7 +66,7 @@ TEST_CASE("smoke grid: attention cells are the listed pairs only") {
 
 TEST_CASE("suites select their ops") {
   const Grid g = make_grid("smoke");
-  CHECK(grid_points(g, Suite::Gemm).size() == 32);
+  CHECK(grid_points(g, Suite::Gemm).size() == 40);
   CHECK(grid_points(g, Suite::Experts).size() == 30);
   CHECK(grid_points(g, Suite::Attn).size() == 44);
   CHECK(grid_points(g, Suite::Memory).size() == 30);
@@ -94,7 +103,7 @@ TEST_CASE("parse_shard") {
 TEST_CASE("full grid: large, valid, and capped") {
   const Grid g = make_grid("full");
   const std::vector<GridPoint> pts = grid_points(g, Suite::All);
-  CHECK(count_op(g, pts, Op::Gemm) == 2 * 18 * 8 * 8);
+  CHECK(count_op(g, pts, Op::Gemm) == 2 * 18 * 8 * 8 + 2 * 7 * 9 * 4);  // fprop, wgrad
   CHECK(count_op(g, pts, Op::GroupedGemm) > 10000);
   CHECK(count_op(g, pts, Op::Attn) > 1000);
   CHECK(count_op(g, pts, Op::Memory) == 15 * 6);  // 1 MiB to 1 GiB, by 4

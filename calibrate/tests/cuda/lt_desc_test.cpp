@@ -17,19 +17,26 @@ TEST_CASE("cuBLASLt descriptors for every smoke GEMM shape, BF16 and FP8 (no GPU
   const Grid g = make_grid("smoke");
   std::size_t built = 0;
   const float scale = 1.0F;  // a host address is fine: descriptors never dereference it
+  std::size_t wgrad = 0;
   for (const GridPoint& p : grid_points(g, Suite::Gemm)) {
     const Dtype dtype = parse_dtype(key_string(g.tables[p.table].key, "dtype"));
+    const bool bwd = g.tables[p.table].pass == Pass::Bwd;  // a weight gradient: FP32 C += A·Bᵀ
     LtGemm gemm(dtype, static_cast<std::int64_t>(p.values[0]),
-                static_cast<std::int64_t>(p.values[1]), static_cast<std::int64_t>(p.values[2]));
+                static_cast<std::int64_t>(p.values[1]), static_cast<std::int64_t>(p.values[2]),
+                /*fast_accum=*/false, bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16);
+    wgrad += bwd ? 1U : 0U;
     if (dtype == Dtype::Fp8) {
       gemm.set_scales(&scale, &scale);
     }
     CHECK_FALSE(gemm.has_algo());
     ++built;
   }
-  CHECK(built == 32);
+  CHECK(built == 40);
+  CHECK(wgrad == 8);
   CHECK_FALSE(LtGemm(Dtype::Fp8, 8192, 8192, 8192, /*fast_accum=*/true).has_algo());
   CHECK(LtGemm(Dtype::Fp8, 128, 4096, 7168).describe() == "fp8 GEMM m=128 n=4096 k=7168 (TN)");
+  CHECK(LtGemm(Dtype::Bf16, 4096, 7168, 4096, false, GemmOutput::Fp32Accumulate).describe() ==
+        "bf16 GEMM m=4096 n=7168 k=4096 (TN, FP32 C += A·Bᵀ)");
 }
 
 TEST_CASE("expert GEMM shapes: offsets follow the token prefix sums, empty experts are skipped") {
