@@ -608,7 +608,8 @@ def case_what_if(ctx):
     not use, naming parallel.dp; a peak while links carry the achievable figure; a value it
     already had); figures beyond shipping hardware warn with their unit; --unset and null
     remove a key; an experiment copied anywhere runs when it names presets; a --set path is
-    relative to the working directory; an unknown preset lists the known ones."""
+    relative to the working directory, else to the experiment; an unknown preset lists the
+    known ones."""
     exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
     rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster.nodes=64"])
     expect(rc == 0 and "--set cluster.nodes=64: cluster.nodes: 16 -> 64" in err and
@@ -654,6 +655,13 @@ def case_what_if(ctx):
                            timeout=TIMEOUT_S, check=False)
         expect(p.returncode == 0 and json.loads(p.stdout)["cluster"]["gpu"] == "H200 SXM",
                f"--set cluster=FILE relative to the working directory: {p.stderr}")
+        # No such file here: relative to the experiment, as its own "cluster" would be.
+        p = subprocess.run([ctx.hopsim, "run", exp, "--json", "--set",
+                            "cluster=../clusters/h200-hgx.json"], cwd=tmp, capture_output=True,
+                           text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and json.loads(p.stdout)["cluster"]["gpu"] == "H200 SXM" and
+               "h200-published" in json.loads(p.stdout)["calibration"],
+               f"--set cluster=../clusters/FILE beside the experiment: {p.stderr}")
     rc, _, err = run([ctx.hopsim, "run", exp, "--set", "cluster=h300-dgx"])
     expect(rc == 2 and "no cluster preset \"h300-dgx\"" in err and "h200-hgx" in err,
            f"unknown preset: exit {rc}, {err}")

@@ -153,7 +153,9 @@ Node node_of(const Linked& l, const Node& root, std::string_view key) {
 std::string set_text(const std::string& o) { return "--set " + echo(o, 60); }
 
 // A file that a --set gives for the cluster, model or calibration table is relative to the
-// working directory, as any path on a command line (a preset name stays a name).
+// working directory, as any path on a command line (a preset name stays a name); where no such
+// file exists there, it stays relative to the experiment's file, as the file's own keys are
+// (`--set cluster=../clusters/h200-hgx.json` from the repository root).
 std::string path_from_here(const std::string& key, const std::string& value) {
   if (key != "cluster" && key != "model" && key != "calibration") {
     return value;
@@ -166,7 +168,10 @@ std::string path_from_here(const std::string& key, const std::string& value) {
   }
   std::error_code ec;
   const std::filesystem::path here = std::filesystem::absolute(path, ec);
-  return ec ? value : nlohmann::json(here.lexically_normal().string()).dump();
+  if (ec || !std::filesystem::exists(here, ec)) {
+    return value;
+  }
+  return nlohmann::json(here.lexically_normal().string()).dump();
 }
 
 // Applies --set overrides: the experiment's own keys first, so that `--set cluster=OTHER.json`

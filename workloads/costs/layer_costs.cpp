@@ -12,11 +12,18 @@ namespace {
 ComputeCost sum(const std::vector<ComputeCost>& calls) {
   ComputeCost total;
   total.source = Source::Exact;
+  bool one_impl = true;
   for (const ComputeCost& c : calls) {
     total.time += c.time;
     total.flops.n += c.flops.n;
     total.bytes = total.bytes + c.bytes;
     total.source = std::max(total.source, c.source);  // the worst source of the parts
+    one_impl = one_impl && (c.impl.empty() || total.impl.empty() || c.impl == total.impl);
+    total.impl = total.impl.empty() ? c.impl : total.impl;
+    total.from_base = total.from_base || c.from_base;
+  }
+  if (!one_impl) {
+    total.impl = "several";  // tables of different kernels answered the calls
   }
   return total;
 }
