@@ -457,7 +457,7 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   CHECK(h200.calibration_file.ends_with("h200-published.json"));
   CHECK_FALSE(h200.experiment.calibration_scaling.has_value());
   CHECK(h200.experiment.calibration_note.find(
-            "the 12 of its base h100-published (NVIDIA H100 80GB HBM3), scaled from that GPU to "
+            "the 14 of its base h100-published (NVIDIA H100 80GB HBM3), scaled from that GPU to "
             "the H200 SXM") != std::string::npos);
   // A large BF16 GEMM is compute-bound: its time scales by the peaks (989.4 over 989 TF).
   const work::ComputeCost scaled = fwd(work::compute_model(h200.experiment));
