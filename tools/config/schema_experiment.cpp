@@ -15,6 +15,16 @@ const std::string kOpNames = work::quoted_op_names();
 const std::string kAlgorithmNames = work::quoted_algorithm_names();
 const std::string kAlgorithmsByOp = work::algorithms_by_op();
 
+// The entry of `key` in `table`: a key two sections share, documented once.
+KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
+  for (const KeyDoc& k : table) {
+    if (k.name == key) {
+      return k;
+    }
+  }
+  return {key, "?", "?", "(undocumented)"};  // a test keeps every entry documented
+}
+
 }  // namespace
 
 const std::array<KeyDoc, 10> kExperiment{{
@@ -179,7 +189,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 18> kMoeLayerWorkload{{
+const std::array<KeyDoc, 19> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -208,6 +218,7 @@ const std::array<KeyDoc, 18> kMoeLayerWorkload{{
     {"comm_sms", "integer in [0, SMs)", "0",
      "SMs the communication kernels hold; compute runs on the rest, slower in proportion"},
     {"attention", "boolean", "true", "the attention part before the router (its compute)"},
+    shared(kAttentionLayerWorkload, "attention_kernel"),
     {"layers", "integer in [1, 2^20]", "1",
      "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
@@ -246,19 +257,6 @@ const std::array<KeyDoc, 8> kMoeRouting{{
      "remains"},
 }};
 
-namespace {
-
-// The entry of `key` in `table`: a key two sections share, documented once.
-KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
-  for (const KeyDoc& k : table) {
-    if (k.name == key) {
-      return k;
-    }
-  }
-  return {key, "?", "?", "(undocumented)"};  // a test keeps every entry documented
-}
-
-}  // namespace
 
 const std::array<KeyDoc, 15> kTransformerLayerWorkload{{
     {"kind", "\"transformer_layer\"", "required",

@@ -18,7 +18,7 @@ extern const std::array<KeyDoc, 3> kSizeRange;
 extern const std::array<KeyDoc, 11> kCollectiveMoe;
 extern const std::array<KeyDoc, 15> kAttentionLayerWorkload;
 extern const std::array<KeyDoc, 4> kAttentionCp;
-extern const std::array<KeyDoc, 18> kMoeLayerWorkload;
+extern const std::array<KeyDoc, 19> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 8> kMoeRouting;
 extern const std::array<KeyDoc, 15> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;
