@@ -52,7 +52,7 @@ CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
     if (p.complete() && gpu.peak_bf16_tflops > 0 && gpu.hbm_GBps > 0 && distance(p, gpu) < best) {
       best = distance(p, gpu);
       nearest.file = file;
-      nearest.scaling = work::TableScaling{*p.bf16_tflops, *p.fp8_tflops, *p.hbm_GBps};
+      nearest.scaling = p.scaling();
       nearest.note = fmt::format(
           "auto: no shipped table for the {}; {} ({}) scaled to it: compute-bound times x{:.3f} "
           "(BF16 peak {:g} -> {:g} TFLOP/s), memory-bound x{:.3f} (HBM {:g} -> {:g} GB/s)",

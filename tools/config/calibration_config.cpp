@@ -383,6 +383,14 @@ work::GpuFigures figures_of(const work::Calibration& calibration) {
   return f;
 }
 
+work::GpuFigures datasheet_figures_of(const work::Calibration& calibration) {
+  work::GpuFigures f;
+  f.peak_bf16_tflops = calibration.peaks.bf16_tflops;
+  f.peak_fp8_tflops = calibration.peaks.fp8_tflops;
+  f.hbm_GBps = calibration.peaks.hbm_GBps;
+  return f;
+}
+
 std::string attach_base(work::Calibration& calibration, const std::string& file,
                         const std::string& gpu_name) {
   if (calibration.base.empty()) {
@@ -407,15 +415,10 @@ std::string attach_base(work::Calibration& calibration, const std::string& file,
           "by",
           where, calibration.base, base.device, gpu_name));
     }
-    scaling = work::TableScaling{*base.peaks.bf16_tflops, *base.peaks.fp8_tflops,
-                                 *base.peaks.hbm_GBps};
+    scaling = base.peaks.scaling();
   }
   if (base.peaks.complete()) {
-    work::GpuFigures own;
-    own.peak_bf16_tflops = base.peaks.bf16_tflops;
-    own.peak_fp8_tflops = base.peaks.fp8_tflops;
-    own.hbm_GBps = base.peaks.hbm_GBps;
-    check_calibration_plausible(base, own, base_file);
+    check_calibration_plausible(base, datasheet_figures_of(base), base_file);
   }
   for (work::CalibrationTable t : base.tables) {
     t.tier = 1;

@@ -54,4 +54,8 @@ work::GpuFigures figures_of(const topo::GpuSpec& gpu);
 /// A table's own device block as figures: its measured ceilings, lower bounds of the peaks.
 work::GpuFigures figures_of(const work::Calibration& calibration);
 
+/// A table's own GPU by its datasheet figures (device peaks and HBM, where the file gives
+/// them): what a table scaled to another GPU is held plausible against.
+work::GpuFigures datasheet_figures_of(const work::Calibration& calibration);
+
 }  // namespace hopsim::config

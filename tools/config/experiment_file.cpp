@@ -119,8 +119,7 @@ void read_calibration(const Node& root, ExperimentFile& f) {
   }
   work::GpuFigures gpu = figures_of(e.cluster.gpu);
   if (e.calibration_scaling) {  // the table's own GPU
-    gpu = work::GpuFigures{calibration->peaks.bf16_tflops, calibration->peaks.fp8_tflops,
-                           calibration->peaks.hbm_GBps, std::nullopt, std::nullopt};
+    gpu = datasheet_figures_of(*calibration);
   }
   for (std::string& w : check_calibration_plausible(*calibration, gpu, f.calibration_file)) {
     f.warnings.push_back(std::move(w));

@@ -42,11 +42,6 @@ const Published& published(AttentionKernel k) {
   return kFa3;
 }
 
-// Whole waves: the share of SM time a grid of `blocks` keeps busy.
-double waves(double blocks, double sms) {
-  return blocks / (std::ceil(blocks / sms) * sms);
-}
-
 // Half a 128-key tile of each query row's diagonal is masked but computed.
 double diagonal(double mean_keys) {
   return mean_keys / (mean_keys + kTileRows / 2);
@@ -59,7 +54,7 @@ double causal_penalty(AttentionKernel kernel) {
   const Published& p = published(kernel);
   const double l = (16384.0 + 1) / 2;
   const double model = attention_rate_share(kernel, false, l) * diagonal(l) *
-                       waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
+                       whole_waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
   return p.causal_fwd_16k / model;
 }
 
@@ -78,12 +73,21 @@ std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::int64_t attention_blocks(std::int64_t bh, std::int64_t rows) {
+  return bh * ((rows + static_cast<std::int64_t>(kTileRows) - 1) /
+               static_cast<std::int64_t>(kTileRows));
+}
+
+double whole_waves(double blocks, double sms) {
+  return blocks / (std::ceil(blocks / sms) * sms);
+}
+
 double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys) {
   HOPSIM_ASSERT(mean_keys > 0, "mean keys per query row must be positive, got {}", mean_keys);
   const Published& p = published(kernel);
   // The published bars include their own waves; take them out, so that the curve is the
   // rate of a GPU kept busy.
-  const double w = waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
+  const double w = whole_waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
   const double short_share = (backward ? p.bwd_512 : p.fwd_512) / w;
   const double long_share = (backward ? p.bwd_16k : p.fwd_16k) / w;
   // time / FLOP = a + b / L through (512, short) and (16384, long).
@@ -102,7 +106,7 @@ double attention_efficiency(AttentionKernel kernel, const AttentionKernelCall& c
   }
   const double d = static_cast<double>(std::clamp<std::int64_t>(call.d_qk, 64, 128));
   share *= 0.767 + (1 - 0.767) * (d - 64) / 64;  // FA3 Fig. 5a: 497 / 648 at d = 64
-  share *= waves(static_cast<double>(call.blocks), static_cast<double>(sm_count));
+  share *= whole_waves(static_cast<double>(call.blocks), static_cast<double>(sm_count));
   return std::min(1.0, share * scale / kAttentionReference);
 }
 

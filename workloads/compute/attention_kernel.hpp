@@ -52,6 +52,12 @@ struct AttentionKernelCall {
 double attention_efficiency(AttentionKernel kernel, const AttentionKernelCall& call, double scale,
                             std::int64_t sm_count);
 
+/// Thread blocks of a call: bh x ceil(rows / 128) tiles, rows the queries forward and the keys
+/// backward.
+std::int64_t attention_blocks(std::int64_t bh, std::int64_t rows);
+/// The share of SM time a grid of `blocks` keeps busy in whole waves of `sms` SMs.
+double whole_waves(double blocks, double sms);
+
 /// The rate at L keys per query row, over the dense peak, before masks, waves and head dims.
 double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys);
 

@@ -77,6 +77,8 @@ struct CalibrationPeaks {
   std::optional<double> fp8_tflops;
   std::optional<double> hbm_GBps;  // NOLINT(readability-identifier-naming): unit in the name
   bool complete() const { return bf16_tflops && fp8_tflops && hbm_GBps; }
+  /// What a table made on this GPU is scaled by on another; complete() must hold.
+  TableScaling scaling() const { return {*bf16_tflops, *fp8_tflops, *hbm_GBps}; }
 };
 
 struct Calibration {

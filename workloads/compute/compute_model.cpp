@@ -189,22 +189,16 @@ WorkAt work_in(const CalibrationTable& t, const ComputeModel::Query& q) {
   };
 }
 
-// Attention's thread blocks: query tiles forward, key tiles backward, per batch x head.
-double attention_blocks(const ComputeModel::Query& q, std::int64_t bh) {
-  const std::int64_t rows = q.pass == Pass::Fwd ? q.point[0] : q.point[1];
-  return as_double(bh) * as_double((rows + 127) / 128);
-}
-
-double whole_waves(double blocks, double sms) {
-  return blocks / (std::ceil(blocks / sms) * sms);
-}
-
 // An attention call with fewer batch x heads than a table's grid: the rate at the same
 // sequence lengths and the next bh up that the table answers, times the call's share of whole
 // waves over that point's (fewer blocks fill the GPU less). Clamped, as it leaves the grid.
 std::optional<TableAnswer> fewer_heads(const CalibrationTable& t, const ComputeModel::Query& q,
                                        const WorkAt& work, std::int64_t sms) {
   const std::int64_t bh = q.point[2];
+  const std::int64_t rows = q.pass == Pass::Fwd ? q.point[0] : q.point[1];
+  const auto waves = [&](std::int64_t heads) {
+    return whole_waves(as_double(attention_blocks(heads, rows)), as_double(sms));
+  };
   for (const std::int64_t v : t.axes[2].values) {
     if (v <= bh) {
       continue;
@@ -214,10 +208,7 @@ std::optional<TableAnswer> fewer_heads(const CalibrationTable& t, const ComputeM
     if (!a) {
       continue;
     }
-    const double sm = as_double(sms);
-    const double rate = work(at) / a->time.seconds() *
-                        whole_waves(attention_blocks(q, bh), sm) /
-                        whole_waves(attention_blocks(q, v), sm);
+    const double rate = work(at) / a->time.seconds() * waves(bh) / waves(v);
     return TableAnswer{Time::from_seconds_ceil(work(q.point) / rate), Source::Clamped};
   }
   return std::nullopt;
@@ -528,9 +519,10 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
   call.causal = shape.mask != Mask::None;
   call.d_qk = shape.d_qk;
   const std::int64_t pairs = attention_pairs(shape.mask, shape.s_q, shape.s_kv);
-  call.mean_keys = std::max(1.0, as_double(pairs) / as_double(std::max<std::int64_t>(1, shape.s_q)));
-  const std::int64_t rows = call.backward ? shape.s_kv : shape.s_q;
-  call.blocks = std::max<std::int64_t>(1, shape.bh * ((rows + 127) / 128));
+  call.mean_keys =
+      std::max(1.0, as_double(pairs) / as_double(std::max<std::int64_t>(1, shape.s_q)));
+  call.blocks =
+      std::max<std::int64_t>(1, attention_blocks(shape.bh, call.backward ? shape.s_kv : shape.s_q));
   q.efficiency = attention_efficiency(attention_kernel_, call, roofline_.attention_efficiency,
                                       roofline_.sm_count);
   ComputeCost c = answer(q);
