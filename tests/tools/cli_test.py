@@ -742,12 +742,12 @@ def case_long_run(ctx):
         print(f"progress on a terminal only; memory guard not tried ({available / 1e9:.0f} GB "
               "available)")
         return
-    big = os.path.join(ctx.source_dir, "configs/experiments/llama3-405b-8k-16384gpu.json")
+    big = os.path.join(ctx.source_dir, "configs/experiments/llama3-405b-8k-8192gpu.json")
     rc, _, err = run([ctx.hopsim, "run", big, "--no-fold"], timeout=60)
     gb = float(err.split("needs about ")[1].split(" GB")[0]) if "needs about " in err else 0
     expect(rc == 2 and "--force-memory" in err and gb * 1e9 > available,
-           f"an unfolded 16,384-GPU step: exit {rc}, {err}")
-    print(f"progress on a terminal only; the unfolded 16,384-GPU step needs ~{gb:.0f} GB "
+           f"an unfolded 8,192-GPU step: exit {rc}, {err}")
+    print(f"progress on a terminal only; the unfolded 8,192-GPU step needs ~{gb:.0f} GB "
           f"(this machine has {available / 1e9:.0f} GB available): refused")
 
 

@@ -310,6 +310,86 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
   }
 }
 
+TEST_CASE("training step: selective recomputation, module by module") {
+  const ExperimentFile f = load_experiment(kExperiments + "llama3-405b-8k-16384gpu.json", {});
+  const work::ModelSpec& m = *f.experiment.model;
+  const double h = static_cast<double>(m.hidden);
+  using work::RecomputeModule;
+  const auto saved = [&](std::uint8_t mods) { return work::layer_saved_elements(m, false, mods); };
+  // Llama 3 405B: 2 h norm inputs, 2 h norm outputs, Q 1 h, K and V 0.125 h, the attention
+  // output 1 h, gate, up and SwiGLU outputs 3 x 3.25 h.
+  CHECK(saved(0) == hopsim::test::approx(15.875 * h));
+  CHECK(saved(static_cast<std::uint8_t>(RecomputeModule::CoreAttn)) == saved(0));
+  CHECK(saved(static_cast<std::uint8_t>(RecomputeModule::LayerNorm)) ==
+        hopsim::test::approx(13.875 * h));
+  CHECK(saved(static_cast<std::uint8_t>(RecomputeModule::Mlp)) == hopsim::test::approx(6.125 * h));
+  const ExperimentFile ds = load_experiment(kExperiments + "deepseek-v3-step.json", {});
+  const work::ModelSpec& dm = *ds.experiment.model;
+  const double up = static_cast<double>(dm.heads * (192 + 128 + 64 + 128));
+  CHECK(work::layer_saved_elements(dm, true, 0) -
+            work::layer_saved_elements(
+                dm, true, static_cast<std::uint8_t>(RecomputeModule::MlaUpProj)) ==
+        hopsim::test::approx(up));
+  CHECK(work::layer_saved_elements(dm, true, 0) -
+            work::layer_saved_elements(dm, true,
+                                       static_cast<std::uint8_t>(RecomputeModule::MoeAct)) ==
+        hopsim::test::approx(static_cast<double>((dm.moe.top_k + dm.moe.shared_experts) *
+                                                 dm.moe.expert_ffn_hidden)));
+
+  // In the step: layernorm recompute takes 2 h per token and layer off the peak and adds the
+  // norms' forward before each backward; core_attn keeps the memory and adds attention.
+  const auto step_of = [&](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), {"workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
+    return *run_with(kExperiments + "llama3-405b-8k-16384gpu.json", sets).cases[0].step();
+  };
+  const work::StepDetails none =
+      step_of({"workload.recompute=\"none\"", "workload.recompute_modules=null"});
+  const work::StepDetails norm =
+      step_of({"workload.recompute=\"selective\"", "workload.recompute_modules=[\"layernorm\"]"});
+  const work::StepDetails attn = step_of(
+      {"workload.recompute=\"selective\"", "workload.recompute_modules=[\"core_attn\"]"});
+  CHECK(norm.recompute == "selective (layernorm)");
+  CHECK(attn.recompute == "selective (core_attn)");
+  const work::LayerTiming& n0 = none.layers.front();
+  const work::LayerTiming& n1 = norm.layers.front();
+  const work::LayerTiming& a1 = attn.layers.front();
+  CHECK(n0.recomputed == Time{});
+  CHECK(n1.recomputed > Time{});
+  CHECK(n1.backward == n0.backward + n1.recomputed);
+  CHECK(n1.recomputed.count_ps() * n1.gpus ==
+        doctest::Approx(static_cast<double>(n1.forward_kernels.time(work::KernelClass::Norm).count_ps()))
+            .epsilon(1e-6));
+  CHECK(a1.recomputed.count_ps() * a1.gpus ==
+        doctest::Approx(static_cast<double>(
+                            a1.forward_kernels.time(work::KernelClass::AttentionFwd).count_ps()))
+            .epsilon(1e-6));
+  const auto peak = [](const work::StepDetails& d) {
+    double most = 0;
+    for (const work::StageMemory& mem : d.memory) {
+      most = std::max(most, mem.activations);
+    }
+    return most;
+  };
+  // Rank 1: 8 layers x 15 micro-batches in flight, 1,024 tokens each, 2 h bytes saved less.
+  CHECK(peak(none) - peak(norm) == hopsim::test::approx(8.0 * 15 * 1024 * 2 * 2 * h));
+  CHECK(peak(attn) == peak(none));
+
+  CHECK(error_of(kSmall, {"workload.recompute_modules=[\"layernorm\"]"})
+            .find("recompute_modules are what selective recomputation runs again") !=
+        std::string::npos);
+  CHECK(error_of(kSmall, {"workload.recompute=\"selective\"",
+                          "workload.recompute_modules=[\"attention\"]"})
+            .find("/workload/recompute_modules/0") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.recompute=\"selective\"", "workload.recompute_modules=[]"})
+            .find("at least one module") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.recompute=\"selective\"", "workload.fold=false"})
+            .find("folded only") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.schedule=\"1f1b\"", "workload.virtual_stages=1",
+                          "workload.microbatch_group=2"})
+            .find("no micro-batch groups") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.microbatch_group=2"}) == "no error");
+}
+
 TEST_CASE("training step: layouts that cannot run are clear errors") {
   const std::string big = kExperiments + "llama3-405b-8k-8192gpu.json";
   const std::string memory =

@@ -37,7 +37,8 @@ std::vector<int> gpus(int p) {
 
 // The step time of a pipeline with no communication, chunk times forward tf / v, backward
 // tb / v (the same model cut into more chunks).
-Time step(PipeSchedule s, int p, int m, int v, Time tf, Time tb, Bytes bytes = Bytes{}) {
+Time step(PipeSchedule s, int p, int m, int v, Time tf, Time tb, Bytes bytes = Bytes{},
+          int group = 0) {
   const topo::Cluster cluster(one_node());
   Plan plan;
   PipelineSpec spec;
@@ -48,6 +49,7 @@ Time step(PipeSchedule s, int p, int m, int v, Time tf, Time tb, Bytes bytes = B
   spec.forward = Time::ps(tf.count_ps() / v);
   spec.backward = Time::ps(tb.count_ps() / v);
   spec.activation_bytes = bytes;
+  spec.group = group;
   add_pipeline(plan, spec);
   const Outcome out = simulate(cluster, plan);
   REQUIRE(out.stuck.empty());
@@ -133,7 +135,7 @@ TEST_CASE("pipeline shapes are checked") {
         "1f1b runs 1 chunk per rank, not 2 (interleaved runs more)");
   CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 6, 2, "/x").front().message ==
         "interleaved runs micro-batches in groups of the 4 stages: 6 micro-batches are not a "
-        "multiple");
+        "multiple (set microbatch_group for Meta's variant, whose last group may be smaller)");
   CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 8, 1, "/x").size() == 1);
   CHECK(check_pipeline(PipeSchedule::OneFOneB, 0, 8, 1, "/x").size() == 1);
 }
@@ -158,4 +160,64 @@ TEST_CASE("ZeRO-3 prefetch: a pass waits for the first gather, then for whicheve
   // short, so a long gather 2 cannot hide under layer 0: it runs 11-16, layer 2 16-17.
   CHECK(prefetched_pass(us({10, 1, 1}), us({1, 1, 5})) == Time::us(17));
   CHECK(prefetched_pass({}, {}) == Time{});
+}
+
+TEST_CASE("interleaved in groups: Megatron's order at N = p, every group size finishes") {
+  // N = p written out is Megatron's order.
+  CHECK(pipeline_order(PipeSchedule::Interleaved, 4, 8, 2, 4) ==
+        pipeline_order(PipeSchedule::Interleaved, 4, 8, 2));
+  for (int p = 1; p <= 5; ++p) {
+    for (int v = 2; v <= 3; ++v) {
+      for (int m = 1; m <= 9; ++m) {
+        for (int n = 1; n <= m + 1; ++n) {
+          CAPTURE(p);
+          CAPTURE(v);
+          CAPTURE(m);
+          CAPTURE(n);
+          // Any group runs to the end (check_pipeline runs the order on its dependencies).
+          REQUIRE(check_pipeline(PipeSchedule::Interleaved, p, m, v, "/x", n).empty());
+          const auto order = pipeline_order(PipeSchedule::Interleaved, p, m, v, n);
+          for (const std::vector<PipeOp>& ops : order) {
+            CHECK(ops.size() == static_cast<std::size_t>(2 * m * v));
+            std::set<std::tuple<int, int, bool>> seen;
+            int in_flight = 0;
+            int most = 0;
+            for (const PipeOp& op : ops) {
+              CHECK(seen.insert({op.micro_batch, op.chunk, op.forward}).second);
+              in_flight += op.forward ? 1 : -1;
+              most = std::max(most, in_flight);
+            }
+            // The first rank holds at most (v + 1) N + 1 chunks' activations at once.
+            CHECK(most <= std::max((v + 1) * std::min(n, m) + 1, 1));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("interleaved in groups: fewer in flight, a larger bubble") {
+  const Time tf = Time::us(1000);
+  const Time tb = Time::us(2000);
+  const auto most_in_flight = [](int group) {
+    const auto order = pipeline_order(PipeSchedule::Interleaved, 4, 8, 2, group);
+    int in_flight = 0;
+    int most = 0;
+    for (const PipeOp& op : order[0]) {
+      in_flight += op.forward ? 1 : -1;
+      most = std::max(most, in_flight);
+    }
+    return most;
+  };
+  // Rank 0 of p 4, v 2: Megatron's warm-up 2 (p - 1) + (v - 1) p = 10 forwards, then one more;
+  // in groups of 2, (v + 1) N = 6.
+  CHECK(most_in_flight(4) == 11);
+  CHECK(most_in_flight(2) == 7);
+  CHECK(step(PipeSchedule::Interleaved, 4, 8, 2, tf, tb, Bytes{}, 2) >
+        step(PipeSchedule::Interleaved, 4, 8, 2, tf, tb, Bytes{}, 4));
+  // Groups that do not divide the micro-batches: the last group is what is left.
+  CHECK(check_pipeline(PipeSchedule::Interleaved, 4, 6, 2, "/x", 4).empty());
+  CHECK(step(PipeSchedule::Interleaved, 4, 6, 2, tf, tb, Bytes{}, 4) > Time{});
+  CHECK(check_pipeline(PipeSchedule::OneFOneB, 4, 8, 1, "/x", 2).front().message ==
+        "1f1b has no micro-batch groups (microbatch_group is for interleaved)");
 }

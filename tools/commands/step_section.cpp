@@ -57,6 +57,7 @@ Json layer_rows(const work::StepDetails& d) {
                       {"forward_s", lt.forward.seconds()},
                       {"backward_s", lt.backward.seconds()},
                       {"weight_s", lt.weight.seconds()},
+                      {"recompute_s", lt.recomputed.seconds()},
                       {"pair_s", lt.pair.seconds()},
                       {"compute_s", lt.compute.seconds()},
                       {"comm_s", lt.comm.seconds()},
@@ -111,6 +112,9 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
   out["schedule"] = d.schedule;
   out["pp"] = d.stages;
   out["virtual_stages"] = d.chunks;
+  if (d.group > 0) {
+    out["microbatch_group"] = d.group;
+  }
   out["micro_batches"] = d.micro_batches;
   out["zero"] = d.zero;
   out["recompute"] = d.recompute;

@@ -298,7 +298,9 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
       "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
       b.pipeline_rank, d.schedule,
-      d.chunks > 1 ? fmt::format("x{}", d.chunks) : std::string("pp") + std::to_string(d.stages),
+      d.chunks > 1 ? fmt::format("x{}{}", d.chunks,
+                                 d.group > 0 ? fmt::format(" in groups of {}", d.group) : "")
+                   : std::string("pp") + std::to_string(d.stages),
       d.micro_batches, b.compute_s ? "compute" : "forward and backward",
       b.compute_s.value_or(b.forward_backward_s), exposed, b.bubble_s, 100 * b.bubble_fraction,
       b.dp_exposed_s, b.optimizer_s, b.param_gather_s);

@@ -33,7 +33,7 @@ work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workl
                                                                const JobParseContext& ctx);
 
 /// /workload of kind "training_step": a transformer layer's keys (its layers and passes are
-/// the step's) and global_batch, schedule, virtual_stages, zero, recompute, grad_dtype.
+/// the step's) and global_batch, schedule, virtual_stages, microbatch_group, zero, recompute, grad_dtype.
 template <>
 work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
                                                        const JobParseContext& ctx);

@@ -300,7 +300,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 19> kTrainingStepWorkload{{
+const std::array<KeyDoc, 21> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -324,6 +324,11 @@ const std::array<KeyDoc, 19> kTrainingStepWorkload{{
      "2 x pp; two stages per rank; folded only)"},
     {"virtual_stages", "integer in [1, 1024]", "1f1b: 1; interleaved: 2",
      "model chunks per pipeline rank; pp x virtual_stages must not exceed the model's layers"},
+    {"microbatch_group", "integer in [1, 100000]", "pp",
+     "interleaved only: micro-batches that go through a chunk together before the next chunk "
+     "(Megatron's order: pp; fewer is Meta's Llama 3 variant, N in its paper: fewer "
+     "micro-batches in flight, so less activation memory, for a larger bubble; micro-batches "
+     "need not be a multiple of it). A group too small for the order to finish is an error"},
     {"zero", "0, 1 or 3", "1",
      "0: gradients all-reduced, every DP rank holds all optimizer states; 1: reduce-scatter, "
      "optimizer states sharded over DP, updated parameters all-gathered; 3: parameters and "
@@ -331,8 +336,17 @@ const std::array<KeyDoc, 19> kTrainingStepWorkload{{
      "one layer ahead) and reduce-scattered after every backward (docs/training-step.md); not "
      "with `dualpipe`"},
     {"recompute", "\"none\", \"selective\" or \"full\"", "\"none\"",
-     "activation recomputation: full keeps each layer's input only and runs its forward again "
-     "before its backward; selective equals none with FlashAttention (no scores stored)"},
+     "activation recomputation (Megatron's --recompute-granularity): full keeps each layer's "
+     "input only and runs its forward again before its backward; selective runs "
+     "recompute_modules again before each backward and does not keep what they made"},
+    {"recompute_modules", "array of \"core_attn\", \"layernorm\", \"mlp\", \"moe_act\", "
+     "\"mla_up_proj\"", "[\"core_attn\"]",
+     "selective only (Megatron's --recompute-modules): core_attn saves nothing with "
+     "FlashAttention and costs the attention forward; layernorm drops both norms' outputs (2 h "
+     "per token) for their forwards; mlp a dense MLP's gate, up and SwiGLU outputs (3 ffn) for "
+     "its forward GEMMs and SwiGLU; moe_act the experts' SwiGLU outputs for their SwiGLU; "
+     "mla_up_proj MLA's per-head queries, keys and values for the up-projection GEMMs "
+     "(docs/training-step.md#memory)"},
     {"grad_dtype", "\"bf16\" or \"fp32\"", "\"bf16\"",
      "the gradient buffer and its reduction over DP"},
     {"fold", "boolean", "true",

@@ -11,6 +11,9 @@ namespace {
 constexpr std::array<std::string_view, 3> kSchedules{"1f1b", "interleaved", "dualpipe"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
+constexpr std::array<std::string_view, 5> kRecomputeModuleNames{"core_attn", "layernorm", "mlp",
+                                                                 "moe_act", "mla_up_proj"};
+static_assert(kRecomputeModuleNames.size() == work::kRecomputeModules.size());
 
 }  // namespace
 
@@ -30,6 +33,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   } else if (job.schedule == work::PipeSchedule::Interleaved) {
     job.virtual_stages = 2;
   }
+  if (n.has("microbatch_group")) {
+    job.microbatch_group = static_cast<int>(n.at("microbatch_group").integer_in(1, 100'000));
+  }
   if (n.has("zero")) {
     job.zero = static_cast<int>(n.at("zero").integer_in(0, 3));
     if (job.zero == 2) {
@@ -40,6 +46,22 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   }
   if (n.has("recompute")) {
     job.recompute = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
+  }
+  if (n.has("recompute_modules")) {
+    const Node& list = n.at("recompute_modules");
+    if (job.recompute != work::Recompute::Selective) {
+      list.fail("recompute_modules are what selective recomputation runs again; set recompute "
+                "to \"selective\" or remove them (--set workload.recompute_modules=null)");
+    }
+    list.expect_array();
+    job.recompute_modules = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::size_t k = list.at(i).index_of(kRecomputeModuleNames);
+      job.recompute_modules |= static_cast<std::uint8_t>(work::kRecomputeModules[k].first);
+    }
+    if (job.recompute_modules == 0) {
+      list.fail("selective recomputation needs at least one module (or recompute \"none\")");
+    }
   }
   if (n.has("fold")) {
     job.fold = n.at("fold").boolean();

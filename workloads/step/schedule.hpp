@@ -33,18 +33,28 @@ struct PipeOp {
   int micro_batch = 0;
   int chunk = 0;  ///< 0 .. v-1 on this rank: model stage chunk x p + rank
   bool forward = true;
+  bool operator==(const PipeOp&) const = default;
 };
 
 /// Problems of a schedule's shape, as pointers under `at`: p, m, v >= 1; interleaved needs
-/// v >= 2 and m a multiple of p (Megatron's constraint), 1F1B v = 1; DualPipe v = 1 and
-/// check_dualpipe's shape.
+/// v >= 2 and, with Megatron's groups of p (group 0), m a multiple of p; 1F1B v = 1 and no
+/// group; DualPipe v = 1 and check_dualpipe's shape. Every interleaved order is also run
+/// dry (dependencies only, no times) so that a group too small for its warm-up is an error,
+/// never a plan that waits forever.
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
-                        const std::string& at);
+                        const std::string& at, int group = 0);
 
 /// Per pipeline rank, its ops in the order it runs them (1F1B, interleaved). The shape must
 /// pass check_pipeline.
+///
+/// Interleaved: micro-batches go through the chunks in groups of `group` (0: p, Megatron's
+/// order; any other size is Meta's variant for Llama 3, where the group, N in its paper, is
+/// tunable and need not divide m: the last group is what is left). Rank r runs
+/// min(m v, 2 (p - r - 1) + (v - 1) N) forwards before its first backward, then one forward,
+/// one backward: a smaller group holds fewer micro-batches in flight (less activation memory)
+/// for a larger bubble.
 std::vector<std::vector<PipeOp>> pipeline_order(PipeSchedule s, int stages, int micro_batches,
-                                                int chunks);
+                                                int chunks, int group = 0);
 
 /// A pipeline to lay into a plan: the GPU of each pipeline rank, each chunk's forward and
 /// backward time, the bytes a micro-batch's activations (forward) and gradients (backward)
@@ -54,6 +64,7 @@ struct PipelineSpec {
   std::vector<int> gpus;  ///< per pipeline rank
   int micro_batches = 1;
   int chunks = 1;
+  int group = 0;  ///< interleaved: micro-batches per group (0: the p stages, Megatron's)
   Time forward{};   ///< one chunk, one micro-batch
   Time backward{};  ///< one chunk, one micro-batch
   /// Per model stage (p x v of them, stage chunk x p + rank): its own forward and backward

@@ -29,9 +29,13 @@ struct LayerTiming {
   /// The busiest GPU's compute and communication (flows in flight), forward and backward.
   Time compute;
   Time comm;
+  /// Run again before each backward (in `backward`): the whole forward under full recompute,
+  /// the recomputed modules' forward kernels under selective, on the busiest GPU.
+  Time recomputed;
   int gpus = 0;  ///< of the layer group it ran on
   /// Compute time by kernel class over the layer group's GPUs, forward and backward.
   KernelTally kernels;
+  KernelTally forward_kernels;  ///< the forward's alone
 };
 
 /// One layer's gradient synchronization over data parallelism, simulated on one pipeline
@@ -47,6 +51,7 @@ struct StepDetails {
   std::string folding;  ///< in words: what was simulated for what
   int stages = 1;       ///< pipeline ranks (pp)
   int chunks = 1;       ///< model chunks per rank
+  int group = 0;        ///< interleaved, Meta's variant: micro-batches per group (0: pp's)
   std::int64_t micro_batches = 1;
   std::int64_t gpus = 0;
   std::string schedule;

@@ -16,32 +16,10 @@ constexpr double kOptimizerBytes = 12;  // FP32 master weights, Adam's m and v
 constexpr double kActivationBytes = 2;  // BF16 activations
 
 // Bytes one layer saves for its backward per token, in BF16, counted from the model's shape
-// (Korthikanti et al.'s accounting, for a pre-norm layer without dropout, FlashAttention
-// storing no scores): attention keeps its norm's input and output, Q, K, V and its output
-// (the output projection's input); a dense MLP its norm's input and output, the gate and up
-// projections and the SwiGLU output (the down projection's input); a MoE layer the same per
-// shared expert and, per routed copy of the token, its expert input, gate, up and SwiGLU
-// output. Llama 3 405B: 31.75 h per token where GPT-3's constant is 34 h.
-double layer_bytes_per_token(const ModelSpec& m, bool moe) {
-  const double h = d(m.hidden);
-  double q = d(m.heads * m.head_dim);
-  double kv = 2 * d(m.kv_heads * m.head_dim);
-  double out = q;
-  if (m.mla) {
-    const MlaShape& a = m.mla_shape;
-    q = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)) + d(a.q_lora_rank);
-    kv = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)) +
-         d(a.kv_lora_rank + a.qk_rope_head_dim);
-    out = d(m.heads * a.v_head_dim);
-  }
-  double elements = 2 * h + q + kv + out + 2 * h;
-  if (moe) {
-    const double fe = d(m.moe.expert_ffn_hidden);
-    elements += d(m.moe.shared_experts) * 3 * fe + d(m.moe.top_k) * (h + 3 * fe);
-  } else {
-    elements += 3 * d(m.ffn_hidden);
-  }
-  return kActivationBytes * elements;
+// (layer_saved_elements).
+double layer_bytes_per_token(const StepShape& s, bool moe) {
+  const std::uint8_t modules = s.recompute == Recompute::Selective ? s.recompute_modules : 0;
+  return kActivationBytes * layer_saved_elements(*s.model, moe, modules);
 }
 
 // Saved activations of one layer for one micro-batch on one GPU (sequence parallelism splits
@@ -54,7 +32,7 @@ double layer_activations(const StepShape& s, bool moe, bool full) {
   if (full) {
     return kActivationBytes * tokens * d(m.hidden);
   }
-  return tokens * layer_bytes_per_token(m, moe);
+  return tokens * layer_bytes_per_token(s, moe);
 }
 
 // A step's model stages as memory counts them: each stage's parameters and layers, and one
@@ -157,7 +135,7 @@ std::vector<std::vector<std::pair<int, bool>>> activation_steps(const StepShape&
     }
   } else {
     const auto order =
-        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks);
+        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks, s.group);
     for (int r = 0; r < ranks; ++r) {
       for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
         steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
@@ -168,6 +146,52 @@ std::vector<std::vector<std::pair<int, bool>>> activation_steps(const StepShape&
 }
 
 }  // namespace
+
+// Elements one layer saves for its backward per token (Korthikanti et al.'s accounting, for a
+// pre-norm layer without dropout, FlashAttention storing no scores): attention keeps its
+// norm's input and output, Q, K, V and its output (the output projection's input); a dense
+// MLP its norm's input and output, the gate and up projections and the SwiGLU output (the down
+// projection's input); a MoE layer the same per shared expert and, per routed copy of the
+// token, its expert input, gate, up and SwiGLU output. Llama 3 405B: 15.875 h elements (31.75
+// h bytes) per token where GPT-3's constant is 34 h bytes.
+double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) {
+  const double h = d(m.hidden);
+  double q = d(m.heads * m.head_dim);
+  double kv = 2 * d(m.kv_heads * m.head_dim);
+  double out = q;
+  if (m.mla) {
+    const MlaShape& a = m.mla_shape;
+    const double q_heads = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim));
+    const double kv_heads = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim));
+    const bool up = has_module(modules, RecomputeModule::MlaUpProj);
+    q = (up ? 0 : q_heads) + d(a.q_lora_rank);
+    kv = (up ? 0 : kv_heads) + d(a.kv_lora_rank + a.qk_rope_head_dim);
+    out = d(m.heads * a.v_head_dim);
+  }
+  const double norm_outputs = has_module(modules, RecomputeModule::LayerNorm) ? 0 : 2 * h;
+  double elements = 2 * h + q + kv + out + norm_outputs;  // both norms' inputs, attention
+  if (moe) {
+    const double fe = d(m.moe.expert_ffn_hidden);
+    const double act = has_module(modules, RecomputeModule::MoeAct) ? 2 : 3;
+    elements += d(m.moe.shared_experts) * act * fe + d(m.moe.top_k) * (h + act * fe);
+  } else {
+    elements += has_module(modules, RecomputeModule::Mlp) ? 0 : 3 * d(m.ffn_hidden);
+  }
+  return elements;
+}
+
+std::string recompute_label(Recompute r, std::uint8_t modules) {
+  if (r != Recompute::Selective) {
+    return std::string(recompute_name(r));
+  }
+  std::string names;
+  for (const auto& [module, name] : kRecomputeModules) {
+    if (has_module(modules, module)) {
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+  }
+  return "selective (" + names + ")";
+}
 
 std::string_view recompute_name(Recompute r) {
   switch (r) {

@@ -3,8 +3,11 @@
 // training_step job (workloads/jobs) times the step and reports these beside it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workloads/mesh/mesh.hpp"
@@ -13,13 +16,47 @@
 
 namespace hopsim::work {
 
-/// Activation recomputation: none; selective (recompute the attention core; with
-/// FlashAttention the scores are never stored, so it saves no memory over none and costs no
-/// time); full (keep each layer's input only, run its forward again before its backward).
+/// Activation recomputation, as Megatron's --recompute-granularity names it: none; selective
+/// (the modules below are run again before the backward instead of keeping what they made);
+/// full (keep each layer's input only, run its whole forward again before its backward).
 enum class Recompute : std::uint8_t { None, Selective, Full };
 
 /// "none", "selective", "full".
 std::string_view recompute_name(Recompute r);
+
+/// Megatron's --recompute-modules, what selective recomputation runs again (a bit each):
+/// core_attn (the attention kernel: with FlashAttention the scores are never kept, so it
+/// saves no memory and costs the attention forward), layernorm (both RMSNorms: their outputs
+/// are not kept), mlp (a dense layer's MLP: gate, up and SwiGLU outputs not kept), moe_act
+/// (the experts' SwiGLU: its output not kept), mla_up_proj (MLA's up-projections: the
+/// per-head queries, keys and values not kept, only the compressed latents).
+enum class RecomputeModule : std::uint8_t {
+  CoreAttn = 1,
+  LayerNorm = 2,
+  Mlp = 4,
+  MoeAct = 8,
+  MlaUpProj = 16,
+};
+inline constexpr std::array<std::pair<RecomputeModule, std::string_view>, 5> kRecomputeModules{{
+    {RecomputeModule::CoreAttn, "core_attn"},
+    {RecomputeModule::LayerNorm, "layernorm"},
+    {RecomputeModule::Mlp, "mlp"},
+    {RecomputeModule::MoeAct, "moe_act"},
+    {RecomputeModule::MlaUpProj, "mla_up_proj"},
+}};
+/// Megatron's default for selective: core_attn.
+inline constexpr std::uint8_t kDefaultRecomputeModules =
+    static_cast<std::uint8_t>(RecomputeModule::CoreAttn);
+/// Whether `modules` (a set of RecomputeModule bits) has `m`.
+constexpr bool has_module(std::uint8_t modules, RecomputeModule m) {
+  return (modules & static_cast<std::uint8_t>(m)) != 0;
+}
+/// "none", "full", or "selective (layernorm, mla_up_proj)".
+std::string recompute_label(Recompute r, std::uint8_t modules);
+
+/// Elements one layer saves for its backward per token on one GPU before tp and cp split it
+/// (step_model.cpp: which tensors), without those `modules` (selective) recompute.
+double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules);
 
 /// Layers of each of `stages` model stages (layers >= stages >= 1): as even as possible, the
 /// extra layers on the middle stages, so that the first and last (which hold the embedding and
@@ -38,10 +75,12 @@ struct StepShape {
   std::int64_t micro_batches = 1;  ///< per pipeline, per step
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   int chunks = 1;  ///< model chunks (virtual stages) per pipeline rank
+  int group = 0;   ///< interleaved: micro-batches per group (0: pp, Megatron's)
   /// 0: every optimizer state on every DP rank; 1: optimizer states sharded over DP;
   /// 3: parameters and gradients sharded too, gathered layer by layer (param_prefetch.hpp)
   int zero = 1;
   Recompute recompute = Recompute::None;
+  std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
 };
 

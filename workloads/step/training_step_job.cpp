@@ -143,10 +143,11 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   StepDetails details;
   details.stages = static_cast<int>(p.pp);
   details.chunks = job.virtual_stages;
+  details.group = job.microbatch_group;
   details.micro_batches = job.micro_batches(p);
   details.gpus = b.env.mesh.size();
   details.schedule = std::string(pipe_schedule_name(job.schedule));
-  details.recompute = std::string(recompute_name(job.recompute));
+  details.recompute = recompute_label(job.recompute, job.recompute_modules);
   details.zero = job.zero;
   const int stages = model_stages(shape);
   details.layers_per_stage = layers_per_stage(model.layers, stages);
@@ -197,9 +198,20 @@ ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
 StepShape TrainingStepJob::shape(const JobEnv& env) const {
   HOPSIM_ASSERT(env.model != nullptr, "a training step needs a model");
   const ParallelSpec& p = env.mesh.spec();
-  return StepShape{env.model,   p,         layer.attention.seq_len, layer.attention.micro_batch,
-                   micro_batches(p), schedule, virtual_stages,        zero,
-                   recompute,   grad_bytes};
+  StepShape s;
+  s.model = env.model;
+  s.parallel = p;
+  s.seq_len = layer.attention.seq_len;
+  s.micro_batch = layer.attention.micro_batch;
+  s.micro_batches = micro_batches(p);
+  s.schedule = schedule;
+  s.chunks = virtual_stages;
+  s.group = microbatch_group;
+  s.zero = zero;
+  s.recompute = recompute;
+  s.recompute_modules = recompute_modules;
+  s.grad_bytes = grad_bytes;
+  return s;
 }
 
 namespace {
@@ -268,6 +280,11 @@ void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& o
   if (!job.fold && job.schedule == PipeSchedule::DualPipe) {
     out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
   }
+  if (!job.fold && job.recompute == Recompute::Selective) {
+    out.push_back({"/workload/fold",
+                   "selective recomputation is simulated folded only (its modules' forward "
+                   "kernels come from the measured layer); fold it, or recompute none or full"});
+  }
   if (!job.fold && step_parts::has_moe(job, m) &&
       job.layer.moe->algorithm == EpAlgorithm::LowLatency) {
     out.push_back({"/workload/fold",
@@ -292,7 +309,8 @@ std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& 
                     "cp{}{}",
                     worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
                     worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
-                    worst->activations / 1e9, recompute_name(job.recompute), worst->buffers / 1e9,
+                    worst->activations / 1e9, recompute_label(job.recompute, job.recompute_modules),
+                    worst->buffers / 1e9,
                     job.zero == 0 ? ", zero 1" : "",
                     job.recompute == Recompute::Full ? "" : ", or recompute full")};
   }
@@ -310,7 +328,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
   for (Problem& problem :
        check_pipeline(schedule, static_cast<int>(p.pp), static_cast<int>(micro_batches(p)),
-                      virtual_stages, "/workload/schedule")) {
+                      virtual_stages, "/workload/schedule", microbatch_group)) {
     out.push_back(std::move(problem));
   }
   if (!check_layer_group(*this, env, out)) {

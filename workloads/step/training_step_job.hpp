@@ -43,12 +43,16 @@ struct TrainingStepJob {
   std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
   PipeSchedule schedule = PipeSchedule::OneFOneB;
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
+  /// Interleaved: micro-batches per group through the chunks (0: pp, Megatron's order; fewer
+  /// is Meta's variant: fewer micro-batches in flight, a larger bubble; schedule.hpp)
+  int microbatch_group = 0;
   /// 0: all-reduce, full optimizer states; 1: optimizer states sharded (Megatron's);
   /// 3: parameters and gradients sharded too (FSDP): each layer's parameters gathered before
   /// every forward and backward of it, prefetched one layer ahead, and its gradients
   /// reduce-scattered after every backward
   int zero = 1;
   Recompute recompute = Recompute::None;
+  std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective (step_model.hpp)
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
   /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair

@@ -85,6 +85,12 @@ bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);
 /// The folded step's measurements read from its probes.
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
 
+/// What selective recomputation adds before one layer's backward, per GPU: the forward kernels
+/// of its recomputed modules (`forward`: the layer's forward kernels over `gpus` GPUs; the
+/// up-projections' and the MLP's share of the forward GEMMs by parameters). 0 unless selective.
+Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
+                              const KernelTally& forward, int gpus);
+
 /// The bytes the folded step moves over the whole cluster: the probes' times the step runs
 /// what each measured, and its plan (one GPU per stage) once per column of the mesh.
 CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);

@@ -140,6 +140,7 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
   pipe.gpus = details.representatives;
   pipe.micro_batches = static_cast<int>(details.micro_batches);
   pipe.chunks = job.virtual_stages;
+  pipe.group = job.microbatch_group;
   pipe.source = m.source;
   const ModelSpec& model = *b.env.model;
   pipe.activation_bytes = job.transfer_bytes(p, model);

@@ -75,6 +75,9 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
     exposed[std::string(exposed_as(kind))] += s.phases[ph].exposed;
   }
   t.kernels.add(s.compute_kernels);
+  if (passes == Passes::Forward) {
+    t.forward_kernels.add(s.compute_kernels);
+  }
   if (passes == Passes::Backward) {
     const Time wgrad = s.compute_kernels.time(KernelClass::GemmWgrad) +
                        s.compute_kernels.time(KernelClass::GroupedWgrad);
@@ -82,8 +85,57 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   }
 }
 
+// Parameters of MLA's up-projections in one layer: queries from their latent (none when
+// queries are projected directly) and keys and values from theirs.
+double up_projection_params(const ModelSpec& m) {
+  if (!m.mla) {
+    return 0;
+  }
+  const MlaShape& a = m.mla_shape;
+  return static_cast<double>(a.q_lora_rank * m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) +
+                             a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim));
+}
+
+}  // namespace
+
+Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
+                              const KernelTally& forward, int gpus) {
+  if (job.recompute != Recompute::Selective) {
+    return Time{};
+  }
+  const std::uint8_t mods = job.recompute_modules;
+  // The forward GEMMs by parameters: attention, a dense MLP, a router and shared experts run
+  // as (non-grouped) GEMMs, a part's share of their time its share of their parameters.
+  const LayerParams lp = layer_params(m, moe);
+  const double gemm_params = lp.attention + lp.mlp + lp.router + lp.shared_experts;
+  const auto gemm_share = [&](double params) {
+    return gemm_params > 0 ? static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) *
+                                 params / gemm_params
+                           : 0.0;
+  };
+  double ps = 0;
+  if (has_module(mods, RecomputeModule::CoreAttn)) {
+    ps += static_cast<double>(forward.time(KernelClass::AttentionFwd).count_ps());
+  }
+  if (has_module(mods, RecomputeModule::LayerNorm)) {
+    ps += static_cast<double>(forward.time(KernelClass::Norm).count_ps());
+  }
+  if (has_module(mods, RecomputeModule::Mlp) && !moe) {
+    ps += static_cast<double>(forward.time(KernelClass::SwiGlu).count_ps()) + gemm_share(lp.mlp);
+  }
+  if (has_module(mods, RecomputeModule::MoeAct) && moe) {
+    ps += static_cast<double>(forward.time(KernelClass::SwiGlu).count_ps());
+  }
+  if (has_module(mods, RecomputeModule::MlaUpProj)) {
+    ps += gemm_share(up_projection_params(m));
+  }
+  return Time::ps(std::llround(ps / std::max(1, gpus)));
+}
+
+namespace {
+
 LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, const Measured& m,
-                          bool moe, ComputeTally& sources) {
+                          const ModelSpec& model, bool moe, ComputeTally& sources) {
   LayerTiming t;
   t.moe = moe;
   t.gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
@@ -91,14 +143,17 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   for (const Passes passes : {Passes::Forward, Passes::Backward}) {
     add_pass(m.at(layer_probe_name(moe, passes)), passes, t, exposed, sources);
   }
-  if (job.recompute == Recompute::Full) {
-    t.backward += t.forward;  // the forward runs again before the backward
-  }
+  // The forward (full) or its recomputed modules' kernels (selective) run again before the
+  // backward.
+  t.recomputed = job.recompute == Recompute::Full
+                     ? t.forward
+                     : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus);
+  t.backward += t.recomputed;
   t.pair = t.forward + t.backward;
   if (moe && measures_pair(job, p)) {
-    // The simulated pair has no recomputation: under full recompute the backward half
-    // first runs the forward again, not overlapped.
-    const Time again = job.recompute == Recompute::Full ? t.forward : Time{};
+    // The simulated pair has no recomputation: the backward half first runs it again, not
+    // overlapped.
+    const Time again = t.recomputed;
     t.pair = std::min(t.pair, m.at(kPairProbe).outcome.makespan + again);
   }
   for (auto& [kind, time] : exposed) {
@@ -183,11 +238,11 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
   StepMeasurements out;
   ComputeTally sources;
   if (has_dense(job, model)) {
-    out.dense = measure_layer(job, p, m, false, sources);
+    out.dense = measure_layer(job, p, m, *b.env.model, false, sources);
     out.kernels.add(out.dense->kernels, model.layers - moe_layers(model));
   }
   if (has_moe(job, model)) {
-    out.sparse = measure_layer(job, p, m, true, sources);
+    out.sparse = measure_layer(job, p, m, *b.env.model, true, sources);
     out.kernels.add(out.sparse->kernels, moe_layers(model));
   }
   for (const Source src : kSources) {

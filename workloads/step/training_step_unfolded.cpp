@@ -505,7 +505,7 @@ std::vector<Case> Unfolded::build() {
   const int pp = details_.stages;
   const int v = job_.virtual_stages;
   const int m = static_cast<int>(details_.micro_batches);
-  const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v);
+  const std::vector<std::vector<PipeOp>> order = pipeline_order(job_.schedule, pp, m, v, job_.microbatch_group);
   start_build(pp, v);
   for (int r = 0; r < pp; ++r) {
     add_rank_ops(r, order[static_cast<std::size_t>(r)]);
