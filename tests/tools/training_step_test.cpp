@@ -111,7 +111,7 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
   const std::vector<std::string> moe = {
       "model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
       "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
-      "workload.recompute=\"none\"", "workload.schedule=\"1f1b\""};
+      "workload.recompute=\"none\"", "workload.recompute_modules=null", "workload.schedule=\"1f1b\""};
   SUBCASE("DeepSeek-V3 cut to 4 layers (1 dense): PP 2, EP 16 in each stage, DP 16") {
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", moe);
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
@@ -148,7 +148,8 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   const std::vector<std::string> small = {
       "model.layers=8", "model.moe.first_dense_layers=1", "parallel.pp=4", "parallel.dp=16",
       "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=256",
-      "workload.recompute=\"none\"", "workload.moe.chunk_tokens=128"};
+      "workload.recompute=\"none\"", "workload.recompute_modules=null",
+      "workload.moe.chunk_tokens=128"};
   std::vector<std::string> dual = small;
   dual.emplace_back("workload.schedule=\"dualpipe\"");
   std::vector<std::string> one = small;
@@ -373,6 +374,32 @@ TEST_CASE("training step: selective recomputation, module by module") {
   // Rank 1: 8 layers x 15 micro-batches in flight, 1,024 tokens each, 2 h bytes saved less.
   CHECK(peak(none) - peak(norm) == hopsim::test::approx(8.0 * 15 * 1024 * 2 * 2 * h));
   CHECK(peak(attn) == peak(none));
+
+  // FP8 caching halves what only GEMMs and SwiGLU read back: on DeepSeek-V3's MoE layer with
+  // its own recomputation, the latents, the shared and routed experts' inputs and gate and up
+  // outputs; the norms' inputs, the attention output stay BF16 (Q, K, V are recomputed).
+  const std::uint8_t ds_mods = static_cast<std::uint8_t>(RecomputeModule::LayerNorm) |
+                               static_cast<std::uint8_t>(RecomputeModule::MlaUpProj) |
+                               static_cast<std::uint8_t>(RecomputeModule::MoeAct);
+  const work::SavedElements ds_saved = work::layer_saved(dm, true, ds_mods);
+  const double dh = static_cast<double>(dm.hidden);
+  const double fe = static_cast<double>(dm.moe.expert_ffn_hidden);
+  CHECK(ds_saved.other == hopsim::test::approx(2 * dh + static_cast<double>(dm.heads * 128)));
+  CHECK(ds_saved.gemm_inputs ==
+        hopsim::test::approx(1536 + 512 + 64 + 2 * fe + 8 * (dh + 2 * fe)));
+  // The experiment fits 80 GB with FP8 caching and not without (the error names the parts).
+  const work::RunResult fp8 = run_with(kExperiments + "deepseek-v3-step.json", {});
+  CHECK(fp8.cases[0].step()->recompute == "selective (layernorm, moe_act, mla_up_proj)");
+  double fp8_peak = 0;
+  for (const work::StageMemory& mem : fp8.cases[0].step()->memory) {
+    fp8_peak = std::max(fp8_peak, mem.activations);
+  }
+  const std::string bf16 =
+      error_of(kExperiments + "deepseek-v3-step.json", {"workload.activation_dtype=\"bf16\""});
+  const std::size_t at = bf16.find("activations ");
+  REQUIRE(at != std::string::npos);
+  const double bf16_peak = std::stod(bf16.substr(at + 12)) * 1e9;
+  CHECK(bf16_peak > 1.5 * fp8_peak);
 
   CHECK(error_of(kSmall, {"workload.recompute_modules=[\"layernorm\"]"})
             .find("recompute_modules are what selective recomputation runs again") !=

@@ -300,7 +300,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 21> kTrainingStepWorkload{{
+const std::array<KeyDoc, 22> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -347,6 +347,11 @@ const std::array<KeyDoc, 21> kTrainingStepWorkload{{
      "its forward GEMMs and SwiGLU; moe_act the experts' SwiGLU outputs for their SwiGLU; "
      "mla_up_proj MLA's per-head queries, keys and values for the up-projection GEMMs "
      "(docs/training-step.md#memory)"},
+    {"activation_dtype", "\"bf16\" or \"fp8\"", "\"bf16\"",
+     "how saved activations that only GEMMs and SwiGLU read back are kept (the norms' outputs, "
+     "MLA's latents, MLP and expert inputs, gate, up and SwiGLU outputs): fp8 is DeepSeek-V3's "
+     "and FP8 training's caching; the norms' inputs, Q, K, V and the attention output stay "
+     "BF16 (memory only: the casts are priced with the GEMMs' FP8 inputs)"},
     {"grad_dtype", "\"bf16\" or \"fp32\"", "\"bf16\"",
      "the gradient buffer and its reduction over DP"},
     {"fold", "boolean", "true",

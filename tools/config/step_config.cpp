@@ -11,6 +11,7 @@ namespace {
 constexpr std::array<std::string_view, 3> kSchedules{"1f1b", "interleaved", "dualpipe"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
+constexpr std::array<std::string_view, 2> kActivationDtypes{"bf16", "fp8"};
 constexpr std::array<std::string_view, 5> kRecomputeModuleNames{"core_attn", "layernorm", "mlp",
                                                                  "moe_act", "mla_up_proj"};
 static_assert(kRecomputeModuleNames.size() == work::kRecomputeModules.size());
@@ -62,6 +63,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
     if (job.recompute_modules == 0) {
       list.fail("selective recomputation needs at least one module (or recompute \"none\")");
     }
+  }
+  if (n.has("activation_dtype")) {
+    job.gemm_input_bytes = n.at("activation_dtype").index_of(kActivationDtypes) == 0 ? 2.0 : 1.0;
   }
   if (n.has("fold")) {
     job.fold = n.at("fold").boolean();

@@ -19,7 +19,8 @@ constexpr double kActivationBytes = 2;  // BF16 activations
 // (layer_saved_elements).
 double layer_bytes_per_token(const StepShape& s, bool moe) {
   const std::uint8_t modules = s.recompute == Recompute::Selective ? s.recompute_modules : 0;
-  return kActivationBytes * layer_saved_elements(*s.model, moe, modules);
+  const SavedElements saved = layer_saved(*s.model, moe, modules);
+  return kActivationBytes * saved.other + s.gemm_input_bytes * saved.gemm_inputs;
 }
 
 // Saved activations of one layer for one micro-batch on one GPU (sequence parallelism splits
@@ -154,30 +155,37 @@ std::vector<std::vector<std::pair<int, bool>>> activation_steps(const StepShape&
 // projection's input); a MoE layer the same per shared expert and, per routed copy of the
 // token, its expert input, gate, up and SwiGLU output. Llama 3 405B: 15.875 h elements (31.75
 // h bytes) per token where GPT-3's constant is 34 h bytes.
-double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) {
+SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules) {
   const double h = d(m.hidden);
   double q = d(m.heads * m.head_dim);
   double kv = 2 * d(m.kv_heads * m.head_dim);
   double out = q;
+  double latents = 0;
   if (m.mla) {
     const MlaShape& a = m.mla_shape;
     const double q_heads = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim));
     const double kv_heads = d(m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim));
     const bool up = has_module(modules, RecomputeModule::MlaUpProj);
-    q = (up ? 0 : q_heads) + d(a.q_lora_rank);
-    kv = (up ? 0 : kv_heads) + d(a.kv_lora_rank + a.qk_rope_head_dim);
+    q = up ? 0 : q_heads;
+    kv = up ? 0 : kv_heads;
+    latents = d(a.q_lora_rank) + d(a.kv_lora_rank + a.qk_rope_head_dim);
     out = d(m.heads * a.v_head_dim);
   }
-  const double norm_outputs = has_module(modules, RecomputeModule::LayerNorm) ? 0 : 2 * h;
-  double elements = 2 * h + q + kv + out + norm_outputs;  // both norms' inputs, attention
+  SavedElements s;
+  s.other = 2 * h + q + kv + out;  // both norms' inputs, Q, K, V, the attention output
+  s.gemm_inputs = latents + (has_module(modules, RecomputeModule::LayerNorm) ? 0 : 2 * h);
   if (moe) {
     const double fe = d(m.moe.expert_ffn_hidden);
     const double act = has_module(modules, RecomputeModule::MoeAct) ? 2 : 3;
-    elements += d(m.moe.shared_experts) * act * fe + d(m.moe.top_k) * (h + act * fe);
+    s.gemm_inputs += d(m.moe.shared_experts) * act * fe + d(m.moe.top_k) * (h + act * fe);
   } else {
-    elements += has_module(modules, RecomputeModule::Mlp) ? 0 : 3 * d(m.ffn_hidden);
+    s.gemm_inputs += has_module(modules, RecomputeModule::Mlp) ? 0 : 3 * d(m.ffn_hidden);
   }
-  return elements;
+  return s;
+}
+
+double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) {
+  return layer_saved(m, moe, modules).total();
 }
 
 std::string recompute_label(Recompute r, std::uint8_t modules) {

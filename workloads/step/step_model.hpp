@@ -54,8 +54,18 @@ constexpr bool has_module(std::uint8_t modules, RecomputeModule m) {
 /// "none", "full", or "selective (layernorm, mla_up_proj)".
 std::string recompute_label(Recompute r, std::uint8_t modules);
 
-/// Elements one layer saves for its backward per token on one GPU before tp and cp split it
-/// (step_model.cpp: which tensors), without those `modules` (selective) recompute.
+/// Elements one layer saves for its backward per token before tp and cp split them
+/// (step_model.cpp: which tensors), without those `modules` (selective) recompute: those only
+/// GEMMs and SwiGLU read back (the norms' outputs, MLA's latents, a dense MLP's and each
+/// expert's input, gate, up and SwiGLU outputs), which FP8 training keeps in FP8, and the rest
+/// (the norms' inputs, Q, K, V and the attention output), which stay BF16.
+struct SavedElements {
+  double gemm_inputs = 0;
+  double other = 0;
+  double total() const { return gemm_inputs + other; }
+};
+SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules);
+/// layer_saved's total.
 double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules);
 
 /// Layers of each of `stages` model stages (layers >= stages >= 1): as even as possible, the
@@ -81,6 +91,9 @@ struct StepShape {
   int zero = 1;
   Recompute recompute = Recompute::None;
   std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective
+  /// Bytes per saved element that only GEMMs and SwiGLU read back (SavedElements): 2 (BF16)
+  /// or 1 (FP8, as DeepSeek-V3 caches them)
+  double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
 };
 

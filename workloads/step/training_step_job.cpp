@@ -210,6 +210,7 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.zero = zero;
   s.recompute = recompute;
   s.recompute_modules = recompute_modules;
+  s.gemm_input_bytes = gemm_input_bytes;
   s.grad_bytes = grad_bytes;
   return s;
 }

@@ -53,6 +53,8 @@ struct TrainingStepJob {
   int zero = 1;
   Recompute recompute = Recompute::None;
   std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective (step_model.hpp)
+  /// Bytes per saved activation that only GEMMs and SwiGLU read back: 2 (BF16) or 1 (FP8)
+  double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
   /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
