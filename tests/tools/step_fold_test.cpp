@@ -113,14 +113,26 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
       Time::ps(d.micro_batches * (layers * (m.dense->forward + m.dense->backward).count_ps() +
                                   (d.head_forward + d.head_backward).count_ps()));
   const std::vector<Time> optimizer = durations(c.plan, o, "optimizer");
+  const std::vector<Time> norm = durations(c.plan, o, "gradient norm");
+  const Time norm_reduce = m.dp_time(parts::norm_key());
   REQUIRE(optimizer.size() == 1);
+  REQUIRE(norm.size() == 1);
+  CHECK(durations(c.plan, o, "gradient-norm all-reduce") == std::vector<Time>{norm_reduce});
+  // Clipping's norm reads the gradients (2 bytes per parameter), Adam 28 bytes per parameter,
+  // both at the memory-bound kernels' share of HBM bandwidth.
+  CHECK(static_cast<double>(optimizer.front().count_ps()) ==
+        doctest::Approx(14.0 * static_cast<double>(norm.front().count_ps())).epsilon(1e-6));
+  CHECK(d.optimizer.adam == optimizer.front());
+  CHECK(d.optimizer.norm_all_reduce == norm_reduce);
   // Each bucket is shorter than a backward piece, so only the last layer's and the
-  // embedding's wait after the last backward; then the optimizer, then the gather.
-  CHECK(o.makespan == compute_all + sync + vocab + optimizer.front() + gather);
+  // embedding's wait after the last backward; then clipping's norm, its all-reduce, Adam, then
+  // the gather.
+  CHECK(o.makespan ==
+        compute_all + sync + vocab + norm.front() + norm_reduce + optimizer.front() + gather);
   // The buckets and the gather hold the GPU's DP stream one after another and count as its
   // communication: their sum, as nothing else communicates on one stage without DP.
   const work::Summary s = work::summarize(cluster, c.plan, o);
-  Time held = gather;
+  Time held = gather + norm_reduce;
   for (const Time t : buckets) {
     held += t;
   }

@@ -28,7 +28,8 @@ struct RankTimeline {
 RankTimeline timeline(const work::CaseResult& c, int gpu) {
   RankTimeline t;
   const auto& tasks = c.plan.tasks();
-  Time optimizer_start;
+  Time optimizer_start = Time::max();
+  Time optimizer_end;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const work::PlanTask& task = tasks[i];
     if (task.src != gpu || task.kind == work::PlanTaskKind::Flow) {
@@ -47,12 +48,17 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
       if (pass == work::PhasePass::Fwd || pass == work::PhasePass::Pair) {
         t.last_forward = std::max(t.last_forward, tt.end);
       }
-    } else if (phase.kind == work::PhaseKind::Optimizer) {
-      t.optimizer = tt.end - tt.start;
-      optimizer_start = tt.start;
+    } else if (phase.kind == work::PhaseKind::Optimizer) {  // its parts, first to last
+      optimizer_start = std::min(optimizer_start, tt.start);
+      optimizer_end = std::max(optimizer_end, tt.end);
     } else if (phase.kind == work::PhaseKind::ParamGather) {
       t.param_gather = tt.end - tt.start;
     }
+  }
+  if (optimizer_end > Time{}) {
+    t.optimizer = optimizer_end - optimizer_start;
+  } else {
+    optimizer_start = Time{};
   }
   t.dp_exposed = optimizer_start > t.last_op_end ? optimizer_start - t.last_op_end : Time{};
   return t;

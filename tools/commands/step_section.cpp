@@ -125,6 +125,9 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
   out["breakdown"] = f.breakdown ? breakdown(*f.breakdown) : Json(nullptr);
   out["layers"] = layer_rows(d);
   out["grad_sync_per_layer"] = grad_sync_rows(d);
+  out["optimizer_parts_s"] = {{"grad_norm", d.optimizer.grad_norm.seconds()},
+                              {"norm_all_reduce", d.optimizer.norm_all_reduce.seconds()},
+                              {"adam", d.optimizer.adam.seconds()}};
   out["head_forward_s"] = d.head_forward.seconds();
   out["head_backward_s"] = d.head_backward.seconds();
   out["layers_per_stage"] = d.layers_per_stage;

@@ -73,6 +73,11 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   const std::int64_t holders = dualpipe ? 2 : 1;
   t.nvlink = t.nvlink + Bytes{gathers.nvlink.n / holders};
   t.ib = t.ib + Bytes{gathers.ib.n / holders};
+  // Gradient clipping's norm, all-reduced over DP once per pipeline rank.
+  CaseTraffic norms;
+  add_dp(norms, m, norm_key(), p.pp);
+  t.nvlink = t.nvlink + Bytes{norms.nvlink.n / holders};
+  t.ib = t.ib + Bytes{norms.ib.n / holders};
   return t;
 }
 

@@ -47,6 +47,13 @@ struct GradSync {
   Time gather;  ///< ZeRO-3: the layer's parameter all-gather (BF16), before each use
 };
 
+/// The optimizer's parts, each the most any pipeline rank takes (optimizer_cost).
+struct OptimizerParts {
+  Time grad_norm;        ///< the local squared norm of the gradients, for clipping
+  Time norm_all_reduce;  ///< its all-reduce over DP
+  Time adam;             ///< Adam over FP32 states, clipping's scale and the BF16 cast fused
+};
+
 struct StepDetails {
   std::string folding;  ///< in words: what was simulated for what
   int stages = 1;       ///< pipeline ranks (pp)
@@ -66,6 +73,7 @@ struct StepDetails {
   Time head_forward;   ///< the output layer (and loss), last stage, one micro-batch
   Time head_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
+  OptimizerParts optimizer;
   /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
   /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)
   std::vector<Time> gather_exposed;

@@ -177,7 +177,7 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
     const std::optional<PlanTaskId> prev = add_rank_syncs(
         plan, tasks, layers, r, gpu, ranks, sync_phase, dense_sync, moe_sync, vocab_sync);
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
-                 prev, b.env.cluster.gpu.hbm_GBps * 1e9, m);
+                 prev, b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency, m);
   }
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} dualpipe pp{} m{}", TrainingStepJob::kKind, p.pp,

@@ -74,7 +74,7 @@ std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
   return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
 }
 
-Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
+OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s) {
   const std::vector<StageParams> params = stage_params(s);
   const StageParams shards = dp_shards(s);
   double shard = 0;
@@ -82,9 +82,12 @@ Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s) {
     const StageParams& sp = params[static_cast<std::size_t>(stage)];
     shard += sp.dense / shards.dense + sp.expert / shards.expert;
   }
-  const double bytes_per_param = 3 * 4 * 2 + s.grad_bytes + 2;
-  return Time::from_seconds(shard * bytes_per_param / hbm_bytes_per_s);
+  const double adam_bytes = 3 * 4 * 2 + s.grad_bytes + 2;
+  return {Time::from_seconds(shard * s.grad_bytes / bytes_per_s),
+          Time::from_seconds(shard * adam_bytes / bytes_per_s)};
 }
+
+DpKey norm_key() { return {CollectiveOp::AllReduce, 4, 0}; }
 
 PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
                        std::string_view label) {
@@ -114,16 +117,31 @@ DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int r
 
 void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
                   const StepShape& shape, int rank, PlanTaskId last_op,
-                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  std::optional<PlanTaskId> last_bucket, double bytes_per_s,
                   const StepMeasurements& m) {
   const int gpu = details.representatives[static_cast<std::size_t>(rank)];
-  const PlanTaskId optimizer = plan.add_compute(
-      ComputeTask{gpu, optimizer_time(shape, rank, hbm_bytes_per_s), Flops{}, Source::Roofline,
-                  plan.phase(PhaseKind::Optimizer, PhasePass::Step), kComputeStream, "optimizer"});
-  plan.add_dependency(last_op, optimizer);
+  const std::uint32_t phase = plan.phase(PhaseKind::Optimizer, PhasePass::Step);
+  const OptimizerCost cost = optimizer_cost(shape, rank, bytes_per_s);
+  const PlanTaskId norm = plan.add_compute(ComputeTask{gpu, cost.grad_norm, Flops{},
+                                                       Source::Roofline, phase, kComputeStream,
+                                                       "gradient norm"});
+  plan.add_dependency(last_op, norm);
   if (last_bucket) {
-    plan.add_dependency(*last_bucket, optimizer);
+    plan.add_dependency(*last_bucket, norm);
   }
+  PlanTaskId before_adam = norm;
+  const Time reduce = m.dp_time(norm_key());
+  if (reduce > Time{}) {
+    before_adam = add_dp_hold(plan, gpu, reduce, phase, "gradient-norm all-reduce");
+    plan.add_dependency(norm, before_adam);
+  }
+  const PlanTaskId optimizer = plan.add_compute(
+      ComputeTask{gpu, cost.adam, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
+  plan.add_dependency(before_adam, optimizer);
+  OptimizerParts& parts = details.optimizer;
+  parts.grad_norm = std::max(parts.grad_norm, cost.grad_norm);
+  parts.norm_all_reduce = std::max(parts.norm_all_reduce, reduce);
+  parts.adam = std::max(parts.adam, cost.adam);
   // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
   // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
   const Time t = m.dp_time(param_gather_key(job, shape, rank));

@@ -35,9 +35,17 @@ std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
 std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
                                                std::span<const std::int64_t> stages);
 
-/// The optimizer step of pipeline rank `rank`: memory-bound over its shard (FP32 master
-/// weights and Adam's moments read and written, the gradient read, BF16 weights written).
-Time optimizer_time(const StepShape& s, int rank, double hbm_bytes_per_s);
+/// The optimizer step of pipeline rank `rank` over its shard, as Megatron's distributed
+/// optimizer runs it, each part memory-bound at `bytes_per_s` (HBM at the elementwise kernels'
+/// efficiency): the gradient's local squared norm for clipping (the gradient read), the
+/// norms' all-reduce over DP (norm_key, simulated), then Adam with clipping's scale and the
+/// master-weight cast fused (FP32 master weights and both moments read and written, the
+/// gradient read, the BF16 weights written).
+struct OptimizerCost {
+  Time grad_norm;
+  Time adam;
+};
+OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s);
 
 /// A data-parallel collective over one pipeline stage's DP groups (dense bytes) and expert-DP
 /// groups (expert bytes) at once; the folded step measures each one it uses as a probe.
@@ -104,12 +112,16 @@ std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
 PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
                        std::string_view label);
 
-/// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer after its last op
-/// and its last gradient bucket, then (ZeRO-1) the parameter all-gather over DP, recorded in
-/// `details.param_gather`.
+/// The all-reduce of gradient clipping's squared norm (one FP32 value) over DP.
+DpKey norm_key();
+
+/// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer (optimizer_cost's
+/// parts, the norm's all-reduce between them) after its last op and its last gradient bucket,
+/// then (ZeRO-1) the parameter all-gather over DP, recorded in `details.param_gather`, the
+/// optimizer's parts in `details.optimizer`.
 void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
                   const StepShape& shape, int rank, PlanTaskId last_op,
-                  std::optional<PlanTaskId> last_bucket, double hbm_bytes_per_s,
+                  std::optional<PlanTaskId> last_bucket, double bytes_per_s,
                   const StepMeasurements& m);
 
 /// What both builders report alike: layout, representatives, head times, tokens, model

@@ -158,7 +158,7 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
         add_buckets(plan, job, model, details, syncs, tasks, r);
     // The optimizer over the rank's shard, memory-bound, after every gradient has arrived.
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
-                 last_bucket, b.env.cluster.gpu.hbm_GBps * 1e9, m);
+                 last_bucket, b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency, m);
   }
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,

@@ -206,6 +206,7 @@ std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b) {
     }
   }
   keys.insert(vocab_sync_key(job, model, p));
+  keys.insert(norm_key());
   const StepShape shape = job.shape(b.env);
   for (int r = 0; r < p.pp; ++r) {
     keys.insert(param_gather_key(job, shape, r));

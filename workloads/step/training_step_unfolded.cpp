@@ -89,6 +89,8 @@ class Unfolded {
     sync_.auto_protocol = true;
     sync_.streamed_rings = true;  // O(dp) flows, as the folded step
     gather_ = sync_;
+    norm_ = sync_;
+    norm_.op = CollectiveOp::AllReduce;
     gather_.op = CollectiveOp::AllGather;
   }
 
@@ -114,6 +116,7 @@ class Unfolded {
   std::vector<std::vector<std::vector<int>>> expert_groups_;  // per pipeline rank
   CollectiveJob sync_;    // the gradients' reduce-scatter (all-reduce under ZeRO-0)
   CollectiveJob gather_;  // the parameters' all-gather
+  CollectiveJob norm_;    // gradient clipping's squared norm, all-reduced
   // What build() keeps between its parts. Per (stage, micro-batch, forward): the op's entry
   // and exit; per (rank, chunk): the joins of the last backward's layers (model index, join;
   // -1 the head's, not under ZeRO-3) and that backward's place in the rank's order.
@@ -485,16 +488,26 @@ class Unfolded {
     return prev;
   }
 
-  // The optimizer step on every GPU of rank r, after its last gradient bucket and its last op.
+  // The optimizer step on every GPU of rank r, after its last gradient bucket and its last op:
+  // the gradients' local norm, its all-reduce over DP, then Adam (optimizer_cost).
   std::vector<PlanTaskId> add_optimizers(int r, const StepShape& shape, PlanTaskId bucket,
                                          std::uint32_t phase) {
-    const Time opt = optimizer_time(shape, r, b_.env.cluster.gpu.hbm_GBps * 1e9);
+    const topo::GpuSpec& gpu = b_.env.cluster.gpu;
+    const OptimizerCost cost = optimizer_cost(shape, r, gpu.hbm_GBps * 1e9 * gpu.memory_efficiency);
+    std::vector<PlanTaskId> norms;
+    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
+      const PlanTaskId n = plan_.add_compute(ComputeTask{
+          g, cost.grad_norm, Flops{}, Source::Roofline, phase, kComputeStream, "gradient norm"});
+      plan_.add_dependency(bucket, n);
+      plan_.add_dependency(rank_end_[static_cast<std::size_t>(r)], n);
+      norms.push_back(n);
+    }
+    const PlanTaskId reduced = collective(r, norm_, 1, 0, 4, phase, norms);
     std::vector<PlanTaskId> optimizers;
     for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
       const PlanTaskId o = plan_.add_compute(
-          ComputeTask{g, opt, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
-      plan_.add_dependency(bucket, o);
-      plan_.add_dependency(rank_end_[static_cast<std::size_t>(r)], o);
+          ComputeTask{g, cost.adam, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
+      plan_.add_dependency(reduced, o);
       optimizers.push_back(o);
     }
     return optimizers;
