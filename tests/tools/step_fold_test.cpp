@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/step/training_step_parts.hpp"
@@ -121,7 +122,7 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   // Clipping's norm reads the gradients (2 bytes per parameter), Adam 28 bytes per parameter,
   // both at the memory-bound kernels' share of HBM bandwidth.
   CHECK(static_cast<double>(optimizer.front().count_ps()) ==
-        doctest::Approx(14.0 * static_cast<double>(norm.front().count_ps())).epsilon(1e-6));
+        hopsim::test::approx(14.0 * static_cast<double>(norm.front().count_ps())));
   CHECK(d.optimizer.adam == optimizer.front());
   CHECK(d.optimizer.norm_all_reduce == norm_reduce);
   // Each bucket is shorter than a backward piece, so only the last layer's and the

@@ -358,12 +358,10 @@ TEST_CASE("training step: selective recomputation, module by module") {
   CHECK(n1.recomputed > Time{});
   CHECK(n1.backward == n0.backward + n1.recomputed);
   CHECK(n1.recomputed.count_ps() * n1.gpus ==
-        doctest::Approx(static_cast<double>(n1.forward_kernels.time(work::KernelClass::Norm).count_ps()))
-            .epsilon(1e-6));
+        hopsim::test::approx(static_cast<double>(n1.forward_kernels.time(work::KernelClass::Norm).count_ps())));
   CHECK(a1.recomputed.count_ps() * a1.gpus ==
-        doctest::Approx(static_cast<double>(
-                            a1.forward_kernels.time(work::KernelClass::AttentionFwd).count_ps()))
-            .epsilon(1e-6));
+        hopsim::test::approx(static_cast<double>(
+                            a1.forward_kernels.time(work::KernelClass::AttentionFwd).count_ps())));
   const auto peak = [](const work::StepDetails& d) {
     double most = 0;
     for (const work::StageMemory& mem : d.memory) {
@@ -415,6 +413,52 @@ TEST_CASE("training step: selective recomputation, module by module") {
                           "workload.microbatch_group=2"})
             .find("no micro-batch groups") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.microbatch_group=2"}) == "no error");
+}
+
+TEST_CASE("training step: schedule auto keeps the fastest schedule that fits") {
+  // The 8B step: every candidate fits; the kept one is the fastest simulated.
+  const work::RunResult small =
+      run_with(kSmall, {"workload.schedule=\"auto\"", "workload.virtual_stages=null"});
+  const work::StepDetails& d = *small.cases[0].step();
+  REQUIRE(d.schedules_tried.size() == 9);  // 1f1b, interleaved x2 .. x8, dualpipe
+  CHECK(d.schedules_tried.front().schedule == "1f1b");
+  CHECK(d.schedules_tried.back().schedule == "dualpipe");
+  double fastest = 1e300;
+  std::string name;
+  for (const work::ScheduleTried& t : d.schedules_tried) {
+    CHECK(t.rejected.empty());
+    if (t.step_s < fastest) {
+      fastest = t.step_s;
+      name = t.schedule;
+    }
+  }
+  CHECK(small.cases[0].outcome.makespan.seconds() == fastest);
+  CHECK(name.starts_with(d.schedule));
+  // The same schedule named: the same step.
+  const work::RunResult same = run_with(kSmall, {"workload.schedule=\"dualpipe\"",
+                                                 "workload.virtual_stages=1"});
+  CHECK(name == "dualpipe");
+  CHECK(same.cases[0].outcome.makespan == small.cases[0].outcome.makespan);
+
+  // 405B on 8,192 GPUs: only 1F1B fits 80 GB; the others are rejected, each with its reason.
+  const work::RunResult big = run_with(kExperiments + "llama3-405b-8k-8192gpu.json",
+                                       {"workload.schedule=\"auto\""});
+  const work::StepDetails& b = *big.cases[0].step();
+  CHECK(b.schedule == "1f1b");
+  for (const work::ScheduleTried& t : b.schedules_tried) {
+    CHECK((t.schedule == "1f1b") == t.rejected.empty());
+    if (!t.rejected.empty()) {
+      CHECK(t.rejected.find("does not fit in memory") != std::string::npos);
+    }
+  }
+  // Nothing fits: one error that names every candidate.
+  const std::string none = error_of(kExperiments + "llama3-405b-8k-8192gpu.json",
+                                    {"workload.schedule=\"auto\"", "cluster.gpu.hbm_GB=40"});
+  CHECK(none.find("/workload/schedule: no schedule runs this step: 1f1b: /parallel: does not "
+                  "fit in memory") != std::string::npos);
+  CHECK(none.find("dualpipe: ") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.schedule=\"auto\""}).find("remove virtual_stages") !=
+        std::string::npos);
 }
 
 TEST_CASE("training step: layouts that cannot run are clear errors") {

@@ -7,6 +7,7 @@
 
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/step/schedule_choice.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -161,6 +162,62 @@ void model_section(const work::Experiment& exp, std::int64_t seq, std::int64_t b
   r["dense_flops_per_token"] = 6 * work::active_params(m);
 }
 
+// Memory per pipeline rank, and the rank that needs the most, term by term
+// (docs/training-step.md#memory).
+std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
+                                     const work::StepShape& shape) {
+  Json memory = Json::array();
+  const std::vector<work::StageMemory> per_rank = work::stage_memory(shape);
+  std::size_t worst = 0;
+  for (std::size_t rank = 0; rank < per_rank.size(); ++rank) {
+    const work::StageMemory& mem = per_rank[rank];
+    memory.push_back({{"params_GB", mem.params / 1e9},
+                      {"grads_GB", mem.grads / 1e9},
+                      {"optimizer_GB", mem.optimizer / 1e9},
+                      {"activations_GB", mem.activations / 1e9},
+                      {"buffers_GB", mem.buffers / 1e9},
+                      {"total_GB", mem.total() / 1e9}});
+    if (mem.total() > per_rank[worst].total()) {
+      worst = rank;
+    }
+  }
+  const work::StageMemory& most = per_rank[worst];
+  Json peak = {{"pipeline_rank", worst},
+               {"schedule", job.schedule_auto
+                                ? std::string("1f1b (schedule auto: see schedule_candidates)")
+                                : work::schedule_label(job)},
+               {"recompute", work::recompute_label(job.recompute, job.recompute_modules)},
+               {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"},
+               {"weights_GB", most.params / 1e9},
+               {"gradients_GB", most.grads / 1e9},
+               {"optimizer_GB", most.optimizer / 1e9},
+               {"activations_GB", most.activations / 1e9},
+               {"buffers_GB", most.buffers / 1e9},
+               {"total_GB", most.total() / 1e9}};
+  return {std::move(memory), std::move(peak)};
+}
+
+// Schedule auto: each schedule it would try, its peak memory per GPU, or why it cannot run.
+Json candidate_figures(const work::TrainingStepJob& job, const work::JobEnv& env) {
+  Json candidates = Json::array();
+  for (const work::TrainingStepJob& c : work::schedule_candidates(job, env)) {
+    Problems problems;
+    c.check(env, problems);
+    double most_bytes = 0;
+    if (problems.empty() || problems.front().message.starts_with("does not fit in memory")) {
+      for (const work::StageMemory& mem : work::stage_memory(c.shape(env))) {
+        most_bytes = std::max(most_bytes, mem.total());
+      }
+    }
+    candidates.push_back({{"schedule", work::schedule_label(c)},
+                          {"peak_GB", most_bytes > 0 ? Json(most_bytes / 1e9) : Json(nullptr)},
+                          {"runs", problems.empty()},
+                          {"problem", problems.empty() ? std::string()
+                                                       : problems.front().message}});
+  }
+  return candidates;
+}
+
 // A training step in closed form: layout, memory per GPU, model FLOPs, the time at peak, and
 // the bubble of an ideal pipeline (equal stages, no communication).
 void step_section(const work::Experiment& exp, const work::TrainingStepJob& job, Json& r) {
@@ -175,15 +232,7 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   const work::AttentionLayerJob& attention = job.layer.attention;
   const double per_token = work::model_flops_per_token(*exp.model, attention.seq_len,
                                                        attention.attended_pairs(exp.seed));
-  Json memory = Json::array();
-  for (const work::StageMemory& mem : work::stage_memory(shape)) {
-    memory.push_back({{"params_GB", mem.params / 1e9},
-                      {"grads_GB", mem.grads / 1e9},
-                      {"optimizer_GB", mem.optimizer / 1e9},
-                      {"activations_GB", mem.activations / 1e9},
-                      {"buffers_GB", mem.buffers / 1e9},
-                      {"total_GB", mem.total() / 1e9}});
-  }
+  auto [memory, peak] = memory_figures(job, shape);
   r["step"] = {
       {"gpus", mesh.size()},
       {"micro_batches", shape.micro_batches},
@@ -196,7 +245,11 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
                                     ? Json(nullptr)
                                     : Json((p - 1) / (v * m + p - 1))},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
+      {"memory_peak", std::move(peak)},
       {"memory_per_rank", std::move(memory)}};
+  if (job.schedule_auto) {
+    r["step"]["schedule_candidates"] = candidate_figures(job, env);
+  }
 }
 
 }  // namespace

@@ -125,6 +125,15 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
   out["breakdown"] = f.breakdown ? breakdown(*f.breakdown) : Json(nullptr);
   out["layers"] = layer_rows(d);
   out["grad_sync_per_layer"] = grad_sync_rows(d);
+  if (!d.schedules_tried.empty()) {
+    Json tried = Json::array();
+    for (const work::ScheduleTried& t : d.schedules_tried) {
+      tried.push_back(t.rejected.empty() ? Json{{"schedule", t.schedule}, {"step_s", t.step_s}}
+                                         : Json{{"schedule", t.schedule},
+                                                {"rejected", t.rejected}});
+    }
+    out["schedules_tried"] = std::move(tried);
+  }
   out["optimizer_parts_s"] = {{"grad_norm", d.optimizer.grad_norm.seconds()},
                               {"norm_all_reduce", d.optimizer.norm_all_reduce.seconds()},
                               {"adam", d.optimizer.adam.seconds()}};

@@ -318,10 +318,12 @@ const std::array<KeyDoc, 22> kTrainingStepWorkload{{
     {"global_batch", "integer in [1, 2^31]", "required",
      "sequences per step over all DP replicas; dp x micro_batch must divide it (micro-batches "
      "per pipeline = global_batch / (dp x micro_batch))"},
-    {"schedule", "\"1f1b\", \"interleaved\" or \"dualpipe\"", "\"1f1b\"",
+    {"schedule", "\"1f1b\", \"interleaved\", \"dualpipe\" or \"auto\"", "\"1f1b\"",
      "the pipeline schedule: 1F1B, Megatron's interleaved 1F1B (micro-batches a multiple "
      "of pp), or DeepSeek-V3's bidirectional DualPipe (pp even, micro-batches even and at least "
-     "2 x pp; two stages per rank; folded only)"},
+     "2 x pp; two stages per rank; folded only); auto simulates 1f1b, interleaved with 2 to 8 "
+     "virtual stages and dualpipe, keeps the fastest whose memory fits and reports every one "
+     "tried (`schedules_tried`) with its step time or why it was rejected"},
     {"virtual_stages", "integer in [1, 1024]", "1f1b: 1; interleaved: 2",
      "model chunks per pipeline rank; pp x virtual_stages must not exceed the model's layers"},
     {"microbatch_group", "integer in [1, 100000]", "pp",

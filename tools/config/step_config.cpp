@@ -8,7 +8,7 @@
 namespace hopsim::config {
 namespace {
 
-constexpr std::array<std::string_view, 3> kSchedules{"1f1b", "interleaved", "dualpipe"};
+constexpr std::array<std::string_view, 4> kSchedules{"1f1b", "interleaved", "dualpipe", "auto"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
 constexpr std::array<std::string_view, 2> kActivationDtypes{"bf16", "fp8"};
@@ -27,7 +27,15 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   job.layer = parse_transformer_layer(n, ctx, work::TrainingStepJob::kKind);
   job.global_batch = n.at("global_batch").integer_in(1, std::int64_t{1} << 31);
   if (n.has("schedule")) {
-    job.schedule = static_cast<work::PipeSchedule>(n.at("schedule").index_of(kSchedules));
+    const std::size_t k = n.at("schedule").index_of(kSchedules);
+    job.schedule_auto = k == 3;
+    job.schedule = job.schedule_auto ? work::PipeSchedule::OneFOneB
+                                     : static_cast<work::PipeSchedule>(k);
+  }
+  if (job.schedule_auto && n.has("virtual_stages")) {
+    n.at("virtual_stages").fail("schedule \"auto\" tries 1f1b, interleaved with 2 to 8 "
+                                "virtual stages and dualpipe itself; remove virtual_stages "
+                                "(--set workload.virtual_stages=null) or name a schedule");
   }
   if (n.has("virtual_stages")) {
     job.virtual_stages = static_cast<int>(n.at("virtual_stages").integer_in(1, 1024));

@@ -1,6 +1,8 @@
 // run(): check, build the cluster and the job's cases, simulate and summarize each case.
 #include "workloads/experiment/run.hpp"
 
+#include "workloads/step/schedule_choice.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <concepts>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/problem.hpp"
+#include "workloads/step/schedule_choice.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -200,7 +203,83 @@ std::size_t RunResult::stuck() const {
   return n;
 }
 
+namespace {
+
+RunResult run_one(const Experiment& e, const RunOptions& options);
+
+// schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with
+// what was tried in its step details.
+RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
+                            const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Mesh mesh(e.parallel);
+  const JobEnv env{.cluster = e.cluster,
+                   .nccl = e.nccl,
+                   .mesh = mesh,
+                   .model = e.model ? &*e.model : nullptr,
+                   .seed = e.seed,
+                   .deepep = &e.deepep};
+  RunOptions quiet = options;
+  quiet.on_case = nullptr;
+  std::vector<ScheduleTried> tried;
+  std::optional<RunResult> best;
+  for (const TrainingStepJob& candidate : schedule_candidates(job, env)) {
+    Experiment one = e;
+    one.job = candidate;
+    Problems problems = check(one);
+    if (!problems.empty()) {
+      tried.push_back({schedule_label(candidate), 0,
+                       fmt::format("{}: {}", problems.front().path, problems.front().message)});
+      continue;
+    }
+    RunResult r = run_one(one, quiet);
+    if (!r.ok()) {
+      tried.push_back({schedule_label(candidate), 0,
+                       fmt::format("{}: {}", r.problems.front().path, r.problems.front().message)});
+      continue;
+    }
+    const double step_s = r.cases.front().outcome.makespan.seconds();
+    tried.push_back({schedule_label(candidate), step_s, ""});
+    if (!best || step_s < best->cases.front().outcome.makespan.seconds()) {
+      best = std::move(r);
+    }
+  }
+  if (!best) {
+    RunResult none;
+    none.problems = check(e);  // names every candidate's problem
+    return none;
+  }
+  if (auto* details = std::get_if<StepDetails>(&best->cases.front().details)) {
+    details->schedules_tried = std::move(tried);
+  }
+  if (options.on_case) {
+    for (std::size_t i = 0; i < best->cases.size(); ++i) {
+      options.on_case(i, best->cases.size(), best->cases[i]);
+    }
+  }
+  best->wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return std::move(*best);
+}
+
+}  // namespace
+
 RunResult run(const Experiment& e, const RunOptions& options) {
+  if (const auto* step = std::get_if<TrainingStepJob>(&e.job); step && step->schedule_auto) {
+    Problems problems = check(e);
+    if (!problems.empty()) {
+      RunResult r;
+      r.problems = std::move(problems);
+      return r;
+    }
+    return run_auto_schedule(e, *step, options);
+  }
+  return run_one(e, options);
+}
+
+namespace {
+
+RunResult run_one(const Experiment& e, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   result.problems = check(e);
@@ -246,5 +325,7 @@ RunResult run(const Experiment& e, const RunOptions& options) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
+
+}  // namespace
 
 }  // namespace hopsim::work

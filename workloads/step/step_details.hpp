@@ -54,6 +54,13 @@ struct OptimizerParts {
   Time adam;             ///< Adam over FP32 states, clipping's scale and the BF16 cast fused
 };
 
+/// A schedule that schedule "auto" tried: its step time, or why it could not run.
+struct ScheduleTried {
+  std::string schedule;  ///< schedule_label's
+  double step_s = 0;     ///< simulated (0 when rejected)
+  std::string rejected;  ///< the check's first problem (empty when simulated)
+};
+
 struct StepDetails {
   std::string folding;  ///< in words: what was simulated for what
   int stages = 1;       ///< pipeline ranks (pp)
@@ -83,6 +90,8 @@ struct StepDetails {
   double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype
   double hbm_bytes = 0;
   std::vector<StageMemory> memory;  ///< per pipeline rank
+  /// schedule "auto": every schedule tried, in the order tried (empty otherwise)
+  std::vector<ScheduleTried> schedules_tried;
 };
 
 }  // namespace hopsim::work

@@ -7,8 +7,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/schedule_choice.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
@@ -339,6 +341,23 @@ std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& 
 }  // namespace
 
 void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
+  if (schedule_auto) {
+    // Whatever one candidate's check finds that the others would too is the step's problem;
+    // otherwise it runs if any candidate fits.
+    std::vector<std::string> reasons;
+    for (const TrainingStepJob& candidate : schedule_candidates(*this, env)) {
+      Problems problems;
+      candidate.check(env, problems);
+      if (problems.empty()) {
+        return;
+      }
+      reasons.push_back(fmt::format("{}: {}: {}", schedule_label(candidate),
+                                    problems.front().path, problems.front().message));
+    }
+    out.push_back({"/workload/schedule",
+                   fmt::format("no schedule runs this step: {}", fmt::join(reasons, "; "))});
+    return;
+  }
   const ParallelSpec& p = env.mesh.spec();
   const ModelSpec& m = *env.model;
   if (std::optional<Problem> problem = split_problem(*this, p, m)) {

@@ -42,6 +42,9 @@ struct TrainingStepJob {
   TransformerLayerJob layer;
   std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
   PipeSchedule schedule = PipeSchedule::OneFOneB;
+  /// schedule "auto": every schedule of schedule_candidates is checked and simulated, the
+  /// fastest that fits kept (run.cpp); `schedule` is then unused
+  bool schedule_auto = false;
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
   /// Interleaved: micro-batches per group through the chunks (0: pp, Megatron's order; fewer
   /// is Meta's variant: fewer micro-batches in flight, a larger bubble; schedule.hpp)
