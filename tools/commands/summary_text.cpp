@@ -295,8 +295,17 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       exposed += fmt::format(", exposed {} {:.3f} s", kind, t);
     }
   }
+  // The schedule's closed-form bubble share (equal stages, no communication): 1F1B
+  // (p - 1) / (m + p - 1), Megatron's interleaved (p - 1) / (v m + p - 1); none for DualPipe or
+  // Meta's micro-batch groups.
+  std::string ideal;
+  if (d.schedule != "dualpipe" && d.group == 0) {
+    const double p = d.stages;
+    const double vm = static_cast<double>(d.chunks) * static_cast<double>(d.micro_batches);
+    ideal = fmt::format(", closed form {:.1f}%", 100 * (p - 1) / (vm + p - 1));
+  }
   std::string out = fmt::format(
-      "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%), "
+      "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%{}), "
       "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
       b.pipeline_rank, d.schedule,
       d.chunks > 1 ? fmt::format("x{}{}", d.chunks,
@@ -304,7 +313,7 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
                    : std::string("pp") + std::to_string(d.stages),
       d.micro_batches, b.compute_s ? "compute" : "forward and backward",
       b.compute_s.value_or(b.forward_backward_s), exposed, b.bubble_s, 100 * b.bubble_fraction,
-      b.dp_exposed_s, b.optimizer_s, b.param_gather_s);
+      ideal, b.dp_exposed_s, b.optimizer_s, b.param_gather_s);
   if (!d.schedules_tried.empty()) {
     std::vector<std::string> ran;
     std::vector<std::string> rejected;
