@@ -286,6 +286,29 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
   return out + validation_line(cp ? cp->validation : std::nullopt);
 }
 
+// Schedule auto: what it tried, each step time or why it was rejected; empty otherwise.
+std::string schedules_line(const work::StepDetails& d) {
+  if (d.schedules_tried.empty()) {
+    return {};
+  }
+  std::vector<std::string> ran;
+  std::vector<std::string> rejected;
+  for (const work::ScheduleTried& t : d.schedules_tried) {
+    if (t.rejected.empty()) {
+      ran.push_back(fmt::format("{} {:.3f} s", t.schedule, t.step_s));
+    } else {
+      // The problem's first clause: "/parallel: does not fit in memory: ... of HBM".
+      const std::string_view why = std::string_view(t.rejected).substr(
+          0, std::min(t.rejected.find(" ("), t.rejected.find(';')));
+      rejected.push_back(fmt::format("{} ({})", t.schedule, why));
+    }
+  }
+  return fmt::format("schedule       auto kept the fastest that fits of {}{}\n",
+                     fmt::join(ran, ", "),
+                     rejected.empty() ? std::string()
+                                      : fmt::format("; rejected {}", fmt::join(rejected, "; ")));
+}
+
 // The busiest pipeline rank's step: its parts, the pipeline's phases, and each simulated
 // layer's passes.
 std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
@@ -314,24 +337,7 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       d.micro_batches, b.compute_s ? "compute" : "forward and backward",
       b.compute_s.value_or(b.forward_backward_s), exposed, b.bubble_s, 100 * b.bubble_fraction,
       ideal, b.dp_exposed_s, b.optimizer_s, b.param_gather_s);
-  if (!d.schedules_tried.empty()) {
-    std::vector<std::string> ran;
-    std::vector<std::string> rejected;
-    for (const work::ScheduleTried& t : d.schedules_tried) {
-      if (t.rejected.empty()) {
-        ran.push_back(fmt::format("{} {:.3f} s", t.schedule, t.step_s));
-      } else {
-        // The problem's first clause: "/parallel: does not fit in memory: ... of HBM".
-        const std::string_view why = std::string_view(t.rejected).substr(
-            0, std::min(t.rejected.find(" ("), t.rejected.find(';')));
-        rejected.push_back(fmt::format("{} ({})", t.schedule, why));
-      }
-    }
-    out += fmt::format("schedule       auto kept the fastest that fits of {}{}\n",
-                       fmt::join(ran, ", "),
-                       rejected.empty() ? std::string()
-                                        : fmt::format("; rejected {}", fmt::join(rejected, "; ")));
-  }
+  out += schedules_line(d);
   const PipelinePhases& ph = b.phases;
   out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} "
                      "idle), cool-down {:.3f} s ({:.3f} idle)\n",
