@@ -267,6 +267,38 @@ TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against
   CHECK(bytes(CpAlgorithm::RingPassQ, 65536) < bytes(CpAlgorithm::Ring, 65536));
 }
 
+TEST_CASE("Meta's pass-KV / pass-Q rule (Algorithm 5) in closed form") {
+  // Llama 3 405B's attention shape per GPU (128 query, 8 KV heads over TP 8), CP 4 across
+  // nodes at 50 GB/s line rate, 800 TF (the 500 W H100): K/V hide above
+  // T1 = N C (N_KV / N_H) e / (2 BW) = 4 x 800e12 / 16 x 2 / 100e9 = 4,000 tokens; at a
+  // context of 128,000 the miss-rate rule gives 0.125 / (1 + 4 x 128,000 x 50e9 / (4 x 800e12
+  // x 2)) = 0.125 / 5 = 2.5%, below T1 / S = 3.125%.
+  AttentionLayerJob job;
+  job.mode = LayerMode::Prefill;
+  job.passes = Passes::Forward;
+  Experiment e = layer_experiment(4, 8, job, 4, 8, 8);
+  e.cluster.gpu.peak_bf16_tflops = 800;
+  ModelSpec m = *e.model;
+  m.heads = 128;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  const auto choice = [&](std::int64_t fresh, std::int64_t cached) {
+    AttentionLayerJob j = job;
+    j.seq_len = fresh;
+    j.cached_tokens = cached;
+    return j.pass_choice(m, e.parallel, e.cluster, true);
+  };
+  const AttentionLayerJob::PassChoice one = choice(1280, 126720);  // 1% miss, Meta's Table 4
+  CHECK(one.message_rule_miss_rate == hopsim::test::approx(0.125));
+  CHECK(one.hidden_kv_tokens == hopsim::test::approx(4000));
+  CHECK(one.crossover_miss_rate == hopsim::test::approx(0.025));
+  CHECK(one.miss_rate == hopsim::test::approx(0.01));
+  CHECK_FALSE(one.pass_kv);
+  CHECK(choice(6400, 121600).pass_kv);  // 5%: above the crossover
+  // A short context: the K/V hide under attention sooner than the miss-rate rule bites.
+  CHECK(choice(100, 9900).crossover_miss_rate == hopsim::test::approx(0.125 / 1.3125));
+}
+
 TEST_CASE("zigzag beats contiguous on a causal ring, every GPU of the mesh runs its own ring") {
   AttentionLayerJob job;
   job.seq_len = 65536;

@@ -68,6 +68,16 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
   r["cp"]["overlap_threshold_tokens"] =
       job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network);
   r["cp"]["ring_link"] = network ? "network" : "nvlink";
+  if (job.mode == work::LayerMode::Prefill && exp.parallel.cp > 1) {
+    const work::AttentionLayerJob::PassChoice c =
+        job.pass_choice(*exp.model, exp.parallel, exp.cluster, network);
+    r["cp"]["pass_kv_or_pass_q"] = {
+        {"message_rule_miss_rate", c.message_rule_miss_rate},
+        {"hidden_kv_tokens", c.hidden_kv_tokens},
+        {"crossover_miss_rate", c.crossover_miss_rate},
+        {"miss_rate", c.miss_rate},
+        {"rule_picks", c.pass_kv ? "ring (pass-KV)" : "ring_pass_q"}};
+  }
 }
 
 void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {

@@ -235,6 +235,33 @@ double AttentionLayerJob::overlap_threshold_tokens(const ModelSpec& m, const Par
          static_cast<double>(2 * d.attn_q_heads);
 }
 
+AttentionLayerJob::PassChoice AttentionLayerJob::pass_choice(const ModelSpec& m,
+                                                             const ParallelSpec& p,
+                                                             const topo::Spec& cluster,
+                                                             bool over_network) const {
+  const AttentionDims d = dims(m, p);
+  const double c =
+      (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) * 1e12;
+  const double bw = over_network ? cluster.nic.line_rate().bytes_per_s
+                                 : cluster.nvlink.line_rate().bytes_per_s;
+  const double n = static_cast<double>(d.r);
+  const double e = static_cast<double>(d.elem);
+  const double kv_over_q =
+      static_cast<double>(d.attn_kv_heads) / static_cast<double>(d.attn_q_heads);
+  const double context = static_cast<double>(seq_len + cached_tokens);
+  PassChoice out;
+  out.message_rule_miss_rate = 2 * kv_over_q;
+  out.hidden_kv_tokens = n * c * kv_over_q * e / (2 * bw);
+  // pass-Q while T < hidden_kv_tokens and T / S < 2 N_KV / N_H - 4 T BW / (N C e): with
+  // T = x S the second is x < 2 N_KV / N_H / (1 + 4 S BW / (N C e)).
+  out.crossover_miss_rate =
+      std::min(out.message_rule_miss_rate / (1 + 4 * context * bw / (n * c * e)),
+               out.hidden_kv_tokens / context);
+  out.miss_rate = static_cast<double>(seq_len) / context;
+  out.pass_kv = out.miss_rate >= out.crossover_miss_rate;
+  return out;
+}
+
 CpLayout AttentionLayerJob::layout(std::int64_t cp_degree, std::uint64_t seed) const {
   const std::int64_t ring = cp_degree / ulysses(cp_degree);
   std::vector<std::int64_t> docs = documents;

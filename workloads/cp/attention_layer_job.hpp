@@ -94,6 +94,21 @@ struct AttentionLayerJob {
   /// longer than its K/V take to arrive. With MHA in BF16 it is the seeds' F / B.
   double overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
                                   const topo::Spec& cluster, bool over_network) const;
+  /// Meta's choice between pass-KV and pass-Q for a prefill of seq_len new tokens over
+  /// cached_tokens (arXiv 2411.01783, Algorithm 5), with C the GPU's peak (of the dtype) and BW
+  /// the line rate of the ring's link, per GPU (TP splits heads, compute and traffic alike):
+  /// pass-KV when T >= N C N_KV e / (2 N_H BW) (its K/V hide under attention) or when the miss
+  /// rate T / (T + P) >= 2 N_KV / N_H - 4 T BW / (N C e) (pass-Q's queries and its output
+  /// all-to-all cost more), else pass-Q.
+  struct PassChoice {
+    double message_rule_miss_rate = 0;  ///< 2 N_KV / N_H: where Q and K/V weigh the same
+    double hidden_kv_tokens = 0;        ///< T above which pass-KV's K/V hide (Eq. 2)
+    double crossover_miss_rate = 0;     ///< at this context T + P, pass-Q below it
+    double miss_rate = 0;               ///< this job's T / (T + P)
+    bool pass_kv = true;                ///< the rule's pick for this job
+  };
+  PassChoice pass_choice(const ModelSpec& m, const ParallelSpec& p, const topo::Spec& cluster,
+                         bool over_network) const;
   /// The token layout of a CP group's ring.
   CpLayout layout(std::int64_t cp_degree, std::uint64_t seed) const;
   bool forward() const { return passes != Passes::Backward; }
