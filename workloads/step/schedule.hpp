@@ -38,9 +38,9 @@ struct PipeOp {
 
 /// Problems of a schedule's shape, as pointers under `at`: p, m, v >= 1; interleaved needs
 /// v >= 2 and, with Megatron's groups of p (group 0), m a multiple of p; 1F1B v = 1 and no
-/// group; DualPipe v = 1 and check_dualpipe's shape. Every interleaved order is also run
-/// dry (dependencies only, no times) so that a group too small for its warm-up is an error,
-/// never a plan that waits forever.
+/// group; DualPipe v = 1 and check_dualpipe's shape. An interleaved order with a group of the
+/// user's is also run dry (dependencies only, no times) so that a group too small for its
+/// warm-up is an error, never a plan that waits forever (Megatron's own order finishes).
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
                         const std::string& at, int group = 0);
 
