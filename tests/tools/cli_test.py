@@ -846,6 +846,16 @@ def case_step_report(ctx):
     expect(abs(windows - idle - b["forward_backward_s"]) < 1e-9,
            f"windows {windows} minus idle {idle} is not the ops' {b['forward_backward_s']}")
     expect(0 <= idle <= b["bubble_s"] + 1e-9, f"idle {idle} over the bubble {b['bubble_s']}")
+    by_pass = b["ops_by_pass_s"]
+    expect(abs(sum(by_pass.values()) - b["forward_backward_s"]) < 1e-9 and
+           by_pass["forward"] > 0 and by_pass["backward"] > 0,
+           f"the ops by pass {by_pass} do not add up to {b['forward_backward_s']}")
+    _, dual = run_json(ctx, exp, "--set", "workload.schedule=dualpipe", "--set",
+                       "workload.virtual_stages=1")
+    db = dual["step"]["breakdown"]
+    expect(abs(sum(db["ops_by_pass_s"].values()) - db["forward_backward_s"]) < 1e-9 and
+           db["ops_by_pass_s"]["pair"] > 0 and db["ops_by_pass_s"]["backward_weight"] > 0,
+           f"dualpipe's ops by pass: {db['ops_by_pass_s']}")
     expect(relative_error(s["tokens_per_s_per_gpu"],
                           s["tokens_per_step"] / step / s["gpus"]) < 1e-12, "tokens/s/GPU")
     expect(0 < s["mfu"] < 1, f"mfu {s['mfu']}")

@@ -13,6 +13,12 @@ namespace {
 // One pipeline rank's ops and the step-plan tasks after them.
 struct RankTimeline {
   Time ops;  // forward and backward ops
+  // The ops by pass: forwards, backwards (DualPipe: input parts where the weight part is
+  // deferred), deferred weight parts, overlapped forward-backward pairs.
+  Time forward;
+  Time backward;
+  Time weight;
+  Time pair;
   Time last_op_end;
   // The ops' intervals, and where the pipeline's steady state begins (the first backward or
   // pair starts) and ends (the last forward or pair ends).
@@ -42,6 +48,10 @@ RankTimeline timeline(const work::CaseResult& c, int gpu) {
       t.last_op_end = std::max(t.last_op_end, tt.end);
       t.intervals.emplace_back(tt.start, tt.end);
       const work::PhasePass pass = phase.when;
+      (pass == work::PhasePass::Fwd      ? t.forward
+       : pass == work::PhasePass::Weight ? t.weight
+       : pass == work::PhasePass::Pair   ? t.pair
+                                         : t.backward) += tt.end - tt.start;
       if (pass == work::PhasePass::Bwd || pass == work::PhasePass::Pair) {
         t.first_backward = std::min(t.first_backward, tt.start);
       }
@@ -125,6 +135,10 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
   b.pipeline_rank = static_cast<int>(rank);
   b.gpu = d.representatives[rank];
   b.forward_backward_s = t.ops.seconds();
+  b.ops_by_pass_s = {{"forward", t.forward.seconds()},
+                     {"backward", t.backward.seconds()},
+                     {"backward_weight", t.weight.seconds()},
+                     {"pair", t.pair.seconds()}};
   if (d.schedule != "dualpipe") {  // overlapped pairs hide what a layer alone shows
     b.exposed_layer_comm_s = layer_exposed(d, rank);
     double exposed_in_ops = 0;

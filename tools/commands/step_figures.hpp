@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tools/commands/validation_figures.hpp"
 #include "workloads/experiment/run.hpp"
@@ -34,6 +36,10 @@ struct StepBreakdown {
   int pipeline_rank = 0;  ///< the one with the most forward and backward work
   int gpu = 0;            ///< the GPU simulated for it
   double forward_backward_s = 0;
+  /// forward_backward_s by pass: "forward", "backward" (DualPipe: the input part where the
+  /// weight part is deferred), "backward_weight" (DualPipe's deferred weight parts), "pair"
+  /// (DualPipe's overlapped forward-backward pairs).
+  std::vector<std::pair<std::string, double>> ops_by_pass_s;
   /// The ops' exposed layer communication per kind, per step (and ZeRO-3's unhidden
   /// parameter gathers), and the ops' time less it; unset with DualPipe, whose overlapped
   /// pairs hide what a layer alone shows.

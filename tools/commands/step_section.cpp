@@ -22,6 +22,10 @@ Json pipeline_phases(const PipelinePhases& p) {
 
 // Where the busiest pipeline rank's step went (StepBreakdown).
 Json breakdown(const StepBreakdown& b) {
+  Json by_pass = Json::object();
+  for (const auto& [pass, s] : b.ops_by_pass_s) {
+    by_pass[pass] = s;
+  }
   Json exposed = nullptr;
   if (b.exposed_layer_comm_s) {
     exposed = Json::object();
@@ -32,6 +36,7 @@ Json breakdown(const StepBreakdown& b) {
   return {{"pipeline_rank", b.pipeline_rank},
           {"gpu", b.gpu},
           {"forward_backward_s", b.forward_backward_s},
+          {"ops_by_pass_s", by_pass},
           {"compute_s", b.compute_s ? Json(*b.compute_s) : Json(nullptr)},
           {"exposed_layer_comm_s", std::move(exposed)},
           {"bubble_s", b.bubble_s},
