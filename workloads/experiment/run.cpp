@@ -207,18 +207,23 @@ namespace {
 
 RunResult run_one(const Experiment& e, const RunOptions& options);
 
+// What a job of `e` builds on, over `mesh` (e's own).
+JobEnv job_env(const Experiment& e, const Mesh& mesh) {
+  return JobEnv{.cluster = e.cluster,
+                .nccl = e.nccl,
+                .mesh = mesh,
+                .model = e.model ? &*e.model : nullptr,
+                .seed = e.seed,
+                .deepep = &e.deepep};
+}
+
 // schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with
 // what was tried in its step details.
 RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
                             const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const Mesh mesh(e.parallel);
-  const JobEnv env{.cluster = e.cluster,
-                   .nccl = e.nccl,
-                   .mesh = mesh,
-                   .model = e.model ? &*e.model : nullptr,
-                   .seed = e.seed,
-                   .deepep = &e.deepep};
+  const JobEnv env = job_env(e, mesh);
   RunOptions quiet = options;
   quiet.on_case = nullptr;
   std::vector<ScheduleTried> tried;
@@ -294,12 +299,7 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
   }
   result.cluster.emplace(e.cluster);
   const Mesh mesh(e.parallel);
-  const JobEnv env{.cluster = e.cluster,
-                   .nccl = e.nccl,
-                   .mesh = mesh,
-                   .model = e.model ? &*e.model : nullptr,
-                   .seed = e.seed,
-                   .deepep = &e.deepep};
+  const JobEnv env = job_env(e, mesh);
   std::optional<ComputeModel> compute;
   if (e.cluster.gpu.peak_bf16_tflops > 0 && e.cluster.gpu.peak_fp8_tflops > 0 &&
       e.cluster.gpu.hbm_GBps > 0) {
