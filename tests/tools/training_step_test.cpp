@@ -124,6 +124,12 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
         both(kSmall, {"parallel.cp=2", "parallel.dp=2", "workload.recompute=\"full\""});
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
+  SUBCASE("Llama 3 8B, full recomputation of each stage's first layer (block), ZeRO-3") {
+    const auto [folded, unfolded] =
+        both(kSmall, {"workload.recompute=\"full\"", "workload.recompute_method=\"block\"",
+                      "workload.zero=3"});
+    CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
+  }
   SUBCASE("Llama 3 8B, ZeRO-3") {
     const auto [folded, unfolded] = both(kSmall, {"workload.zero=3"});
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
@@ -520,10 +526,56 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
   CHECK(memory[1].params / 1e9 == hopsim::test::approx(6.38).epsilon(0.002));
   // Full recompute keeps each layer's input and rebuilds one layer at a time.
   work::TrainingStepJob full = job;
-  full.recompute = work::Recompute::Full;
+  full.recompute.granularity = work::Recompute::Full;
   const std::vector<work::StageMemory> kept = work::stage_memory(full.shape(env));
   CHECK(kept[0].activations ==
         hopsim::test::approx(16 * 7 * 2.0 * 16384 * 1024 + per_token * 1024));
+  // Uniform in groups of 2: rank 0's 7 layers keep 4 inputs ({0, 1}, {2, 3}, {4, 5}, {6}) and
+  // rebuild 2 layers at once.
+  full.recompute.layers = 2;
+  CHECK(work::stage_memory(full.shape(env))[0].activations ==
+        hopsim::test::approx(16 * 4 * 2.0 * 16384 * 1024 + 2 * per_token * 1024));
+  // Block of 3: the first 3 layers keep their input and are rebuilt one at a time, the other
+  // 4 keep everything.
+  full.recompute.method = work::RecomputeMethod::Block;
+  full.recompute.layers = 3;
+  CHECK(work::stage_memory(full.shape(env))[0].activations ==
+        hopsim::test::approx(16 * (3 * 2.0 * 16384 + 4 * per_token) * 1024 + per_token * 1024));
+}
+
+TEST_CASE("training step: full recomputation by method and number of layers") {
+  // Llama 3 8B on 32 GPUs: 8 model stages (PP 4 x 2 chunks) of 4 layers. Block over all 4
+  // layers runs every forward again, as uniform does; block of 1 runs a quarter of them.
+  struct Step {
+    work::StepDetails details;
+    Time time;
+  };
+  const auto step_of = [](const std::vector<std::string>& sets) {
+    const work::RunResult r = run_with(kSmall, sets);
+    return Step{*r.cases[0].step(), r.cases[0].summary.step};
+  };
+  const Step none = step_of({});
+  const Step uniform = step_of({"workload.recompute=\"full\""});
+  const Step all = step_of({"workload.recompute=\"full\"",
+                                         "workload.recompute_method=\"block\"",
+                                         "workload.recompute_num_layers=4"});
+  const Step one = step_of({"workload.recompute=\"full\"",
+                                         "workload.recompute_method=\"block\""});
+  CHECK(uniform.details.recompute == "full");
+  CHECK(one.details.recompute == "full (block, 1 layer)");
+  CHECK(all.details.recompute == "full (block, 4 layers)");
+  CHECK(all.time == uniform.time);
+  CHECK(one.time > none.time);
+  CHECK(one.time < uniform.time);
+  // Memory: block of 1 keeps 3 of 4 layers whole.
+  const auto held = [](const Step& s) { return s.details.memory.front().activations; };
+  CHECK(held(one) > held(uniform));
+  CHECK(held(one) < held(none));
+  CHECK(error_of(kSmall, {"workload.recompute_method=\"block\""})
+            .find("set recompute to \"full\"") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.recompute=\"full\"", "workload.recompute_num_layers=5"})
+            .find("/workload/recompute_num_layers: 5 layers per recomputation group: a model "
+                  "stage holds at most 4") != std::string::npos);
 }
 
 }  // namespace hopsim::config

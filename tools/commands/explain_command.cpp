@@ -196,7 +196,7 @@ std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
                {"schedule", job.schedule_auto
                                 ? std::string("1f1b (schedule auto: see schedule_candidates)")
                                 : work::schedule_label(job)},
-               {"recompute", work::recompute_label(job.recompute, job.recompute_modules)},
+               {"recompute", work::recompute_label(job.recompute)},
                {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"},
                {"weights_GB", most.params / 1e9},
                {"gradients_GB", most.grads / 1e9},

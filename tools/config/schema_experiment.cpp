@@ -300,7 +300,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 22> kTrainingStepWorkload{{
+const std::array<KeyDoc, 24> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -349,6 +349,15 @@ const std::array<KeyDoc, 22> kTrainingStepWorkload{{
      "its forward GEMMs and SwiGLU; moe_act the experts' SwiGLU outputs for their SwiGLU; "
      "mla_up_proj MLA's per-head queries, keys and values for the up-projection GEMMs "
      "(docs/training-step.md#memory)"},
+    {"recompute_method", "\"uniform\" or \"block\"", "\"uniform\"",
+     "full only (Megatron's --recompute-method), per model stage (a chunk under interleaving): "
+     "uniform keeps the input of every group of recompute_num_layers layers and runs the "
+     "group's forward again before its backward; block keeps only the input of the stage's "
+     "first recompute_num_layers layers, runs those again one at a time, and keeps everything "
+     "the other layers make (docs/training-step.md#memory)"},
+    {"recompute_num_layers", "integer >= 1, at most the layers of a model stage", "1",
+     "full only (Megatron's --recompute-num-layers): uniform's group size, or how many layers "
+     "of each stage block recomputes"},
     {"activation_dtype", "\"bf16\" or \"fp8\"", "\"bf16\"",
      "how saved activations that only GEMMs and SwiGLU read back are kept (the norms' outputs, "
      "MLA's latents, MLP and expert inputs, gate, up and SwiGLU outputs): fp8 is DeepSeek-V3's "

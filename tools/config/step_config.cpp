@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kSchedules{"1f1b", "interleaved", "dualpipe", "auto"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
+constexpr std::array<std::string_view, 2> kRecomputeMethods{"uniform", "block"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
 constexpr std::array<std::string_view, 2> kActivationDtypes{"bf16", "fp8"};
 constexpr std::array<std::string_view, 5> kRecomputeModuleNames{"core_attn", "layernorm", "mlp",
@@ -54,23 +55,37 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
     }
   }
   if (n.has("recompute")) {
-    job.recompute = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
+    job.recompute.granularity = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
   }
   if (n.has("recompute_modules")) {
     const Node& list = n.at("recompute_modules");
-    if (job.recompute != work::Recompute::Selective) {
+    if (job.recompute.granularity != work::Recompute::Selective) {
       list.fail("recompute_modules are what selective recomputation runs again; set recompute "
                 "to \"selective\" or remove them (--set workload.recompute_modules=null)");
     }
     list.expect_array();
-    job.recompute_modules = 0;
+    job.recompute.modules = 0;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::size_t k = list.at(i).index_of(kRecomputeModuleNames);
-      job.recompute_modules |= static_cast<std::uint8_t>(work::kRecomputeModules[k].first);
+      job.recompute.modules |= static_cast<std::uint8_t>(work::kRecomputeModules[k].first);
     }
-    if (job.recompute_modules == 0) {
+    if (job.recompute.modules == 0) {
       list.fail("selective recomputation needs at least one module (or recompute \"none\")");
     }
+  }
+  for (const char* key : {"recompute_method", "recompute_num_layers"}) {
+    if (n.has(key) && job.recompute.granularity != work::Recompute::Full) {
+      n.at(key).fail(fmt::format("{} says which layers full recomputation runs again; set "
+                                 "recompute to \"full\" or remove it (--set workload.{}=null)",
+                                 key, key));
+    }
+  }
+  if (n.has("recompute_method")) {
+    job.recompute.method =
+        static_cast<work::RecomputeMethod>(n.at("recompute_method").index_of(kRecomputeMethods));
+  }
+  if (n.has("recompute_num_layers")) {
+    job.recompute.layers = static_cast<int>(n.at("recompute_num_layers").integer_in(1, 100'000));
   }
   if (n.has("activation_dtype")) {
     job.gemm_input_bytes = n.at("activation_dtype").index_of(kActivationDtypes) == 0 ? 2.0 : 1.0;

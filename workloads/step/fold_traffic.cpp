@@ -41,18 +41,29 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   t.plan_copies = stage_gpus;
   // A layer probe is one layer of one micro-batch on one layer group: each stage runs each of
   // its layers for every micro-batch on each of its groups (forward again before the backward
-  // under full recomputation). The DualPipe pair moves the same bytes as the two passes.
+  // where full recomputation rebuilds the layer). The DualPipe pair moves the same bytes as
+  // the two passes.
   const std::int64_t runs = micro_batches * (stage_gpus / group_gpus);
+  const StepShape shape = job.shape(b.env);
+  const std::vector<std::int64_t> per_stage = layers_per_stage(model.layers, model_stages(shape));
+  const std::vector<std::int64_t> first = first_layers(per_stage);
+  const RecomputeSpec& rc = job.recompute;
   for (const bool moe : {false, true}) {
     std::int64_t layers = 0;
-    for (std::int64_t l = 0; l < model.layers; ++l) {
-      layers += moe_at(job, model, l) == moe ? 1 : 0;
+    std::int64_t rebuilt = 0;
+    for (std::size_t s = 0; s < per_stage.size(); ++s) {
+      for (std::int64_t k = 0; k < per_stage[s]; ++k) {
+        if (moe_at(job, model, first[s] + k) == moe) {
+          ++layers;
+          const bool again = layer_recomputed(rc.granularity, rc.method, rc.layers, k);
+          rebuilt += rc.granularity == Recompute::Full && again ? 1 : 0;
+        }
+      }
     }
     if (layers == 0) {
       continue;
     }
-    const std::int64_t forwards = job.recompute == Recompute::Full ? 2 : 1;
-    add_probe(t, m, layer_probe_name(moe, Passes::Forward), layers * runs * forwards);
+    add_probe(t, m, layer_probe_name(moe, Passes::Forward), (layers + rebuilt) * runs);
     add_probe(t, m, layer_probe_name(moe, Passes::Backward), layers * runs);
     // A DP probe is one stage's groups (under DualPipe both ranks holding it). Gradients are
     // reduced once per layer and step; under ZeRO-3 after every backward, and the parameters
@@ -65,7 +76,6 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   add_dp(t, m, vocab_sync_key(job, model, p), 2);  // the embedding's and the head's
   // Each rank's parameter gather after the optimizer; under DualPipe its probe covers the two
   // ranks that hold the same stages, each gathering that much.
-  const StepShape shape = job.shape(b.env);
   CaseTraffic gathers;
   for (int r = 0; r < p.pp; ++r) {
     add_dp(gathers, m, param_gather_key(job, shape, r), 1);

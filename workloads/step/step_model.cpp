@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
 #include "workloads/step/dualpipe.hpp"
 
@@ -18,19 +20,20 @@ constexpr double kActivationBytes = 2;  // BF16 activations
 // Bytes one layer saves for its backward per token, in BF16, counted from the model's shape
 // (layer_saved_elements).
 double layer_bytes_per_token(const StepShape& s, bool moe) {
-  const std::uint8_t modules = s.recompute == Recompute::Selective ? s.recompute_modules : 0;
+  const RecomputeSpec& r = s.recompute;
+  const std::uint8_t modules = r.granularity == Recompute::Selective ? r.modules : 0;
   const SavedElements saved = layer_saved(*s.model, moe, modules);
   return kActivationBytes * saved.other + s.gemm_input_bytes * saved.gemm_inputs;
 }
 
 // Saved activations of one layer for one micro-batch on one GPU (sequence parallelism splits
-// every tensor over tp, context parallelism over cp). Under full recompute only the layer's
-// input is kept.
-double layer_activations(const StepShape& s, bool moe, bool full) {
+// every tensor over tp, context parallelism over cp); only its input when `input_only` (full
+// recomputation rebuilds the rest).
+double layer_activations(const StepShape& s, bool moe, bool input_only) {
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
-  if (full) {
+  if (input_only) {
     return kActivationBytes * tokens * d(m.hidden);
   }
   return tokens * layer_bytes_per_token(s, moe);
@@ -60,25 +63,57 @@ StageLayout stage_layout(const StepShape& s) {
   return out;
 }
 
-// Saved activations of all of model stage `stage`'s layers for one micro-batch (only their
-// inputs when `input_only`).
-double stage_activations(const StageLayout& layout, int stage, bool input_only) {
+// Saved activations of all of model stage `stage`'s layers for one micro-batch. Under full
+// recomputation a layer it rebuilds keeps its input only, and uniform's groups only their
+// first layer's input (recompute_method).
+double stage_activations(const StageLayout& layout, int stage) {
   const StepShape& s = *layout.shape;
+  const RecomputeSpec& r = s.recompute;
+  const bool full = r.granularity == Recompute::Full;
+  const bool uniform = r.method == RecomputeMethod::Uniform;
   double bytes = 0;
   const auto st = static_cast<std::size_t>(stage);
   for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
-    bytes += layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), input_only);
+    const bool moe = is_moe_layer(*s.model, layout.first_layer[st] + l);
+    if (!full || !layer_recomputed(r.granularity, r.method, r.layers, l)) {
+      bytes += layer_activations(s, moe, false);
+    } else if (!uniform || l % r.layers == 0) {
+      bytes += layer_activations(s, moe, true);
+    }
   }
   return bytes;
 }
 
+// The most activations full recomputation rebuilds at once on model stage `stage`: a uniform
+// group's layers, or one of block's layers; 0 without full recomputation.
+double stage_rebuilt(const StageLayout& layout, int stage) {
+  const StepShape& s = *layout.shape;
+  const RecomputeSpec& r = s.recompute;
+  if (r.granularity != Recompute::Full) {
+    return 0;
+  }
+  const auto st = static_cast<std::size_t>(stage);
+  const std::int64_t group = r.method == RecomputeMethod::Uniform ? r.layers : 1;
+  double most = 0;
+  double rebuilt = 0;
+  for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
+    if (!layer_recomputed(r.granularity, r.method, r.layers, l)) {
+      break;
+    }
+    rebuilt = l % group == 0 ? 0 : rebuilt;
+    rebuilt += layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), false);
+    most = std::max(most, rebuilt);
+  }
+  return most;
+}
+
 // The most activations a rank holds at once over its order's `steps` (from activation_steps).
-double peak_activations(const StageLayout& layout, const std::vector<std::pair<int, bool>>& steps,
-                        bool full) {
+double peak_activations(const StageLayout& layout,
+                        const std::vector<std::pair<int, bool>>& steps) {
   double held = 0;
   double peak = 0;
   for (const auto& [stage, forward] : steps) {
-    const double a = stage_activations(layout, stage, full);
+    const double a = stage_activations(layout, stage);
     held += forward ? a : -a;
     peak = std::max(peak, held);
   }
@@ -90,7 +125,7 @@ struct RankParams {
   double vocab = 0;
   double dense = 0;  // the layers' (without the vocabulary's)
   double expert = 0;
-  double one_layer = 0;  // the largest layer's full activations (full recompute: rebuilt)
+  double rebuilt = 0;  // the most full recomputation rebuilds at once (stage_rebuilt)
   double largest = 0;    // the largest layer's parameters
 };
 
@@ -100,12 +135,12 @@ RankParams rank_params(const StageLayout& layout, int r) {
   const ModelSpec& m = *s.model;
   RankParams out;
   for (const int stage : rank_stages(s, r)) {
+    out.rebuilt = std::max(out.rebuilt, stage_rebuilt(layout, stage));
     out.vocab += vocab_params(s, stage);
     out.dense += layout.params[static_cast<std::size_t>(stage)].dense - vocab_params(s, stage);
     out.expert += layout.params[static_cast<std::size_t>(stage)].expert;
     for (std::int64_t l = 0; l < layout.layers[static_cast<std::size_t>(stage)]; ++l) {
       const bool moe = is_moe_layer(m, layout.first_layer[static_cast<std::size_t>(stage)] + l);
-      out.one_layer = std::max(out.one_layer, layer_activations(s, moe, false));
       const StageParams& lp = moe ? layout.moe_layer : layout.dense_layer;
       out.largest = std::max(out.largest, lp.dense + lp.expert);
     }
@@ -188,13 +223,18 @@ double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) 
   return layer_saved(m, moe, modules).total();
 }
 
-std::string recompute_label(Recompute r, std::uint8_t modules) {
-  if (r != Recompute::Selective) {
-    return std::string(recompute_name(r));
+std::string recompute_label(const RecomputeSpec& r) {
+  if (r.granularity == Recompute::Full &&
+      (r.method != RecomputeMethod::Uniform || r.layers != 1)) {
+    return fmt::format("full ({}, {} layer{})", recompute_method_name(r.method), r.layers,
+                       r.layers == 1 ? "" : "s");
+  }
+  if (r.granularity != Recompute::Selective) {
+    return std::string(recompute_name(r.granularity));
   }
   std::string names;
   for (const auto& [module, name] : kRecomputeModules) {
-    if (has_module(modules, module)) {
+    if (has_module(r.modules, module)) {
       names += (names.empty() ? "" : ", ") + std::string(name);
     }
   }
@@ -211,6 +251,22 @@ std::string_view recompute_name(Recompute r) {
       break;
   }
   return "none";
+}
+
+std::string_view recompute_method_name(RecomputeMethod m) {
+  return m == RecomputeMethod::Block ? "block" : "uniform";
+}
+
+bool layer_recomputed(Recompute r, RecomputeMethod method, int layers, std::int64_t k) {
+  switch (r) {
+    case Recompute::Selective:
+      return true;
+    case Recompute::Full:
+      return method == RecomputeMethod::Uniform || k < layers;
+    case Recompute::None:
+      break;
+  }
+  return false;
 }
 
 std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages) {
@@ -320,7 +376,6 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const ParallelSpec& p = s.parallel;
   const int ranks = static_cast<int>(p.pp);
   const StageLayout layout = stage_layout(s);
-  const bool full = s.recompute == Recompute::Full;
   const StageParams shard = dp_shards(s);
   const std::vector<std::vector<std::pair<int, bool>>> steps = activation_steps(s);
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
@@ -342,8 +397,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
       mem.grads = s.grad_bytes * (vocab + dense + expert);
     }
     mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
-    const double peak = peak_activations(layout, steps[static_cast<std::size_t>(r)], full);
-    mem.activations = peak + (full ? rp.one_layer : 0);
+    mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt;
     if (m.moe.routed_experts > 0) {
       const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
       mem.buffers = tokens * d(m.moe.top_k) * d(m.hidden) * 3;  // FP8 in, BF16 out

@@ -24,6 +24,22 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 /// "none", "selective", "full".
 std::string_view recompute_name(Recompute r);
 
+/// Megatron's --recompute-method, which layers full recomputation runs again and how many it
+/// rebuilds at once, with recompute_layers (its --recompute-num-layers) N, per model stage
+/// (a virtual stage's chunk under interleaving): uniform groups the stage's layers N at a time,
+/// keeps each group's input and runs the whole group's forward again before its backward;
+/// block keeps only the input of the stage's first N layers, rebuilds those one at a time,
+/// and keeps everything the others make (they are not run again).
+enum class RecomputeMethod : std::uint8_t { Uniform, Block };
+
+/// "uniform", "block".
+std::string_view recompute_method_name(RecomputeMethod m);
+
+/// Whether the layer at position `k` (from 0, in forward order) of a model stage runs its
+/// forward again before its backward: every layer under selective and full uniform
+/// recomputation, the first `layers` under full block, none without recomputation.
+bool layer_recomputed(Recompute r, RecomputeMethod method, int layers, std::int64_t k);
+
 /// Megatron's --recompute-modules, what selective recomputation runs again (a bit each):
 /// core_attn (the attention kernel: with FlashAttention the scores are never kept, so it
 /// saves no memory and costs the attention forward), layernorm (both RMSNorms: their outputs
@@ -51,8 +67,16 @@ inline constexpr std::uint8_t kDefaultRecomputeModules =
 constexpr bool has_module(std::uint8_t modules, RecomputeModule m) {
   return (modules & static_cast<std::uint8_t>(m)) != 0;
 }
-/// "none", "full", or "selective (layernorm, mla_up_proj)".
-std::string recompute_label(Recompute r, std::uint8_t modules);
+/// How a step recomputes, as its report says: "none", "selective (layernorm, mla_up_proj)",
+/// "full" (uniform, one layer at a time: Megatron's usual full recomputation), or
+/// "full (block, 4 layers)".
+struct RecomputeSpec {
+  Recompute granularity = Recompute::None;
+  std::uint8_t modules = kDefaultRecomputeModules;  ///< under selective
+  RecomputeMethod method = RecomputeMethod::Uniform;  ///< under full
+  int layers = 1;  ///< under full: recompute_layers (above)
+};
+std::string recompute_label(const RecomputeSpec& r);
 
 /// Elements one layer saves for its backward per token before tp and cp split them
 /// (step_model.cpp: which tensors), without those `modules` (selective) recompute: those only
@@ -89,8 +113,7 @@ struct StepShape {
   /// 0: every optimizer state on every DP rank; 1: optimizer states sharded over DP;
   /// 3: parameters and gradients sharded too, gathered layer by layer (param_prefetch.hpp)
   int zero = 1;
-  Recompute recompute = Recompute::None;
-  std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective
+  RecomputeSpec recompute;
   /// Bytes per saved element that only GEMMs and SwiGLU read back (SavedElements): 2 (BF16)
   /// or 1 (FP8, as DeepSeek-V3 caches them)
   double gemm_input_bytes = 2;

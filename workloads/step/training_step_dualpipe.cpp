@@ -28,6 +28,8 @@ class StageLayers {
     return details_.layers_per_stage[static_cast<std::size_t>(stage)];
   }
 
+  const TrainingStepJob& job() const { return job_; }
+
   // Layer k of model stage `stage`'s measured timing (its kind's).
   const LayerTiming& timing(int stage, std::int64_t k) const {
     return moe_at(job_, model_, details_.first_layer[static_cast<std::size_t>(stage)] + k)
@@ -52,7 +54,7 @@ void add_stage_times(DualPipeSpec& spec, const StageLayers& layers, const StepDe
     Time w;
     for (std::int64_t k = 0; k < layers.count(s); ++k) {
       f += layers.timing(s, k).forward;
-      bwd += layers.timing(s, k).backward;
+      bwd += backward_at(layers.job(), layers.timing(s, k), k);
       w += layers.timing(s, k).weight;
     }
     if (s == stages - 1) {
@@ -75,14 +77,14 @@ Time pair_time(const StageLayers& layers, const StepDetails& details, int stages
     const bool has_f = k < layers.count(sf);
     const bool has_b = k < layers.count(sb);
     if (has_f && has_b && layers.timing(sf, k).moe && layers.timing(sb, k).moe) {
-      t += layers.timing(sf, k).pair;
+      t += pair_at(layers.job(), layers.timing(sf, k), k);
       continue;
     }
     if (has_f) {
       t += layers.timing(sf, k).forward;
     }
     if (has_b) {
-      t += layers.timing(sb, k).backward;
+      t += backward_at(layers.job(), layers.timing(sb, k), k);
     }
   }
   if (sf == stages - 1) {

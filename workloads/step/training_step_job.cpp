@@ -66,6 +66,22 @@ bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index) 
   return has_moe(job, m) && is_moe_layer(m, index);
 }
 
+namespace {
+// What the layer at position `k` of a stage does not run again (timed `t`).
+Time not_recomputed(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k) {
+  const RecomputeSpec& r = job.recompute;
+  return layer_recomputed(r.granularity, r.method, r.layers, k) ? Time{} : t.recomputed;
+}
+}  // namespace
+
+Time backward_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k) {
+  return t.backward - not_recomputed(job, t, k);
+}
+
+Time pair_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k) {
+  return t.pair - not_recomputed(job, t, k);
+}
+
 std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
                                               std::span<const std::int64_t> stages) {
   return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Tp); });
@@ -167,7 +183,7 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.micro_batches = job.micro_batches(p);
   details.gpus = b.env.mesh.size();
   details.schedule = std::string(pipe_schedule_name(job.schedule));
-  details.recompute = recompute_label(job.recompute, job.recompute_modules);
+  details.recompute = recompute_label(job.recompute);
   details.zero = job.zero;
   const int stages = model_stages(shape);
   details.layers_per_stage = layers_per_stage(model.layers, stages);
@@ -229,7 +245,6 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.group = microbatch_group;
   s.zero = zero;
   s.recompute = recompute;
-  s.recompute_modules = recompute_modules;
   s.gemm_input_bytes = gemm_input_bytes;
   s.grad_bytes = grad_bytes;
   return s;
@@ -262,6 +277,16 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelS
                    fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
                                "= {} stages",
                                m.layers, m.name, p.pp, job.virtual_stages, stages)};
+  }
+  const std::vector<std::int64_t> per_stage = layers_per_stage(m.layers, static_cast<int>(stages));
+  const std::int64_t most = *std::max_element(per_stage.begin(), per_stage.end());
+  if (job.recompute.layers > most) {
+    return Problem{"/workload/recompute_num_layers",
+                   fmt::format("{} layers per recomputation {}: a model stage holds at most {} "
+                               "of the {} layers over {} stages",
+                               job.recompute.layers,
+                               job.recompute.method == RecomputeMethod::Block ? "block" : "group",
+                               most, m.layers, stages)};
   }
   return std::nullopt;
 }
@@ -301,7 +326,7 @@ void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& o
   if (!job.fold && job.schedule == PipeSchedule::DualPipe) {
     out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
   }
-  if (!job.fold && job.recompute == Recompute::Selective) {
+  if (!job.fold && job.recompute.granularity == Recompute::Selective) {
     out.push_back({"/workload/fold",
                    "selective recomputation is simulated folded only (its modules' forward "
                    "kernels come from the measured layer); fold it, or recompute none or full"});
@@ -312,6 +337,14 @@ void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& o
                    "an unfolded step copies each layer onto its stage's GPUs, which low_latency "
                    "exchanges (explicit NIC routes) do not allow; fold it or use two_tier"});
   }
+}
+
+// What recomputation could still save: full, or block over more layers.
+std::string_view recompute_hint(const RecomputeSpec& r) {
+  if (r.granularity != Recompute::Full) {
+    return ", or recompute full";
+  }
+  return r.method == RecomputeMethod::Block ? ", or a larger recompute_num_layers" : "";
 }
 
 // A problem when the pipeline rank that needs the most memory per GPU needs more than HBM.
@@ -330,10 +363,10 @@ std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& 
                     "cp{}{}",
                     worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
                     worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
-                    worst->activations / 1e9, recompute_label(job.recompute, job.recompute_modules),
+                    worst->activations / 1e9, recompute_label(job.recompute),
                     worst->buffers / 1e9,
                     job.zero == 0 ? ", zero 1" : "",
-                    job.recompute == Recompute::Full ? "" : ", or recompute full")};
+                    recompute_hint(job.recompute))};
   }
   return std::nullopt;
 }

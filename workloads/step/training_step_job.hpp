@@ -54,8 +54,7 @@ struct TrainingStepJob {
   /// every forward and backward of it, prefetched one layer ahead, and its gradients
   /// reduce-scattered after every backward
   int zero = 1;
-  Recompute recompute = Recompute::None;
-  std::uint8_t recompute_modules = kDefaultRecomputeModules;  ///< under selective (step_model.hpp)
+  RecomputeSpec recompute;  ///< granularity, selective's modules, full's method (step_model.hpp)
   /// Bytes per saved activation that only GEMMs and SwiGLU read back: 2 (BF16) or 1 (FP8)
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction

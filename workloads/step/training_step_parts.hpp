@@ -26,6 +26,13 @@ bool has_dense(const TrainingStepJob& job, const ModelSpec& m);
 /// Whether layer `index` of the step's model runs as a MoE layer.
 bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index);
 
+/// The backward of the layer at position `k` (from 0, in forward order) of a model stage,
+/// timed `t`: with its forward run again only where the step recomputes that layer (full
+/// block recomputation runs only the stage's first layers again; layer_recomputed).
+Time backward_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k);
+/// DualPipe's overlapped pair with the backward half of position `k`, as backward_at.
+Time pair_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k);
+
 /// Pipeline stage `stage`'s data-parallel groups: dense parameters' (its ranks by TP
 /// coordinate: dp x cp members each) and routed experts' (by EP coordinate: tp x cp x dp / ep
 /// members each); groups of one member are left out.

@@ -67,7 +67,7 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
     const LayerTiming& t = moe ? *m.sparse : *m.dense;
     const GradSync& sync = *(moe ? syncs.moe : syncs.dense);
     fwd.push_back(t.forward);
-    bwd.insert(bwd.begin(), t.backward);
+    bwd.insert(bwd.begin(), backward_at(job, t, l));
     gather.push_back(job.zero >= 3 ? sync.gather : Time{});
     gather_back.insert(gather_back.begin(), job.zero >= 3 ? sync.gather + sync.time : Time{});
   }

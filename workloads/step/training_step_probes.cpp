@@ -100,10 +100,10 @@ double up_projection_params(const ModelSpec& m) {
 
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
                               const KernelTally& forward, int gpus) {
-  if (job.recompute != Recompute::Selective) {
+  if (job.recompute.granularity != Recompute::Selective) {
     return Time{};
   }
-  const std::uint8_t mods = job.recompute_modules;
+  const std::uint8_t mods = job.recompute.modules;
   // The forward GEMMs by parameters: attention, a dense MLP, a router and shared experts run
   // as (non-grouped) GEMMs, a part's share of their time its share of their parameters.
   const LayerParams lp = layer_params(m, moe);
@@ -145,7 +145,7 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   }
   // The forward (full) or its recomputed modules' kernels (selective) run again before the
   // backward.
-  t.recomputed = job.recompute == Recompute::Full
+  t.recomputed = job.recompute.granularity == Recompute::Full
                      ? t.forward
                      : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus);
   t.backward += t.recomputed;

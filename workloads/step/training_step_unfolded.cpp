@@ -242,19 +242,25 @@ class Unfolded {
   }
 
   // The segments of one op: runs of same-kind layers (one layer each when `per_layer`),
-  // forward in order, backward in reverse; full recompute runs the forward again first.
+  // forward in order, backward in reverse; full recompute runs the forward of the layers it
+  // rebuilds again first.
   std::vector<Segment> segments(int stage, bool forward, bool per_layer) const {
     const auto st = static_cast<std::size_t>(stage);
     const std::int64_t n = details_.layers_per_stage[st];
+    const RecomputeSpec& rc = job_.recompute;
     std::vector<Segment> runs;
+    std::vector<bool> rebuilt;  // per run: whether full recomputation runs its forward again
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t first = details_.first_layer[st];
-      const std::int64_t index = forward ? first + k : first + n - 1 - k;
-      const bool moe = moe_at(job_, model_, index);
-      if (!per_layer && !runs.empty() && runs.back().moe == moe) {
+      const std::int64_t position = forward ? k : n - 1 - k;
+      const bool moe = moe_at(job_, model_, first + position);
+      const bool again = rc.granularity == Recompute::Full &&
+                         layer_recomputed(rc.granularity, rc.method, rc.layers, position);
+      if (!per_layer && !runs.empty() && runs.back().moe == moe && rebuilt.back() == again) {
         ++runs.back().layers;
       } else {
-        runs.push_back({moe, forward, 1, index});
+        runs.push_back({moe, forward, 1, first + position});
+        rebuilt.push_back(again);
       }
     }
     std::vector<Segment> out;
@@ -262,11 +268,11 @@ class Unfolded {
     if (!forward && last) {
       out.push_back({false, false, 0, -1});
     }
-    for (const Segment& r : runs) {
-      if (!forward && job_.recompute == Recompute::Full) {
-        out.push_back({r.moe, true, r.layers, -1});
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (!forward && rebuilt[k]) {
+        out.push_back({runs[k].moe, true, runs[k].layers, -1});
       }
-      out.push_back(r);
+      out.push_back(runs[k]);
     }
     if (forward && last) {
       out.push_back({false, true, 0, -1});
@@ -322,14 +328,15 @@ class Unfolded {
   // backward through the chunk, whose layers' joins are recorded for the gradient buckets.
   PlanTaskId add_op(int r, const PipeOp& op, int stage, PlanTaskId in, bool last) {
     const bool zero3 = job_.zero >= 3;
-    const bool full = job_.recompute == Recompute::Full;
+    bool rebuilt = false;  // the segment before was a backward's recomputed forward
     PlanTaskId cur = in;
     // ZeRO-3: unit k's gather waits for the previous gather and for unit k - 1's entry
     // (which, with that gather, is when unit k - 1 can start computing: prefetch one ahead).
     Prefetch prefetch{std::nullopt, in, in};
     for (const Segment& seg : segments(stage, op.forward, last || zero3)) {
       // A unit: a layer's forward, its backward (with its recomputed forward), the head.
-      const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !full;
+      const bool starts_unit = op.forward || seg.layers == 0 || seg.forward || !rebuilt;
+      rebuilt = !op.forward && seg.forward && seg.layers > 0;
       if (zero3 && starts_unit) {
         cur = start_unit(r, seg, op.forward, prefetch, cur);
       }
