@@ -29,6 +29,8 @@ struct GpuSpec {
   std::string name;  ///< e.g. "H100 SXM"
   double peak_bf16_tflops = 0;  ///< dense
   double peak_fp8_tflops = 0;   ///< dense
+  /// What a process can allocate (the CUDA runtime's total, cudaDeviceProp::totalGlobalMem:
+  /// 81,089 MiB on an "80 GB" H100), 10^9 B
   double hbm_GB = 0;    // NOLINT(readability-identifier-naming): 10^9 B, unit in the name
   double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): 10^9 B/s
   int sms = 0;          ///< streaming multiprocessors
@@ -40,6 +42,10 @@ struct GpuSpec {
   /// achieved share of HBM bandwidth (docs/compute-model.md gives the sources).
   double fp8_wgrad_ratio = 0.68;
   double memory_efficiency = 0.8;
+  /// Memory a training process holds before its first tensor, 10^9 B: the CUDA context (with
+  /// lazy module loading), and each NCCL communicator it uses (docs/training-step.md#memory)
+  double context_GB = 0.4;       // NOLINT(readability-identifier-naming): unit in the name
+  double communicator_GB = 0.69;  // NOLINT(readability-identifier-naming): unit in the name
 };
 
 struct Spec {

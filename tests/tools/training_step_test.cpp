@@ -524,6 +524,11 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
   CHECK(memory[15].params == hopsim::test::approx(2 * (7 * layer + vocab + 16384)));
   CHECK(memory[1].optimizer == hopsim::test::approx(12 * 8 * layer / 64));
   CHECK(memory[1].params / 1e9 == hopsim::test::approx(6.38).epsilon(0.002));
+  // The reserve: the CUDA context and one buffer set per communicator (TP, DP, PP); no FP8
+  // GEMMs, so no FP8 weight copies.
+  CHECK(work::communicators(job.shape(env)) == 3);
+  CHECK(memory[1].reserve == hopsim::test::approx(0.4e9 + 3 * 0.69e9));
+  CHECK(memory[1].fp8_weights == 0);
   // Full recompute keeps each layer's input and rebuilds one layer at a time.
   work::TrainingStepJob full = job;
   full.recompute.granularity = work::Recompute::Full;
@@ -541,6 +546,34 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
   full.recompute.layers = 3;
   CHECK(work::stage_memory(full.shape(env))[0].activations ==
         hopsim::test::approx(16 * (3 * 2.0 * 16384 + 4 * per_token) * 1024 + per_token * 1024));
+}
+
+TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
+  // DeepSeek-V3 (PP 16 under DualPipe, EP 64, TP 1): rank 2 holds stages 2 and 13; every MoE
+  // layer's routed experts over EP 64 and its shared expert are read by FP8 GEMMs, 2 bytes per
+  // parameter; attention runs in BF16.
+  const ExperimentFile f = load_experiment(kExperiments + "deepseek-v3-step.json", {});
+  const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
+  const work::ModelSpec& m = *f.experiment.model;
+  const work::Mesh mesh(f.experiment.parallel);
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &m, f.experiment.seed,
+                         nullptr};
+  const std::vector<std::int64_t> layers = work::layers_per_stage(m.layers, 16);
+  const std::vector<std::int64_t> first = work::first_layers(layers);
+  const work::LayerParams lp = work::layer_params(m, true);
+  double fp8 = 0;
+  for (const int stage : {2, 13}) {
+    for (std::int64_t l = 0; l < layers[static_cast<std::size_t>(stage)]; ++l) {
+      if (work::is_moe_layer(m, first[static_cast<std::size_t>(stage)] + l)) {
+        fp8 += lp.shared_experts + 256.0 * lp.expert / 64;
+      }
+    }
+  }
+  const std::vector<work::StageMemory> memory = work::stage_memory(job.shape(env));
+  CHECK(memory[2].fp8_weights == hopsim::test::approx(2 * fp8));
+  CHECK(memory[2].fp8_weights / 1e9 == hopsim::test::approx(3.52).epsilon(0.01));
+  // DP (dp x cp), PP, EP and expert DP (tp x cp x dp / ep = 2).
+  CHECK(work::communicators(job.shape(env)) == 4);
 }
 
 TEST_CASE("training step: full recomputation by method and number of layers") {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/commands/step_section.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/step/schedule_choice.hpp"
@@ -181,12 +182,7 @@ std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
   std::size_t worst = 0;
   for (std::size_t rank = 0; rank < per_rank.size(); ++rank) {
     const work::StageMemory& mem = per_rank[rank];
-    memory.push_back({{"params_GB", mem.params / 1e9},
-                      {"grads_GB", mem.grads / 1e9},
-                      {"optimizer_GB", mem.optimizer / 1e9},
-                      {"activations_GB", mem.activations / 1e9},
-                      {"buffers_GB", mem.buffers / 1e9},
-                      {"total_GB", mem.total() / 1e9}});
+    memory.push_back(memory_terms(mem));
     if (mem.total() > per_rank[worst].total()) {
       worst = rank;
     }
@@ -197,13 +193,8 @@ std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
                                 ? std::string("1f1b (schedule auto: see schedule_candidates)")
                                 : work::schedule_label(job)},
                {"recompute", work::recompute_label(job.recompute)},
-               {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"},
-               {"weights_GB", most.params / 1e9},
-               {"gradients_GB", most.grads / 1e9},
-               {"optimizer_GB", most.optimizer / 1e9},
-               {"activations_GB", most.activations / 1e9},
-               {"buffers_GB", most.buffers / 1e9},
-               {"total_GB", most.total() / 1e9}};
+               {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"}};
+  peak.update(memory_terms(most));
   return {std::move(memory), std::move(peak)};
 }
 

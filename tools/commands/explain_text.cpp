@@ -59,6 +59,9 @@ std::string number(std::string_view key, double v, std::string_view section) {
   if (ends_with(key, "_s") || key.find("_s_") != std::string_view::npos) {
     return seconds(v);
   }
+  if (ends_with(key, "_GB")) {
+    return fmt::format("{:.4g} GB", v);
+  }
   if (key.find("params") != std::string_view::npos) {
     return fmt::format("{:.4g} billion", v / 1e9);
   }

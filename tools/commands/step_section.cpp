@@ -91,14 +91,9 @@ Json grad_sync_rows(const work::StepDetails& d) {
 Json memory_per_gpu(const work::StepDetails& d, const MemoryPeak& peak) {
   Json ranks = Json::array();
   for (std::size_t r = 0; r < d.memory.size(); ++r) {
-    const work::StageMemory& m = d.memory[r];
-    ranks.push_back({{"pipeline_rank", r},
-                     {"params_GB", gb(m.params)},
-                     {"grads_GB", gb(m.grads)},
-                     {"optimizer_GB", gb(m.optimizer)},
-                     {"activations_GB", gb(m.activations)},
-                     {"buffers_GB", gb(m.buffers)},
-                     {"total_GB", gb(m.total())}});
+    Json rank = {{"pipeline_rank", r}};
+    rank.update(memory_terms(d.memory[r]));
+    ranks.push_back(std::move(rank));
   }
   return {{"hbm_GB", peak.hbm_GB},
           {"peak_GB", peak.peak_GB},
@@ -107,6 +102,17 @@ Json memory_per_gpu(const work::StepDetails& d, const MemoryPeak& peak) {
 }
 
 }  // namespace
+
+Json memory_terms(const work::StageMemory& m) {
+  return {{"params_GB", gb(m.params)},
+          {"grads_GB", gb(m.grads)},
+          {"optimizer_GB", gb(m.optimizer)},
+          {"activations_GB", gb(m.activations)},
+          {"buffers_GB", gb(m.buffers)},
+          {"fp8_weights_GB", gb(m.fp8_weights)},
+          {"reserve_GB", gb(m.reserve)},
+          {"total_GB", gb(m.total())}};
+}
 
 // The step's settings, throughput, breakdown, layers, syncs and memory, in report order.
 Json step_section(const work::CaseResult& c, const StepFigures& f) {

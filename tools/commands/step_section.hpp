@@ -9,6 +9,10 @@
 
 namespace hopsim::tools {
 
+/// One GPU's memory term by term, GB (docs/training-step.md#memory): params_GB, grads_GB,
+/// optimizer_GB, activations_GB, buffers_GB, fp8_weights_GB, reserve_GB, total_GB.
+nlohmann::ordered_json memory_terms(const work::StageMemory& m);
+
 /// The "step" object of one simulated training step (docs/report.md); `f` its figures.
 nlohmann::ordered_json step_section(const work::CaseResult& c, const StepFigures& f);
 

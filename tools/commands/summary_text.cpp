@@ -364,7 +364,7 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   if (f.breakdown) {  // folded: split per pipeline rank
     out += pipeline_lines(d, *f.breakdown);
   }
-  out += fmt::format("memory         peak {:.1f} GB per GPU of {:.0f} GB\n", f.memory.peak_GB,
+  out += fmt::format("memory         peak {:.1f} GB per GPU of {:.1f} GB\n", f.memory.peak_GB,
                      f.memory.hbm_GB);
   out += fmt::format("folding        {}\n", d.folding);
   return out + validation_line(f.validation);

@@ -55,6 +55,12 @@ topo::GpuSpec parse_gpu(const Node& n) {
   if (n.has("memory_efficiency")) {
     gpu.memory_efficiency = n.at("memory_efficiency").number_in(0.01, 1.0);
   }
+  if (n.has("context_GB")) {
+    gpu.context_GB = n.at("context_GB").number_in(0, gpu.hbm_GB);
+  }
+  if (n.has("communicator_GB")) {
+    gpu.communicator_GB = n.at("communicator_GB").number_in(0, gpu.hbm_GB);
+  }
   return gpu;
 }
 

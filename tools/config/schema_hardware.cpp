@@ -19,11 +19,13 @@ const std::array<KeyDoc, 13> kCluster{{
     {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
 }};
 
-const std::array<KeyDoc, 10> kGpu{{
+const std::array<KeyDoc, 12> kGpu{{
     {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
     {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
     {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
-    {"hbm_GB", "number in (0, 1e12]", "required", "HBM capacity, 10^9 bytes"},
+    {"hbm_GB", "number in (0, 1e12]", "required",
+     "HBM a process can allocate, 10^9 bytes: the CUDA runtime's total (85.03 for an "
+     "\"80 GB\" H100, whose nvidia-smi shows 81,559 MiB), not the marketed size"},
     {"hbm_GBps", "number in [1, 1e12]", "required", "HBM bandwidth, 10^9 bytes/s"},
     {"sms", "integer in [1, 100000]", "required", "streaming multiprocessors"},
     {"gemm_efficiency", "number in [0.01, 1]", "0.7",
@@ -34,6 +36,11 @@ const std::array<KeyDoc, 10> kGpu{{
      "an FP8 weight-gradient GEMM's throughput over the forward GEMM's of the same FLOPs"},
     {"memory_efficiency", "number in [0.01, 1]", "0.8",
      "achieved over HBM bandwidth for memory-bound kernels (norms, casts, SwiGLU, permutes)"},
+    {"context_GB", "number in [0, hbm_GB]", "0.4",
+     "memory the CUDA context holds in a training process (lazy module loading), 10^9 bytes"},
+    {"communicator_GB", "number in [0, hbm_GB]", "0.69",
+     "memory each NCCL communicator a training process uses holds (its channels' buffers), "
+     "10^9 bytes"},
 }};
 
 const std::array<KeyDoc, 3> kLink{{

@@ -24,7 +24,7 @@ extern const std::array<KeyDoc, 15> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;
 extern const std::array<KeyDoc, 24> kTrainingStepWorkload;
 extern const std::array<KeyDoc, 13> kCluster;
-extern const std::array<KeyDoc, 10> kGpu;
+extern const std::array<KeyDoc, 12> kGpu;
 extern const std::array<KeyDoc, 3> kLink;
 extern const std::array<KeyDoc, 6> kFabric;
 extern const std::array<KeyDoc, 4> kNccl;

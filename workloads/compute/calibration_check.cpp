@@ -176,8 +176,8 @@ void check_device(const Calibration& cal, const GpuFigures& gpu, CalibrationFind
   ceiling(cal.ceilings.bf16_tflops, gpu.peak_bf16_tflops, "bf16_gemm_tflops", "TFLOP/s");
   ceiling(cal.ceilings.fp8_tflops, gpu.peak_fp8_tflops, "fp8_gemm_tflops", "TFLOP/s");
   ceiling(cal.ceilings.copy_GBps, gpu.hbm_GBps, "copy_GBps", "GB/s");
-  // cudaDeviceProp::totalGlobalMem against the marketed size: 85.0 GB for an 80 GB H100,
-  // 150.8 GB for a 141 GB H200.
+  // cudaDeviceProp::totalGlobalMem against the cluster's (the same figure in the shipped
+  // clusters: 85.0 GB for an "80 GB" H100, 150.1 GB for a "141 GB" H200).
   if (cal.hbm_bytes && gpu.hbm_GB) {
     const double ratio = *cal.hbm_bytes / (*gpu.hbm_GB * 1e9);
     if (ratio < 0.9 || ratio > 1.2) {

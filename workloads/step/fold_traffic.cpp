@@ -24,6 +24,28 @@ void add_dp(CaseTraffic& t, const Measured& m, const DpKey& key, std::int64_t ti
   }
 }
 
+// The model's layers of one kind (MoE or dense), and how many of them full recomputation runs
+// again before their backward.
+std::pair<std::int64_t, std::int64_t> layers_of_kind(const TrainingStepJob& job,
+                                                     const StepShape& shape, bool moe) {
+  const ModelSpec& model = *shape.model;
+  const std::vector<std::int64_t> per_stage = layers_per_stage(model.layers, model_stages(shape));
+  const std::vector<std::int64_t> first = first_layers(per_stage);
+  const RecomputeSpec& rc = job.recompute;
+  std::int64_t layers = 0;
+  std::int64_t rebuilt = 0;
+  for (std::size_t s = 0; s < per_stage.size(); ++s) {
+    for (std::int64_t k = 0; k < per_stage[s]; ++k) {
+      if (moe_at(job, model, first[s] + k) == moe) {
+        ++layers;
+        const bool again = layer_recomputed(rc.granularity, rc.method, rc.layers, k);
+        rebuilt += rc.granularity == Recompute::Full && again ? 1 : 0;
+      }
+    }
+  }
+  return {layers, rebuilt};
+}
+
 }  // namespace
 
 CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m) {
@@ -45,21 +67,8 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   // the two passes.
   const std::int64_t runs = micro_batches * (stage_gpus / group_gpus);
   const StepShape shape = job.shape(b.env);
-  const std::vector<std::int64_t> per_stage = layers_per_stage(model.layers, model_stages(shape));
-  const std::vector<std::int64_t> first = first_layers(per_stage);
-  const RecomputeSpec& rc = job.recompute;
   for (const bool moe : {false, true}) {
-    std::int64_t layers = 0;
-    std::int64_t rebuilt = 0;
-    for (std::size_t s = 0; s < per_stage.size(); ++s) {
-      for (std::int64_t k = 0; k < per_stage[s]; ++k) {
-        if (moe_at(job, model, first[s] + k) == moe) {
-          ++layers;
-          const bool again = layer_recomputed(rc.granularity, rc.method, rc.layers, k);
-          rebuilt += rc.granularity == Recompute::Full && again ? 1 : 0;
-        }
-      }
-    }
+    const auto [layers, rebuilt] = layers_of_kind(job, shape, moe);
     if (layers == 0) {
       continue;
     }

@@ -16,6 +16,20 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 constexpr double kWeightBytes = 2;     // BF16 weights
 constexpr double kOptimizerBytes = 12;  // FP32 master weights, Adam's m and v
 constexpr double kActivationBytes = 2;  // BF16 activations
+constexpr double kFp8CopyBytes = 2;     // an FP8 weight and its transpose
+
+// Parameters of one layer on one GPU that FP8 GEMMs read (StepShape's fp8 flags).
+double layer_fp8_params(const StepShape& s, bool moe) {
+  const LayerParams lp = layer_params(*s.model, moe);
+  const ParallelSpec& p = s.parallel;
+  double out = s.fp8_attention ? lp.attention / d(p.tp) : 0;
+  if (moe) {
+    out += lp.shared_experts / d(p.tp) + d(s.model->moe.routed_experts) * lp.expert / d(p.ep);
+  } else if (s.fp8_mlp) {
+    out += lp.mlp / d(p.tp);
+  }
+  return out;
+}
 
 // Bytes one layer saves for its backward per token, in BF16, counted from the model's shape
 // (layer_saved_elements).
@@ -127,6 +141,8 @@ struct RankParams {
   double expert = 0;
   double rebuilt = 0;  // the most full recomputation rebuilds at once (stage_rebuilt)
   double largest = 0;    // the largest layer's parameters
+  double fp8 = 0;        // the layers' parameters FP8 GEMMs read (layer_fp8_params)
+  double largest_fp8 = 0;
 };
 
 // Pipeline rank r's parameters, summed over its stages in order.
@@ -143,6 +159,9 @@ RankParams rank_params(const StageLayout& layout, int r) {
       const bool moe = is_moe_layer(m, layout.first_layer[static_cast<std::size_t>(stage)] + l);
       const StageParams& lp = moe ? layout.moe_layer : layout.dense_layer;
       out.largest = std::max(out.largest, lp.dense + lp.expert);
+      const double fp8 = layer_fp8_params(s, moe);
+      out.fp8 += fp8;
+      out.largest_fp8 = std::max(out.largest_fp8, fp8);
     }
   }
   return out;
@@ -397,6 +416,8 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
       mem.grads = s.grad_bytes * (vocab + dense + expert);
     }
     mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
+    mem.fp8_weights = kFp8CopyBytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
+    mem.reserve = s.context_bytes + s.communicator_bytes * communicators(s);
     mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt;
     if (m.moe.routed_experts > 0) {
       const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
@@ -404,6 +425,18 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
     }
   }
   return out;
+}
+
+int communicators(const StepShape& s) {
+  const ParallelSpec& p = s.parallel;
+  const bool moe = s.model->moe.routed_experts > 0;
+  const std::int64_t groups[] = {p.tp, p.cp, p.dp * p.cp, p.pp, moe ? p.ep : 1,
+                                 moe ? p.tp * p.cp * p.dp / p.ep : 1};
+  int n = 0;
+  for (const std::int64_t size : groups) {
+    n += size > 1 ? 1 : 0;
+  }
+  return n;
 }
 
 double model_flops_per_token(const ModelSpec& m, std::int64_t seq_len, double attended_pairs) {

@@ -118,6 +118,12 @@ struct StepShape {
   /// or 1 (FP8, as DeepSeek-V3 caches them)
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
+  /// Whether attention's projections and a dense MLP's GEMMs run in FP8 (MoE experts and
+  /// shared experts always do): those weights keep an FP8 copy and its transpose
+  bool fp8_attention = false;
+  bool fp8_mlp = false;
+  double context_bytes = 0;       ///< the CUDA context, per GPU
+  double communicator_bytes = 0;  ///< per NCCL communicator a GPU uses
 };
 
 /// Model stages: p x chunks; DualPipe's p (each held by two ranks).
@@ -163,8 +169,19 @@ struct StageMemory {
   double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
                            ///< (DualPipe: freed by a backward's input part)
   double buffers = 0;      ///< MoE dispatch and combine receive buffers
-  double total() const { return params + grads + optimizer + activations + buffers; }
+  /// FP8 copies of the weights FP8 GEMMs read, each with its transpose (the forward reads one,
+  /// the input gradient the other), cast once a step and kept (ZeRO-3: the gathered layers')
+  double fp8_weights = 0;
+  double reserve = 0;      ///< the CUDA context and the NCCL communicators' buffers
+  double total() const {
+    return params + grads + optimizer + activations + buffers + fp8_weights + reserve;
+  }
 };
+
+/// The NCCL communicators one GPU of the step uses (those of more than one GPU): tensor,
+/// context, data (dp x cp: the gradients'), pipeline (its sends and receives), and in a MoE
+/// model expert and expert-data parallelism.
+int communicators(const StepShape& s);
 
 /// Per pipeline rank: the memory of its GPU at the step's peak.
 std::vector<StageMemory> stage_memory(const StepShape& s);

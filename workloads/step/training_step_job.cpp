@@ -247,6 +247,10 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.recompute = recompute;
   s.gemm_input_bytes = gemm_input_bytes;
   s.grad_bytes = grad_bytes;
+  s.fp8_attention = layer.attention.dtype == Dtype::Fp8;
+  s.fp8_mlp = layer.attention.mlp_dtype == Dtype::Fp8;
+  s.context_bytes = env.cluster.gpu.context_GB * 1e9;
+  s.communicator_bytes = env.cluster.gpu.communicator_GB * 1e9;
   return s;
 }
 
@@ -354,21 +358,27 @@ std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& 
       memory.begin(), memory.end(),
       [](const StageMemory& a, const StageMemory& b) { return a.total() < b.total(); });
   const double hbm = env.cluster.gpu.hbm_GB * 1e9;
-  if (worst->total() > hbm) {
-    return Problem{
-        "/parallel",
-        fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU of the "
-                    "{:.0f} GB of HBM (parameters {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                    "activations {:.1f} with recompute {}, buffers {:.1f}); try more pp, tp or "
-                    "cp{}{}",
-                    worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB,
-                    worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9,
-                    worst->activations / 1e9, recompute_label(job.recompute),
-                    worst->buffers / 1e9,
-                    job.zero == 0 ? ", zero 1" : "",
-                    recompute_hint(job.recompute))};
+  if (worst->total() <= hbm) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  std::string terms = fmt::format(
+      "parameters {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f} with "
+      "recompute {}",
+      worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9, worst->activations / 1e9,
+      recompute_label(job.recompute));
+  for (const auto& [name, bytes] : {std::pair{"buffers", worst->buffers},
+                                    std::pair{"FP8 weight copies", worst->fp8_weights},
+                                    std::pair{"CUDA and NCCL", worst->reserve}}) {
+    if (bytes > 0) {
+      terms += fmt::format(", {} {:.1f}", name, bytes / 1e9);
+    }
+  }
+  return Problem{"/parallel",
+                 fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU "
+                             "of the {:.1f} GB of HBM ({}); try more pp, tp or cp{}{}",
+                             worst - memory.begin(), worst->total() / 1e9,
+                             env.cluster.gpu.hbm_GB, terms, job.zero == 0 ? ", zero 1" : "",
+                             recompute_hint(job.recompute))};
 }
 
 }  // namespace
