@@ -8,6 +8,7 @@
 #include "tools/commands/step_section.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/step/megatron_estimate.hpp"
 #include "workloads/step/schedule_choice.hpp"
 
 namespace hopsim::tools {
@@ -198,6 +199,30 @@ std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
   return {std::move(memory), std::move(peak)};
 }
 
+// Megatron's own estimate of the most loaded GPU beside hopsim's count of the same GPU (its
+// first pipeline rank), or why Megatron's formula does not describe the step.
+Json megatron_figures(const work::StepShape& shape) {
+  std::string why_not;
+  const std::optional<work::MegatronEstimate> e = work::megatron_estimate(shape, why_not);
+  if (!e) {
+    return {{"not_estimated", why_not}};
+  }
+  const work::StageMemory first = work::stage_memory(shape).front();
+  const work::RecomputeSpec& r = shape.recompute;
+  const work::SavedElements saved = work::layer_saved(
+      *shape.model, false, r.granularity == work::Recompute::Selective ? r.modules : 0);
+  const double h = static_cast<double>(shape.model->hidden);
+  return {{"weights_and_optimizer_GB", e->weights_and_optimizer / 1e9},
+          {"activations_GB", e->activations / 1e9},
+          {"total_GB", e->total() / 1e9},
+          {"layer_bytes_per_token_h", e->layer_bytes_per_token_h},
+          {"hopsim_rank0_weights_and_optimizer_GB",
+           (first.params + first.grads + first.optimizer) / 1e9},
+          {"hopsim_rank0_activations_GB", first.activations / 1e9},
+          {"hopsim_layer_bytes_per_token_h",
+           (2 * saved.other + shape.gemm_input_bytes * saved.gemm_inputs) / h}};
+}
+
 // Schedule auto: each schedule it would try, its peak memory per GPU, or why it cannot run.
 Json candidate_figures(const work::TrainingStepJob& job, const work::JobEnv& env) {
   Json candidates = Json::array();
@@ -247,7 +272,8 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
                                     : Json((p - 1) / (v * m + p - 1))},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
       {"memory_peak", std::move(peak)},
-      {"memory_per_rank", std::move(memory)}};
+      {"memory_per_rank", std::move(memory)},
+      {"megatron_estimate", megatron_figures(shape)}};
   if (job.schedule_auto) {
     r["step"]["schedule_candidates"] = candidate_figures(job, env);
   }
