@@ -758,8 +758,10 @@ def case_compare(ctx):
     small = ["--set", "workload.seq_len=4096", "--no-wall-time"]
     with tempfile.TemporaryDirectory() as tmp:
         a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
-        for out, extra in ((a, []), (b, ["--set", "cluster.nic.peak_GBps=25",
-                                         "--set", "cluster.nic.achievable_GBps=23.5"])):
+        # A quarter of the NIC rate: DeepEP's forwarding over NVLink (124 GB/s on H100) bounds
+        # the exchange at half.
+        for out, extra in ((a, []), (b, ["--set", "cluster.nic.peak_GBps=12.5",
+                                         "--set", "cluster.nic.achievable_GBps=12.5"])):
             rc, _, err = run([ctx.hopsim, "run", exp, *small, *extra, "--out", out])
             expect(rc == 0, f"run exited {rc}: {err}")
         ra, rb = os.path.join(a, "report.json"), os.path.join(b, "report.json")
@@ -772,8 +774,10 @@ def case_compare(ctx):
         expect(c["step_time_s"]["change"] > 0.01, f"a slower NIC, no longer step: {c['step_time_s']}")
         expect(c["bytes_ib"]["change"] == 0, f"the same bytes: {c['bytes_ib']}")
         expect(c["exposed_comm_s"]["change"] > 0, f"more exposed: {c['exposed_comm_s']}")
-        expect(c["links"] and all(0 <= l["peak_utilization"]["a"] <= 1 + 1e-9
-                                  for l in c["links"].values()), f"links: {c['links']}")
+        # The busiest links of either report (null where a link is not among the other's).
+        peaks = [l["peak_utilization"][s] for l in c["links"].values() for s in ("a", "b")]
+        expect(c["links"] and all(p is None or 0 <= p <= 1 + 1e-9 for p in peaks)
+               and any(p is not None for p in peaks), f"links: {c['links']}")
         rc, out, err = run([ctx.hopsim, "compare", ra, rb])
         expect(rc == 0 and "step time (ms)" in out and "dispatch/fwd exposed" in out,
                f"compare text: exit {rc}\n{out}{err}")

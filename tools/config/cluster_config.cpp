@@ -192,6 +192,12 @@ ClusterConfig parse_cluster(const Node& root) {
     const Node d = root.at("deepep");
     d.allow_only(Section::DeepEp);
     config.deepep.nvlink_efficiency = d.at("nvlink_efficiency").number_in(0.01, 1);
+    if (d.has("sms")) {
+      config.deepep.sms = static_cast<int>(d.at("sms").integer_in(1, kMaxSms));
+    }
+    if (d.has("sm_exponent")) {
+      config.deepep.sm_exponent = d.at("sm_exponent").number_in(0, 2);
+    }
   }
   if (root.has("sources")) {
     check_sources(root);

@@ -87,9 +87,15 @@ const std::array<KeyDoc, 3> kNvls{{
      "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
 }};
 
-const std::array<KeyDoc, 1> kDeepEp{{
+const std::array<KeyDoc, 3> kDeepEp{{
     {"nvlink_efficiency", "number in [0.01, 1]", "required",
-     "the share of NVLink bandwidth DeepEP's normal kernels forward and gather at (calibrated)"},
+     "the share of NVLink bandwidth DeepEP's normal kernels forward and gather at with `sms` "
+     "SMs (calibrated)"},
+    {"sms", "integer in [1, 100000]", "24",
+     "the SMs DeepEP's kernels held where nvlink_efficiency was fitted (its default)"},
+    {"sm_exponent", "number in [0, 2]", "0.85",
+     "a MoE layer's comm_sms scale the forwarding rate by (comm_sms / sms)^sm_exponent, at most "
+     "the links' rate (fitted on DeepEP's FP8 dispatch at 16 to 32 SMs, docs)"},
 }};
 
 const std::array<KeyDoc, 13> kModel{{

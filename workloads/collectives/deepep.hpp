@@ -1,15 +1,30 @@
 // DeepEP's defaults for its normal (high-throughput) kernels, by EP size.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace hopsim::work {
 
 /// What DeepEP's normal kernels reach on a cluster, beyond its links.
 struct DeepEpModel {
-  /// The share of NVLink bandwidth its forwarding and gathering reach (they run on a few SMs:
-  /// 24 by default); 1: the links' full achievable rate.
+  /// The share of NVLink bandwidth its forwarding and gathering reach with `sms` SMs (its
+  /// internode kernels forward on a few warps per SM: the rate is the SMs', not the links');
+  /// 1: the links' full achievable rate.
   double nvlink_efficiency = 1.0;
+  int sms = 24;  ///< the SMs its kernels held where nvlink_efficiency was fitted (DeepEP's default)
+  /// How its SM-bound rate grows with the SMs it holds: rate ~ SMs^sm_exponent
+  double sm_exponent = 0.85;
+
+  /// The share of NVLink bandwidth forwarding reaches with `comm_sms` SMs (0: `sms`), at most 1.
+  double forward_efficiency(std::int64_t comm_sms) const {
+    if (comm_sms <= 0 || comm_sms == sms) {
+      return nvlink_efficiency;
+    }
+    const double ratio = static_cast<double>(comm_sms) / static_cast<double>(sms);
+    return std::min(1.0, nvlink_efficiency * std::pow(ratio, sm_exponent));
+  }
 };
 
 /// Tokens per InfiniBand chunk of DeepEP's internode dispatch (or combine), the

@@ -332,8 +332,9 @@ class MoeBuilder::Impl {
               job_.chunk_tokens > 0
                   ? job_.chunk_tokens
                   : deepep_chunk_tokens(static_cast<std::int64_t>(gr.ranks.size()), back);
-          const double eff =
-              b_.env.deepep != nullptr ? b_.env.deepep->nvlink_efficiency : 1.0;
+          const double eff = b_.env.deepep != nullptr
+                                 ? b_.env.deepep->forward_efficiency(job_.comm_sms)
+                                 : 1.0;
           h = c.all_to_all_two_tier(
               gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces_used()},
               start);
