@@ -447,6 +447,10 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
   fails_with({"parallel.cp=8", "workload.cp.algorithm=ring_pass_q"},
              "--set workload.cp.algorithm=ring_pass_q: /workload/cp/algorithm: ring_pass_q is an "
              "inference algorithm (forward only): set mode \"prefill\"");
+  fails_with({"workload.request_overhead_ms=100"},
+             "--set workload.request_overhead_ms=100: /workload/request_overhead_ms: "
+             "request_overhead_ms is a prefill request's fixed cost; set mode to \"prefill\" or "
+             "remove it (--set workload.request_overhead_ms=null)");
   fails_with({"workload.mode=prefill", "workload.passes=both"},
              "--set workload.passes=both: /workload/passes: mode \"prefill\" runs forward only, "
              "not \"both\"");

@@ -205,6 +205,45 @@ TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - co
   }
 }
 
+TEST_CASE("a prefill pays its request's fixed cost once; SendRecv across nodes at its share") {
+  // Four GPUs, one per node: every ring transfer crosses the fabric.
+  AttentionLayerJob job;
+  job.seq_len = 4096;
+  job.mask = AttentionMask::Full;
+  job.cp.balance = CpBalance::Contiguous;
+  job.mode = LayerMode::Prefill;
+  job.passes = Passes::Forward;
+  const int c = 4;
+  const auto hop_and_step = [&](const Experiment& e) {
+    const RunResult r = run(e);
+    REQUIRE(r.ok());
+    const CaseResult& cr = r.cases.front();
+    const PlanTaskId send = cr.cp()->step_send[0][1];
+    const Time hop = cr.outcome.times[send].end - cr.outcome.times[send].start;
+    return std::pair{hop, cr.summary.step};
+  };
+  const Experiment base = layer_experiment(c, 1, job, c, 1, 8);
+  const auto [hop, step] = hop_and_step(base);
+  // At half and a quarter of the NIC's rate the block's bytes take 2x and 4x as long (the
+  // route's latency stays): each halving adds twice what the one before added.
+  const auto hop_at = [&](double efficiency) {
+    Experiment e = base;
+    e.nccl.p2p_net_efficiency = efficiency;
+    return hop_and_step(e).first;
+  };
+  const Time half = hop_at(0.5);
+  const Time quarter = hop_at(0.25);
+  CHECK(half > hop);
+  CHECK((quarter - half).seconds() ==
+        hopsim::test::approx(2 * (half - hop).seconds()).epsilon(1e-6));
+  // The fixed cost: a delay on every GPU before the first layer, the step longer by exactly it.
+  AttentionLayerJob costly = job;
+  costly.request_overhead = Time::us(300'000);
+  const auto [hop2, step2] = hop_and_step(layer_experiment(c, 1, costly, c, 1, 8));
+  CHECK(hop2 == hop);
+  CHECK(step2 == step + Time::us(300'000));
+}
+
 TEST_CASE("Ulysses moves 4 N h / P per rank forward (MHA), all-gather (c-1)/c of K and V") {
   const std::int64_t n = 8192;
   const std::int64_t p = 4;

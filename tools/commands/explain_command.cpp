@@ -68,11 +68,13 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
     return g / per_node != group.front() / per_node;
   });
   r["cp"]["overlap_threshold_tokens"] =
-      job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network);
+      job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network,
+                                   exp.nccl.p2p_net_efficiency);
   r["cp"]["ring_link"] = network ? "network" : "nvlink";
   if (job.mode == work::LayerMode::Prefill && exp.parallel.cp > 1) {
     const work::AttentionLayerJob::PassChoice c =
-        job.pass_choice(*exp.model, exp.parallel, exp.cluster, network);
+        job.pass_choice(*exp.model, exp.parallel, exp.cluster, network,
+                        exp.nccl.p2p_net_efficiency);
     r["cp"]["pass_kv_or_pass_q"] = {
         {"message_rule_miss_rate", c.message_rule_miss_rate},
         {"hidden_kv_tokens", c.hidden_kv_tokens},

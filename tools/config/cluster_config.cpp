@@ -144,6 +144,9 @@ work::NcclModel parse_nccl(const Node& n) {
   if (n.has("tree")) {
     model.tree = parse_protocols(n.at("tree"));
   }
+  if (n.has("p2p_net_efficiency")) {
+    model.p2p_net_efficiency = n.at("p2p_net_efficiency").number_in(0.01, 1);
+  }
   if (n.has("nvls")) {
     const Node v = n.at("nvls");
     v.allow_only(Section::Nvls);

@@ -253,7 +253,16 @@ template <>
 work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
                                                            const JobParseContext& /*ctx*/) {
   workload.allow_only(Section::AttentionLayerWorkload);
-  return parse_attention(workload);
+  work::AttentionLayerJob job = parse_attention(workload);
+  if (workload.has("request_overhead_ms")) {
+    const Node n = workload.at("request_overhead_ms");
+    if (job.mode != work::LayerMode::Prefill) {
+      n.fail("request_overhead_ms is a prefill request's fixed cost; set mode to \"prefill\" or "
+             "remove it (--set workload.request_overhead_ms=null)");
+    }
+    job.request_overhead = Time::from_seconds(n.number_in(0, 1e6) * 1e-3);
+  }
+  return job;
 }
 
 template <>

@@ -147,7 +147,7 @@ const std::array<KeyDoc, 11> kCollectiveMoe{{
      "experts are chosen; a string names a JSON file beside the config holding the array"},
 }};
 
-const std::array<KeyDoc, 15> kAttentionLayerWorkload{{
+const std::array<KeyDoc, 16> kAttentionLayerWorkload{{
     {"kind", "\"attention_layer\"", "required",
      "one transformer layer's attention (or with mlp the whole dense layer) under TP and CP"},
     {"seq_len", "integer in [1, 2^31]", "required",
@@ -161,6 +161,9 @@ const std::array<KeyDoc, 15> kAttentionLayerWorkload{{
      "mask document: draw lengths from an exponential distribution of this mean (seeded)"},
     {"cached_tokens", "integer in [0, 2^31]", "0",
      "prefill: tokens already in the KV cache before the new ones (ring, ring_pass_q)"},
+    {"request_overhead_ms", "number in [0, 1e6]", "0",
+     "prefill only: what a request costs beyond its layers (the serving stack's fixed part), "
+     "paid on every GPU before the first layer (docs/context-parallelism.md)"},
     {"mlp", "boolean", "false", "also the dense SwiGLU MLP: the whole layer"},
     {"layers", "integer in [1, 2^20]", "1", "identical layers run one after another"},
     {"mode", "\"training\" or \"prefill\"", "\"training\"",

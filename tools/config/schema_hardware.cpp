@@ -60,12 +60,15 @@ const std::array<KeyDoc, 6> kFabric{{
      "cross-rail traffic goes over NVLink first (PXN) or through the spine"},
 }};
 
-const std::array<KeyDoc, 4> kNccl{{
+const std::array<KeyDoc, 5> kNccl{{
     {"protocol", "\"simple\", \"ll\" or \"ll128\"", "\"simple\"",
      "the protocol collectives use unless they name one"},
     {"ring", "object", "NCCL 2.19+'s", "ring latencies by protocol"},
     {"tree", "object", "NCCL 2.19+'s", "tree latencies by protocol"},
     {"nvls", "object", "none (no NVLS)", "the NVSwitch reduces (NVLS all-reduce); its constants"},
+    {"p2p_net_efficiency", "number in [0.01, 1]", "1",
+     "the share of the NIC's rate send/recv between nodes reaches: context parallelism's ring "
+     "and pipeline transfers (calibrated where published; docs/context-parallelism.md)"},
 }};
 
 const std::array<KeyDoc, 3> kNcclAlgorithm{{

@@ -61,8 +61,10 @@ Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const PlanTaskId s = start(latency, after);
   const PlanTaskId first[] = {s};
-  return Handle{
-      {hop(src, dst, size.n, first, latency, "send", nccl_.protocol_efficiency(protocol)).arrived}};
+  const bool net = cluster_.node_of(src) != cluster_.node_of(dst);
+  const double efficiency =
+      nccl_.protocol_efficiency(protocol) * (net ? nccl_.p2p_net_efficiency : 1.0);
+  return Handle{{hop(src, dst, size.n, first, latency, "send", efficiency).arrived}};
 }
 
 Handle Collectives::all_gather_direct(std::span<const int> ranks, Bytes size,

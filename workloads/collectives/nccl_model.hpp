@@ -52,6 +52,9 @@ struct NcclModel {
   /// Whether the NVSwitch can reduce (NVLS), and the fraction of NVLink bandwidth it reaches.
   bool nvls_supported = false;
   double nvls_efficiency = 1.0;
+  /// The share of a link's rate NCCL's send/recv between nodes reaches (context parallelism's
+  /// ring, pipeline transfers); 1: the link's achievable rate.
+  double p2p_net_efficiency = 1.0;
   /// The protocol a collective uses unless it names one.
   Protocol protocol = Protocol::Simple;
 

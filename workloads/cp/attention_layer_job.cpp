@@ -222,28 +222,46 @@ AttentionDims AttentionLayerJob::dims(const ModelSpec& m, const ParallelSpec& p)
   return d;
 }
 
+namespace {
+
+// What the ring's closed forms weigh: the GPU's peak for `dtype` (FLOP/s) and the rate a
+// ring transfer reaches, the line rate of its link (send/recv's share of it across nodes).
+struct RingRates {
+  double peak = 0;
+  double link = 0;
+};
+
+RingRates ring_rates(Dtype dtype, const topo::Spec& cluster, bool over_network,
+                     double net_efficiency) {
+  RingRates r;
+  r.peak = (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) *
+           1e12;
+  r.link = over_network ? cluster.nic.line_rate().bytes_per_s * net_efficiency
+                        : cluster.nvlink.line_rate().bytes_per_s;
+  return r;
+}
+
+}  // namespace
+
 double AttentionLayerJob::overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
-                                                   const topo::Spec& cluster,
-                                                   bool over_network) const {
+                                                   const topo::Spec& cluster, bool over_network,
+                                                   double net_efficiency) const {
   // A full block of t tokens: 2 t^2 hq (dqk + dv) FLOPs against t hkv (dqk + dv) elem bytes.
   const AttentionDims d = dims(m, p);
-  const double peak =
-      (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) * 1e12;
-  const double link = over_network ? cluster.nic.line_rate().bytes_per_s
-                                   : cluster.nvlink.line_rate().bytes_per_s;
-  return peak / link * static_cast<double>(d.attn_kv_heads * d.elem) /
+  const RingRates r = ring_rates(dtype, cluster, over_network, net_efficiency);
+  return r.peak / r.link * static_cast<double>(d.attn_kv_heads * d.elem) /
          static_cast<double>(2 * d.attn_q_heads);
 }
 
 AttentionLayerJob::PassChoice AttentionLayerJob::pass_choice(const ModelSpec& m,
                                                              const ParallelSpec& p,
                                                              const topo::Spec& cluster,
-                                                             bool over_network) const {
+                                                             bool over_network,
+                                                             double net_efficiency) const {
   const AttentionDims d = dims(m, p);
-  const double c =
-      (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) * 1e12;
-  const double bw = over_network ? cluster.nic.line_rate().bytes_per_s
-                                 : cluster.nvlink.line_rate().bytes_per_s;
+  const RingRates rates = ring_rates(dtype, cluster, over_network, net_efficiency);
+  const double c = rates.peak;
+  const double bw = rates.link;
   const double n = static_cast<double>(d.r);
   const double e = static_cast<double>(d.elem);
   const double kv_over_q =

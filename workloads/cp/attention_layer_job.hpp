@@ -73,6 +73,9 @@ struct AttentionLayerJob {
   std::vector<std::int64_t> documents;  ///< mask document: lengths summing to seq_len...
   std::int64_t document_mean_tokens = 0;  ///< ... or drawn with this mean (seeded)
   std::int64_t cached_tokens = 0;         ///< prefill: context already in the KV cache
+  /// Prefill: what a request costs beyond its layers (scheduling, sampling, the partitioning's
+  /// bookkeeping), paid once on every GPU before the first layer
+  Time request_overhead;
   bool mlp = false;                       ///< the whole dense layer, not only attention
   std::int64_t layers = 1;
   LayerMode mode = LayerMode::Training;
@@ -89,14 +92,16 @@ struct AttentionLayerJob {
   /// Ulysses group size (1 unless ulysses) and the ring over the rest.
   std::int64_t ulysses(std::int64_t cp_degree) const;
   AttentionDims dims(const ModelSpec& m, const ParallelSpec& p) const;
-  /// F / B for the GPU's peak (of the dtype) and the line rate of the ring's link, scaled by
-  /// the model's K/V bytes per query FLOP: a full block of more tokens than this computes for
-  /// longer than its K/V take to arrive. With MHA in BF16 it is the seeds' F / B.
+  /// F / B for the GPU's peak (of the dtype) and the line rate of the ring's link (across
+  /// nodes times `net_efficiency`, NCCL's send/recv share of it), scaled by the model's K/V
+  /// bytes per query FLOP: a full block of more tokens than this computes for longer than its
+  /// K/V take to arrive. With MHA in BF16 at the line rate it is the seeds' F / B.
   double overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
-                                  const topo::Spec& cluster, bool over_network) const;
+                                  const topo::Spec& cluster, bool over_network,
+                                  double net_efficiency = 1.0) const;
   /// Meta's choice between pass-KV and pass-Q for a prefill of seq_len new tokens over
   /// cached_tokens (arXiv 2411.01783, Algorithm 5), with C the GPU's peak (of the dtype) and BW
-  /// the line rate of the ring's link, per GPU (TP splits heads, compute and traffic alike):
+  /// the rate of the ring's link as overlap_threshold_tokens takes it, per GPU (TP splits heads, compute and traffic alike):
   /// pass-KV when T >= N C N_KV e / (2 N_H BW) (its K/V hide under attention) or when the miss
   /// rate T / (T + P) >= 2 N_KV / N_H - 4 T BW / (N C e) (pass-Q's queries and its output
   /// all-to-all cost more), else pass-Q.
@@ -108,7 +113,7 @@ struct AttentionLayerJob {
     bool pass_kv = true;                ///< the rule's pick for this job
   };
   PassChoice pass_choice(const ModelSpec& m, const ParallelSpec& p, const topo::Spec& cluster,
-                         bool over_network) const;
+                         bool over_network, double net_efficiency = 1.0) const;
   /// The token layout of a CP group's ring.
   CpLayout layout(std::int64_t cp_degree, std::uint64_t seed) const;
   bool forward() const { return passes != Passes::Backward; }

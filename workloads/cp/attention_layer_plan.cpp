@@ -293,6 +293,9 @@ class AttentionBuilder::Impl {
                          kComputeStream, "attention", c.kind};
     };
     in.block_bytes = [&](int p) { return pass_q ? q_block_bytes() : kv_block_bytes(p); };
+    in.efficiency = [&](int a, int b) {
+      return b_.cluster.node_of(a) == b_.cluster.node_of(b) ? 1.0 : b_.env.nccl.p2p_net_efficiency;
+    };
     RingTasks tasks;
     if (pass_q) {
       tasks = ring_pass_q_forward(plan_, in, [&](int) { return output_bytes(); });
@@ -380,7 +383,8 @@ CpDetails AttentionBuilder::details() const {
   });
   details.ring_link = one_node ? "nvlink" : "network";
   details.overlap_threshold_tokens =
-      job.overlap_threshold_tokens(*b.env.model, mesh.spec(), b.env.cluster, !one_node);
+      job.overlap_threshold_tokens(*b.env.model, mesh.spec(), b.env.cluster, !one_node,
+                                   b.env.nccl.p2p_net_efficiency);
   details.min_seq_per_rank = 6 * details.overlap_threshold_tokens;
   return details;
 }
@@ -398,6 +402,12 @@ std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
   Plan plan;
   AttentionBuilder builder(*this, b, plan);
   CpDetails details = builder.details();
+  if (request_overhead > Time{}) {
+    const std::uint32_t phase = plan.phase(PhaseKind::Request, PhasePass::Fwd);
+    for (int g = 0; g < static_cast<int>(b.env.mesh.size()); ++g) {
+      builder.frontier()[static_cast<std::size_t>(g)] = {plan.add_delay(g, request_overhead, phase)};
+    }
+  }
   if (forward()) {
     for (std::int64_t l = 0; l < layers; ++l) {
       builder.layer(Pass::Fwd, l == 0 ? &details : nullptr);

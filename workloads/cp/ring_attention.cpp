@@ -52,6 +52,9 @@ class Ring {
                       std::span<const PlanTaskId> deps) {
     const PlanTaskId id = plan_.add_flow(gpu(from), gpu(to), Bytes{bytes}, in_.phase);
     plan_.set_label(id, fmt::format("{} step {}", what, j));
+    if (in_.efficiency) {
+      plan_.set_efficiency(id, in_.efficiency(gpu(from), gpu(to)));
+    }
     for (PlanTaskId d : deps) {
       plan_.add_dependency(d, id);
     }

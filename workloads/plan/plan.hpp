@@ -77,6 +77,7 @@ enum class PhaseKind : std::uint8_t {
   DpComm,
   ParamGather,
   Optimizer,
+  Request,  ///< a prefill request's fixed cost (the serving stack's, not its layers')
 };
 /// When in a step a phase runs: forward, backward, DualPipe's weight and pair ops, the step's
 /// end.
