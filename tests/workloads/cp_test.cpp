@@ -205,7 +205,7 @@ TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - co
   }
 }
 
-TEST_CASE("a prefill pays its request's fixed cost once; SendRecv across nodes at its share") {
+TEST_CASE("a prefill pays its request's fixed cost once, SendRecv across nodes at its share") {
   // Four GPUs, one per node: every ring transfer crosses the fabric.
   AttentionLayerJob job;
   job.seq_len = 4096;
