@@ -574,6 +574,12 @@ TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
   CHECK(memory[2].fp8_weights / 1e9 == hopsim::test::approx(3.52).epsilon(0.01));
   // DP (dp x cp), PP, EP and expert DP (tp x cp x dp / ep = 2).
   CHECK(work::communicators(job.shape(env)) == 4);
+  // Adam's moments in BF16 (DeepSeek-V3's): 8 bytes of optimizer state per parameter, not 12.
+  CHECK(job.moment_bytes == 2);
+  work::TrainingStepJob fp32 = job;
+  fp32.moment_bytes = 4;
+  CHECK(work::stage_memory(fp32.shape(env))[2].optimizer ==
+        hopsim::test::approx(memory[2].optimizer * 12 / 8));
 }
 
 TEST_CASE("training step: full recomputation by method and number of layers") {

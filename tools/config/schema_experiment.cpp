@@ -303,7 +303,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 24> kTrainingStepWorkload{{
+const std::array<KeyDoc, 25> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -368,6 +368,9 @@ const std::array<KeyDoc, 24> kTrainingStepWorkload{{
      "BF16 (memory only: the casts are priced with the GEMMs' FP8 inputs)"},
     {"grad_dtype", "\"bf16\" or \"fp32\"", "\"bf16\"",
      "the gradient buffer and its reduction over DP"},
+    {"optimizer_moments_dtype", "\"bf16\" or \"fp32\"", "\"fp32\"",
+     "Adam's two moments (the master weight stays FP32): bf16 is DeepSeek-V3's, 8 bytes of "
+     "optimizer state per parameter instead of 12, and less for Adam to read and write"},
     {"fold", "boolean", "true",
      "false: every GPU of the mesh in one plan (each layer, activation transfer and gradient "
      "collective on every GPU), to check the folded step on a small cluster; `hopsim run "

@@ -93,6 +93,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("fold")) {
     job.fold = n.at("fold").boolean();
   }
+  if (n.has("optimizer_moments_dtype")) {
+    job.moment_bytes = n.at("optimizer_moments_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
+  }
   if (n.has("grad_dtype")) {
     job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }

@@ -14,7 +14,6 @@ namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
 
 constexpr double kWeightBytes = 2;     // BF16 weights
-constexpr double kOptimizerBytes = 12;  // FP32 master weights, Adam's m and v
 constexpr double kActivationBytes = 2;  // BF16 activations
 constexpr double kFp8CopyBytes = 2;     // an FP8 weight and its transpose
 
@@ -415,7 +414,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
       mem.params = kWeightBytes * (vocab + dense + expert);
       mem.grads = s.grad_bytes * (vocab + dense + expert);
     }
-    mem.optimizer = kOptimizerBytes * (vocab / shard.dense + sharded);
+    mem.optimizer = s.optimizer_bytes() * (vocab / shard.dense + sharded);
     mem.fp8_weights = kFp8CopyBytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
     mem.reserve = s.context_bytes + s.communicator_bytes * communicators(s);
     mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt;

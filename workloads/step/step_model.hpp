@@ -118,6 +118,11 @@ struct StepShape {
   /// or 1 (FP8, as DeepSeek-V3 caches them)
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter: the gradient buffer and its reduction (bf16)
+  /// Per parameter, each of Adam's two moments: 4 (FP32) or 2 (BF16, DeepSeek-V3's); the
+  /// master weight stays FP32
+  double moment_bytes = 4;
+  /// Optimizer state bytes per parameter: the FP32 master weight and Adam's two moments.
+  double optimizer_bytes() const { return 4 + 2 * moment_bytes; }
   /// Whether attention's projections and a dense MLP's GEMMs run in FP8 (MoE experts and
   /// shared experts always do): those weights keep an FP8 copy and its transpose
   bool fp8_attention = false;
@@ -165,7 +170,8 @@ struct StageMemory {
   double params = 0;       ///< BF16 weights (ZeRO-3: the shard and two gathered layers)
   double grads = 0;        ///< the gradient buffer (grad_bytes per parameter; ZeRO-3: the shard
                            ///< and one layer's full gradient before its reduce-scatter)
-  double optimizer = 0;    ///< FP32 master weights, Adam's two moments (12 B per parameter)
+  double optimizer = 0;    ///< FP32 master weights, Adam's two moments (12 B per parameter;
+                           ///< 8 with BF16 moments)
   double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
                            ///< (DualPipe: freed by a backward's input part)
   double buffers = 0;      ///< MoE dispatch and combine receive buffers

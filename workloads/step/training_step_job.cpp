@@ -100,7 +100,9 @@ OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s) {
     const StageParams& sp = params[static_cast<std::size_t>(stage)];
     shard += sp.dense / shards.dense + sp.expert / shards.expert;
   }
-  const double adam_bytes = 3 * 4 * 2 + s.grad_bytes + 2;
+  // The master weight and both moments read and written, the gradient read, the BF16 weight
+  // written.
+  const double adam_bytes = 2 * s.optimizer_bytes() + s.grad_bytes + 2;
   return {Time::from_seconds(shard * s.grad_bytes / bytes_per_s),
           Time::from_seconds(shard * adam_bytes / bytes_per_s)};
 }
@@ -247,6 +249,7 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.recompute = recompute;
   s.gemm_input_bytes = gemm_input_bytes;
   s.grad_bytes = grad_bytes;
+  s.moment_bytes = moment_bytes;
   s.fp8_attention = layer.attention.dtype == Dtype::Fp8;
   s.fp8_mlp = layer.attention.mlp_dtype == Dtype::Fp8;
   s.context_bytes = env.cluster.gpu.context_GB * 1e9;

@@ -58,6 +58,7 @@ struct TrainingStepJob {
   /// Bytes per saved activation that only GEMMs and SwiGLU read back: 2 (BF16) or 1 (FP8)
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
+  double moment_bytes = 4;  ///< per parameter, each of Adam's moments: 4 (FP32) or 2 (BF16)
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
   /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
   /// of stage GPUs, real gradient collectives. For checking the folding on small clusters.
