@@ -210,9 +210,6 @@ Json megatron_figures(const work::StepShape& shape) {
     return {{"not_estimated", why_not}};
   }
   const work::StageMemory first = work::stage_memory(shape).front();
-  const work::RecomputeSpec& r = shape.recompute;
-  const work::SavedElements saved = work::layer_saved(
-      *shape.model, false, r.granularity == work::Recompute::Selective ? r.modules : 0);
   const double h = static_cast<double>(shape.model->hidden);
   return {{"weights_and_optimizer_GB", e->weights_and_optimizer / 1e9},
           {"activations_GB", e->activations / 1e9},
@@ -221,8 +218,7 @@ Json megatron_figures(const work::StepShape& shape) {
           {"hopsim_rank0_weights_and_optimizer_GB",
            (first.params + first.grads + first.optimizer) / 1e9},
           {"hopsim_rank0_activations_GB", first.activations / 1e9},
-          {"hopsim_layer_bytes_per_token_h",
-           (2 * saved.other + shape.gemm_input_bytes * saved.gemm_inputs) / h}};
+          {"hopsim_layer_bytes_per_token_h", work::layer_bytes_per_token(shape, false) / h}};
 }
 
 // Schedule auto: each schedule it would try, its peak memory per GPU, or why it cannot run.

@@ -55,7 +55,8 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
     }
   }
   if (n.has("recompute")) {
-    job.recompute.granularity = static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
+    job.recompute.granularity =
+        static_cast<work::Recompute>(n.at("recompute").index_of(kRecomputes));
   }
   if (n.has("recompute_modules")) {
     const Node& list = n.at("recompute_modules");

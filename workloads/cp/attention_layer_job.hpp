@@ -101,7 +101,8 @@ struct AttentionLayerJob {
                                   double net_efficiency = 1.0) const;
   /// Meta's choice between pass-KV and pass-Q for a prefill of seq_len new tokens over
   /// cached_tokens (arXiv 2411.01783, Algorithm 5), with C the GPU's peak (of the dtype) and BW
-  /// the rate of the ring's link as overlap_threshold_tokens takes it, per GPU (TP splits heads, compute and traffic alike):
+  /// the rate of the ring's link as overlap_threshold_tokens takes it, per GPU (TP splits heads,
+  /// compute and traffic alike):
   /// pass-KV when T >= N C N_KV e / (2 N_H BW) (its K/V hide under attention) or when the miss
   /// rate T / (T + P) >= 2 N_KV / N_H - 4 T BW / (N C e) (pass-Q's queries and its output
   /// all-to-all cost more), else pass-Q.

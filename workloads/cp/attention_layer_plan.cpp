@@ -294,7 +294,8 @@ class AttentionBuilder::Impl {
     };
     in.block_bytes = [&](int p) { return pass_q ? q_block_bytes() : kv_block_bytes(p); };
     in.efficiency = [&](int a, int b) {
-      return b_.cluster.node_of(a) == b_.cluster.node_of(b) ? 1.0 : b_.env.nccl.p2p_net_efficiency;
+      const bool same_node = b_.cluster.node_of(a) == b_.cluster.node_of(b);
+      return same_node ? 1.0 : b_.env.nccl.p2p_net_efficiency;
     };
     RingTasks tasks;
     if (pass_q) {
@@ -405,7 +406,8 @@ std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
   if (request_overhead > Time{}) {
     const std::uint32_t phase = plan.phase(PhaseKind::Request, PhasePass::Fwd);
     for (int g = 0; g < static_cast<int>(b.env.mesh.size()); ++g) {
-      builder.frontier()[static_cast<std::size_t>(g)] = {plan.add_delay(g, request_overhead, phase)};
+      builder.frontier()[static_cast<std::size_t>(g)] = {
+          plan.add_delay(g, request_overhead, phase)};
     }
   }
   if (forward()) {

@@ -30,15 +30,6 @@ double layer_fp8_params(const StepShape& s, bool moe) {
   return out;
 }
 
-// Bytes one layer saves for its backward per token, in BF16, counted from the model's shape
-// (layer_saved_elements).
-double layer_bytes_per_token(const StepShape& s, bool moe) {
-  const RecomputeSpec& r = s.recompute;
-  const std::uint8_t modules = r.granularity == Recompute::Selective ? r.modules : 0;
-  const SavedElements saved = layer_saved(*s.model, moe, modules);
-  return kActivationBytes * saved.other + s.gemm_input_bytes * saved.gemm_inputs;
-}
-
 // Saved activations of one layer for one micro-batch on one GPU (sequence parallelism splits
 // every tensor over tp, context parallelism over cp); only its input when `input_only` (full
 // recomputation rebuilds the rest).
@@ -235,6 +226,13 @@ SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules) {
     s.gemm_inputs += has_module(modules, RecomputeModule::Mlp) ? 0 : 3 * d(m.ffn_hidden);
   }
   return s;
+}
+
+double layer_bytes_per_token(const StepShape& s, bool moe) {
+  const RecomputeSpec& r = s.recompute;
+  const std::uint8_t modules = r.granularity == Recompute::Selective ? r.modules : 0;
+  const SavedElements saved = layer_saved(*s.model, moe, modules);
+  return kActivationBytes * saved.other + s.gemm_input_bytes * saved.gemm_inputs;
 }
 
 double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) {

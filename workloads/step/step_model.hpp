@@ -189,6 +189,11 @@ struct StageMemory {
 /// model expert and expert-data parallelism.
 int communicators(const StepShape& s);
 
+/// Bytes one layer of step `s` keeps for its backward per token, before tp and cp split them:
+/// layer_saved's elements at BF16, those only GEMMs and SwiGLU read at s.gemm_input_bytes,
+/// without what selective recomputation runs again (full recomputation is not counted here).
+double layer_bytes_per_token(const StepShape& s, bool moe);
+
 /// Per pipeline rank: the memory of its GPU at the step's peak.
 std::vector<StageMemory> stage_memory(const StepShape& s);
 
