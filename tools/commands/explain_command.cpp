@@ -248,9 +248,6 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   const work::Mesh mesh(exp.parallel);
   const work::JobEnv env{exp.cluster, exp.nccl, mesh, &*exp.model, exp.seed, &exp.deepep};
   const work::StepShape shape = job.shape(env);
-  const double p = static_cast<double>(exp.parallel.pp);
-  const double m = static_cast<double>(shape.micro_batches);
-  const double v = static_cast<double>(job.virtual_stages);
   const double gpus = static_cast<double>(mesh.size());
   const double tokens = static_cast<double>(job.global_batch * job.layer.attention.seq_len);
   const work::AttentionLayerJob& attention = job.layer.attention;
@@ -267,7 +264,9 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
       {"time_at_peak_s", tokens * per_token / (gpus * exp.cluster.gpu.peak_bf16_tflops * 1e12)},
       {"ideal_bubble_fraction", job.schedule == work::PipeSchedule::DualPipe
                                     ? Json(nullptr)
-                                    : Json((p - 1) / (v * m + p - 1))},
+                                    : Json(work::ideal_bubble_fraction(
+                                          static_cast<int>(exp.parallel.pp),
+                                          job.virtual_stages, shape.micro_batches))},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
       {"memory_peak", std::move(peak)},
       {"memory_per_rank", std::move(memory)},

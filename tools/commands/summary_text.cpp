@@ -318,14 +318,11 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       exposed += fmt::format(", exposed {} {:.3f} s", kind, t);
     }
   }
-  // The schedule's closed-form bubble share (equal stages, no communication): 1F1B
-  // (p - 1) / (m + p - 1), Megatron's interleaved (p - 1) / (v m + p - 1); none for DualPipe or
-  // Meta's micro-batch groups.
+  // The schedule's closed-form bubble share; none for DualPipe or Meta's micro-batch groups.
   std::string ideal;
   if (d.schedule != "dualpipe" && d.group == 0) {
-    const double p = d.stages;
-    const double vm = static_cast<double>(d.chunks) * static_cast<double>(d.micro_batches);
-    ideal = fmt::format(", closed form {:.1f}%", 100 * (p - 1) / (vm + p - 1));
+    ideal = fmt::format(", closed form {:.1f}%",
+                        100 * work::ideal_bubble_fraction(d.stages, d.chunks, d.micro_batches));
   }
   std::string out = fmt::format(
       "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%{}), "

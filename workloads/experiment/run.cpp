@@ -1,8 +1,6 @@
 // run(): check, build the cluster and the job's cases, simulate and summarize each case.
 #include "workloads/experiment/run.hpp"
 
-#include "workloads/step/schedule_choice.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <concepts>
@@ -231,13 +229,7 @@ RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
   for (const TrainingStepJob& candidate : schedule_candidates(job, env)) {
     Experiment one = e;
     one.job = candidate;
-    Problems problems = check(one);
-    if (!problems.empty()) {
-      tried.push_back({schedule_label(candidate), 0,
-                       fmt::format("{}: {}", problems.front().path, problems.front().message)});
-      continue;
-    }
-    RunResult r = run_one(one, quiet);
+    RunResult r = run_one(one, quiet);  // checks the candidate first
     if (!r.ok()) {
       tried.push_back({schedule_label(candidate), 0,
                        fmt::format("{}: {}", r.problems.front().path, r.problems.front().message)});

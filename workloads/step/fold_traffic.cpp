@@ -31,15 +31,13 @@ std::pair<std::int64_t, std::int64_t> layers_of_kind(const TrainingStepJob& job,
   const ModelSpec& model = *shape.model;
   const std::vector<std::int64_t> per_stage = layers_per_stage(model.layers, model_stages(shape));
   const std::vector<std::int64_t> first = first_layers(per_stage);
-  const RecomputeSpec& rc = job.recompute;
   std::int64_t layers = 0;
   std::int64_t rebuilt = 0;
   for (std::size_t s = 0; s < per_stage.size(); ++s) {
     for (std::int64_t k = 0; k < per_stage[s]; ++k) {
       if (moe_at(job, model, first[s] + k) == moe) {
         ++layers;
-        const bool again = layer_recomputed(rc.granularity, rc.method, rc.layers, k);
-        rebuilt += rc.granularity == Recompute::Full && again ? 1 : 0;
+        rebuilt += full_rebuilds(job.recompute, k) ? 1 : 0;
       }
     }
   }

@@ -231,6 +231,12 @@ std::string_view pipe_schedule_name(PipeSchedule s) {
   return "1f1b";
 }
 
+double ideal_bubble_fraction(int stages, int chunks, std::int64_t micro_batches) {
+  const double p = stages;
+  const double vm = static_cast<double>(chunks) * static_cast<double>(micro_batches);
+  return (p - 1) / (vm + p - 1);
+}
+
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
                         const std::string& at, int group) {
   Problems out;

@@ -41,6 +41,11 @@ struct PipeOp {
 /// group; DualPipe v = 1 and check_dualpipe's shape. An interleaved order with a group of the
 /// user's is also run dry (dependencies only, no times) so that a group too small for its
 /// warm-up is an error, never a plan that waits forever (Megatron's own order finishes).
+/// The share of a step an ideal pipeline (equal stages, no communication) idles in its
+/// bubble: (p - 1) / (v m + p - 1) for p stages of v chunks and m micro-batches (1F1B: v = 1;
+/// Megatron's interleaved order). Not DualPipe's, nor that of Meta's micro-batch groups.
+double ideal_bubble_fraction(int stages, int chunks, std::int64_t micro_batches);
+
 Problems check_pipeline(PipeSchedule s, int stages, int micro_batches, int chunks,
                         const std::string& at, int group = 0);
 

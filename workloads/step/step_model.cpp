@@ -73,13 +73,12 @@ StageLayout stage_layout(const StepShape& s) {
 double stage_activations(const StageLayout& layout, int stage) {
   const StepShape& s = *layout.shape;
   const RecomputeSpec& r = s.recompute;
-  const bool full = r.granularity == Recompute::Full;
   const bool uniform = r.method == RecomputeMethod::Uniform;
   double bytes = 0;
   const auto st = static_cast<std::size_t>(stage);
   for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
     const bool moe = is_moe_layer(*s.model, layout.first_layer[st] + l);
-    if (!full || !layer_recomputed(r.granularity, r.method, r.layers, l)) {
+    if (!full_rebuilds(r, l)) {
       bytes += layer_activations(s, moe, false);
     } else if (!uniform || l % r.layers == 0) {
       bytes += layer_activations(s, moe, true);
@@ -93,17 +92,11 @@ double stage_activations(const StageLayout& layout, int stage) {
 double stage_rebuilt(const StageLayout& layout, int stage) {
   const StepShape& s = *layout.shape;
   const RecomputeSpec& r = s.recompute;
-  if (r.granularity != Recompute::Full) {
-    return 0;
-  }
   const auto st = static_cast<std::size_t>(stage);
   const std::int64_t group = r.method == RecomputeMethod::Uniform ? r.layers : 1;
   double most = 0;
   double rebuilt = 0;
-  for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
-    if (!layer_recomputed(r.granularity, r.method, r.layers, l)) {
-      break;
-    }
+  for (std::int64_t l = 0; l < layout.layers[st] && full_rebuilds(r, l); ++l) {
     rebuilt = l % group == 0 ? 0 : rebuilt;
     rebuilt += layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), false);
     most = std::max(most, rebuilt);
@@ -273,16 +266,20 @@ std::string_view recompute_method_name(RecomputeMethod m) {
   return m == RecomputeMethod::Block ? "block" : "uniform";
 }
 
-bool layer_recomputed(Recompute r, RecomputeMethod method, int layers, std::int64_t k) {
-  switch (r) {
+bool layer_recomputed(const RecomputeSpec& r, std::int64_t k) {
+  switch (r.granularity) {
     case Recompute::Selective:
       return true;
     case Recompute::Full:
-      return method == RecomputeMethod::Uniform || k < layers;
+      return r.method == RecomputeMethod::Uniform || k < r.layers;
     case Recompute::None:
       break;
   }
   return false;
+}
+
+bool full_rebuilds(const RecomputeSpec& r, std::int64_t k) {
+  return r.granularity == Recompute::Full && layer_recomputed(r, k);
 }
 
 std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages) {

@@ -35,11 +35,6 @@ enum class RecomputeMethod : std::uint8_t { Uniform, Block };
 /// "uniform", "block".
 std::string_view recompute_method_name(RecomputeMethod m);
 
-/// Whether the layer at position `k` (from 0, in forward order) of a model stage runs its
-/// forward again before its backward: every layer under selective and full uniform
-/// recomputation, the first `layers` under full block, none without recomputation.
-bool layer_recomputed(Recompute r, RecomputeMethod method, int layers, std::int64_t k);
-
 /// Megatron's --recompute-modules, what selective recomputation runs again (a bit each):
 /// core_attn (the attention kernel: with FlashAttention the scores are never kept, so it
 /// saves no memory and costs the attention forward), layernorm (both RMSNorms: their outputs
@@ -77,6 +72,14 @@ struct RecomputeSpec {
   int layers = 1;  ///< under full: recompute_layers (above)
 };
 std::string recompute_label(const RecomputeSpec& r);
+
+/// Whether the layer at position `k` (from 0, in forward order) of a model stage runs (some
+/// of) its forward again before its backward: every layer under selective and full uniform
+/// recomputation, the first `r.layers` under full block, none without recomputation.
+bool layer_recomputed(const RecomputeSpec& r, std::int64_t k);
+/// Whether full recomputation rebuilds that layer: it keeps its input only and runs its whole
+/// forward again (layer_recomputed under full recomputation).
+bool full_rebuilds(const RecomputeSpec& r, std::int64_t k);
 
 /// Elements one layer saves for its backward per token before tp and cp split them
 /// (step_model.cpp: which tensors), without those `modules` (selective) recompute: those only

@@ -69,8 +69,7 @@ bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index) 
 namespace {
 // What the layer at position `k` of a stage does not run again (timed `t`).
 Time not_recomputed(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k) {
-  const RecomputeSpec& r = job.recompute;
-  return layer_recomputed(r.granularity, r.method, r.layers, k) ? Time{} : t.recomputed;
+  return layer_recomputed(job.recompute, k) ? Time{} : t.recomputed;
 }
 }  // namespace
 

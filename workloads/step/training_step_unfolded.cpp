@@ -247,15 +247,13 @@ class Unfolded {
   std::vector<Segment> segments(int stage, bool forward, bool per_layer) const {
     const auto st = static_cast<std::size_t>(stage);
     const std::int64_t n = details_.layers_per_stage[st];
-    const RecomputeSpec& rc = job_.recompute;
     std::vector<Segment> runs;
     std::vector<bool> rebuilt;  // per run: whether full recomputation runs its forward again
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t first = details_.first_layer[st];
       const std::int64_t position = forward ? k : n - 1 - k;
       const bool moe = moe_at(job_, model_, first + position);
-      const bool again = rc.granularity == Recompute::Full &&
-                         layer_recomputed(rc.granularity, rc.method, rc.layers, position);
+      const bool again = full_rebuilds(job_.recompute, position);
       if (!per_layer && !runs.empty() && runs.back().moe == moe && rebuilt.back() == again) {
         ++runs.back().layers;
       } else {
