@@ -536,7 +536,7 @@ TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, he
   j["tables"][2]["key"]["kernel"] = "softmax";
   CHECK(error_of(j) == R"(t.json: /tables/2/key/kernel: expected one of "attention_bwd_prep", )"
                        R"("fp8_cast", "norm", "rotary", "swiglu", "residual", "router", )"
-                       R"("permute", got "softmax")");
+                       R"("permute", "cross_entropy", got "softmax")");
   j["tables"][2]["key"]["kernel"] = "norm";
   j["tables"][2]["flops"] = "gemm_v1";
   CHECK(error_of(j) == R"(t.json: /tables/2/flops: "gemm_v1" is not the work of a memory fwd )"

@@ -67,6 +67,36 @@ TEST_CASE("training step: pp 1, dp 1 is its layers, the head and the optimizer, 
   CHECK(d.param_gather == Time{});
 }
 
+TEST_CASE("training step: the head is its kernels, the loss's implementation moves only it") {
+  const std::vector<std::string> small{"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
+                                       "workload.global_batch=2", "workload.schedule=\"1f1b\"",
+                                       "workload.virtual_stages=1"};
+  const work::RunResult unfused = run_with(kSmall, small);
+  std::vector<std::string> online_sets = small;
+  online_sets.emplace_back("workload.cross_entropy=\"online\"");
+  const work::RunResult online = run_with(kSmall, online_sets);
+  const work::StepDetails& u = *unfused.cases[0].step();
+  const work::StepDetails& o = *online.cases[0].step();
+  Time fwd;
+  for (const auto& [name, cost] : u.head.fwd) {
+    fwd += cost.time;
+  }
+  CHECK(u.head_forward == fwd);
+  REQUIRE(u.head.fwd.size() == 3);
+  CHECK(u.head.fwd[2].second.kind == work::KernelClass::CrossEntropy);
+  // Two micro-batches, pp 1: the step shrinks by the loss's two passes, twice, exactly.
+  const Time saved = u.head.fwd[2].second.time + u.head.bwd[3].second.time -
+                     o.head.fwd[2].second.time - o.head.bwd[3].second.time;
+  CHECK(saved > Time{});
+  CHECK(unfused.cases[0].summary.step - online.cases[0].summary.step == 2 * saved);
+  // The report's kernel classes count the loss.
+  CHECK(unfused.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy) >
+        online.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy));
+  CHECK(online.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy) > Time{});
+  CHECK(error_of(kSmall, {"workload.cross_entropy=\"liger\""}).find(
+            "/workload/cross_entropy") != std::string::npos);
+}
+
 TEST_CASE("training step: the folded layers equal the same layers chained on the mesh") {
   // The step runs one layer and repeats its time; transformer_layer chains every layer on
   // every GPU. Without a pipeline and DP they agree within 0.1%.

@@ -276,6 +276,20 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   }
 }
 
+// The last stage's output layer on one GPU, one micro-batch: each kernel as the layers'.
+Json output_layer_json(const work::Experiment& exp, const work::TrainingStepJob& job,
+                       const work::ComputeModel& compute) {
+  const work::AttentionLayerJob& a = job.layer.attention;
+  const work::LayerCosts head =
+      work::output_layer_costs(*exp.model, a.seq_len * a.micro_batch / exp.parallel.cp,
+                               exp.parallel.tp, job.cross_entropy, compute);
+  work::ComputeTally tally;
+  work::KernelTally kinds;
+  return {{"cross_entropy", work::cross_entropy_kernel_name(job.cross_entropy)},
+          {"fwd", pass_json(head.fwd, tally, kinds)},
+          {"bwd", pass_json(head.bwd, tally, kinds)}};
+}
+
 }  // namespace
 
 Json explain(const config::ExperimentFile& file) {
@@ -329,6 +343,7 @@ Json explain(const config::ExperimentFile& file) {
                    model_section(exp, job.layer.attention.seq_len,
                                  job.layer.attention.micro_batch, r);
                    step_section(exp, job, r);
+                   r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
                  },
                  [&](const work::FlowsJob& /*job*/) {},
                  [&](const work::CollectiveJob& /*job*/) {},

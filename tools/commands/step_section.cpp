@@ -101,6 +101,18 @@ Json memory_per_gpu(const work::StepDetails& d, const MemoryPeak& peak) {
           {"ranks", std::move(ranks)}};
 }
 
+// The output layer's kernels on one GPU, one micro-batch, each pass in the order it runs.
+Json head_kernels(const work::LayerCosts& head) {
+  Json out = {{"fwd", Json::object()}, {"bwd", Json::object()}};
+  for (const auto& [name, cost] : head.fwd) {
+    out["fwd"][name] = cost.time.seconds();
+  }
+  for (const auto& [name, cost] : work::run_order(head.bwd)) {
+    out["bwd"][name] = cost.time.seconds();
+  }
+  return out;
+}
+
 }  // namespace
 
 Json memory_terms(const work::StageMemory& m) {
@@ -150,6 +162,7 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
                               {"adam", d.optimizer.adam.seconds()}};
   out["head_forward_s"] = d.head_forward.seconds();
   out["head_backward_s"] = d.head_backward.seconds();
+  out["head_kernels_s"] = head_kernels(d.head);
   out["layers_per_stage"] = d.layers_per_stage;
   out["memory"] = memory_per_gpu(d, f.memory);
   return out;

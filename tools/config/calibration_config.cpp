@@ -152,7 +152,7 @@ std::map<std::string, std::string> parse_key(const Node& n, const std::string& o
       text = value.one_of({"none", "causal_top_left", "causal_bottom_right"});
     } else if (name == "kernel") {
       text = value.one_of({"attention_bwd_prep", "fp8_cast", "norm", "rotary", "swiglu",
-                           "residual", "router", "permute"});
+                           "residual", "router", "permute", "cross_entropy"});
     } else {
       text = std::to_string(value.integer_in(1, kMaxExtent));
     }

@@ -90,7 +90,7 @@ const std::array<KeyDoc, 5> kAttentionKey{{
 const std::array<KeyDoc, 2> kMemoryKey{{
     {"dtype", "\"bf16\" or \"fp8\"", "required", "the activations' type"},
     {"kernel", "\"norm\", \"fp8_cast\", \"swiglu\", \"rotary\", \"residual\", \"router\", "
-               "\"permute\", \"attention_bwd_prep\"",
+               "\"permute\", \"attention_bwd_prep\", \"cross_entropy\"",
      "required", "the memory-bound kernel class (docs/compute-model.md)"},
 }};
 

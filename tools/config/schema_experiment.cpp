@@ -303,7 +303,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 25> kTrainingStepWorkload{{
+const std::array<KeyDoc, 26> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -371,6 +371,12 @@ const std::array<KeyDoc, 25> kTrainingStepWorkload{{
     {"optimizer_moments_dtype", "\"bf16\" or \"fp32\"", "\"fp32\"",
      "Adam's two moments (the master weight stays FP32): bf16 is DeepSeek-V3's, 8 bytes of "
      "optimizer state per parameter instead of 12, and less for Adam to read and write"},
+    {"cross_entropy", "\"unfused\", \"fused\" or \"online\"", "\"unfused\"",
+     "the loss over the vocabulary on the last stage, by the bytes per logit it moves forward "
+     "and backward: unfused is Megatron-LM's default (one PyTorch op at a time in FP32: 38 and "
+     "14), fused its --cross-entropy-loss-fusion, NeMo's default (22 and 14), online one "
+     "kernel (Transformer Engine's, Liger-Kernel's: 6 and 4; "
+     "docs/training-step.md#the-output-layer)"},
     {"fold", "boolean", "true",
      "false: every GPU of the mesh in one plan (each layer, activation transfer and gradient "
      "collective on every GPU), to check the folded step on a small cluster; `hopsim run "

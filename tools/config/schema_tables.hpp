@@ -22,7 +22,7 @@ extern const std::array<KeyDoc, 19> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 8> kMoeRouting;
 extern const std::array<KeyDoc, 15> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;
-extern const std::array<KeyDoc, 25> kTrainingStepWorkload;
+extern const std::array<KeyDoc, 26> kTrainingStepWorkload;
 extern const std::array<KeyDoc, 13> kCluster;
 extern const std::array<KeyDoc, 12> kGpu;
 extern const std::array<KeyDoc, 3> kLink;

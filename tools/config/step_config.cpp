@@ -97,6 +97,10 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("optimizer_moments_dtype")) {
     job.moment_bytes = n.at("optimizer_moments_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }
+  if (n.has("cross_entropy")) {
+    job.cross_entropy =
+        *work::cross_entropy_kernel_named(n.at("cross_entropy").one_of({"unfused", "fused", "online"}));
+  }
   if (n.has("grad_dtype")) {
     job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }

@@ -31,17 +31,18 @@ enum class KernelClass : std::uint8_t {
   Residual,          ///< residual add
   Router,            ///< router softmax or sigmoid and top-k
   Permute,           ///< token permute before the grouped GEMMs, unpermute after
-  Other,             ///< anything else a plan computes (a step's head, its optimizer)
+  CrossEntropy,      ///< the loss over the vocabulary: softmax of the logits and its gradient
+  Other,             ///< anything else a plan computes (a step's optimizer)
 };
 
-inline constexpr std::size_t kKernelClasses = 17;
+inline constexpr std::size_t kKernelClasses = 18;
 
 /// Its name in reports and `explain`: "gemm_fprop", "grouped_gemm_wgrad", "fp8_cast", ...
 std::string_view kernel_class_name(KernelClass k);
 
 /// Whether the class is priced by bytes over HBM bandwidth (not by FLOPs).
 constexpr bool memory_bound(KernelClass k) {
-  return k >= KernelClass::AttentionBwdPrep && k <= KernelClass::Permute;
+  return k >= KernelClass::AttentionBwdPrep && k <= KernelClass::CrossEntropy;
 }
 
 /// Compute time per kernel class, for the report's breakdown ("compute_kernels").

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/units.hpp"
+#include "workloads/costs/layer_costs.hpp"
 #include "workloads/step/step_model.hpp"
 
 namespace hopsim::work {
@@ -77,7 +78,10 @@ struct StepDetails {
   std::vector<std::int64_t> rank_moe_layers;   ///< per pipeline rank, those that are MoE
   std::vector<LayerTiming> layers;             ///< per layer kind the model has
   std::vector<GradSync> grad_sync;             ///< per layer kind
-  Time head_forward;   ///< the output layer (and loss), last stage, one micro-batch
+  /// The output layer (final norm, head GEMM, loss) on one GPU of the last stage, one
+  /// micro-batch (output_layer.hpp), and its passes' times
+  LayerCosts head;
+  Time head_forward;
   Time head_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
   OptimizerParts optimizer;

@@ -203,14 +203,16 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   }
   details.representatives = b.env.mesh.group(Dim::Pp, 0);
   // The output layer on the last stage: its GEMM over every token of the TP group (sequence
-  // parallelism gathers them), vocab-parallel over TP.
-  const std::int64_t head_tokens =
-      job.layer.attention.seq_len * job.layer.attention.micro_batch / p.cp;
-  const std::int64_t vocab_share = (model.vocab + p.tp - 1) / p.tp;
-  details.head_forward =
-      b.compute->gemm(Dtype::Bf16, head_tokens, vocab_share, model.hidden, Pass::Fwd).time;
-  details.head_backward =
-      b.compute->gemm(Dtype::Bf16, head_tokens, vocab_share, model.hidden, Pass::Bwd).time;
+  // parallelism gathers them), vocab-parallel over TP, and the loss.
+  details.head = output_layer_costs(
+      model, job.layer.attention.seq_len * job.layer.attention.micro_batch / p.cp, p.tp,
+      job.cross_entropy, *b.compute);
+  for (const auto& [name, cost] : details.head.fwd) {
+    details.head_forward += cost.time;
+  }
+  for (const auto& [name, cost] : details.head.bwd) {
+    details.head_backward += cost.time;
+  }
   details.tokens = d(job.global_batch) * d(job.layer.attention.seq_len);
   const AttentionLayerJob& attention = job.layer.attention;
   details.model_flops =
@@ -458,6 +460,13 @@ std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& meas
     if (fold) {
       c.traffic = step_parts::folded_traffic(*this, b, measured);
       c.kernels = m->kernels;
+      // The head per GPU, on as many GPUs as a layer probe's group: the probes' scale.
+      const int group = m->dense ? m->dense->gpus : m->sparse->gpus;
+      for (const KernelCosts* pass : {&d.head.fwd, &d.head.bwd}) {
+        for (const auto& [name, cost] : *pass) {
+          c.kernels->add(cost.kind, group * cost.time);
+        }
+      }
     }
   }
   return out;

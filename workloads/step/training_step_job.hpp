@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/problem.hpp"
+#include "workloads/costs/output_layer.hpp"
 #include "workloads/env/job_env.hpp"
 #include "workloads/layer/transformer_layer_job.hpp"
 #include "workloads/step/schedule.hpp"
@@ -59,6 +60,8 @@ struct TrainingStepJob {
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   double moment_bytes = 4;  ///< per parameter, each of Adam's moments: 4 (FP32) or 2 (BF16)
+  /// The loss over the vocabulary on the last stage (output_layer.hpp)
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
   /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
   /// of stage GPUs, real gradient collectives. For checking the folding on small clusters.

@@ -205,10 +205,13 @@ class Unfolded {
       if (!head) {
         Plan plan;
         const std::uint32_t phase = plan.phase(PhaseKind::Head, seg.forward ? PhasePass::Fwd : PhasePass::Bwd);
+        const KernelCosts kernels =
+            seg.forward ? details_.head.fwd : run_order(details_.head.bwd);
         for (int g = 0; g < stage_mesh_.size(); ++g) {
-          plan.add_compute(ComputeTask{g, seg.forward ? details_.head_forward
-                                                      : details_.head_backward,
-                                       Flops{}, Source::Roofline, phase, kComputeStream, "head"});
+          for (const auto& [name, cost] : kernels) {
+            plan.add_compute(ComputeTask{g, cost.time, cost.flops, cost.source, phase,
+                                         kComputeStream, name, cost.kind});
+          }
         }
         head = make_piece(std::move(plan));
       }
