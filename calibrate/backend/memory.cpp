@@ -39,6 +39,11 @@ MemoryRunner::MemoryRunner(GpuContext& ctx, MemoryKernel kernel, Pass pass, std:
     fill_random(in_.back().get(), elem, count, 100 + in_.size(), 1.0F, ctx.stream());
   };
   const auto add_out = [&](Elem elem, std::size_t count) { out_.emplace_back(elem, count); };
+  const auto upload_ids = [&] {  // int32 ids as the next input: 4 bytes each
+    in_.emplace_back(Elem::F32, ids_.size());
+    HOPSIM_CUDA_CHECK(cudaMemcpy(in_.back().get(), ids_.data(),
+                                 ids_.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+  };
   switch (kernel) {
     case MemoryKernel::Norm:
       add_in(Elem::Bf16, rw);
@@ -93,12 +98,27 @@ MemoryRunner::MemoryRunner(GpuContext& ctx, MemoryKernel kernel, Pass pass, std:
       ids_.resize(sz(rows));
       std::iota(ids_.begin(), ids_.end(), 0);
       std::shuffle(ids_.begin(), ids_.end(), std::mt19937(7));
-      in_.emplace_back(Elem::F32, sz(rows));  // int32 ids: 4 bytes each
-      HOPSIM_CUDA_CHECK(cudaMemcpy(in_.back().get(), ids_.data(), ids_.size() * sizeof(std::int32_t),
-                                   cudaMemcpyHostToDevice));
+      upload_ids();
       add_out(elem, rw);
       break;
     }
+    case MemoryKernel::CrossEntropy:
+      add_in(Elem::Bf16, rw);  // logits (fwd), their gradient (bwd)
+      if (fwd) {
+        std::uniform_int_distribution<std::int32_t> target(0, static_cast<std::int32_t>(width - 1));
+        std::mt19937 gen(11);
+        ids_.resize(sz(rows));
+        for (std::int32_t& id : ids_) {
+          id = target(gen);
+        }
+        upload_ids();
+        add_out(Elem::Bf16, rw);
+        add_out(Elem::F32, sz(rows));  // loss
+      } else {
+        add_in(Elem::F32, sz(rows));  // dloss
+        add_out(Elem::Bf16, rw);
+      }
+      break;
     case MemoryKernel::AttnBwdPrep:
       add_in(Elem::Bf16, rw * 128);
       add_in(Elem::Bf16, rw * 128);

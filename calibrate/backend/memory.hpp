@@ -21,7 +21,7 @@ class MemoryRunner {
 
   const DeviceBuffer& in(std::size_t i) const { return in_.at(i); }
   const DeviceBuffer& out(std::size_t i) const { return out_.at(i); }
-  /// The permute's row ids (host copy).
+  /// The permute's row ids or the cross-entropy's targets (host copy).
   const std::vector<std::int32_t>& ids() const { return ids_; }
 
  private:

@@ -230,6 +230,35 @@ bool check_attn_bwd_prep(const Ran& k, std::string& detail) {
   return judge("dQ", k.out(1, Elem::Bf16, k.rw * 128), acc, kMemoryTolerance, detail) && ok;
 }
 
+bool check_cross_entropy(const Ran& k, std::string& detail) {
+  const std::size_t w = k.w;
+  const std::vector<double> x = k.in(0, Elem::Bf16, k.rw);
+  std::vector<double> want;
+  if (!k.fwd) {
+    const std::vector<double> dloss = k.in(1, Elem::F32, sz(kRows));
+    for (std::size_t i = 0; i < k.rw; ++i) {
+      want.push_back(x[i] * dloss[i / w]);
+    }
+    return judge("dlogits", k.out(0, Elem::Bf16, k.rw), want, kMemoryTolerance, detail);
+  }
+  std::vector<double> loss;
+  for (std::size_t r = 0; r < sz(kRows); ++r) {
+    const auto row = x.begin() + static_cast<std::ptrdiff_t>(r * w);
+    const double m = *std::max_element(row, row + static_cast<std::ptrdiff_t>(w));
+    double sum = 0;
+    for (std::size_t i = 0; i < w; ++i) {
+      sum += std::exp(x[r * w + i] - m);
+    }
+    const auto t = sz(k.run.ids()[r]);
+    loss.push_back(std::log(sum) + m - x[r * w + t]);
+    for (std::size_t i = 0; i < w; ++i) {
+      want.push_back(std::exp(x[r * w + i] - m) / sum - (i == t ? 1.0 : 0.0));
+    }
+  }
+  const bool ok = judge("dlogits", k.out(0, Elem::Bf16, k.rw), want, kMemoryTolerance, detail);
+  return judge("loss", k.out(1, Elem::F32, sz(kRows)), loss, 1e-4, detail) && ok;
+}
+
 // Runs the kernel once and compares its outputs with the host reference.
 bool check_one(GpuContext& ctx, const Case& c, std::string& detail) {
   const MemoryRunner run(ctx, c.kernel, c.pass, kRows, c.width);
@@ -253,6 +282,8 @@ bool check_one(GpuContext& ctx, const Case& c, std::string& detail) {
       return check_permute(k, detail);
     case MemoryKernel::AttnBwdPrep:
       return check_attn_bwd_prep(k, detail);
+    case MemoryKernel::CrossEntropy:
+      return check_cross_entropy(k, detail);
   }
   return false;
 }
@@ -267,7 +298,8 @@ std::vector<CheckResult> memory_checks(GpuContext& ctx) {
       {MemoryKernel::SwiGlu, Pass::Bwd, 256},    {MemoryKernel::Fp8Cast, Pass::Fwd, 256},
       {MemoryKernel::Router, Pass::Fwd, 256},    {MemoryKernel::Router, Pass::Bwd, 256},
       {MemoryKernel::Permute, Pass::Fwd, 512},   {MemoryKernel::Permute, Pass::Bwd, 512},
-      {MemoryKernel::AttnBwdPrep, Pass::Bwd, 4}};
+      {MemoryKernel::AttnBwdPrep, Pass::Bwd, 4}, {MemoryKernel::CrossEntropy, Pass::Fwd, 1000},
+      {MemoryKernel::CrossEntropy, Pass::Bwd, 1000}};
   std::vector<CheckResult> out;
   for (const Case& c : cases) {
     const std::string name = fmt::format("memory {} {} ({} x {})", to_string(c.kernel),

@@ -255,6 +255,46 @@ __global__ void attn_bwd_prep(const bf16* o, const bf16* d_o, const float* dq_ac
   }
 }
 
+// One block per row of w BF16 logits: the row's maximum and sum of exponentials in one online
+// pass, the loss log(sum) + max - x[target], then, reading the row again, the gradient
+// softmax - onehot(target) in BF16 (a fused, online-softmax cross-entropy).
+__global__ void cross_entropy_fwd(const bf16* logits, const int* targets, bf16* grad, float* loss,
+                                  int w) {
+  const long long row = blockIdx.x;
+  const bf16* x = logits + row * w;
+  float m = -INFINITY;
+  float s = 0;
+  for (int i = threadIdx.x; i < w; i += blockDim.x) {
+    const float v = to_f(x[i]);
+    if (v > m) {
+      s = s * __expf(m - v) + 1.0f;
+      m = v;
+    } else {
+      s += __expf(v - m);
+    }
+  }
+  const float row_max = block_max(m);
+  const float sum = block_sum(s > 0 ? s * __expf(m - row_max) : 0.0f);
+  const int t = targets[row];
+  if (threadIdx.x == 0) {
+    loss[row] = logf(sum) + row_max - to_f(x[t]);
+  }
+  const float inv = 1.0f / sum;
+  for (int i = threadIdx.x; i < w; i += blockDim.x) {
+    const float p = __expf(to_f(x[i]) - row_max) * inv;
+    grad[row * w + i] = to_b(i == t ? p - 1.0f : p);
+  }
+}
+
+// The saved gradient times the loss's, row by row.
+__global__ void cross_entropy_bwd(const bf16* grad, const float* dloss, bf16* dlogits, int w) {
+  const long long row = blockIdx.x;
+  const float d = dloss[row];
+  for (int i = threadIdx.x; i < w; i += blockDim.x) {
+    dlogits[row * w + i] = to_b(to_f(grad[row * w + i]) * d);
+  }
+}
+
 template <typename T>
 const T* in_as(const MemoryLaunch& l, int i) {
   return static_cast<const T*>(l.in[static_cast<std::size_t>(i)]);
@@ -331,6 +371,16 @@ void launch_memory_kernel(const MemoryLaunch& l, cudaStream_t stream) {
           out_as<bf16>(l, 1), pairs);
       break;
     }
+    case MemoryKernel::CrossEntropy:
+      if (fwd) {
+        cross_entropy_fwd<<<rows, kThreads, 0, stream>>>(in_as<bf16>(l, 0), in_as<int>(l, 1),
+                                                         out_as<bf16>(l, 0),
+                                                         out_as<float>(l, 1), w);
+      } else {
+        cross_entropy_bwd<<<rows, kThreads, 0, stream>>>(in_as<bf16>(l, 0), in_as<float>(l, 1),
+                                                         out_as<bf16>(l, 0), w);
+      }
+      break;
   }
   HOPSIM_CUDA_CHECK(cudaGetLastError());
 }

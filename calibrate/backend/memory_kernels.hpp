@@ -16,6 +16,8 @@
 //   permute        in rows[r w] (fwd FP8, bwd BF16), ids[r] (int32)   out rows[ids][r w]
 //   attention_bwd_prep (bwd) w heads of 128: in O, dO[r w 128], dQ accumulator[r w 128] (FP32)
 //                                            out delta[r w] (FP32), dQ[r w 128]
+//   cross_entropy fwd in logits[r w], targets[r] (int32)  out dlogits[r w], loss[r] (FP32)
+//                 bwd in dlogits[r w], dloss[r] (FP32)    out dlogits scaled[r w]
 #pragma once
 
 #include <array>

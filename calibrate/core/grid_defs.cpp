@@ -71,7 +71,8 @@ void add_experts(Grid& g, GroupedFamily family, const std::vector<double>& exper
 void add_memory(Grid& g, const std::vector<double>& bytes) {
   for (MemoryKernel k : {MemoryKernel::Norm, MemoryKernel::Residual, MemoryKernel::Rotary,
                          MemoryKernel::SwiGlu, MemoryKernel::Fp8Cast, MemoryKernel::Router,
-                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep}) {
+                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep,
+                         MemoryKernel::CrossEntropy}) {
     for (Pass pass : {Pass::Fwd, Pass::Bwd}) {
       if (memory_row_bytes(k, pass, memory_width(k)) > 0) {
         g.tables.push_back(memory_spec(k, pass, bytes));

@@ -10,7 +10,7 @@
 namespace hopsim::calib {
 namespace {
 
-constexpr std::array<std::pair<MemoryKernel, std::string_view>, 8> kKernels{{
+constexpr std::array<std::pair<MemoryKernel, std::string_view>, 9> kKernels{{
     {MemoryKernel::Norm, "norm"},
     {MemoryKernel::Residual, "residual"},
     {MemoryKernel::Rotary, "rotary"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<MemoryKernel, std::string_view>, 8> kKernels{{
     {MemoryKernel::Router, "router"},
     {MemoryKernel::Permute, "permute"},
     {MemoryKernel::AttnBwdPrep, "attention_bwd_prep"},
+    {MemoryKernel::CrossEntropy, "cross_entropy"},
 }};
 
 }  // namespace
@@ -39,8 +40,8 @@ MemoryKernel parse_memory_kernel(std::string_view s) {
     }
   }
   throw CalibError("unknown memory kernel \"" + std::string(s) +
-                   "\" (expected norm, residual, rotary, swiglu, fp8_cast, router, permute or "
-                   "attention_bwd_prep)");
+                   "\" (expected norm, residual, rotary, swiglu, fp8_cast, router, permute, "
+                   "attention_bwd_prep or cross_entropy)");
 }
 
 std::int64_t memory_width(MemoryKernel kernel) {
@@ -53,6 +54,8 @@ std::int64_t memory_width(MemoryKernel kernel) {
       return 256;
     case MemoryKernel::AttnBwdPrep:
       return 128;
+    case MemoryKernel::CrossEntropy:
+      return 128256 / 8;
     case MemoryKernel::Norm:
     case MemoryKernel::Residual:
     case MemoryKernel::Fp8Cast:
@@ -81,6 +84,8 @@ double memory_row_bytes(MemoryKernel kernel, Pass pass, std::int64_t width) {
       return (fwd ? 2 : 4) * w;
     case MemoryKernel::AttnBwdPrep:
       return fwd ? 0 : 1284 * w;
+    case MemoryKernel::CrossEntropy:
+      return fwd ? 6 * w + 8 : 4 * w + 4;
   }
   return 0;
 }

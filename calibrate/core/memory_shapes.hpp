@@ -12,6 +12,8 @@
 //                      bwd 12w
 //   permute            fwd 2w (FP8 rows gathered)                  bwd 4w (BF16 rows)
 //   attention_bwd_prep bwd only, w heads of d = 128: w (4·128 + 4 + 6·128) = 1284w
+//   cross_entropy      fwd 6w + 8 (w BF16 logits read twice, the gradient written, the target
+//                      id in, the loss out)                       bwd 4w + 4 (scaled by dloss)
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,17 @@
 
 namespace hopsim::calib {
 
-enum class MemoryKernel { Norm, Residual, Rotary, SwiGlu, Fp8Cast, Router, Permute, AttnBwdPrep };
+enum class MemoryKernel {
+  Norm,
+  Residual,
+  Rotary,
+  SwiGlu,
+  Fp8Cast,
+  Router,
+  Permute,
+  AttnBwdPrep,
+  CrossEntropy,
+};
 
 /// Its table spelling: "norm", "fp8_cast", "attention_bwd_prep", ... (the simulator's class names).
 std::string_view to_string(MemoryKernel kernel);
@@ -30,7 +42,8 @@ MemoryKernel parse_memory_kernel(std::string_view s);
 
 /// The row width the harness times each kernel at: DeepSeek-V3's hidden 7168 (norm, residual,
 /// permute, fp8_cast), its expert FFN 2048 (swiglu), 128 heads x 64 rotated dims (rotary), 256
-/// experts (router), 128 heads (attention_bwd_prep).
+/// experts (router), 128 heads (attention_bwd_prep), Llama 3's vocabulary over TP 8, 16,032
+/// logits (cross_entropy).
 std::int64_t memory_width(MemoryKernel kernel);
 
 /// Bytes one row of `width` moves in `pass` (the table above); 0 where the pass has no kernel.

@@ -9,10 +9,12 @@ namespace hopsim::calib {
 TEST_CASE("memory kernels: names round-trip, others are refused") {
   for (MemoryKernel k : {MemoryKernel::Norm, MemoryKernel::Residual, MemoryKernel::Rotary,
                          MemoryKernel::SwiGlu, MemoryKernel::Fp8Cast, MemoryKernel::Router,
-                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep}) {
+                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep,
+                         MemoryKernel::CrossEntropy}) {
     CHECK(parse_memory_kernel(to_string(k)) == k);
   }
   CHECK(to_string(MemoryKernel::AttnBwdPrep) == "attention_bwd_prep");
+  CHECK(to_string(MemoryKernel::CrossEntropy) == "cross_entropy");
   CHECK_THROWS_AS(parse_memory_kernel("softmax"), CalibError);
 }
 
@@ -31,6 +33,10 @@ TEST_CASE("memory kernels: bytes per row as the simulator counts them") {
   CHECK(memory_row_bytes(MemoryKernel::AttnBwdPrep, Pass::Bwd, 128) ==
         128 * (4 * 128 + 4 + 6 * 128));
   CHECK(memory_row_bytes(MemoryKernel::AttnBwdPrep, Pass::Fwd, 128) == 0);
+  // workloads/costs/output_layer.hpp's online cross-entropy, one token of 16,032 logits.
+  CHECK(memory_width(MemoryKernel::CrossEntropy) == 16032);
+  CHECK(memory_row_bytes(MemoryKernel::CrossEntropy, Pass::Fwd, 16032) == 6 * 16032 + 8);
+  CHECK(memory_row_bytes(MemoryKernel::CrossEntropy, Pass::Bwd, 16032) == 4 * 16032 + 4);
 }
 
 TEST_CASE("memory kernels: the rows timed for a table's bytes") {

@@ -45,7 +45,7 @@ TEST_CASE("cross-entropy: bytes in closed form, 8,192 tokens of 16,032 logits") 
   CHECK(fused.bwd.n == static_cast<std::int64_t>(14 * tv));
   const MemoryBytes online = cross_entropy_bytes(8192, 16032, CrossEntropyKernel::Online);
   CHECK(online.fwd.n == static_cast<std::int64_t>(6 * tv + 8 * 8192));
-  CHECK(online.bwd.n == static_cast<std::int64_t>(4 * tv));
+  CHECK(online.bwd.n == static_cast<std::int64_t>(4 * tv + 4 * 8192));
   CHECK(cross_entropy_kernel_named("fused") == CrossEntropyKernel::Fused);
   CHECK(cross_entropy_kernel_named("online") == CrossEntropyKernel::Online);
   CHECK(cross_entropy_kernel_name(CrossEntropyKernel::Unfused) == "unfused");
@@ -75,10 +75,10 @@ TEST_CASE("output layer: final norm, head GEMM by role and the loss, TP 8 over 8
   CHECK(head.bwd[1].second.kind == KernelClass::GemmDgrad);
   CHECK(head.bwd[2].second.kind == KernelClass::GemmWgrad);
   CHECK(run_order(head.bwd).front().first == "cross_entropy");
-  // The online loss moves 6/38 and 4/14 of the bytes; nothing else changes.
+  // The online loss moves about 6/38 and 4/14 of the bytes; nothing else changes.
   const LayerCosts online = output_layer_costs(llama3_8b(), 8192, 8, CrossEntropyKernel::Online,
                                               model);
   CHECK(online.fwd[1].second.time == head.fwd[1].second.time);
   CHECK(online.fwd[2].second.time < head.fwd[2].second.time);
-  CHECK(online.bwd[3].second.bytes.n * 14 == head.bwd[3].second.bytes.n * 4);
+  CHECK(online.bwd[3].second.bytes.n - 4 * 8192 == head.bwd[3].second.bytes.n * 4 / 14);
 }

@@ -38,7 +38,7 @@ MemoryBytes cross_entropy_bytes(std::int64_t tokens, std::int64_t vocab, CrossEn
     case CrossEntropyKernel::Online:
       break;
   }
-  return {bytes(6 * tv + 8 * d(tokens)), bytes(4 * tv)};
+  return {bytes(6 * tv + 8 * d(tokens)), bytes(4 * tv + 4 * d(tokens))};
 }
 
 LayerCosts output_layer_costs(const ModelSpec& m, std::int64_t tokens, std::int64_t tp,

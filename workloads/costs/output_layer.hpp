@@ -15,7 +15,8 @@
 //   online   one online-softmax kernel (Transformer Engine's parallel cross-entropy, Megatron's
 //            --cross-entropy-fusion-impl te, Liger-Kernel's): fwd reads the BF16 logits for
 //            the row maximum and sum, then again to write the gradient in place: 6 t v, plus
-//            8 t; bwd scales that gradient by the loss's: 4 t v
+//            8 t; bwd scales that gradient by the loss's: 4 t v, plus 4 t (what calibrate/
+//            times as cross_entropy)
 #pragma once
 
 #include <cstdint>
