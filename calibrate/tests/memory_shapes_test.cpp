@@ -33,7 +33,7 @@ TEST_CASE("memory kernels: bytes per row as the simulator counts them") {
   CHECK(memory_row_bytes(MemoryKernel::AttnBwdPrep, Pass::Bwd, 128) ==
         128 * (4 * 128 + 4 + 6 * 128));
   CHECK(memory_row_bytes(MemoryKernel::AttnBwdPrep, Pass::Fwd, 128) == 0);
-  // workloads/costs/output_layer.hpp's online cross-entropy, one token of 16,032 logits.
+  // workloads/costs/layer_kernels.hpp's online cross-entropy, one token of 16,032 logits.
   CHECK(memory_width(MemoryKernel::CrossEntropy) == 16032);
   CHECK(memory_row_bytes(MemoryKernel::CrossEntropy, Pass::Fwd, 16032) == 6 * 16032 + 8);
   CHECK(memory_row_bytes(MemoryKernel::CrossEntropy, Pass::Bwd, 16032) == 4 * 16032 + 4);

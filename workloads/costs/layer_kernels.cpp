@@ -2,6 +2,7 @@
 #include "workloads/costs/layer_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace hopsim::work {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 // then refuses as a kernel longer than can be simulated, rather than overflowing.
 Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(std::min(b, 9e18))}; }
 double d(std::int64_t v) { return static_cast<double>(v); }
+
+constexpr std::array<std::string_view, 3> kCrossEntropyNames{"unfused", "fused", "online"};
 
 }  // namespace
 
@@ -55,6 +58,32 @@ MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, st
                                      std::int64_t d_v) {
   const double th = d(tokens) * d(heads);
   return {Bytes{0}, bytes(th * (4 * d(d_v) + 4 + 6 * d(d_qk)))};
+}
+
+std::string_view cross_entropy_kernel_name(CrossEntropyKernel k) {
+  return kCrossEntropyNames[static_cast<std::size_t>(k)];
+}
+
+std::optional<CrossEntropyKernel> cross_entropy_kernel_named(std::string_view name) {
+  for (std::size_t i = 0; i < kCrossEntropyNames.size(); ++i) {
+    if (kCrossEntropyNames[i] == name) {
+      return static_cast<CrossEntropyKernel>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+MemoryBytes cross_entropy_bytes(std::int64_t tokens, std::int64_t vocab, CrossEntropyKernel k) {
+  const double tv = d(tokens) * d(vocab);
+  switch (k) {
+    case CrossEntropyKernel::Unfused:
+      return {bytes(38 * tv + 16 * d(tokens)), bytes(14 * tv)};
+    case CrossEntropyKernel::Fused:
+      return {bytes(22 * tv + 16 * d(tokens)), bytes(14 * tv)};
+    case CrossEntropyKernel::Online:
+      break;
+  }
+  return {bytes(6 * tv + 8 * d(tokens)), bytes(4 * tv + 4 * d(tokens))};
 }
 
 void add_memory(const std::string& name, KernelClass kind, const MemoryBytes& bytes,
