@@ -1,5 +1,6 @@
 // The training-step workload parser: a transformer layer's keys plus the step's own.
 #include <array>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -98,8 +99,8 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
     job.moment_bytes = n.at("optimizer_moments_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }
   if (n.has("cross_entropy")) {
-    job.cross_entropy =
-        *work::cross_entropy_kernel_named(n.at("cross_entropy").one_of({"unfused", "fused", "online"}));
+    const std::string name = n.at("cross_entropy").one_of({"unfused", "fused", "online"});
+    job.cross_entropy = *work::cross_entropy_kernel_named(name);
   }
   if (n.has("grad_dtype")) {
     job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;

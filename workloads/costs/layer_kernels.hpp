@@ -17,19 +17,19 @@
 //   attention_bwd_prep  FlashAttention's backward pre-pass (reads O and dO, writes the row sums
 //              in FP32) and post-pass (dQ from FP32 to BF16): 4 t H d_v + 4 t H + 6 t H d_qk
 //   cross_entropy  the loss over t tokens of v = vocab/tp BF16 logits each, by implementation:
-//   unfused  Megatron's default (VocabParallelCrossEntropy, one PyTorch op each, in FP32):
-//            fwd: cast to FP32 (reads 2, writes 4), max (4), subtract it (4 + 4), exp (4 + 4),
-//            sum (4), divide by the sum (4 + 4): 38 t v, plus 16 t for the row figures;
-//            bwd: scale the saved softmax by the loss gradient (4 + 4), cast to BF16 (4 + 2):
-//            14 t v
-//   fused    Megatron's --cross-entropy-loss-fusion with its native implementation (NeMo's
-//            default): the same FP32 steps in three compiled kernels: fwd cast and max (2 + 4),
-//            subtract, exp and sum (4 + 4), divide (4 + 4): 22 t v, plus 16 t; bwd as unfused
-//   online   one online-softmax kernel (Transformer Engine's parallel cross-entropy, Megatron's
-//            --cross-entropy-fusion-impl te, Liger-Kernel's): fwd reads the BF16 logits for
-//            the row maximum and sum, then again to write the gradient in place: 6 t v, plus
-//            8 t; bwd scales that gradient by the loss's: 4 t v, plus 4 t (what calibrate/
-//            times as cross_entropy)
+//     unfused  Megatron's default (VocabParallelCrossEntropy, one PyTorch op each, in FP32):
+//              fwd: cast to FP32 (reads 2, writes 4), max (4), subtract it (4 + 4), exp
+//              (4 + 4), sum (4), divide by the sum (4 + 4): 38 t v, plus 16 t for the row
+//              figures; bwd: scale the saved softmax by the loss gradient (4 + 4), cast to
+//              BF16 (4 + 2): 14 t v
+//     fused    Megatron's --cross-entropy-loss-fusion, native implementation (NeMo's default):
+//              the same FP32 steps in three compiled kernels: fwd cast and max (2 + 4),
+//              subtract, exp and sum (4 + 4), divide (4 + 4): 22 t v, plus 16 t; bwd as unfused
+//     online   one online-softmax kernel (Transformer Engine's parallel cross-entropy,
+//              Megatron's --cross-entropy-fusion-impl te, Liger-Kernel's): fwd reads the BF16
+//              logits for the row maximum and sum, then again to write the gradient in place:
+//              6 t v, plus 8 t; bwd scales that gradient by the loss's: 4 t v, plus 4 t (what
+//              calibrate/ times as cross_entropy)
 #pragma once
 
 #include <cstdint>
