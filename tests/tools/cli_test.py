@@ -424,8 +424,20 @@ def case_ep64(ctx):
     steps = len(bias["ep"]["balance_steps"])
     expect(balanced - 1 <= (2 / 3) * (skew - 1),
            f"bias over {steps} steps: max/mean {skew:.2f} -> {balanced:.2f}")
+    # DeepSeek's profiled DualPipe pair: a moe_layer validates its whole run (time_s).
+    pair = os.path.join(ctx.source_dir, "configs/validation/deepseek-v3-dualpipe-pair-profile.json")
+    _, p = run_json(ctx, pair)
+    v = p["validation"]
+    expect(v["metric"] == "time_s" and v["predicted"] == p["step_time_s"],
+           f"the pair's validation row: {v}")
+    expect(relative_error(v["error"], (v["predicted"] - v["published"]) / v["published"]) < 1e-9,
+           f"the pair's signed error: {v}")
+    rc, _, err = run([ctx.hopsim, "run", pair, "--set", "validation.metric=busbw_GBps"])
+    expect(rc == 2 and "/validation/metric" in err and "time_s" in err,
+           f"a MoE layer validating busbw: exit {rc}: {err.strip()}")
     print(f"EP64: compute/communication {ratio:.2f}; two micro-batches {exposed:.1%} exposed; "
-          f"zipf max/mean {skew:.2f}, with the bias balancer {balanced:.2f}")
+          f"zipf max/mean {skew:.2f}, with the bias balancer {balanced:.2f}; DeepSeek's pair "
+          f"{v['error']:+.1%}")
 
 
 def case_multi_size(ctx):

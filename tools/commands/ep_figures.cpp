@@ -64,7 +64,8 @@ void load(const work::EpDetails& ep, EpFigures& f) {
 
 // The settings, the load, the exchange bytes, then the busiest rank's streams.
 EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
-                     const work::EpDetails& ep, const topo::Cluster& cluster) {
+                     const work::EpDetails& ep, const topo::Cluster& cluster,
+                     const std::optional<work::Validation>& validation) {
   EpFigures f;
   settings(job, f);
   load(ep, f);
@@ -80,6 +81,9 @@ EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
     f.compute_comm_ratio = busiest.compute.seconds() / busiest.comm.seconds();
   }
   f.layer_time_s = s.step.seconds() / static_cast<double>(job.layers);
+  if (validation) {
+    f.validation = validation_figures(*validation, s.step.seconds());
+  }
   return f;
 }
 

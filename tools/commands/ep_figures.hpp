@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/commands/validation_figures.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -47,10 +48,14 @@ struct EpFigures {
   double hidden_comm_share = 0;   ///< of its communication, under compute (0 without any)
   double compute_comm_ratio = 0;  ///< 0 without communication
   double layer_time_s = 0;        ///< the step over its layers
+  /// A moe_layer experiment's validation (time_s: the whole run), when it has one
+  std::optional<ValidationFigures> validation;
 };
 
-/// The figures of case `c`, the run of `job` (`ep` its details) on `cluster`.
+/// The figures of case `c`, the run of `job` (`ep` its details) on `cluster`; `validation`'s
+/// row when there is one (a transformer layer's is its attention part's: pass none).
 EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
-                     const work::EpDetails& ep, const topo::Cluster& cluster);
+                     const work::EpDetails& ep, const topo::Cluster& cluster,
+                     const std::optional<work::Validation>& validation = std::nullopt);
 
 }  // namespace hopsim::tools

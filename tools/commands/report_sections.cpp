@@ -221,10 +221,11 @@ void moe_token_fields(const work::EpDetails& ep, const EpFigures& f, Json& out) 
 
 // The "ep" object of a MoE layer: its settings, where its tokens went, then the bytes it
 // exchanged and the time of its busiest rank.
-void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r) {
+void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json& r,
+                       const std::optional<work::Validation>& validation = std::nullopt) {
   const work::CaseResult& c = in.result.cases.front();
   const work::EpDetails& ep = *c.ep();
-  const EpFigures f = ep_figures(c, job, ep, *in.result.cluster);
+  const EpFigures f = ep_figures(c, job, ep, *in.result.cluster, validation);
   Json out;
   moe_exchange_fields(job, ep, f, out);
   moe_routing_fields(job, ep, f, out);
@@ -238,6 +239,9 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   out["compute_comm_ratio"] = f.compute_comm_ratio;
   out["layer_time_s"] = f.layer_time_s;
   r["ep"] = std::move(out);
+  if (f.validation) {
+    r["validation"] = validation_row(*f.validation);
+  }
 }
 
 }  // namespace
@@ -248,7 +252,9 @@ void kind_section(const ReportInput& in, Json& r) {
                  [&](const work::FlowsJob& /*job*/) { flows_section(in, r); },
                  [&](const work::CollectiveJob& job) { collective_section(in, job, r); },
                  [&](const work::AttentionLayerJob& job) { attention_layer_section(in, job, r); },
-                 [&](const work::MoeLayerJob& job) { moe_layer_section(in, job, r); },
+                 [&](const work::MoeLayerJob& job) {
+                   moe_layer_section(in, job, r, in.file.experiment.validation);
+                 },
                  [&](const work::TransformerLayerJob& job) {
                    attention_layer_section(in, job.attention, r);
                    if (job.moe) {

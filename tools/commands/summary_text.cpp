@@ -265,7 +265,8 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
     out += cp_lines(*attention, *c.cp(), *cp);
   }
   if (moe != nullptr) {
-    ep = ep_figures(c, *moe, *c.ep(), *in.result.cluster);
+    ep = ep_figures(c, *moe, *c.ep(), *in.result.cluster,
+                    cp ? std::nullopt : in.file.experiment.validation);
     out += ep_setup_lines(*moe, *c.ep(), *ep) + ep_load_lines(*moe, *c.ep(), *ep);
   }
   out += phase_table(c);
@@ -283,7 +284,7 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
                                               layers)
                                 : std::string());
   out += time_words(work::time_shares(c.plan, c.summary));
-  return out + validation_line(cp ? cp->validation : std::nullopt);
+  return out + validation_line(cp ? cp->validation : ep->validation);
 }
 
 // Schedule auto: what it tried, each step time or why it was rejected; empty otherwise.

@@ -71,9 +71,9 @@ const std::array<KeyDoc, 4> kValidation{{
     {"metric",
      "\"busbw_GBps\", \"time_s\", \"deepep_rdma_GBps\", \"deepep_nvl_GBps\", "
      "\"model_tflops_per_gpu\" or \"tokens_per_s_per_gpu\"",
-     "required", "the collective row's value compared (DeepEP's: moe all-to-all); an attention "
-                 "layer's: time_s (the whole run); a training step's: model_tflops_per_gpu or "
-                 "tokens_per_s_per_gpu"},
+     "required", "the collective row's value compared (DeepEP's: moe all-to-all); an attention, "
+                 "MoE or transformer layer's: time_s (the whole run); a training step's: "
+                 "model_tflops_per_gpu or tokens_per_s_per_gpu"},
     {"bytes", "integer in [1, 2^63)", "required for a collective",
      "the size (one of the workload's) whose row is compared"},
     {"published", "number in (0, 1e12]", "required", "the published figure, in the metric's unit"},

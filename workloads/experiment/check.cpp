@@ -19,6 +19,7 @@ void add_under(const std::string& prefix, const Problems& from, Problems& out) {
 void check_validation(const Experiment& e, Problems& out) {
   const Validation& v = *e.validation;
   if (std::holds_alternative<AttentionLayerJob>(e.job) ||
+      std::holds_alternative<MoeLayerJob>(e.job) ||
       std::holds_alternative<TransformerLayerJob>(e.job)) {
     if (v.metric != "time_s") {
       out.push_back({"/validation/metric",
@@ -45,7 +46,7 @@ void check_validation(const Experiment& e, Problems& out) {
   if (job == nullptr) {
     out.push_back({"/validation",
                    "validation applies to workload kinds \"collective\", \"attention_layer\", "
-                   "\"transformer_layer\" and \"training_step\""});
+                   "\"moe_layer\", \"transformer_layer\" and \"training_step\""});
     return;
   }
   if (!v.bytes) {
