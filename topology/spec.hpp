@@ -45,6 +45,9 @@ struct GpuSpec {
   /// Memory a training process holds before its first tensor, 10^9 B: the CUDA context (with
   /// lazy module loading), and each NCCL communicator it uses (docs/training-step.md#memory)
   double context_GB = 0.4;       // NOLINT(readability-identifier-naming): unit in the name
+  /// What copies between the GPU and host memory reach per direction, 10^9 B/s (PCIe Gen5 x16
+  /// on Hopper SXM: 64 line rate; docs/training-step.md#activation-offload)
+  double host_GBps = 55.6;  // NOLINT(readability-identifier-naming): unit in the name
   double communicator_GB = 0.69;  // NOLINT(readability-identifier-naming): unit in the name
 };
 

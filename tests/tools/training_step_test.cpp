@@ -97,6 +97,53 @@ TEST_CASE("training step: the head is its kernels, the loss's implementation mov
             "/workload/cross_entropy") != std::string::npos);
 }
 
+TEST_CASE("training step: activation offload keeps one layer on the GPU and waits out copies") {
+  const std::vector<std::string> small{"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
+                                       "workload.global_batch=2", "workload.schedule=\"1f1b\"",
+                                       "workload.virtual_stages=1"};
+  const auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), small.begin(), small.end());
+    return run_with(kSmall, extra);
+  };
+  const work::RunResult none = with({});
+  const work::RunResult one = with({"workload.cpu_offload_layers=1"});
+  const work::RunResult fast = with({"workload.cpu_offload_layers=16", "cluster.gpu.host_GBps=1e4"});
+  const work::RunResult slow = with({"workload.cpu_offload_layers=16", "cluster.gpu.host_GBps=2"});
+  const auto activations = [](const work::RunResult& r) {
+    return r.cases[0].step()->memory[0].activations;
+  };
+  // One layer offloaded is the one on the GPU while it is copied: nothing saved.
+  CHECK(activations(one) == activations(none));
+  // Sixteen: fifteen layers' activations leave the GPU, each its copy time x the host link.
+  const work::StepDetails& s = *slow.cases[0].step();
+  REQUIRE(s.offload_copy.size() == 16);
+  const double layer = s.offload_copy[0].seconds() * 2e9;
+  CHECK(activations(none) - activations(slow) == hopsim::test::approx(15 * layer).epsilon(1e-6));
+  CHECK(activations(fast) == activations(slow));
+  // Copies shorter than the next layer's compute hide; longer ones add their excess, per
+  // micro-batch (two, pp 1: the step is their passes in a row).
+  CHECK(fast.cases[0].summary.step == none.cases[0].summary.step);
+  Time waits;
+  for (std::size_t l = 0; l < 16; ++l) {
+    CHECK(s.offload_wait_forward[l] == s.offload_copy[l] - s.layers[0].forward);
+    waits += s.offload_wait_forward[l] + s.offload_wait_backward[l];
+  }
+  CHECK(slow.cases[0].summary.step - none.cases[0].summary.step == 2 * waits);
+  // Megatron's limits, each a clear error.
+  const auto problem = [&](const std::vector<std::string>& sets) { return error_of(kSmall, sets); };
+  CHECK(problem({"workload.cpu_offload_layers=4"}).find("pp 1 only") != std::string::npos);
+  std::vector<std::string> bad = small;
+  bad.emplace_back("workload.cpu_offload_layers=32");
+  CHECK(problem(bad).find("/workload/cpu_offload_layers: 32 layers offloaded of the model's 32") !=
+        std::string::npos);
+  bad.back() = "workload.cpu_offload_layers=4";
+  bad.emplace_back("workload.recompute=\"full\"");
+  CHECK(problem(bad).find("recomputation") != std::string::npos);
+  bad.back() = "workload.fold=false";
+  CHECK(problem(bad).find("/workload/fold: activation offload is simulated folded only") !=
+        std::string::npos);
+}
+
 TEST_CASE("training step: the folded layers equal the same layers chained on the mesh") {
   // The step runs one layer and repeats its time; transformer_layer chains every layer on
   // every GPU. Without a pipeline and DP they agree within 0.1%.

@@ -1,9 +1,12 @@
 // The training step's report section.
 #include "tools/commands/step_section.hpp"
 
+#include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hopsim::tools {
 namespace {
@@ -113,6 +116,17 @@ Json head_kernels(const work::LayerCosts& head) {
   return out;
 }
 
+// Activation offload: its layers, the longest copy each way, and one micro-batch's waits.
+Json offload(const work::StepDetails& d) {
+  const auto sum = [](const std::vector<Time>& v) {
+    return std::accumulate(v.begin(), v.end(), Time{}).seconds();
+  };
+  return {{"layers", d.offload_copy.size()},
+          {"copy_s", std::max_element(d.offload_copy.begin(), d.offload_copy.end())->seconds()},
+          {"forward_wait_s", sum(d.offload_wait_forward)},
+          {"backward_wait_s", sum(d.offload_wait_backward)}};
+}
+
 }  // namespace
 
 Json memory_terms(const work::StageMemory& m) {
@@ -163,6 +177,9 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
   out["head_forward_s"] = d.head_forward.seconds();
   out["head_backward_s"] = d.head_backward.seconds();
   out["head_kernels_s"] = head_kernels(d.head);
+  if (!d.offload_copy.empty()) {
+    out["cpu_offload"] = offload(d);
+  }
   out["layers_per_stage"] = d.layers_per_stage;
   out["memory"] = memory_per_gpu(d, f.memory);
   return out;

@@ -58,6 +58,9 @@ topo::GpuSpec parse_gpu(const Node& n) {
   if (n.has("context_GB")) {
     gpu.context_GB = n.at("context_GB").number_in(0, gpu.hbm_GB);
   }
+  if (n.has("host_GBps")) {
+    gpu.host_GBps = n.at("host_GBps").number_in(0.1, 1e4);
+  }
   if (n.has("communicator_GB")) {
     gpu.communicator_GB = n.at("communicator_GB").number_in(0, gpu.hbm_GB);
   }

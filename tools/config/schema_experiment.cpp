@@ -303,7 +303,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 26> kTrainingStepWorkload{{
+const std::array<KeyDoc, 27> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -371,6 +371,11 @@ const std::array<KeyDoc, 26> kTrainingStepWorkload{{
     {"optimizer_moments_dtype", "\"bf16\" or \"fp32\"", "\"fp32\"",
      "Adam's two moments (the master weight stays FP32): bf16 is DeepSeek-V3's, 8 bytes of "
      "optimizer state per parameter instead of 12, and less for Adam to read and write"},
+    {"cpu_offload_layers", "integer >= 1, below the model's layers", "none",
+     "Megatron's --cpu-offloading-num-layers: the first N layers' saved activations go to host "
+     "memory after their forward and come back before their backward, over the GPU's host "
+     "link (cluster gpu.host_GBps) beside the next layer's compute; pp 1 and no recomputation, "
+     "as Megatron requires (docs/training-step.md#activation-offload)"},
     {"cross_entropy", "\"unfused\", \"fused\" or \"online\"", "\"unfused\"",
      "the loss over the vocabulary on the last stage, by the bytes per logit it moves forward "
      "and backward: unfused is Megatron-LM's default (one PyTorch op at a time in FP32: 38 and "

@@ -19,7 +19,7 @@ const std::array<KeyDoc, 13> kCluster{{
     {"sources", "object", "none", "JSON pointer -> citation, for every number of the file"},
 }};
 
-const std::array<KeyDoc, 12> kGpu{{
+const std::array<KeyDoc, 13> kGpu{{
     {"name", "string", "required", "e.g. \"H100 SXM\"; calibration tables must name its model"},
     {"peak_bf16_tflops", "number in (0, 1e12]", "required", "dense BF16 peak, 10^12 FLOP/s"},
     {"peak_fp8_tflops", "number in (0, 1e12]", "required", "dense FP8 peak, 10^12 FLOP/s"},
@@ -38,6 +38,9 @@ const std::array<KeyDoc, 12> kGpu{{
      "achieved over HBM bandwidth for memory-bound kernels (norms, casts, SwiGLU, permutes)"},
     {"context_GB", "number in [0, hbm_GB]", "0.4",
      "memory the CUDA context holds in a training process (lazy module loading), 10^9 bytes"},
+    {"host_GBps", "number in [0.1, 10000]", "55.6",
+     "what copies between GPU and host memory reach per direction, 10^9 bytes/s (activation "
+     "offload)"},
     {"communicator_GB", "number in [0, hbm_GB]", "0.69",
      "memory each NCCL communicator a training process uses holds (its channels' buffers), "
      "10^9 bytes"},

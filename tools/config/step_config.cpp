@@ -98,6 +98,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("optimizer_moments_dtype")) {
     job.moment_bytes = n.at("optimizer_moments_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }
+  if (n.has("cpu_offload_layers")) {
+    job.cpu_offload_layers = static_cast<int>(n.at("cpu_offload_layers").integer_in(1, 100'000));
+  }
   if (n.has("cross_entropy")) {
     const std::string name = n.at("cross_entropy").one_of({"unfused", "fused", "online"});
     job.cross_entropy = *work::cross_entropy_kernel_named(name);

@@ -83,6 +83,13 @@ struct StepDetails {
   LayerCosts head;
   Time head_forward;
   Time head_backward;
+  /// Activation offload, per offloaded layer (in forward order): its copy each way over the
+  /// host link, and one micro-batch's wait for it: after the next layer's forward (the copy
+  /// out runs beside it) and before the layer's own backward (the copy back runs beside the
+  /// next layer's backward)
+  std::vector<Time> offload_copy;
+  std::vector<Time> offload_wait_forward;
+  std::vector<Time> offload_wait_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
   OptimizerParts optimizer;
   /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step

@@ -69,22 +69,26 @@ StageLayout stage_layout(const StepShape& s) {
 
 // Saved activations of all of model stage `stage`'s layers for one micro-batch. Under full
 // recomputation a layer it rebuilds keeps its input only, and uniform's groups only their
-// first layer's input (recompute_method).
+// first layer's input (recompute_method). Offloaded layers keep theirs in host memory, the
+// largest of them once on the GPU (the layer being copied).
 double stage_activations(const StageLayout& layout, int stage) {
   const StepShape& s = *layout.shape;
   const RecomputeSpec& r = s.recompute;
   const bool uniform = r.method == RecomputeMethod::Uniform;
   double bytes = 0;
+  double in_flight = 0;
   const auto st = static_cast<std::size_t>(stage);
   for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
     const bool moe = is_moe_layer(*s.model, layout.first_layer[st] + l);
-    if (!full_rebuilds(r, l)) {
+    if (l < s.offload_layers) {
+      in_flight = std::max(in_flight, layer_activations(s, moe, false));
+    } else if (!full_rebuilds(r, l)) {
       bytes += layer_activations(s, moe, false);
     } else if (!uniform || l % r.layers == 0) {
       bytes += layer_activations(s, moe, true);
     }
   }
-  return bytes;
+  return bytes + in_flight;
 }
 
 // The most activations full recomputation rebuilds at once on model stage `stage`: a uniform
@@ -361,6 +365,10 @@ StageParams layer_params_per_gpu(const ModelSpec& m, const ParallelSpec& p, bool
   out.dense = (lp.attention + lp.norms + lp.mlp + lp.router + lp.shared_experts) / d(p.tp);
   out.expert = moe ? d(m.moe.routed_experts) * lp.expert / d(p.ep) : 0;
   return out;
+}
+
+double layer_activation_bytes(const StepShape& s, bool moe) {
+  return layer_activations(s, moe, false);
 }
 
 double vocab_params(const StepShape& s, int stage) {

@@ -117,6 +117,9 @@ struct StepShape {
   /// 3: parameters and gradients sharded too, gathered layer by layer (param_prefetch.hpp)
   int zero = 1;
   RecomputeSpec recompute;
+  /// Activation offload: the first this many layers of the (single) stage keep their saved
+  /// activations in host memory, one layer's at a time on the GPU while it is copied
+  int offload_layers = 0;
   /// Bytes per saved element that only GEMMs and SwiGLU read back (SavedElements): 2 (BF16)
   /// or 1 (FP8, as DeepSeek-V3 caches them)
   double gemm_input_bytes = 2;
@@ -196,6 +199,10 @@ int communicators(const StepShape& s);
 /// layer_saved's elements at BF16, those only GEMMs and SwiGLU read at s.gemm_input_bytes,
 /// without what selective recomputation runs again (full recomputation is not counted here).
 double layer_bytes_per_token(const StepShape& s, bool moe);
+
+/// Saved activations of one layer for one micro-batch on one GPU (what activation offload
+/// copies to the host and back).
+double layer_activation_bytes(const StepShape& s, bool moe);
 
 /// Per pipeline rank: the memory of its GPU at the step's peak.
 std::vector<StageMemory> stage_memory(const StepShape& s);

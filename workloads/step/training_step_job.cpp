@@ -213,6 +213,11 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   for (const auto& [name, cost] : details.head.bwd) {
     details.head_backward += cost.time;
   }
+  for (std::int64_t l = 0; l < job.cpu_offload_layers; ++l) {  // pp 1: the model's first layers
+    const double bytes = layer_activation_bytes(shape, moe_at(job, model, l));
+    details.offload_copy.push_back(
+        Time::from_seconds(bytes / (b.env.cluster.gpu.host_GBps * 1e9)));
+  }
   details.tokens = d(job.global_batch) * d(job.layer.attention.seq_len);
   const AttentionLayerJob& attention = job.layer.attention;
   details.model_flops =
@@ -248,6 +253,7 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.group = microbatch_group;
   s.zero = zero;
   s.recompute = recompute;
+  s.offload_layers = cpu_offload_layers;
   s.gemm_input_bytes = gemm_input_bytes;
   s.grad_bytes = grad_bytes;
   s.moment_bytes = moment_bytes;
@@ -347,6 +353,34 @@ void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& o
   }
 }
 
+// Activation offload as Megatron allows it: without a pipeline or recomputation, over fewer
+// layers than the model has; folded (its waits come from the measured layers).
+void check_offload(const TrainingStepJob& job, const ParallelSpec& p, const ModelSpec& m,
+                   Problems& out) {
+  if (job.cpu_offload_layers == 0) {
+    return;
+  }
+  const std::string path = "/workload/cpu_offload_layers";
+  if (p.pp > 1) {
+    out.push_back({path, fmt::format("activation offload runs with pp 1 only, as Megatron's "
+                                     "--cpu-offloading does (pp is {}); set parallel.pp to 1 "
+                                     "or remove it (--set workload.cpu_offload_layers=null)",
+                                     p.pp)});
+  }
+  if (job.recompute.granularity != Recompute::None) {
+    out.push_back({path, "activation offload does not combine with recomputation (Megatron "
+                         "refuses both); recompute none, or remove it"});
+  }
+  if (job.cpu_offload_layers >= m.layers) {
+    out.push_back({path, fmt::format("{} layers offloaded of the model's {}: it must be fewer "
+                                     "(Megatron's --cpu-offloading-num-layers)",
+                                     job.cpu_offload_layers, m.layers)});
+  }
+  if (!job.fold) {
+    out.push_back({"/workload/fold", "activation offload is simulated folded only"});
+  }
+}
+
 // What recomputation could still save: full, or block over more layers.
 std::string_view recompute_hint(const RecomputeSpec& r) {
   if (r.granularity != Recompute::Full) {
@@ -420,6 +454,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
     return;
   }
   check_simulated(*this, m, out);
+  check_offload(*this, p, m, out);
   if (!out.empty() || env.cluster.gpu.hbm_GB <= 0) {
     return;
   }

@@ -60,6 +60,10 @@ struct TrainingStepJob {
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   double moment_bytes = 4;  ///< per parameter, each of Adam's moments: 4 (FP32) or 2 (BF16)
+  /// Megatron's --cpu-offloading-num-layers: the first N layers' saved activations are copied
+  /// to host memory after their forward and back before their backward (pp 1, no
+  /// recomputation, folded; docs/training-step.md#activation-offload)
+  int cpu_offload_layers = 0;
   /// The loss over the vocabulary on the last stage (output_layer.hpp)
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real

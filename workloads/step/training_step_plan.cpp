@@ -49,6 +49,25 @@ struct Syncs {
   Time vocab;
 };
 
+// Activation offload (pp 1): layer l's copy to the host runs beside layer l + 1's forward and
+// its copy back beside layer l + 1's backward, on the GPU's copy engines; where a copy takes
+// longer, layer l + 1's forward ends late (the next layer needs the buffer) and layer l's
+// backward starts late (it needs its activations).
+void offload_waits(const TrainingStepJob& job, const ModelSpec& model, const StepMeasurements& m,
+                   StepDetails& details) {
+  const auto timing = [&](std::size_t l) -> const LayerTiming& {
+    return moe_at(job, model, static_cast<std::int64_t>(l)) ? *m.sparse : *m.dense;
+  };
+  for (std::size_t l = 0; l < details.offload_copy.size(); ++l) {
+    const Time copy = details.offload_copy[l];
+    const LayerTiming& next = timing(l + 1);
+    const Time fwd = next.forward;
+    const Time bwd = backward_at(job, next, static_cast<std::int64_t>(l + 1));
+    details.offload_wait_forward.push_back(copy > fwd ? copy - fwd : Time{});
+    details.offload_wait_backward.push_back(copy > bwd ? copy - bwd : Time{});
+  }
+}
+
 // One model stage's forward and backward over its layers in order (the head last) and back
 // (the head first); under ZeRO-3 each layer waits for its parameters' gather, prefetched. In a
 // backward a layer's gather shares the DP links with the reduce-scatters of the layers that
@@ -70,6 +89,10 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
     bwd.insert(bwd.begin(), backward_at(job, t, l));
     gather.push_back(job.zero >= 3 ? sync.gather : Time{});
     gather_back.insert(gather_back.begin(), job.zero >= 3 ? sync.gather + sync.time : Time{});
+  }
+  for (std::size_t l = 0; l < details.offload_wait_forward.size(); ++l) {  // pp 1 only
+    fwd[l + 1] += details.offload_wait_forward[l];
+    bwd[static_cast<std::size_t>(n) - 1 - l] += details.offload_wait_backward[l];
   }
   if (s == details.stages * job.virtual_stages - 1) {
     fwd.push_back(details.head_forward);
@@ -145,6 +168,7 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
   const ModelSpec& model = *b.env.model;
   pipe.activation_bytes = job.transfer_bytes(p, model);
   details.gather_exposed.assign(static_cast<std::size_t>(details.stages), Time{});
+  offload_waits(job, model, m, details);
   for (int s = 0; s < details.stages * job.virtual_stages; ++s) {
     const Time waited = add_stage_passes(job, model, details, m, syncs, s, pipe);
     details.gather_exposed[static_cast<std::size_t>(s % details.stages)] +=
