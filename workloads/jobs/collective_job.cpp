@@ -15,35 +15,8 @@ namespace hopsim::work {
 namespace {
 
 constexpr double kMaxFlows = 10e6;  // about 6 GB: 1M flows peak at 0.6 GB
-constexpr double kMaxTreePieces = 32;  // automatic tree pieces per channel and tree
 
 using Algo = CollectiveAlgorithm;
-
-// Flows of one collective over n ranks, counted generously: ring steps x ranks x chunks x
-// channels, or every pair (two-tier: times the pieces each pair is cut into, plus forwards).
-double flows_per_set(const CollectiveJob& job, double n, int gpus_per_node) {
-  if (job.op == CollectiveOp::SendRecv) {
-    return 1;
-  }
-  const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
-  if (job.algorithm == Algo::Ring || job.algorithm == Algo::Auto) {
-    const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-    const double flows = steps * n * std::max(job.chunks, 1) * channels;
-    return job.algorithm == Algo::Auto ? flows + 4 * n * kMaxTreePieces * channels : flows;
-  }
-  if (job.algorithm == Algo::Tree) {  // up and down: every GPU sends about twice per piece
-    return 4 * n * (job.chunks > 0 ? job.chunks : kMaxTreePieces) * channels;
-  }
-  if (job.algorithm == CollectiveAlgorithm::TwoTier) {
-    double pieces = std::max(job.chunks, 1);
-    if (job.moe && job.chunk_tokens != 0) {
-      const double per_chunk = job.chunk_tokens > 0 ? static_cast<double>(job.chunk_tokens) : 8;
-      pieces = std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
-    }
-    return n * (n - 1) * (pieces + 1);
-  }
-  return n * (n - 1);
-}
 
 // Bytes one collective of `size` bytes per rank moves over n ranks, counted generously.
 double bytes_per_set(const CollectiveJob& job, double n, double size) {
@@ -84,7 +57,7 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
     return;
   }
   PlanLoad load;
-  load.flows = flows_per_set(job, n, env.cluster.gpus_per_node) * sets;
+  load.flows = collective_flows(job, n, env.cluster.gpus_per_node) * sets;
   load.bytes = bytes_per_set(job, n, static_cast<double>(largest.n)) * sets;
   load.flow_latency = longest_route_latency(env.cluster);
   load.fixed = env.nccl.nvls.nvlink_hop + env.nccl.nvls.net_hop;
@@ -169,7 +142,7 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& s
                                       n)});
     return;
   }
-  const double flows = flows_per_set(job, static_cast<double>(n), gpus_per_node) *
+  const double flows = collective_flows(job, static_cast<double>(n), gpus_per_node) *
                        static_cast<double>(sets.size());
   if (flows > kMaxFlows) {
     const std::string over = sets.size() == 1 ? fmt::format("{} ranks", n)

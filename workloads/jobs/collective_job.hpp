@@ -80,6 +80,10 @@ struct CollectiveChoice {
 CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<const int> ranks,
                         Bytes size);
 
+/// Flows one collective of the job over n ranks starts, counted generously (its algorithm's
+/// bound; send/recv: one), for the job's load check.
+double collective_flows(const CollectiveJob& job, double n, int gpus_per_node);
+
 /// The channels a ring over `ranks` runs with: `job.channels`, or the automatic choice.
 int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
                   const topo::Cluster& cluster);

@@ -1,6 +1,7 @@
 // The plans of a collective job: one collective per rank set, all at once.
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,8 @@ std::int64_t two_tier_chunk_bytes(const CollectiveJob& job, std::size_t ranks, B
   return job.chunks > 1 ? (pair + job.chunks - 1) / job.chunks : 0;
 }
 
+constexpr int kMaxTreePieces = 32;  // automatic tree pieces per channel and tree
+
 // Tree pieces: `chunks`, or pieces of about 512 KiB per channel and tree (at most 32).
 int tree_pieces(const CollectiveJob& job, Bytes size, int channels) {
   if (job.chunks > 0) {
@@ -44,7 +47,8 @@ int tree_pieces(const CollectiveJob& job, Bytes size, int channels) {
   }
   constexpr std::int64_t kPiece = 512 * 1024;
   const std::int64_t per_tree = size.n / (2 * channels);
-  return static_cast<int>(std::clamp<std::int64_t>((per_tree + kPiece - 1) / kPiece, 1, 32));
+  return static_cast<int>(
+      std::clamp<std::int64_t>((per_tree + kPiece - 1) / kPiece, 1, kMaxTreePieces));
 }
 
 // DeepEP's benchmark bytes per rank (tests/test_internode.py): RDMA counts every distinct
@@ -62,53 +66,129 @@ void add_deepep_bytes(const TwoTierMatrix& m, std::array<double, 3>& sums) {
   sums[2] += static_cast<double>(m.gpu.n);
 }
 
-Handle add_all_to_all(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                      std::span<const int> ranks, std::size_t set, Bytes size,
-                      std::array<double, 3>& deepep, std::span<const PlanTaskId> after) {
-  const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, set, size);
-  add_deepep_bytes(m, deepep);
-  switch (job.algorithm) {
-    case CollectiveAlgorithm::TwoTier:
-      return c.all_to_all_two_tier(
-          ranks, m,
-          TwoTierOptions{job.combine, two_tier_chunk_bytes(job, ranks.size(), size),
-                         env.env.deepep != nullptr ? env.env.deepep->nvlink_efficiency : 1.0,
-                         job.pieces.value_or(Pieces::Each)},
-          after);
-    case CollectiveAlgorithm::LowLatency:
-      return c.all_to_all_low_latency(ranks, m.selections.n > 0 ? m.selections : m.gpu,
-                                      job.combine, after);
-    default:
-      break;
+// What one collective's builder reads: where it adds its tasks, the job, one rank set, the size
+// per rank, the ring options (protocol, chunks, channels, streamed) and what it waits for.
+struct BuildArgs {
+  Collectives& c;
+  const BuildEnv& env;
+  const CollectiveJob& job;
+  std::span<const int> ranks;
+  std::size_t set;
+  Bytes size;
+  RingOptions options;
+  std::array<double, 3>& deepep;  ///< DeepEP's benchmark byte counts, summed over the sets
+  std::span<const PlanTaskId> after;
+};
+
+// The exchange matrix of an all-to-all (every all-to-all algorithm), its DeepEP bytes counted.
+TwoTierMatrix exchange_matrix(const BuildArgs& a) {
+  const TwoTierMatrix m = all_to_all_matrix(a.env, a.job, a.ranks, a.set, a.size);
+  add_deepep_bytes(m, a.deepep);
+  return m;
+}
+
+// One builder per algorithm (kAlgorithmImpls below). The ring also carries send/recv (a ring
+// of two); auto reaches a builder only when NCCL's tuner had no candidate, and runs the ring.
+Handle build_ring(const BuildArgs& a) {
+  if (a.job.op == CollectiveOp::SendRecv) {
+    return a.c.send_recv(a.ranks[0], a.ranks[1], a.size, a.options.protocol, a.after);
   }
-  return c.all_to_all_flat(ranks, m.gpu, after);
+  const int n = static_cast<int>(a.ranks.size());
+  return a.c.ring(a.ranks, a.job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, a.size,
+                  a.options, a.after);
+}
+Handle build_direct(const BuildArgs& a) { return a.c.all_gather_direct(a.ranks, a.size, a.after); }
+Handle build_flat(const BuildArgs& a) {
+  return a.c.all_to_all_flat(a.ranks, exchange_matrix(a).gpu, a.after);
+}
+Handle build_two_tier(const BuildArgs& a) {
+  const TwoTierMatrix m = exchange_matrix(a);
+  const double nvlink = a.env.env.deepep != nullptr ? a.env.env.deepep->nvlink_efficiency : 1.0;
+  return a.c.all_to_all_two_tier(
+      a.ranks, m,
+      TwoTierOptions{a.job.combine, two_tier_chunk_bytes(a.job, a.ranks.size(), a.size), nvlink,
+                     a.job.pieces.value_or(Pieces::Each)},
+      a.after);
+}
+Handle build_tree(const BuildArgs& a) {
+  RingOptions options = a.options;
+  options.chunks = tree_pieces(a.job, a.size, options.channels);
+  return a.c.all_reduce_tree(a.ranks, a.size, options, a.after);
+}
+Handle build_nvls(const BuildArgs& a) { return a.c.all_reduce_nvls(a.ranks, a.size, a.after); }
+Handle build_low_latency(const BuildArgs& a) {
+  const TwoTierMatrix m = exchange_matrix(a);
+  return a.c.all_to_all_low_latency(a.ranks, m.selections.n > 0 ? m.selections : m.gpu,
+                                    a.job.combine, a.after);
+}
+
+// Flows one collective over n ranks starts, counted generously (the job's load bound): ring
+// steps x ranks x chunks x channels; a tree about twice per piece per GPU, up and down; every
+// pair (two-tier: times the pieces each pair is cut into, plus forwards).
+double ring_flows(const CollectiveJob& job, double n, double channels) {
+  const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+  return steps * n * std::max(job.chunks, 1) * channels;
+}
+double tree_flows(const CollectiveJob& job, double n, double channels) {
+  return 4 * n * (job.chunks > 0 ? job.chunks : kMaxTreePieces) * channels;
+}
+double auto_flows(const CollectiveJob& job, double n, double channels) {
+  CollectiveJob tree = job;
+  tree.chunks = 0;  // the tuner's tree cuts its own pieces
+  return ring_flows(job, n, channels) + tree_flows(tree, n, channels);
+}
+double pair_flows(const CollectiveJob& /*job*/, double n, double /*channels*/) {
+  return n * (n - 1);
+}
+double two_tier_flows(const CollectiveJob& job, double n, double /*channels*/) {
+  double pieces = std::max(job.chunks, 1);
+  if (job.moe && job.chunk_tokens != 0) {
+    const double per_chunk = job.chunk_tokens > 0 ? static_cast<double>(job.chunk_tokens) : 8;
+    pieces = std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
+  }
+  return n * (n - 1) * (pieces + 1);
+}
+
+// The behaviour columns of the algorithm table (collectives/algorithms.hpp holds the name, ops
+// and tunables), in its order: a new algorithm is a row there and one here.
+struct AlgorithmImpl {
+  CollectiveAlgorithm algorithm;
+  Handle (*build)(const BuildArgs&);
+  double (*flows)(const CollectiveJob&, double n, double channels);
+};
+
+constexpr std::array<AlgorithmImpl, kCollectiveAlgorithms.size()> kAlgorithmImpls{{
+    {CollectiveAlgorithm::Ring, build_ring, ring_flows},
+    {CollectiveAlgorithm::Direct, build_direct, pair_flows},
+    {CollectiveAlgorithm::Flat, build_flat, pair_flows},
+    {CollectiveAlgorithm::TwoTier, build_two_tier, two_tier_flows},
+    {CollectiveAlgorithm::Tree, build_tree, tree_flows},
+    {CollectiveAlgorithm::Nvls, build_nvls, pair_flows},
+    {CollectiveAlgorithm::LowLatency, build_low_latency, pair_flows},
+    {CollectiveAlgorithm::Auto, build_ring, auto_flows},
+}};
+static_assert([] {
+  for (std::size_t i = 0; i < kAlgorithmImpls.size(); ++i) {
+    if (static_cast<std::size_t>(kAlgorithmImpls[i].algorithm) != i) {
+      return false;
+    }
+  }
+  return true;
+}());
+
+const AlgorithmImpl& impl(CollectiveAlgorithm a) {
+  return kAlgorithmImpls[static_cast<std::size_t>(a)];
 }
 
 Handle add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
                       const CollectiveChoice& choice, std::span<const int> ranks, std::size_t set,
                       Bytes size, std::array<double, 3>& deepep,
                       std::span<const PlanTaskId> after = {}) {
-  const int n = static_cast<int>(ranks.size());
   const int channels = ring_channels(job, ranks, env.cluster);
-  RingOptions options{choice.protocol, std::max(job.chunks, 1), channels, job.streamed_rings};
-  if (job.op == CollectiveOp::AllToAll) {
-    return add_all_to_all(c, env, job, ranks, set, size, deepep, after);
-  }
-  if (job.op == CollectiveOp::SendRecv) {
-    return c.send_recv(ranks[0], ranks[1], size, choice.protocol, after);
-  }
-  if (choice.algorithm == CollectiveAlgorithm::Direct) {
-    return c.all_gather_direct(ranks, size, after);
-  }
-  if (choice.algorithm == CollectiveAlgorithm::Nvls) {
-    return c.all_reduce_nvls(ranks, size, after);
-  }
-  if (choice.algorithm == CollectiveAlgorithm::Tree) {
-    options.chunks = tree_pieces(job, size, channels);
-    return c.all_reduce_tree(ranks, size, options, after);
-  }
-  return c.ring(ranks, job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, size, options,
-                after);
+  const RingOptions options{choice.protocol, std::max(job.chunks, 1), channels,
+                            job.streamed_rings};
+  return impl(choice.algorithm)
+      .build(BuildArgs{c, env, job, ranks, set, size, options, deepep, after});
 }
 
 CollectiveAlgorithm from_nccl(NcclAlgo a) {
@@ -187,6 +267,14 @@ std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
     out.push_back(std::move(one));
   }
   return out;
+}
+
+double collective_flows(const CollectiveJob& job, double n, int gpus_per_node) {
+  if (job.op == CollectiveOp::SendRecv) {
+    return 1;
+  }
+  const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
+  return impl(job.algorithm).flows(job, n, channels);
 }
 
 int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
