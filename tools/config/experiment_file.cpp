@@ -271,6 +271,10 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   }
   const work::ModelSpec* model_spec = e.model ? &*e.model : nullptr;
   e.job = parse_workload(root.at("workload"), JobParseContext{model_spec, e.seed});
+  if (root.at("workload").has("fp8_recipe")) {  // a key of the kinds with FP8 GEMMs only
+    e.fp8_recipe = *work::fp8_recipe_named(
+        root.at("workload").at("fp8_recipe").one_of({"cast_transpose", "deepseek"}));
+  }
   if (root.at("workload").has("attention_kernel")) {  // a key of the kinds with attention only
     e.attention_kernel = *work::attention_kernel_named(
         root.at("workload").at("attention_kernel").one_of({"auto", "fa2", "fa3", "cudnn"}));

@@ -147,7 +147,7 @@ const std::array<KeyDoc, 11> kCollectiveMoe{{
      "experts are chosen; a string names a JSON file beside the config holding the array"},
 }};
 
-const std::array<KeyDoc, 16> kAttentionLayerWorkload{{
+const std::array<KeyDoc, 17> kAttentionLayerWorkload{{
     {"kind", "\"attention_layer\"", "required",
      "one transformer layer's attention (or with mlp the whole dense layer) under TP and CP"},
     {"seq_len", "integer in [1, 2^31]", "required",
@@ -174,6 +174,12 @@ const std::array<KeyDoc, 16> kAttentionLayerWorkload{{
      "attention, its projections, and K/V on the wire"},
     {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "the MLP's GEMMs"},
     {"cp", "object", "ring, zigzag", "the context-parallel algorithm"},
+    {"fp8_recipe", "\"cast_transpose\" or \"deepseek\"", "\"cast_transpose\"",
+     "how FP8 GEMMs' inputs and output gradients are cast, by the bytes the casts move per "
+     "element: cast_transpose is Transformer Engine's fused cast with the transposed copy (4 "
+     "forward, 4 backward); deepseek is DeepSeek-V3's per-token and per-channel casts with the "
+     "cached FP8 input cast back before the weight gradient (3 forward; 6 + 6 backward; "
+     "docs/compute-model.md#kernel-classes)"},
     {"attention_kernel", "\"auto\", \"fa2\", \"fa3\" or \"cudnn\"", "\"auto\"",
      "the attention kernel the framework runs: only calibration tables of that impl answer, and "
      "the roofline takes its published rates by call size (auto: any table, FlashAttention-3's "
@@ -192,7 +198,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 19> kMoeLayerWorkload{{
+const std::array<KeyDoc, 20> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -222,6 +228,7 @@ const std::array<KeyDoc, 19> kMoeLayerWorkload{{
      "SMs the communication kernels hold; compute runs on the rest, slower in proportion"},
     {"attention", "boolean", "true", "the attention part before the router (its compute)"},
     shared(kAttentionLayerWorkload, "attention_kernel"),
+    shared(kAttentionLayerWorkload, "fp8_recipe"),
     {"layers", "integer in [1, 2^20]", "1",
      "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
@@ -261,7 +268,7 @@ const std::array<KeyDoc, 8> kMoeRouting{{
 }};
 
 
-const std::array<KeyDoc, 15> kTransformerLayerWorkload{{
+const std::array<KeyDoc, 16> kTransformerLayerWorkload{{
     {"kind", "\"transformer_layer\"", "required",
      "transformer layers: attention under TP and CP, then the feed-forward part (a dense MLP, or "
      "a MoE under EP)"},
@@ -280,6 +287,7 @@ const std::array<KeyDoc, 15> kTransformerLayerWorkload{{
     {"mlp_dtype", "\"bf16\" or \"fp8\"", "dtype", "a dense MLP's GEMMs"},
     {"cp", "object", "ring, zigzag", "the context-parallel algorithm (as for attention_layer)"},
     shared(kAttentionLayerWorkload, "attention_kernel"),
+    shared(kAttentionLayerWorkload, "fp8_recipe"),
     {"ffn", "\"dense\" or \"moe\"", "moe when the model has routed experts",
      "the feed-forward part: the model's dense SwiGLU MLP (ffn_hidden), or its MoE under EP"},
     {"moe", "object", "the model's routing, two_tier",
@@ -303,7 +311,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 27> kTrainingStepWorkload{{
+const std::array<KeyDoc, 28> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -316,6 +324,7 @@ const std::array<KeyDoc, 27> kTrainingStepWorkload{{
     shared(kTransformerLayerWorkload, "mlp_dtype"),
     shared(kTransformerLayerWorkload, "cp"),
     shared(kAttentionLayerWorkload, "attention_kernel"),
+    shared(kAttentionLayerWorkload, "fp8_recipe"),
     shared(kTransformerLayerWorkload, "ffn"),
     shared(kTransformerLayerWorkload, "moe"),
     {"global_batch", "integer in [1, 2^31]", "required",

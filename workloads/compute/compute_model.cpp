@@ -217,11 +217,13 @@ std::optional<TableAnswer> fewer_heads(const CalibrationTable& t, const ComputeM
 }  // namespace
 
 ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
-                           std::optional<TableScaling> scaling, AttentionKernel attention_kernel)
+                           std::optional<TableScaling> scaling, AttentionKernel attention_kernel,
+                           Fp8Recipe fp8_recipe)
     : calibration_(calibration),
       roofline_(roofline),
       scaling_(scaling),
-      attention_kernel_(attention_kernel) {
+      attention_kernel_(attention_kernel),
+      fp8_recipe_(fp8_recipe) {
   HOPSIM_ASSERT(!scaling_ || (scaling_->bf16_tflops > 0 && scaling_->fp8_tflops > 0 &&
                               scaling_->hbm_GBps > 0),
                 "table scaling needs the table GPU's positive peaks");

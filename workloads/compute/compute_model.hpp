@@ -141,7 +141,8 @@ class ComputeModel {
   /// the workload runs; Auto lets a table of any implementation answer.
   ComputeModel(const Calibration* calibration, Roofline roofline,
                std::optional<TableScaling> scaling = std::nullopt,
-               AttentionKernel attention_kernel = AttentionKernel::Auto);
+               AttentionKernel attention_kernel = AttentionKernel::Auto,
+               Fp8Recipe fp8_recipe = Fp8Recipe::CastTranspose);
 
   /// One role of the linear layer Y[m x n] = X[m x k] W[k x n].
   ComputeCost gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -159,6 +160,8 @@ class ComputeModel {
 
   const Roofline& roofline() const { return roofline_; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
+  /// How the workload casts FP8 GEMM operands (the casts' bytes follow it).
+  Fp8Recipe fp8_recipe() const { return fp8_recipe_; }
 
   struct Query;  // public so that table matching can be a free function
 
@@ -177,6 +180,7 @@ class ComputeModel {
   Roofline roofline_;
   std::optional<TableScaling> scaling_;
   AttentionKernel attention_kernel_;
+  Fp8Recipe fp8_recipe_;
 };
 
 }  // namespace hopsim::work

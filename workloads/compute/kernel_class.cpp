@@ -14,4 +14,19 @@ std::string_view kernel_class_name(KernelClass k) {
 
 static_assert(static_cast<std::size_t>(KernelClass::Other) + 1 == kKernelClasses);
 
+namespace {
+constexpr std::array<std::string_view, 2> kFp8Recipes{"cast_transpose", "deepseek"};
+}  // namespace
+
+std::string_view fp8_recipe_name(Fp8Recipe r) { return kFp8Recipes[static_cast<std::size_t>(r)]; }
+
+std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name) {
+  for (std::size_t i = 0; i < kFp8Recipes.size(); ++i) {
+    if (kFp8Recipes[i] == name) {
+      return static_cast<Fp8Recipe>(i);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace hopsim::work

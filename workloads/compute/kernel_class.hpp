@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,6 +37,18 @@ enum class KernelClass : std::uint8_t {
 };
 
 inline constexpr std::size_t kKernelClasses = 18;
+
+/// How FP8 training casts a GEMM's operands (costs/layer_kernels.hpp counts the bytes):
+/// cast_transpose quantizes each input and output gradient once, writing the row-major copy
+/// and the transposed one the weight gradient reads (Transformer Engine's fused cast-transpose);
+/// deepseek is DeepSeek-V3's fine-grained recipe: per-token 1x128 casts for the forward and the
+/// data gradient, per-channel casts with a separate transpose for the weight gradient, whose
+/// input is the cached FP8 copy cast back first.
+enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek };
+
+/// "cast_transpose" or "deepseek".
+std::string_view fp8_recipe_name(Fp8Recipe r);
+std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name);
 
 /// Its name in reports and `explain`: "gemm_fprop", "grouped_gemm_wgrad", "fp8_cast", ...
 std::string_view kernel_class_name(KernelClass k);

@@ -35,7 +35,7 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out) {
   for (const Gemm& g : gemms) {
-    const MemoryBytes cast = fp8_cast_bytes(g.m, g.k, g.n);
+    const MemoryBytes cast = fp8_cast_bytes(g.m, g.k, g.n, model.fp8_recipe());
     if (dtype == Dtype::Fp8) {  // the input, before the forward
       out.fwd.emplace_back(g.name + ".fp8_cast",
                            model.memory(KernelClass::Fp8Cast, cast.fwd, Pass::Fwd));

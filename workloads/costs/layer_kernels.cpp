@@ -40,7 +40,11 @@ MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn) {
   return {bytes(6 * rf), bytes(10 * rf)};
 }
 
-MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n) {
+MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
+                           Fp8Recipe recipe) {
+  if (recipe == Fp8Recipe::DeepSeek) {
+    return {bytes(3 * d(rows) * d(k)), bytes(6 * d(rows) * d(k) + 6 * d(rows) * d(n))};
+  }
   return {bytes(4 * d(rows) * d(k)), bytes(4 * d(rows) * d(n))};
 }
 

@@ -8,8 +8,12 @@
 //   residual   an add: reads two, writes one: 6 th (fwd; bwd sums two gradients, the same)
 //   rotary     queries and keys of width w, read and written: 4 t w (fwd and bwd)
 //   swiglu     gate and up (2f) in, f out: 6 t f; bwd reads 2f and df, writes 2f: 10 t f
-//   fp8_cast   quantize an input of width w with its transposed copy for the weight
-//              gradient: reads 2, writes 1 + 1: 4 t w (bwd: the same for each output gradient)
+//   fp8_cast   cast_transpose: quantize an input of width w with its transposed copy for the
+//              weight gradient: reads 2, writes 1 + 1: 4 t w (bwd: the same for each output
+//              gradient, 4 t n); deepseek: the input per token (reads 2, writes 1: 3 t w),
+//              before the weight gradient its cached FP8 copy cast back (1 + 2) and cast per
+//              channel transposed (2 + 1): 6 t w, and the output gradient per token and per
+//              channel transposed: 6 t n
 //   router     scores of E experts in FP32, read and written, top-k ids and weights: 8 t E +
 //              8 t k; bwd reads scores and gradients, writes dlogits: 12 t E
 //   permute    rows into the grouped GEMMs' order: reads and writes each row (1-byte FP8
@@ -55,7 +59,8 @@ std::int64_t rotary_width(const ModelSpec& m, std::int64_t q_heads, std::int64_t
 MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn);
 /// An FP8 GEMM's input (fwd: rows x k) and output gradient (bwd: rows x n) cast with their
 /// transposed copies.
-MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n);
+MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
+                           Fp8Recipe recipe = Fp8Recipe::CastTranspose);
 MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k);
 /// Permute (`fp8_rows`: the rows arrive as 1-byte FP8) or unpermute of `rows` rows of `hidden`.
 MemoryBytes permute_bytes(std::int64_t rows, std::int64_t hidden, bool fp8_rows);

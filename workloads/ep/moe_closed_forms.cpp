@@ -80,9 +80,9 @@ LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
   };
   // gate+up reads the dispatched FP8 rows (no cast forward); down's input is SwiGLU's output.
   grouped("experts_gate_up", 2 * ffn, m.hidden,
-          {Bytes{0}, fp8_cast_bytes(rows, m.hidden, 2 * ffn).bwd});
+          {Bytes{0}, fp8_cast_bytes(rows, m.hidden, 2 * ffn, model.fp8_recipe()).bwd});
   add_memory("experts_swiglu", KernelClass::SwiGlu, swiglu_bytes(rows, ffn), model, out);
-  grouped("experts_down", m.hidden, ffn, fp8_cast_bytes(rows, ffn, m.hidden));
+  grouped("experts_down", m.hidden, ffn, fp8_cast_bytes(rows, ffn, m.hidden, model.fp8_recipe()));
   add_memory("unpermute", KernelClass::Permute, permute_bytes(rows, m.hidden, false), model,
              out);
   return out;

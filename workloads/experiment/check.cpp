@@ -94,7 +94,8 @@ ComputeModel compute_model(const Experiment& e) {
   if (e.cluster.gpu.sms > 0) {
     roofline.sm_count = e.cluster.gpu.sms;
   }
-  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling, e.attention_kernel);
+  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling, e.attention_kernel,
+                      e.fp8_recipe);
 }
 
 }  // namespace hopsim::work

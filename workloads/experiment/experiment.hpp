@@ -45,6 +45,8 @@ struct Experiment {
   Job job;
   /// The attention kernel the workload runs (its `attention_kernel`).
   AttentionKernel attention_kernel = AttentionKernel::Auto;
+  /// How FP8 GEMM operands are cast (its `fp8_recipe`).
+  Fp8Recipe fp8_recipe = Fp8Recipe::CastTranspose;
   std::uint64_t seed = 1;
   std::optional<Validation> validation;
   /// The flow solver's approximate mode (sim::FlowNetwork::set_tolerance); 0: exact.
