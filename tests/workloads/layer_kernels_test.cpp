@@ -36,6 +36,10 @@ TEST_CASE("memory-bound kernels: bytes in closed form, 1,024 tokens of 4,096") {
   CHECK(swiglu_bytes(1024, 14336).bwd.n == 146800640);  // 10 x 1024 x 14336
   CHECK(fp8_cast_bytes(1024, 4096, 6144).fwd.n == 16777216);
   CHECK(fp8_cast_bytes(1024, 4096, 6144).bwd.n == 25165824);
+  // DeepSeek's recipe: 3 B per input element forward, 6 + 6 before the weight gradient.
+  CHECK(fp8_cast_bytes(1024, 4096, 6144, Fp8Recipe::DeepSeek).fwd.n == 3 * 1024 * 4096);
+  CHECK(fp8_cast_bytes(1024, 4096, 6144, Fp8Recipe::DeepSeek).bwd.n ==
+        6 * 1024 * 4096 + 6 * 1024 * 6144);
   // DeepSeek-V3's router: 256 experts, top 8.
   CHECK(router_bytes(1024, 256, 8).fwd.n == 8 * 262144 + 8 * 1024 * 8);
   CHECK(router_bytes(1024, 256, 8).bwd.n == 12 * 262144);
@@ -82,4 +86,14 @@ TEST_CASE("layer kernels: FP8 GEMMs bring their casts, BF16 ones none") {
   CHECK(fp8.fwd[0].second.bytes.n == 4 * 4096 * 14336);   // its input, 4096 x 14336
   CHECK(fp8.bwd[2].second.kind == KernelClass::Fp8Cast);  // runs first: backward is reversed
   CHECK(fp8.bwd[2].second.bytes.n == 4 * 4096 * 4096);    // the output gradient
+  // The compute model carries the workload's recipe to every FP8 GEMM's casts.
+  const ComputeModel deepseek(nullptr, gpu(3350), std::nullopt, AttentionKernel::Auto,
+                              Fp8Recipe::DeepSeek);
+  LayerCosts ds;
+  add_gemms({{"mlp_down", 4096, 4096, 14336}}, Dtype::Fp8, deepseek, ds);
+  CHECK(ds.fwd[0].second.bytes.n == 3 * 4096 * 14336);
+  CHECK(ds.bwd[2].second.bytes.n == 6 * 4096 * 14336 + 6 * 4096 * 4096);
+  CHECK(fp8_recipe_named("deepseek") == Fp8Recipe::DeepSeek);
+  CHECK(fp8_recipe_name(Fp8Recipe::CastTranspose) == "cast_transpose");
+  CHECK_FALSE(fp8_recipe_named("mxfp8").has_value());
 }
