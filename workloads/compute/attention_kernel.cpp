@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/assert.hpp"
+#include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -65,12 +66,7 @@ std::string_view attention_kernel_name(AttentionKernel k) {
 }
 
 std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) {
-      return static_cast<AttentionKernel>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_named<AttentionKernel>(kNames, name);
 }
 
 std::int64_t attention_blocks(std::int64_t bh, std::int64_t rows) {

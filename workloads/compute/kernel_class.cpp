@@ -1,6 +1,8 @@
 // Kernel class names (kernel_class.hpp).
 #include "workloads/compute/kernel_class.hpp"
 
+#include "workloads/compute/enum_names.hpp"
+
 namespace hopsim::work {
 
 std::string_view kernel_class_name(KernelClass k) {
@@ -21,12 +23,7 @@ constexpr std::array<std::string_view, 2> kFp8Recipes{"cast_transpose", "deepsee
 std::string_view fp8_recipe_name(Fp8Recipe r) { return kFp8Recipes[static_cast<std::size_t>(r)]; }
 
 std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name) {
-  for (std::size_t i = 0; i < kFp8Recipes.size(); ++i) {
-    if (kFp8Recipes[i] == name) {
-      return static_cast<Fp8Recipe>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_named<Fp8Recipe>(kFp8Recipes, name);
 }
 
 }  // namespace hopsim::work

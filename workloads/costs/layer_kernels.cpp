@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "workloads/compute/enum_names.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -69,12 +71,7 @@ std::string_view cross_entropy_kernel_name(CrossEntropyKernel k) {
 }
 
 std::optional<CrossEntropyKernel> cross_entropy_kernel_named(std::string_view name) {
-  for (std::size_t i = 0; i < kCrossEntropyNames.size(); ++i) {
-    if (kCrossEntropyNames[i] == name) {
-      return static_cast<CrossEntropyKernel>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_named<CrossEntropyKernel>(kCrossEntropyNames, name);
 }
 
 MemoryBytes cross_entropy_bytes(std::int64_t tokens, std::int64_t vocab, CrossEntropyKernel k) {
