@@ -25,6 +25,21 @@ double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
+// Row r of x (rows of w) through a softmax, shifted by the row's maximum.
+std::vector<double> softmax_row(const std::vector<double>& x, std::size_t r, std::size_t w) {
+  const auto row = x.begin() + static_cast<std::ptrdiff_t>(r * w);
+  const double m = *std::max_element(row, row + static_cast<std::ptrdiff_t>(w));
+  double sum = 0;
+  for (std::size_t i = 0; i < w; ++i) {
+    sum += std::exp(x[r * w + i] - m);
+  }
+  std::vector<double> p;
+  for (std::size_t i = 0; i < w; ++i) {
+    p.push_back(std::exp(x[r * w + i] - m) / sum);
+  }
+  return p;
+}
+
 std::vector<std::int32_t> download_ints(const DeviceBuffer& b, std::size_t count) {
   std::vector<std::int32_t> out(count);
   HOPSIM_CUDA_CHECK(
@@ -177,16 +192,7 @@ bool check_router(const Ran& k, std::string& detail) {
   }
   std::vector<double> top;
   for (std::size_t r = 0; r < sz(kRows); ++r) {
-    const auto row = a.begin() + static_cast<std::ptrdiff_t>(r * w);
-    const double m = *std::max_element(row, row + static_cast<std::ptrdiff_t>(w));
-    double sum = 0;
-    for (std::size_t i = 0; i < w; ++i) {
-      sum += std::exp(a[r * w + i] - m);
-    }
-    std::vector<double> p;
-    for (std::size_t i = 0; i < w; ++i) {
-      p.push_back(std::exp(a[r * w + i] - m) / sum);
-    }
+    std::vector<double> p = softmax_row(a, r, w);
     want.insert(want.end(), p.begin(), p.end());
     std::sort(p.rbegin(), p.rend());
     top.insert(top.end(), p.begin(), p.begin() + 8);
@@ -243,16 +249,11 @@ bool check_cross_entropy(const Ran& k, std::string& detail) {
   }
   std::vector<double> loss;
   for (std::size_t r = 0; r < sz(kRows); ++r) {
-    const auto row = x.begin() + static_cast<std::ptrdiff_t>(r * w);
-    const double m = *std::max_element(row, row + static_cast<std::ptrdiff_t>(w));
-    double sum = 0;
-    for (std::size_t i = 0; i < w; ++i) {
-      sum += std::exp(x[r * w + i] - m);
-    }
+    const std::vector<double> p = softmax_row(x, r, w);
     const auto t = sz(k.run.ids()[r]);
-    loss.push_back(std::log(sum) + m - x[r * w + t]);
+    loss.push_back(-std::log(p[t]));  // log(sum of exp) - x[t]
     for (std::size_t i = 0; i < w; ++i) {
-      want.push_back(std::exp(x[r * w + i] - m) / sum - (i == t ? 1.0 : 0.0));
+      want.push_back(p[i] - (i == t ? 1.0 : 0.0));
     }
   }
   const bool ok = judge("dlogits", k.out(0, Elem::Bf16, k.rw), want, kMemoryTolerance, detail);

@@ -87,14 +87,19 @@ TwoTierMatrix exchange_matrix(const BuildArgs& a) {
   return m;
 }
 
+// The steps of a ring over n ranks: an all-reduce goes round twice (reduce-scatter, then
+// all-gather), the other ops once.
+int ring_steps(CollectiveOp op, int n) {
+  return op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+}
+
 // One builder per algorithm (kAlgorithmImpls below). The ring also carries send/recv (a ring
 // of two); auto reaches a builder only when NCCL's tuner had no candidate, and runs the ring.
 Handle build_ring(const BuildArgs& a) {
   if (a.job.op == CollectiveOp::SendRecv) {
     return a.c.send_recv(a.ranks[0], a.ranks[1], a.size, a.options.protocol, a.after);
   }
-  const int n = static_cast<int>(a.ranks.size());
-  return a.c.ring(a.ranks, a.job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1, a.size,
+  return a.c.ring(a.ranks, ring_steps(a.job.op, static_cast<int>(a.ranks.size())), a.size,
                   a.options, a.after);
 }
 Handle build_direct(const BuildArgs& a) { return a.c.all_gather_direct(a.ranks, a.size, a.after); }
@@ -126,16 +131,17 @@ Handle build_low_latency(const BuildArgs& a) {
 // steps x ranks x chunks x channels; a tree about twice per piece per GPU, up and down; every
 // pair (two-tier: times the pieces each pair is cut into, plus forwards).
 double ring_flows(const CollectiveJob& job, double n, double channels) {
-  const double steps = job.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-  return steps * n * std::max(job.chunks, 1) * channels;
+  return ring_steps(job.op, static_cast<int>(n)) * n * std::max(job.chunks, 1) * channels;
+}
+double tree_piece_flows(double n, double pieces, double channels) {
+  return 4 * n * pieces * channels;
 }
 double tree_flows(const CollectiveJob& job, double n, double channels) {
-  return 4 * n * (job.chunks > 0 ? job.chunks : kMaxTreePieces) * channels;
+  return tree_piece_flows(n, job.chunks > 0 ? job.chunks : kMaxTreePieces, channels);
 }
 double auto_flows(const CollectiveJob& job, double n, double channels) {
-  CollectiveJob tree = job;
-  tree.chunks = 0;  // the tuner's tree cuts its own pieces
-  return ring_flows(job, n, channels) + tree_flows(tree, n, channels);
+  // The tuner's tree cuts its own pieces, at most kMaxTreePieces.
+  return ring_flows(job, n, channels) + tree_piece_flows(n, kMaxTreePieces, channels);
 }
 double pair_flows(const CollectiveJob& /*job*/, double n, double /*channels*/) {
   return n * (n - 1);
