@@ -1,6 +1,7 @@
 // hopsim: the command-line program (run, sweep, sweep-merge, regress, compare, explain,
-// check-calibration, schema).
+// check-calibration, profile-check, schema, list).
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
@@ -14,6 +15,7 @@
 #include "tools/commands/explain_command.hpp"
 #include "tools/commands/list_command.hpp"
 #include "tools/commands/output_file.hpp"
+#include "tools/commands/profile_check_command.hpp"
 #include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/schema_command.hpp"
@@ -32,6 +34,9 @@ struct Commands {
   hopsim::tools::SweepOptions sweep;
   hopsim::tools::RegressOptions regress;
   hopsim::tools::CompareOptions compare;
+  hopsim::tools::ProfileCheckOptions profile;
+  std::vector<std::string> unset_profile;
+  std::int64_t profile_device = -1;  ///< -1: every GPU
   std::string merge_out;
   std::vector<std::string> merge_inputs;
   std::string table;
@@ -50,6 +55,7 @@ struct Commands {
   CLI::App* check_cmd = nullptr;
   CLI::App* schema_cmd = nullptr;
   CLI::App* list_cmd = nullptr;
+  CLI::App* profile_cmd = nullptr;
 };
 
 // The command line as a shell would read it back: words with anything but plain characters
@@ -71,6 +77,34 @@ std::string shell_words(int argc, char** argv) {
     out += (i == 0 ? "" : " ") + word;
   }
   return out;
+}
+
+// `hopsim profile-check TRACE EXPERIMENT`.
+void add_profile_check(CLI::App& app, Commands& c) {
+  hopsim::tools::ProfileCheckOptions& p = c.profile;
+  c.profile_cmd = app.add_subcommand(
+      "profile-check", "a PyTorch profiler trace beside hopsim's prediction, by kernel class");
+  c.profile_cmd->add_option("trace", p.trace, "the trace (Chrome/Kineto JSON, plain or gzip)")
+      ->required();
+  c.profile_cmd->add_option("experiment", p.experiment, "the experiment meant to describe it")
+      ->required();
+  c.profile_cmd->add_option("--set", p.overrides, "override an experiment key: KEY=VALUE");
+  c.profile_cmd->add_option("--unset", c.unset_profile, "remove an optional key: --set KEY=null");
+  c.profile_cmd->add_option("--rules", p.rules,
+                            "kernel classification rules (default: the shipped "
+                            "configs/profile/kernel-classes.json)");
+  c.profile_cmd->add_option("--case", p.case_name,
+                            "the experiment's case to compare with (default: its only one)");
+  c.profile_cmd->add_option("--steps", p.steps,
+                            "profiler steps the trace covers (default: its ProfilerStep#N "
+                            "annotations, else 1)");
+  c.profile_cmd
+      ->add_option("--device", c.profile_device,
+                   "count only this GPU's kernels (default: every GPU, averaged)")
+      ->check(CLI::NonNegativeNumber);
+  c.profile_cmd->add_option("--unmatched", p.unmatched,
+                            "unclassified kernel names to list, the longest first (default 5)");
+  c.profile_cmd->add_flag("--json", p.json, "print the check as JSON");
 }
 
 void add_commands(CLI::App& app, Commands& c) {
@@ -157,6 +191,7 @@ void add_commands(CLI::App& app, Commands& c) {
       "list", "list the presets an experiment can name (clusters, models, calibration tables)");
   c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
   c.schema_cmd->add_flag("--markdown", c.markdown, "print the reference as Markdown (docs/)");
+  add_profile_check(app, c);
 }
 
 int dispatch(const Commands& c) {
@@ -177,6 +212,9 @@ int dispatch(const Commands& c) {
   }
   if (c.compare_cmd->parsed()) {
     return hopsim::tools::compare_command(c.compare);
+  }
+  if (c.profile_cmd->parsed()) {
+    return hopsim::tools::profile_check_command(c.profile);
   }
   if (c.sweep_cmd->parsed()) {
     return hopsim::tools::sweep_command(c.sweep);
@@ -199,8 +237,8 @@ int run_cli(int argc, char** argv) {
     if (subcommands.empty()) {
       fmt::print(stderr,
                  "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, sweep-merge, "
-                 "regress, compare, explain, check-calibration, schema and list (hopsim "
-                 "--help)\n",
+                 "regress, compare, explain, check-calibration, profile-check, schema and list "
+                 "(hopsim --help)\n",
                  name);
       return 2;
     }
@@ -212,9 +250,13 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   c.sweep.command_line = shell_words(argc, argv);
+  if (c.profile_device >= 0) {
+    c.profile.device = c.profile_device;
+  }
   for (auto [keys, overrides] : {std::pair{&c.unset_run, &c.run.overrides},
                                  std::pair{&c.unset_sweep, &c.sweep.overrides},
-                                 std::pair{&c.unset_explain, &c.explain.overrides}}) {
+                                 std::pair{&c.unset_explain, &c.explain.overrides},
+                                 std::pair{&c.unset_profile, &c.profile.overrides}}) {
     for (const std::string& key : *keys) {
       overrides->push_back(key + "=null");
     }

@@ -1211,6 +1211,77 @@ def case_random_flows(ctx, args):
             print(f"{name}: {out.strip()}")
 
 
+def case_profile_check(ctx):
+    """hopsim profile-check: a hand-written Kineto trace (real kernel names, two profiler steps)
+    beside the DualPipe pair experiment; per-step totals equal the trace's own sums, each ratio
+    is hopsim / trace, a gzip copy reads the same, and each bad input exits 2 naming it."""
+    trace = os.path.join(ctx.source_dir, "tests/data/profile/kineto-moe-layer.json")
+    exp = os.path.join(ctx.source_dir,
+                       "configs/validation/deepseek-v3-dualpipe-pair-profile.json")
+    rc, out, err = run([ctx.hopsim, "profile-check", trace, exp, "--json"])
+    expect(rc == 0, f"profile-check --json exited {rc}: {err}")
+    c = json.loads(out)
+    with open(trace, encoding="utf-8") as f:
+        kernels = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
+    steps = 2
+
+    def trace_sum(part):
+        return sum(e["dur"] for e in kernels if part in e["name"]) * 1e-6 / steps
+
+    rows = {"+".join(r["classes"]): r for r in c["rows"]}
+    expect(c["steps"] == steps and c["devices"] == 1 and c["streams"] == 3, f"header: {c}")
+    expect(abs(rows["deepep"]["trace_s"] - trace_sum("dpsk::ep::")) < 1e-12,
+           f"deepep {rows['deepep']} vs {trace_sum('dpsk::ep::')}")
+    grouped = rows["grouped_gemm_fprop+grouped_gemm_dgrad"]
+    expect(abs(grouped["trace_s"] - trace_sum("m_grouped_fp8")) < 1e-12 and
+           grouped["kernels"] == 1, f"grouped row {grouped}")
+    expect(abs(grouped["ratio"] - grouped["hopsim_s"] / grouped["trace_s"]) < 1e-12,
+           f"ratio {grouped}")
+    priced = [r for r in c["rows"] if r["hopsim_s"] is not None]
+    expect(abs(sum(r["hopsim_s"] for r in priced) - c["compute"]["hopsim_s"]) < 1e-9,
+           f"hopsim's rows do not add up to its compute: {c['compute']}")
+    total = sum(e["dur"] for e in kernels) * 1e-6 / steps
+    parts = (c["compute"]["trace_s"] + c["communication"]["trace_s"] +
+             rows["unmodelled"]["trace_s"] + c["unclassified"]["trace_s"])
+    expect(abs(parts - total) < 1e-12, f"rows {parts} vs every kernel {total}")
+    expect([u["name"] for u in c["unclassified"]["longest"]] ==
+           ["my_team_fused_bias_dropout<128>(float*, int)"], f"unclassified {c['unclassified']}")
+    _, run_out = run_json(ctx, exp, "--no-wall-time")
+    expect(c["span"]["hopsim_step_s"] == run_out["step_time_s"] and
+           c["compute"]["hopsim_s"] == run_out["compute_s"], "hopsim's figures are not run's")
+    rc, text, err = run([ctx.hopsim, "profile-check", trace, exp])
+    expect(rc == 0 and "grouped_gemm_fprop + grouped_gemm_dgrad" in text and
+           "2 profiler steps" in text and "my_team_fused_bias_dropout" in text,
+           f"text: exit {rc}\n{text}{err}")
+    with tempfile.TemporaryDirectory() as tmp:
+        packed = os.path.join(tmp, "trace.json.gz")
+        subprocess.run(["gzip", "-c", trace], stdout=open(packed, "wb"), check=True)
+        rc, out2, err = run([ctx.hopsim, "profile-check", packed, exp, "--json"])
+        expect(rc == 0 and json.loads(out2)["rows"] == c["rows"], f"gzip: exit {rc}: {err}")
+        with open(packed, "rb") as f:
+            data = f.read()
+        cut = os.path.join(tmp, "cut.json.gz")
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        rules = os.path.join(tmp, "rules.json")
+        with open(rules, "w", encoding="utf-8") as f:
+            json.dump({"schema": "hopsim.kernel_rules/1",
+                       "rules": [{"class": "norm", "match": "(unclosed"}]}, f)
+        sweep = os.path.join(ctx.source_dir, "configs/experiments/nccl-allgather-h100.json")
+        for args, names in (([os.path.join(tmp, "none.json"), exp], "none.json"),
+                            ([cut, exp], "not a valid gzip file (truncated)"),
+                            ([exp, exp], "no \"traceEvents\" array"),
+                            ([trace, exp, "--rules", rules], "/rules/0/match"),
+                            ([trace, exp, "--device", "3"], "--device 3"),
+                            ([trace, sweep], "name one with --case"),
+                            ([trace, exp, "--set", "parallel.ep=7"], "--set parallel.ep=7")):
+            rc, out, err = run([ctx.hopsim, "profile-check", *args])
+            expect(rc == 2 and names in err and len(err.strip().splitlines()) == 1 and not out,
+                   f"profile-check {args}: exit {rc}, {err!r}")
+    print("profile-check: per-step sums match the trace, hopsim's rows add up to its compute, "
+          "gzip reads the same, 7 bad inputs exit 2")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hopsim", required=True)
@@ -1240,7 +1311,8 @@ def main():
               "install": case_install, "long-run": case_long_run,
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
-              "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64}
+              "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64,
+              "profile-check": case_profile_check}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 37> kSections{{
+const std::array<SectionDoc, 39> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -71,6 +71,11 @@ const std::array<SectionDoc, 37> kSections{{
      kAttentionKey},
     {Section::MemoryKey, "calibration", "/tables/N/key (op memory)", "memory-bound kernel key",
      kMemoryKey},
+    {Section::KernelRules, "kernel rules", "/",
+     "how hopsim profile-check classifies a trace's kernels (configs/profile/*.json)",
+     kKernelRules},
+    {Section::KernelRule, "kernel rules", "/rules/N", "one rule; the first that matches wins",
+     kKernelRule},
 }};
 
 }  // namespace

@@ -24,11 +24,12 @@ enum class Section {
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,
   GemmKey, GroupedGemmKey, AttentionKey, MemoryKey,
+  KernelRules, KernelRule,
 };
 
 struct SectionDoc {
   Section section;
-  std::string_view file;  ///< "experiment", "cluster", "model" or "calibration"
+  std::string_view file;  ///< "experiment", "cluster", "model", "calibration" or "kernel rules"
   std::string_view path;  ///< where in that file, e.g. "/workload (kind collective)"
   std::string_view doc;
   std::span<const KeyDoc> keys;

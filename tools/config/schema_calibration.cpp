@@ -94,4 +94,18 @@ const std::array<KeyDoc, 2> kMemoryKey{{
      "required", "the memory-bound kernel class (docs/compute-model.md)"},
 }};
 
+const std::array<KeyDoc, 3> kKernelRules{{
+    {"schema", "\"hopsim.kernel_rules/1\"", "required", "the format's name and version"},
+    {"description", "string", "none", "what the rules cover and where their names come from"},
+    {"rules", "array of objects", "required", "tried in order on each kernel's name"},
+}};
+
+const std::array<KeyDoc, 3> kKernelRule{{
+    {"class", "string, or array of strings", "required",
+     "a kernel class (gemm_fprop, ..., other; docs/compute-model.md), \"nccl\", \"deepep\" "
+     "or \"unmodelled\"; several when the name cannot tell them apart (merged into one row)"},
+    {"match", "string", "required", "an ECMAScript regular expression searched in the name"},
+    {"note", "string", "none", "why, and where such names were seen"},
+}};
+
 }  // namespace hopsim::config::tables

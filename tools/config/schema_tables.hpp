@@ -44,5 +44,7 @@ extern const std::array<KeyDoc, 3> kGemmKey;
 extern const std::array<KeyDoc, 5> kGroupedGemmKey;
 extern const std::array<KeyDoc, 5> kAttentionKey;
 extern const std::array<KeyDoc, 2> kMemoryKey;
+extern const std::array<KeyDoc, 3> kKernelRules;
+extern const std::array<KeyDoc, 3> kKernelRule;
 
 }  // namespace hopsim::config::tables

@@ -202,9 +202,16 @@ class Surfaces:
         self.cluster = os.path.join(source_dir, "configs/clusters/h100-dgx.json")
         self.light = os.path.join(source_dir, "configs/experiments/flows-tour.json")
         self.layer = os.path.join(source_dir, "configs/experiments/llama3-70b-cp.json")
+        with open(os.path.join(source_dir, "tests/data/profile/kineto-moe-layer.json"),
+                  encoding="utf-8") as f:
+            self.trace = json.load(f)
+        with open(os.path.join(source_dir, "configs/profile/kernel-classes.json"),
+                  encoding="utf-8") as f:
+            self.rules = json.load(f)
 
     def draw(self, rng):
-        kind = rng.choice(["calibration", "calibration-run", "sweep", "regress", "sweep-merge"])
+        kind = rng.choice(["calibration", "calibration-run", "sweep", "regress", "sweep-merge",
+                           "profile-trace", "profile-rules"])
         if kind == "calibration":
             return ({"table.json": mutate_doc_text(rng, self.table)},
                     ["check-calibration", "{table.json}", "--cluster", self.cluster], ())
@@ -218,6 +225,13 @@ class Surfaces:
             return ({"e.json": experiment},
                     ["sweep", "{e.json}", "--vary", vary_argument(rng, json.loads(experiment)),
                      "--out", "{out.csv}"], ())  # up to 5 points: run_surface allows 5 runs
+        if kind in ("profile-trace", "profile-rules"):  # against the lightest experiment
+            trace = mutate_doc_text(rng, self.trace) if kind == "profile-trace" else \
+                json.dumps(self.trace)
+            rules = mutate_doc_text(rng, self.rules) if kind == "profile-rules" else \
+                json.dumps(self.rules)
+            return ({"trace.json": trace, "rules.json": rules},
+                    ["profile-check", "{trace.json}", self.light, "--rules", "{rules.json}"], ())
         if kind == "regress":
             suite = {"flows-tour": {"experiment": self.light}}
             files = {"suite.json": json.dumps(suite), "flows-tour.json": json.dumps(self.golden)}
@@ -374,7 +388,7 @@ def main():
     seeds = load_seeds(os.path.abspath(args.source_dir))
     surfaces = Surfaces(os.path.abspath(args.source_dir), seeds)
     budget = f"{args.cases} cases" if args.cases else f"{args.seconds:.0f} s"
-    print(f"fuzzing {len(seeds)} experiments and 5 other surfaces for {budget}, seed {args.seed}, "
+    print(f"fuzzing {len(seeds)} experiments and 7 other surfaces for {budget}, seed {args.seed}, "
           f"{args.jobs} jobs", flush=True)
     failures = []
     cases = 0

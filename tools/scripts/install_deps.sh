@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The Debian packages (README.md lists the same, and a test keeps the two lists equal).
 # python3-matplotlib is for tools/plot_sweep.py only; the build does not need it.
-packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev)
+packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev zlib1g-dev)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -27,8 +27,8 @@ fi
 if ! command -v apt-get >/dev/null; then
   reason=$(grep -m1 -E "Could not find|not found|CMake Error|No such" "$log" || true)
   echo "hopsim: build dependencies missing${reason:+ (${reason})}. Install CMake >= 3.25, Ninja," \
-       "a C++20 compiler, Python 3, Boost.Graph, fmt, nlohmann-json, CLI11 and doctest with your" \
-       "package manager, then: cmake --preset release && cmake --build --preset release" >&2
+       "a C++20 compiler, Python 3, Boost.Graph, fmt, nlohmann-json, CLI11, doctest and zlib" \
+       "with your package manager, then: cmake --preset release && cmake --build --preset release" >&2
   exit 1
 fi
 sudo_cmd=()

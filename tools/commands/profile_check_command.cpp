@@ -1,0 +1,160 @@
+// `hopsim profile-check` (profile_check_command.hpp).
+#include "tools/commands/profile_check_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tools/config/experiment_file.hpp"
+#include "tools/config/node.hpp"
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using profile::ClassRow;
+using profile::ProfileCheck;
+
+// The case the trace is checked against: --case, or the experiment's only one.
+const work::CaseResult& pick_case(const work::RunResult& r, const ProfileCheckOptions& o) {
+  std::vector<std::string> names;
+  for (const work::CaseResult& c : r.cases) {
+    if (c.name == o.case_name) {
+      return c;
+    }
+    names.push_back(c.name);
+  }
+  if (o.case_name.empty() && r.cases.size() == 1) {
+    return r.cases.front();
+  }
+  throw config::ConfigError(fmt::format(
+      "{}: {}; its cases are {}", o.experiment,
+      o.case_name.empty() ? fmt::format("{} cases: name one with --case", r.cases.size())
+                          : fmt::format("no case \"{}\"", config::echo(o.case_name, 60)),
+      config::echo(fmt::format("{}", fmt::join(names, ", ")), 200)));
+}
+
+std::string row_name(const ClassRow& r) { return fmt::format("{}", fmt::join(r.classes, " + ")); }
+
+Json ratio(std::optional<double> hopsim, double trace) {
+  return hopsim && trace > 0 ? Json(*hopsim / trace) : Json(nullptr);
+}
+
+std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
+
+std::string ratio_text(std::optional<double> hopsim, double trace) {
+  return hopsim && trace > 0 ? fmt::format("{:.2f}", *hopsim / trace) : std::string("-");
+}
+
+std::string row_line(const std::string& name, double kernels, double trace_s,
+                     std::optional<double> hopsim_s) {
+  return fmt::format("{:<44} {:>8.0f} {:>11} {:>11} {:>12}\n", name, kernels, ms(trace_s),
+                     hopsim_s ? ms(*hopsim_s) : std::string("-"), ratio_text(hopsim_s, trace_s));
+}
+
+// A total: no kernel count.
+std::string total_line(const std::string& name, double trace_s, double hopsim_s) {
+  return fmt::format("{:<44} {:>8} {:>11} {:>11} {:>12}\n", name, "", ms(trace_s), ms(hopsim_s),
+                     ratio_text(hopsim_s, trace_s));
+}
+
+std::string format_check(const ProfileCheck& c, const profile::KinetoTrace& t,
+                         const std::string& rules, const work::CaseResult& r,
+                         const ProfileCheckOptions& o) {
+  std::string out = fmt::format(
+      "trace:      {}{}{}: {} kernels on {} GPU{}, {} streams, {} profiler step{}\n", o.trace,
+      t.gpu ? ", " + config::echo(*t.gpu, 60) : std::string(),
+      t.rank ? fmt::format(", rank {} of {}", *t.rank, t.world_size.value_or(0)) : std::string(),
+      t.kernels.size(), c.devices, c.devices == 1 ? "" : "s", c.streams, c.steps,
+      c.steps == 1 ? "" : "s");
+  out += fmt::format("experiment: {}, case {}\nrules:      {}\n", o.experiment, r.name, rules);
+  out += "per GPU and step; hopsim: its busiest GPU's compute time split by kernel class\n\n";
+  out += fmt::format("{:<44} {:>8} {:>11} {:>11} {:>12}\n", "class", "kernels", "trace ms",
+                     "hopsim ms", "hopsim/trace");
+  for (const ClassRow& row : c.rows) {
+    out += row_line(row_name(row), row.kernels, row.trace_s, row.hopsim_s);
+  }
+  out += row_line("unclassified", c.unclassified.kernels, c.unclassified.trace_s, std::nullopt);
+  out += "\n";
+  out += total_line("compute kernels hopsim prices, summed", c.trace_compute_s(),
+                    c.hopsim_compute_s);
+  out += total_line("communication kernels (nccl, deepep)", c.trace_comm_s(), c.hopsim_comm_s);
+  out += total_line("first kernel to last (hopsim: the step)", c.trace_span_s, c.hopsim_step_s);
+  if (!c.unmatched.empty() && o.unmatched > 0) {
+    out += "\nunclassified kernels, the longest first (add rules with --rules FILE):\n";
+    for (std::size_t i = 0; i < c.unmatched.size() && i < static_cast<std::size_t>(o.unmatched);
+         ++i) {
+      out += fmt::format("  {:>10} ms {:>6.0f}x  {}\n", ms(c.unmatched[i].trace_s),
+                         c.unmatched[i].kernels, config::echo(c.unmatched[i].name, 100));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Json profile_check_json(const ProfileCheck& c, const ProfileCheckOptions& o) {
+  Json rows = Json::array();
+  for (const ClassRow& row : c.rows) {
+    rows.push_back({{"classes", row.classes},
+                    {"kernels", row.kernels},
+                    {"trace_s", row.trace_s},
+                    {"hopsim_s", row.hopsim_s ? Json(*row.hopsim_s) : Json(nullptr)},
+                    {"ratio", ratio(row.hopsim_s, row.trace_s)}});
+  }
+  Json unmatched = Json::array();
+  for (std::size_t i = 0; i < c.unmatched.size() && i < static_cast<std::size_t>(o.unmatched);
+       ++i) {
+    unmatched.push_back({{"name", c.unmatched[i].name},
+                         {"kernels", c.unmatched[i].kernels},
+                         {"trace_s", c.unmatched[i].trace_s}});
+  }
+  return {{"trace", o.trace},
+          {"experiment", o.experiment},
+          {"devices", c.devices},
+          {"streams", c.streams},
+          {"steps", c.steps},
+          {"rows", std::move(rows)},
+          {"unclassified", {{"kernels", c.unclassified.kernels},
+                            {"trace_s", c.unclassified.trace_s},
+                            {"longest", std::move(unmatched)}}},
+          {"compute", {{"trace_s", c.trace_compute_s()},
+                       {"hopsim_s", c.hopsim_compute_s},
+                       {"ratio", ratio(c.hopsim_compute_s, c.trace_compute_s())}}},
+          {"communication", {{"trace_s", c.trace_comm_s()}, {"hopsim_s", c.hopsim_comm_s}}},
+          {"span", {{"trace_s", c.trace_span_s},
+                    {"hopsim_step_s", c.hopsim_step_s},
+                    {"ratio", ratio(c.hopsim_step_s, c.trace_span_s)}}}};
+}
+
+int profile_check_command(const ProfileCheckOptions& o) {
+  if (o.steps < 0 || o.unmatched < 0) {
+    throw config::ConfigError(o.steps < 0 ? "--steps: a number of steps, at least 1"
+                                          : "--unmatched: a count, at least 0");
+  }
+  const std::string rules_file =
+      o.rules.empty() ? profile::KernelRules::default_path() : o.rules;
+  const profile::KernelRules rules = profile::KernelRules::read(rules_file);
+  const profile::KinetoTrace trace = profile::read_kineto_trace(o.trace);
+  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  work::RunOptions options;
+  options.watch_links = 0;
+  const work::RunResult result = work::run(file.experiment, options);
+  if (!result.ok()) {
+    file.fail(result.problems.front());
+  }
+  const work::CaseResult& c = pick_case(result, o);
+  const ProfileCheck check =
+      profile::check_profile(trace, rules, c, {.steps = o.steps, .device = o.device});
+  if (o.json) {
+    Json j = profile_check_json(check, o);
+    j["rules"] = rules_file;
+    j["case"] = c.name;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{}", format_check(check, trace, rules_file, c, o));
+  }
+  return 0;
+}
+
+}  // namespace hopsim::tools
