@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -76,6 +77,65 @@ TEST_CASE("moe layer: without overlap nothing is hidden, two micro-batches hide 
       CHECK(hidden.seconds() > 0.3 * busiest(*r).comm.seconds());
     }
   }
+}
+
+// Every figure of the two summaries, compared exactly.
+void same_summary(const work::Summary& x, const work::Summary& y) {
+  CHECK(x.step == y.step);
+  CHECK(x.critical_rank == y.critical_rank);
+  REQUIRE(x.ranks.size() == y.ranks.size());
+  for (std::size_t r = 0; r < y.ranks.size(); ++r) {
+    CHECK(x.ranks[r].busy == y.ranks[r].busy);
+    CHECK(x.ranks[r].compute == y.ranks[r].compute);
+    CHECK(x.ranks[r].comm == y.ranks[r].comm);
+  }
+  CHECK(x.nvlink_bytes.n == y.nvlink_bytes.n);
+  CHECK(x.ib_bytes.n == y.ib_bytes.n);
+  CHECK(x.flops.n == test::approx(y.flops.n).epsilon(1e-12));
+  CHECK(x.mean_busy_s == test::approx(y.mean_busy_s).epsilon(1e-12));
+  REQUIRE(x.phases.size() == y.phases.size());
+  for (std::size_t p = 0; p < y.phases.size(); ++p) {
+    CHECK(x.phases[p].start == y.phases[p].start);
+    CHECK(x.phases[p].end == y.phases[p].end);
+    CHECK(x.phases[p].compute == y.phases[p].compute);
+    CHECK(x.phases[p].comm == y.phases[p].comm);
+  }
+  for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+    const auto kind = static_cast<work::KernelClass>(k);
+    CHECK(x.compute_kernels.time(kind) == y.compute_kernels.time(kind));
+  }
+}
+
+TEST_CASE("moe layer: repeated layers give what simulating every layer gives, exactly") {
+  // 16 layers, repeated where 2, 3 and 4 of them show a steady schedule, else simulated whole:
+  // skewed routing with two micro-batches is steady; in this small DualPipe pair the GPUs that
+  // wait still drift a little from layer to layer, so it is simulated whole.
+  const std::vector<std::pair<std::vector<std::string>, bool>> cases{
+      {{"workload.overlap=\"two_microbatch\"", "workload.routing.distribution=\"zipf\"",
+        "workload.routing.zipf_s=1.2"},
+       true},
+      {{"workload.passes=\"both\""}, true},
+      {{"workload.overlap=\"dualpipe_pair\"", "workload.comm_sms=20"}, false}};
+  for (const auto& [sets, repeats] : cases) {
+    std::vector<std::string> repeated = sets;
+    repeated.emplace_back("workload.layers=16");
+    std::vector<std::string> whole = repeated;
+    whole.emplace_back("workload.repeat_layers=false");
+    const work::RunResult a = layer(repeated);
+    const work::RunResult b = layer(whole);
+    INFO(sets.front());
+    CHECK(a.cases[0].ep()->layers_simulated == (repeats ? 4 : 16));
+    CHECK(a.probes.size() == 3);
+    CHECK(b.cases[0].ep()->layers_simulated == 16);
+    CHECK(b.probes.empty());
+    same_summary(a.cases[0].summary, b.cases[0].summary);
+    // The simulated plan holds four layers' tasks of the sixteen.
+    CHECK((repeats ? 4 : 1) * a.cases[0].plan.tasks().size() == b.cases[0].plan.tasks().size());
+  }
+  // Up to 12 layers every layer is simulated, without probes.
+  const work::RunResult twelve = layer({"workload.layers=12"});
+  CHECK(twelve.probes.empty());
+  CHECK(twelve.cases[0].ep()->layers_simulated == 12);
 }
 
 TEST_CASE("moe layer: two micro-batches split the sequence's attention, not its amount") {

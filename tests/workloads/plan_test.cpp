@@ -64,3 +64,49 @@ TEST_CASE("a flow with an explicit route takes it instead of the topology's") {
         std::vector<topo::LinkId>(pxn.span().begin(), pxn.span().end()));
   CHECK(out.latency[f] == cluster.latency(spine.span()));
 }
+
+namespace {
+
+// A summary after `units` identical units: rank 0 busy 3 + 4 per unit (computing 3 per unit),
+// rank 1 busy 2 + 5 per unit; a first phase over the first unit, a second after every unit.
+Summary after_units(std::int64_t units) {
+  Summary s;
+  s.step = Time::us(2 + 5 * units);
+  s.ranks = {{Time::us(3 + 4 * units), Time::us(3 * units), Time::us(units), Time::us(3 + units)},
+             {Time::us(2 + 5 * units), Time::us(5 * units), Time::us(0), Time::us(2)}};
+  s.involved = 2;
+  s.critical_rank = units >= 2 ? 1 : 0;
+  s.nvlink_bytes = Bytes{100 * units};
+  s.flops.n = 1e9 * static_cast<double>(units);
+  s.compute_kernels.add(KernelClass::GemmFprop, Time::us(8 * units));
+  s.phases = {{Time::us(0), Time::us(5), Time::us(3), Time::us(1), Time::us(0)},
+              {Time::us(5 * units), Time::us(6 * units), Time::us(units), Time::us(0),
+               Time::us(0)}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("summary.extrapolate: a steady run's figures after more units, in closed form") {
+  CHECK(steady(after_units(2), after_units(3), after_units(4)));
+  const Summary s = extrapolate(after_units(3), after_units(4), 6);  // 10 units
+  const Summary whole = after_units(10);
+  CHECK(s.step == whole.step);
+  CHECK(s.ranks[0].busy == whole.ranks[0].busy);
+  CHECK(s.ranks[1].compute == whole.ranks[1].compute);
+  CHECK(s.critical_rank == 1);
+  CHECK(s.mean_busy_s == hopsim::test::approx((43e-6 + 52e-6) / 2));
+  CHECK(s.nvlink_bytes.n == 1000);
+  CHECK(s.flops.n == hopsim::test::approx(1e10));
+  CHECK(s.compute_kernels.time(KernelClass::GemmFprop) == Time::us(80));
+  CHECK(s.phases[0].start == Time::us(0));  // the first unit's phase stays where it was...
+  CHECK(s.phases[1].start == Time::us(50));  // ... one after every unit moves on
+  CHECK(s.phases[1].end == Time::us(60));
+  // A run whose last unit added something else is not steady.
+  Summary drift = after_units(4);
+  drift.ranks[0].busy = drift.ranks[0].busy + Time::ps(1);
+  CHECK_FALSE(steady(after_units(2), after_units(3), drift));
+  Summary late = after_units(4);
+  late.phases[1].end = late.phases[1].end + Time::ps(1);
+  CHECK_FALSE(steady(after_units(2), after_units(3), late));
+}

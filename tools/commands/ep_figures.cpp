@@ -1,6 +1,8 @@
 // A MoE layer's settings that apply, its token load, exchange bytes and busiest rank.
 #include "tools/commands/ep_figures.hpp"
 
+#include <cmath>
+
 namespace hopsim::tools {
 namespace {
 
@@ -20,6 +22,11 @@ std::map<std::pair<std::string, std::string>, ExchangeBytes> exchange_bytes(
     ExchangeBytes& b = sums[{std::string(ph.pass()), std::string(ph.name())}];
     b.ib += kinds.ib ? t.bytes.n : 0;
     b.nvlink += kinds.nvlink ? t.bytes.n : 0;
+  }
+  for (auto& [key, b] : sums) {  // repeated layers move what the simulated ones did, each
+    b.ib = static_cast<std::int64_t>(std::llround(static_cast<double>(b.ib) * c.plan_scale));
+    b.nvlink =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(b.nvlink) * c.plan_scale));
   }
   return sums;
 }

@@ -2,6 +2,7 @@
 #include "tools/commands/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "tools/commands/sim_totals.hpp"
@@ -68,6 +69,9 @@ Json busiest_links(const work::CaseResult& c, const topo::Cluster& cluster) {
         bytes[k] += c.link_loads[k].link == l ? tasks[i].bytes.n : 0;
       }
     }
+  }
+  for (std::int64_t& b : bytes) {  // repeated layers cross each link as the simulated ones did
+    b = static_cast<std::int64_t>(std::llround(static_cast<double>(b) * c.plan_scale));
   }
   Json out = Json::array();
   const double step = c.summary.step.seconds();

@@ -176,6 +176,7 @@ void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep
   out["micro_batches"] = ep.micro_batches;
   out["passes"] = work::passes_name(job.passes);
   out["layers"] = job.layers;
+  out["layers_simulated"] = ep.layers_simulated;
   out["comm_sms"] = job.comm_sms;
   out["compute_slowdown"] = ep.compute_slowdown;
   out["degree"] = ep.degree;

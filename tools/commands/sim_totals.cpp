@@ -1,4 +1,5 @@
-// A run's engine statistics: a folded step's probes count as simulated too.
+// A run's engine statistics: probes (a folded step's, a MoE layer's repeated layers) count
+// as simulated too.
 #include "tools/commands/sim_totals.hpp"
 
 namespace hopsim::tools {

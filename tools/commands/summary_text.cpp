@@ -277,11 +277,17 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
     out += ep_tail(*ep, c.summary.step.seconds());
   }
   const std::int64_t layers = cp ? attention->layers : moe->layers;
+  const std::int64_t simulated = cp ? layers : c.ep()->layers_simulated;
   out += fmt::format("layer time     {}{}\n",
                      human_time(cp ? cp->layer_time_s : ep->layer_time_s),
-                     layers > 1 ? fmt::format(" (the step over {} layers; the phases above are "
+                     layers > 1 ? fmt::format(" (the step over {} layers{}; the phases above are "
                                               "their sums)",
-                                              layers)
+                                              layers,
+                                              simulated < layers
+                                                  ? fmt::format(", {} simulated and the rest "
+                                                                "repeated: a steady schedule",
+                                                                simulated)
+                                                  : std::string())
                                 : std::string());
   out += time_words(work::time_shares(c.plan, c.summary));
   return out + validation_line(cp ? cp->validation : ep->validation);
@@ -424,7 +430,7 @@ std::string sim_line(const SimTotals& t, bool wall_time) {
     out += fmt::format(" over {} cases", t.cases);
   }
   if (t.probes > 0) {
-    out += fmt::format(" (with {} probes the fold measured)", t.probes);
+    out += fmt::format(" (with {} probes measured before the case)", t.probes);
   }
   if (wall_time) {
     out += fmt::format(" in {:.3f} s", t.wall_s);

@@ -289,6 +289,9 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   if (n.has("layers")) {
     job.layers = n.at("layers").integer_in(1, 1 << 20);
   }
+  if (n.has("repeat_layers")) {
+    job.repeat_layers = n.at("repeat_layers").boolean();
+  }
   return job;
 }
 

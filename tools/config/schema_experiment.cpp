@@ -198,7 +198,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 20> kMoeLayerWorkload{{
+const std::array<KeyDoc, 21> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -231,6 +231,10 @@ const std::array<KeyDoc, 20> kMoeLayerWorkload{{
     shared(kAttentionLayerWorkload, "fp8_recipe"),
     {"layers", "integer in [1, 2^20]", "1",
      "identical layers in a row; a micro-batch's next layer starts when its combine has landed"},
+    {"repeat_layers", "boolean", "true",
+     "over 12 layers: when 2, 3 and 4 layers show a steady schedule (the fourth adds what the "
+     "third did), simulate 4 and repeat the last one's figures for the rest; false: simulate "
+     "every layer"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
     {"pieces", "\"streamed\" or \"each\"", "\"streamed\"",

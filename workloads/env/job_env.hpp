@@ -19,6 +19,7 @@
 #include "workloads/model/model.hpp"
 #include "workloads/step/step_details.hpp"
 #include "workloads/plan/plan.hpp"
+#include "workloads/plan/summary.hpp"
 
 namespace hopsim::work {
 
@@ -78,6 +79,17 @@ struct CaseTraffic {
   Bytes ib{};
 };
 
+/// A case whose plan holds `simulated` of `total` identical units in a row (a MoE layer's
+/// layers) whose schedule is steady (plan/summary.hpp): run() extrapolates its summary by what
+/// its last unit added over `fewer`, the same plan with one unit fewer, as simulated, both seen
+/// from `critical_rank` (the whole run's busiest GPU, which the shorter runs need not share).
+struct Repeat {
+  std::int64_t total = 0;
+  std::int64_t simulated = 0;
+  Summary fewer;
+  int critical_rank = 0;
+};
+
 /// One simulated case of a job: for a collective, one size.
 struct Case {
   std::string name;
@@ -91,6 +103,7 @@ struct Case {
   /// A folded step's compute by kernel class, from its probes (its plan holds layers as
   /// measured times, of no class); empty: the plan's own.
   std::optional<KernelTally> kernels{};
+  std::optional<Repeat> repeat{};
 };
 
 inline const CpDetails* cp_details(const CaseDetails& d) {

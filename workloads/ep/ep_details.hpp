@@ -28,6 +28,10 @@ struct EpDetails {
   std::vector<double> balance_steps;
   /// EP group 0: per rank, the experts of its slots (a redundant copy is an expert on two).
   std::vector<std::vector<int>> placement;
+  /// Identical layers in a row, and how many of them were simulated: the rest repeat the last
+  /// one's figures when the schedule is steady (docs/expert-parallelism.md#layers).
+  std::int64_t layers = 1;
+  std::int64_t layers_simulated = 1;
 };
 
 /// max / mean of `v` (0 when empty or all zero).

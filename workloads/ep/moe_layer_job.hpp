@@ -23,6 +23,7 @@
 #include "workloads/ep/moe_routing.hpp"
 #include "workloads/cp/attention_layer_job.hpp"
 #include "workloads/env/job_env.hpp"
+#include "workloads/plan/probe.hpp"
 
 namespace hopsim::work {
 
@@ -72,6 +73,13 @@ struct MoeLayerJob {
   std::int64_t comm_sms = 0;
   bool attention = true;  ///< the layer's attention part (and its FLOPs) before the router
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
+  /// More than kRepeatAbove layers: 2, 3 and 4 layers are measured first, and when the fourth
+  /// adds exactly what the third did (a steady schedule), four are simulated and the rest
+  /// repeat the last one's figures; false (or an unsteady schedule): every layer is simulated.
+  /// (The first layer may add less than the next: its start is not staggered by a layer before.)
+  bool repeat_layers = true;
+  static constexpr std::int64_t kRepeatAbove = 12;
+  static constexpr std::int64_t kRepeatSimulated = 4;
   /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
   std::int64_t chunk_tokens = 0;
   /// two_tier: pieces as a stream (16 flows per node pair, 30-40 times fewer; DeepSeek-V3 layers
@@ -84,8 +92,12 @@ struct MoeLayerJob {
 
   /// A MoE model whose experts split over ep; routing that fits the EP group; GPU figures.
   void check(const JobEnv& env, Problems& out) const;
-  /// One case: the layer on every GPU of the mesh.
-  std::vector<Case> cases(const BuildEnv& b) const;
+  /// With repeat_layers and more than kRepeatAbove layers: the layer 2, 3 and 4 times in a row
+  /// on every GPU of the mesh, measured before the case is built; else none.
+  std::vector<Probe> probes(const BuildEnv& b) const;
+  /// One case: the layers on every GPU of the mesh (four of them, the rest repeated, when the
+  /// probes show a steady schedule).
+  std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
   std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
   /// Tokens per GPU of one micro-batch: half with two_microbatch.
   std::int64_t micro_batch_tokens() const {
@@ -102,6 +114,8 @@ struct MoeLayerJob {
   bool check_sizes(const JobEnv& env, Problems& out) const;
   void check_settings(const JobEnv& env, std::span<const int> group, Problems& out) const;
   void check_bounds(const JobEnv& env, std::span<const int> group, Problems& out) const;
+  // The case with `simulated` of the layers in its plan.
+  Case build(const BuildEnv& b, std::int64_t simulated) const;
 };
 
 }  // namespace hopsim::work

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "sim/assert.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
@@ -418,32 +420,33 @@ EpDetails MoeBuilder::details() const {
   return details;
 }
 
-std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
+Case MoeLayerJob::build(const BuildEnv& b, std::int64_t simulated) const {
   HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
                 "a MoE layer needs a compute model and a model");
   Plan plan;
   MoeBuilder builder(*this, b, plan);
   if (overlap == EpOverlap::DualPipePair) {
-    for (std::int64_t l = 0; l < layers; ++l) {
+    for (std::int64_t l = 0; l < simulated; ++l) {
       builder.pair();
     }
   } else {
     if (forward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
+      for (std::int64_t l = 0; l < simulated; ++l) {
         builder.forward();
       }
     }
     builder.join();
     if (backward()) {
-      for (std::int64_t l = 0; l < layers; ++l) {
+      for (std::int64_t l = 0; l < simulated; ++l) {
         builder.backward();
       }
     }
   }
   EpDetails details = builder.details();
-  std::vector<Case> out;
-  out.push_back(Case{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
-                     std::move(details)});
+  details.layers = layers;
+  details.layers_simulated = simulated;
+  Case out{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
+           std::move(details)};
   // Every GPU's tokens through router, shared and top-k routed experts (and the attention
   // projections when the layer has them); no attention scores (the kind has no sequence).
   const LayerParams lp = layer_params(*b.env.model, true);
@@ -452,11 +455,51 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b) const {
       2 * (lp.router + lp.shared_experts + routed + (attention ? lp.attention : 0));
   const double tokens =
       static_cast<double>(routing.tokens_per_gpu) * static_cast<double>(b.env.mesh.size());
-  out.back().throughput =
+  out.throughput =
       Throughput{b.env.mesh.size(), tokens,
                  tokens * per_token * static_cast<double>(layers) * model_flops_passes(passes),
                  b.env.cluster.gpu.peak_bf16_tflops};
   return out;
+}
+
+namespace {
+
+std::string repeat_probe(std::int64_t layers) {
+  return fmt::format("{} layer{} in a row", layers, layers == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::vector<Probe> MoeLayerJob::probes(const BuildEnv& b) const {
+  std::vector<Probe> out;
+  if (repeat_layers && layers > kRepeatAbove) {
+    for (std::int64_t n = kRepeatSimulated - 2; n <= kRepeatSimulated; ++n) {
+      out.push_back({repeat_probe(n), build(b, n).plan});
+    }
+  }
+  return out;
+}
+
+std::vector<Case> MoeLayerJob::cases(const BuildEnv& b, const Measured& measured) const {
+  const std::int64_t k = kRepeatSimulated;
+  if (measured.find(repeat_probe(k)) != nullptr) {
+    // Every figure seen from the whole run's busiest GPU, which a short run need not share.
+    const ProbeResult& last = measured.at(repeat_probe(k));
+    const int rank =
+        extrapolate(measured.at(repeat_probe(k - 1)).summary, last.summary, layers - k)
+            .critical_rank;
+    const auto seen = [&](std::int64_t n) {
+      const ProbeResult& p = measured.at(repeat_probe(n));
+      return at_rank(p.summary, p.plan, p.outcome, rank);
+    };
+    Summary fewer = seen(k - 1);
+    if (steady(seen(k - 2), fewer, seen(k))) {
+      Case c = build(b, k);
+      c.repeat = Repeat{layers, k, std::move(fewer), rank};
+      return {std::move(c)};
+    }
+  }
+  return {build(b, layers)};
 }
 
 }  // namespace hopsim::work

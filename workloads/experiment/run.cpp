@@ -141,6 +141,7 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                          const RunOptions& options) {
   const CaseTraffic traffic = c.traffic;
   const std::optional<KernelTally> kernels = c.kernels;
+  const std::optional<Repeat> repeat = std::move(c.repeat);
   CaseResult r{std::move(c.name), std::move(c.choice), std::move(c.metrics), std::move(c.plan),
                {}, {}, {}, std::move(c.details), c.throughput};
   std::optional<LinkLoadRecorder> recorder;
@@ -158,6 +159,12 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
     r.link_loads = recorder->take();
   }
   r.summary = summarize(cluster, r.plan, r.outcome);
+  if (repeat) {
+    r.summary = extrapolate(repeat->fewer,
+                            at_rank(r.summary, r.plan, r.outcome, repeat->critical_rank),
+                            repeat->total - repeat->simulated);
+    r.plan_scale = static_cast<double>(repeat->total) / static_cast<double>(repeat->simulated);
+  }
   r.summary.nvlink_bytes = r.summary.nvlink_bytes * traffic.plan_copies + traffic.nvlink;
   r.summary.ib_bytes = r.summary.ib_bytes * traffic.plan_copies + traffic.ib;
   if (kernels) {

@@ -65,6 +65,10 @@ struct CaseResult {
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
   CaseDetails details;               ///< what the kind's report section needs
   std::optional<Throughput> throughput;  ///< steps and layers: GPUs, tokens, model FLOPs
+  /// Units of the run per unit its plan holds (a MoE layer's repeated layers, Repeat: layers
+  /// over layers simulated), by which figures read off the plan's flows (bytes per exchange or
+  /// link) are the run's; 1 otherwise. The summary is the run's already.
+  double plan_scale = 1;
 
   const CpDetails* cp() const { return cp_details(details); }
   const EpDetails* ep() const { return ep_details(details); }

@@ -166,4 +166,102 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
   return s;
 }
 
+Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, int rank) {
+  if (s.critical_rank != rank) {
+    s.critical_rank = rank;
+    s.phases = phase_times(plan, outcome, rank);
+  }
+  return s;
+}
+
+namespace {
+
+// b + extra x (b - a): b after `extra` more units that each add what b's last one did.
+Time ahead(Time a, Time b, std::int64_t extra) { return b + extra * (b - a); }
+double ahead(double a, double b, std::int64_t extra) {
+  return b + static_cast<double>(extra) * (b - a);
+}
+Bytes ahead(Bytes a, Bytes b, std::int64_t extra) { return Bytes{b.n + extra * (b.n - a.n)}; }
+
+bool same_increment(Time a, Time b, Time c) { return b - a == c - b; }
+
+}  // namespace
+
+bool steady(const Summary& one, const Summary& two, const Summary& three) {
+  if (!same_increment(one.step, two.step, three.step) || one.ranks.size() != two.ranks.size() ||
+      two.ranks.size() != three.ranks.size() || one.phases.size() != three.phases.size() ||
+      two.phases.size() != three.phases.size()) {
+    return false;
+  }
+  for (std::size_t r = 0; r < one.ranks.size(); ++r) {
+    const RankTime& a = one.ranks[r];
+    const RankTime& b = two.ranks[r];
+    const RankTime& c = three.ranks[r];
+    if (!same_increment(a.busy, b.busy, c.busy) ||
+        !same_increment(a.compute, b.compute, c.compute) ||
+        !same_increment(a.comm, b.comm, c.comm)) {
+      return false;
+    }
+  }
+  for (std::size_t p = 0; p < one.phases.size(); ++p) {
+    const PhaseTime& a = one.phases[p];
+    const PhaseTime& b = two.phases[p];
+    const PhaseTime& c = three.phases[p];
+    if (!same_increment(a.end, b.end, c.end) ||
+        !same_increment(a.compute, b.compute, c.compute) ||
+        !same_increment(a.comm, b.comm, c.comm)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extra) {
+  HOPSIM_ASSERT(fewer.ranks.size() == more.ranks.size() &&
+                    fewer.phases.size() == more.phases.size() && extra >= 0,
+                "extrapolating summaries of different shapes");
+  Summary s = more;
+  s.step = ahead(fewer.step, more.step, extra);
+  s.critical_rank = 0;  // as summarize() picks it: the first of the busiest involved ranks
+  double busy_sum = 0;
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const RankTime& a = fewer.ranks[r];
+    const RankTime& b = more.ranks[r];
+    s.ranks[r] = {ahead(a.busy, b.busy, extra), ahead(a.compute, b.compute, extra),
+                  ahead(a.comm, b.comm, extra), ahead(a.exposed, b.exposed, extra)};
+    if (b.busy > Time{}) {
+      busy_sum += s.ranks[r].busy.seconds();
+      if (s.ranks[r].busy > s.ranks[static_cast<std::size_t>(s.critical_rank)].busy) {
+        s.critical_rank = static_cast<int>(r);
+      }
+    }
+  }
+  s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
+  s.nvlink_bytes = ahead(fewer.nvlink_bytes, more.nvlink_bytes, extra);
+  s.ib_bytes = ahead(fewer.ib_bytes, more.ib_bytes, extra);
+  s.flops.n = ahead(fewer.flops.n, more.flops.n, extra);
+  s.compute_sources = {};
+  for (Source src : kSources) {
+    s.compute_sources.add(
+        src, ahead(fewer.compute_sources.time(src), more.compute_sources.time(src), extra));
+  }
+  s.compute_kernels = {};
+  for (std::size_t k = 0; k < kKernelClasses; ++k) {
+    const auto kind = static_cast<KernelClass>(k);
+    s.compute_kernels.add(
+        kind, ahead(fewer.compute_kernels.time(kind), more.compute_kernels.time(kind), extra));
+  }
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const PhaseTime& a = fewer.phases[p];
+    const PhaseTime& b = more.phases[p];
+    // A phase of the first units starts where it did; one after them (a backward after every
+    // forward) moves on by what the last unit added.
+    const bool ran = a.start != Time::max() && b.start != Time::max();
+    s.phases[p] = {ran ? ahead(a.start, b.start, extra) : b.start, ahead(a.end, b.end, extra),
+                   ahead(a.compute, b.compute, extra), ahead(a.comm, b.comm, extra),
+                   ahead(a.exposed, b.exposed, extra)};
+  }
+  return s;
+}
+
 }  // namespace hopsim::work

@@ -44,6 +44,20 @@ struct Summary {
 
 Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome);
 
+/// `s` (summarize's of `plan` and `outcome`) with `rank` as its critical rank: the phases as
+/// that rank saw them.
+Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, int rank);
+
+/// Identical units in a row (a MoE layer's layers), summarized after n, n + 1 and n + 2 of them:
+/// whether the last added exactly what the one before did to the step and to every rank's busy,
+/// compute and communication time and to every phase (a steady schedule).
+bool steady(const Summary& one, const Summary& two, const Summary& three);
+
+/// A steady run's summary after `extra` more units: `more` plus `extra` times what its last unit
+/// added over `fewer` (one unit fewer), figure by figure, phase starts too; the busiest rank
+/// chosen again.
+Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extra);
+
 /// Which kinds of link a route crosses: an NVLink hop, a network (NIC or fabric) hop; the
 /// byte totals above count a flow under each kind it crosses.
 struct RouteKinds {

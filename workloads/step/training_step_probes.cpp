@@ -287,7 +287,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     pair.passes = Passes::Both;
     pair.layers = 1;
     out.push_back(
-        {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build).front().plan)});
+        {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build, Measured{}).front().plan)});
   }
   for (const step_parts::DpKey& key : step_parts::dp_requests(*this, b)) {
     Plan plan = step_parts::dp_plan(*this, b, key);
