@@ -28,9 +28,8 @@ struct EpDetails {
   std::vector<double> balance_steps;
   /// EP group 0: per rank, the experts of its slots (a redundant copy is an expert on two).
   std::vector<std::vector<int>> placement;
-  /// Identical layers in a row, and how many of them were simulated: the rest repeat the last
+  /// Of the job's identical layers in a row, how many were simulated: the rest repeat the last
   /// one's figures when the schedule is steady (docs/expert-parallelism.md#layers).
-  std::int64_t layers = 1;
   std::int64_t layers_simulated = 1;
 };
 

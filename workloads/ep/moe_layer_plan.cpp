@@ -443,7 +443,6 @@ Case MoeLayerJob::build(const BuildEnv& b, std::int64_t simulated) const {
     }
   }
   EpDetails details = builder.details();
-  details.layers = layers;
   details.layers_simulated = simulated;
   Case out{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
            std::move(details)};
