@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -87,18 +89,18 @@ std::string gzip(const std::string& text) {
   if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw std::runtime_error("gzip: cannot start compression");
   }
-  std::string out(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
+  std::vector<char> out(deflateBound(&z, static_cast<uLong>(text.size())));
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   z.avail_in = static_cast<uInt>(text.size());
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = static_cast<uInt>(out.size());
   const int rc = deflate(&z, Z_FINISH);
-  out.resize(out.size() - z.avail_out);
+  const std::size_t written = static_cast<std::size_t>(z.total_out);
   deflateEnd(&z);
-  if (rc != Z_STREAM_END) {
+  if (rc != Z_STREAM_END || written > out.size()) {
     throw std::runtime_error("gzip: compression did not finish");
   }
-  return out;
+  return std::string(out.data(), written);
 }
 
 }  // namespace hopsim::profile

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,11 @@
 #include "workloads/compute/kernel_class.hpp"
 
 namespace hopsim::profile {
+
+struct KernelRules::Compiled {
+  std::vector<std::regex> expressions;  // one per rule
+};
+
 namespace {
 
 using config::Node;
@@ -51,7 +57,7 @@ std::vector<std::string> classes_of(const Node& rule) {
   return out;
 }
 
-KernelRule rule_of(const Node& n) {
+KernelRule rule_of(const Node& n, std::vector<std::regex>& compiled) {
   n.allow_only(Section::KernelRule);
   KernelRule r;
   r.classes = classes_of(n);
@@ -61,7 +67,7 @@ KernelRule rule_of(const Node& n) {
     match.fail(fmt::format("an expression of 1 to {} characters", kMaxPattern));
   }
   try {
-    r.regex = std::regex(r.pattern, std::regex::ECMAScript | std::regex::optimize);
+    compiled.emplace_back(r.pattern, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
     match.fail(fmt::format("not a regular expression ({})", e.what()));
   }
@@ -101,9 +107,11 @@ KernelRules KernelRules::read(const std::string& path) {
   }
   KernelRules out;
   out.file_ = path;
+  auto compiled = std::make_shared<Compiled>();
   for (std::size_t i = 0; i < rules.size(); ++i) {
-    out.rules_.push_back(rule_of(rules.at(i)));
+    out.rules_.push_back(rule_of(rules.at(i), compiled->expressions));
   }
+  out.compiled_ = std::move(compiled);
   return out;
 }
 
@@ -128,7 +136,7 @@ std::size_t KernelRules::match(const std::string& name) const {
   const std::size_t n = std::min(name.size(), kMaxMatchedName);
   std::size_t found = rules_.size();
   for (std::size_t i = 0; i < rules_.size(); ++i) {
-    if (std::regex_search(name.data(), name.data() + n, rules_[i].regex)) {
+    if (std::regex_search(name.data(), name.data() + n, compiled_->expressions[i])) {
       found = i;
       break;
     }

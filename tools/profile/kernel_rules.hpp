@@ -6,7 +6,7 @@
 
 #include <cstddef>
 #include <map>
-#include <regex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +33,6 @@ struct KernelRule {
   /// fprop, dgrad and wgrad run one kernel); a check merges those classes into one row.
   std::vector<std::string> classes;
   std::string pattern;  ///< ECMAScript regular expression, searched in the name
-  std::regex regex;
 };
 
 class KernelRules {
@@ -53,8 +52,10 @@ class KernelRules {
   const std::string& file() const { return file_; }
 
  private:
+  struct Compiled;  // the expressions, compiled (std::regex stays in kernel_rules.cpp)
   std::string file_;
   std::vector<KernelRule> rules_;
+  std::shared_ptr<const Compiled> compiled_;
   mutable std::map<std::string, std::size_t, std::less<>> cache_;  ///< by kernel name
 };
 
