@@ -147,7 +147,9 @@ void time_section(const config::ExperimentFile& file, const work::LayerCosts& co
   }
   Json sources = Json::object();
   for (work::Source s : work::kSources) {
-    sources[std::string(work::source_name(s))] = tally.share(s);
+    if (s != work::Source::Recorded) {  // layer kinds price every kernel
+      sources[std::string(work::source_name(s))] = tally.share(s);
+    }
   }
   r["compute_sources"] = std::move(sources);
   const bool experts = r.contains("ep");  // ep_section ran first
@@ -346,6 +348,7 @@ Json explain(const config::ExperimentFile& file) {
                    r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
                  },
                  [&](const work::FlowsJob& /*job*/) {},
+                 [&](const work::ChakraJob& /*job*/) {},
                  [&](const work::CollectiveJob& /*job*/) {},
              },
              exp.job);

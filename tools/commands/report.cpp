@@ -39,7 +39,9 @@ Json compute_sources(const work::ComputeTally& tally) {
     return out;  // no compute in this run
   }
   for (work::Source s : work::kSources) {
-    out[std::string(work::source_name(s))] = tally.share(s);
+    if (s != work::Source::Recorded || tally.time(s) > Time{}) {
+      out[std::string(work::source_name(s))] = tally.share(s);
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/commands/chakra_figures.hpp"
 #include "tools/commands/collective_figures.hpp"
 #include "tools/commands/cp_figures.hpp"
 #include "tools/commands/ep_figures.hpp"
@@ -245,12 +246,31 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   }
 }
 
+// The trace a chakra run replayed: its files, ranks and what its nodes hold.
+void chakra_section(const work::ChakraJob& job, Json& r) {
+  const ChakraFigures f = chakra_figures(job);
+  Json collectives = Json::object();
+  for (const auto& [op, counted] : f.collectives) {
+    collectives[op] = {{"nodes", counted.first}, {"bytes", counted.second}};
+  }
+  r["chakra"] = {{"trace", f.source},
+                 {"schema_version", f.version},
+                 {"ranks", f.ranks},
+                 {"compute", f.compute},
+                 {"kernels", f.kernels},
+                 {"host_ops", f.host_ops},
+                 {"metadata_nodes", f.metadata},
+                 {"send_recv", {{"pairs", f.sends}, {"bytes", f.send_bytes}}},
+                 {"collectives", std::move(collectives)}};
+}
+
 }  // namespace
 
 // The section of the experiment's kind, written from its figures.
 void kind_section(const ReportInput& in, Json& r) {
   std::visit(work::Overloaded{
                  [&](const work::FlowsJob& /*job*/) { flows_section(in, r); },
+                 [&](const work::ChakraJob& job) { chakra_section(job, r); },
                  [&](const work::CollectiveJob& job) { collective_section(in, job, r); },
                  [&](const work::AttentionLayerJob& job) { attention_layer_section(in, job, r); },
                  [&](const work::MoeLayerJob& job) {

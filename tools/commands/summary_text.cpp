@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tools/commands/chakra_figures.hpp"
 #include "tools/commands/collective_figures.hpp"
 #include "tools/commands/cp_figures.hpp"
 #include "tools/commands/ep_figures.hpp"
@@ -56,6 +57,18 @@ std::string flows_table(const work::CaseResult& c) {
   }
   if (tasks.size() > shown) {
     out += fmt::format("... {} more flows (see --json)\n", tasks.size() - shown);
+  }
+  return out;
+}
+
+// What the replayed trace held: ranks, kernels, host ops, pairs, collectives by op.
+std::string chakra_text(const ChakraFigures& f) {
+  std::string out = fmt::format("chakra trace {} (schema {}): {} ranks, {} kernels ({} time), "
+                                "{} host ops, {} send/recv pairs ({} B)\n",
+                                f.source, f.version.empty() ? "unnamed" : f.version, f.ranks,
+                                f.kernels, f.compute, f.host_ops, f.sends, f.send_bytes);
+  for (const auto& [op, counted] : f.collectives) {
+    out += fmt::format("  {:<15} {:>6} nodes {:>16} B\n", op, counted.first, counted.second);
   }
   return out;
 }
@@ -450,6 +463,7 @@ std::string kind_text(const ReportInput& in) {
   return std::visit(
       work::Overloaded{
           [&](const work::FlowsJob& /*job*/) { return flows_table(c); },
+          [&](const work::ChakraJob& job) { return chakra_text(chakra_figures(job)); },
           [&](const work::CollectiveJob& job) {
             const CollectiveFigures f = collective_figures(e, in.result, job);
             return collective_table(job, f) + validation_line(f.validation);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "tools/config/collective_config.hpp"  // every kind's parse_job specialization
+#include "tools/config/chakra_config.hpp"
 #include "tools/config/flows_config.hpp"
 #include "tools/config/layer_config.hpp"
 

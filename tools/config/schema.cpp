@@ -9,7 +9,7 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 39> kSections{{
+const std::array<SectionDoc, 41> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
@@ -42,6 +42,10 @@ const std::array<SectionDoc, 39> kSections{{
     {Section::TrainingStepWorkload, "experiment", "/workload (kind training_step)",
      "a whole training step: every layer, the pipeline schedule, DP gradients, the optimizer",
      kTrainingStepWorkload},
+    {Section::ChakraWorkload, "experiment", "/workload (kind chakra)",
+     "a Chakra execution trace replayed (one file per rank; docs/traces.md)", kChakraWorkload},
+    {Section::ChakraAlgorithms, "experiment", "/workload/algorithms (kind chakra)",
+     "the algorithm each collective op of the trace runs with", kChakraAlgorithms},
     {Section::Cluster, "cluster", "/", "a cluster (configs/clusters/*.json)", kCluster},
     {Section::Gpu, "cluster", "/gpu", "the GPU model", kGpu},
     {Section::Link, "cluster", "/nvlink, /nic", "one kind of link", kLink},

@@ -19,7 +19,7 @@ struct KeyDoc {
 enum class Section {
   Experiment, Parallel, Validation, Solver, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
   CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload, MoeRoutingSection,
-  TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload,
+  TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload, ChakraWorkload, ChakraAlgorithms,
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,

@@ -85,6 +85,31 @@ const std::array<KeyDoc, 2> kFlowsWorkload{{
     {"flows", "array of objects", "required", "at least one flow"},
 }};
 
+const std::array<KeyDoc, 6> kChakraWorkload{{
+    {"kind", "\"chakra\"", "required", "replays a Chakra execution trace"},
+    {"trace", "string", "required",
+     "the trace's files, relative to this file: a prefix (DIR/NAME for DIR/NAME.0.et, "
+     "DIR/NAME.1.et, ...) or a folder holding one such family"},
+    {"gpus", "array of integers", "rank r on GPU r", "the GPU of each trace rank, in rank order"},
+    {"groups", "object of arrays of integers", "{}",
+     "the trace ranks of each process group a collective names (its pg_name), in ring order; "
+     "a collective without pg_name runs over every rank"},
+    {"compute", "\"recorded\" or \"model\"", "\"recorded\"",
+     "a kernel's time: its duration_micros, or the GPU's roofline from its num_ops (FLOPs) and "
+     "tensor_size (bytes)"},
+    {"algorithms", "object", "NCCL's tuner; all_to_all flat",
+     "the algorithm of each collective op (keys below)"},
+}};
+
+const std::array<KeyDoc, 4> kChakraAlgorithms{{
+    {"all_reduce", "\"ring\", \"tree\", \"nvls\" or \"auto\"", "\"auto\"",
+     "all-reduce and barrier"},
+    {"all_gather", "\"ring\", \"direct\" or \"auto\"", "\"auto\"", "all-gather"},
+    {"reduce_scatter", "\"ring\" or \"auto\"", "\"auto\"", "reduce-scatter"},
+    {"all_to_all", "\"flat\", \"two_tier\" or \"low_latency\"", "\"flat\"",
+     "all-to-all (NCCL runs it flat: one send/recv per pair)"},
+}};
+
 const std::array<KeyDoc, 6> kFlow{{
     {"id", "string", "its index", "names the flow in reports, traces and \"after\""},
     {"src", "integer in [0, 2^24]", "required", "sending GPU (global rank)"},

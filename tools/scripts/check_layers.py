@@ -13,7 +13,7 @@ import tempfile
 # What each folder may include, by the first path components of the included file.
 # Inside workloads/, each folder may include itself and the folders listed before it.
 ORDER = ["compute", "plan", "mesh", "model", "collectives", "env", "costs", "cp", "ep", "jobs",
-         "layer", "step", "experiment"]
+         "trace", "layer", "step", "experiment"]
 # Folders that do not need each other stay apart: the mesh and plans know nothing of each other.
 APART = {"mesh": {"compute", "plan"}, "plan": set(), "compute": set()}
 WORKLOADS = {}

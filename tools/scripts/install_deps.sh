@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The Debian packages (README.md lists the same, and a test keeps the two lists equal).
 # python3-matplotlib is for tools/plot_sweep.py only; the build does not need it.
-packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev zlib1g-dev)
+packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev zlib1g-dev protobuf-compiler libprotobuf-dev)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

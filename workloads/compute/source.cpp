@@ -4,7 +4,8 @@
 namespace hopsim::work {
 
 std::string_view source_name(Source s) {
-  constexpr std::array<std::string_view, 4> kNames{"exact", "interpolated", "clamped", "roofline"};
+  constexpr std::array<std::string_view, kSources.size()> kNames{"exact", "interpolated",
+                                                                 "clamped", "roofline", "recorded"};
   return kNames[static_cast<std::size_t>(s)];
 }
 

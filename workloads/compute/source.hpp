@@ -8,12 +8,14 @@
 
 namespace hopsim::work {
 
-/// Where an answer came from, best first.
-enum class Source : std::uint8_t { Exact, Interpolated, Clamped, Roofline };
-inline constexpr std::array<Source, 4> kSources{Source::Exact, Source::Interpolated,
-                                                Source::Clamped, Source::Roofline};
+/// Where an answer came from, best first; Recorded: a time a trace recorded (a replayed
+/// Chakra trace's kernels), which reports list only when some compute has it.
+enum class Source : std::uint8_t { Exact, Interpolated, Clamped, Roofline, Recorded };
+inline constexpr std::array<Source, 5> kSources{Source::Exact, Source::Interpolated,
+                                                Source::Clamped, Source::Roofline,
+                                                Source::Recorded};
 
-/// "exact", "interpolated", "clamped", "roofline": as in reports.
+/// "exact", "interpolated", "clamped", "roofline", "recorded": as in reports.
 std::string_view source_name(Source s);
 
 /// Compute time per source, for the report's shares ("compute_sources").

@@ -17,11 +17,12 @@
 #include "workloads/ep/moe_layer_job.hpp"
 #include "workloads/step/training_step_job.hpp"
 #include "workloads/layer/transformer_layer_job.hpp"
+#include "workloads/trace/chakra_job.hpp"
 
 namespace hopsim::work {
 
 using Job = std::variant<FlowsJob, CollectiveJob, AttentionLayerJob, MoeLayerJob,
-                         TransformerLayerJob, TrainingStepJob>;
+                         TransformerLayerJob, TrainingStepJob, ChakraJob>;
 
 namespace detail {
 template <class V>
@@ -34,7 +35,7 @@ struct KindTable<std::variant<J...>> {
 }  // namespace detail
 
 /// Kind names in variant order: "flows", "collective", "attention_layer", "moe_layer",
-/// "transformer_layer", "training_step".
+/// "transformer_layer", "training_step", "chakra".
 inline constexpr auto kJobKinds = detail::KindTable<Job>::kNames;
 
 inline std::string_view kind_name(const Job& job) { return kJobKinds[job.index()]; }
