@@ -15,6 +15,7 @@
 #include "tools/commands/explain_command.hpp"
 #include "tools/commands/list_command.hpp"
 #include "tools/commands/output_file.hpp"
+#include "tools/commands/export_chakra_command.hpp"
 #include "tools/commands/profile_check_command.hpp"
 #include "tools/commands/regress_command.hpp"
 #include "tools/commands/run_command.hpp"
@@ -35,6 +36,8 @@ struct Commands {
   hopsim::tools::RegressOptions regress;
   hopsim::tools::CompareOptions compare;
   hopsim::tools::ProfileCheckOptions profile;
+  hopsim::tools::ExportChakraOptions export_chakra;
+  std::vector<std::string> unset_export;
   std::vector<std::string> unset_profile;
   std::int64_t profile_device = -1;  ///< -1: every GPU
   std::string merge_out;
@@ -56,6 +59,7 @@ struct Commands {
   CLI::App* schema_cmd = nullptr;
   CLI::App* list_cmd = nullptr;
   CLI::App* profile_cmd = nullptr;
+  CLI::App* export_cmd = nullptr;
 };
 
 // The command line as a shell would read it back: words with anything but plain characters
@@ -192,6 +196,16 @@ void add_commands(CLI::App& app, Commands& c) {
   c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
   c.schema_cmd->add_flag("--markdown", c.markdown, "print the reference as Markdown (docs/)");
   add_profile_check(app, c);
+  hopsim::tools::ExportChakraOptions& ex = c.export_chakra;
+  c.export_cmd = app.add_subcommand(
+      "export-chakra", "write what hopsim simulated as Chakra execution traces, one per GPU");
+  c.export_cmd->add_option("experiment", ex.experiment, "experiment JSON file")->required();
+  c.export_cmd->add_option("--out", ex.out, "folder for the .et files and the replay experiment")
+      ->required();
+  c.export_cmd->add_option("--set", ex.overrides, "override an experiment key: KEY=VALUE");
+  c.export_cmd->add_option("--unset", c.unset_export, "remove an optional key: --set KEY=null");
+  c.export_cmd->add_option("--case", ex.case_name,
+                           "the case to export (a collective's size); default: the only one");
 }
 
 int dispatch(const Commands& c) {
@@ -216,6 +230,9 @@ int dispatch(const Commands& c) {
   if (c.profile_cmd->parsed()) {
     return hopsim::tools::profile_check_command(c.profile);
   }
+  if (c.export_cmd->parsed()) {
+    return hopsim::tools::export_chakra_command(c.export_chakra);
+  }
   if (c.sweep_cmd->parsed()) {
     return hopsim::tools::sweep_command(c.sweep);
   }
@@ -237,8 +254,8 @@ int run_cli(int argc, char** argv) {
     if (subcommands.empty()) {
       fmt::print(stderr,
                  "hopsim: unknown command \"{:.40}\"; the commands are run, sweep, sweep-merge, "
-                 "regress, compare, explain, check-calibration, profile-check, schema and list "
-                 "(hopsim --help)\n",
+                 "regress, compare, explain, check-calibration, profile-check, export-chakra, "
+                 "schema and list (hopsim --help)\n",
                  name);
       return 2;
     }
@@ -256,7 +273,8 @@ int run_cli(int argc, char** argv) {
   for (auto [keys, overrides] : {std::pair{&c.unset_run, &c.run.overrides},
                                  std::pair{&c.unset_sweep, &c.sweep.overrides},
                                  std::pair{&c.unset_explain, &c.explain.overrides},
-                                 std::pair{&c.unset_profile, &c.profile.overrides}}) {
+                                 std::pair{&c.unset_profile, &c.profile.overrides},
+                                 std::pair{&c.unset_export, &c.export_chakra.overrides}}) {
     for (const std::string& key : *keys) {
       overrides->push_back(key + "=null");
     }

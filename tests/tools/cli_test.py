@@ -1282,6 +1282,118 @@ def case_profile_check(ctx):
           "gzip reads the same, 7 bad inputs exit 2")
 
 
+def pb_varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def pb_int(field, n):
+    return pb_varint(field << 3) + pb_varint(n)
+
+
+def pb_bytes(field, payload):
+    return pb_varint(field << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def et_node(node_id, node_type, deps=(), attrs=()):
+    """A Chakra Node message (et_def.proto field numbers) with int64 attributes."""
+    msg = pb_int(1, node_id) + pb_bytes(2, b"n") + pb_int(3, node_type)
+    for d in deps:
+        msg += pb_int(5, d)
+    for name, value in attrs:
+        msg += pb_bytes(10, pb_bytes(1, name.encode()) + pb_int(9, value))
+    return msg
+
+
+def et_file(nodes):
+    meta = pb_bytes(1, b"0.0.4")
+    return b"".join(pb_varint(len(m)) + m for m in [meta, *nodes])
+
+
+def case_chakra(ctx):
+    """The shipped Chakra example replays: phases of every op, bytes over NVLink and
+    InfiniBand, a trace; what-ifs on it run; bad traces (truncated, cyclic, an unknown
+    collective, a rank missing) exit 2 with one line naming the file, rank and node."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/chakra-moe-layer.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        _, r = run_json(ctx, exp, "--no-wall-time", "--trace", trace)
+        phases = {p["name"] for p in r["phases"]}
+        expect({"main", "all_reduce", "all_to_all", "send_recv"} <= phases, f"phases {phases}")
+        expect(r["bytes"]["nvlink"] > 0 and r["bytes"]["ib"] > 0, f"bytes {r['bytes']}")
+        expect(r["chakra"]["ranks"] == 4 and r["chakra"]["kernels"] == 16 and
+               r["chakra"]["send_recv"]["pairs"] == 2, f"chakra section {r['chakra']}")
+        expect(r["compute_sources"].get("recorded") == 1.0, f"sources {r['compute_sources']}")
+        with open(trace, encoding="utf-8") as f:
+            expect(len(json.load(f)["traceEvents"]) > 50, "the trace has few events")
+        for what in ("workload.compute=model", "workload.algorithms.all_to_all=two_tier"):
+            _, other = run_json(ctx, exp, "--set", what)
+            expect(other["step_time_s"] != r["step_time_s"], f"--set {what} changed nothing")
+        example = os.path.join(ctx.source_dir, "configs/chakra/example")
+        bad = os.path.join(tmp, "bad")
+        os.makedirs(bad)
+
+        def attempt(name, files, needles):
+            folder = os.path.join(bad, name)
+            os.makedirs(folder)
+            for rank, data in files.items():
+                with open(os.path.join(folder, f"t.{rank}.et"), "wb") as f:
+                    f.write(data)
+            rc, out, err = run([ctx.hopsim, "run", exp, "--set", f"workload.trace={folder}/t",
+                                "--set", "workload.gpus=null", "--set", "workload.groups=null"])
+            expect(rc == 2 and not out and len(err.strip().splitlines()) == 1 and
+                   all(n in err for n in needles), f"{name}: exit {rc}: {err!r}")
+
+        with open(os.path.join(example, "moe-layer.0.et"), "rb") as f:
+            good = f.read()
+        attempt("truncated", {0: good[:-5]}, [f"{bad}/truncated/t.0.et: rank 0:", "truncated"])
+        recv, send = 6, 5
+        attempt("cyclic", {r: et_file([et_node(1, recv, (), [("comm_src", 1 - r)]
+                                               + [("comm_size", 8)]),
+                                       et_node(2, send, (1,), [("comm_dst", 1 - r)]
+                                               + [("comm_size", 8)])]) for r in (0, 1)},
+                ["t.0.et: rank 0: node 2: waits for itself"])
+        attempt("broadcast", {0: et_file([et_node(7, 7, (), [("comm_type", 5),
+                                                             ("comm_size", 64)])])},
+                ["t.0.et: rank 0: node 7:", "BROADCAST"])
+        attempt("unknown-type", {0: et_file([et_node(3, 11)])},
+                ["t.0.et: rank 0: node 3: node type 11"])
+        attempt("missing-rank", {0: good, 2: good}, ["rank 1's file", "t.1.et) is missing"])
+    print("chakra: the example's report has every phase, NVLink and InfiniBand bytes and a "
+          "trace; 2 what-ifs change it; 5 bad traces exit 2 with one line")
+
+
+def case_export_chakra(ctx):
+    """hopsim export-chakra writes one ET file per GPU and a replay experiment; replaying it
+    gives the simulated step time within 1% (a transformer layer, an attention layer); a case
+    that repeated identical layers is refused, naming the key that exports them all."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("default", "llama3-70b-cp"):
+            exp = os.path.join(ctx.source_dir, f"configs/experiments/{name}.json")
+            out_dir = os.path.join(tmp, name)
+            rc, out, err = run([ctx.hopsim, "export-chakra", exp, "--out", out_dir])
+            expect(rc == 0 and "replay it: hopsim run" in out, f"{name}: exit {rc}: {err}")
+            _, original = run_json(ctx, exp)
+            files = glob.glob(os.path.join(out_dir, f"{name}.*.et"))
+            _, replay = run_json(ctx, os.path.join(out_dir, f"{name}.json"))
+            expect(len(files) == replay["chakra"]["ranks"] > 0, f"{name}: {len(files)} files")
+            error = relative_error(replay["step_time_s"], original["step_time_s"])
+            expect(error < 0.01, f"{name}: replay {replay['step_time_s']} vs "
+                                 f"{original['step_time_s']} ({error:.2%})")
+            print(f"{name}: simulated {original['step_time_s'] * 1e3:.3f} ms, replayed "
+                  f"{replay['step_time_s'] * 1e3:.3f} ms ({error:+.3%}), {len(files)} files")
+        zipf = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+        rc, out, err = run([ctx.hopsim, "export-chakra", zipf, "--out", tmp, "--set",
+                            "workload.layers=16"])
+        expect(rc == 2 and "workload.repeat_layers=false" in err and not out,
+               f"repeated layers: exit {rc}: {err!r}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hopsim", required=True)
@@ -1312,7 +1424,8 @@ def main():
               "regress": case_regress, "regress-bad-golden": case_regress_bad_golden,
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64,
-              "profile-check": case_profile_check}
+              "profile-check": case_profile_check, "chakra": case_chakra,
+              "export-chakra": case_export_chakra}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

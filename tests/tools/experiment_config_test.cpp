@@ -258,8 +258,8 @@ TEST_CASE("bad --set and workload kinds") {
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_experiment(p, {"workload.kind=training"}),
                        R"(--set workload.kind=training: /workload/kind: expected one of "flows", )"
-                       R"("collective", "attention_layer", "moe_layer", "transformer_layer", "training_step", )"
-                       R"(got "training")",
+                       R"("collective", "attention_layer", "moe_layer", "transformer_layer", )"
+                       R"("training_step", "chakra", got "training")",
                        ConfigError);
 }
 

@@ -101,6 +101,11 @@ Time roofline_time(const Roofline& r, double flops, std::int64_t bytes) {
   return r.launch_overhead + Time::from_seconds_ceil(std::max(compute_s, memory_s));
 }
 
+CollectiveAlgorithm ChakraJob::algorithm_for(CollectiveOp op) const {
+  return algorithms[static_cast<std::size_t>(op)].value_or(
+      op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Flat : CollectiveAlgorithm::Auto);
+}
+
 void ChakraJob::check(const JobEnv& env, Problems& out) const {
   HOPSIM_ASSERT(trace != nullptr, "a chakra job without its trace");
   if (trace->ranks.empty()) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,11 +36,8 @@ struct ChakraJob {
   /// pg_name runs over every rank of the trace.
   std::map<std::string, std::vector<int>> groups;
   TraceCompute compute = TraceCompute::Recorded;
-  /// The algorithm of each collective op (indexed by CollectiveOp): NCCL's tuner for
-  /// all-reduce, all-gather and reduce-scatter, flat for all-to-all (as NCCL runs it).
-  std::array<CollectiveAlgorithm, 5> algorithms{
-      CollectiveAlgorithm::Ring, CollectiveAlgorithm::Auto, CollectiveAlgorithm::Auto,
-      CollectiveAlgorithm::Auto, CollectiveAlgorithm::Flat};
+  /// The algorithm of each collective op (indexed by CollectiveOp); unset: algorithm_for's.
+  std::array<std::optional<CollectiveAlgorithm>, kCollectiveOps.size()> algorithms{};
 
   /// Ranks on GPUs of the cluster, distinct; groups of trace ranks; every collective matched
   /// across its group (same op and size, in the same order on every rank), every send matched
@@ -47,6 +45,9 @@ struct ChakraJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: the whole trace.
   std::vector<Case> cases(const BuildEnv& env) const;
+  /// The algorithm `op` runs with: the experiment's, else NCCL's tuner for all-reduce,
+  /// all-gather and reduce-scatter and flat for all-to-all (as NCCL runs it).
+  CollectiveAlgorithm algorithm_for(CollectiveOp op) const;
   /// The GPU trace rank r runs on.
   int gpu_of(int rank) const { return gpus.empty() ? rank : gpus[static_cast<std::size_t>(rank)]; }
 };

@@ -69,8 +69,9 @@ class TracePlan {
         }
       }
     }
-    const auto busiest = std::max_element(
-        kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto busiest =
+        std::max_element(kernels.begin(), kernels.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     for (const auto& [stream, count] : kernels) {
       streams_[stream] = stream == busiest->first
                              ? kComputeStream
@@ -105,14 +106,15 @@ class TracePlan {
   // Every member's collective as one hopsim collective over the group's GPUs, after every
   // member's dependencies; a barrier all-reduces its comm_size bytes (PyTorch's barrier
   // all-reduces one element); a group of one rank moves nothing.
-  std::vector<PlanTaskId> add_collective(const ReplayUnit& unit, std::span<const PlanTaskId> after) {
+  std::vector<PlanTaskId> add_collective(const ReplayUnit& unit,
+                                         std::span<const PlanTaskId> after) {
     const EtNode& n = node(unit.members.front());
     if (unit.members.size() == 1) {
       return {add_node_delay(unit.members.front(), after)};
     }
     CollectiveJob c;
     c.op = n.collective.op.value_or(CollectiveOp::AllReduce);
-    c.algorithm = job_.algorithms[static_cast<std::size_t>(c.op)];
+    c.algorithm = job_.algorithm_for(c.op);
     std::vector<std::vector<int>> sets(1);
     for (const NodeRef m : unit.members) {
       sets[0].push_back(job_.gpu_of(m.rank));

@@ -1,0 +1,98 @@
+// Writing a simulated case as Chakra ET files and the experiment that replays them.
+#include "tools/commands/export_chakra_command.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/chakra/et_file.hpp"
+#include "tools/commands/output_file.hpp"
+#include "tools/config/experiment_file.hpp"
+#include "workloads/experiment/run.hpp"
+#include "workloads/trace/plan_export.hpp"
+
+namespace hopsim::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+const work::CaseResult& pick(const work::RunResult& r, const ExportChakraOptions& o) {
+  std::vector<std::string> names;
+  for (const work::CaseResult& c : r.cases) {
+    if (c.name == o.case_name || (o.case_name.empty() && r.cases.size() == 1)) {
+      return c;
+    }
+    names.push_back(fmt::format("\"{}\"", c.name));
+  }
+  throw config::ConfigError(fmt::format(
+      "{}: {}; its cases are {}", o.experiment,
+      o.case_name.empty() ? fmt::format("{} cases: name one with --case", r.cases.size())
+                          : fmt::format("no case \"{}\"", config::echo(o.case_name, 60)),
+      config::echo(fmt::format("{}", fmt::join(names, ", ")), 200)));
+}
+
+// The experiment that replays the files: the same cluster (inline, as resolved), the GPUs.
+nlohmann::ordered_json replay_experiment(const config::ExperimentFile& file,
+                                         const std::string& name,
+                                         const work::ExportedPlan& exported) {
+  nlohmann::ordered_json e;
+  e["name"] = name + "-replay";
+  e["description"] = fmt::format(
+      "{} as hopsim simulated it, written by hopsim export-chakra as Chakra execution traces "
+      "(one file per GPU) and replayed as the chakra kind.",
+      file.file);
+  e["cluster"] = file.resolved.at("cluster");
+  e["workload"] = {{"kind", "chakra"}, {"trace", name}, {"gpus", exported.gpus}};
+  return e;
+}
+
+}  // namespace
+
+int export_chakra_command(const ExportChakraOptions& o) {
+  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
+  work::RunOptions options;
+  options.watch_links = 0;
+  const work::RunResult result = work::run(file.experiment, options);
+  if (!result.ok()) {
+    file.fail(result.problems.front());
+  }
+  const work::CaseResult& c = pick(result, o);
+  if (c.plan_scale != 1) {
+    throw config::ConfigError(fmt::format(
+        "{}: this case simulated {:g} times fewer layers than it reports (identical MoE layers "
+        "repeated); export them all with --set workload.repeat_layers=false",
+        o.experiment, c.plan_scale));
+  }
+  const work::ExportedPlan exported = work::export_plan(c.plan);
+  const std::string name =
+      file.experiment.name.empty() ? fs::path(o.experiment).stem().string()
+                                   : file.experiment.name;
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) {
+    throw OutputError(fmt::format("{}: cannot make the folder: {}", o.out, ec.message()));
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  std::size_t nodes = 0;
+  for (std::size_t r = 0; r < exported.trace.ranks.size(); ++r) {
+    files.emplace_back((fs::path(o.out) / fmt::format("{}.{}.et", name, r)).string(),
+                       chakra::encode_rank(exported.trace.ranks[r]));
+    nodes += exported.trace.ranks[r].nodes.size();
+  }
+  const std::string replay = (fs::path(o.out) / (name + ".json")).string();
+  files.emplace_back(replay, replay_experiment(file, name, exported).dump(2) + "\n");
+  write_files_atomically(files);
+  fmt::print("wrote {} Chakra ET files ({} nodes, schema {}) of {}{} to {}\n",
+             exported.trace.ranks.size(), nodes, chakra::kSchemaVersion, o.experiment,
+             c.name.empty() ? "" : fmt::format(" (case \"{}\")", c.name), o.out);
+  fmt::print("simulated step time {:.6f} ms; replay it: hopsim run {}\n",
+             c.summary.step.seconds() * 1e3, replay);
+  if (!result.probes.empty()) {
+    fmt::print("note: a folded step: the files hold its folded plan (one GPU per pipeline "
+               "stage, measured layers as kernels)\n");
+  }
+  return 0;
+}
+
+}  // namespace hopsim::tools
