@@ -326,7 +326,8 @@ work::EtRank read_rank(const std::string& file, int rank, std::string& version) 
   // The library logs what fails to parse to stderr; the one line hopsim prints says it.
   static std::once_flag quiet;
   std::call_once(quiet, [] { google::protobuf::SetLogHandler(nullptr); });
-  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  // Non-blocking: a FIFO named like a rank file is refused below instead of waited on.
+  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   const At at{file, rank, std::nullopt};
   if (fd.get() < 0) {
     at.fail(fmt::format("cannot open: {}", std::strerror(errno)));

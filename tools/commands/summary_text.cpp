@@ -463,7 +463,10 @@ std::string kind_text(const ReportInput& in) {
   return std::visit(
       work::Overloaded{
           [&](const work::FlowsJob& /*job*/) { return flows_table(c); },
-          [&](const work::ChakraJob& job) { return chakra_text(chakra_figures(job)); },
+          [&](const work::ChakraJob& job) {
+            return chakra_text(chakra_figures(job)) + phase_table(c) +
+                   time_words(work::time_shares(c.plan, c.summary));
+          },
           [&](const work::CollectiveJob& job) {
             const CollectiveFigures f = collective_figures(e, in.result, job);
             return collective_table(job, f) + validation_line(f.validation);

@@ -27,7 +27,8 @@ fi
 if ! command -v apt-get >/dev/null; then
   reason=$(grep -m1 -E "Could not find|not found|CMake Error|No such" "$log" || true)
   echo "hopsim: build dependencies missing${reason:+ (${reason})}. Install CMake >= 3.25, Ninja," \
-       "a C++20 compiler, Python 3, Boost.Graph, fmt, nlohmann-json, CLI11, doctest and zlib" \
+       "a C++20 compiler, Python 3, Boost.Graph, fmt, nlohmann-json, CLI11, doctest, zlib" \
+       "and protobuf (compiler and library)" \
        "with your package manager, then: cmake --preset release && cmake --build --preset release" >&2
   exit 1
 fi
