@@ -18,7 +18,9 @@ big valid input. Lighter experiments of the same kinds cover their parsers and c
 Besides experiments (run, explain), a share of the cases fuzz the other inputs hopsim reads:
 calibration tables (check-calibration against a cluster, and run with the table), sweeps
 (--vary over a mutated key and mutated values), regression suites and goldens (regress over a
-folder with a mutated suite.json or expected report) and sweep CSVs (sweep-merge). There exit 1
+folder with a mutated suite.json or expected report), sweep CSVs (sweep-merge), profiler traces
+and kernel rules (profile-check) and Chakra trace files (one rank's file of the shipped example
+mutated byte by byte, replayed with run). There exit 1
 is allowed where the command means it: regress's CHANGED, sweep-merge's unwritable output.
 
 Usage: fuzz_configs.py --hopsim BIN --source-dir DIR [--seconds N | --cases N] [--seed N]
@@ -68,6 +70,10 @@ def load_seeds(source_dir):
                     doc[key] = json.load(f)
         if isinstance(doc.get("calibration"), str):
             doc["calibration"] = referenced(source_dir, path, "calibration", doc["calibration"])
+        workload = doc.get("workload", {})
+        if workload.get("kind") == "chakra":  # its trace files, from anywhere
+            workload["trace"] = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                              workload["trace"]))
         seeds.append(doc)
     return seeds
 
@@ -187,6 +193,24 @@ def csv_text(rng, key):
     return text
 
 
+def mutate_bytes(rng, data):
+    """A binary file with a few bytes changed, cut, inserted or repeated."""
+    data = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 4])):
+        roll, at = rng.random(), rng.randrange(max(len(data), 1))
+        if roll < 0.3:
+            data[at:at + 1] = bytes([rng.randrange(256)])
+        elif roll < 0.5:
+            del data[at:]
+        elif roll < 0.7:
+            data[at:at] = bytes(rng.randrange(256) for _ in range(rng.choice([1, 2, 9])))
+        elif roll < 0.85:
+            data[at:at] = data[at:at + rng.choice([2, 16, 64])] * rng.choice([2, 50])
+        else:
+            data[at:at + 1] = rng.choice([b"\xff", b"\x00", b"\x80"])
+    return bytes(data)
+
+
 class Surfaces:
     """Cases over the inputs besides experiments; each returns (files {name: text}, argv tail
     with {name} placeholders, the exit codes that are fine besides 0 and 2)."""
@@ -208,10 +232,22 @@ class Surfaces:
         with open(os.path.join(source_dir, "configs/profile/kernel-classes.json"),
                   encoding="utf-8") as f:
             self.rules = json.load(f)
+        self.chakra = os.path.join(source_dir, "configs/experiments/chakra-moe-layer.json")
+        self.et = []
+        for rank in range(4):
+            with open(os.path.join(source_dir, f"configs/chakra/example/moe-layer.{rank}.et"),
+                      "rb") as f:
+                self.et.append(f.read())
 
     def draw(self, rng):
         kind = rng.choice(["calibration", "calibration-run", "sweep", "regress", "sweep-merge",
-                           "profile-trace", "profile-rules"])
+                           "profile-trace", "profile-rules", "chakra-trace"])
+        if kind == "chakra-trace":  # one rank's file mutated byte by byte
+            files = {f"t.{r}.et": data for r, data in enumerate(self.et)}
+            victim = rng.randrange(len(self.et))
+            files[f"t.{victim}.et"] = mutate_bytes(rng, self.et[victim])
+            return (files, ["run", self.chakra, "--set", "workload.trace={dir}/t",
+                            "--no-wall-time"], ())
         if kind == "calibration":
             return ({"table.json": mutate_doc_text(rng, self.table)},
                     ["check-calibration", "{table.json}", "--cluster", self.cluster], ())
@@ -307,7 +343,8 @@ def run_surface(hopsim, files, tail, allowed, timeout, workdir):
     names = {"dir": folder, "out.csv": os.path.join(folder, "out.csv")}
     for name, text in files.items():
         names[name] = os.path.join(folder, name)
-        with open(names[name], "w", encoding="utf-8") as f:
+        with open(names[name], "wb" if isinstance(text, bytes) else "w",
+                  encoding=None if isinstance(text, bytes) else "utf-8") as f:
             f.write(text)
     def fill(arg):
         for name, value in names.items():
@@ -388,7 +425,7 @@ def main():
     seeds = load_seeds(os.path.abspath(args.source_dir))
     surfaces = Surfaces(os.path.abspath(args.source_dir), seeds)
     budget = f"{args.cases} cases" if args.cases else f"{args.seconds:.0f} s"
-    print(f"fuzzing {len(seeds)} experiments and 7 other surfaces for {budget}, seed {args.seed}, "
+    print(f"fuzzing {len(seeds)} experiments and 8 other surfaces for {budget}, seed {args.seed}, "
           f"{args.jobs} jobs", flush=True)
     failures = []
     cases = 0
