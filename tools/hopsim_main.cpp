@@ -109,6 +109,9 @@ void add_profile_check(CLI::App& app, Commands& c) {
   c.profile_cmd->add_option("--unmatched", p.unmatched,
                             "unclassified kernel names to list, the longest first (default 5)");
   c.profile_cmd->add_flag("--json", p.json, "print the check as JSON");
+  c.profile_cmd->add_option("--write-calibration", p.write_calibration,
+                            "also write the trace's GEMM and norm kernels (with their shapes) "
+                            "as a calibration table");
 }
 
 void add_commands(CLI::App& app, Commands& c) {

@@ -1254,6 +1254,29 @@ def case_profile_check(ctx):
            "2 profiler steps" in text and "my_team_fused_bias_dropout" in text,
            f"text: exit {rc}\n{text}{err}")
     with tempfile.TemporaryDirectory() as tmp:
+        # --write-calibration: the cuBLAS GEMMs and the norm, each cell the mean of its two
+        # kernels, a table check-calibration accepts and an experiment runs with.
+        table = os.path.join(tmp, "h800-trace.json")
+        rc, out, err = run([ctx.hopsim, "profile-check", trace, exp, "--write-calibration", table])
+        expect(rc == 0 and f"wrote {table}: 3 tables, 3 cells from 6 kernels" in out,
+               f"--write-calibration: exit {rc}: {out[-300:]}{err}")
+        with open(table, encoding="utf-8") as f:
+            written = json.load(f)
+        cells = {(t["op"], t["pass"], t["key"].get("role", t["key"].get("kernel", ""))):
+                 t["time_us"] for t in written["tables"]}
+
+        def mean_of(part):
+            durs = [e["dur"] for e in kernels if part in e["name"]]
+            return sum(durs) / len(durs)
+        expect(cells == {("gemm", "fwd", ""): [mean_of("_tn_n_")],
+                         ("gemm", "bwd", "wgrad"): [mean_of("_nt_n_")],
+                         ("memory", "fwd", "norm"): [mean_of("ln_fwd")]}, f"cells {cells}")
+        rc, out, err = run([ctx.hopsim, "check-calibration", table, "--cluster",
+                            os.path.join(ctx.source_dir, "configs/clusters/h800-deepseek.json")])
+        expect(rc == 0 and "measured table for \"NVIDIA H800\", 3 tables" in out,
+               f"check-calibration: exit {rc}: {out}{err}")
+        _, with_table = run_json(ctx, exp, "--set", f"calibration={table}")
+        expect(with_table["calibration"] == table, f"calibration {with_table['calibration']}")
         packed = os.path.join(tmp, "trace.json.gz")
         subprocess.run(["gzip", "-c", trace], stdout=open(packed, "wb"), check=True)
         rc, out2, err = run([ctx.hopsim, "profile-check", packed, exp, "--json"])
@@ -1279,6 +1302,7 @@ def case_profile_check(ctx):
             expect(rc == 2 and names in err and len(err.strip().splitlines()) == 1 and not out,
                    f"profile-check {args}: exit {rc}, {err!r}")
     print("profile-check: per-step sums match the trace, hopsim's rows add up to its compute, "
+          "--write-calibration writes the trace's means as a table check-calibration accepts, "
           "gzip reads the same, 7 bad inputs exit 2")
 
 

@@ -18,6 +18,7 @@
 #include "tools/profile/kernel_rules.hpp"
 #include "tools/profile/kineto_trace.hpp"
 #include "tools/profile/profile_check.hpp"
+#include "tools/profile/trace_calibration.hpp"
 
 namespace hopsim::profile {
 namespace {
@@ -286,11 +287,11 @@ TEST_CASE("profile.check: per GPU and step, merged rows, hopsim's split of its c
   KinetoTrace t;
   t.profiler_steps = 2;
   for (int d = 0; d < 2; ++d) {
-    t.kernels.push_back({"gemm_a", 0, 4000, d, 7});
-    t.kernels.push_back({"gemm_b", 4000, 4000, d, 7});
-    t.kernels.push_back({"rmsnorm", 8000, 800, d, 7});
-    t.kernels.push_back({"ncclDevKernel_AllReduce", 0, 2000, d, 20});
-    t.kernels.push_back({"mystery", 9000, 400, d, 7});
+    t.kernels.push_back({"gemm_a", 0, 4000, d, 7, std::nullopt});
+    t.kernels.push_back({"gemm_b", 4000, 4000, d, 7, std::nullopt});
+    t.kernels.push_back({"rmsnorm", 8000, 800, d, 7, std::nullopt});
+    t.kernels.push_back({"ncclDevKernel_AllReduce", 0, 2000, d, 20, std::nullopt});
+    t.kernels.push_back({"mystery", 9000, 400, d, 7, std::nullopt});
   }
   const ProfileCheck c = check_profile(t, rules, simulated(), {});
   CHECK(c.devices == 2);
@@ -323,4 +324,90 @@ TEST_CASE("profile.check: per GPU and step, merged rows, hopsim's split of its c
 }
 
 }  // namespace
+}  // namespace hopsim::profile
+
+namespace hopsim::profile {
+namespace {
+
+json linked(json kernel_event, std::int64_t id) {
+  kernel_event["args"]["External id"] = id;
+  return kernel_event;
+}
+
+json op(const std::string& name, std::int64_t id, const json& dims, const json& types) {
+  return {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", 0},
+          {"dur", 1}, {"args", {{"External id", id}, {"Input Dims", dims}, {"Input type", types}}}};
+}
+
+}  // namespace
+
+TEST_CASE("profile.write_calibration: GEMM and norm cells from linked operators' shapes") {
+  const KernelRules rules = KernelRules::read(KernelRules::default_path());
+  const std::string tn = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_cublas";
+  const std::string nt = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_cublas";
+  const json bf16 = {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"};
+  json events = json::array({
+      op("aten::mm", 1, {{4096, 7168}, {7168, 2048}}, bf16),
+      linked(kernel(tn, 0, 100), 1),
+      op("aten::mm", 2, {{4096, 7168}, {7168, 2048}}, bf16),
+      linked(kernel(tn, 200, 120), 2),  // the same shape: one cell, the mean
+      op("aten::addmm", 3, {{1024}, {512, 256}, {256, 1024}}, bf16),
+      linked(kernel(tn, 400, 30), 3),   // addmm: the bias first
+      op("aten::linear", 4, {{2, 8, 64}, {32, 64}}, bf16),
+      linked(kernel(nt, 500, 5), 4),    // linear: m = 2 x 8; wgrad by its name
+      op("aten::layer_norm", 5, {{4096, 7168}, {7168}}, bf16),
+      linked(kernel("layer_norm::ln_fwd_kernel<bf16>", 600, 115), 5),
+      op("LayerNormBackward", 6, json::array({json::array({4096, 7168})}), bf16),
+      linked(kernel("layer_norm::ln_bwd_kernel<bf16>", 700, 150), 6),
+      linked(kernel("fp8_ptp128c_gemm", 800, 9), 1),   // fprop or dgrad: ambiguous
+      kernel(tn, 900, 50),                             // no External id: no shapes
+      op("aten::mm", 7, {{64, 64}, {64, 64}}, {"float", "float"}),
+      linked(kernel(tn, 950, 3), 7),                   // FP32: no table for it
+      kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, 500)});  // not compute
+  const KinetoTrace trace = parse_kineto_trace(
+      json({{"deviceProperties", {{{"name", "NVIDIA H100 80GB HBM3"}, {"numSms", 132}}}},
+            {"traceEvents", events}})
+          .dump(),
+      "t.json");
+  const TraceCalibration c =
+      calibration_from_trace(trace, rules, {.trace = "t.json", .base = "h100-published",
+                                            .device = std::nullopt, .created_utc = "now"});
+  INFO(c.file.dump());
+  CHECK(c.kernels == 6);
+  CHECK(c.left_out == std::map<std::string, std::size_t>{
+                          {"ambiguous class", 1}, {"no shapes", 1}, {"dtype", 1}});
+  const auto& f = c.file;
+  CHECK(f["device"] == nlohmann::ordered_json({{"name", "NVIDIA H100 80GB HBM3"},
+                                               {"sm_count", 132}}));
+  CHECK(f["base"] == "h100-published");
+  REQUIRE(f["tables"].size() == 4);
+  // Tables in key order: gemm bwd wgrad, gemm fwd, memory bwd norm, memory fwd norm.
+  const auto& wgrad = f["tables"][0];
+  CHECK(wgrad["key"] == nlohmann::ordered_json({{"dtype", "bf16"}, {"role", "wgrad"}}));
+  CHECK(wgrad["axes"][0]["values"] == json({16}));
+  CHECK(wgrad["axes"][1]["values"] == json({32}));
+  CHECK(wgrad["axes"][2]["values"] == json({64}));
+  const auto& fprop = f["tables"][1];
+  CHECK(fprop["axes"][0]["values"] == json({512, 4096}));
+  CHECK(fprop["axes"][1]["values"] == json({1024, 2048}));
+  CHECK(fprop["axes"][2]["values"] == json({256, 7168}));
+  // Row-major m, n, k: (512, 1024, 256) = 30 us; (4096, 2048, 7168) = mean(100, 120).
+  CHECK(fprop["time_us"] == json({30.0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                  110.0}));
+  CHECK(f["tables"][2]["axes"][0]["values"] == json({6 * 4096 * 7168 + 4 * 4096}));
+  CHECK(f["tables"][2]["pass"] == "bwd");
+  CHECK(f["tables"][3]["axes"][0]["values"] == json({4 * 4096 * 7168 + 4 * 4096}));
+  CHECK(f["tables"][3]["time_us"] == json({115.0}));
+
+  const KinetoTrace bare = parse_kineto_trace(
+      json({{"traceEvents", {kernel(tn, 0, 10)}}}).dump(), "bare.json");
+  CHECK_THROWS_WITH_AS(
+      calibration_from_trace(bare, rules, {.trace = "bare.json", .base = "", .device = {},
+                                           .created_utc = "now"}),
+      "bare.json: no kernel could be written to a calibration table (left out: 1 no shapes); "
+      "it needs GEMM or norm kernels whose class one rule names alone, linked by \"External "
+      "id\" to the operator that launched them, recorded with record_shapes=True",
+      config::ConfigError);
+}
+
 }  // namespace hopsim::profile

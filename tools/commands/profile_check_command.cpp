@@ -1,11 +1,18 @@
 // `hopsim profile-check` (profile_check_command.hpp).
 #include "tools/commands/profile_check_command.hpp"
 
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tools/commands/output_file.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/node.hpp"
+#include "tools/config/presets.hpp"
+#include "tools/profile/trace_calibration.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -127,6 +134,49 @@ Json profile_check_json(const ProfileCheck& c, const ProfileCheckOptions& o) {
                     {"ratio", ratio(c.hopsim_step_s, c.trace_span_s)}}}};
 }
 
+// The shipped table a written one falls back on: the experiment's (its base when it has one,
+// as a base may not have a base); none when that is not a shipped preset.
+std::string base_for(const config::ExperimentFile& file) {
+  const auto& table = file.experiment.calibration;
+  if (!table) {
+    return {};
+  }
+  const std::string name = !table->base.empty()
+                               ? table->base
+                               : std::filesystem::path(file.calibration_file).stem().string();
+  try {
+    (void)config::find_preset("calibration", name, "base");
+  } catch (const config::ConfigError&) {
+    return {};
+  }
+  return name;
+}
+
+// --write-calibration: the table, written atomically; what it holds, one line.
+std::string write_calibration(const profile::KinetoTrace& trace,
+                              const profile::KernelRules& rules,
+                              const config::ExperimentFile& file, const ProfileCheckOptions& o) {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  const profile::TraceCalibration t = profile::calibration_from_trace(
+      trace, rules,
+      {.trace = o.trace,
+       .base = base_for(file),
+       .device = o.device,
+       .created_utc = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)});
+  write_file_atomically(o.write_calibration, t.file.dump(2) + "\n");
+  std::vector<std::string> left;
+  for (const auto& [why, count] : t.left_out) {
+    left.push_back(fmt::format("{} {}", count, why));
+  }
+  return fmt::format("wrote {}: {} tables, {} cells from {} kernels{}{}", o.write_calibration,
+                     t.file["tables"].size(), t.cells, t.kernels,
+                     t.file.contains("base")
+                         ? fmt::format(", base {}", t.file["base"].get<std::string>())
+                         : std::string(),
+                     left.empty() ? std::string()
+                                  : fmt::format("; left out: {}", fmt::join(left, ", ")));
+}
+
 int profile_check_command(const ProfileCheckOptions& o) {
   if (o.steps < 0 || o.unmatched < 0) {
     throw config::ConfigError(o.steps < 0 ? "--steps: a number of steps, at least 1"
@@ -146,13 +196,19 @@ int profile_check_command(const ProfileCheckOptions& o) {
   const work::CaseResult& c = pick_case(result, o);
   const ProfileCheck check =
       profile::check_profile(trace, rules, c, {.steps = o.steps, .device = o.device});
+  const std::string wrote =
+      o.write_calibration.empty() ? std::string() : write_calibration(trace, rules, file, o);
   if (o.json) {
     Json j = profile_check_json(check, o);
     j["rules"] = rules_file;
     j["case"] = c.name;
+    if (!wrote.empty()) {
+      j["calibration_written"] = wrote;
+    }
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{}", format_check(check, trace, rules_file, c, o));
+    fmt::print("{}{}", format_check(check, trace, rules_file, c, o),
+               wrote.empty() ? std::string() : wrote + "\n");
   }
   return 0;
 }

@@ -24,6 +24,8 @@ struct ProfileCheckOptions {
   std::optional<std::int64_t> device;  ///< unset: every GPU in the trace
   std::int64_t unmatched = 5;          ///< unclassified kernel names listed
   bool json = false;
+  /// Write the trace's GEMM and norm kernels as a calibration table here (empty: no table).
+  std::string write_calibration;
 };
 
 /// The check as JSON: the trace, the rules, the case, each row with the ratio hopsim / trace,

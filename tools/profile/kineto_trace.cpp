@@ -2,6 +2,7 @@
 // event, so that a trace of millions of CPU and runtime events costs its text, not a tree.
 #include "tools/profile/kineto_trace.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -46,6 +47,43 @@ double time_field(const Json& e, const char* key, const std::string& at) {
   return it->get<double>();
 }
 
+// A CPU operator's input shapes, kept when it has an External id and Input Dims (an input that
+// is not one tensor keeps no dimensions); shapes are optional, so odd ones are left out.
+void take_op(const Json& e, KinetoTrace& out) {
+  const auto args = e.find("args");
+  const auto name = e.find("name");
+  if (args == e.end() || !args->is_object() || name == e.end() || !name->is_string()) {
+    return;
+  }
+  const std::optional<std::int64_t> id = integer(*args, "External id");
+  const auto dims = args->find("Input Dims");
+  if (!id || dims == args->end() || !dims->is_array()) {
+    return;
+  }
+  CpuOp op;
+  op.name = name->get<std::string>();
+  for (const Json& input : *dims) {
+    std::vector<std::int64_t> d;
+    const bool tensor =
+        input.is_array() && std::all_of(input.begin(), input.end(), [](const Json& x) {
+          return x.is_number_integer() && x.get<std::int64_t>() >= 0;
+        });
+    if (tensor) {
+      for (const Json& x : input) {
+        d.push_back(x.get<std::int64_t>());
+      }
+    }
+    op.dims.push_back(std::move(d));
+  }
+  const auto types = args->find("Input type");
+  if (types != args->end() && types->is_array()) {
+    for (const Json& t : *types) {
+      op.types.push_back(t.is_string() ? t.get<std::string>() : std::string());
+    }
+  }
+  out.ops[*id] = std::move(op);
+}
+
 void take_event(const Json& e, const std::string& at, KinetoTrace& out,
                 std::set<std::string>& steps) {
   const auto cat = e.find("cat");
@@ -56,6 +94,10 @@ void take_event(const Json& e, const std::string& at, KinetoTrace& out,
   if (name != e.end() && name->is_string() && name->get_ref<const std::string&>().starts_with(
                                                   "ProfilerStep#")) {
     steps.insert(name->get<std::string>());
+  }
+  if (cat->get_ref<const std::string&>() == "cpu_op") {
+    take_op(e, out);
+    return;
   }
   if (cat->get_ref<const std::string&>() != "kernel") {
     return;
@@ -73,6 +115,7 @@ void take_event(const Json& e, const std::string& at, KinetoTrace& out,
                  .value_or(integer(e, "pid").value_or(0));
   k.stream = (has_args ? integer(*args, "stream") : std::nullopt)
                  .value_or(integer(e, "tid").value_or(0));
+  k.external_id = has_args ? integer(*args, "External id") : std::nullopt;
   out.kernels.push_back(std::move(k));
 }
 
@@ -154,6 +197,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
     if (devices.is_array() && !devices.empty() && devices[0].is_object() &&
         devices[0].contains("name") && devices[0]["name"].is_string()) {
       out.gpu = devices[0]["name"].get<std::string>();
+    }
+    if (devices.is_array() && !devices.empty() && devices[0].is_object()) {
+      out.sm_count = integer(devices[0], "numSms");
+      out.hbm_bytes = integer(devices[0], "totalGlobalMem");
     }
     const Json& dist = top.value("distributedInfo", Json::object());
     if (dist.is_object()) {

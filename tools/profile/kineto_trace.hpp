@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,12 +24,27 @@ struct KernelEvent {
   double duration_us = 0;
   std::int64_t device = 0;  ///< args.device, else the event's pid
   std::int64_t stream = 0;  ///< args.stream, else the event's tid
+  /// args["External id"]: the CPU operator that launched it (CpuOp), when the trace links them.
+  std::optional<std::int64_t> external_id;
+};
+
+/// A CPU operator's shapes (`record_shapes=True`): its name, and per input the tensor's
+/// dimensions (empty for an input that is not one tensor: a scalar, a list) and type
+/// ("c10::BFloat16", ...).
+struct CpuOp {
+  std::string name;
+  std::vector<std::vector<std::int64_t>> dims;
+  std::vector<std::string> types;
 };
 
 struct KinetoTrace {
   std::vector<KernelEvent> kernels;  ///< in the file's order
   std::int64_t profiler_steps = 0;   ///< distinct "ProfilerStep#N" annotations
+  /// Operators of category cpu_op with "External id" and "Input Dims", by that id.
+  std::map<std::int64_t, CpuOp> ops;
   std::optional<std::string> gpu;    ///< deviceProperties[0].name
+  std::optional<std::int64_t> sm_count;   ///< deviceProperties[0].numSms
+  std::optional<std::int64_t> hbm_bytes;  ///< deviceProperties[0].totalGlobalMem
   std::optional<std::int64_t> rank;  ///< distributedInfo.rank
   std::optional<std::int64_t> world_size;
 };
