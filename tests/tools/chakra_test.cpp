@@ -80,7 +80,8 @@ EtNode collective(std::uint64_t id, std::string name, std::optional<work::Collec
   n.id = id;
   n.name = std::move(name);
   n.type = EtNodeType::Collective;
-  n.collective.op = op;
+  n.collective = op ? work::EtCollective{work::EtCollective::Kind::Op, *op}
+                    : work::EtCollective{work::EtCollective::Kind::Barrier};
   n.comm_bytes = bytes;
   n.group = std::move(group);
   n.deps = std::move(deps);
@@ -202,7 +203,7 @@ TEST_CASE("chakra.files-round-trip") {
       CHECK(a.stream == b.stream);
       CHECK(a.flops == b.flops);
       CHECK(a.tensor_bytes == b.tensor_bytes);
-      CHECK(a.collective.op == b.collective.op);
+      CHECK(a.collective == b.collective);
       CHECK(a.comm_bytes == b.comm_bytes);
       CHECK(a.peer == b.peer);
       CHECK(a.group == b.group);
@@ -292,9 +293,9 @@ TEST_CASE("chakra.malformed-files") {
   chakra::Node bcast = raw_node(6, chakra::COMM_COLL_NODE);
   auto* b = bcast.add_attr();
   b->set_name("comm_type");
-  b->set_int64_val(chakra::BROADCAST);
+  b->set_int64_val(chakra::GATHER);
   const std::string op = dir.write("op.0.et", raw_file({bcast}));
-  CHECK(read_error(op).find("node 6: comm_type 5 (BROADCAST) is not a collective hopsim "
+  CHECK(read_error(op).find("node 6: comm_type 3 (GATHER) is not a collective hopsim "
                             "replays") != std::string::npos);
 
   chakra::Node odd = raw_node(7, chakra::COMP_NODE);
@@ -312,10 +313,23 @@ TEST_CASE("chakra.malformed-files") {
   CHECK(read_error(dir.write("send.0.et", raw_file({send}))).find(
             "node 10: a COMM_SEND_NODE needs attribute \"comm_dst\"") != std::string::npos);
 
+  // A dependency on a node the file does not hold (Chakra's converter leaves control
+  // dependencies on host operators it removed) is dropped and counted.
   chakra::Node dangling = raw_node(11, chakra::COMP_NODE);
   dangling.add_data_deps(99);
-  CHECK(read_error(dir.write("dep.0.et", raw_file({dangling}))).find(
-            "node 11: depends on node 99, which is not in the file") != std::string::npos);
+  dangling.add_ctrl_deps(12);
+  std::string version;
+  const std::string two = raw_file({dangling, raw_node(12, chakra::COMP_NODE)});
+  const work::EtRank kept = chakra::read_rank(dir.write("dep.0.et", two), 0, version);
+  CHECK(kept.nodes[0].deps == std::vector<std::uint64_t>{12});
+  CHECK(kept.dropped_deps == 1);
+  CHECK(kept.first_dropped == "node 11 on node 99");
+  chakra::Node self = raw_node(13, chakra::COMP_NODE);
+  self.add_ctrl_deps(13);
+  const work::EtRank itself = chakra::read_rank(dir.write("self.0.et", raw_file({self})), 0,
+                                                version);
+  CHECK(itself.nodes[0].deps.empty());
+  CHECK(itself.first_dropped == "node 13 on itself");
   const chakra::Node twice = raw_node(12, chakra::COMP_NODE);
   CHECK(read_error(dir.write("twice.0.et", raw_file({twice, twice}))).find(
             "node 12: a second node has this id") != std::string::npos);
@@ -404,6 +418,18 @@ TEST_CASE("chakra.replay-matches-hopsim-kinds") {
   const double flow_s = run_s(
       dir, {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 8}, {"bytes", kBytes}}}}});
   CHECK(p2p_s == hopsim::test::approx(flow_s).epsilon(1e-12));
+  // A broadcast over 4 GPUs of a node: 8 pieces pipelined over 3 hops, each hop its own links,
+  // so (8 + 3 - 1) piece times, each a flow alone: latency + (S/8) / bandwidth.
+  std::vector<EtRank> bcast(4);
+  for (EtRank& r : bcast) {
+    EtNode n = collective(1, "bcast", std::nullopt, kBytes, "", {});
+    n.collective.kind = work::EtCollective::Kind::Broadcast;
+    r.nodes.push_back(n);
+  }
+  const double piece_s = run_s(
+      dir, {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"bytes", kBytes / 8}}}}});
+  CHECK(replay_s(experiment(dir, dir.write_trace("b", bcast))) ==
+        hopsim::test::approx(10 * piece_s).epsilon(1e-9));
 }
 
 TEST_CASE("chakra.replay-errors") {
@@ -451,6 +477,30 @@ TEST_CASE("chakra.replay-errors") {
             "/workload/gpus/1: GPU 0 runs an earlier rank too") != std::string::npos);
   CHECK(load_error(experiment(dir, l, {{"algorithms", {{"all_to_all", "ring"}}}})).find(
             "/workload/algorithms/all_to_all") != std::string::npos);
+}
+
+}  // namespace hopsim
+
+namespace hopsim {
+
+TEST_CASE("chakra.real-trace") {
+  // An excerpt of a trace Chakra's converter wrote (tests/data/chakra/README.md).
+  const std::string prefix = kSource + "/tests/data/chakra/param-ddp";
+  const work::EtTrace t = chakra::read_trace(prefix);
+  REQUIRE(t.ranks.size() == 1);
+  const work::EtRank& r = t.ranks[0];
+  CHECK(r.nodes.size() == 400);
+  std::map<std::string, int> kinds;
+  for (const EtNode& n : r.nodes) {
+    ++kinds[n.type == EtNodeType::Collective ? std::string(n.collective.name())
+             : n.cpu                         ? "host"
+                                             : "kernel"];
+  }
+  CHECK(kinds == std::map<std::string, int>{{"broadcast", 2}, {"host", 267}, {"kernel", 131}});
+  CHECK(r.dropped_deps == 271);
+  CHECK(r.first_dropped == "node 216 on node 3");
+  const TempDir dir;
+  CHECK(replay_s(experiment(dir, prefix)) > 1e-3);
 }
 
 }  // namespace hopsim

@@ -1382,9 +1382,9 @@ def case_chakra(ctx):
                                        et_node(2, send, (1,), [("comm_dst", 1 - r)]
                                                + [("comm_size", 8)])]) for r in (0, 1)},
                 ["t.0.et: rank 0: node 2: waits for itself"])
-        attempt("broadcast", {0: et_file([et_node(7, 7, (), [("comm_type", 5),
+        attempt("gather", {0: et_file([et_node(7, 7, (), [("comm_type", 3),
                                                              ("comm_size", 64)])])},
-                ["t.0.et: rank 0: node 7:", "BROADCAST"])
+                ["t.0.et: rank 0: node 7:", "GATHER"])
         attempt("unknown-type", {0: et_file([et_node(3, 11)])},
                 ["t.0.et: rank 0: node 3: node type 11"])
         attempt("missing-rank", {0: good, 2: good}, ["rank 1's file", "t.1.et) is missing"])

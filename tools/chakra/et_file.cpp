@@ -93,14 +93,16 @@ std::int64_t integer_in(const Attr& a, std::int64_t lo, std::int64_t hi, const A
   return *v;
 }
 
-std::optional<work::CollectiveOp> collective_op(std::int64_t type, const At& at) {
+work::EtCollective collective_of(std::int64_t type, const At& at) {
+  using K = work::EtCollective::Kind;
   switch (static_cast<pb::CollectiveCommType>(type)) {
-    case pb::ALL_REDUCE: return work::CollectiveOp::AllReduce;
-    case pb::ALL_GATHER: return work::CollectiveOp::AllGather;
+    case pb::ALL_REDUCE: return {K::Op, work::CollectiveOp::AllReduce};
+    case pb::ALL_GATHER: return {K::Op, work::CollectiveOp::AllGather};
     case pb::REDUCE_SCATTER:
-    case pb::REDUCE_SCATTER_BLOCK: return work::CollectiveOp::ReduceScatter;
-    case pb::ALL_TO_ALL: return work::CollectiveOp::AllToAll;
-    case pb::BARRIER: return std::nullopt;
+    case pb::REDUCE_SCATTER_BLOCK: return {K::Op, work::CollectiveOp::ReduceScatter};
+    case pb::ALL_TO_ALL: return {K::Op, work::CollectiveOp::AllToAll};
+    case pb::BARRIER: return {K::Barrier};
+    case pb::BROADCAST: return {K::Broadcast};
     default: break;
   }
   const std::string_view name =
@@ -108,7 +110,8 @@ std::optional<work::CollectiveOp> collective_op(std::int64_t type, const At& at)
           ? std::string_view(pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(type)))
           : std::string_view("unknown");
   at.fail(fmt::format("comm_type {} ({}) is not a collective hopsim replays (ALL_REDUCE, "
-                      "ALL_GATHER, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, ALL_TO_ALL, BARRIER)",
+                      "ALL_GATHER, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, ALL_TO_ALL, BARRIER, "
+                      "BROADCAST)",
                       type, name));
 }
 
@@ -202,10 +205,16 @@ work::EtNode convert(const pb::Node& m, const At& at) {
   for (const Attr& a : m.attr()) {
     read_attr(a, n, seen, at);
   }
+  if (n.cpu && n.type != work::EtNodeType::Metadata) {
+    // The host's side of a call (Chakra's converter writes c10d:: operators as communication
+    // nodes with is_cpu_op): its time on the host; the GPU's node is the communication.
+    n.type = work::EtNodeType::Compute;
+    return n;
+  }
   switch (n.type) {
     case work::EtNodeType::Collective:
-      n.collective.op = collective_op(required(seen.comm_type, "comm_type", "COMM_COLL_NODE", at),
-                                      at);
+      n.collective =
+          collective_of(required(seen.comm_type, "comm_type", "COMM_COLL_NODE", at), at);
       n.comm_bytes = required(seen.comm_size, "comm_size", "COMM_COLL_NODE", at);
       break;
     case work::EtNodeType::Send:
@@ -221,23 +230,26 @@ work::EtNode convert(const pb::Node& m, const At& at) {
   return n;
 }
 
-// Unique ids, and dependencies on nodes of the same file (other than the node itself).
-void check_ids(const work::EtRank& r, int rank) {
+// Unique ids. Dependencies on nodes the file does not hold, and of a node on itself, are
+// dropped and counted (the report says how many): Chakra's converter writes both.
+void check_ids(work::EtRank& r, int rank) {
   std::unordered_set<std::uint64_t> ids;
   for (const work::EtNode& n : r.nodes) {
     if (!ids.insert(n.id).second) {
       At{r.file, rank, n.id}.fail("a second node has this id");
     }
   }
-  for (const work::EtNode& n : r.nodes) {
-    for (std::uint64_t d : n.deps) {
-      if (d == n.id) {
-        At{r.file, rank, n.id}.fail("depends on itself");
+  for (work::EtNode& n : r.nodes) {
+    std::erase_if(n.deps, [&](std::uint64_t d) {
+      if (d != n.id && ids.contains(d)) {
+        return false;
       }
-      if (!ids.contains(d)) {
-        At{r.file, rank, n.id}.fail(fmt::format("depends on node {}, which is not in the file", d));
+      if (r.dropped_deps++ == 0) {
+        r.first_dropped = d == n.id ? fmt::format("node {} on itself", n.id)
+                                    : fmt::format("node {} on node {}", n.id, d);
       }
-    }
+      return true;
+    });
   }
 }
 
@@ -395,10 +407,10 @@ Attr attr(std::string_view name) {
 }
 
 pb::CollectiveCommType comm_type(const work::EtCollective& c) {
-  if (!c.op) {
-    return pb::BARRIER;
+  if (c.kind != work::EtCollective::Kind::Op) {
+    return c.kind == work::EtCollective::Kind::Barrier ? pb::BARRIER : pb::BROADCAST;
   }
-  switch (*c.op) {
+  switch (c.op) {
     case work::CollectiveOp::AllReduce: return pb::ALL_REDUCE;
     case work::CollectiveOp::AllGather: return pb::ALL_GATHER;
     case work::CollectiveOp::ReduceScatter: return pb::REDUCE_SCATTER;

@@ -10,6 +10,10 @@ ChakraFigures chakra_figures(const work::ChakraJob& job) {
   f.ranks = static_cast<std::int64_t>(job.trace->ranks.size());
   f.compute = std::string(work::kTraceComputeNames[static_cast<std::size_t>(job.compute)]);
   for (const work::EtRank& r : job.trace->ranks) {
+    if (r.dropped_deps > 0 && f.dropped_deps == 0) {
+      f.first_dropped = r.file + ": " + r.first_dropped;
+    }
+    f.dropped_deps += static_cast<std::int64_t>(r.dropped_deps);
     for (const work::EtNode& n : r.nodes) {
       switch (n.type) {
         case work::EtNodeType::Compute: ++(n.cpu ? f.host_ops : f.kernels); break;
@@ -20,9 +24,7 @@ ChakraFigures chakra_figures(const work::ChakraJob& job) {
           break;
         case work::EtNodeType::Recv: break;
         case work::EtNodeType::Collective: {
-          auto& [count, bytes] = f.collectives[n.collective.op
-                                                   ? std::string(work::op_name(*n.collective.op))
-                                                   : std::string("barrier")];
+          auto& [count, bytes] = f.collectives[std::string(n.collective.name())];
           ++count;
           bytes += n.comm_bytes;
           break;

@@ -22,6 +22,10 @@ struct ChakraFigures {
   std::int64_t send_bytes = 0;
   /// Per op ("all_reduce", "barrier", ...): collective nodes over all ranks, and their bytes.
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> collectives;
+  /// Dependencies on nodes not in their file, dropped, and the first ("FILE: node 216 on node
+  /// 3").
+  std::int64_t dropped_deps = 0;
+  std::string first_dropped;
 };
 
 ChakraFigures chakra_figures(const work::ChakraJob& job);

@@ -261,7 +261,8 @@ void chakra_section(const work::ChakraJob& job, Json& r) {
                  {"host_ops", f.host_ops},
                  {"metadata_nodes", f.metadata},
                  {"send_recv", {{"pairs", f.sends}, {"bytes", f.send_bytes}}},
-                 {"collectives", std::move(collectives)}};
+                 {"collectives", std::move(collectives)},
+                 {"dropped_dependencies", f.dropped_deps}};
 }
 
 }  // namespace

@@ -70,6 +70,10 @@ std::string chakra_text(const ChakraFigures& f) {
   for (const auto& [op, counted] : f.collectives) {
     out += fmt::format("  {:<15} {:>6} nodes {:>16} B\n", op, counted.first, counted.second);
   }
+  if (f.dropped_deps > 0) {
+    out += fmt::format("  {} dependencies on nodes not in their file dropped (the first: {})\n",
+                       f.dropped_deps, f.first_dropped);
+  }
   return out;
 }
 

@@ -16,7 +16,7 @@ struct PhaseRow {
   std::string_view exposed;
 };
 
-constexpr std::array<PhaseRow, 24> kPhases{{
+constexpr std::array<PhaseRow, 25> kPhases{{
     {"main", "other"},        {"flows", "other"},
     {"send_recv", "other"},   {"all_gather", "other"},
     {"reduce_scatter", "other"}, {"all_reduce", "other"},
@@ -29,9 +29,9 @@ constexpr std::array<PhaseRow, 24> kPhases{{
     {"join", "other"},        {"pipeline", "other"},
     {"pp_comm", "other"},     {"dp_comm", "other"},
     {"param_gather", "other"}, {"optimizer", "other"},
-    {"request", "other"},
+    {"request", "other"},     {"broadcast", "other"},
 }};
-static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::Request) + 1);
+static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::Broadcast) + 1);
 
 constexpr std::array<std::string_view, 5> kPasses{"fwd", "bwd", "weight", "pair", "step"};
 

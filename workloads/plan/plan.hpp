@@ -78,6 +78,7 @@ enum class PhaseKind : std::uint8_t {
   ParamGather,
   Optimizer,
   Request,  ///< a prefill request's fixed cost (the serving stack's, not its layers')
+  Broadcast,  ///< a replayed trace's broadcast
 };
 /// When in a step a phase runs: forward, backward, DualPipe's weight and pair ops, the step's
 /// end.

@@ -109,16 +109,20 @@ class TracePlan {
   std::vector<PlanTaskId> add_collective(const ReplayUnit& unit,
                                          std::span<const PlanTaskId> after) {
     const EtNode& n = node(unit.members.front());
-    if (unit.members.size() == 1) {
+    if (unit.members.size() == 1 || (n.comm_bytes == 0 && n.collective.kind ==
+                                                              EtCollective::Kind::Broadcast)) {
       return {add_node_delay(unit.members.front(), after)};
     }
-    CollectiveJob c;
-    c.op = n.collective.op.value_or(CollectiveOp::AllReduce);
-    c.algorithm = job_.algorithm_for(c.op);
     std::vector<std::vector<int>> sets(1);
     for (const NodeRef m : unit.members) {
       sets[0].push_back(job_.gpu_of(m.rank));
     }
+    if (n.collective.kind == EtCollective::Kind::Broadcast) {
+      return add_broadcast(sets[0], n, after);
+    }
+    CollectiveJob c;
+    c.op = n.collective.op;  // a barrier all-reduces its bytes
+    c.algorithm = job_.algorithm_for(c.op);
     const std::uint32_t phase = plan_.phase(op_phase(c.op), PhasePass::Fwd);
     const PlanTaskId first = static_cast<PlanTaskId>(plan_.tasks().size());
     Handle h = add_collectives(plan_, env_, c, sets, Bytes{n.comm_bytes}, phase, after);
@@ -128,6 +132,34 @@ class TracePlan {
       }
     }
     return std::move(h.done);
+  }
+
+  // NCCL's ring broadcast from the group's first rank: its bytes in kBroadcastPieces pieces
+  // passed along the group's order, each GPU forwarding a piece as it lands, pieces in order
+  // on each hop; every flow pays its route's latency.
+  std::vector<PlanTaskId> add_broadcast(const std::vector<int>& gpus, const EtNode& n,
+                                        std::span<const PlanTaskId> after) {
+    constexpr std::int64_t kBroadcastPieces = 8;
+    const std::int64_t pieces = std::min(kBroadcastPieces, n.comm_bytes);
+    const std::uint32_t phase = plan_.phase(PhaseKind::Broadcast, PhasePass::Fwd);
+    std::vector<PlanTaskId> last_on_hop(gpus.size() - 1);
+    for (std::int64_t p = 0; p < pieces; ++p) {
+      const std::int64_t bytes = n.comm_bytes * (p + 1) / pieces - n.comm_bytes * p / pieces;
+      for (std::size_t h = 0; h + 1 < gpus.size(); ++h) {
+        const PlanTaskId f = plan_.add_flow(gpus[h], gpus[h + 1], Bytes{bytes}, phase);
+        label(f, n);
+        if (h == 0) {
+          wait(f, after);
+        } else {
+          plan_.add_dependency(last_on_hop[h - 1], f);  // this piece, one hop back
+        }
+        if (p > 0) {
+          plan_.add_dependency(last_on_hop[h], f);  // the piece before, on this hop
+        }
+        last_on_hop[h] = f;
+      }
+    }
+    return last_on_hop;
   }
 
   PlanTaskId add_node_delay(NodeRef ref, std::span<const PlanTaskId> after) {

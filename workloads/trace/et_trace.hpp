@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/units.hpp"
@@ -17,9 +18,19 @@ namespace hopsim::work {
 /// COMM_COLL); memory load/store nodes are refused when the file is read.
 enum class EtNodeType : std::uint8_t { Metadata, Compute, Send, Recv, Collective };
 
-/// A collective's kind: one of hopsim's collectives, or a barrier (a join of its ranks).
+/// A collective's kind: one of hopsim's collective ops, a barrier or a broadcast.
 struct EtCollective {
-  std::optional<CollectiveOp> op;  ///< unset: a barrier
+  enum class Kind : std::uint8_t { Op, Barrier, Broadcast };
+  Kind kind = Kind::Op;
+  CollectiveOp op = CollectiveOp::AllReduce;  ///< Kind::Op: which
+
+  /// "all_reduce", ..., "barrier", "broadcast".
+  std::string_view name() const {
+    return kind == Kind::Barrier     ? "barrier"
+           : kind == Kind::Broadcast ? "broadcast"
+                                     : op_name(op);
+  }
+  friend bool operator==(const EtCollective&, const EtCollective&) = default;
 };
 
 struct EtNode {
@@ -43,6 +54,10 @@ struct EtNode {
 struct EtRank {
   std::string file;
   std::vector<EtNode> nodes;
+  /// Dependencies on nodes the file does not hold, dropped as it was read (Chakra's converter
+  /// leaves control dependencies on the host operators it removed), and the first of them.
+  std::size_t dropped_deps = 0;
+  std::string first_dropped;  ///< "node 216 on node 3"
 };
 
 /// Every rank of one trace, rank r in ranks[r]; `version` is the files' schema version.

@@ -19,7 +19,7 @@ struct Found {
 };
 
 std::string op_text(const EtNode& n) {
-  return n.collective.op ? std::string(op_name(*n.collective.op)) : std::string("barrier");
+  return std::string(n.collective.name());
 }
 
 class Matcher {
@@ -142,7 +142,7 @@ class Matcher {
       for (const int m : members) {
         const NodeRef at{m, seq(m)[k]};
         const EtNode& n = node(at);
-        if (n.collective.op != ref.collective.op || n.comm_bytes != ref.comm_bytes) {
+        if (n.collective != ref.collective || n.comm_bytes != ref.comm_bytes) {
           fail(at, fmt::format("collective {} on group \"{:.60}\" is {} of {} B here and {} of "
                                "{} B on rank {} (node {})",
                                k + 1, group, op_text(n), n.comm_bytes, op_text(ref),
