@@ -209,8 +209,9 @@ TEST_CASE("chakra.files-round-trip") {
       CHECK(a.group == b.group);
     }
   }
-  // A folder holding one trace names it as well as its prefix does.
+  // A folder holding one trace names it as well as its prefix does, and so does a rank's file.
   CHECK(chakra::trace_files(dir.path("")).size() == 4);
+  CHECK(chakra::trace_files(dir.path("x.2.et")).size() == 4);
 }
 
 TEST_CASE("chakra.example-is-current") {
@@ -430,6 +431,21 @@ TEST_CASE("chakra.replay-matches-hopsim-kinds") {
       dir, {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"bytes", kBytes / 8}}}}});
   CHECK(replay_s(experiment(dir, dir.write_trace("b", bcast))) ==
         hopsim::test::approx(10 * piece_s).epsilon(1e-9));
+}
+
+TEST_CASE("chakra.load-bound") {
+  // 64 ranks and 50 all-reduces: within the plan's bound (the algorithm's flows per
+  // collective, not per member), so the experiment loads.
+  const TempDir dir;
+  std::vector<EtRank> ranks(64);
+  for (EtRank& r : ranks) {
+    for (std::uint64_t i = 1; i <= 50; ++i) {
+      r.nodes.push_back(collective(i, "ar", work::CollectiveOp::AllReduce, 1 << 20, "",
+                                   i > 1 ? std::vector<std::uint64_t>{i - 1}
+                                         : std::vector<std::uint64_t>{}));
+    }
+  }
+  CHECK(load_error(experiment(dir, dir.write_trace("big", ranks))) == "no error");
 }
 
 TEST_CASE("chakra.replay-errors") {

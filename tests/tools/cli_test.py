@@ -1218,9 +1218,14 @@ def case_profile_check(ctx):
     trace = os.path.join(ctx.source_dir, "tests/data/profile/kineto-moe-layer.json")
     exp = os.path.join(ctx.source_dir,
                        "configs/validation/deepseek-v3-dualpipe-pair-profile.json")
-    rc, out, err = run([ctx.hopsim, "profile-check", trace, exp, "--json"])
+    scratch = tempfile.TemporaryDirectory()
+    table = os.path.join(scratch.name, "h800-trace.json")
+    rc, out, err = run([ctx.hopsim, "profile-check", trace, exp, "--json", "--write-calibration",
+                        table])
     expect(rc == 0, f"profile-check --json exited {rc}: {err}")
     c = json.loads(out)
+    expect(c["calibration_written"].startswith(f"wrote {table}: 3 tables, 3 cells from 6 "
+                                               "kernels"), f"written: {c['calibration_written']}")
     with open(trace, encoding="utf-8") as f:
         kernels = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
     steps = 2
@@ -1254,12 +1259,8 @@ def case_profile_check(ctx):
            "2 profiler steps" in text and "my_team_fused_bias_dropout" in text,
            f"text: exit {rc}\n{text}{err}")
     with tempfile.TemporaryDirectory() as tmp:
-        # --write-calibration: the cuBLAS GEMMs and the norm, each cell the mean of its two
-        # kernels, a table check-calibration accepts and an experiment runs with.
-        table = os.path.join(tmp, "h800-trace.json")
-        rc, out, err = run([ctx.hopsim, "profile-check", trace, exp, "--write-calibration", table])
-        expect(rc == 0 and f"wrote {table}: 3 tables, 3 cells from 6 kernels" in out,
-               f"--write-calibration: exit {rc}: {out[-300:]}{err}")
+        # --write-calibration (above): the cuBLAS GEMMs and the norm, each cell the mean of its
+        # two kernels, a table check-calibration accepts and an experiment reads.
         with open(table, encoding="utf-8") as f:
             written = json.load(f)
         cells = {(t["op"], t["pass"], t["key"].get("role", t["key"].get("kernel", ""))):
@@ -1275,8 +1276,9 @@ def case_profile_check(ctx):
                             os.path.join(ctx.source_dir, "configs/clusters/h800-deepseek.json")])
         expect(rc == 0 and "measured table for \"NVIDIA H800\", 3 tables" in out,
                f"check-calibration: exit {rc}: {out}{err}")
-        _, with_table = run_json(ctx, exp, "--set", f"calibration={table}")
-        expect(with_table["calibration"] == table, f"calibration {with_table['calibration']}")
+        rc, out, err = run([ctx.hopsim, "explain", exp, "--json", "--set", f"calibration={table}"])
+        expect(rc == 0 and json.loads(out)["calibration"] == table, f"explain: exit {rc}: {err}")
+        scratch.cleanup()
         packed = os.path.join(tmp, "trace.json.gz")
         subprocess.run(["gzip", "-c", trace], stdout=open(packed, "wb"), check=True)
         rc, out2, err = run([ctx.hopsim, "profile-check", packed, exp, "--json"])

@@ -310,7 +310,10 @@ std::vector<std::string> trace_files(const std::string& where) {
   std::error_code ec;
   const bool folder = fs::is_directory(where, ec);
   const fs::path dir = folder ? fs::path(where) : fs::path(where).parent_path();
-  const std::string stem = folder ? std::string() : fs::path(where).filename().string();
+  std::string stem = folder ? std::string() : fs::path(where).filename().string();
+  if (const auto one = rank_file(stem); one && !folder) {
+    stem = one->first;  // one rank's file names its trace: NAME.3.et is NAME
+  }
   std::map<std::string, std::map<int, std::string>> families;
   fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
   if (ec) {

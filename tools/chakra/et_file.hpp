@@ -24,7 +24,7 @@ class EtError : public std::runtime_error {
 inline constexpr std::string_view kSchemaVersion = "0.0.4";
 
 /// The rank files of a trace, rank r at index r. `where` is a prefix (`dir/name` for
-/// dir/name.0.et, dir/name.1.et, ...) or a folder holding one such family. Throws EtError when
+/// dir/name.0.et, dir/name.1.et, ...), one of its files, or a folder holding one such family. Throws EtError when
 /// there is none, when a rank is missing, or when a folder holds two families.
 std::vector<std::string> trace_files(const std::string& where);
 

@@ -8,6 +8,7 @@
 
 #include "tools/chakra/et_file.hpp"
 #include "tools/commands/output_file.hpp"
+#include "tools/commands/run_command.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/trace/plan_export.hpp"
@@ -53,6 +54,7 @@ int export_chakra_command(const ExportChakraOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
   work::RunOptions options;
   options.watch_links = 0;
+  options.memory_limit_bytes = available_memory_bytes();  // as run's, without --force-memory
   const work::RunResult result = work::run(file.experiment, options);
   if (!result.ok()) {
     file.fail(result.problems.front());

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "tools/commands/output_file.hpp"
+#include "tools/commands/run_command.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/node.hpp"
 #include "tools/config/presets.hpp"
@@ -189,6 +190,7 @@ int profile_check_command(const ProfileCheckOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
   work::RunOptions options;
   options.watch_links = 0;
+  options.memory_limit_bytes = available_memory_bytes();  // as run's, without --force-memory
   const work::RunResult result = work::run(file.experiment, options);
   if (!result.ok()) {
     file.fail(result.problems.front());

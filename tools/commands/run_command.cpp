@@ -101,20 +101,6 @@ std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResu
 
 // The run's options: links watched for the report (and the trace), and progress on stderr for
 // runs of several cases that take a while (or on a terminal).
-// The memory this machine has available (MemAvailable of /proc/meminfo), or 0 when unknown.
-double available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kb = 0;
-  std::string unit;
-  while (meminfo >> key >> kb >> unit) {
-    if (key == "MemAvailable:") {
-      return kb * 1024;
-    }
-  }
-  return 0;
-}
-
 // Progress of a long case on a terminal: its simulated time and tasks, redrawn in place at
 // most 4 times a second from its first second on; nothing in files or pipes.
 std::function<void(const work::SimProgress&)> progress_line(bool terminal) {
@@ -231,6 +217,19 @@ int run_command(const RunOptions& o) {
     fmt::print("{}\n", report.dump(2));
   } else {
     fmt::print("{}", format_summary(in));
+  }
+  return 0;
+}
+
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemAvailable:") {
+      return kb * 1024;
+    }
   }
   return 0;
 }

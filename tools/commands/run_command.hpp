@@ -27,6 +27,10 @@ struct RunOptions {
 /// --trace-ranks says which: about 50 MB of trace.
 inline constexpr std::size_t kTraceAllTasks = 200000;
 
+/// The memory this machine has available (MemAvailable of /proc/meminfo), or 0 when unknown:
+/// the limit every command that runs an experiment gives run() (RunOptions::memory_limit_bytes).
+double available_memory_bytes();
+
 /// Returns the exit code: 0 ok, 1 the run failed or an output could not be written.
 /// Throws config::ConfigError on bad input.
 int run_command(const RunOptions& options);

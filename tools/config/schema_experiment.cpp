@@ -89,7 +89,7 @@ const std::array<KeyDoc, 6> kChakraWorkload{{
     {"kind", "\"chakra\"", "required", "replays a Chakra execution trace"},
     {"trace", "string", "required",
      "the trace's files, relative to this file: a prefix (DIR/NAME for DIR/NAME.0.et, "
-     "DIR/NAME.1.et, ...) or a folder holding one such family"},
+     "DIR/NAME.1.et, ...), one of its files, or a folder holding one such family"},
     {"gpus", "array of integers", "rank r on GPU r", "the GPU of each trace rank, in rank order"},
     {"groups", "object of arrays of integers", "{}",
      "the trace ranks of each process group a collective names (its pg_name), in ring order; "

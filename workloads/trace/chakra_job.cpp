@@ -57,6 +57,20 @@ void check_groups(const ChakraJob& job, Problems& out) {
   }
 }
 
+// The flows one member's node of a collective stands for: its collective's bound (the
+// algorithm's, collective_job.hpp) shared among the group's members.
+double member_flows(const ChakraJob& job, const EtNode& n, int gpus_per_node) {
+  if (n.collective.kind == EtCollective::Kind::Broadcast) {
+    return 8;  // 8 pieces on each of members - 1 hops
+  }
+  const double members =
+      static_cast<double>(std::max<std::size_t>(group_ranks(job, n).size(), 1));
+  CollectiveJob c;
+  c.op = n.collective.op;
+  c.algorithm = job.algorithm_for(c.op);
+  return collective_flows(c, members, gpus_per_node) / members;
+}
+
 // Simulated time and bytes that fit: every compute node's time in series, every collective's
 // flows and bytes counted generously (bounds.hpp).
 void check_load(const ChakraJob& job, const JobEnv& env, Problems& out) {
@@ -67,14 +81,13 @@ void check_load(const ChakraJob& job, const JobEnv& env, Problems& out) {
                       env.cluster.gpu.hbm_GBps};
   for (const EtRank& r : job.trace->ranks) {
     for (const EtNode& n : r.nodes) {
-      const double n_ranks = static_cast<double>(job.trace->ranks.size());
       if (n.type == EtNodeType::Compute) {
         compute_s += job.compute == TraceCompute::Model && !n.cpu
                          ? roofline_time(roof, n.flops, n.tensor_bytes).seconds()
                          : n.duration.seconds();
       } else if (n.type == EtNodeType::Collective) {
-        flows += 4 * n_ranks * n_ranks * 32;  // a tree's pieces, an all-to-all's pairs
-        bytes += static_cast<double>(n.comm_bytes) * n_ranks;
+        flows += member_flows(job, n, env.cluster.gpus_per_node);
+        bytes += 2 * static_cast<double>(n.comm_bytes);  // an all-reduce's, per member
       } else if (n.type == EtNodeType::Send) {
         flows += 1;
         bytes += static_cast<double>(n.comm_bytes);

@@ -118,7 +118,8 @@ class TracePlan {
       sets[0].push_back(job_.gpu_of(m.rank));
     }
     if (n.collective.kind == EtCollective::Kind::Broadcast) {
-      return add_broadcast(sets[0], n, after);
+      return join(sets[0].front(), add_broadcast(sets[0], n, after),
+                  plan_.phase(PhaseKind::Broadcast, PhasePass::Fwd));
     }
     CollectiveJob c;
     c.op = n.collective.op;  // a barrier all-reduces its bytes
@@ -131,7 +132,19 @@ class TracePlan {
         label(t, n);
       }
     }
-    return std::move(h.done);
+    return join(sets[0].front(), std::move(h.done), phase);
+  }
+
+  // One task that ends when all of `done` have (a delay of nothing on `gpu`, in the
+  // collective's phase), so that what waits for a collective waits for one task, not for each
+  // of its last flows.
+  std::vector<PlanTaskId> join(int gpu, std::vector<PlanTaskId> done, std::uint32_t phase) {
+    if (done.size() <= 1) {
+      return done;
+    }
+    const PlanTaskId j = plan_.add_delay(gpu, Time{}, phase);
+    wait(j, done);
+    return {j};
   }
 
   // NCCL's ring broadcast from the group's first rank: its bytes in kBroadcastPieces pieces
