@@ -485,8 +485,7 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b, const Measured& measured
     // Every figure seen from the whole run's busiest GPU, which a short run need not share.
     const ProbeResult& last = measured.at(repeat_probe(k));
     const int rank =
-        extrapolate(measured.at(repeat_probe(k - 1)).summary, last.summary, layers - k)
-            .critical_rank;
+        busiest_after(measured.at(repeat_probe(k - 1)).summary, last.summary, layers - k);
     const auto seen = [&](std::int64_t n) {
       const ProbeResult& p = measured.at(repeat_probe(n));
       return at_rank(p.summary, p.plan, p.outcome, rank);

@@ -216,13 +216,26 @@ bool steady(const Summary& one, const Summary& two, const Summary& three) {
   return true;
 }
 
+int busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra) {
+  int busiest = 0;
+  Time most{};
+  for (std::size_t r = 0; r < more.ranks.size(); ++r) {
+    const Time busy = ahead(fewer.ranks[r].busy, more.ranks[r].busy, extra);
+    if (more.ranks[r].busy > Time{} && busy > most) {
+      most = busy;
+      busiest = static_cast<int>(r);
+    }
+  }
+  return busiest;
+}
+
 Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extra) {
   HOPSIM_ASSERT(fewer.ranks.size() == more.ranks.size() &&
                     fewer.phases.size() == more.phases.size() && extra >= 0,
                 "extrapolating summaries of different shapes");
   Summary s = more;
   s.step = ahead(fewer.step, more.step, extra);
-  s.critical_rank = 0;  // as summarize() picks it: the first of the busiest involved ranks
+  s.critical_rank = busiest_after(fewer, more, extra);
   double busy_sum = 0;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const RankTime& a = fewer.ranks[r];
@@ -231,9 +244,6 @@ Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extr
                   ahead(a.comm, b.comm, extra), ahead(a.exposed, b.exposed, extra)};
     if (b.busy > Time{}) {
       busy_sum += s.ranks[r].busy.seconds();
-      if (s.ranks[r].busy > s.ranks[static_cast<std::size_t>(s.critical_rank)].busy) {
-        s.critical_rank = static_cast<int>(r);
-      }
     }
   }
   s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);

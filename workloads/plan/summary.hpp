@@ -58,6 +58,10 @@ bool steady(const Summary& one, const Summary& two, const Summary& three);
 /// chosen again.
 Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extra);
 
+/// The busiest rank of extrapolate(fewer, more, extra), as summarize() picks it (the lowest
+/// index among the busiest ranks with work), without extrapolating the rest.
+int busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra);
+
 /// Which kinds of link a route crosses: an NVLink hop, a network (NIC or fabric) hop; the
 /// byte totals above count a flow under each kind it crosses.
 struct RouteKinds {
