@@ -8,7 +8,7 @@
 
 #include "tools/chakra/et_file.hpp"
 #include "tools/commands/output_file.hpp"
-#include "tools/commands/run_command.hpp"
+#include "tools/commands/case_run.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/trace/plan_export.hpp"
@@ -17,21 +17,6 @@ namespace hopsim::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-const work::CaseResult& pick(const work::RunResult& r, const ExportChakraOptions& o) {
-  std::vector<std::string> names;
-  for (const work::CaseResult& c : r.cases) {
-    if (c.name == o.case_name || (o.case_name.empty() && r.cases.size() == 1)) {
-      return c;
-    }
-    names.push_back(fmt::format("\"{}\"", c.name));
-  }
-  throw config::ConfigError(fmt::format(
-      "{}: {}; its cases are {}", o.experiment,
-      o.case_name.empty() ? fmt::format("{} cases: name one with --case", r.cases.size())
-                          : fmt::format("no case \"{}\"", config::echo(o.case_name, 60)),
-      config::echo(fmt::format("{}", fmt::join(names, ", ")), 200)));
-}
 
 // The experiment that replays the files: the same cluster (inline, as resolved), the GPUs.
 nlohmann::ordered_json replay_experiment(const config::ExperimentFile& file,
@@ -51,15 +36,9 @@ nlohmann::ordered_json replay_experiment(const config::ExperimentFile& file,
 }  // namespace
 
 int export_chakra_command(const ExportChakraOptions& o) {
-  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
-  work::RunOptions options;
-  options.watch_links = 0;
-  options.memory_limit_bytes = available_memory_bytes();  // as run's, without --force-memory
-  const work::RunResult result = work::run(file.experiment, options);
-  if (!result.ok()) {
-    file.fail(result.problems.front());
-  }
-  const work::CaseResult& c = pick(result, o);
+  const CaseRun run = run_for_case(o.experiment, o.overrides, o.case_name);
+  const config::ExperimentFile& file = run.file;
+  const work::CaseResult& c = run.picked();
   if (c.plan_scale != 1) {
     throw config::ConfigError(fmt::format(
         "{}: this case simulated {:g} times fewer layers than it reports (identical MoE layers "
@@ -90,7 +69,7 @@ int export_chakra_command(const ExportChakraOptions& o) {
              c.name.empty() ? "" : fmt::format(" (case \"{}\")", c.name), o.out);
   fmt::print("simulated step time {:.6f} ms; replay it: hopsim run {}\n",
              c.summary.step.seconds() * 1e3, replay);
-  if (!result.probes.empty()) {
+  if (!run.result.probes.empty()) {
     fmt::print("note: a folded step: the files hold its folded plan (one GPU per pipeline "
                "stage, measured layers as kernels)\n");
   }

@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "tools/commands/output_file.hpp"
-#include "tools/commands/run_command.hpp"
+#include "tools/commands/case_run.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/node.hpp"
 #include "tools/config/presets.hpp"
@@ -22,25 +22,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 using profile::ClassRow;
 using profile::ProfileCheck;
-
-// The case the trace is checked against: --case, or the experiment's only one.
-const work::CaseResult& pick_case(const work::RunResult& r, const ProfileCheckOptions& o) {
-  std::vector<std::string> names;
-  for (const work::CaseResult& c : r.cases) {
-    if (c.name == o.case_name) {
-      return c;
-    }
-    names.push_back(c.name);
-  }
-  if (o.case_name.empty() && r.cases.size() == 1) {
-    return r.cases.front();
-  }
-  throw config::ConfigError(fmt::format(
-      "{}: {}; its cases are {}", o.experiment,
-      o.case_name.empty() ? fmt::format("{} cases: name one with --case", r.cases.size())
-                          : fmt::format("no case \"{}\"", config::echo(o.case_name, 60)),
-      config::echo(fmt::format("{}", fmt::join(names, ", ")), 200)));
-}
 
 std::string row_name(const ClassRow& r) { return fmt::format("{}", fmt::join(r.classes, " + ")); }
 
@@ -187,15 +168,9 @@ int profile_check_command(const ProfileCheckOptions& o) {
       o.rules.empty() ? profile::KernelRules::default_path() : o.rules;
   const profile::KernelRules rules = profile::KernelRules::read(rules_file);
   const profile::KinetoTrace trace = profile::read_kineto_trace(o.trace);
-  const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
-  work::RunOptions options;
-  options.watch_links = 0;
-  options.memory_limit_bytes = available_memory_bytes();  // as run's, without --force-memory
-  const work::RunResult result = work::run(file.experiment, options);
-  if (!result.ok()) {
-    file.fail(result.problems.front());
-  }
-  const work::CaseResult& c = pick_case(result, o);
+  const CaseRun run = run_for_case(o.experiment, o.overrides, o.case_name);
+  const config::ExperimentFile& file = run.file;
+  const work::CaseResult& c = run.picked();
   const ProfileCheck check =
       profile::check_profile(trace, rules, c, {.steps = o.steps, .device = o.device});
   const std::string wrote =
