@@ -303,6 +303,10 @@ TEST_CASE("chakra.malformed-files") {
   odd.add_attr()->set_name("my_flag");
   CHECK(read_error(dir.write("attr.0.et", raw_file({odd}))).find(
             "node 7: unknown attribute \"my_flag\"") != std::string::npos);
+  chakra::Node control = raw_node(7, chakra::COMP_NODE);
+  control.add_attr()->set_name("two\nlines");
+  CHECK(read_error(dir.write("ctl.0.et", raw_file({control}))).find(
+            "unknown attribute \"two\\x0alines\"") != std::string::npos);
   chakra::Node unknown = raw_node(8, chakra::COMP_NODE);
   unknown.set_type(static_cast<chakra::NodeType>(42));
   CHECK(read_error(dir.write("type.0.et", raw_file({unknown}))).find(

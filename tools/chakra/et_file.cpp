@@ -158,8 +158,8 @@ void read_attr(const Attr& a, work::EtNode& n, Attrs& seen, const At& at) {
               "\"groups\" (all true, or no involved_dim, means every rank)");
     }
   } else if (std::find(kIgnored.begin(), kIgnored.end(), name) == kIgnored.end()) {
-    at.fail(fmt::format("unknown attribute \"{:.60}\" (hopsim reads {}; it ignores {})", name,
-                        kRead, fmt::join(kIgnored, ", ")));
+    at.fail(fmt::format("unknown attribute \"{}\" (hopsim reads {}; it ignores {})",
+                        work::shown(name), kRead, fmt::join(kIgnored, ", ")));
   }
 }
 

@@ -60,6 +60,24 @@ struct EtRank {
   std::string first_dropped;  ///< "node 216 on node 3"
 };
 
+/// A name from a trace as a one-line message shows it: control characters as \xNN, at most
+/// `max` characters and then "...".
+inline std::string shown(std::string_view text, std::size_t max = 60) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return text.size() > max ? out + "..." : out;
+}
+
 /// Every rank of one trace, rank r in ranks[r]; `version` is the files' schema version.
 struct EtTrace {
   std::string version;

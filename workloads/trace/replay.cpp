@@ -105,13 +105,13 @@ class Matcher {
       const NodeRef first{by_rank.begin()->first, by_rank.begin()->second.front()};
       const std::vector<int> members = group_ranks(job_, node(first));
       if (members.empty()) {
-        fail(first, fmt::format("its pg_name \"{:.60}\" is not in the experiment's "
-                                "/workload/groups (which ranks form it?)", group));
+        fail(first, fmt::format("its pg_name \"{}\" is not in the experiment's "
+                                "/workload/groups (which ranks form it?)", shown(group)));
       }
       for (const auto& [rank, nodes] : by_rank) {
         if (std::find(members.begin(), members.end(), rank) == members.end()) {
-          fail({rank, nodes.front()}, fmt::format("rank {} is not a member of group \"{:.60}\"",
-                                                  rank, group));
+          fail({rank, nodes.front()}, fmt::format("rank {} is not a member of group \"{}\"",
+                                                  rank, shown(group)));
         }
       }
       match_group(group, members, by_rank);
@@ -131,9 +131,9 @@ class Matcher {
         const bool more = seq(m).size() > lead.size();
         const int r = more ? m : members.front();
         fail({r, seq(r)[std::min(seq(m).size(), lead.size())]},
-             fmt::format("rank {} runs {} collectives on group \"{:.60}\" and rank {} runs {}: "
+             fmt::format("rank {} runs {} collectives on group \"{}\" and rank {} runs {}: "
                          "every member runs the same collectives in the same order",
-                         m, seq(m).size(), group, members.front(), lead.size()));
+                         m, seq(m).size(), shown(group), members.front(), lead.size()));
       }
     }
     for (std::size_t k = 0; k < lead.size(); ++k) {
@@ -143,9 +143,9 @@ class Matcher {
         const NodeRef at{m, seq(m)[k]};
         const EtNode& n = node(at);
         if (n.collective != ref.collective || n.comm_bytes != ref.comm_bytes) {
-          fail(at, fmt::format("collective {} on group \"{:.60}\" is {} of {} B here and {} of "
+          fail(at, fmt::format("collective {} on group \"{}\" is {} of {} B here and {} of "
                                "{} B on rank {} (node {})",
-                               k + 1, group, op_text(n), n.comm_bytes, op_text(ref),
+                               k + 1, shown(group), op_text(n), n.comm_bytes, op_text(ref),
                                ref.comm_bytes, members.front(), ref.id));
         }
         unit.push_back(at);
