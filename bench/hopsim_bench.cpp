@@ -119,7 +119,7 @@ work::Plan exchange(int gpus, BytesOf bytes_of) {
   for (int s = 0; s < gpus; ++s) {
     for (int d = 0; d < gpus; ++d) {
       if (s != d) {
-        plan.add_flow(s, d, bytes_of(s, d));
+        plan.add_flow(topo::GpuId{s}, topo::GpuId{d}, bytes_of(s, d));
       }
     }
   }
@@ -187,7 +187,7 @@ work::Plan moe_dispatch(int gpus) {
     for (int d = 0; d < gpus; ++d) {
       const std::int64_t n = copies[as_index(s) * as_index(gpus) + as_index(d)];
       if (s != d && n > 0) {
-        plan.add_flow(s, d, Bytes{n * kTokenBytes});
+        plan.add_flow(topo::GpuId{s}, topo::GpuId{d}, Bytes{n * kTokenBytes});
       }
     }
   }

@@ -21,7 +21,7 @@ namespace hopsim::topo {
 // graph; the graph is the model's ground truth, which is_path() checks routes against.
 struct Cluster::Graph {
   struct EdgeData {
-    LinkId link = 0;
+    LinkId link;
   };
 
   using Impl = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
@@ -72,7 +72,7 @@ Cluster::Cluster(const Spec& spec) : spec_(spec) {
   // Descriptors are taken only now: adding edges may move the storage they point into.
   graph_->edge_of.resize(links_.size());
   for (const auto e : boost::make_iterator_range(boost::edges(graph_->g))) {
-    graph_->edge_of[graph_->g[e].link] = e;
+    graph_->edge_of[graph_->g[e].link.index()] = e;
   }
 }
 
@@ -92,16 +92,17 @@ void Cluster::plan_leaves() {
   spine_count_ = leaf_count_ > 1 ? spec_.spines : 0;
   leaf_of_nic_.resize(as_index(gpu_count()));
   for (int rank = 0; rank < gpu_count(); ++rank) {
-    const int group = node_of(rank) / per_leaf;
-    leaf_of_nic_[as_index(rank)] = rails ? group * spec_.gpus_per_node + local_of(rank) : group;
+    const GpuId gpu{rank};
+    const int group = node_of(gpu).value() / per_leaf;
+    leaf_of_nic_[gpu.index()] = rails ? group * spec_.gpus_per_node + local_of(gpu) : group;
   }
 }
 
 LinkId Cluster::add_link(std::string name, LinkKind kind, LinkParams params, std::size_t from,
                          std::size_t to) {
-  HOPSIM_ASSERT(links_.size() < std::numeric_limits<LinkId>::max(),
+  HOPSIM_ASSERT(links_.size() < std::numeric_limits<LinkId::rep_type>::max(),
                 "link {} overflows the LinkId range", name);
-  const auto id = static_cast<LinkId>(links_.size());
+  const LinkId id{static_cast<LinkId::rep_type>(links_.size())};
   links_.push_back(Link{std::move(name), kind, params.bandwidth, params.latency});
   boost::add_edge(from, to, Graph::EdgeData{id}, graph_->g);
   return id;
@@ -116,10 +117,11 @@ void Cluster::build_node_links() {
   nic_up_.resize(gpus);
   nic_down_.resize(gpus);
   for (int rank = 0; rank < gpu_count(); ++rank) {
-    const std::size_t r = as_index(rank);
-    const int node = node_of(rank);
-    const int local = local_of(rank);
-    const std::size_t nvswitch = first_switch + as_index(node);
+    const GpuId gpu{rank};
+    const std::size_t r = gpu.index();
+    const NodeId node = node_of(gpu);
+    const int local = local_of(gpu);
+    const std::size_t nvswitch = first_switch + node.index();
     const std::size_t leaf = first_leaf + as_index(leaf_of_nic_[r]);
     nvl_up_[r] = add_link(fmt::format("n{}.g{}.nvl.up", node, local), LinkKind::NvLink,
                           spec_.nvlink, r, nvswitch);
@@ -164,37 +166,37 @@ void Cluster::build_fabric() {
   }
 }
 
-int Cluster::spine_for(int src, int dst) const {
+int Cluster::spine_for(GpuId src, GpuId dst) const {
   if (spec_.spines == 1) {
     return 0;
   }
-  const std::uint64_t key =
-      (std::uint64_t{static_cast<std::uint32_t>(src)} << 32U) | static_cast<std::uint32_t>(dst);
+  const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(src.value())} << 32U) |
+                            static_cast<std::uint32_t>(dst.value());
   return static_cast<int>(mix64(key) % static_cast<std::uint64_t>(spec_.spines));
 }
 
-Route Cluster::route(int src, int dst) const {
-  HOPSIM_ASSERT(src >= 0 && src < gpu_count() && dst >= 0 && dst < gpu_count() && src != dst,
+Route Cluster::route(GpuId src, GpuId dst) const {
+  HOPSIM_ASSERT(contains(src) && contains(dst) && src != dst,
                 "route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
   Route r;
   const auto push = [&r](LinkId id) { r.links[r.size++] = id; };
-  const std::size_t d = as_index(dst);
+  const std::size_t d = dst.index();
   if (node_of(src) == node_of(dst)) {
-    push(nvl_up_[as_index(src)]);
+    push(nvl_up_[src.index()]);
     push(nvl_down_[d]);
     return r;
   }
   // The GPU whose NIC enters the fabric: the source itself, or with PXN the source node's GPU
   // on the destination's rail, reached over NVLink first.
-  int entry = src;
+  GpuId entry = src;
   if (spec_.fabric == FabricKind::RailOptimized && spec_.cross_rail == CrossRail::NvLink &&
       local_of(src) != local_of(dst)) {
-    entry = node_of(src) * spec_.gpus_per_node + local_of(dst);
-    push(nvl_up_[as_index(src)]);
-    push(nvl_down_[as_index(entry)]);
+    entry = gpu_at(node_of(src), local_of(dst));
+    push(nvl_up_[src.index()]);
+    push(nvl_down_[entry.index()]);
   }
-  push(nic_up_[as_index(entry)]);
-  const int from_leaf = leaf_of_nic_[as_index(entry)];
+  push(nic_up_[entry.index()]);
+  const int from_leaf = leaf_of_nic_[entry.index()];
   const int to_leaf = leaf_of_nic_[d];
   if (from_leaf != to_leaf) {
     const std::size_t spine = as_index(spine_for(src, dst));
@@ -205,27 +207,27 @@ Route Cluster::route(int src, int dst) const {
   return r;
 }
 
-Route Cluster::nic_route(int src, int dst) const {
-  HOPSIM_ASSERT(src >= 0 && src < gpu_count() && dst >= 0 && dst < gpu_count() && src != dst,
+Route Cluster::nic_route(GpuId src, GpuId dst) const {
+  HOPSIM_ASSERT(contains(src) && contains(dst) && src != dst,
                 "nic_route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
   Route r;
   const auto push = [&r](LinkId id) { r.links[r.size++] = id; };
-  push(nic_up_[as_index(src)]);
-  const int from_leaf = leaf_of_nic_[as_index(src)];
-  const int to_leaf = leaf_of_nic_[as_index(dst)];
+  push(nic_up_[src.index()]);
+  const int from_leaf = leaf_of_nic_[src.index()];
+  const int to_leaf = leaf_of_nic_[dst.index()];
   if (from_leaf != to_leaf) {
     const std::size_t spine = as_index(spine_for(src, dst));
     push(leaf_up_[as_index(from_leaf) * as_index(spine_count_) + spine]);
     push(leaf_down_[as_index(to_leaf) * as_index(spine_count_) + spine]);
   }
-  push(nic_down_[as_index(dst)]);
+  push(nic_down_[dst.index()]);
   return r;
 }
 
 Time Cluster::latency(std::span<const LinkId> route) const {
   Time total = spec_.software_overhead;
   for (const LinkId id : route) {
-    total += links_[id].latency;
+    total += links_[id.index()].latency;
   }
   return total;
 }
@@ -234,20 +236,19 @@ std::size_t Cluster::vertex_count() const {
   return boost::num_vertices(graph_->g);
 }
 
-bool Cluster::is_path(std::span<const LinkId> route, int src, int dst) const {
-  if (route.empty() || route.size() > kMaxRouteLinks || src < 0 || src >= gpu_count() || dst < 0 ||
-      dst >= gpu_count()) {
+bool Cluster::is_path(std::span<const LinkId> route, GpuId src, GpuId dst) const {
+  if (route.empty() || route.size() > kMaxRouteLinks || !contains(src) || !contains(dst)) {
     return false;
   }
   const Graph::Impl& g = graph_->g;
-  std::size_t at = as_index(src);
+  std::size_t at = src.index();
   std::array<std::size_t, kMaxRouteLinks + 1> visited{at};
   std::size_t visited_count = 1;
   for (const LinkId id : route) {
-    if (id >= links_.size()) {
+    if (id.index() >= links_.size()) {
       return false;
     }
-    const auto e = graph_->edge_of[id];
+    const auto e = graph_->edge_of[id.index()];
     if (boost::source(e, g) != at) {
       return false;
     }
@@ -259,7 +260,7 @@ bool Cluster::is_path(std::span<const LinkId> route, int src, int dst) const {
     }
     visited[visited_count++] = at;
   }
-  return at == as_index(dst);
+  return at == dst.index();
 }
 
 }  // namespace hopsim::topo

@@ -10,11 +10,10 @@
 
 #include "sim/resource.hpp"
 #include "sim/units.hpp"
+#include "topology/ids.hpp"
 #include "topology/spec.hpp"
 
 namespace hopsim::topo {
-
-using LinkId = sim::ResourceId;
 
 enum class LinkKind {
   NvLink,  ///< GPU <-> NVSwitch
@@ -48,25 +47,40 @@ class Cluster {
 
   const Spec& spec() const { return spec_; }
   int gpu_count() const { return spec_.nodes * spec_.gpus_per_node; }
-  int node_of(int rank) const { return rank / spec_.gpus_per_node; }
-  int local_of(int rank) const { return rank % spec_.gpus_per_node; }
+
+  /// True when `gpu` is one of this cluster's GPUs.
+  bool contains(GpuId gpu) const { return gpu.value() >= 0 && gpu.value() < gpu_count(); }
+
+  NodeId node_of(GpuId gpu) const { return NodeId{gpu.value() / spec_.gpus_per_node}; }
+
+  /// Its index inside its node (its rail on a rail-optimized fabric).
+  int local_of(GpuId gpu) const { return gpu.value() % spec_.gpus_per_node; }
+
+  /// The GPU of that index inside that node.
+  GpuId gpu_at(NodeId node, int local) const {
+    return GpuId{node.value() * spec_.gpus_per_node + local};
+  }
 
   std::size_t link_count() const { return links_.size(); }
-  const Link& link(LinkId id) const { return links_[id]; }
+
+  const Link& link(LinkId id) const { return links_[id.index()]; }
+
+  /// Every link, link l at index l.value().
+  std::span<const Link> links() const { return links_; }
 
   /// The links a flow from GPU `src` to GPU `dst` crosses, in order. src != dst.
-  Route route(int src, int dst) const;
+  Route route(GpuId src, GpuId dst) const;
   /// The route through the NICs alone, as RDMA without NVLink forwarding takes it (DeepEP's
   /// low-latency kernels), even inside a node: src's NIC up, through the spine when the leaves
   /// differ, dst's NIC down. src != dst.
-  Route nic_route(int src, int dst) const;
+  Route nic_route(GpuId src, GpuId dst) const;
   /// Latency a flow on `route` pays: its links' latencies plus the software overhead.
   Time latency(std::span<const LinkId> route) const;
 
   /// Number of vertices (GPUs, NVSwitches, leaves, spines) in the underlying graph.
   std::size_t vertex_count() const;
   /// True when consecutive links of `route` form a path from GPU `src` to GPU `dst`.
-  bool is_path(std::span<const LinkId> route, int src, int dst) const;
+  bool is_path(std::span<const LinkId> route, GpuId src, GpuId dst) const;
 
  private:
   struct Graph;  // Boost.Graph stays out of this header
@@ -85,7 +99,7 @@ class Cluster {
   void build_fabric();
   LinkId add_link(std::string name, LinkKind kind, LinkParams params, std::size_t from,
                   std::size_t to);
-  int spine_for(int src, int dst) const;
+  int spine_for(GpuId src, GpuId dst) const;
 };
 
 }  // namespace hopsim::topo

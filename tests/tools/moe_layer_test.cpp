@@ -36,7 +36,7 @@ work::RunResult layer(std::vector<std::string> sets) {
 
 const work::RankTime& busiest(const work::RunResult& r) {
   const work::Summary& s = r.cases[0].summary;
-  return s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  return s.ranks[s.critical_rank.index()];
 }
 
 Time step(const work::RunResult& r) { return r.cases[0].summary.step; }

@@ -266,7 +266,7 @@ work::CaseResult simulated() {
   r.name = "layer";
   r.summary.step = Time::from_seconds(0.012);
   r.summary.ranks.resize(2);
-  r.summary.critical_rank = 1;
+  r.summary.critical_rank = topo::GpuId{1};
   r.summary.ranks[1].compute = Time::from_seconds(0.010);
   r.summary.ranks[1].comm = Time::from_seconds(0.004);
   r.summary.compute_kernels.add(work::KernelClass::GemmFprop, Time::from_seconds(0.12));

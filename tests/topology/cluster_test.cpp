@@ -21,6 +21,10 @@ Spec make_spec(int nodes, int gpus_per_node) {
   return spec;
 }
 
+GpuId g(int rank) {
+  return GpuId{rank};
+}
+
 std::vector<std::string> names(const Cluster& c, const Route& r) {
   std::vector<std::string> out;
   for (const LinkId id : r.span()) {
@@ -48,7 +52,8 @@ TEST_CASE("a 2-node rail-optimized cluster has 4 links per GPU plus leaf-spine l
   CHECK(c.vertex_count() == 16 + 2 + 8 + 1);  // GPUs, NVSwitches, leaves, spines
 
   std::unordered_map<std::string, LinkId> by_name;
-  for (LinkId id = 0; id < c.link_count(); ++id) {
+  for (std::size_t l = 0; l < c.link_count(); ++l) {
+    const LinkId id{static_cast<LinkId::rep_type>(l)};
     by_name.emplace(c.link(id).name, id);
   }
   CHECK(by_name.size() == c.link_count());  // names are unique
@@ -81,43 +86,43 @@ TEST_CASE("a single leaf has no spine switches and no spine links") {
 
 TEST_CASE("same-node routes are NVLink up then NVLink down") {
   const Cluster c(make_spec(2, 8));
-  CHECK(names(c, c.route(1, 5)) == Names{"n0.g1.nvl.up", "n0.g5.nvl.down"});
-  CHECK(names(c, c.route(15, 8)) == Names{"n1.g7.nvl.up", "n1.g0.nvl.down"});
+  CHECK(names(c, c.route(g(1), g(5))) == Names{"n0.g1.nvl.up", "n0.g5.nvl.down"});
+  CHECK(names(c, c.route(g(15), g(8))) == Names{"n1.g7.nvl.up", "n1.g0.nvl.down"});
 }
 
 TEST_CASE("same-rail inter-node routes stay on the rail, crossing a spine only between groups") {
   const Cluster one_group(make_spec(2, 8));
-  CHECK(names(one_group, one_group.route(3, 11)) == Names{"n0.g3.nic.up", "n1.g3.nic.down"});
+  CHECK(names(one_group, one_group.route(g(3), g(11))) == Names{"n0.g3.nic.up", "n1.g3.nic.down"});
 
   Spec spec = make_spec(2, 8);
   spec.nodes_per_leaf = 1;  // leaf = node * 8 + rail
   const Cluster two_groups(spec);
-  CHECK(names(two_groups, two_groups.route(3, 11)) ==
+  CHECK(names(two_groups, two_groups.route(g(3), g(11))) ==
         Names{"n0.g3.nic.up", "leaf3.spine0.up", "leaf11.spine0.down", "n1.g3.nic.down"});
 }
 
 TEST_CASE("cross-rail routes with PXN go over NVLink to the destination's rail first") {
   const Cluster c(make_spec(2, 8));
   // GPU 13 is node 1, local 5: the relay is node 0's GPU 5.
-  CHECK(names(c, c.route(2, 13)) ==
+  CHECK(names(c, c.route(g(2), g(13))) ==
         Names{"n0.g2.nvl.up", "n0.g5.nvl.down", "n0.g5.nic.up", "n1.g5.nic.down"});
 
   Spec spec = make_spec(2, 8);
   spec.nodes_per_leaf = 1;
   const Cluster groups(spec);
-  CHECK(names(groups, groups.route(2, 13)) == Names{"n0.g2.nvl.up", "n0.g5.nvl.down",
-                                                    "n0.g5.nic.up", "leaf5.spine0.up",
-                                                    "leaf13.spine0.down", "n1.g5.nic.down"});
+  CHECK(names(groups, groups.route(g(2), g(13))) == Names{"n0.g2.nvl.up", "n0.g5.nvl.down",
+                                                          "n0.g5.nic.up", "leaf5.spine0.up",
+                                                          "leaf13.spine0.down", "n1.g5.nic.down"});
 }
 
 TEST_CASE("cross-rail routes without PXN cross the spine between rail leaves") {
   Spec spec = make_spec(2, 8);
   spec.cross_rail = CrossRail::Spine;
   const Cluster c(spec);
-  CHECK(names(c, c.route(2, 13)) ==
+  CHECK(names(c, c.route(g(2), g(13))) ==
         Names{"n0.g2.nic.up", "leaf2.spine0.up", "leaf5.spine0.down", "n1.g5.nic.down"});
   // Same rail still stays on its leaf.
-  CHECK(names(c, c.route(2, 10)) == Names{"n0.g2.nic.up", "n1.g2.nic.down"});
+  CHECK(names(c, c.route(g(2), g(10))) == Names{"n0.g2.nic.up", "n1.g2.nic.down"});
 }
 
 TEST_CASE("fat-tree routes cross a spine only when the two nodes sit on different leaves") {
@@ -126,10 +131,10 @@ TEST_CASE("fat-tree routes cross a spine only when the two nodes sit on differen
   spec.nodes_per_leaf = 2;  // nodes 0,1 on leaf 0; nodes 2,3 on leaf 1
   const Cluster c(spec);
   CHECK(c.vertex_count() == 16 + 4 + 2 + 1);
-  CHECK(names(c, c.route(0, 5)) == Names{"n0.g0.nic.up", "n1.g1.nic.down"});
-  CHECK(names(c, c.route(0, 9)) ==
+  CHECK(names(c, c.route(g(0), g(5))) == Names{"n0.g0.nic.up", "n1.g1.nic.down"});
+  CHECK(names(c, c.route(g(0), g(9))) ==
         Names{"n0.g0.nic.up", "leaf0.spine0.up", "leaf1.spine0.down", "n2.g1.nic.down"});
-  CHECK(names(c, c.route(1, 2)) == Names{"n0.g1.nvl.up", "n0.g2.nvl.down"});
+  CHECK(names(c, c.route(g(1), g(2))) == Names{"n0.g1.nvl.up", "n0.g2.nvl.down"});
 }
 
 TEST_CASE("ECMP picks a spine deterministically, in range, spread over all spines") {
@@ -143,18 +148,18 @@ TEST_CASE("ECMP picks a spine deterministically, in range, spread over all spine
   int pairs = 0;
   for (int src = 0; src < a.gpu_count(); ++src) {
     for (int dst = 0; dst < a.gpu_count(); ++dst) {
-      if (a.node_of(src) == a.node_of(dst)) {
+      if (a.node_of(g(src)) == a.node_of(g(dst))) {
         continue;
       }
-      const Route r = a.route(src, dst);
+      const Route r = a.route(g(src), g(dst));
       REQUIRE(r.size == 4);
       const int up = spine_of(a.link(r.links[1]));
       const int down = spine_of(a.link(r.links[2]));
       REQUIRE(up == down);
       REQUIRE(up >= 0);
       REQUIRE(up < 4);
-      REQUIRE(names(a, r) == names(b, b.route(src, dst)));  // same answer in another instance
-      REQUIRE(names(a, r) == names(a, a.route(src, dst)));  // and on a second call
+      REQUIRE(names(a, r) == names(b, b.route(g(src), g(dst))));  // same answer in another instance
+      REQUIRE(names(a, r) == names(a, a.route(g(src), g(dst))));  // and on a second call
       ++uses[static_cast<std::size_t>(up)];
       ++pairs;
     }
@@ -175,9 +180,9 @@ TEST_CASE("leaf-spine bandwidth is the leaf's NIC bandwidth over oversubscriptio
   fat.oversubscription = 2;
   const Cluster c(fat);  // 8 NICs per leaf: 8 x 50 GB/s / (2 x 2) = 100 GB/s per member
   std::size_t spine_links = 0;
-  for (LinkId id = 0; id < c.link_count(); ++id) {
-    if (c.link(id).kind == LinkKind::Spine) {
-      CHECK(c.link(id).bandwidth.bytes_per_s == hopsim::test::approx(100e9));
+  for (const Link& link : c.links()) {
+    if (link.kind == LinkKind::Spine) {
+      CHECK(link.bandwidth.bytes_per_s == hopsim::test::approx(100e9));
       ++spine_links;
     }
   }
@@ -186,8 +191,8 @@ TEST_CASE("leaf-spine bandwidth is the leaf's NIC bandwidth over oversubscriptio
   Spec rails = make_spec(4, 4);
   rails.nodes_per_leaf = 2;
   rails.oversubscription = 4;
-  const Cluster r(rails);             // 2 NICs per rail leaf: 2 x 50 GB/s / 4 = 25 GB/s
-  const Route route = r.route(0, 8);  // node 0 -> node 2, same rail, other group
+  const Cluster r(rails);                   // 2 NICs per rail leaf: 2 x 50 GB/s / 4 = 25 GB/s
+  const Route route = r.route(g(0), g(8));  // node 0 -> node 2, same rail, other group
   REQUIRE(route.size == 4);
   CHECK(r.link(route.links[1]).bandwidth.bytes_per_s == hopsim::test::approx(25e9));
   CHECK(r.link(route.links[2]).bandwidth.bytes_per_s == hopsim::test::approx(25e9));
@@ -210,10 +215,10 @@ TEST_CASE("every route of every small cluster is a simple path of at most kMaxRo
               if (src == dst) {
                 continue;
               }
-              const Route r = c.route(src, dst);
-              const bool same_node = c.node_of(src) == c.node_of(dst);
-              if (!c.is_path(r.span(), src, dst) || r.size > kMaxRouteLinks ||
-                  (same_node && r.size != 2) || c.is_path(r.span(), dst, src)) {
+              const Route r = c.route(g(src), g(dst));
+              const bool same_node = c.node_of(g(src)) == c.node_of(g(dst));
+              if (!c.is_path(r.span(), g(src), g(dst)) || r.size > kMaxRouteLinks ||
+                  (same_node && r.size != 2) || c.is_path(r.span(), g(dst), g(src))) {
                 ++bad;
               }
             }
@@ -231,14 +236,14 @@ TEST_CASE("every route of every small cluster is a simple path of at most kMaxRo
 
 TEST_CASE("is_path rejects broken chains") {
   const Cluster c(make_spec(2, 8));
-  const Route r = c.route(2, 13);
-  CHECK(c.is_path(r.span(), 2, 13));
-  CHECK_FALSE(c.is_path(r.span(), 2, 12));
-  CHECK_FALSE(c.is_path(r.span(), 3, 13));
-  CHECK_FALSE(c.is_path(r.span().subspan(1), 2, 13));
-  CHECK_FALSE(c.is_path({}, 2, 13));
-  const LinkId bogus[] = {static_cast<LinkId>(c.link_count())};
-  CHECK_FALSE(c.is_path(bogus, 2, 13));
+  const Route r = c.route(g(2), g(13));
+  CHECK(c.is_path(r.span(), g(2), g(13)));
+  CHECK_FALSE(c.is_path(r.span(), g(2), g(12)));
+  CHECK_FALSE(c.is_path(r.span(), g(3), g(13)));
+  CHECK_FALSE(c.is_path(r.span().subspan(1), g(2), g(13)));
+  CHECK_FALSE(c.is_path({}, g(2), g(13)));
+  const LinkId bogus[] = {LinkId{static_cast<LinkId::rep_type>(c.link_count())}};
+  CHECK_FALSE(c.is_path(bogus, g(2), g(13)));
 }
 
 TEST_CASE("latency is the links' latencies plus the software overhead, exactly") {
@@ -248,14 +253,14 @@ TEST_CASE("latency is the links' latencies plus the software overhead, exactly")
   spec.nodes_per_leaf = 1;
   const Cluster c(spec);
   const Time nvlink = c.spec().nvlink.latency;
-  const Route same_node = c.route(0, 1);
+  const Route same_node = c.route(g(0), g(1));
   CHECK(c.latency(same_node.span()) == 2 * nvlink + c.spec().software_overhead);
   CHECK(c.latency(same_node.span()) == Time::ps(3'330'000));
 
   Spec one_leaf = make_spec(2, 8);
   const Cluster flat(one_leaf);
-  CHECK(flat.latency(flat.route(0, 8).span()) == Time::ps(2'800'000));
-  CHECK(c.latency(c.route(0, 8).span()) == Time::ps(3'700'000));
+  CHECK(flat.latency(flat.route(g(0), g(8)).span()) == Time::ps(2'800'000));
+  CHECK(c.latency(c.route(g(0), g(8)).span()) == Time::ps(3'700'000));
 }
 
 TEST_CASE("a 2048-node, 16,384-GPU cluster builds with the expected link count") {
@@ -266,17 +271,17 @@ TEST_CASE("a 2048-node, 16,384-GPU cluster builds with the expected link count")
   CHECK(c.gpu_count() == 16'384);
   CHECK(c.link_count() == 16'384 * 4 + 512 * 2 * 2);
   CHECK(c.vertex_count() == 16'384 + 2048 + 512 + 2);
-  const Route r = c.route(0, 16'383);
-  CHECK(c.is_path(r.span(), 0, 16'383));
+  const Route r = c.route(g(0), g(16'383));
+  CHECK(c.is_path(r.span(), g(0), g(16'383)));
   CHECK(r.size == 6);  // PXN and two spine hops
 }
 
 TEST_CASE("a moved-to cluster keeps its links and routes") {
   Cluster a(make_spec(2, 8));
-  const Names before = names(a, a.route(2, 13));
+  const Names before = names(a, a.route(g(2), g(13)));
   const Cluster b(std::move(a));
-  CHECK(names(b, b.route(2, 13)) == before);
-  CHECK(b.is_path(b.route(2, 13).span(), 2, 13));
+  CHECK(names(b, b.route(g(2), g(13))) == before);
+  CHECK(b.is_path(b.route(g(2), g(13)).span(), g(2), g(13)));
 }
 
 }  // namespace hopsim::topo

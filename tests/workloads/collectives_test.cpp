@@ -79,7 +79,7 @@ std::vector<std::int64_t> received(const Plan& plan, int n) {
   std::vector<std::int64_t> r(static_cast<std::size_t>(n), 0);
   for (const PlanTask& t : plan.tasks()) {
     if (t.kind == PlanTaskKind::Flow) {
-      r[static_cast<std::size_t>(t.dst)] += t.bytes.n;
+      r[t.dst.index()] += t.bytes.n;
     }
   }
   return r;

@@ -73,7 +73,7 @@ std::vector<std::int64_t> sent(const CaseResult& c, std::string_view phase, std:
   for (const PlanTask& t : c.plan.tasks()) {
     const Phase& p = c.plan.phases()[t.phase];
     if (t.kind == PlanTaskKind::Flow && t.src != t.dst && p.name() == phase && p.pass() == pass) {
-      out[static_cast<std::size_t>(t.src)] += t.bytes.n;
+      out[t.src.index()] += t.bytes.n;
     }
   }
   return out;

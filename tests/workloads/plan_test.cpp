@@ -16,11 +16,11 @@ TEST_CASE("compute tasks on one stream run in issue order, other streams run alo
   Plan plan;
   const StreamIndex side = plan.add_stream("side");
   CHECK(plan.streams() == std::vector<std::string>{"compute", "comm", "side"});
-  const auto wait = plan.add_delay(0, Time::us(10));
-  const auto a = plan.add_compute({.gpu = 0, .duration = Time::us(2), .label = "a"});
-  const auto b = plan.add_compute({.gpu = 0, .duration = Time::us(3), .label = "b"});
-  const auto c = plan.add_compute({.gpu = 0, .duration = Time::us(1), .stream = side});
-  const auto d = plan.add_compute({.gpu = 1, .duration = Time::us(1)});  // another GPU
+  const auto wait = plan.add_delay(topo::GpuId{0}, Time::us(10));
+  const auto a = plan.add_compute({.gpu = topo::GpuId{0}, .duration = Time::us(2), .label = "a"});
+  const auto b = plan.add_compute({.gpu = topo::GpuId{0}, .duration = Time::us(3), .label = "b"});
+  const auto c = plan.add_compute({.gpu = topo::GpuId{0}, .duration = Time::us(1), .stream = side});
+  const auto d = plan.add_compute({.gpu = topo::GpuId{1}, .duration = Time::us(1)});  // another GPU
   plan.add_dependency(wait, a);
   const Outcome out = simulate(cluster, plan);
   CHECK(out.times[a].start == Time::us(10));
@@ -33,9 +33,13 @@ TEST_CASE("compute tasks on one stream run in issue order, other streams run alo
 TEST_CASE("the summary adds up FLOPs and compute time per source") {
   const topo::Cluster cluster(topo::Spec{});
   Plan plan;
-  plan.add_compute({.gpu = 0, .duration = Time::us(30), .flops = Flops{3e12},
+  plan.add_compute({.gpu = topo::GpuId{0},
+                    .duration = Time::us(30),
+                    .flops = Flops{3e12},
                     .source = Source::Exact});
-  plan.add_compute({.gpu = 1, .duration = Time::us(10), .flops = Flops{1e12},
+  plan.add_compute({.gpu = topo::GpuId{1},
+                    .duration = Time::us(10),
+                    .flops = Flops{1e12},
                     .source = Source::Roofline});
   const Outcome out = simulate(cluster, plan);
   const Summary s = summarize(cluster, plan, out);
@@ -50,13 +54,13 @@ TEST_CASE("a flow with an explicit route takes it instead of the topology's") {
   topo::Spec spec;
   spec.nodes = 2;
   const topo::Cluster cluster(spec);
-  const topo::Route pxn = cluster.route(0, 9);
+  const topo::Route pxn = cluster.route(topo::GpuId{0}, topo::GpuId{9});
   spec.cross_rail = topo::CrossRail::Spine;
-  const topo::Route spine = topo::Cluster(spec).route(0, 9);
+  const topo::Route spine = topo::Cluster(spec).route(topo::GpuId{0}, topo::GpuId{9});
   Plan plan;
-  const auto f = plan.add_flow(0, 9, Bytes{1'000'000});
+  const auto f = plan.add_flow(topo::GpuId{0}, topo::GpuId{9}, Bytes{1'000'000});
   plan.set_route(f, spine.span());
-  const auto g = plan.add_flow(0, 9, Bytes{1'000'000});
+  const auto g = plan.add_flow(topo::GpuId{0}, topo::GpuId{9}, Bytes{1'000'000});
   const Outcome out = simulate(cluster, plan);
   CHECK(std::vector<topo::LinkId>(out.route(f).begin(), out.route(f).end()) ==
         std::vector<topo::LinkId>(spine.span().begin(), spine.span().end()));
@@ -75,7 +79,7 @@ Summary after_units(std::int64_t units) {
   s.ranks = {{Time::us(3 + 4 * units), Time::us(3 * units), Time::us(units), Time::us(3 + units)},
              {Time::us(2 + 5 * units), Time::us(5 * units), Time::us(0), Time::us(2)}};
   s.involved = 2;
-  s.critical_rank = units >= 2 ? 1 : 0;
+  s.critical_rank = topo::GpuId{units >= 2 ? 1 : 0};
   s.nvlink_bytes = Bytes{100 * units};
   s.flops.n = 1e9 * static_cast<double>(units);
   s.compute_kernels.add(KernelClass::GemmFprop, Time::us(8 * units));
@@ -94,7 +98,7 @@ TEST_CASE("summary.extrapolate: a steady run's figures after more units, in clos
   CHECK(s.step == whole.step);
   CHECK(s.ranks[0].busy == whole.ranks[0].busy);
   CHECK(s.ranks[1].compute == whole.ranks[1].compute);
-  CHECK(s.critical_rank == 1);
+  CHECK(s.critical_rank == topo::GpuId{1});
   CHECK(s.mean_busy_s == hopsim::test::approx((43e-6 + 52e-6) / 2));
   CHECK(s.nvlink_bytes.n == 1000);
   CHECK(s.flops.n == hopsim::test::approx(1e10));

@@ -61,16 +61,18 @@ TEST_CASE("after chains add up and a flow to itself is free") {
 TEST_CASE("the summary unions intervals per rank and counts bytes per link kind") {
   const topo::Cluster cluster(two_nodes());
   Plan plan;
-  const auto c = plan.add_compute(0, Time::us(10));
-  const auto f = plan.add_flow(0, 8, Bytes{50'000'000});  // 1 ms + 3 us over IB, overlaps c
-  const auto g = plan.add_flow(0, 1, Bytes{4'000'000});   // after f: 10 us + 3.4 us on NVLink
+  const auto c = plan.add_compute(topo::GpuId{0}, Time::us(10));
+  const auto f = plan.add_flow(topo::GpuId{0}, topo::GpuId{8},
+                               Bytes{50'000'000});  // 1 ms + 3 us over IB, overlaps c
+  const auto g = plan.add_flow(topo::GpuId{0}, topo::GpuId{1},
+                               Bytes{4'000'000});  // after f: 10 us + 3.4 us on NVLink
   plan.add_dependency(f, g);
   const Outcome out = simulate(cluster, plan);
   const Summary s = summarize(cluster, plan, out);
   CHECK(out.times[c].end == Time::us(10));
   const Time f_end = Time::ns(3'000) + Time::us(1'000);
   CHECK(out.times[f].end == f_end);
-  CHECK(s.critical_rank == 0);
+  CHECK(s.critical_rank == topo::GpuId{0});
   CHECK(s.ranks[0].compute == Time::us(10));
   CHECK(s.ranks[0].comm == out.times[g].end);  // f then g, back to back
   CHECK(s.ranks[0].exposed == s.ranks[0].busy - Time::us(10));

@@ -78,7 +78,7 @@ EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
   load(ep, f);
   f.bytes = exchange_bytes(c, cluster);
   const work::Summary& s = c.summary;
-  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const work::RankTime& busiest = s.ranks[s.critical_rank.index()];
   f.busiest_rank = s.critical_rank;
   f.compute_s = busiest.compute.seconds();
   f.comm_s = busiest.comm.seconds();

@@ -41,7 +41,7 @@ struct EpFigures {
   /// Per pass, then phase name, as the run routed the flows.
   std::map<std::pair<std::string, std::string>, ExchangeBytes> bytes;
   // The busiest rank's streams.
-  int busiest_rank = 0;
+  topo::GpuId busiest_rank;
   double compute_s = 0;
   double comm_s = 0;
   double exposed_comm_s = 0;

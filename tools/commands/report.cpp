@@ -95,7 +95,7 @@ Json busiest_links(const work::CaseResult& c, const topo::Cluster& cluster) {
 // The summary keys of one case (docs/report.md).
 Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool wall_time) {
   const work::Summary& s = c.summary;
-  const work::RankTime& crit = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const work::RankTime& crit = s.ranks[s.critical_rank.index()];
   Json r;
   r["step_time_s"] = s_of(s.step);
   r["compute_s"] = s_of(crit.compute);
@@ -107,7 +107,7 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
   r["flops"] = s.flops.n;
   const double max_s = crit.busy.seconds();
   r["ranks"] = {{"count", s.involved},
-                {"critical", s.critical_rank},
+                {"critical", s.critical_rank.value()},
                 {"max_s", max_s},
                 {"mean_s", s.mean_busy_s},
                 {"imbalance", s.mean_busy_s > 0 ? Json(max_s / s.mean_busy_s) : Json(nullptr)}};

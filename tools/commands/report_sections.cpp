@@ -37,8 +37,8 @@ void flows_section(const ReportInput& in, Json& r) {
       }
     }
     flows.push_back({{"id", c.plan.label(t)},
-                     {"src", t.src},
-                     {"dst", t.dst},
+                     {"src", t.src.value()},
+                     {"dst", t.dst.value()},
                      {"bytes", t.bytes.n},
                      {"start_s", tt.start.seconds()},
                      {"latency_s", c.outcome.latency[i].seconds()},
@@ -233,7 +233,7 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   moe_routing_fields(job, ep, f, out);
   moe_token_fields(ep, f, out);
   out["bytes"] = exchange_bytes(f);
-  out["busiest_rank"] = f.busiest_rank;
+  out["busiest_rank"] = f.busiest_rank.value();
   out["compute_s"] = f.compute_s;
   out["comm_s"] = f.comm_s;
   out["exposed_comm_s"] = f.exposed_comm_s;

@@ -77,10 +77,11 @@ bool traces_into_out_dir(const RunOptions& o) {
 
 // The GPUs a trace draws when --trace-ranks does not say: all of a small run, else node 0's and
 // the busiest.
-std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResult& result) {
+std::set<topo::GpuId> default_trace_ranks(const work::Experiment& e,
+                                          const work::RunResult& result) {
   std::size_t tasks = 0;
   std::size_t involved = 0;
-  std::set<int> ranks;
+  std::set<topo::GpuId> ranks;
   for (const work::CaseResult& c : result.cases) {
     tasks += c.plan.tasks().size();
     involved = std::max(involved, c.summary.involved);
@@ -90,7 +91,7 @@ std::set<int> default_trace_ranks(const work::Experiment& e, const work::RunResu
     return {};
   }
   for (int g = 0; g < e.cluster.gpus_per_node; ++g) {
-    ranks.insert(g);
+    ranks.emplace(g);
   }
   fmt::print(stderr,
              "trace: {} of {} GPUs, node 0's and the busiest ({} tasks in all; --trace-ranks to "
@@ -154,7 +155,7 @@ work::RunOptions run_options(const RunOptions& o) {
 // be written.
 bool write_outputs(const RunOptions& o, const config::ExperimentFile& file,
                    const work::RunResult& result, const nlohmann::ordered_json& report,
-                   const std::set<int>& ranks) {
+                   const std::set<topo::GpuId>& ranks) {
   try {
     std::optional<std::string> trace;
     if (!o.trace_file.empty()) {
@@ -183,7 +184,8 @@ int run_command(const RunOptions& o) {
     overrides.emplace_back("workload.fold=false");
   }
   const config::ExperimentFile file = config::load_experiment(o.experiment, overrides);
-  std::set<int> ranks;  // the GPUs a trace draws; read before the run, so a bad list fails first
+  std::set<topo::GpuId>
+      ranks;  // the GPUs a trace draws; read before the run, so a bad list fails first
   if (!o.trace_ranks.empty()) {
     if (o.trace_file.empty()) {
       throw config::ConfigError("--trace-ranks needs --trace FILE");

@@ -31,7 +31,7 @@ struct RankTimeline {
 };
 
 // The timeline of the pipeline rank simulated on `gpu`, from its compute and delay tasks.
-RankTimeline timeline(const work::CaseResult& c, int gpu) {
+RankTimeline timeline(const work::CaseResult& c, topo::GpuId gpu) {
   RankTimeline t;
   const auto& tasks = c.plan.tasks();
   Time optimizer_start = Time::max();
@@ -125,7 +125,7 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
   std::size_t rank = 0;
   std::vector<RankTimeline> lines;
   for (std::size_t r = 0; r < d.representatives.size(); ++r) {
-    lines.push_back(timeline(c, d.representatives[r]));
+    lines.push_back(timeline(c, topo::GpuId{d.representatives[r]}));
     if (lines.back().ops > lines[rank].ops) {
       rank = r;
     }

@@ -432,7 +432,7 @@ std::string case_lines(const work::CaseResult& c) {
                               "as often as the step runs them)"
                             : "");
   out += fmt::format("busiest rank   {} busy {} (mean {})\n", s.critical_rank,
-                     human_time(s.ranks[static_cast<std::size_t>(s.critical_rank)].busy.seconds()),
+                     human_time(s.ranks[s.critical_rank.index()].busy.seconds()),
                      human_time(s.mean_busy_s));
   if (s.flops.n > 0) {
     out += fmt::format("compute        {:.4g} TFLOP\n", s.flops.n / 1e12);

@@ -53,7 +53,7 @@ std::size_t column_count(const std::vector<std::string>& point) {
 std::vector<std::string> figures(const work::RunResult& r) {
   const work::CaseResult& c = r.cases.back();
   const work::Summary& s = c.summary;
-  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const work::RankTime& busiest = s.ranks[s.critical_rank.index()];
   double imbalance = 0;
   if (c.ep() != nullptr) {
     imbalance = work::max_over_mean(c.ep()->tokens_per_rank);

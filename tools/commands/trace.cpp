@@ -51,8 +51,10 @@ void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t 
   for (topo::LinkId l : outcome.route(static_cast<work::PlanTaskId>(i))) {
     links.push_back(cluster.link(l).name);
   }
-  const Json args = {{"dst", t.dst}, {"bytes", t.bytes.n},
-                     {"latency_us", us(outcome.latency[i])}, {"links", std::move(links)}};
+  const Json args = {{"dst", t.dst.value()},
+                     {"bytes", t.bytes.n},
+                     {"latency_us", us(outcome.latency[i])},
+                     {"links", std::move(links)}};
   const std::string name = name_of(plan, t);
   events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "b"}, {"id", id}, {"pid", at.pid},
                     {"tid", at.tid}, {"ts", start}, {"args", args}});
@@ -62,7 +64,7 @@ void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t 
 
 // Whether task i is drawn: it ran, is not a bare delay, and its GPU is among `ranks`.
 bool drawn(const work::Plan& plan, const work::Outcome& outcome, std::size_t i,
-           const std::set<int>& ranks) {
+           const std::set<topo::GpuId>& ranks) {
   const work::PlanTask& t = plan.tasks()[i];
   return outcome.times[i].end != Time::max() && t.kind != work::PlanTaskKind::Delay &&
          (ranks.empty() || ranks.count(t.src) != 0);
@@ -72,29 +74,32 @@ bool drawn(const work::Plan& plan, const work::Outcome& outcome, std::size_t i,
 // a thread per (GPU, stream) named like "n0.g3 compute".
 constexpr int kProbesBase = 1 << 24;
 
-void add_probes(const work::RunResult& result, const std::set<int>& ranks, std::uint64_t& id,
-                Json& events) {
+void add_probes(const work::RunResult& result, const std::set<topo::GpuId>& ranks,
+                std::uint64_t& id, Json& events) {
   const topo::Cluster& cluster = *result.cluster;
   for (std::size_t k = 0; k < result.probes.size(); ++k) {
     const work::ProbeResult& p = result.probes[k];
     const int pid = kProbesBase + static_cast<int>(k);
     const auto streams = static_cast<int>(p.plan.streams().size());
-    std::set<std::pair<int, int>> threads;
+    std::set<std::pair<topo::GpuId, int>> threads;
     for (std::size_t i = 0; i < p.plan.tasks().size(); ++i, ++id) {
       if (!drawn(p.plan, p.outcome, i, ranks)) {
         continue;
       }
       const work::PlanTask& t = p.plan.tasks()[i];
       threads.emplace(t.src, t.stream);
-      add_task(p.plan, p.outcome, i, Time{}, id, cluster, {pid, t.src * streams + t.stream},
+      add_task(p.plan, p.outcome, i, Time{}, id, cluster, {pid, t.src.value() * streams + t.stream},
                events);
     }
     for (const auto& [gpu, stream] : threads) {
-      const std::string name = fmt::format("n{}.g{} {}", cluster.node_of(gpu),
-                                           cluster.local_of(gpu),
-                                           p.plan.streams()[static_cast<std::size_t>(stream)]);
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid},
-                        {"tid", gpu * streams + stream}, {"args", {{"name", name}}}});
+      const std::string name =
+          fmt::format("n{}.g{} {}", cluster.node_of(gpu), cluster.local_of(gpu),
+                      p.plan.streams()[static_cast<std::size_t>(stream)]);
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", pid},
+                        {"tid", gpu.value() * streams + stream},
+                        {"args", {{"name", name}}}});
     }
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
                       {"args", {{"name", "probe: " + p.name}}}});
@@ -115,20 +120,25 @@ void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster&
   }
 }
 
-void add_names(const topo::Cluster& cluster, const std::set<std::pair<int, int>>& threads,
+void add_names(const topo::Cluster& cluster, const std::set<std::pair<topo::GpuId, int>>& threads,
                const std::vector<std::string>& streams, bool links, Json& events) {
-  std::set<int> gpus;
+  std::set<topo::GpuId> gpus;
   for (const auto& [gpu, stream] : threads) {
     gpus.insert(gpu);
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", stream},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", gpu.value()},
+                      {"tid", stream},
                       {"args", {{"name", streams[static_cast<std::size_t>(stream)]}}}});
   }
-  for (int gpu : gpus) {
+  for (const topo::GpuId gpu : gpus) {
     const std::string name = fmt::format("n{}.g{}", cluster.node_of(gpu), cluster.local_of(gpu));
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", gpu},
-                      {"args", {{"name", name}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", gpu},
-                      {"args", {{"sort_index", gpu}}}});
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", gpu.value()}, {"args", {{"name", name}}}});
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"pid", gpu.value()},
+                      {"args", {{"sort_index", gpu.value()}}}});
   }
   if (links) {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kLinksProcess},
@@ -138,8 +148,8 @@ void add_names(const topo::Cluster& cluster, const std::set<std::pair<int, int>>
 
 }  // namespace
 
-std::set<int> parse_trace_ranks(const std::string& text, int gpus) {
-  std::set<int> out;
+std::set<topo::GpuId> parse_trace_ranks(const std::string& text, int gpus) {
+  std::set<topo::GpuId> out;
   std::size_t from = 0;
   const auto fail = [&](const std::string& what) {
     throw config::ConfigError(fmt::format("--trace-ranks {}: {}", text, what));
@@ -165,7 +175,7 @@ std::set<int> parse_trace_ranks(const std::string& text, int gpus) {
       fail(fmt::format("the range {} runs backwards", part));
     }
     for (int g = lo; g <= hi; ++g) {
-      out.insert(g);
+      out.emplace(g);
     }
     if (comma == std::string::npos) {
       break;
@@ -176,10 +186,10 @@ std::set<int> parse_trace_ranks(const std::string& text, int gpus) {
 }
 
 Json make_trace(const work::RunResult& result, std::size_t links_drawn,
-                const std::set<int>& ranks) {
+                const std::set<topo::GpuId>& ranks) {
   const topo::Cluster& cluster = *result.cluster;
   Json events = Json::array();
-  std::set<std::pair<int, int>> threads;
+  std::set<std::pair<topo::GpuId, int>> threads;
   std::vector<std::string> streams;
   bool links = false;
   Time offset;
@@ -195,7 +205,7 @@ Json make_trace(const work::RunResult& result, std::size_t links_drawn,
       }
       const work::PlanTask& t = c.plan.tasks()[i];
       threads.emplace(t.src, t.stream);
-      add_task(c.plan, c.outcome, i, offset, id, cluster, {t.src, t.stream}, events);
+      add_task(c.plan, c.outcome, i, offset, id, cluster, {t.src.value(), t.stream}, events);
     }
     add_link_loads(c, offset, cluster, links_drawn, events);
     links = links || (links_drawn > 0 && !c.link_loads.empty());

@@ -21,10 +21,10 @@ namespace hopsim::tools {
 /// Times in microseconds, as the format wants.
 /// Only the tasks of GPUs in `ranks` (every GPU when it is empty) are drawn.
 nlohmann::json make_trace(const work::RunResult& result, std::size_t links_drawn,
-                          const std::set<int>& ranks = {});
+                          const std::set<topo::GpuId>& ranks = {});
 
 /// The GPUs of "0-7,64" (ranges and single ranks, each below `gpus`); throws
 /// config::ConfigError naming --trace-ranks on anything else.
-std::set<int> parse_trace_ranks(const std::string& text, int gpus);
+std::set<topo::GpuId> parse_trace_ranks(const std::string& text, int gpus);
 
 }  // namespace hopsim::tools

@@ -57,7 +57,7 @@ std::optional<double> hopsim_time(const std::string& name, const work::Summary& 
       const Time total = s.compute_kernels.total();
       const double share =
           total > Time{} ? s.compute_kernels.time(kind).seconds() / total.seconds() : 0.0;
-      return share * s.ranks[static_cast<std::size_t>(s.critical_rank)].compute.seconds();
+      return share * s.ranks[s.critical_rank.index()].compute.seconds();
     }
   }
   return std::nullopt;
@@ -193,7 +193,7 @@ ProfileCheck check_profile(const KinetoTrace& trace, const KernelRules& rules,
   }
   std::stable_sort(out.unmatched.begin(), out.unmatched.end(),
                    [](const Unmatched& a, const Unmatched& b) { return a.trace_s > b.trace_s; });
-  const work::RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const work::RankTime& busiest = s.ranks[s.critical_rank.index()];
   out.hopsim_step_s = s.step.seconds();
   out.hopsim_compute_s = busiest.compute.seconds();
   out.hopsim_comm_s = busiest.comm.seconds();

@@ -18,7 +18,7 @@ std::string_view protocol_name(Protocol p) {
 }
 
 PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTaskId> after) {
-  const PlanTaskId t = plan_.add_delay(0, latency.base, phase_);
+  const PlanTaskId t = plan_.add_delay(topo::GpuId{0}, latency.base, phase_);
   plan_.set_label(t, "base latency");
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, t);
@@ -29,14 +29,14 @@ PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTas
 Collectives::Hop Collectives::flow_hop(int src, int dst, std::int64_t bytes,
                                        std::span<const PlanTaskId> after, Time arrival,
                                        std::string_view label, double efficiency) {
-  const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
+  const PlanTaskId sent = plan_.add_flow(topo::GpuId{src}, topo::GpuId{dst}, Bytes{bytes}, phase_);
   plan_.set_latency(sent, Time{});  // paid on arrival, below
   plan_.set_label(sent, label);
   plan_.set_efficiency(sent, efficiency);
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, sent);
   }
-  const PlanTaskId arrived = plan_.add_delay(dst, arrival, phase_);
+  const PlanTaskId arrived = plan_.add_delay(topo::GpuId{dst}, arrival, phase_);
   plan_.add_dependency(sent, arrived);
   return {sent, arrived};
 }
@@ -44,16 +44,16 @@ Collectives::Hop Collectives::flow_hop(int src, int dst, std::int64_t bytes,
 Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
                                   std::span<const PlanTaskId> after, const HopLatency& latency,
                                   std::string_view label, double efficiency) {
-  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
-  return flow_hop(src, dst, bytes, after, same_node ? latency.nvlink_hop : latency.net_hop,
-                  label, efficiency);
+  const bool same_node = cluster_.node_of(topo::GpuId{src}) == cluster_.node_of(topo::GpuId{dst});
+  return flow_hop(src, dst, bytes, after, same_node ? latency.nvlink_hop : latency.net_hop, label,
+                  efficiency);
 }
 
 Collectives::Hop Collectives::route_hop(int src, int dst, std::int64_t bytes,
-                                        std::span<const PlanTaskId> after,
-                                        std::string_view label, double efficiency) {
-  return flow_hop(src, dst, bytes, after, cluster_.latency(cluster_.route(src, dst).span()),
-                  label, efficiency);
+                                        std::span<const PlanTaskId> after, std::string_view label,
+                                        double efficiency) {
+  const topo::Route route = cluster_.route(topo::GpuId{src}, topo::GpuId{dst});
+  return flow_hop(src, dst, bytes, after, cluster_.latency(route.span()), label, efficiency);
 }
 
 Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
@@ -61,7 +61,7 @@ Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const PlanTaskId s = start(latency, after);
   const PlanTaskId first[] = {s};
-  const bool net = cluster_.node_of(src) != cluster_.node_of(dst);
+  const bool net = cluster_.node_of(topo::GpuId{src}) != cluster_.node_of(topo::GpuId{dst});
   const double efficiency =
       nccl_.protocol_efficiency(protocol) * (net ? nccl_.p2p_net_efficiency : 1.0);
   return Handle{{hop(src, dst, size.n, first, latency, "send", efficiency).arrived}};
@@ -118,8 +118,8 @@ Handle Collectives::all_to_all_low_latency(std::span<const int> ranks, const Byt
       if (i == j || m.at(i, j) <= 0) {
         continue;  // selections of the GPU's own experts stay on it
       }
-      const int src = combine ? ranks[j] : ranks[i];
-      const int dst = combine ? ranks[i] : ranks[j];
+      const topo::GpuId src{combine ? ranks[j] : ranks[i]};
+      const topo::GpuId dst{combine ? ranks[i] : ranks[j]};
       const topo::Route route = cluster_.nic_route(src, dst);
       const PlanTaskId f = plan_.add_flow(src, dst, Bytes{m.at(i, j)}, phase_);
       plan_.set_route(f, route.span());

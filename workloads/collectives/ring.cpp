@@ -20,10 +20,10 @@ std::vector<std::vector<int>> Collectives::channel_rings(std::span<const int> ra
                                                          const topo::Cluster& cluster,
                                                          int channels) {
   // Members of each node, nodes in the order they first appear, members by local index.
-  std::vector<int> node_order;
-  std::map<int, std::vector<int>> members;
+  std::vector<topo::NodeId> node_order;
+  std::map<topo::NodeId, std::vector<int>> members;
   for (int r : ranks) {
-    auto [it, fresh] = members.try_emplace(cluster.node_of(r));
+    auto [it, fresh] = members.try_emplace(cluster.node_of(topo::GpuId{r}));
     if (fresh) {
       node_order.push_back(it->first);
     }
@@ -36,7 +36,7 @@ std::vector<std::vector<int>> Collectives::channel_rings(std::span<const int> ra
       continue;
     }
     std::vector<int> ring;
-    for (int node : node_order) {
+    for (const topo::NodeId node : node_order) {
       std::vector<int> m = members[node];
       std::sort(m.begin(), m.end());
       std::rotate(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(
@@ -118,7 +118,8 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
   std::vector<Time> out(nr);
   Time turn;
   for (std::size_t r = 0; r < nr; ++r) {
-    const bool same_node = cluster_.node_of(ranks[r]) == cluster_.node_of(ranks[(r + 1) % nr]);
+    const bool same_node = cluster_.node_of(topo::GpuId{ranks[r]}) ==
+                           cluster_.node_of(topo::GpuId{ranks[(r + 1) % nr]});
     out[r] = same_node ? latency.nvlink_hop : latency.net_hop;
     turn += out[r];
   }

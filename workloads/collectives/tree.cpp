@@ -23,7 +23,7 @@ PlanTaskId join(Plan& plan, int gpu, const std::vector<PlanTaskId>& inputs, std:
   if (inputs.size() == 1) {
     return inputs.front();
   }
-  const PlanTaskId id = plan.add_delay(gpu, Time{}, phase);
+  const PlanTaskId id = plan.add_delay(topo::GpuId{gpu}, Time{}, phase);
   for (PlanTaskId i : inputs) {
     plan.add_dependency(i, id);
   }
@@ -32,17 +32,17 @@ PlanTaskId join(Plan& plan, int gpu, const std::vector<PlanTaskId>& inputs, std:
 
 // The GPUs of each node (nodes in order of first appearance), by local index.
 std::vector<std::vector<int>> nodes_of(std::span<const int> ranks, const topo::Cluster& cluster) {
-  std::vector<int> order;
-  std::map<int, std::vector<int>> members;
+  std::vector<topo::NodeId> order;
+  std::map<topo::NodeId, std::vector<int>> members;
   for (int r : ranks) {
-    auto [it, fresh] = members.try_emplace(cluster.node_of(r));
+    auto [it, fresh] = members.try_emplace(cluster.node_of(topo::GpuId{r}));
     if (fresh) {
       order.push_back(it->first);
     }
     it->second.push_back(r);
   }
   std::vector<std::vector<int>> out;
-  for (int node : order) {
+  for (const topo::NodeId node : order) {
     std::vector<int> m = members[node];
     std::sort(m.begin(), m.end());
     out.push_back(std::move(m));

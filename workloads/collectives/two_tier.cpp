@@ -19,9 +19,9 @@ struct NodeMap {
 };
 
 NodeMap map_nodes(std::span<const int> ranks, const topo::Cluster& cluster) {
-  std::map<int, int> slot_of_node;
+  std::map<topo::NodeId, int> slot_of_node;
   for (int r : ranks) {
-    slot_of_node.emplace(cluster.node_of(r), 0);
+    slot_of_node.emplace(cluster.node_of(topo::GpuId{r}), 0);
   }
   int next = 0;
   for (auto& [node, slot] : slot_of_node) {
@@ -32,10 +32,11 @@ NodeMap map_nodes(std::span<const int> ranks, const topo::Cluster& cluster) {
                  std::vector<int>(static_cast<std::size_t>(cluster.spec().gpus_per_node), -1));
   m.members.resize(slot_of_node.size());
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const int slot = slot_of_node[cluster.node_of(ranks[i])];
+    const topo::GpuId gpu{ranks[i]};
+    const int slot = slot_of_node[cluster.node_of(gpu)];
     m.slot_of_rank.push_back(slot);
     const auto s = static_cast<std::size_t>(slot);
-    m.index[s][static_cast<std::size_t>(cluster.local_of(ranks[i]))] = static_cast<int>(i);
+    m.index[s][static_cast<std::size_t>(cluster.local_of(gpu))] = static_cast<int>(i);
     m.members[s].push_back(i);
   }
   return m;
@@ -89,7 +90,7 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
   Handle h;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto own_slot = static_cast<std::size_t>(nodes.slot_of_rank[i]);
-    const auto local = static_cast<std::size_t>(cluster_.local_of(ranks[i]));
+    const auto local = static_cast<std::size_t>(cluster_.local_of(topo::GpuId{ranks[i]}));
     for (std::size_t slot = 0; slot < m.nodes; ++slot) {
       const int relay = nodes.index[slot][local];
       if (slot == own_slot || relay < 0) {  // same node, or no same-rail GPU there: direct

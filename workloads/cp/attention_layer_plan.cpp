@@ -136,9 +136,9 @@ class AttentionBuilder::Impl {
 
   PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase) {
-    const PlanTaskId id = plan_.add_compute(
-        ComputeTask{gpu, cost.time, cost.flops, cost.source, phase, kComputeStream, label,
-                    cost.kind});
+    const PlanTaskId id =
+        plan_.add_compute(ComputeTask{topo::GpuId{gpu}, cost.time, cost.flops, cost.source, phase,
+                                      kComputeStream, label, cost.kind});
     for (PlanTaskId d : frontier(gpu)) {
       plan_.add_dependency(d, id);
     }
@@ -289,11 +289,17 @@ class AttentionBuilder::Impl {
       const int origin = ((p - j) % r + r) % r;
       // Pass-KV: p's queries against origin's keys; pass-Q: origin's queries against p's.
       const ComputeCost c = pass_q ? step_cost(origin, p, pass) : step_cost(p, origin, pass);
-      return ComputeTask{ring[static_cast<std::size_t>(p)], c.time, c.flops, c.source, phase,
-                         kComputeStream, "attention", c.kind};
+      return ComputeTask{topo::GpuId{ring[static_cast<std::size_t>(p)]},
+                         c.time,
+                         c.flops,
+                         c.source,
+                         phase,
+                         kComputeStream,
+                         "attention",
+                         c.kind};
     };
     in.block_bytes = [&](int p) { return pass_q ? q_block_bytes() : kv_block_bytes(p); };
-    in.efficiency = [&](int a, int b) {
+    in.efficiency = [&](topo::GpuId a, topo::GpuId b) {
       const bool same_node = b_.cluster.node_of(a) == b_.cluster.node_of(b);
       return same_node ? 1.0 : b_.env.nccl.p2p_net_efficiency;
     };
@@ -380,7 +386,7 @@ CpDetails AttentionBuilder::details() const {
   const BuildEnv& b = im.build_env();
   const std::vector<int> group = mesh.group(Dim::Cp, 0);
   const bool one_node = std::all_of(group.begin(), group.end(), [&](int g) {
-    return b.cluster.node_of(g) == b.cluster.node_of(group.front());
+    return b.cluster.node_of(topo::GpuId{g}) == b.cluster.node_of(topo::GpuId{group.front()});
   });
   details.ring_link = one_node ? "nvlink" : "network";
   details.overlap_threshold_tokens =
@@ -407,7 +413,7 @@ std::vector<Case> AttentionLayerJob::cases(const BuildEnv& b) const {
     const std::uint32_t phase = plan.phase(PhaseKind::Request, PhasePass::Fwd);
     for (int g = 0; g < static_cast<int>(b.env.mesh.size()); ++g) {
       builder.frontier()[static_cast<std::size_t>(g)] = {
-          plan.add_delay(g, request_overhead, phase)};
+          plan.add_delay(topo::GpuId{g}, request_overhead, phase)};
     }
   }
   if (forward()) {

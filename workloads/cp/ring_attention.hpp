@@ -36,7 +36,7 @@ struct RingInput {
   /// Bytes of the block that originates at position p (its K and V, or its queries).
   std::function<std::int64_t(int p)> block_bytes;
   /// The share of its link's rate a transfer from GPU a to GPU b reaches (unset: 1).
-  std::function<double(int a, int b)> efficiency;
+  std::function<double(topo::GpuId a, topo::GpuId b)> efficiency;
   std::uint32_t phase = 0;
 };
 

@@ -87,7 +87,7 @@ struct Repeat {
   std::int64_t total = 0;
   std::int64_t simulated = 0;
   Summary fewer;
-  int critical_rank = 0;
+  topo::GpuId critical_rank;
 };
 
 /// One simulated case of a job: for a collective, one size.

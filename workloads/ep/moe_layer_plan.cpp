@@ -245,12 +245,12 @@ class MoeBuilder::Impl {
 
   PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase, const TaskList& after) {
-    const Time t = slowdown_ == 1.0
-                       ? cost.time
-                       : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) *
-                                               slowdown_));
-    const PlanTaskId id = plan_.add_compute(
-        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
+    const Time t =
+        slowdown_ == 1.0
+            ? cost.time
+            : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) * slowdown_));
+    const PlanTaskId id = plan_.add_compute(ComputeTask{
+        topo::GpuId{gpu}, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
     for (PlanTaskId a : after) {
       plan_.add_dependency(a, id);
     }
@@ -352,7 +352,7 @@ class MoeBuilder::Impl {
       comm_free_[gi] = h.done;
       // Each GPU waits for what lands on it; one that receives nothing, for the exchange.
       for (PlanTaskId t : h.done) {
-        arrived[static_cast<std::size_t>(plan_.tasks()[t].src)].push_back(t);
+        arrived[plan_.tasks()[t].src.index()].push_back(t);
       }
       for (int r : gr.ranks) {
         if (arrived[static_cast<std::size_t>(r)].empty()) {
@@ -484,7 +484,7 @@ std::vector<Case> MoeLayerJob::cases(const BuildEnv& b, const Measured& measured
   if (measured.find(repeat_probe(k)) != nullptr) {
     // Every figure seen from the whole run's busiest GPU, which a short run need not share.
     const ProbeResult& last = measured.at(repeat_probe(k));
-    const int rank =
+    const topo::GpuId rank =
         busiest_after(measured.at(repeat_probe(k - 1)).summary, last.summary, layers - k);
     const auto seen = [&](std::int64_t n) {
       const ProbeResult& p = measured.at(repeat_probe(n));

@@ -75,7 +75,8 @@ std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t r
 ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
                     const MoeRouting& r) {
   return layout_of(
-      ranks.size(), [&](std::size_t g) { return cluster.node_of(ranks[g]); }, r);
+      ranks.size(), [&](std::size_t g) { return cluster.node_of(topo::GpuId{ranks[g]}).value(); },
+      r);
 }
 
 namespace {

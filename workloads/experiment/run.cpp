@@ -93,7 +93,7 @@ class LinkLoadRecorder final : public RunObserver {
   }
   void on_rates(Time now, const sim::FlowNetwork& network) override {
     for (LinkLoad& load : loads_) {
-      const double bytes_per_s = network.load_bytes_per_s(load.link);
+      const double bytes_per_s = network.load_bytes_per_s(load.link.value());
       if (!load.samples.empty() && load.samples.back().first == now) {
         load.samples.back().second = bytes_per_s;
       } else if (load.samples.empty() || load.samples.back().second != bytes_per_s) {
@@ -119,19 +119,21 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
     const std::span<const topo::LinkId> given = plan.explicit_route(t);
     const topo::Route route = given.empty() ? cluster.route(t.src, t.dst) : topo::Route{};
     for (topo::LinkId l : given.empty() ? route.span() : given) {
-      busy[l] += static_cast<double>(t.bytes.n) / cluster.link(l).bandwidth.bytes_per_s;
+      busy[l.index()] += static_cast<double>(t.bytes.n) / cluster.link(l).bandwidth.bytes_per_s;
     }
   }
   std::vector<topo::LinkId> links;
-  for (topo::LinkId l = 0; l < busy.size(); ++l) {
+  for (std::size_t l = 0; l < busy.size(); ++l) {
     if (busy[l] > 0) {
-      links.push_back(l);
+      links.emplace_back(static_cast<topo::LinkId::rep_type>(l));
     }
   }
   const std::size_t keep = std::min(count, links.size());
   std::partial_sort(links.begin(), links.begin() + static_cast<std::ptrdiff_t>(keep), links.end(),
                     [&](topo::LinkId a, topo::LinkId b) {
-                      return busy[a] != busy[b] ? busy[a] > busy[b] : a < b;
+                      const double x = busy[a.index()];
+                      const double y = busy[b.index()];
+                      return x != y ? x > y : a < b;
                     });
   links.resize(keep);
   return links;

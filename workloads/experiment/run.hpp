@@ -50,7 +50,7 @@ struct RunOptions {
 
 /// A link's load (bytes/s) from each instant it changed until the next.
 struct LinkLoad {
-  topo::LinkId link = 0;
+  topo::LinkId link;
   std::vector<std::pair<Time, double>> samples;
 };
 

@@ -289,7 +289,7 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
     return job.channels;
   }
   for (int r : ranks) {
-    if (cluster.node_of(r) != cluster.node_of(ranks.front())) {
+    if (cluster.node_of(topo::GpuId{r}) != cluster.node_of(topo::GpuId{ranks.front()})) {
       return cluster.spec().gpus_per_node;  // one ring per NIC, rail-aligned
     }
   }
@@ -330,7 +330,8 @@ std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes 
     const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, s, size);
     for (std::size_t i = 0; i < m.gpu.n; ++i) {
       for (std::size_t j = 0; j < m.gpu.n; ++j) {
-        if (env.cluster.node_of(ranks[i]) != env.cluster.node_of(ranks[j])) {
+        if (env.cluster.node_of(topo::GpuId{ranks[i]}) !=
+            env.cluster.node_of(topo::GpuId{ranks[j]})) {
           total += m.gpu.at(i, j);
         }
       }

@@ -116,7 +116,7 @@ Plan build_flows_plan(const std::vector<ExplicitFlow>& flows) {
   plan.phase(PhaseKind::Flows, PhasePass::Fwd);
   plan.reserve(flows.size());
   for (const ExplicitFlow& f : flows) {
-    const PlanTaskId t = plan.add_flow(f.src, f.dst, f.bytes);
+    const PlanTaskId t = plan.add_flow(topo::GpuId{f.src}, topo::GpuId{f.dst}, f.bytes);
     plan.set_not_before(t, f.start);
     plan.set_label(t, f.id);
   }

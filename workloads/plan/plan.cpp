@@ -68,7 +68,7 @@ StreamIndex Plan::add_stream(std::string_view name) {
   return static_cast<StreamIndex>(streams_.size() - 1);
 }
 
-PlanTaskId Plan::append(const Plan& other, std::span<const int> gpu_of) {
+PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) {
   HOPSIM_ASSERT(other.route_links_.empty(), "a plan with explicit routes cannot move GPUs");
   std::vector<std::uint32_t> phase_of;
   for (const Phase& ph : other.phases_) {
@@ -85,8 +85,8 @@ PlanTaskId Plan::append(const Plan& other, std::span<const int> gpu_of) {
   const auto first = static_cast<PlanTaskId>(tasks_.size());
   tasks_.reserve(tasks_.size() + other.tasks_.size());
   for (PlanTask t : other.tasks_) {
-    t.src = gpu_of[static_cast<std::size_t>(t.src)];
-    t.dst = gpu_of[static_cast<std::size_t>(t.dst)];
+    t.src = gpu_of[t.src.index()];
+    t.dst = gpu_of[t.dst.index()];
     t.phase = phase_of[t.phase];
     t.stream = stream_of[t.stream];
     t.label = label_of[t.label];
@@ -108,7 +108,7 @@ std::uint32_t Plan::intern(std::string_view label) {
   return it->second;
 }
 
-PlanTaskId Plan::add_flow(int src, int dst, Bytes bytes, std::uint32_t phase) {
+PlanTaskId Plan::add_flow(topo::GpuId src, topo::GpuId dst, Bytes bytes, std::uint32_t phase) {
   HOPSIM_ASSERT(bytes.n >= 0, "flow {} -> {} of {} bytes", src, dst, bytes.n);
   HOPSIM_ASSERT(phase < phases_.size(), "phase {} of {}", phase, phases_.size());
   PlanTask t;
@@ -141,19 +141,19 @@ PlanTaskId Plan::add_compute(const ComputeTask& c) {
   return static_cast<PlanTaskId>(tasks_.size() - 1);
 }
 
-PlanTaskId Plan::add_compute(int gpu, Time duration, std::uint32_t phase) {
+PlanTaskId Plan::add_compute(topo::GpuId gpu, Time duration, std::uint32_t phase) {
   return add_compute(ComputeTask{.gpu = gpu, .duration = duration, .phase = phase});
 }
 
-PlanTaskId Plan::add_delay(int gpu, Time duration, std::uint32_t phase) {
+PlanTaskId Plan::add_delay(topo::GpuId gpu, Time duration, std::uint32_t phase) {
   const PlanTaskId id = add_compute(gpu, duration, phase);
   tasks_[id].kind = PlanTaskKind::Delay;
   return id;
 }
 
-PlanTaskId Plan::add_hold(int gpu, Time duration, std::uint32_t phase, StreamIndex stream) {
-  const PlanTaskId id = add_compute(
-      ComputeTask{.gpu = gpu, .duration = duration, .phase = phase, .stream = stream});
+PlanTaskId Plan::add_hold(topo::GpuId gpu, Time duration, std::uint32_t phase, StreamIndex stream) {
+  const PlanTaskId id =
+      add_compute(ComputeTask{.gpu = gpu, .duration = duration, .phase = phase, .stream = stream});
   tasks_[id].kind = PlanTaskKind::Hold;
   return id;
 }

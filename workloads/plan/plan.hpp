@@ -34,8 +34,8 @@ struct PlanTask {
   StreamIndex stream = kCommStream;
   std::uint32_t phase = 0;
   std::uint32_t label = 0;  ///< index into Plan::labels(); 0 is "" (no label)
-  int src = 0;              ///< the GPU that sends (flow) or computes (compute, delay)
-  int dst = 0;              ///< the GPU that receives (flow)
+  topo::GpuId src;          ///< the GPU that sends (flow) or computes (compute, delay)
+  topo::GpuId dst;          ///< the GPU that receives (flow)
   Bytes bytes;
   Time duration;    ///< compute or delay: how long it takes
   Time not_before;  ///< earliest start
@@ -101,7 +101,7 @@ struct Phase {
 
 /// One compute kernel on one GPU's stream.
 struct ComputeTask {
-  int gpu = 0;
+  topo::GpuId gpu;
   Time duration{};
   Flops flops{};
   Source source = Source::Roofline;
@@ -123,14 +123,14 @@ class Plan {
   std::uint32_t phase(PhaseKind kind, PhasePass pass);
   /// A stream of every GPU (a CUDA stream); returns its index. Names are unique.
   StreamIndex add_stream(std::string_view name);
-  PlanTaskId add_flow(int src, int dst, Bytes bytes, std::uint32_t phase = 0);
+  PlanTaskId add_flow(topo::GpuId src, topo::GpuId dst, Bytes bytes, std::uint32_t phase = 0);
   PlanTaskId add_compute(const ComputeTask& task);
   /// A compute task of `duration` with no FLOP count (a fixed-time kernel).
-  PlanTaskId add_compute(int gpu, Time duration, std::uint32_t phase = 0);
+  PlanTaskId add_compute(topo::GpuId gpu, Time duration, std::uint32_t phase = 0);
   /// A fixed delay that holds no resource (a collective's launch latency, say).
-  PlanTaskId add_delay(int gpu, Time duration, std::uint32_t phase = 0);
+  PlanTaskId add_delay(topo::GpuId gpu, Time duration, std::uint32_t phase = 0);
   /// Communication of `duration`, measured elsewhere, holding `stream` of `gpu` (Hold).
-  PlanTaskId add_hold(int gpu, Time duration, std::uint32_t phase, StreamIndex stream);
+  PlanTaskId add_hold(topo::GpuId gpu, Time duration, std::uint32_t phase, StreamIndex stream);
   /// The stream of that name, added the first time it is asked for.
   StreamIndex stream(std::string_view name);
   void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
@@ -147,7 +147,7 @@ class Plan {
   /// gpu_of[g], phases matched by kind and pass and streams by name (added when missing); returns the id of
   /// the first copied task (task i of `other` is that + i). `other` may have no explicit
   /// routes (they name links between its own GPUs).
-  PlanTaskId append(const Plan& other, std::span<const int> gpu_of);
+  PlanTaskId append(const Plan& other, std::span<const topo::GpuId> gpu_of);
 
   const std::vector<PlanTask>& tasks() const { return tasks_; }
   const std::vector<std::pair<PlanTaskId, PlanTaskId>>& dependencies() const { return deps_; }

@@ -1,6 +1,8 @@
 // Plan -> executor tasks (routes from the plan or the topology), run, collect times.
 #include "workloads/plan/runner.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -35,18 +37,25 @@ void route_flows(const topo::Cluster& cluster, const Plan& plan, Outcome& out) {
   out.route_begin.push_back(static_cast<std::uint32_t>(out.route_links.size()));
 }
 
+// The flow solver's name for each link of `route`: a resource id, the link's index.
+std::span<const sim::ResourceId> resources_of(
+    std::span<const topo::LinkId> route, std::array<sim::ResourceId, topo::kMaxRouteLinks>& to) {
+  HOPSIM_ASSERT(route.size() <= to.size(), "a route of {} links", route.size());
+  std::transform(route.begin(), route.end(), to.begin(), [](topo::LinkId l) { return l.value(); });
+  return {to.data(), route.size()};
+}
+
 void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& executor,
                Outcome& out) {
   const auto streams = static_cast<sim::StreamId>(plan.streams().size());
   for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
     const PlanTask& t = plan.tasks()[i];
-    HOPSIM_ASSERT(t.src >= 0 && t.src < cluster.gpu_count() && t.dst >= 0 &&
-                      t.dst < cluster.gpu_count(),
+    HOPSIM_ASSERT(cluster.contains(t.src) && cluster.contains(t.dst),
                   "task {} between GPUs {} and {} of {}", i, t.src, t.dst, cluster.gpu_count());
     const auto task = static_cast<PlanTaskId>(i);
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
-      id = executor.add_compute(static_cast<sim::StreamId>(t.src) * streams + t.stream,
+      id = executor.add_compute(static_cast<sim::StreamId>(t.src.value()) * streams + t.stream,
                                 t.duration);
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
@@ -55,7 +64,8 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
       const Bytes wire{t.efficiency == 1.0 ? t.bytes.n
                                            : static_cast<std::int64_t>(std::ceil(
                                                  static_cast<double>(t.bytes.n) / t.efficiency))};
-      id = executor.add_transfer(out.route(task), wire, out.latency[i]);
+      std::array<sim::ResourceId, topo::kMaxRouteLinks> resources{};
+      id = executor.add_transfer(resources_of(out.route(task), resources), wire, out.latency[i]);
     }
     HOPSIM_ASSERT(id == i, "executor task {} for plan task {}", id, i);
     if (t.not_before > Time{}) {
@@ -71,8 +81,8 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateO
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<Bandwidth> capacities;
   capacities.reserve(cluster.link_count());
-  for (topo::LinkId l = 0; l < cluster.link_count(); ++l) {
-    capacities.push_back(cluster.link(l).bandwidth);
+  for (const topo::Link& link : cluster.links()) {
+    capacities.push_back(link.bandwidth);
   }
   sim::Simulator sim;
   sim::FlowNetwork network(sim, std::move(capacities));

@@ -68,7 +68,8 @@ bool communicates(const PlanTask& t) {
 // Per phase: its span over all ranks, and the critical rank's compute and communication in it;
 // a phase's communication is exposed where none of the rank's compute runs, of any phase (with
 // two micro-batches one's dispatch hides under the other's attention).
-std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome, int critical_rank) {
+std::vector<PhaseTime> phase_times(const Plan& plan, const Outcome& outcome,
+                                   topo::GpuId critical_rank) {
   const auto& tasks = plan.tasks();
   std::vector<Intervals> per_phase(plan.phases().size());
   std::vector<PhaseTime> phases(plan.phases().size());
@@ -128,14 +129,14 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       continue;
     }
     if (t.kind == PlanTaskKind::Compute) {
-      per_rank[static_cast<std::size_t>(t.src)].compute.emplace_back(tt.start, tt.end);
+      per_rank[t.src.index()].compute.emplace_back(tt.start, tt.end);
       s.flops.n += t.flops.n;
       s.compute_sources.add(t.source, tt.end - tt.start);
       s.compute_kernels.add(t.kernel, tt.end - tt.start);
     } else if (communicates(t)) {
-      per_rank[static_cast<std::size_t>(t.src)].comm.emplace_back(tt.start, tt.end);
+      per_rank[t.src.index()].comm.emplace_back(tt.start, tt.end);
       if (t.kind == PlanTaskKind::Flow) {  // a held collective is its own GPU's only
-        per_rank[static_cast<std::size_t>(t.dst)].comm.emplace_back(tt.start, tt.end);
+        per_rank[t.dst.index()].comm.emplace_back(tt.start, tt.end);
         add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
       }
     }
@@ -144,8 +145,8 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
   std::vector<bool> involved(gpus, false);
   for (const PlanTask& t : tasks) {
     if (t.kind != PlanTaskKind::Delay) {
-      involved[static_cast<std::size_t>(t.src)] = true;
-      involved[static_cast<std::size_t>(t.dst)] = true;
+      involved[t.src.index()] = true;
+      involved[t.dst.index()] = true;
     }
   }
   double busy_sum = 0;
@@ -156,8 +157,8 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
     }
     ++s.involved;
     busy_sum += s.ranks.back().busy.seconds();
-    if (s.ranks.back().busy > s.ranks[static_cast<std::size_t>(s.critical_rank)].busy) {
-      s.critical_rank = static_cast<int>(r);
+    if (s.ranks.back().busy > s.ranks[s.critical_rank.index()].busy) {
+      s.critical_rank = topo::GpuId{static_cast<int>(r)};
     }
   }
   s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
@@ -166,7 +167,7 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
   return s;
 }
 
-Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, int rank) {
+Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, topo::GpuId rank) {
   if (s.critical_rank != rank) {
     s.critical_rank = rank;
     s.phases = phase_times(plan, outcome, rank);
@@ -216,14 +217,14 @@ bool steady(const Summary& one, const Summary& two, const Summary& three) {
   return true;
 }
 
-int busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra) {
-  int busiest = 0;
+topo::GpuId busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra) {
+  topo::GpuId busiest{0};
   Time most{};
   for (std::size_t r = 0; r < more.ranks.size(); ++r) {
     const Time busy = ahead(fewer.ranks[r].busy, more.ranks[r].busy, extra);
     if (more.ranks[r].busy > Time{} && busy > most) {
       most = busy;
-      busiest = static_cast<int>(r);
+      busiest = topo::GpuId{static_cast<int>(r)};
     }
   }
   return busiest;

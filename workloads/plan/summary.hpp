@@ -30,7 +30,7 @@ struct Summary {
   Time step;
   std::vector<RankTime> ranks;  ///< every GPU of the cluster
   std::size_t involved = 0;     ///< GPUs that appear in the plan
-  int critical_rank = 0;  ///< the busiest rank (the lowest index among equals)
+  topo::GpuId critical_rank;    ///< the busiest rank (the lowest index among equals)
   double mean_busy_s = 0;
   /// Bytes of flows that cross an NVLink hop, and an InfiniBand (NIC) hop. A folded step's
   /// count the whole cluster (run() adds the case's CaseTraffic to its plan's).
@@ -46,7 +46,7 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
 
 /// `s` (summarize's of `plan` and `outcome`) with `rank` as its critical rank: the phases as
 /// that rank saw them.
-Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, int rank);
+Summary at_rank(Summary s, const Plan& plan, const Outcome& outcome, topo::GpuId rank);
 
 /// Identical units in a row (a MoE layer's layers), summarized after n, n + 1 and n + 2 of them:
 /// whether the last added exactly what the one before did to the step and to every rank's busy,
@@ -60,7 +60,7 @@ Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extr
 
 /// The busiest rank of extrapolate(fewer, more, extra), as summarize() picks it (the lowest
 /// index among the busiest ranks with work), without extrapolating the rest.
-int busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra);
+topo::GpuId busiest_after(const Summary& fewer, const Summary& more, std::int64_t extra);
 
 /// Which kinds of link a route crosses: an NVLink hop, a network (NIC or fabric) hop; the
 /// byte totals above count a flow under each kind it crosses.

@@ -17,7 +17,7 @@ inline void add_crossing(Plan& plan, int from, int to, Bytes bytes, PlanTaskId b
     plan.add_dependency(before, after);
     return;
   }
-  const PlanTaskId flow = plan.add_flow(from, to, bytes, phase);
+  const PlanTaskId flow = plan.add_flow(topo::GpuId{from}, topo::GpuId{to}, bytes, phase);
   plan.add_dependency(before, flow);
   plan.add_dependency(flow, after);
 }

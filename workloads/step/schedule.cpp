@@ -121,7 +121,7 @@ Time per_stage(const std::vector<Time>& times, int stage, Time all) {
 // One op's compute tasks on `gpu`, in order: a forward in one piece, a backward in its stage's
 // equal pieces (the remainder on the last).
 std::vector<PlanTaskId> add_op_tasks(Plan& plan, const PipelineSpec& spec, const PipeOp& op,
-                                     int gpu, int stage, std::uint32_t phase) {
+                                     topo::GpuId gpu, int stage, std::uint32_t phase) {
   const Time total = op.forward ? per_stage(spec.stage_forward, stage, spec.forward)
                                 : per_stage(spec.stage_backward, stage, spec.backward);
   const int pieces = op.forward || spec.backward_pieces.empty()
@@ -321,7 +321,7 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   out.backwards.resize(static_cast<std::size_t>(p));
   OpTasks task_of;
   for (int r = 0; r < p; ++r) {
-    const int gpu = spec.gpus[static_cast<std::size_t>(r)];
+    const topo::GpuId gpu{spec.gpus[static_cast<std::size_t>(r)]};
     out.last_backward[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(v));
     for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = op.chunk * p + r;

@@ -134,8 +134,8 @@ Time stage_sync_time(const StageLayers& layers, int stage, int stages,
 // done), each once both ranks holding the stage have them, on the rank's DP stream; returns
 // the last one.
 std::optional<PlanTaskId> add_rank_syncs(Plan& plan, const DualPipeTasks& tasks,
-                                         const StageLayers& layers, int r, int gpu, int ranks,
-                                         std::uint32_t sync_phase,
+                                         const StageLayers& layers, int r, topo::GpuId gpu,
+                                         int ranks, std::uint32_t sync_phase,
                                          const std::optional<GradSync>& dense_sync,
                                          const std::optional<GradSync>& moe_sync, Time vocab_sync) {
   const int stages = ranks;
@@ -175,7 +175,7 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
   // layers' syncs one after the other, on each holding rank's DP chain.
   const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   for (int r = 0; r < ranks; ++r) {
-    const int gpu = spec.gpus[static_cast<std::size_t>(r)];
+    const topo::GpuId gpu{spec.gpus[static_cast<std::size_t>(r)]};
     const std::optional<PlanTaskId> prev = add_rank_syncs(
         plan, tasks, layers, r, gpu, ranks, sync_phase, dense_sync, moe_sync, vocab_sync);
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),

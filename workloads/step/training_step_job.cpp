@@ -108,7 +108,7 @@ OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s) {
 
 DpKey norm_key() { return {CollectiveOp::AllReduce, 4, 0}; }
 
-PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
+PlanTaskId add_dp_hold(Plan& plan, topo::GpuId gpu, Time t, std::uint32_t phase,
                        std::string_view label) {
   const PlanTaskId id = plan.add_hold(gpu, t, phase, plan.stream("dp"));
   plan.set_label(id, label);
@@ -138,7 +138,7 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
                   const StepShape& shape, int rank, PlanTaskId last_op,
                   std::optional<PlanTaskId> last_bucket, double bytes_per_s,
                   const StepMeasurements& m) {
-  const int gpu = details.representatives[static_cast<std::size_t>(rank)];
+  const topo::GpuId gpu{details.representatives[static_cast<std::size_t>(rank)]};
   const std::uint32_t phase = plan.phase(PhaseKind::Optimizer, PhasePass::Step);
   const OptimizerCost cost = optimizer_cost(shape, rank, bytes_per_s);
   const PlanTaskId norm = plan.add_compute(ComputeTask{gpu, cost.grad_norm, Flops{},

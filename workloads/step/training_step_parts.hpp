@@ -116,7 +116,7 @@ std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
 
 /// A data-parallel collective of measured time `t` on `gpu`'s "dp" stream (added when the plan
 /// has none): one at a time in the order they are added, counted as communication.
-PlanTaskId add_dp_hold(Plan& plan, int gpu, Time t, std::uint32_t phase,
+PlanTaskId add_dp_hold(Plan& plan, topo::GpuId gpu, Time t, std::uint32_t phase,
                        std::string_view label);
 
 /// The all-reduce of gradient clipping's squared norm (one FP32 value) over DP.

@@ -64,7 +64,7 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
               std::map<std::string, Time>& exposed, ComputeTally& sources) {
   const Summary& s = r.summary;
   (passes == Passes::Forward ? t.forward : t.backward) = r.outcome.makespan;
-  const RankTime& busiest = s.ranks[static_cast<std::size_t>(s.critical_rank)];
+  const RankTime& busiest = s.ranks[s.critical_rank.index()];
   t.compute += busiest.compute;
   t.comm += busiest.comm;
   for (const Source src : kSources) {

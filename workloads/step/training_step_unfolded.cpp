@@ -107,7 +107,7 @@ class Unfolded {
   BuildEnv stage_build_;
   StepDetails details_;
   int stages_;
-  std::vector<std::vector<int>> gpu_of_;  // per pipeline rank, per stage-mesh rank
+  std::vector<std::vector<topo::GpuId>> gpu_of_;  // per pipeline rank, per stage-mesh rank
   std::map<std::tuple<bool, bool, std::int64_t>, Piece> pieces_;
   std::optional<Piece> head_[2];
   Plan plan_;
@@ -192,7 +192,7 @@ class Unfolded {
     gpu_of_.resize(static_cast<std::size_t>(p_.pp));
     for (std::int64_t s = 0; s < p_.pp; ++s) {
       for (int i = 0; i < stage_mesh_.size(); ++i) {
-        gpu_of_[static_cast<std::size_t>(s)].push_back(
+        gpu_of_[static_cast<std::size_t>(s)].emplace_back(
             rank_of.at({s, stage_mesh_.coordinate(i, Dim::Tp), stage_mesh_.coordinate(i, Dim::Cp),
                         stage_mesh_.coordinate(i, Dim::Dp)}));
       }
@@ -209,7 +209,7 @@ class Unfolded {
             seg.forward ? details_.head.fwd : run_order(details_.head.bwd);
         for (int g = 0; g < stage_mesh_.size(); ++g) {
           for (const auto& [name, cost] : kernels) {
-            plan.add_compute(ComputeTask{g, cost.time, cost.flops, cost.source, phase,
+            plan.add_compute(ComputeTask{topo::GpuId{g}, cost.time, cost.flops, cost.source, phase,
                                          kComputeStream, name, cost.kind});
           }
         }
@@ -232,7 +232,7 @@ class Unfolded {
   // Copies `seg`'s subgraph onto pipeline rank `rank`'s GPUs after `after`; returns its join.
   PlanTaskId add(const Segment& seg, int rank, PlanTaskId after) {
     const Piece& pc = piece(seg);
-    const std::vector<int>& gpus = gpu_of_[static_cast<std::size_t>(rank)];
+    const std::vector<topo::GpuId>& gpus = gpu_of_[static_cast<std::size_t>(rank)];
     const PlanTaskId first = plan_.append(pc.plan, gpus);
     for (const PlanTaskId s : pc.sources) {
       plan_.add_dependency(after, first + s);
@@ -306,7 +306,7 @@ class Unfolded {
       }
     }
     std::optional<PlanTaskId> prev;
-    const int g0 = gpu_of_[static_cast<std::size_t>(r)].front();
+    const topo::GpuId g0 = gpu_of_[static_cast<std::size_t>(r)].front();
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const PipeOp& op = ops[k];
       const int stage = op.chunk * details_.stages + r;
@@ -503,7 +503,7 @@ class Unfolded {
     const topo::GpuSpec& gpu = b_.env.cluster.gpu;
     const OptimizerCost cost = optimizer_cost(shape, r, gpu.hbm_GBps * 1e9 * gpu.memory_efficiency);
     std::vector<PlanTaskId> norms;
-    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
+    for (const topo::GpuId g : gpu_of_[static_cast<std::size_t>(r)]) {
       const PlanTaskId n = plan_.add_compute(ComputeTask{
           g, cost.grad_norm, Flops{}, Source::Roofline, phase, kComputeStream, "gradient norm"});
       plan_.add_dependency(bucket, n);
@@ -512,7 +512,7 @@ class Unfolded {
     }
     const PlanTaskId reduced = collective(r, norm_, 1, 0, 4, phase, norms);
     std::vector<PlanTaskId> optimizers;
-    for (const int g : gpu_of_[static_cast<std::size_t>(r)]) {
+    for (const topo::GpuId g : gpu_of_[static_cast<std::size_t>(r)]) {
       const PlanTaskId o = plan_.add_compute(
           ComputeTask{g, cost.adam, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
       plan_.add_dependency(reduced, o);

@@ -49,7 +49,9 @@ struct ChakraJob {
   /// all-gather and reduce-scatter and flat for all-to-all (as NCCL runs it).
   CollectiveAlgorithm algorithm_for(CollectiveOp op) const;
   /// The GPU trace rank r runs on.
-  int gpu_of(int rank) const { return gpus.empty() ? rank : gpus[static_cast<std::size_t>(rank)]; }
+  topo::GpuId gpu_of(int rank) const {
+    return topo::GpuId{gpus.empty() ? rank : gpus[static_cast<std::size_t>(rank)]};
+  }
 };
 
 /// A trace kernel's time on the roofline: its launch, then `flops` at the BF16 peak times the

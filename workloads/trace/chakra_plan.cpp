@@ -83,7 +83,7 @@ class TracePlan {
   // node as a delay of nothing.
   PlanTaskId add_node(NodeRef ref, std::span<const PlanTaskId> after) {
     const EtNode& n = node(ref);
-    const int gpu = job_.gpu_of(ref.rank);
+    const topo::GpuId gpu = job_.gpu_of(ref.rank);
     PlanTaskId t = 0;
     if (n.type == EtNodeType::Metadata || n.cpu) {
       t = plan_.add_delay(gpu, n.type == EtNodeType::Metadata ? Time{} : n.duration, main_);
@@ -115,7 +115,7 @@ class TracePlan {
     }
     std::vector<std::vector<int>> sets(1);
     for (const NodeRef m : unit.members) {
-      sets[0].push_back(job_.gpu_of(m.rank));
+      sets[0].push_back(job_.gpu_of(m.rank).value());
     }
     if (n.collective.kind == EtCollective::Kind::Broadcast) {
       return join(sets[0].front(), add_broadcast(sets[0], n, after),
@@ -142,7 +142,7 @@ class TracePlan {
     if (done.size() <= 1) {
       return done;
     }
-    const PlanTaskId j = plan_.add_delay(gpu, Time{}, phase);
+    const PlanTaskId j = plan_.add_delay(topo::GpuId{gpu}, Time{}, phase);
     wait(j, done);
     return {j};
   }
@@ -159,7 +159,8 @@ class TracePlan {
     for (std::int64_t p = 0; p < pieces; ++p) {
       const std::int64_t bytes = n.comm_bytes * (p + 1) / pieces - n.comm_bytes * p / pieces;
       for (std::size_t h = 0; h + 1 < gpus.size(); ++h) {
-        const PlanTaskId f = plan_.add_flow(gpus[h], gpus[h + 1], Bytes{bytes}, phase);
+        const PlanTaskId f =
+            plan_.add_flow(topo::GpuId{gpus[h]}, topo::GpuId{gpus[h + 1]}, Bytes{bytes}, phase);
         label(f, n);
         if (h == 0) {
           wait(f, after);

@@ -15,7 +15,7 @@ constexpr std::size_t kNameChars = 120;
 class Exporter {
  public:
   explicit Exporter(const Plan& plan) : plan_(plan) {
-    std::vector<int> gpus;
+    std::vector<topo::GpuId> gpus;
     for (const PlanTask& t : plan.tasks()) {
       gpus.push_back(t.src);
       if (t.kind == PlanTaskKind::Flow) {
@@ -24,7 +24,9 @@ class Exporter {
     }
     std::sort(gpus.begin(), gpus.end());
     gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-    out_.gpus = gpus;
+    for (const topo::GpuId g : gpus) {
+      out_.gpus.push_back(g.value());
+    }
     out_.trace.ranks.resize(gpus.size());
     for (std::size_t r = 0; r < gpus.size(); ++r) {
       rank_of_[gpus[r]] = static_cast<int>(r);
@@ -49,7 +51,7 @@ class Exporter {
  private:
   const Plan& plan_;
   ExportedPlan out_;
-  std::map<int, int> rank_of_;
+  std::map<topo::GpuId, int> rank_of_;
   std::uint64_t next_id_ = 0;  ///< ids past the tasks' (task t is node t + 1 on its ranks)
   std::int64_t next_tag_ = 0;
 
@@ -132,7 +134,7 @@ class Exporter {
   // GPU's stream, which the trace says as a dependency (a replay, or ASTRA-sim, may otherwise
   // start a later kernel first).
   void add_stream_order() {
-    std::map<std::pair<int, StreamIndex>, PlanTaskId> last;
+    std::map<std::pair<topo::GpuId, StreamIndex>, PlanTaskId> last;
     const auto& tasks = plan_.tasks();
     for (PlanTaskId t = 0; t < tasks.size(); ++t) {
       if (tasks[t].kind != PlanTaskKind::Compute && tasks[t].kind != PlanTaskKind::Hold) {
