@@ -137,7 +137,7 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   for (const Time t : buckets) {
     held += t;
   }
-  CHECK(s.ranks[static_cast<std::size_t>(d.representatives.front())].comm == held);
+  CHECK(s.ranks[d.representatives.front().index()].comm == held);
 }
 
 }  // namespace hopsim::config

@@ -26,7 +26,7 @@ Time step(int p, int m, Time f, Time b, Time w, Time pair) {
   const topo::Cluster cluster(spec);
   DualPipeSpec s;
   for (int r = 0; r < p; ++r) {
-    s.gpus.push_back(r);
+    s.gpus.emplace_back(r);
   }
   s.micro_batches = m;
   const auto n = static_cast<std::size_t>(p);

@@ -9,12 +9,13 @@
 #include <doctest/doctest.h>
 
 #include "tests/approx.hpp"
-#include "workloads/ep/moe_routing.hpp"
+#include "tests/gpu_ids.hpp"
+#include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/ep_details.hpp"
-#include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/ep/moe_layer_job.hpp"
+#include "workloads/ep/moe_routing.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
@@ -65,10 +66,8 @@ std::int64_t row_nodes(const TwoTierMatrix& m, std::size_t i) {
   return nodes;
 }
 
-std::vector<int> first_ranks(int n) {
-  std::vector<int> r(static_cast<std::size_t>(n));
-  std::iota(r.begin(), r.end(), 0);
-  return r;
+std::vector<topo::GpuId> first_ranks(int n) {
+  return hopsim::test::first_gpus(n);
 }
 
 std::int64_t sum(const std::vector<std::int64_t>& v) {
@@ -109,7 +108,7 @@ TEST_CASE("the seeds: an expert imbalance of 1.4x idles about 30% of expert FLOP
 
 TEST_CASE("routing: never more than max_nodes_per_token nodes, selections conserve tokens x top-k") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
     for (std::int64_t limit : {1, 2, 4}) {
       CAPTURE(distribution_name(dist));
@@ -136,7 +135,7 @@ TEST_CASE("routing: never more than max_nodes_per_token nodes, selections conser
 
 TEST_CASE("routing: the same seed gives the same routing, another seed another") {
   const topo::Cluster cluster(h800(4));
-  const std::vector<int> ranks = first_ranks(32);
+  const std::vector<topo::GpuId> ranks = first_ranks(32);
   for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
     MoeRouting r{512, 128, 8, 2, 7};
     r.distribution = dist;
@@ -159,7 +158,7 @@ TEST_CASE("routing: the same seed gives the same routing, another seed another")
 
 TEST_CASE("routing: zipf skews expert load, more with a larger exponent, s = 0 is uniform") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   const auto skew = [&](RoutingDistribution d, double s) {
     MoeRouting r{1024, 256, 8, 4, 3};
     r.distribution = d;
@@ -179,7 +178,7 @@ TEST_CASE("routing: zipf skews expert load, more with a larger exponent, s = 0 i
 
 TEST_CASE("routing: capacity drops the selections over it, counted, never more than the cap") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   MoeRouting r{512, 256, 8, 4, 5};
   r.distribution = RoutingDistribution::Zipf;
   RoutingLoad free;
@@ -203,7 +202,7 @@ TEST_CASE("routing: capacity drops the selections over it, counted, never more t
 
 TEST_CASE("balancer: the bias lowers max/mean over the steps of a skewed router") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   MoeRouting r{4096, 256, 8, 4, 1};
   r.distribution = RoutingDistribution::Zipf;
   const BiasBalance b = balance_bias(ranks, cluster, r, 50, 0.05);
@@ -227,7 +226,7 @@ TEST_CASE("balancer: the bias lowers max/mean over the steps of a skewed router"
 
 TEST_CASE("routing: dirichlet skews more as alpha shrinks, the same popularity seed, the same") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   const auto load_of = [&](double alpha, std::uint64_t popularity) {
     MoeRouting r{512, 256, 8, 4, 3};
     r.distribution = RoutingDistribution::Dirichlet;
@@ -250,7 +249,7 @@ TEST_CASE("routing: dirichlet skews more as alpha shrinks, the same popularity s
 
 TEST_CASE("routing: counts replay a histogram in proportion, never-chosen experts stay idle") {
   const topo::Cluster cluster(h800(2));
-  const std::vector<int> ranks = first_ranks(16);
+  const std::vector<topo::GpuId> ranks = first_ranks(16);
   MoeRouting r{2048, 64, 4, 0, 5};
   r.distribution = RoutingDistribution::Counts;
   r.counts.assign(64, 1.0);
@@ -275,7 +274,7 @@ TEST_CASE("routing: counts replay a histogram in proportion, never-chosen expert
 
 TEST_CASE("routing: a uniform share (the aux-loss balancer's model) shrinks the excess load") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   const auto excess = [&](double share) {
     MoeRouting r{1024, 256, 8, 4, 3};
     r.distribution = RoutingDistribution::Zipf;
@@ -299,7 +298,7 @@ TEST_CASE("routing: a uniform share (the aux-loss balancer's model) shrinks the 
 
 TEST_CASE("placement: the even placement written out routes exactly as the default") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   for (auto dist : {RoutingDistribution::Uniform, RoutingDistribution::Zipf}) {
     MoeRouting r{256, 256, 8, 4, 9};
     r.distribution = dist;
@@ -317,7 +316,7 @@ TEST_CASE("placement: the even placement written out routes exactly as the defau
 
 TEST_CASE("placement: redundant copies of hot experts spread the load, within the node limit") {
   const topo::Cluster cluster(h800(8));
-  const std::vector<int> ranks = first_ranks(64);
+  const std::vector<topo::GpuId> ranks = first_ranks(64);
   MoeRouting r{1024, 256, 8, 4, 3};
   r.distribution = RoutingDistribution::Zipf;
   const std::vector<std::vector<int>> slots = redundant_placement(r, 64, 2);
@@ -367,7 +366,7 @@ TEST_CASE("placement: redundant copies of hot experts spread the load, within th
 }
 
 TEST_CASE("placement: an explicit placement is checked: size, ids, twins, coverage, top-k") {
-  const std::vector<int> ranks = first_ranks(16);  // 2 nodes of 8
+  const std::vector<topo::GpuId> ranks = first_ranks(16);  // 2 nodes of 8
   MoeRouting r{64, 32, 4, 1, 1};
   const auto problem = [&](std::vector<std::vector<int>> placement) {
     r.placement = std::move(placement);
@@ -476,7 +475,7 @@ TEST_CASE("routing: each expert is chosen as often as sampling without replaceme
   // 8 ranks, two on each of 4 nodes, 16 experts (4 a node), top-4; 65,536 tokens. Each expert's
   // share of the tokens is within 5 standard deviations of its exact inclusion probability.
   const topo::Cluster cluster(h800(4));
-  const std::vector<int> ranks{0, 1, 8, 9, 16, 17, 24, 25};
+  const std::vector<topo::GpuId> ranks = hopsim::test::gpu_ids({0, 1, 8, 9, 16, 17, 24, 25});
   std::vector<std::size_t> node_of_expert(16);
   for (std::size_t e = 0; e < 16; ++e) {
     node_of_expert[e] = e / 4;
@@ -551,7 +550,7 @@ TEST_CASE("routing: one dominant expert, the others share the remaining picks (E
   // takes it and 7 of the other 255 at random. Expected distinct GPUs per token: GPU 0, and each
   // other GPU unless all 7 picks miss its 16 experts: 1 + 15 (1 - C(239,7) / C(255,7)).
   const topo::Cluster cluster(h800(2));
-  const std::vector<int> ranks = first_ranks(16);
+  const std::vector<topo::GpuId> ranks = first_ranks(16);
   MoeRouting r{2048, 256, 8, 4, 1};
   r.distribution = RoutingDistribution::Counts;
   r.counts.assign(256, 1.0);
@@ -577,7 +576,7 @@ TEST_CASE("routing: one dominant expert, the others share the remaining picks (E
 }
 
 TEST_CASE("routing: counts with fewer non-zero experts than top-k are refused, naming counts") {
-  const std::vector<int> ranks = first_ranks(16);
+  const std::vector<topo::GpuId> ranks = first_ranks(16);
   MoeRouting r{64, 64, 8, 1, 1};
   r.distribution = RoutingDistribution::Counts;
   r.counts.assign(64, 0.0);

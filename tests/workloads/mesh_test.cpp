@@ -1,8 +1,10 @@
 // The rank mesh: coordinates, groups along each dimension, EP blocks, and its checks.
+#include "workloads/mesh/mesh.hpp"
+
 #include <algorithm>
 
 #include "doctest_time.hpp"
-#include "workloads/mesh/mesh.hpp"
+#include "tests/gpu_ids.hpp"
 
 using hopsim::Problems;
 using namespace hopsim::work;
@@ -20,14 +22,14 @@ TEST_CASE("Llama 3's order [TP, CP, PP, DP]: TP consecutive, CP strides over TP"
   CHECK(mesh.coordinate(45, Dim::Cp) == 1);
   CHECK(mesh.coordinate(45, Dim::Pp) == 0);
   CHECK(mesh.coordinate(45, Dim::Dp) == 1);
-  CHECK(mesh.group(Dim::Tp, 45) == std::vector<int>{40, 41, 42, 43, 44, 45, 46, 47});
-  CHECK(mesh.group(Dim::Cp, 45) == std::vector<int>{37, 45});  // shares all but cp
-  CHECK(mesh.group(Dim::Pp, 45) == std::vector<int>{45, 61});
-  CHECK(mesh.group(Dim::Dp, 45) == std::vector<int>{13, 45});
+  CHECK(mesh.group(Dim::Tp, 45) == hopsim::test::gpu_ids({40, 41, 42, 43, 44, 45, 46, 47}));
+  CHECK(mesh.group(Dim::Cp, 45) == hopsim::test::gpu_ids({37, 45}));  // shares all but cp
+  CHECK(mesh.group(Dim::Pp, 45) == hopsim::test::gpu_ids({45, 61}));
+  CHECK(mesh.group(Dim::Dp, 45) == hopsim::test::gpu_ids({13, 45}));
   // Every dimension's groups partition the mesh.
   for (Dim d : {Dim::Tp, Dim::Cp, Dim::Pp, Dim::Dp}) {
     CAPTURE(dim_name(d));
-    std::vector<int> all;
+    std::vector<hopsim::topo::GpuId> all;
     for (const auto& g : mesh.groups(d)) {
       CHECK(static_cast<std::int64_t>(g.size()) == p.degree(d));
       all.insert(all.end(), g.begin(), g.end());
@@ -44,8 +46,8 @@ TEST_CASE("another order puts another dimension innermost") {
   p.cp = 4;
   p.order = {Dim::Cp, Dim::Tp, Dim::Pp, Dim::Dp};
   const Mesh mesh(p);
-  CHECK(mesh.group(Dim::Cp, 5) == std::vector<int>{4, 5, 6, 7});
-  CHECK(mesh.group(Dim::Tp, 5) == std::vector<int>{1, 5});
+  CHECK(mesh.group(Dim::Cp, 5) == hopsim::test::gpu_ids({4, 5, 6, 7}));
+  CHECK(mesh.group(Dim::Tp, 5) == hopsim::test::gpu_ids({1, 5}));
 }
 
 TEST_CASE("EP groups are consecutive blocks of a pipeline stage's ranks") {
@@ -56,9 +58,9 @@ TEST_CASE("EP groups are consecutive blocks of a pipeline stage's ranks") {
   p.ep = 4;  // divides tp x cp x dp = 8
   const Mesh mesh(p);
   // A stage (pp = 0) is ranks {0,1} + 4 dp: 0,1,4,5,8,9,12,13; EP cuts it into blocks of 4.
-  CHECK(mesh.group(Dim::Ep, 0) == std::vector<int>{0, 1, 4, 5});
-  CHECK(mesh.group(Dim::Ep, 12) == std::vector<int>{8, 9, 12, 13});
-  CHECK(mesh.group(Dim::Ep, 2) == std::vector<int>{2, 3, 6, 7});  // stage 1
+  CHECK(mesh.group(Dim::Ep, 0) == hopsim::test::gpu_ids({0, 1, 4, 5}));
+  CHECK(mesh.group(Dim::Ep, 12) == hopsim::test::gpu_ids({8, 9, 12, 13}));
+  CHECK(mesh.group(Dim::Ep, 2) == hopsim::test::gpu_ids({2, 3, 6, 7}));  // stage 1
   CHECK(mesh.coordinate(5, Dim::Ep) == 3);
   CHECK(mesh.groups(Dim::Ep).size() == 4);
 }

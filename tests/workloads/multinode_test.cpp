@@ -6,6 +6,7 @@
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
+#include "tests/gpu_ids.hpp"
 #include "workloads/collectives/nccl_tuner.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -213,8 +214,7 @@ TEST_CASE("two-tier: streamed pieces move the same bytes as each piece, in about
 
 TEST_CASE("MoE routing respects the node limit and the two-tier matrix conserves bytes") {
   const topo::Cluster cluster(h100(8));
-  std::vector<int> ranks(64);
-  std::iota(ranks.begin(), ranks.end(), 0);
+  const std::vector<topo::GpuId> ranks = hopsim::test::first_gpus(64);
   for (std::int64_t limit : {1, 2, 4}) {
     CAPTURE(limit);
     const TwoTierMatrix m = route_tokens(ranks, cluster, MoeRouting{256, 256, 8, limit, 3},

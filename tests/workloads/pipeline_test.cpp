@@ -7,9 +7,10 @@
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
+#include "tests/gpu_ids.hpp"
+#include "workloads/plan/runner.hpp"
 #include "workloads/step/param_prefetch.hpp"
 #include "workloads/step/schedule.hpp"
-#include "workloads/plan/runner.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
@@ -27,12 +28,8 @@ topo::Spec one_node() {
   return spec;
 }
 
-std::vector<int> gpus(int p) {
-  std::vector<int> g;
-  for (int r = 0; r < p; ++r) {
-    g.push_back(r);
-  }
-  return g;
+std::vector<topo::GpuId> gpus(int p) {
+  return hopsim::test::first_gpus(p);
 }
 
 // The step time of a pipeline with no communication, chunk times forward tf / v, backward

@@ -74,7 +74,7 @@ CollectiveFigures collective_figures(const work::Experiment& experiment,
   const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed,
                          &e.deepep};
   const work::BuildEnv build{env, *result.cluster, nullptr};
-  const std::vector<std::vector<int>> sets = job.rank_sets(e.cluster, mesh);
+  const std::vector<std::vector<topo::GpuId>> sets = job.rank_sets(e.cluster, mesh);
   CollectiveFigures f;
   f.ranks = static_cast<int>(sets.front().size());
   f.groups = sets.size();

@@ -62,10 +62,10 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
              {"zigzag_units_per_rank", cp.zigzag_units_per_rank}};
   // This experiment's threshold: its GPU, dtype, K/V share and the link its ring uses.
   const work::Mesh mesh(exp.parallel);
-  const std::vector<int> group = mesh.group(work::Dim::Cp, 0);
+  const std::vector<topo::GpuId> group = mesh.group(work::Dim::Cp, 0);
   const int per_node = exp.cluster.gpus_per_node;
-  const bool network = std::any_of(group.begin(), group.end(), [&](int g) {
-    return g / per_node != group.front() / per_node;
+  const bool network = std::any_of(group.begin(), group.end(), [&](topo::GpuId g) {
+    return g.value() / per_node != group.front().value() / per_node;
   });
   r["cp"]["overlap_threshold_tokens"] =
       job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network,

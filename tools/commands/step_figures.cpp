@@ -125,7 +125,7 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
   std::size_t rank = 0;
   std::vector<RankTimeline> lines;
   for (std::size_t r = 0; r < d.representatives.size(); ++r) {
-    lines.push_back(timeline(c, topo::GpuId{d.representatives[r]}));
+    lines.push_back(timeline(c, d.representatives[r]));
     if (lines.back().ops > lines[rank].ops) {
       rank = r;
     }
@@ -133,7 +133,7 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
   const RankTimeline& t = lines[rank];
   StepBreakdown b;
   b.pipeline_rank = static_cast<int>(rank);
-  b.gpu = d.representatives[rank];
+  b.gpu = d.representatives[rank].value();
   b.forward_backward_s = t.ops.seconds();
   b.ops_by_pass_s = {{"forward", t.forward.seconds()},
                      {"backward", t.backward.seconds()},

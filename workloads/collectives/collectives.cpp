@@ -26,56 +26,56 @@ PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTas
   return t;
 }
 
-Collectives::Hop Collectives::flow_hop(int src, int dst, std::int64_t bytes,
+Collectives::Hop Collectives::flow_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
                                        std::span<const PlanTaskId> after, Time arrival,
                                        std::string_view label, double efficiency) {
-  const PlanTaskId sent = plan_.add_flow(topo::GpuId{src}, topo::GpuId{dst}, Bytes{bytes}, phase_);
+  const PlanTaskId sent = plan_.add_flow(src, dst, Bytes{bytes}, phase_);
   plan_.set_latency(sent, Time{});  // paid on arrival, below
   plan_.set_label(sent, label);
   plan_.set_efficiency(sent, efficiency);
   for (PlanTaskId a : after) {
     plan_.add_dependency(a, sent);
   }
-  const PlanTaskId arrived = plan_.add_delay(topo::GpuId{dst}, arrival, phase_);
+  const PlanTaskId arrived = plan_.add_delay(dst, arrival, phase_);
   plan_.add_dependency(sent, arrived);
   return {sent, arrived};
 }
 
-Collectives::Hop Collectives::hop(int src, int dst, std::int64_t bytes,
+Collectives::Hop Collectives::hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
                                   std::span<const PlanTaskId> after, const HopLatency& latency,
                                   std::string_view label, double efficiency) {
-  const bool same_node = cluster_.node_of(topo::GpuId{src}) == cluster_.node_of(topo::GpuId{dst});
+  const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
   return flow_hop(src, dst, bytes, after, same_node ? latency.nvlink_hop : latency.net_hop, label,
                   efficiency);
 }
 
-Collectives::Hop Collectives::route_hop(int src, int dst, std::int64_t bytes,
+Collectives::Hop Collectives::route_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
                                         std::span<const PlanTaskId> after, std::string_view label,
                                         double efficiency) {
-  const topo::Route route = cluster_.route(topo::GpuId{src}, topo::GpuId{dst});
+  const topo::Route route = cluster_.route(src, dst);
   return flow_hop(src, dst, bytes, after, cluster_.latency(route.span()), label, efficiency);
 }
 
-Handle Collectives::send_recv(int src, int dst, Bytes size, Protocol protocol,
+Handle Collectives::send_recv(topo::GpuId src, topo::GpuId dst, Bytes size, Protocol protocol,
                               std::span<const PlanTaskId> after) {
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const PlanTaskId s = start(latency, after);
   const PlanTaskId first[] = {s};
-  const bool net = cluster_.node_of(topo::GpuId{src}) != cluster_.node_of(topo::GpuId{dst});
+  const bool net = cluster_.node_of(src) != cluster_.node_of(dst);
   const double efficiency =
       nccl_.protocol_efficiency(protocol) * (net ? nccl_.p2p_net_efficiency : 1.0);
   return Handle{{hop(src, dst, size.n, first, latency, "send", efficiency).arrived}};
 }
 
-Handle Collectives::all_gather_direct(std::span<const int> ranks, Bytes size,
+Handle Collectives::all_gather_direct(std::span<const topo::GpuId> ranks, Bytes size,
                                       std::span<const PlanTaskId> after) {
   const auto n = static_cast<std::int64_t>(ranks.size());
   HOPSIM_ASSERT(n >= 2, "an all-gather needs at least 2 ranks, got {}", n);
   const HopLatency& latency = nccl_.ring_latency(Protocol::Simple);
   const PlanTaskId first[] = {start(latency, after)};
   Handle h;
-  for (int src : ranks) {
-    for (int dst : ranks) {
+  for (const topo::GpuId src : ranks) {
+    for (const topo::GpuId dst : ranks) {
       if (src != dst) {
         h.done.push_back(hop(src, dst, ceil_div(size.n, n), first, latency, "direct").arrived);
       }
@@ -89,7 +89,7 @@ ByteMatrix Collectives::uniform(std::size_t n, Bytes size) {
   return m;
 }
 
-Handle Collectives::all_to_all_flat(std::span<const int> ranks, const ByteMatrix& m,
+Handle Collectives::all_to_all_flat(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
                                     std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
   const HopLatency& latency = nccl_.ring_latency(Protocol::Simple);
@@ -108,7 +108,7 @@ Handle Collectives::all_to_all_flat(std::span<const int> ranks, const ByteMatrix
   return h;
 }
 
-Handle Collectives::all_to_all_low_latency(std::span<const int> ranks, const ByteMatrix& m,
+Handle Collectives::all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
                                            bool combine, std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
   const PlanTaskId first[] = {start(HopLatency{Time{}, Time{}, Time{}}, after)};

@@ -93,47 +93,48 @@ class Collectives {
               std::uint32_t phase = 0)
       : plan_(plan), cluster_(cluster), nccl_(nccl), phase_(phase) {}
 
-  Handle send_recv(int src, int dst, Bytes size, Protocol protocol = Protocol::Simple,
-                   std::span<const PlanTaskId> after = {});
+  Handle send_recv(topo::GpuId src, topo::GpuId dst, Bytes size,
+                   Protocol protocol = Protocol::Simple, std::span<const PlanTaskId> after = {});
   /// A ring of `steps` steps (n-1: all-gather, reduce-scatter; 2(n-1): all-reduce).
-  Handle ring(std::span<const int> ranks, int steps, Bytes size, const RingOptions& options,
+  Handle ring(std::span<const topo::GpuId> ranks, int steps, Bytes size, const RingOptions& options,
               std::span<const PlanTaskId> after = {});
   /// NCCL's tree all-reduce: per channel two mirrored binary trees over the nodes, a chain
   /// through each node's GPUs from the channel's leader; reduce up, broadcast down, in
   /// `chunks` pipelined pieces.
-  Handle all_reduce_tree(std::span<const int> ranks, Bytes size, const RingOptions& options,
+  Handle all_reduce_tree(std::span<const topo::GpuId> ranks, Bytes size, const RingOptions& options,
                          std::span<const PlanTaskId> after = {});
   /// NVLS all-reduce inside one node: the NVSwitch reduces; each GPU sends and receives its
   /// data once, at the NVLS efficiency of its links.
-  Handle all_reduce_nvls(std::span<const int> ranks, Bytes size,
+  Handle all_reduce_nvls(std::span<const topo::GpuId> ranks, Bytes size,
                          std::span<const PlanTaskId> after = {});
-  Handle all_gather_direct(std::span<const int> ranks, Bytes size,
+  Handle all_gather_direct(std::span<const topo::GpuId> ranks, Bytes size,
                            std::span<const PlanTaskId> after = {});
   /// Every pair (i, j), i != j, with bytes > 0 becomes one flow, all at once.
-  Handle all_to_all_flat(std::span<const int> ranks, const ByteMatrix& m,
+  Handle all_to_all_flat(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
                          std::span<const PlanTaskId> after = {});
   /// Dispatch: data for another node crosses InfiniBand once, to the GPU of the same local
   /// index there, which forwards it over NVLink, piece by piece as pieces land. Combine: the
   /// reverse, reducing at that GPU before crossing back.
-  Handle all_to_all_two_tier(std::span<const int> ranks, const TwoTierMatrix& m,
+  Handle all_to_all_two_tier(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                              const TwoTierOptions& options, std::span<const PlanTaskId> after = {});
 
   /// DeepEP's low-latency kernels: every selection is its own RDMA message straight to the
   /// expert's GPU through the NICs, no NVLink forwarding, no deduplication, even inside a node
   /// (one flow per pair carries its messages). Combine sends the results back the same way.
-  Handle all_to_all_low_latency(std::span<const int> ranks, const ByteMatrix& selections,
+  Handle all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& selections,
                                 bool combine, std::span<const PlanTaskId> after = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);
   /// Two-tier input where every byte for a node is distinct (no token wanted twice there).
-  static TwoTierMatrix without_dedup(std::span<const int> ranks, const topo::Cluster& cluster,
-                                     ByteMatrix gpu);
+  static TwoTierMatrix without_dedup(std::span<const topo::GpuId> ranks,
+                                     const topo::Cluster& cluster, ByteMatrix gpu);
   /// The rank order of each of `channels` rings over `ranks`: one ring in the given order when
   /// they share a node; else rail-aligned rings whose channel c enters every node at its
   /// (c mod m)-th GPU by local index, so that each channel crosses nodes on its own NIC.
-  static std::vector<std::vector<int>> channel_rings(std::span<const int> ranks,
-                                                     const topo::Cluster& cluster, int channels);
+  static std::vector<std::vector<topo::GpuId>> channel_rings(std::span<const topo::GpuId> ranks,
+                                                             const topo::Cluster& cluster,
+                                                             int channels);
 
   /// The byte ranges [from, from + size) of a two-tier node pair's flows per stage, in order:
   /// the pieces in both, or streamed, the first stage's first piece and the rest, and the
@@ -166,13 +167,14 @@ class Collectives {
   /// its last byte; it moves bytes / efficiency on the wire.
   /// A flow after `after` (its latency left out), then `arrival` on `dst` before the data
   /// counts as there: the shape of every hop below.
-  Hop flow_hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
-               Time arrival, std::string_view label, double efficiency);
-  Hop hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
+  Hop flow_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
+               std::span<const PlanTaskId> after, Time arrival, std::string_view label,
+               double efficiency);
+  Hop hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes, std::span<const PlanTaskId> after,
           const HopLatency& latency, std::string_view label, double efficiency = 1.0);
   /// The same, paying its route's latency (links and software overhead) instead of NCCL's.
-  Hop route_hop(int src, int dst, std::int64_t bytes, std::span<const PlanTaskId> after,
-                std::string_view label, double efficiency = 1.0);
+  Hop route_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
+                std::span<const PlanTaskId> after, std::string_view label, double efficiency = 1.0);
   /// One source's data for one remote node of a two-tier exchange: indices in ranks of the
   /// source and of the relay (its same-rail GPU there), and the distinct InfiniBand bytes.
   struct NodeSend {
@@ -181,18 +183,19 @@ class Collectives {
     std::size_t slot;
     std::int64_t ib_bytes;
   };
-  void dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
+
+  void dispatch_through(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                         std::span<const std::size_t> members, const NodeSend& send,
                         const TwoTierOptions& options, PlanTaskId first, Handle& h);
-  void combine_through(std::span<const int> ranks, const TwoTierMatrix& m,
+  void combine_through(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                        std::span<const std::size_t> members, const NodeSend& send,
                        const TwoTierOptions& options, PlanTaskId first, Handle& h);
-  void one_ring(std::span<const int> ranks, int steps, std::int64_t bytes, int chunks,
+  void one_ring(std::span<const topo::GpuId> ranks, int steps, std::int64_t bytes, int chunks,
                 Protocol protocol, PlanTaskId start, Handle& done);
-  void one_streamed_ring(std::span<const int> ranks, int steps, std::int64_t bytes,
+  void one_streamed_ring(std::span<const topo::GpuId> ranks, int steps, std::int64_t bytes,
                          Protocol protocol, PlanTaskId start, Handle& done);
-  void one_tree(const std::vector<std::vector<int>>& chains, bool mirrored, std::int64_t bytes,
-                const RingOptions& options, PlanTaskId start, Handle& done);
+  void one_tree(const std::vector<std::vector<topo::GpuId>>& chains, bool mirrored,
+                std::int64_t bytes, const RingOptions& options, PlanTaskId start, Handle& done);
 };
 
 }  // namespace hopsim::work

@@ -16,28 +16,28 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
-std::vector<std::vector<int>> Collectives::channel_rings(std::span<const int> ranks,
-                                                         const topo::Cluster& cluster,
-                                                         int channels) {
+std::vector<std::vector<topo::GpuId>> Collectives::channel_rings(std::span<const topo::GpuId> ranks,
+                                                                 const topo::Cluster& cluster,
+                                                                 int channels) {
   // Members of each node, nodes in the order they first appear, members by local index.
   std::vector<topo::NodeId> node_order;
-  std::map<topo::NodeId, std::vector<int>> members;
-  for (int r : ranks) {
-    auto [it, fresh] = members.try_emplace(cluster.node_of(topo::GpuId{r}));
+  std::map<topo::NodeId, std::vector<topo::GpuId>> members;
+  for (const topo::GpuId r : ranks) {
+    auto [it, fresh] = members.try_emplace(cluster.node_of(r));
     if (fresh) {
       node_order.push_back(it->first);
     }
     it->second.push_back(r);
   }
-  std::vector<std::vector<int>> rings;
+  std::vector<std::vector<topo::GpuId>> rings;
   for (int c = 0; c < channels; ++c) {
     if (node_order.size() == 1) {
       rings.emplace_back(ranks.begin(), ranks.end());
       continue;
     }
-    std::vector<int> ring;
+    std::vector<topo::GpuId> ring;
     for (const topo::NodeId node : node_order) {
-      std::vector<int> m = members[node];
+      std::vector<topo::GpuId> m = members[node];
       std::sort(m.begin(), m.end());
       std::rotate(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(
                                              static_cast<std::size_t>(c) % m.size()),
@@ -49,14 +49,15 @@ std::vector<std::vector<int>> Collectives::channel_rings(std::span<const int> ra
   return rings;
 }
 
-Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size,
+Handle Collectives::ring(std::span<const topo::GpuId> ranks, int steps, Bytes size,
                          const RingOptions& options, std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(ranks.size() >= 2, "a ring needs at least 2 ranks, got {}", ranks.size());
   HOPSIM_ASSERT(options.chunks >= 1 && options.channels >= 1, "{} chunks, {} channels",
                 options.chunks, options.channels);
   const PlanTaskId s = start(nccl_.ring_latency(options.protocol), after);
   const auto channels = static_cast<std::int64_t>(options.channels);
-  const std::vector<std::vector<int>> rings = channel_rings(ranks, cluster_, options.channels);
+  const std::vector<std::vector<topo::GpuId>> rings =
+      channel_rings(ranks, cluster_, options.channels);
   Handle done;
   for (std::int64_t c = 0; c < channels; ++c) {
     // Channel c carries its share of the data, the first ones a byte more when it does not
@@ -76,8 +77,8 @@ Handle Collectives::ring(std::span<const int> ranks, int steps, Bytes size,
   return done;
 }
 
-void Collectives::one_ring(std::span<const int> ranks, int steps, std::int64_t bytes, int chunks,
-                           Protocol protocol, PlanTaskId start, Handle& done) {
+void Collectives::one_ring(std::span<const topo::GpuId> ranks, int steps, std::int64_t bytes,
+                           int chunks, Protocol protocol, PlanTaskId start, Handle& done) {
   const auto n = static_cast<std::int64_t>(ranks.size());
   const HopLatency& latency = nccl_.ring_latency(protocol);
   const std::int64_t piece = ceil_div(ceil_div(bytes, n), chunks);
@@ -106,8 +107,9 @@ void Collectives::one_ring(std::span<const int> ranks, int steps, std::int64_t b
   done.done.insert(done.done.end(), arrived.begin(), arrived.end());
 }
 
-void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::int64_t bytes,
-                                    Protocol protocol, PlanTaskId start, Handle& done) {
+void Collectives::one_streamed_ring(std::span<const topo::GpuId> ranks, int steps,
+                                    std::int64_t bytes, Protocol protocol, PlanTaskId start,
+                                    Handle& done) {
   const auto n = static_cast<std::int64_t>(ranks.size());
   const auto nr = static_cast<std::size_t>(n);
   const HopLatency& latency = nccl_.ring_latency(protocol);
@@ -118,8 +120,7 @@ void Collectives::one_streamed_ring(std::span<const int> ranks, int steps, std::
   std::vector<Time> out(nr);
   Time turn;
   for (std::size_t r = 0; r < nr; ++r) {
-    const bool same_node = cluster_.node_of(topo::GpuId{ranks[r]}) ==
-                           cluster_.node_of(topo::GpuId{ranks[(r + 1) % nr]});
+    const bool same_node = cluster_.node_of(ranks[r]) == cluster_.node_of(ranks[(r + 1) % nr]);
     out[r] = same_node ? latency.nvlink_hop : latency.net_hop;
     turn += out[r];
   }

@@ -19,11 +19,12 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // One task that ends when every input has: the input itself when there is one, else a
 // zero-length delay on `gpu` after all of them.
-PlanTaskId join(Plan& plan, int gpu, const std::vector<PlanTaskId>& inputs, std::uint32_t phase) {
+PlanTaskId join(Plan& plan, topo::GpuId gpu, const std::vector<PlanTaskId>& inputs,
+                std::uint32_t phase) {
   if (inputs.size() == 1) {
     return inputs.front();
   }
-  const PlanTaskId id = plan.add_delay(topo::GpuId{gpu}, Time{}, phase);
+  const PlanTaskId id = plan.add_delay(gpu, Time{}, phase);
   for (PlanTaskId i : inputs) {
     plan.add_dependency(i, id);
   }
@@ -31,19 +32,20 @@ PlanTaskId join(Plan& plan, int gpu, const std::vector<PlanTaskId>& inputs, std:
 }
 
 // The GPUs of each node (nodes in order of first appearance), by local index.
-std::vector<std::vector<int>> nodes_of(std::span<const int> ranks, const topo::Cluster& cluster) {
+std::vector<std::vector<topo::GpuId>> nodes_of(std::span<const topo::GpuId> ranks,
+                                               const topo::Cluster& cluster) {
   std::vector<topo::NodeId> order;
-  std::map<topo::NodeId, std::vector<int>> members;
-  for (int r : ranks) {
-    auto [it, fresh] = members.try_emplace(cluster.node_of(topo::GpuId{r}));
+  std::map<topo::NodeId, std::vector<topo::GpuId>> members;
+  for (const topo::GpuId r : ranks) {
+    auto [it, fresh] = members.try_emplace(cluster.node_of(r));
     if (fresh) {
       order.push_back(it->first);
     }
     it->second.push_back(r);
   }
-  std::vector<std::vector<int>> out;
+  std::vector<std::vector<topo::GpuId>> out;
   for (const topo::NodeId node : order) {
-    std::vector<int> m = members[node];
+    std::vector<topo::GpuId> m = members[node];
     std::sort(m.begin(), m.end());
     out.push_back(std::move(m));
   }
@@ -52,19 +54,19 @@ std::vector<std::vector<int>> nodes_of(std::span<const int> ranks, const topo::C
 
 }  // namespace
 
-Handle Collectives::all_reduce_tree(std::span<const int> ranks, Bytes size,
+Handle Collectives::all_reduce_tree(std::span<const topo::GpuId> ranks, Bytes size,
                                     const RingOptions& options, std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(ranks.size() >= 2, "a tree needs at least 2 ranks, got {}", ranks.size());
   const HopLatency& latency = nccl_.tree_latency(options.protocol);
   const PlanTaskId s = start(latency, after);
-  const std::vector<std::vector<int>> nodes = nodes_of(ranks, cluster_);
+  const std::vector<std::vector<topo::GpuId>> nodes = nodes_of(ranks, cluster_);
   const auto channels = static_cast<std::int64_t>(options.channels);
   Handle done;
   for (std::int64_t c = 0; c < channels; ++c) {
     // Channel c's leader in every node is its (c mod m)-th GPU, so channels use distinct NICs.
-    std::vector<std::vector<int>> chains;
-    for (const std::vector<int>& m : nodes) {
-      std::vector<int> chain = m;
+    std::vector<std::vector<topo::GpuId>> chains;
+    for (const std::vector<topo::GpuId>& m : nodes) {
+      std::vector<topo::GpuId> chain = m;
       std::rotate(chain.begin(),
                   chain.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(c) %
                                                               m.size()),
@@ -85,7 +87,7 @@ Handle Collectives::all_reduce_tree(std::span<const int> ranks, Bytes size,
   return done;
 }
 
-void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mirrored,
+void Collectives::one_tree(const std::vector<std::vector<topo::GpuId>>& chains, bool mirrored,
                            std::int64_t bytes, const RingOptions& options, PlanTaskId start,
                            Handle& done) {
   const HopLatency& latency = nccl_.tree_latency(options.protocol);
@@ -95,8 +97,9 @@ void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mir
   const std::int64_t piece = ceil_div(bytes, options.chunks);
   // Per GPU and phase: the previous flow it sent on that connection (reduce and broadcast run
   // on connections of their own, as NCCL's tree does, sharing the links' bandwidth).
-  std::map<std::pair<int, bool>, PlanTaskId> link_free;
-  const auto send = [&](int from, int to, std::vector<PlanTaskId> inputs, const char* label) {
+  std::map<std::pair<topo::GpuId, bool>, PlanTaskId> link_free;
+  const auto send = [&](topo::GpuId from, topo::GpuId to, std::vector<PlanTaskId> inputs,
+                        const char* label) {
     const bool broadcast = label[5] == 'b';  // "tree broadcast"
     auto [it, fresh] = link_free.try_emplace(std::pair{from, broadcast}, start);
     inputs.push_back(it->second);
@@ -109,7 +112,7 @@ void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mir
     // Reduce: every chain up to its leader, then the leaders up the tree, children first.
     std::vector<PlanTaskId> up(n, start);  // piece p fully reduced at the node's leader
     for (std::size_t pos = n; pos-- > 0;) {
-      const std::vector<int>& chain = chains[node_at(pos)];
+      const std::vector<topo::GpuId>& chain = chains[node_at(pos)];
       PlanTaskId arrived = start;
       for (std::size_t k = chain.size() - 1; k > 0; --k) {
         arrived = send(chain[k], chain[k - 1], {arrived}, "tree reduce");
@@ -126,7 +129,7 @@ void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mir
     // Broadcast: from the root down the tree, and down every chain.
     std::vector<PlanTaskId> down(n, up[0]);
     for (std::size_t pos = 0; pos < n; ++pos) {
-      const std::vector<int>& chain = chains[node_at(pos)];
+      const std::vector<topo::GpuId>& chain = chains[node_at(pos)];
       for (std::size_t child : {2 * pos + 1, 2 * pos + 2}) {
         if (child < n) {
           down[child] = send(chain.front(), chains[node_at(child)].front(), {down[pos]},
@@ -142,7 +145,7 @@ void Collectives::one_tree(const std::vector<std::vector<int>>& chains, bool mir
   }
 }
 
-Handle Collectives::all_reduce_nvls(std::span<const int> ranks, Bytes size,
+Handle Collectives::all_reduce_nvls(std::span<const topo::GpuId> ranks, Bytes size,
                                     std::span<const PlanTaskId> after) {
   // The NVSwitch reduces and multicasts: each GPU sends its S bytes up once and receives the
   // reduced S once. A flow from each GPU to the next carries exactly that load on every up- and

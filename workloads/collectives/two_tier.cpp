@@ -18,10 +18,10 @@ struct NodeMap {
   std::vector<std::vector<std::size_t>> members;  // [slot] -> indices in ranks
 };
 
-NodeMap map_nodes(std::span<const int> ranks, const topo::Cluster& cluster) {
+NodeMap map_nodes(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster) {
   std::map<topo::NodeId, int> slot_of_node;
-  for (int r : ranks) {
-    slot_of_node.emplace(cluster.node_of(topo::GpuId{r}), 0);
+  for (const topo::GpuId r : ranks) {
+    slot_of_node.emplace(cluster.node_of(r), 0);
   }
   int next = 0;
   for (auto& [node, slot] : slot_of_node) {
@@ -77,7 +77,7 @@ void advance_to(std::span<const Collectives::Segment> segments, std::int64_t at,
 
 }  // namespace
 
-Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTierMatrix& m,
+Handle Collectives::all_to_all_two_tier(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                                         const TwoTierOptions& o,
                                         std::span<const PlanTaskId> after) {
   const NodeMap nodes = map_nodes(ranks, cluster_);
@@ -90,7 +90,7 @@ Handle Collectives::all_to_all_two_tier(std::span<const int> ranks, const TwoTie
   Handle h;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto own_slot = static_cast<std::size_t>(nodes.slot_of_rank[i]);
-    const auto local = static_cast<std::size_t>(cluster_.local_of(topo::GpuId{ranks[i]}));
+    const auto local = static_cast<std::size_t>(cluster_.local_of(ranks[i]));
     for (std::size_t slot = 0; slot < m.nodes; ++slot) {
       const int relay = nodes.index[slot][local];
       if (slot == own_slot || relay < 0) {  // same node, or no same-rail GPU there: direct
@@ -141,11 +141,11 @@ Collectives::Stages Collectives::stages(std::int64_t total, const TwoTierOptions
   return st;
 }
 
-void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatrix& m,
+void Collectives::dispatch_through(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                                    std::span<const std::size_t> members, const NodeSend& s,
                                    const TwoTierOptions& o, PlanTaskId first, Handle& h) {
-  const int src = ranks[s.from];
-  const int relay = ranks[s.relay];
+  const topo::GpuId src = ranks[s.from];
+  const topo::GpuId relay = ranks[s.relay];
   const Stages st = stages(s.ib_bytes, o);
   // Each piece crosses InfiniBand after the one before; a piece's NVLink forwards start once
   // the InfiniBand piece holding its first byte has landed, each after the one before it.
@@ -178,11 +178,11 @@ void Collectives::dispatch_through(std::span<const int> ranks, const TwoTierMatr
   }
 }
 
-void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatrix& m,
+void Collectives::combine_through(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
                                   std::span<const std::size_t> members, const NodeSend& s,
                                   const TwoTierOptions& o, PlanTaskId first, Handle& h) {
-  const int dst = ranks[s.from];
-  const int relay = ranks[s.relay];
+  const topo::GpuId dst = ranks[s.from];
+  const topo::GpuId relay = ranks[s.relay];
   const Stages st = stages(s.ib_bytes, o);
   // The GPUs of the node send their parts of each piece to the relay, each after the one
   // before; the relay reduces and sends a piece over InfiniBand once every part of the piece
@@ -217,8 +217,8 @@ void Collectives::combine_through(std::span<const int> ranks, const TwoTierMatri
   }
 }
 
-TwoTierMatrix Collectives::without_dedup(std::span<const int> ranks, const topo::Cluster& cluster,
-                                         ByteMatrix gpu) {
+TwoTierMatrix Collectives::without_dedup(std::span<const topo::GpuId> ranks,
+                                         const topo::Cluster& cluster, ByteMatrix gpu) {
   const NodeMap nodes = map_nodes(ranks, cluster);
   TwoTierMatrix m;
   m.nodes = nodes.members.size();

@@ -38,9 +38,9 @@ class AttentionBuilder::Impl {
       kernels_[0][i] = part.fwd;
       kernels_[1][i] = run_order(part.bwd);
     }
-    for (const std::vector<int>& group : mesh_.groups(Dim::Cp)) {
+    for (const std::vector<topo::GpuId>& group : mesh_.groups(Dim::Cp)) {
       for (std::int64_t j = 0; j < d_.u; ++j) {  // the ring of head slice j
-        std::vector<int> ring;
+        std::vector<topo::GpuId> ring;
         for (std::int64_t q = 0; q < d_.r; ++q) {
           ring.push_back(group[static_cast<std::size_t>(q * d_.u + j)]);
         }
@@ -91,7 +91,8 @@ class AttentionBuilder::Impl {
   const AttentionLayerJob& job() const { return job_; }
   const BuildEnv& build_env() const { return b_; }
   std::vector<TaskList>& frontier() { return frontier_; }
-  const std::vector<int>& first_ring() const { return rings_.front(); }
+
+  const std::vector<topo::GpuId>& first_ring() const { return rings_.front(); }
   const Dims& dims() const { return d_; }
   const CpLayout& layout() const { return layout_; }
 
@@ -115,18 +116,18 @@ class AttentionBuilder::Impl {
   CpLayout layout_;
   std::vector<TaskList> frontier_;  // per GPU: what its next stage waits for
   std::array<KernelCosts, 3> kernels_[2];  // per pass (as they run): before, after, mlp
-  std::vector<std::vector<int>> rings_;           // CP rings, one per head slice and CP group
-  std::vector<std::vector<int>> ulysses_groups_;  // all-to-all groups inside each CP group
+  std::vector<std::vector<topo::GpuId>> rings_;  // CP rings, one per head slice and CP group
+  std::vector<std::vector<topo::GpuId>> ulysses_groups_;  // all-to-all groups inside each CP group
   std::map<std::tuple<int, int, Pass>, ComputeCost> step_costs_;
   std::int64_t cp_bytes_fwd_ = 0;
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
-  TaskList& frontier(int gpu) { return frontier_[static_cast<std::size_t>(gpu)]; }
+  TaskList& frontier(topo::GpuId gpu) { return frontier_[gpu.index()]; }
 
-  TaskList joined(std::span<const int> gpus) {
+  TaskList joined(std::span<const topo::GpuId> gpus) {
     TaskList all;
-    for (int g : gpus) {
+    for (const topo::GpuId g : gpus) {
       all.insert(all.end(), frontier(g).begin(), frontier(g).end());
     }
     std::sort(all.begin(), all.end());
@@ -134,11 +135,10 @@ class AttentionBuilder::Impl {
     return all;
   }
 
-  PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
+  PlanTaskId compute(topo::GpuId gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase) {
-    const PlanTaskId id =
-        plan_.add_compute(ComputeTask{topo::GpuId{gpu}, cost.time, cost.flops, cost.source, phase,
-                                      kComputeStream, label, cost.kind});
+    const PlanTaskId id = plan_.add_compute(ComputeTask{gpu, cost.time, cost.flops, cost.source,
+                                                        phase, kComputeStream, label, cost.kind});
     for (PlanTaskId d : frontier(gpu)) {
       plan_.add_dependency(d, id);
     }
@@ -150,7 +150,7 @@ class AttentionBuilder::Impl {
                 std::uint32_t phase) {
     for (int gpu = 0; gpu < mesh_.size(); ++gpu) {
       for (const auto& [label, cost] : gemms) {
-        compute(gpu, label, cost, phase);
+        compute(topo::GpuId{gpu}, label, cost, phase);
       }
     }
   }
@@ -162,13 +162,13 @@ class AttentionBuilder::Impl {
       return;
     }
     const Bytes size{d_.tokens * model_.hidden * 2};  // BF16 activations of the group
-    for (const std::vector<int>& group : mesh_.groups(Dim::Tp)) {
+    for (const std::vector<topo::GpuId>& group : mesh_.groups(Dim::Tp)) {
       Collectives coll(plan_, b_.cluster, b_.env.nccl, phase);
       const TaskList after = joined(group);
       const Handle h = coll.ring(group, static_cast<int>(group.size()) - 1, size,
                                  RingOptions{Protocol::Simple, 1, 1}, after);
       (void)gather;  // all-gather and reduce-scatter move the same bytes on the same ring
-      for (int g : group) {
+      for (const topo::GpuId g : group) {
         frontier(g) = h.done;
       }
     }
@@ -230,7 +230,7 @@ class AttentionBuilder::Impl {
     if (d_.u > 1) {
       ulysses_all_to_all(pass == Pass::Fwd, phase, pass == Pass::Fwd && record != nullptr);
     }
-    for (const std::vector<int>& ring : rings_) {
+    for (const std::vector<topo::GpuId>& ring : rings_) {
       ring_stage(ring, pass, phase, record);
     }
     if (d_.u > 1) {
@@ -254,11 +254,11 @@ class AttentionBuilder::Impl {
     for (std::size_t i = 0; i < n; ++i) {
       m.bytes[i * n + i] = 0;
     }
-    for (const std::vector<int>& group : ulysses_groups_) {
+    for (const std::vector<topo::GpuId>& group : ulysses_groups_) {
       Collectives coll(plan_, b_.cluster, b_.env.nccl, phase);
       const TaskList after = joined(group);
       const Handle h = coll.all_to_all_flat(group, m, after);
-      for (int g : group) {
+      for (const topo::GpuId g : group) {
         frontier(g) = h.done;
       }
     }
@@ -267,7 +267,7 @@ class AttentionBuilder::Impl {
     }
   }
 
-  void ring_stage(const std::vector<int>& ring, Pass pass, std::uint32_t phase,
+  void ring_stage(const std::vector<topo::GpuId>& ring, Pass pass, std::uint32_t phase,
                   CpDetails* record) {
     const auto r = static_cast<int>(ring.size());
     const bool fwd = pass == Pass::Fwd;
@@ -277,7 +277,7 @@ class AttentionBuilder::Impl {
       return;
     }
     std::vector<TaskList> ready;
-    for (int g : ring) {
+    for (const topo::GpuId g : ring) {
       ready.push_back(frontier(g));
     }
     RingInput in;
@@ -312,11 +312,11 @@ class AttentionBuilder::Impl {
       tasks = ring_pass_kv_backward(plan_, in);
     }
     for (int p = 0; p < r; ++p) {
-      const int g = ring[static_cast<std::size_t>(p)];
+      const topo::GpuId g = ring[static_cast<std::size_t>(p)];
       frontier(g) = tasks.done[static_cast<std::size_t>(p)];
       if (record != nullptr && fwd) {
-        record->step_compute[static_cast<std::size_t>(g)] = tasks.compute[static_cast<std::size_t>(p)];
-        record->step_send[static_cast<std::size_t>(g)] = tasks.send[static_cast<std::size_t>(p)];
+        record->step_compute[g.index()] = tasks.compute[static_cast<std::size_t>(p)];
+        record->step_send[g.index()] = tasks.send[static_cast<std::size_t>(p)];
       }
     }
     if (counting && r > 1) {
@@ -326,7 +326,7 @@ class AttentionBuilder::Impl {
 
   // Llama 3's all-gather CP: gather every position's K and V (exposed), attend locally;
   // backward: attend, then reduce-scatter dK and dV.
-  void all_gather_stage(const std::vector<int>& ring, Pass pass, std::uint32_t phase,
+  void all_gather_stage(const std::vector<topo::GpuId>& ring, Pass pass, std::uint32_t phase,
                         bool counting) {
     const auto r = static_cast<std::int64_t>(ring.size());
     const Bytes size{r * kv_block_bytes(0)};  // the gathered K and V (nccl-tests convention)
@@ -334,7 +334,7 @@ class AttentionBuilder::Impl {
     const RingOptions options{Protocol::Simple, 1, 1};
     if (pass == Pass::Fwd) {
       const Handle h = coll.ring(ring, static_cast<int>(r) - 1, size, options, joined(ring));
-      for (int g : ring) {
+      for (const topo::GpuId g : ring) {
         frontier(g) = h.done;
       }
       if (counting) {
@@ -342,12 +342,12 @@ class AttentionBuilder::Impl {
       }
     }
     for (std::int64_t p = 0; p < r; ++p) {
-      const int g = ring[static_cast<std::size_t>(p)];
+      const topo::GpuId g = ring[static_cast<std::size_t>(p)];
       compute(g, "attention", step_cost(static_cast<int>(p), -1, pass), phase);
     }
     if (pass == Pass::Bwd) {
       const Handle h = coll.ring(ring, static_cast<int>(r) - 1, size, options, joined(ring));
-      for (int g : ring) {
+      for (const topo::GpuId g : ring) {
         frontier(g) = h.done;
       }
     }
@@ -382,11 +382,11 @@ CpDetails AttentionBuilder::details() const {
   const auto busiest = std::max_element(details.flops_per_rank.begin(),
                                         details.flops_per_rank.end()) -
                        details.flops_per_rank.begin();
-  details.steps_gpu = im.first_ring()[static_cast<std::size_t>(busiest)];
+  details.steps_gpu = im.first_ring()[static_cast<std::size_t>(busiest)].value();
   const BuildEnv& b = im.build_env();
-  const std::vector<int> group = mesh.group(Dim::Cp, 0);
-  const bool one_node = std::all_of(group.begin(), group.end(), [&](int g) {
-    return b.cluster.node_of(topo::GpuId{g}) == b.cluster.node_of(topo::GpuId{group.front()});
+  const std::vector<topo::GpuId> group = mesh.group(Dim::Cp, 0);
+  const bool one_node = std::all_of(group.begin(), group.end(), [&](topo::GpuId g) {
+    return b.cluster.node_of(g) == b.cluster.node_of(group.front());
   });
   details.ring_link = one_node ? "nvlink" : "network";
   details.overlap_threshold_tokens =

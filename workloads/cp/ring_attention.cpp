@@ -21,7 +21,7 @@ class Ring {
   /// The position whose block p holds at step j.
   int origin(int p, int j) const { return ((p - j) % r_ + r_) % r_; }
 
-  topo::GpuId gpu(int p) const { return topo::GpuId{in_.gpus[static_cast<std::size_t>(p)]}; }
+  topo::GpuId gpu(int p) const { return in_.gpus[static_cast<std::size_t>(p)]; }
 
   PlanTaskId& compute(int p, int j) {
     return tasks_.compute[static_cast<std::size_t>(p)][static_cast<std::size_t>(j)];

@@ -29,7 +29,7 @@ namespace hopsim::work {
 using StepCompute = std::function<ComputeTask(int p, int j)>;
 
 struct RingInput {
-  std::span<const int> gpus;  ///< ring order: position p is gpus[p]
+  std::span<const topo::GpuId> gpus;  ///< ring order: position p is gpus[p]
   /// Per position: tasks that must end before it starts (the layer so far).
   std::span<const std::vector<PlanTaskId>> ready;
   StepCompute compute;

@@ -15,7 +15,7 @@ std::int64_t sample_tokens(std::int64_t steps, std::int64_t experts, std::int64_
                                   std::max<std::int64_t>(fewest, 1), kBalancerStepTokens);
 }
 
-BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluster,
+BiasBalance balance_bias(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                          MoeRouting routing, std::int64_t steps, double gamma) {
   const auto n = static_cast<std::int64_t>(ranks.size());
   const auto experts = static_cast<std::size_t>(routing.experts);

@@ -35,7 +35,7 @@ std::int64_t sample_tokens(std::int64_t steps, std::int64_t experts, std::int64_
 /// above. The bias is in log-weight units: gamma = 0.05 scales an expert's weight by e^0.05 per
 /// step. DeepSeek adds its bias (0.001 per step) to sigmoid affinities, which this model does
 /// not have.
-BiasBalance balance_bias(std::span<const int> ranks, const topo::Cluster& cluster,
+BiasBalance balance_bias(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                          MoeRouting routing, std::int64_t steps, double gamma);
 
 }  // namespace hopsim::work

@@ -41,7 +41,7 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   if (!check_sizes(env, out)) {
     return;
   }
-  const std::vector<int> group = env.mesh.group(Dim::Ep, 0);
+  const std::vector<topo::GpuId> group = env.mesh.group(Dim::Ep, 0);
   check_settings(env, group, out);
   if (out.empty()) {
     check_bounds(env, group, out);
@@ -74,7 +74,7 @@ bool MoeLayerJob::check_sizes(const JobEnv& env, Problems& out) const {
   return true;
 }
 
-void MoeLayerJob::check_settings(const JobEnv& env, std::span<const int> group,
+void MoeLayerJob::check_settings(const JobEnv& env, std::span<const topo::GpuId> group,
                                  Problems& out) const {
   const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
                                              "/workload", "/workload/placement",
@@ -127,7 +127,7 @@ void MoeLayerJob::check_settings(const JobEnv& env, std::span<const int> group,
   }
 }
 
-void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const int> group,
+void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const topo::GpuId> group,
                                Problems& out) const {
   const ModelSpec& m = *env.model;
   const auto f = [](std::int64_t v) { return static_cast<double>(v); };

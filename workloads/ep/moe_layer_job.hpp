@@ -112,8 +112,8 @@ struct MoeLayerJob {
   // The parts of check(): the model and sizes; the settings against each other and the EP
   // group; what the plan would cost (compute, flows, bytes) against the simulator's bounds.
   bool check_sizes(const JobEnv& env, Problems& out) const;
-  void check_settings(const JobEnv& env, std::span<const int> group, Problems& out) const;
-  void check_bounds(const JobEnv& env, std::span<const int> group, Problems& out) const;
+  void check_settings(const JobEnv& env, std::span<const topo::GpuId> group, Problems& out) const;
+  void check_bounds(const JobEnv& env, std::span<const topo::GpuId> group, Problems& out) const;
   // The case with `simulated` of the layers in its plan.
   Case build(const BuildEnv& b, std::int64_t simulated) const;
 };

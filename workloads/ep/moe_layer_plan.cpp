@@ -51,7 +51,7 @@ constexpr std::int64_t kExpertRowBlock = 128;
 
 // One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction).
 struct GroupRouting {
-  std::vector<int> ranks;
+  std::vector<topo::GpuId> ranks;
   TwoTierMatrix tokens;
   RoutingLoad load;
 };
@@ -77,7 +77,7 @@ class MoeBuilder::Impl {
     slowdown_ = job.comm_sms > 0 ? static_cast<double>(gpu.sms) /
                                        static_cast<double>(gpu.sms - job.comm_sms)
                                  : 1.0;
-    const std::vector<std::vector<int>> groups = mesh_.groups(Dim::Ep);
+    const std::vector<std::vector<topo::GpuId>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
       r.tokens_per_gpu = tokens_mb_;
@@ -243,14 +243,14 @@ class MoeBuilder::Impl {
     return job_.attention ? PhaseKind::Attention : PhaseKind::Router;
   }
 
-  PlanTaskId compute(int gpu, const std::string& label, const ComputeCost& cost,
+  PlanTaskId compute(topo::GpuId gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase, const TaskList& after) {
     const Time t =
         slowdown_ == 1.0
             ? cost.time
             : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) * slowdown_));
-    const PlanTaskId id = plan_.add_compute(ComputeTask{
-        topo::GpuId{gpu}, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
+    const PlanTaskId id = plan_.add_compute(
+        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
     for (PlanTaskId a : after) {
       plan_.add_dependency(a, id);
     }
@@ -269,7 +269,7 @@ class MoeBuilder::Impl {
       const auto g = static_cast<std::size_t>(gpu);
       TaskList deps = after.empty() ? TaskList{} : after[g];
       for (const auto& [label, cost] : kernels) {
-        deps = {compute(gpu, label, cost, phase, deps)};
+        deps = {compute(topo::GpuId{gpu}, label, cost, phase, deps)};
       }
       last[g] = deps;
     }
@@ -291,8 +291,8 @@ class MoeBuilder::Impl {
           rows += r;
           padded += (r + kExpertRowBlock - 1) / kExpertRowBlock * kExpertRowBlock;
         }
-        const int gpu = gr.ranks[j];
-        const auto g = static_cast<std::size_t>(gpu);
+        const topo::GpuId gpu = gr.ranks[j];
+        const std::size_t g = gpu.index();
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
         const LayerCosts costs =
             moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
@@ -320,8 +320,8 @@ class MoeBuilder::Impl {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const GroupRouting& gr = groups[gi];
       TaskList start = comm_free_[gi];
-      for (int r : gr.ranks) {
-        const TaskList& a = after[static_cast<std::size_t>(r)];
+      for (const topo::GpuId r : gr.ranks) {
+        const TaskList& a = after[r.index()];
         start.insert(start.end(), a.begin(), a.end());
       }
       const TwoTierMatrix m = scaled(gr.tokens, token_bytes);
@@ -354,9 +354,9 @@ class MoeBuilder::Impl {
       for (PlanTaskId t : h.done) {
         arrived[plan_.tasks()[t].src.index()].push_back(t);
       }
-      for (int r : gr.ranks) {
-        if (arrived[static_cast<std::size_t>(r)].empty()) {
-          arrived[static_cast<std::size_t>(r)] = h.done;
+      for (const topo::GpuId r : gr.ranks) {
+        if (arrived[r.index()].empty()) {
+          arrived[r.index()] = h.done;
         }
       }
     }

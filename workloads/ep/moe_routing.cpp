@@ -115,7 +115,7 @@ std::int64_t fewest_choice(const ExpertLayout& l, std::size_t limit, bool even,
 
 }  // namespace
 
-Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus_per_node,
+Problems check_routing(const MoeRouting& r, std::span<const topo::GpuId> ranks, int gpus_per_node,
                        const std::string& at, const std::string& placement_at,
                        const std::string& counts_at) {
   Problems out;
@@ -136,7 +136,7 @@ Problems check_routing(const MoeRouting& r, std::span<const int> ranks, int gpus
     return out;
   }
   const ExpertLayout l = layout_of(
-      ranks.size(), [&](std::size_t g) { return ranks[g] / gpus_per_node; }, r);
+      ranks.size(), [&](std::size_t g) { return ranks[g].value() / gpus_per_node; }, r);
   const auto limit = static_cast<std::size_t>(std::max<std::int64_t>(0, r.max_nodes_per_token));
   // Experts a token may ever choose: all, unless replayed counts leave some at 0 (and no
   // balancer's even share lifts them).
@@ -175,7 +175,7 @@ namespace {
 // loads it fills.
 class TokenRouter {
  public:
-  TokenRouter(std::span<const int> ranks, const topo::Cluster& cluster, const MoeRouting& r,
+  TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster, const MoeRouting& r,
               Bytes token_bytes);
   TokenRouter(const TokenRouter&) = delete;
   TokenRouter& operator=(const TokenRouter&) = delete;
@@ -228,7 +228,7 @@ std::int64_t capacity_of(const MoeRouting& r, std::size_t n) {
                                : std::numeric_limits<std::int64_t>::max();
 }
 
-TokenRouter::TokenRouter(std::span<const int> ranks, const topo::Cluster& cluster,
+TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                          const MoeRouting& r, Bytes token_bytes)
     : r_(r),
       l_(layout(ranks, cluster, r)),
@@ -424,7 +424,7 @@ TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
 
 }  // namespace
 
-TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
+TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                            const MoeRouting& r, Bytes token_bytes, RoutingLoad* load) {
   TokenRouter router(ranks, cluster, r, token_bytes);
   return router.route(load);

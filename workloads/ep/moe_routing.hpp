@@ -31,8 +31,9 @@ struct RoutingLoad {
 /// the placement list every expert on ranks of the group; and top_k distinct experts must exist
 /// on every set of max_nodes_per_token nodes a token may pick, counting only experts with a
 /// non-zero weight (replayed counts of 0 are blamed on `counts_at`).
-Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, int gpus_per_node,
-                       const std::string& at, const std::string& placement_at = "/placement",
+Problems check_routing(const MoeRouting& routing, std::span<const topo::GpuId> ranks,
+                       int gpus_per_node, const std::string& at,
+                       const std::string& placement_at = "/placement",
                        const std::string& counts_at = "/counts");
 
 /// Routes every token of every rank to `top_k` distinct experts and returns the two-tier matrix
@@ -45,7 +46,7 @@ Problems check_routing(const MoeRouting& routing, std::span<const int> ranks, in
 /// sampling without replacement, exactly (draws over all experts until one is allowed; after
 /// 64 rejections, one draw over the allowed experts' weights). With `load`, also what each
 /// expert took and what the capacity dropped.
-TwoTierMatrix route_tokens(std::span<const int> ranks, const topo::Cluster& cluster,
+TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                            const MoeRouting& routing, Bytes token_bytes,
                            RoutingLoad* load = nullptr);
 

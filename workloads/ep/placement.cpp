@@ -72,11 +72,10 @@ std::vector<std::vector<int>> even_placement(std::int64_t experts, std::size_t r
   return out;
 }
 
-ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster,
+ExpertLayout layout(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                     const MoeRouting& r) {
   return layout_of(
-      ranks.size(), [&](std::size_t g) { return cluster.node_of(topo::GpuId{ranks[g]}).value(); },
-      r);
+      ranks.size(), [&](std::size_t g) { return cluster.node_of(ranks[g]).value(); }, r);
 }
 
 namespace {

@@ -78,6 +78,7 @@ ExpertLayout layout_of(std::size_t n, NodeOf node_of, const MoeRouting& r) {
 }
 
 /// The layout over `ranks` of `cluster`.
-ExpertLayout layout(std::span<const int> ranks, const topo::Cluster& cluster, const MoeRouting& r);
+ExpertLayout layout(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
+                    const MoeRouting& r);
 
 }  // namespace hopsim::work

@@ -91,16 +91,18 @@ void check_load(const CollectiveJob& job, const JobEnv& env, double n, double se
 }
 
 // NVLS reduces in the NVSwitch of one node, where the cluster has it.
-void check_nvls(const std::vector<std::vector<int>>& sets, const JobEnv& env, Problems& out) {
+void check_nvls(const std::vector<std::vector<topo::GpuId>>& sets, const JobEnv& env,
+                Problems& out) {
   if (!env.nccl.nvls_supported) {
     out.push_back({"/workload/algorithm",
                    fmt::format("cluster \"{}\" has no NVLS (its nccl section has no \"nvls\")",
                                env.cluster.name)});
     return;
   }
-  for (const std::vector<int>& set : sets) {
-    for (int r : set) {
-      if (r / env.cluster.gpus_per_node != set.front() / env.cluster.gpus_per_node) {
+  const int per_node = env.cluster.gpus_per_node;
+  for (const std::vector<topo::GpuId>& set : sets) {
+    for (const topo::GpuId r : set) {
+      if (r.value() / per_node != set.front().value() / per_node) {
         out.push_back({"/workload/algorithm",
                        "nvls runs inside one node; across nodes use \"tree\" or \"ring\""});
         return;
@@ -127,7 +129,7 @@ void check_ranks(const CollectiveJob& job, int gpus, Problems& out) {
 }
 
 // The sizes of the rank sets, the flow bound, and what send_recv and chunks need.
-void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& sets,
+void check_sets(const CollectiveJob& job, const std::vector<std::vector<topo::GpuId>>& sets,
                 int gpus_per_node, Problems& out) {
   const std::string where = job.group ? "/workload/group" : "/workload/ranks";
   const std::size_t n = sets.front().size();
@@ -155,25 +157,28 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<int>>& s
 }
 
 // The sets' size and count, for the bounds.
-std::pair<double, double> shape_of(const std::vector<std::vector<int>>& sets) {
+std::pair<double, double> shape_of(const std::vector<std::vector<topo::GpuId>>& sets) {
   return {static_cast<double>(sets.front().size()), static_cast<double>(sets.size())};
 }
 
 }  // namespace
 
-std::vector<std::vector<int>> CollectiveJob::rank_sets(const topo::Spec& cluster,
-                                                       const Mesh& mesh) const {
+std::vector<std::vector<topo::GpuId>> CollectiveJob::rank_sets(const topo::Spec& cluster,
+                                                               const Mesh& mesh) const {
   if (group) {
     return mesh.groups(*group);
   }
+  std::vector<topo::GpuId> set;
   if (!ranks.empty()) {
-    return {ranks};
+    for (const int r : ranks) {
+      set.emplace_back(r);
+    }
+    return {set};
   }
-  std::vector<int> all(static_cast<std::size_t>(cluster.nodes * cluster.gpus_per_node));
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    all[r] = static_cast<int>(r);
+  for (int r = 0; r < cluster.nodes * cluster.gpus_per_node; ++r) {
+    set.emplace_back(r);
   }
-  return {all};
+  return {set};
 }
 
 namespace {
@@ -227,7 +232,7 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
   if (!out.empty()) {
     return;
   }
-  const std::vector<std::vector<int>> sets = rank_sets(env.cluster, env.mesh);
+  const std::vector<std::vector<topo::GpuId>> sets = rank_sets(env.cluster, env.mesh);
   check_sets(*this, sets, env.cluster.gpus_per_node, out);
   if (out.empty() && algorithm == Algo::Nvls) {
     check_nvls(sets, env, out);

@@ -63,7 +63,8 @@ struct CollectiveJob {
   /// One case per size.
   std::vector<Case> cases(const BuildEnv& env) const;
   /// The rank sets the collective runs over: `ranks`, every GPU, or the mesh's groups.
-  std::vector<std::vector<int>> rank_sets(const topo::Spec& cluster, const Mesh& mesh) const;
+  std::vector<std::vector<topo::GpuId>> rank_sets(const topo::Spec& cluster,
+                                                  const Mesh& mesh) const;
 };
 
 /// nccl-tests' busbw / algbw: 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
@@ -77,15 +78,15 @@ struct CollectiveChoice {
   Protocol protocol = Protocol::Simple;
 };
 
-CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<const int> ranks,
-                        Bytes size);
+CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env,
+                        std::span<const topo::GpuId> ranks, Bytes size);
 
 /// Flows one collective of the job over n ranks starts, counted generously (its algorithm's
 /// bound; send/recv: one), for the job's load check.
 double collective_flows(const CollectiveJob& job, double n, int gpus_per_node);
 
 /// The channels a ring over `ranks` runs with: `job.channels`, or the automatic choice.
-int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
+int ring_channels(const CollectiveJob& job, std::span<const topo::GpuId> ranks,
                   const topo::Cluster& cluster);
 
 /// The plan of one collective of `size` bytes per rank, over every rank set of `job` at once.
@@ -95,8 +96,8 @@ Plan build_collective_plan(const BuildEnv& env, const CollectiveJob& job, Bytes 
 /// each of `sets` at once, with the algorithm and protocol the job (or NCCL's tuner, for the
 /// first set) picks; returns the tasks that complete them all.
 Handle add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
-                       std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase = 0,
-                       std::span<const PlanTaskId> after = {});
+                       std::span<const std::vector<topo::GpuId>> sets, Bytes size,
+                       std::uint32_t phase = 0, std::span<const PlanTaskId> after = {});
 /// Bytes that cross InfiniBand if the same all-to-all went flat (every pair on its own),
 /// for comparison with two-tier; 0 for other ops.
 std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes size);

@@ -15,7 +15,7 @@ namespace {
 
 // The matrix of one rank set; every set routes its own tokens (seed + set index).
 TwoTierMatrix all_to_all_matrix(const BuildEnv& env, const CollectiveJob& job,
-                                std::span<const int> ranks, std::size_t set, Bytes size) {
+                                std::span<const topo::GpuId> ranks, std::size_t set, Bytes size) {
   if (job.moe) {
     MoeRouting routing = *job.moe;
     routing.seed += set;
@@ -72,7 +72,7 @@ struct BuildArgs {
   Collectives& c;
   const BuildEnv& env;
   const CollectiveJob& job;
-  std::span<const int> ranks;
+  std::span<const topo::GpuId> ranks;
   std::size_t set;
   Bytes size;
   RingOptions options;
@@ -187,8 +187,8 @@ const AlgorithmImpl& impl(CollectiveAlgorithm a) {
 }
 
 Handle add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& job,
-                      const CollectiveChoice& choice, std::span<const int> ranks, std::size_t set,
-                      Bytes size, std::array<double, 3>& deepep,
+                      const CollectiveChoice& choice, std::span<const topo::GpuId> ranks,
+                      std::size_t set, Bytes size, std::array<double, 3>& deepep,
                       std::span<const PlanTaskId> after = {}) {
   const int channels = ring_channels(job, ranks, env.cluster);
   const RingOptions options{choice.protocol, std::max(job.chunks, 1), channels,
@@ -211,8 +211,8 @@ CollectiveAlgorithm from_nccl(NcclAlgo a) {
 
 }  // namespace
 
-CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<const int> ranks,
-                        Bytes size) {
+CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env,
+                        std::span<const topo::GpuId> ranks, Bytes size) {
   CollectiveChoice choice{job.algorithm, job.protocol.value_or(env.nccl.protocol)};
   const bool tunable = job.op == CollectiveOp::AllReduce || job.op == CollectiveOp::AllGather ||
                        job.op == CollectiveOp::ReduceScatter;
@@ -223,8 +223,8 @@ CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<c
     return choice;
   }
   std::vector<int> nodes;
-  for (int r : ranks) {
-    nodes.push_back(r / env.cluster.gpus_per_node);
+  for (const topo::GpuId r : ranks) {
+    nodes.push_back(r.value() / env.cluster.gpus_per_node);
   }
   std::sort(nodes.begin(), nodes.end());
   TunerInput in;
@@ -252,7 +252,7 @@ CollectiveChoice choose(const CollectiveJob& job, const JobEnv& env, std::span<c
 std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
   std::vector<Case> out;
   out.reserve(sizes.size());
-  const std::vector<std::vector<int>> sets = rank_sets(env.env.cluster, env.env.mesh);
+  const std::vector<std::vector<topo::GpuId>> sets = rank_sets(env.env.cluster, env.env.mesh);
   for (Bytes size : sizes) {
     const CollectiveChoice choice = choose(*this, env.env, sets.front(), size);
     Plan plan;
@@ -283,13 +283,13 @@ double collective_flows(const CollectiveJob& job, double n, int gpus_per_node) {
   return impl(job.algorithm).flows(job, n, channels);
 }
 
-int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
+int ring_channels(const CollectiveJob& job, std::span<const topo::GpuId> ranks,
                   const topo::Cluster& cluster) {
   if (job.channels > 0) {
     return job.channels;
   }
-  for (int r : ranks) {
-    if (cluster.node_of(topo::GpuId{r}) != cluster.node_of(topo::GpuId{ranks.front()})) {
+  for (const topo::GpuId r : ranks) {
+    if (cluster.node_of(r) != cluster.node_of(ranks.front())) {
       return cluster.spec().gpus_per_node;  // one ring per NIC, rail-aligned
     }
   }
@@ -297,8 +297,8 @@ int ring_channels(const CollectiveJob& job, std::span<const int> ranks,
 }
 
 Handle add_collectives(Plan& plan, const BuildEnv& env, const CollectiveJob& job,
-                       std::span<const std::vector<int>> sets, Bytes size, std::uint32_t phase,
-                       std::span<const PlanTaskId> after) {
+                       std::span<const std::vector<topo::GpuId>> sets, Bytes size,
+                       std::uint32_t phase, std::span<const PlanTaskId> after) {
   Handle all;
   if (sets.empty()) {
     return all;
@@ -324,14 +324,13 @@ std::int64_t flat_ib_bytes(const BuildEnv& env, const CollectiveJob& job, Bytes 
     return 0;
   }
   std::int64_t total = 0;
-  const std::vector<std::vector<int>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
+  const std::vector<std::vector<topo::GpuId>> sets = job.rank_sets(env.env.cluster, env.env.mesh);
   for (std::size_t s = 0; s < sets.size(); ++s) {
-    const std::vector<int>& ranks = sets[s];
+    const std::vector<topo::GpuId>& ranks = sets[s];
     const TwoTierMatrix m = all_to_all_matrix(env, job, ranks, s, size);
     for (std::size_t i = 0; i < m.gpu.n; ++i) {
       for (std::size_t j = 0; j < m.gpu.n; ++j) {
-        if (env.cluster.node_of(topo::GpuId{ranks[i]}) !=
-            env.cluster.node_of(topo::GpuId{ranks[j]})) {
+        if (env.cluster.node_of(ranks[i]) != env.cluster.node_of(ranks[j])) {
           total += m.gpu.at(i, j);
         }
       }

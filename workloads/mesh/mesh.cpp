@@ -21,9 +21,9 @@ void check_tp_in_node(const ParallelSpec& p, int gpus_per_node, Problems& out) {
     if (mesh.coordinate(r, Dim::Tp) != 0) {
       continue;
     }
-    const std::vector<int> g = mesh.group(Dim::Tp, r);
+    const std::vector<topo::GpuId> g = mesh.group(Dim::Tp, r);
     const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
-    if (*lo / gpus_per_node != *hi / gpus_per_node) {
+    if (lo->value() / gpus_per_node != hi->value() / gpus_per_node) {
       out.push_back({"/parallel/tp",
                      fmt::format("the TP group of GPU {} spans GPUs {} to {}, across nodes of {} "
                                  "GPUs; tensor parallelism must stay inside a node (set "
@@ -137,9 +137,9 @@ std::int64_t Mesh::coordinate(int rank, Dim dim) const {
   return (rank / stride_[index(dim)]) % spec_.degree(dim);
 }
 
-std::vector<int> Mesh::group(Dim dim, int rank) const {
+std::vector<topo::GpuId> Mesh::group(Dim dim, int rank) const {
   HOPSIM_ASSERT(rank >= 0 && rank < size_, "rank {} outside a mesh of {}", rank, size_);
-  std::vector<int> members;
+  std::vector<topo::GpuId> members;
   if (dim == Dim::Ep) {
     // Decode each index of the block back into coordinates; rank order is EP order, as the
     // index without pp grows with the rank inside a stage.
@@ -154,23 +154,23 @@ std::vector<int> Mesh::group(Dim dim, int rank) const {
           left /= spec_.degree(d);
         }
       }
-      members.push_back(static_cast<int>(r));
+      members.emplace_back(static_cast<int>(r));
     }
     return members;
   }
   const std::int64_t stride = stride_[index(dim)];
   const std::int64_t base = rank - coordinate(rank, dim) * stride;
   for (std::int64_t k = 0; k < spec_.degree(dim); ++k) {
-    members.push_back(static_cast<int>(base + k * stride));
+    members.emplace_back(static_cast<int>(base + k * stride));
   }
   return members;
 }
 
-std::vector<std::vector<int>> Mesh::groups(Dim dim) const {
-  std::vector<std::vector<int>> out;
+std::vector<std::vector<topo::GpuId>> Mesh::groups(Dim dim) const {
+  std::vector<std::vector<topo::GpuId>> out;
   for (int r = 0; r < size_; ++r) {
-    std::vector<int> g = group(dim, r);
-    if (g.front() == r) {
+    std::vector<topo::GpuId> g = group(dim, r);
+    if (g.front() == topo::GpuId{r}) {
       out.push_back(std::move(g));
     }
   }

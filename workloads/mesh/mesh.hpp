@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/problem.hpp"
+#include "topology/ids.hpp"
 
 namespace hopsim::work {
 
@@ -56,10 +57,11 @@ class Mesh {
   const ParallelSpec& spec() const { return spec_; }
   /// The coordinate of `rank` along `dim` (for Ep: its position in its EP group).
   std::int64_t coordinate(int rank, Dim dim) const;
-  /// The members of `rank`'s group along `dim`, ordered by their coordinate on it.
-  std::vector<int> group(Dim dim, int rank) const;
+  /// The GPUs of `rank`'s group along `dim`, ordered by their coordinate on it. The mesh
+  /// places rank r on the cluster's GPU r.
+  std::vector<topo::GpuId> group(Dim dim, int rank) const;
   /// Every group along `dim`, ordered by their first member.
-  std::vector<std::vector<int>> groups(Dim dim) const;
+  std::vector<std::vector<topo::GpuId>> groups(Dim dim) const;
 
  private:
   ParallelSpec spec_;

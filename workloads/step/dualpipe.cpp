@@ -264,7 +264,7 @@ DualPipeTasks add_dualpipe(Plan& plan, const DualPipeSpec& spec) {
   out.ops.resize(static_cast<std::size_t>(p));
   out.grads_done.assign(static_cast<std::size_t>(p), std::vector<PlanTaskId>(2, 0));
   for (int r = 0; r < p; ++r) {
-    const topo::GpuId gpu{spec.gpus[static_cast<std::size_t>(r)]};
+    const topo::GpuId gpu = spec.gpus[static_cast<std::size_t>(r)];
     for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = dualpipe_stage(p, r, op.direction);
       const auto [t, phase] = op_time(spec, phases, r, op, stage);

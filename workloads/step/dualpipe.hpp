@@ -47,7 +47,7 @@ inline int dualpipe_stage(int stages, int rank, int direction) {
 
 /// Times per model stage (p of them) and per pair of stages (forward's, backward's).
 struct DualPipeSpec {
-  std::vector<int> gpus;  ///< per rank
+  std::vector<topo::GpuId> gpus;  ///< per rank
   int micro_batches = 2;
   std::vector<Time> forward;         ///< per stage
   std::vector<Time> backward;        ///< per stage: input and weight gradients

@@ -321,7 +321,7 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
   out.backwards.resize(static_cast<std::size_t>(p));
   OpTasks task_of;
   for (int r = 0; r < p; ++r) {
-    const topo::GpuId gpu{spec.gpus[static_cast<std::size_t>(r)]};
+    const topo::GpuId gpu = spec.gpus[static_cast<std::size_t>(r)];
     out.last_backward[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(v));
     for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = op.chunk * p + r;

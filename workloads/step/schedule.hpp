@@ -66,7 +66,7 @@ std::vector<std::vector<PipeOp>> pipeline_order(PipeSchedule s, int stages, int 
 /// carry between consecutive stages (0: no flow, the next stage waits only for the previous).
 struct PipelineSpec {
   PipeSchedule schedule = PipeSchedule::OneFOneB;
-  std::vector<int> gpus;  ///< per pipeline rank
+  std::vector<topo::GpuId> gpus;  ///< per pipeline rank
   int micro_batches = 1;
   int chunks = 1;
   int group = 0;  ///< interleaved: micro-batches per group (0: the p stages, Megatron's)

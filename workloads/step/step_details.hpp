@@ -95,7 +95,7 @@ struct StepDetails {
   /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
   /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)
   std::vector<Time> gather_exposed;
-  std::vector<int> representatives;  ///< per pipeline rank, the GPU simulated for it
+  std::vector<topo::GpuId> representatives;  ///< per pipeline rank, the GPU simulated for it
   double tokens = 0;                 ///< per step
   double model_flops = 0;            ///< per step, model_flops_per_token's convention
   double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype

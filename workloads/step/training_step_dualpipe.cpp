@@ -175,7 +175,7 @@ std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
   // layers' syncs one after the other, on each holding rank's DP chain.
   const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   for (int r = 0; r < ranks; ++r) {
-    const topo::GpuId gpu{spec.gpus[static_cast<std::size_t>(r)]};
+    const topo::GpuId gpu = spec.gpus[static_cast<std::size_t>(r)];
     const std::optional<PlanTaskId> prev = add_rank_syncs(
         plan, tasks, layers, r, gpu, ranks, sync_phase, dense_sync, moe_sync, vocab_sync);
     add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),

@@ -21,15 +21,16 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 // The ranks of pipeline ranks `stages` grouped by `key`, each ordered by rank; single members
 // left out.
 template <class Key>
-std::vector<std::vector<int>> stage_groups(const Mesh& mesh, std::span<const std::int64_t> stages,
-                                           const Key& key) {
-  std::map<std::int64_t, std::vector<int>> by_key;
+std::vector<std::vector<topo::GpuId>> stage_groups(const Mesh& mesh,
+                                                   std::span<const std::int64_t> stages,
+                                                   const Key& key) {
+  std::map<std::int64_t, std::vector<topo::GpuId>> by_key;
   for (int r = 0; r < mesh.size(); ++r) {
     if (std::find(stages.begin(), stages.end(), mesh.coordinate(r, Dim::Pp)) != stages.end()) {
-      by_key[key(r)].push_back(r);
+      by_key[key(r)].emplace_back(r);
     }
   }
-  std::vector<std::vector<int>> out;
+  std::vector<std::vector<topo::GpuId>> out;
   for (auto& [k, g] : by_key) {
     if (g.size() > 1) {
       out.push_back(std::move(g));
@@ -81,13 +82,13 @@ Time pair_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k) {
   return t.pair - not_recomputed(job, t, k);
 }
 
-std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
-                                              std::span<const std::int64_t> stages) {
+std::vector<std::vector<topo::GpuId>> dense_dp_groups(const Mesh& mesh,
+                                                      std::span<const std::int64_t> stages) {
   return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Tp); });
 }
 
-std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
-                                               std::span<const std::int64_t> stages) {
+std::vector<std::vector<topo::GpuId>> expert_dp_groups(const Mesh& mesh,
+                                                       std::span<const std::int64_t> stages) {
   return stage_groups(mesh, stages, [&](int r) { return mesh.coordinate(r, Dim::Ep); });
 }
 
@@ -138,7 +139,7 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
                   const StepShape& shape, int rank, PlanTaskId last_op,
                   std::optional<PlanTaskId> last_bucket, double bytes_per_s,
                   const StepMeasurements& m) {
-  const topo::GpuId gpu{details.representatives[static_cast<std::size_t>(rank)]};
+  const topo::GpuId gpu = details.representatives[static_cast<std::size_t>(rank)];
   const std::uint32_t phase = plan.phase(PhaseKind::Optimizer, PhasePass::Step);
   const OptimizerCost cost = optimizer_cost(shape, rank, bytes_per_s);
   const PlanTaskId norm = plan.add_compute(ComputeTask{gpu, cost.grad_norm, Flops{},

@@ -37,10 +37,10 @@ Time pair_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k);
 /// coordinate: dp x cp members each) and routed experts' (by EP coordinate: tp x cp x dp / ep
 /// members each); groups of one member are left out.
 /// DualPipe holds each stage on two pipeline ranks: its groups span both (`stages`).
-std::vector<std::vector<int>> dense_dp_groups(const Mesh& mesh,
-                                              std::span<const std::int64_t> stages);
-std::vector<std::vector<int>> expert_dp_groups(const Mesh& mesh,
-                                               std::span<const std::int64_t> stages);
+std::vector<std::vector<topo::GpuId>> dense_dp_groups(const Mesh& mesh,
+                                                      std::span<const std::int64_t> stages);
+std::vector<std::vector<topo::GpuId>> expert_dp_groups(const Mesh& mesh,
+                                                       std::span<const std::int64_t> stages);
 
 /// The optimizer step of pipeline rank `rank` over its shard, as Megatron's distributed
 /// optimizer runs it, each part memory-bound at `bytes_per_s` (HBM at the elementwise kernels'

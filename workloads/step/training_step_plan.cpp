@@ -118,7 +118,7 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
 std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
                                       const ModelSpec& model, const StepDetails& details,
                                       const Syncs& syncs, const PipelineTasks& tasks, int r) {
-  const topo::GpuId gpu{details.representatives[static_cast<std::size_t>(r)]};
+  const topo::GpuId gpu = details.representatives[static_cast<std::size_t>(r)];
   const int stages = details.stages * job.virtual_stages;
   const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   std::optional<PlanTaskId> prev;

@@ -112,8 +112,8 @@ class Unfolded {
   std::optional<Piece> head_[2];
   Plan plan_;
   std::uint32_t join_phase_ = 0;
-  std::vector<std::vector<std::vector<int>>> dense_groups_;   // per pipeline rank
-  std::vector<std::vector<std::vector<int>>> expert_groups_;  // per pipeline rank
+  std::vector<std::vector<std::vector<topo::GpuId>>> dense_groups_;   // per pipeline rank
+  std::vector<std::vector<std::vector<topo::GpuId>>> expert_groups_;  // per pipeline rank
   CollectiveJob sync_;    // the gradients' reduce-scatter (all-reduce under ZeRO-0)
   CollectiveJob gather_;  // the parameters' all-gather
   CollectiveJob norm_;    // gradient clipping's squared norm, all-reduced

@@ -113,9 +113,9 @@ class TracePlan {
                                                               EtCollective::Kind::Broadcast)) {
       return {add_node_delay(unit.members.front(), after)};
     }
-    std::vector<std::vector<int>> sets(1);
+    std::vector<std::vector<topo::GpuId>> sets(1);
     for (const NodeRef m : unit.members) {
-      sets[0].push_back(job_.gpu_of(m.rank).value());
+      sets[0].push_back(job_.gpu_of(m.rank));
     }
     if (n.collective.kind == EtCollective::Kind::Broadcast) {
       return join(sets[0].front(), add_broadcast(sets[0], n, after),
@@ -138,11 +138,11 @@ class TracePlan {
   // One task that ends when all of `done` have (a delay of nothing on `gpu`, in the
   // collective's phase), so that what waits for a collective waits for one task, not for each
   // of its last flows.
-  std::vector<PlanTaskId> join(int gpu, std::vector<PlanTaskId> done, std::uint32_t phase) {
+  std::vector<PlanTaskId> join(topo::GpuId gpu, std::vector<PlanTaskId> done, std::uint32_t phase) {
     if (done.size() <= 1) {
       return done;
     }
-    const PlanTaskId j = plan_.add_delay(topo::GpuId{gpu}, Time{}, phase);
+    const PlanTaskId j = plan_.add_delay(gpu, Time{}, phase);
     wait(j, done);
     return {j};
   }
@@ -150,7 +150,7 @@ class TracePlan {
   // NCCL's ring broadcast from the group's first rank: its bytes in kBroadcastPieces pieces
   // passed along the group's order, each GPU forwarding a piece as it lands, pieces in order
   // on each hop; every flow pays its route's latency.
-  std::vector<PlanTaskId> add_broadcast(const std::vector<int>& gpus, const EtNode& n,
+  std::vector<PlanTaskId> add_broadcast(const std::vector<topo::GpuId>& gpus, const EtNode& n,
                                         std::span<const PlanTaskId> after) {
     constexpr std::int64_t kBroadcastPieces = 8;
     const std::int64_t pieces = std::min(kBroadcastPieces, n.comm_bytes);
@@ -159,8 +159,7 @@ class TracePlan {
     for (std::int64_t p = 0; p < pieces; ++p) {
       const std::int64_t bytes = n.comm_bytes * (p + 1) / pieces - n.comm_bytes * p / pieces;
       for (std::size_t h = 0; h + 1 < gpus.size(); ++h) {
-        const PlanTaskId f =
-            plan_.add_flow(topo::GpuId{gpus[h]}, topo::GpuId{gpus[h + 1]}, Bytes{bytes}, phase);
+        const PlanTaskId f = plan_.add_flow(gpus[h], gpus[h + 1], Bytes{bytes}, phase);
         label(f, n);
         if (h == 0) {
           wait(f, after);
