@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -282,6 +283,24 @@ TEST_CASE("a moved-to cluster keeps its links and routes") {
   const Cluster b(std::move(a));
   CHECK(names(b, b.route(g(2), g(13))) == before);
   CHECK(b.is_path(b.route(g(2), g(13)).span(), g(2), g(13)));
+}
+
+// The ids do not mix: a rank is not a node, a node is not a link, and none is a bare int.
+static_assert(!std::is_convertible_v<int, GpuId> && !std::is_convertible_v<GpuId, int>);
+static_assert(!std::is_convertible_v<NodeId, GpuId> && !std::is_constructible_v<GpuId, NodeId>);
+static_assert(!std::is_constructible_v<LinkId, GpuId> && !std::is_constructible_v<NodeId, LinkId>);
+
+TEST_CASE("a GPU's node and local index give the GPU back") {
+  const Cluster c(make_spec(3, 8));
+  for (int r = 0; r < c.gpu_count(); ++r) {
+    const GpuId gpu{r};
+    CHECK(c.contains(gpu));
+    CHECK(c.node_of(gpu) == NodeId{r / 8});
+    CHECK(c.gpu_at(c.node_of(gpu), c.local_of(gpu)) == gpu);
+  }
+  CHECK_FALSE(c.contains(GpuId{24}));
+  CHECK_FALSE(c.contains(GpuId{-1}));
+  CHECK(c.links().size() == c.link_count());
 }
 
 }  // namespace hopsim::topo
