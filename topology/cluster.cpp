@@ -68,6 +68,7 @@ Cluster::Cluster(const Spec& spec) : spec_(spec) {
   links_.reserve(gpu_links + spine_links);
   build_node_links();
   build_fabric();
+  apply_perturbations();
 
   // Descriptors are taken only now: adding edges may move the storage they point into.
   graph_->edge_of.resize(links_.size());
@@ -162,6 +163,30 @@ void Cluster::build_fabric() {
                                 params, leaf_vertex, spine_vertex);
       leaf_down_[slot] = add_link(fmt::format("leaf{}.spine{}.down", leaf, spine), LinkKind::Spine,
                                   params, spine_vertex, leaf_vertex);
+    }
+  }
+}
+
+// After the fabric: a leaf's up-links keep the bandwidth its healthy NICs would fill.
+void Cluster::apply_perturbations() {
+  for (const Perturbation& p : spec_.perturbations) {
+    HOPSIM_ASSERT(p.compute_speed > 0 && p.bandwidth > 0 && p.extra_latency >= Time{},
+                  "a perturbation of speed {}, bandwidth {}", p.compute_speed, p.bandwidth);
+    for (const int rank : p.gpus) {
+      const GpuId gpu{rank};
+      HOPSIM_ASSERT(contains(gpu), "a perturbation of GPU {} of {}", rank, gpu_count());
+      if (p.part == PerturbedPart::Compute) {
+        compute_speed_.resize(as_index(gpu_count()), 1.0);
+        compute_speed_[gpu.index()] *= p.compute_speed;
+        continue;
+      }
+      const bool nvlink = p.part == PerturbedPart::NvLink;
+      for (const LinkId id : {nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()],
+                              nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()]}) {
+        Link& link = links_[id.index()];
+        link.bandwidth = Bandwidth{link.bandwidth.bytes_per_s * p.bandwidth};
+        link.latency += p.extra_latency;
+      }
     }
   }
 }

@@ -48,6 +48,11 @@ class Cluster {
   const Spec& spec() const { return spec_; }
   int gpu_count() const { return spec_.nodes * spec_.gpus_per_node; }
 
+  /// The share of the compute model's rate `gpu` computes at (1 unless a perturbation says).
+  double compute_speed(GpuId gpu) const {
+    return compute_speed_.empty() ? 1.0 : compute_speed_[gpu.index()];
+  }
+
   /// True when `gpu` is one of this cluster's GPUs.
   bool contains(GpuId gpu) const { return gpu.value() >= 0 && gpu.value() < gpu_count(); }
 
@@ -91,12 +96,14 @@ class Cluster {
   std::vector<LinkId> nvl_up_, nvl_down_, nic_up_, nic_down_;
   std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
   std::vector<int> leaf_of_nic_;             // [rank]
+  std::vector<double> compute_speed_;        // [rank]; empty: every GPU at full speed
   int leaf_count_ = 0;
   int spine_count_ = 0;  // 0 when there is a single leaf
 
   void plan_leaves();
   void build_node_links();
   void build_fabric();
+  void apply_perturbations();
   LinkId add_link(std::string name, LinkKind kind, LinkParams params, std::size_t from,
                   std::size_t to);
   int spine_for(GpuId src, GpuId dst) const;

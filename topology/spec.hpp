@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/units.hpp"
 
@@ -13,6 +14,20 @@ enum class FabricKind { RailOptimized, FatTree };
 enum class CrossRail {
   Spine,   ///< leaf of the source rail -> spine -> leaf of the destination rail
   NvLink,  ///< first over NVLink to the source-node GPU on the destination's rail (PXN)
+};
+
+/// What a perturbation changes on its GPUs: their compute, or their NVLink or NIC links.
+enum class PerturbedPart { Compute, NvLink, Nic };
+
+/// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
+/// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
+/// their rate and `extra_latency` slower. Perturbations of one GPU multiply and add up.
+struct Perturbation {
+  std::vector<int> gpus;
+  PerturbedPart part = PerturbedPart::Compute;
+  double compute_speed = 1.0;
+  double bandwidth = 1.0;
+  Time extra_latency;
 };
 
 /// Bandwidth per direction and latency of one kind of link.
@@ -75,6 +90,8 @@ struct Spec {
   /// Leaf down-link capacity over up-link capacity (1 = non-blocking).
   double oversubscription = 1.0;
   CrossRail cross_rail = CrossRail::NvLink;
+  /// What-ifs off the healthy cluster, in the order the experiment lists them.
+  std::vector<Perturbation> perturbations;
 };
 
 }  // namespace hopsim::topo

@@ -129,7 +129,7 @@ TEST_CASE("bad flows: sizes, keys, ranks") {
   CHECK_THROWS_WITH_AS(load_experiment(p, {}),
                        (p + R"(: /: unknown key "colour"; expected one of "name", "description", )"
                             R"("cluster", "model", "calibration", "parallel", "workload", "seed", )"
-                            R"("validation", "solver")")
+                            R"("validation", "solver", "perturbations")")
                            .c_str(),
                        ConfigError);
   j.erase("colour");
@@ -476,6 +476,49 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
              "--set workload.layers=4: /workload/layers: 4 layer(s) of 67108864 tokens take "
              "~4.35e+05 s of compute per GPU (roofline); at most 1e+05 s are simulated: fewer "
              "tokens or layers, or more cp");
+}
+
+TEST_CASE("perturbations: read as given, and every bad one named by its key") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["perturbations"] = json::parse(R"([
+    {"gpus": [3, 5], "compute_speed": 0.95},
+    {"gpus": [9], "links": "nic", "bandwidth": 0.5, "extra_latency_us": 2}
+  ])");
+  std::string p = dir.write("ok.json", j.dump());
+  const std::vector<hopsim::topo::Perturbation>& got =
+      load_experiment(p, {}).experiment.cluster.perturbations;
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].gpus == std::vector<int>{3, 5});
+  CHECK(got[0].part == hopsim::topo::PerturbedPart::Compute);
+  CHECK(got[0].compute_speed == 0.95);
+  CHECK(got[1].part == hopsim::topo::PerturbedPart::Nic);
+  CHECK(got[1].bandwidth == 0.5);
+  CHECK(got[1].extra_latency == hopsim::Time::us(2));
+
+  const auto fails = [&](const char* list, const std::string& message) {
+    json bad = experiment(kTwoFlows);
+    bad["perturbations"] = json::parse(list);
+    const std::string path = dir.write("bad.json", bad.dump());
+    CHECK_THROWS_WITH_AS(load_experiment(path, {}), (path + ": " + message).c_str(), ConfigError);
+  };
+  fails(R"([{"gpus": [1, 128], "compute_speed": 0.9}])",
+        "/perturbations/0/gpus/1: GPU 128 is not in the cluster's 128");
+  fails(R"([{"gpus": [1], "links": "nic", "compute_speed": 0.9}])",
+        "/perturbations/0/compute_speed: a link perturbation changes bandwidth and latency; a "
+        "GPU's compute_speed goes in a perturbation without links");
+  fails(R"([{"gpus": [1], "bandwidth": 0.5}])",
+        "/perturbations/0/bandwidth: changes links: name them with \"links\": \"nvlink\" or "
+        "\"nic\"");
+  fails(R"([{"gpus": [1]}])",
+        "/perturbations/0: a perturbation needs compute_speed, or links with bandwidth or "
+        "extra_latency_us");
+  fails(R"([{"gpus": [], "compute_speed": 0.9}])",
+        "/perturbations/0/gpus: names 0 GPUs; a perturbation takes 1 to 1048576");
+  fails(R"([{"gpus": [1], "compute_speed": 0}])",
+        "/perturbations/0/compute_speed: must be in [0.1, 10], got 0");
+  fails(R"([{"gpus": [1], "links": "pcie", "bandwidth": 0.5}])",
+        "/perturbations/0/links: expected one of \"nvlink\", \"nic\", got \"pcie\"");
 }
 
 }  // namespace hopsim::config

@@ -1,7 +1,9 @@
 // Plans run on real topologies: closed forms through NVSwitch and NICs, and the run summary.
-#include "doctest_time.hpp"
-#include "workloads/jobs/flows_job.hpp"
 #include "workloads/plan/runner.hpp"
+
+#include "doctest_time.hpp"
+#include "tests/approx.hpp"
+#include "workloads/jobs/flows_job.hpp"
 #include "workloads/plan/summary.hpp"
 
 using hopsim::Bandwidth;
@@ -79,4 +81,39 @@ TEST_CASE("the summary unions intervals per rank and counts bytes per link kind"
   CHECK(s.ib_bytes.n == 50'000'000);
   CHECK(s.nvlink_bytes.n == 4'000'000);
   CHECK(s.step == out.times[g].end);
+}
+
+TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in closed form") {
+  topo::Spec spec = two_nodes();
+  const auto slower = [](int gpu, double speed) {
+    topo::Perturbation p;
+    p.gpus = {gpu};
+    p.compute_speed = speed;
+    return p;
+  };
+  topo::Perturbation nic;
+  nic.gpus = {0};
+  nic.part = topo::PerturbedPart::Nic;
+  nic.bandwidth = 0.5;
+  nic.extra_latency = Time::us(1);
+  spec.perturbations = {slower(1, 0.4), nic, slower(1, 0.5)};
+  const topo::Cluster cluster(spec);
+  CHECK(cluster.compute_speed(topo::GpuId{1}) == hopsim::test::approx(0.2));  // they multiply
+  CHECK(cluster.compute_speed(topo::GpuId{0}) == 1.0);
+  Plan plan;
+  const auto slow = plan.add_compute(topo::GpuId{1}, Time::us(10));
+  const auto fast = plan.add_compute(topo::GpuId{2}, Time::us(10));
+  const auto hold = plan.add_hold(topo::GpuId{1}, Time::us(10), 0, kCommStream);
+  // GPU 0's NIC up at 25 GB/s and 1 us slower; GPU 8's NIC down as it was.
+  const auto ib = plan.add_flow(topo::GpuId{0}, topo::GpuId{8}, Bytes{50'000'000});
+  const auto back = plan.add_flow(topo::GpuId{8}, topo::GpuId{0}, Bytes{50'000'000});
+  const auto other = plan.add_flow(topo::GpuId{1}, topo::GpuId{9}, Bytes{50'000'000});
+  const Outcome out = simulate(cluster, plan);
+  CHECK(out.times[slow].end == Time::us(50));  // 10 us at 0.2 of the rate
+  CHECK(out.times[fast].end == Time::us(10));
+  CHECK(out.times[hold].end == Time::us(10));  // held communication is not compute
+  // 2 us software + 0.5 us per NIC hop + 1 us more on GPU 0's, and 50 MB at 25 GB/s.
+  CHECK(out.times[ib].end == Time::ns(4'000) + Time::us(2'000));
+  CHECK(out.times[back].end == Time::ns(4'000) + Time::us(2'000));
+  CHECK(out.times[other].end == Time::ns(3'000) + Time::us(1'000));
 }

@@ -14,6 +14,23 @@ using Json = nlohmann::ordered_json;
 
 double s_of(Time t) { return t.seconds(); }
 
+// The what-ifs as the experiment gave them, every field explicit.
+Json perturbations(const std::vector<topo::Perturbation>& list) {
+  Json out = Json::array();
+  for (const topo::Perturbation& p : list) {
+    Json one = {{"gpus", p.gpus}};
+    if (p.part == topo::PerturbedPart::Compute) {
+      one["compute_speed"] = p.compute_speed;
+    } else {
+      one["links"] = p.part == topo::PerturbedPart::Nic ? "nic" : "nvlink";
+      one["bandwidth"] = p.bandwidth;
+      one["extra_latency_us"] = p.extra_latency.seconds() * 1e6;
+    }
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 Json setup_keys(const ReportInput& in) {
   const work::Experiment& e = in.file.experiment;
   Json r;
@@ -30,6 +47,9 @@ Json setup_keys(const ReportInput& in) {
     r["calibration_choice"] = e.calibration_note;
   }
   r["seed"] = e.seed;
+  if (!e.cluster.perturbations.empty()) {
+    r["perturbations"] = perturbations(e.cluster.perturbations);
+  }
   return r;
 }
 

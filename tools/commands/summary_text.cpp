@@ -26,6 +26,29 @@
 namespace hopsim::tools {
 namespace {
 
+// "GPU 5", "GPUs 0, 1, 2", or the first eight and how many in all.
+std::string gpu_list(const std::vector<int>& gpus) {
+  const std::vector<int> head(gpus.begin(),
+                              gpus.begin() + std::min<std::ptrdiff_t>(std::ssize(gpus), 8));
+  const std::string out =
+      fmt::format("GPU{} {}", gpus.size() == 1 ? "" : "s", fmt::join(head, ", "));
+  return gpus.size() > head.size() ? out + fmt::format(", ... ({} in all)", gpus.size()) : out;
+}
+
+// One what-if, as the summary's header lists it.
+std::string perturbation_words(const topo::Perturbation& p) {
+  if (p.part == topo::PerturbedPart::Compute) {
+    return fmt::format("{} compute at {:.3g} of the model's rate", gpu_list(p.gpus),
+                       p.compute_speed);
+  }
+  std::string out = fmt::format("{} {} links at {:.3g} of their rate", gpu_list(p.gpus),
+                                p.part == topo::PerturbedPart::Nic ? "NIC" : "NVLink", p.bandwidth);
+  if (p.extra_latency > Time{}) {
+    out += fmt::format(", {:.3g} us slower", p.extra_latency.seconds() * 1e6);
+  }
+  return out;
+}
+
 // The experiment, its kind, and the cluster (and model) it ran on.
 std::string header(const work::Experiment& e) {
   std::string out =
@@ -38,6 +61,9 @@ std::string header(const work::Experiment& e) {
   if (!e.calibration_note.empty() &&
       (e.calibration_scaling || !e.calibration || !e.calibration->base.empty())) {
     out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, none, or a base
+  }
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    out += fmt::format("\nwhat-if        {}", perturbation_words(p));
   }
   return out + "\n";
 }

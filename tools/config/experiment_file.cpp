@@ -18,6 +18,7 @@
 #include "tools/config/layer_config.hpp"
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
+#include "tools/config/perturbation_config.hpp"
 #include "tools/config/plausibility.hpp"
 #include "tools/config/presets.hpp"
 
@@ -281,6 +282,9 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   }
   if (root.has("validation")) {
     e.validation = parse_validation(root.at("validation"));
+  }
+  if (root.has("perturbations")) {
+    e.cluster.perturbations = parse_perturbations(root.at("perturbations"));
   }
   if (root.has("solver")) {
     const Node solver = root.at("solver");

@@ -9,13 +9,15 @@ namespace {
 
 using namespace tables;
 
-const std::array<SectionDoc, 41> kSections{{
+const std::array<SectionDoc, 42> kSections{{
     {Section::Experiment, "experiment", "/", "an experiment (configs/experiments/*.json)",
      kExperiment},
     {Section::Parallel, "experiment", "/parallel", "the rank mesh", kParallel},
     {Section::Validation, "experiment", "/validation", "a published figure to compare with",
      kValidation},
     {Section::Solver, "experiment", "/solver", "the flow solver", kSolver},
+    {Section::Perturbation, "experiment", "/perturbations/N",
+     "a what-if on some GPUs: slower compute, or degraded NVLink or NIC links", kPerturbation},
     {Section::FlowsWorkload, "experiment", "/workload (kind flows)", "explicit flows",
      kFlowsWorkload},
     {Section::Flow, "experiment", "/workload/flows/N", "one flow", kFlow},

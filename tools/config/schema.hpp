@@ -17,9 +17,10 @@ struct KeyDoc {
 
 /// One object of a config file whose keys the parser checks.
 enum class Section {
-  Experiment, Parallel, Validation, Solver, FlowsWorkload, Flow, CollectiveWorkload, SizeRange,
-  CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload, MoeRoutingSection,
-  TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload, ChakraWorkload, ChakraAlgorithms,
+  Experiment, Parallel, Validation, Solver, Perturbation, FlowsWorkload, Flow, CollectiveWorkload,
+  SizeRange, CollectiveMoe, AttentionLayerWorkload, AttentionCp, MoeLayerWorkload,
+  MoeRoutingSection, TransformerLayerWorkload, TransformerMoe, TrainingStepWorkload,
+  ChakraWorkload, ChakraAlgorithms,
   Cluster, Gpu, Link, Fabric, Nccl, NcclAlgorithm, NcclLatency, Nvls, DeepEp,
   Model, Mla, ModelMoe,
   Calibration, CalibrationDevice, CalibrationCeilings, CalibrationTable, CalibrationAxis,

@@ -27,7 +27,7 @@ KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
 
 }  // namespace
 
-const std::array<KeyDoc, 10> kExperiment{{
+const std::array<KeyDoc, 11> kExperiment{{
     {"name", "string", "the file's name", "names the experiment in reports"},
     {"description", "string", "none", "free text"},
     {"cluster", "string or object", "required",
@@ -45,6 +45,21 @@ const std::array<KeyDoc, 10> kExperiment{{
      "seeds every random draw (MoE routing); same seed, same report"},
     {"validation", "object", "none", "a published figure the run is compared with (collective)"},
     {"solver", "object", "exact", "the flow solver: exact max-min rates, or its approximate mode"},
+    {"perturbations", "array of objects", "none",
+     "what-ifs off the healthy cluster: GPUs that compute slower, NVLink or NIC links that "
+     "carry less or take longer (docs/what-ifs.md); a folded training step takes none"},
+}};
+
+const std::array<KeyDoc, 5> kPerturbation{{
+    {"gpus", "array of GPU ranks", "required", "the GPUs it applies to, each in the cluster"},
+    {"links", "\"nvlink\" or \"nic\"", "none (their compute)",
+     "which of their links it changes, both directions; without it, their compute"},
+    {"compute_speed", "number in [0.1, 10]", "1",
+     "their kernels at this share of the compute model's rate (0.95: 5% slow); without links"},
+    {"bandwidth", "number in [0.01, 10]", "1",
+     "their links at this share of their rate (0.5: a NIC trained down to half); with links"},
+    {"extra_latency_us", "number in [0, 10^6]", "0",
+     "microseconds every flow on their links pays more; with links"},
 }};
 
 const std::array<KeyDoc, 1> kSolver{{

@@ -57,6 +57,28 @@ void check_validation(const Experiment& e, Problems& out) {
   }
 }
 
+// Each perturbed GPU exists; a folded step, which simulates one GPU per pipeline rank (its
+// layers measured on the first GPUs), cannot place one.
+void check_perturbations(const Experiment& e, Problems& out) {
+  const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
+  for (std::size_t i = 0; i < e.cluster.perturbations.size(); ++i) {
+    const std::vector<int>& list = e.cluster.perturbations[i].gpus;
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      if (list[j] >= gpus) {
+        out.push_back({fmt::format("/perturbations/{}/gpus/{}", i, j),
+                       fmt::format("GPU {} is not in the cluster's {}", list[j], gpus)});
+        return;
+      }
+    }
+  }
+  const auto* step = std::get_if<TrainingStepJob>(&e.job);
+  if (!e.cluster.perturbations.empty() && step != nullptr && step->fold) {
+    out.push_back({"/perturbations",
+                   "a folded training step simulates one GPU per pipeline rank and cannot place "
+                   "a perturbation; unfold it (\"fold\": false in the workload, or --no-fold)"});
+  }
+}
+
 }  // namespace
 
 Problems check(const Experiment& e) {
@@ -70,6 +92,10 @@ Problems check(const Experiment& e) {
   }
   const std::int64_t gpus = std::int64_t{e.cluster.nodes} * e.cluster.gpus_per_node;
   out = Mesh::check(e.parallel, gpus, e.cluster.gpus_per_node);
+  if (!out.empty()) {
+    return out;
+  }
+  check_perturbations(e, out);
   if (!out.empty()) {
     return out;
   }

@@ -45,6 +45,17 @@ std::span<const sim::ResourceId> resources_of(
   return {to.data(), route.size()};
 }
 
+// A kernel's time on its GPU: the plan's, divided by the GPU's speed (a perturbation), rounded
+// up; held communication keeps its time.
+Time on_gpu(const topo::Cluster& cluster, const PlanTask& t) {
+  const double speed = cluster.compute_speed(t.src);
+  if (speed == 1.0 || t.kind != PlanTaskKind::Compute) {
+    return t.duration;
+  }
+  return Time::ps(
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(t.duration.count_ps()) / speed)));
+}
+
 void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& executor,
                Outcome& out) {
   const auto streams = static_cast<sim::StreamId>(plan.streams().size());
@@ -56,7 +67,7 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src.value()) * streams + t.stream,
-                                t.duration);
+                                on_gpu(cluster, t));
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
     } else {
