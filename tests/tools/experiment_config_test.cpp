@@ -517,8 +517,28 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
         "/perturbations/0/gpus: names 0 GPUs; a perturbation takes 1 to 1048576");
   fails(R"([{"gpus": [1], "compute_speed": 0}])",
         "/perturbations/0/compute_speed: must be in [0.1, 10], got 0");
+  fails(R"([{"gpus": [1], "compute_speed": 0.2}, {"gpus": [2, 1], "compute_speed": 0.4}])",
+        "/perturbations/1/compute_speed: GPU 1 computes 0.08 of the rate with the perturbations "
+        "before this one; together they must stay in [0.1, 10]");
+  fails(R"([{"gpus": [1], "links": "nic", "bandwidth": 0.05},
+            {"gpus": [1], "links": "nic", "bandwidth": 0.05}])",
+        "/perturbations/1/bandwidth: GPU 1's NIC links carry 0.0025 of the rate with the "
+        "perturbations before this one; together they must stay in [0.01, 10]");
   fails(R"([{"gpus": [1], "links": "pcie", "bandwidth": 0.5}])",
         "/perturbations/0/links: expected one of \"nvlink\", \"nic\", got \"pcie\"");
+}
+
+TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {
+  const std::string layer =
+      std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/moe-layer-ep16-what-if.json";
+  const std::string set = R"(perturbations=[{"gpus": [100], "compute_speed": 0.9}])";
+  CHECK_THROWS_WITH_AS(load_experiment(layer, {set}),
+                       ("--set " + set + ": "
+                        "/perturbations/0/gpus/0: GPU 100 runs nothing here (the parallel mesh "
+                        "uses GPUs 0 to 15), so the perturbation would change nothing")
+                           .c_str(),
+                       ConfigError);
+  CHECK(load_experiment(layer, {}).experiment.cluster.perturbations.size() == 2);
 }
 
 }  // namespace hopsim::config

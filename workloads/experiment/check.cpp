@@ -1,5 +1,9 @@
 // Experiment checks: each part checks itself, in the order the later parts depend on.
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -57,16 +61,62 @@ void check_validation(const Experiment& e, Problems& out) {
   }
 }
 
-// Each perturbed GPU exists; a folded step, which simulates one GPU per pipeline rank (its
-// layers measured on the first GPUs), cannot place one.
+// The GPUs a layer or step kind runs on: its mesh's, the cluster's first; 0 for the kinds that
+// name their GPUs (flows, collective, chakra).
+int mesh_gpus(const Experiment& e) {
+  const bool on_mesh = std::holds_alternative<AttentionLayerJob>(e.job) ||
+                       std::holds_alternative<MoeLayerJob>(e.job) ||
+                       std::holds_alternative<TransformerLayerJob>(e.job) ||
+                       std::holds_alternative<TrainingStepJob>(e.job);
+  return on_mesh ? Mesh(e.parallel).size() : 0;
+}
+
+// The problem when p's GPU's perturbations, multiplied up to the i-th (p), leave the range
+// one perturbation may take.
+std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, double product) {
+  const bool compute = p.part == topo::PerturbedPart::Compute;
+  const double lo = compute ? 0.1 : 0.01;
+  if (product >= lo && product <= 10) {
+    return std::nullopt;
+  }
+  const std::string what =
+      compute ? fmt::format("GPU {} computes", p.gpus.front())
+              : fmt::format("GPU {}'s {} links carry", p.gpus.front(),
+                            p.part == topo::PerturbedPart::Nic ? "NIC" : "NVLink");
+  return Problem{fmt::format("/perturbations/{}/{}", i, compute ? "compute_speed" : "bandwidth"),
+                 fmt::format("{} {:.3g} of the rate with the perturbations before this one; "
+                             "together they must stay in [{:g}, 10]",
+                             what, product, lo)};
+}
+
+// Each perturbed GPU exists and runs something (a layer's or a step's GPUs are its mesh's);
+// what one GPU's perturbations multiply to stays in one perturbation's range; a folded step,
+// which simulates one GPU per pipeline rank (its layers measured on the first GPUs), cannot
+// place one.
 void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
+  const int used = mesh_gpus(e);
+  std::map<std::pair<int, topo::PerturbedPart>, double> product;
   for (std::size_t i = 0; i < e.cluster.perturbations.size(); ++i) {
-    const std::vector<int>& list = e.cluster.perturbations[i].gpus;
-    for (std::size_t j = 0; j < list.size(); ++j) {
-      if (list[j] >= gpus) {
-        out.push_back({fmt::format("/perturbations/{}/gpus/{}", i, j),
-                       fmt::format("GPU {} is not in the cluster's {}", list[j], gpus)});
+    const topo::Perturbation& p = e.cluster.perturbations[i];
+    for (std::size_t j = 0; j < p.gpus.size(); ++j) {
+      const std::string at = fmt::format("/perturbations/{}/gpus/{}", i, j);
+      if (p.gpus[j] >= gpus) {
+        out.push_back({at, fmt::format("GPU {} is not in the cluster's {}", p.gpus[j], gpus)});
+        return;
+      }
+      if (used > 0 && p.gpus[j] >= used) {
+        out.push_back({at, fmt::format("GPU {} runs nothing here (the parallel mesh uses GPUs 0 "
+                                       "to {}), so the perturbation would change nothing",
+                                       p.gpus[j], used - 1)});
+        return;
+      }
+      double& x = product.try_emplace({p.gpus[j], p.part}, 1.0).first->second;
+      x *= p.part == topo::PerturbedPart::Compute ? p.compute_speed : p.bandwidth;
+      topo::Perturbation one = p;
+      one.gpus = {p.gpus[j]};
+      if (const std::optional<Problem> bad = out_of_range(one, i, x)) {
+        out.push_back(*bad);
         return;
       }
     }
