@@ -71,17 +71,18 @@ int mesh_gpus(const Experiment& e) {
   return on_mesh ? Mesh(e.parallel).size() : 0;
 }
 
-// The problem when p's GPU's perturbations, multiplied up to the i-th (p), leave the range
-// one perturbation may take.
-std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, double product) {
+// The problem when `gpu`'s perturbations of p's part, multiplied up to the i-th (p), leave
+// the range one perturbation may take.
+std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, int gpu,
+                                    double product) {
   const bool compute = p.part == topo::PerturbedPart::Compute;
   const double lo = compute ? 0.1 : 0.01;
   if (product >= lo && product <= 10) {
     return std::nullopt;
   }
   const std::string what =
-      compute ? fmt::format("GPU {} computes", p.gpus.front())
-              : fmt::format("GPU {}'s {} links carry", p.gpus.front(),
+      compute ? fmt::format("GPU {} computes", gpu)
+              : fmt::format("GPU {}'s {} links carry", gpu,
                             p.part == topo::PerturbedPart::Nic ? "NIC" : "NVLink");
   return Problem{fmt::format("/perturbations/{}/{}", i, compute ? "compute_speed" : "bandwidth"),
                  fmt::format("{} {:.3g} of the rate with the perturbations before this one; "
@@ -100,22 +101,20 @@ void check_perturbations(const Experiment& e, Problems& out) {
   for (std::size_t i = 0; i < e.cluster.perturbations.size(); ++i) {
     const topo::Perturbation& p = e.cluster.perturbations[i];
     for (std::size_t j = 0; j < p.gpus.size(); ++j) {
-      const std::string at = fmt::format("/perturbations/{}/gpus/{}", i, j);
+      const auto at = [&] { return fmt::format("/perturbations/{}/gpus/{}", i, j); };
       if (p.gpus[j] >= gpus) {
-        out.push_back({at, fmt::format("GPU {} is not in the cluster's {}", p.gpus[j], gpus)});
+        out.push_back({at(), fmt::format("GPU {} is not in the cluster's {}", p.gpus[j], gpus)});
         return;
       }
       if (used > 0 && p.gpus[j] >= used) {
-        out.push_back({at, fmt::format("GPU {} runs nothing here (the parallel mesh uses GPUs 0 "
+        out.push_back({at(), fmt::format("GPU {} runs nothing here (the parallel mesh uses GPUs 0 "
                                        "to {}), so the perturbation would change nothing",
                                        p.gpus[j], used - 1)});
         return;
       }
       double& x = product.try_emplace({p.gpus[j], p.part}, 1.0).first->second;
       x *= p.part == topo::PerturbedPart::Compute ? p.compute_speed : p.bandwidth;
-      topo::Perturbation one = p;
-      one.gpus = {p.gpus[j]};
-      if (const std::optional<Problem> bad = out_of_range(one, i, x)) {
+      if (const std::optional<Problem> bad = out_of_range(p, i, p.gpus[j], x)) {
         out.push_back(*bad);
         return;
       }
