@@ -8,8 +8,10 @@
 # $OUT/summary.txt, $OUT/logs/*.log (nvidia-smi -q before/after, build, checks, measurement).
 # Builds with the cuda preset; if the simulator's dependencies are missing it configures
 # calibrate/ on its own (header-only deps from build/calib-deps/include, see pack_deps.sh), and
-# without CMake it compiles directly with g++ and nvcc. cuDNN comes from the system, else from the
-# nvidia-cudnn pip wheel. Never changes clocks, power limits or other GPU settings.
+# without CMake it compiles directly with g++ and nvcc; if every build fails it runs a harness built
+# elsewhere from $HOPSIM_PREBUILT_DIR. cuDNN and cuBLAS come from the toolkit or the system, else
+# from NVIDIA's pip wheels (nvidia/cudnn, nvidia/cu13). Never changes clocks, power limits or other
+# GPU settings.
 set -euo pipefail
 
 T0=$(date +%s)
@@ -19,6 +21,10 @@ TABLE="$OUT/h200-measured.json"
 TOTAL_S="${HOPSIM_RUN_TOTAL_S:-465}"  # whole-script limit, below 8 minutes
 JOBS="$(nproc 2>/dev/null || echo 8)"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -x "$CUDA_HOME/bin/nvcc" ] && command -v nvcc >/dev/null; then
+  CUDA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
+fi
+export PATH="$CUDA_HOME/bin:$PATH"
 DEPS_INCLUDE="$PWD/build/calib-deps/include"
 mkdir -p "$LOGS"
 : >"$OUT/summary.txt"
@@ -56,24 +62,31 @@ fi
 } >"$LOGS/tools.log" 2>&1 || true
 
 # --- 2. cuDNN (and cuBLAS) ------------------------------------------------------------------
-wheel_dir() { python3 -c "import $1 as m; print(list(m.__path__)[0])" 2>/dev/null || true; }
-CUDNN_ROOT="${CUDNN_ROOT:-}"
+# lib_root HEADER LIB DIR...: the first DIR with include/HEADER and a LIB* library in lib/,
+# lib64/ or lib/x86_64-linux-gnu/.
+lib_root() {
+  local header=$1 lib=$2 d
+  shift 2
+  for d in "$@"; do
+    if [ -n "$d" ] && [ -f "$d/include/$header" ] &&
+      { compgen -G "$d/lib*/$lib*" || compgen -G "$d/lib/x86_64-linux-gnu/$lib*"; } >/dev/null; then
+      echo "$d"
+      return
+    fi
+  done
+}
+# Python's site-packages, where NVIDIA's wheels unpack: cuDNN under nvidia/cudnn, the CUDA 13
+# libraries (cuBLAS too) under nvidia/cu13, CUDA 12's under nvidia/cublas.
+SITES="$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
+wheel_roots() { for s in $SITES; do echo "$s/nvidia/$1"; done; }
+# shellcheck disable=SC2046  # one candidate per word
+CUDNN_ROOT="${CUDNN_ROOT:-$(lib_root cudnn.h libcudnn.so "$CUDA_HOME" /usr $(wheel_roots cudnn))}"
+# shellcheck disable=SC2046
+CUBLAS_ROOT="${CUBLAS_ROOT:-$(lib_root cublasLt.h libcublasLt.so "$CUDA_HOME" $(wheel_roots cu13) $(wheel_roots cublas))}"
 if [ -z "$CUDNN_ROOT" ]; then
-  if [ -f "$CUDA_HOME/include/cudnn.h" ]; then
-    CUDNN_ROOT="$CUDA_HOME"
-  elif [ -f /usr/include/cudnn.h ]; then
-    CUDNN_ROOT=/usr
-  else
-    CUDNN_ROOT="$(wheel_dir nvidia.cudnn)"
-  fi
+  log "no cuDNN found (system, toolkit or nvidia-cudnn wheel); attention cannot build"
 fi
-if [ ! -f "$CUDNN_ROOT/include/cudnn.h" ]; then
-  log "no cuDNN headers found (system or nvidia-cudnn wheel); attention cannot build"
-fi
-CUBLAS_ROOT="$CUDA_HOME"
-if [ ! -f "$CUDA_HOME/include/cublasLt.h" ]; then
-  CUBLAS_ROOT="$(wheel_dir nvidia.cublas)"
-fi
+CUBLAS_ROOT="${CUBLAS_ROOT:-$CUDA_HOME}"
 export CUDNN_ROOT CUBLAS_ROOT CUDA_HOME JOBS DEPS_INCLUDE
 export LD_LIBRARY_PATH="$CUDNN_ROOT/lib:$CUBLAS_ROOT/lib:$CUDA_HOME/lib64:${LD_LIBRARY_PATH:-}"
 log "cuDNN root: $CUDNN_ROOT; cuBLAS root: $CUBLAS_ROOT; CUDA: $CUDA_HOME"
@@ -95,19 +108,40 @@ build_standalone() {
     cmake --build build/cuda-standalone --target hopsim-calibrate hopsim_calibrate_cuda_tests -j "$JOBS"
 }
 build_direct() {
-  local dir=build/cuda-direct
+  local dir=build/cuda-direct cu
   mkdir -p "$dir/obj" "$dir/bin"
   local inc=(-I"$PWD" -I"$CUDA_HOME/include" -I"$CUBLAS_ROOT/include" -I"$CUDNN_ROOT/include")
   if [ -d "$DEPS_INCLUDE" ]; then inc+=(-I"$DEPS_INCLUDE"); fi
-  nvcc -std=c++17 -O2 -gencode=arch=compute_90,code=sm_90 "${inc[@]}" -c calibrate/backend/fill.cu -o "$dir/obj/fill.o"
+  for cu in calibrate/backend/*.cu; do
+    nvcc -std=c++17 -O2 -gencode=arch=compute_90,code=sm_90 "${inc[@]}" -c "$cu" \
+      -o "$dir/obj/$(basename "$cu" .cu).o"
+  done
   # shellcheck disable=SC2016  # $(basename ...) must run in the inner shell
   printf '%s\n' calibrate/core/*.cpp calibrate/backend/*.cpp calibrate/cli/main.cpp |
     xargs -P "$JOBS" -I{} sh -c 'g++ -std=c++20 -O2 -DFMT_HEADER_ONLY "$@" -c {} -o '"$dir"'/obj/$(basename {} .cpp).o' \
       sh "${inc[@]}"
-  g++ -o "$dir/bin/hopsim-calibrate" "$dir"/obj/*.o -L"$CUDA_HOME/lib64" -L"$CUBLAS_ROOT/lib" \
-    -L"$CUDNN_ROOT/lib" -l:libcudnn.so.9 -lcublasLt -lcublas -lcudart -Wl,-rpath,"$CUDNN_ROOT/lib"
+  # Wheels ship only versioned libraries (libcublasLt.so.13): link each by its file name.
+  local roots=("$CUDNN_ROOT" "$CUBLAS_ROOT" "$CUDA_HOME") libs=() r l
+  for l in libcudnn.so libcublasLt.so libcublas.so libcudart.so; do libs+=("$(lib_flag "$l" "${roots[@]}")"); done
+  for r in "${roots[@]}"; do libs+=("-L$r/lib" "-L$r/lib64" "-Wl,-rpath,$r/lib" "-Wl,-rpath,$r/lib64"); done
+  g++ -o "$dir/bin/hopsim-calibrate" "$dir"/obj/*.o "${libs[@]}"
 }
-export -f build_preset build_standalone build_direct
+# lib_flag LIB ROOT...: -l:FILE for the shortest-named LIB* in the first ROOT's lib/ or lib64/
+# that has one (libcudnn.so.9 before libcudnn_graph.so.9).
+lib_flag() {
+  local lib=$1 r f
+  shift
+  for r in "$@"; do
+    f="$(find "$r/lib" "$r/lib64" -maxdepth 1 -name "$lib*" 2>/dev/null |
+      awk '{ print length, $0 }' | sort -n | head -1 | cut -d' ' -f2-)"
+    if [ -n "$f" ]; then
+      echo "-l:$(basename "$f")"
+      return
+    fi
+  done
+  echo "-l:$lib"
+}
+export -f build_preset build_standalone build_direct lib_flag
 
 if step build-preset 300 build_preset; then
   BIN=build/cuda/bin/hopsim-calibrate
@@ -115,6 +149,10 @@ elif step build-standalone 240 build_standalone; then
   BIN=build/cuda-standalone/bin/hopsim-calibrate
 elif step build-direct 200 build_direct; then
   BIN=build/cuda-direct/bin/hopsim-calibrate
+elif [ -x "${HOPSIM_PREBUILT_DIR:-/nonexistent}/hopsim-calibrate" ]; then
+  # A harness built on another machine with the same CUDA major (carried along), as a last resort.
+  BIN="$HOPSIM_PREBUILT_DIR/hopsim-calibrate"
+  log "every build failed; using the prebuilt $BIN"
 else
   log "all builds failed; see $LOGS/build-*.log"
   exit 1
