@@ -25,7 +25,7 @@ bool judge(const std::string& what, const std::vector<double>& got, const std::v
 }
 
 CheckResult guarded(Op op, const std::string& name, const std::function<bool(std::string&)>& body) {
-  CheckResult r{op, name, false, {}};
+  CheckResult r{op, name, false, {}, {}};
   try {
     r.passed = body(r.detail);
   } catch (const std::exception& e) {
@@ -186,6 +186,7 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
         out.push_back(guarded(
             Op::Gemm, fmt::format("gemm {} 64x96x128{}", to_string(d), wgrad ? " wgrad" : ""),
             [&](std::string& detail) { return gemm_check(ctx, d, o, detail); }));
+        out.back().dtype = d;
       }
     }
   }
@@ -206,6 +207,7 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
             guarded(Op::GroupedGemm, name, [&, impl = impl, dtype = dtype](std::string& detail) {
               return experts_check(ctx, impl, dtype, pass, detail);
             }));
+        out.back().dtype = dtype;
       }
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct CheckResult {
   std::string name;
   bool passed = false;
   std::string detail;
+  /// The dtype the check covers; none: every dtype of `op` (a failure skips them all).
+  std::optional<Dtype> dtype;
 };
 
 /// The attention shapes checked: b=1, h_q=2 (h_k 2 or 1 for GQA), s 128..256, d 64/128, all masks.

@@ -1,6 +1,9 @@
 // cuBLASLt descriptors, heuristic algorithm choice and the matmul call.
 #include "calibrate/backend/lt_gemm.hpp"
 
+#include <array>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "calibrate/backend/cuda_check.hpp"
@@ -17,8 +20,10 @@ struct LtGemm::State {
   cublasLtMatrixLayout_t weights = nullptr;      // cuBLAS "A": B stored K×N column-major
   cublasLtMatrixLayout_t activations = nullptr;  // cuBLAS "B": A stored K×M column-major
   cublasLtMatrixLayout_t out = nullptr;          // N×M column-major, BF16 or FP32
-  cublasLtMatmulAlgo_t algo{};
-  bool has_algo = false;
+  /// cuBLASLt's heuristic choices, best first; `algo` indexes the one in use. A choice that
+  /// cublasLtMatmul then refuses (CUBLAS_STATUS_NOT_SUPPORTED) is dropped for the next.
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  std::size_t algo = 0;
 
   ~State() {
     cublasLtMatrixLayoutDestroy(out);
@@ -81,29 +86,49 @@ void LtGemm::select_algo(cublasLtHandle_t handle, std::size_t workspace_bytes) {
       guard(pref, cublasLtMatmulPreferenceDestroy);
   HOPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::array<cublasLtMatmulHeuristicResult_t, kAlgoCandidates> results{};
   int found = 0;
   HOPSIM_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, s.op, s.weights, s.activations, s.out,
-                                                     s.out, pref, 1, &result, &found));
-  if (found == 0) {
+                                                     s.out, pref, kAlgoCandidates, results.data(),
+                                                     &found));
+  s.algos.clear();
+  s.algo = 0;
+  for (int i = 0; i < found; ++i) {
+    if (results.at(static_cast<std::size_t>(i)).state == CUBLAS_STATUS_SUCCESS) {
+      s.algos.push_back(results.at(static_cast<std::size_t>(i)).algo);
+    }
+  }
+  if (s.algos.empty()) {
     throw CudaError(fmt::format("cuBLASLt has no algorithm for {}", describe()), "cublas", 0);
   }
-  s.algo = result.algo;
-  s.has_algo = true;
 }
 
 bool LtGemm::has_algo() const {
-  return state_->has_algo;
+  return state_->algo < state_->algos.size();
 }
 
 void LtGemm::run(cublasLtHandle_t handle, cudaStream_t stream, const void* a, const void* b,
                  void* c, LtWorkspace workspace) const {
-  const State& s = *state_;
+  State& s = *state_;
   const float alpha = 1.0F;
   const float beta = s.output == GemmOutput::Fp32Accumulate ? 1.0F : 0.0F;
-  HOPSIM_CUBLAS_CHECK(cublasLtMatmul(handle, s.op, &alpha, b, s.weights, a, s.activations, &beta, c,
-                                     s.out, c, s.out, &s.algo, workspace.data, workspace.bytes,
-                                     stream));
+  for (; s.algo < s.algos.size(); ++s.algo) {
+    const cublasStatus_t status =
+        cublasLtMatmul(handle, s.op, &alpha, b, s.weights, a, s.activations, &beta, c, s.out, c,
+                       s.out, &s.algos[s.algo], workspace.data, workspace.bytes, stream);
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      return;
+    }
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED || s.algo + 1 == s.algos.size()) {
+      throw_cublas_error(status,
+                         fmt::format("cublasLtMatmul, {}, heuristic algorithm {} of {}", describe(),
+                                     s.algo + 1, s.algos.size())
+                             .c_str(),
+                         __FILE__, __LINE__);
+    }
+    fmt::print(stderr, "cuBLASLt refused heuristic algorithm {} of {} for {}; trying the next\n",
+               s.algo + 1, s.algos.size(), describe());
+  }
 }
 
 std::string LtGemm::describe() const {

@@ -39,12 +39,15 @@ class LtGemm {
   /// FP8 only: per-tensor dequantisation scales of A and B (device floats).
   void set_scales(const float* a_scale, const float* b_scale);
 
-  /// cuBLASLt's top heuristic choice for `workspace_bytes`; throws when there is none.
+  /// How many of cuBLASLt's heuristic choices are kept: the first that runs is used.
+  static constexpr int kAlgoCandidates = 8;
+
+  /// cuBLASLt's heuristic choices for `workspace_bytes`, best first; throws when there is none.
   void select_algo(cublasLtHandle_t handle, std::size_t workspace_bytes);
   bool has_algo() const;
 
-  /// Enqueues C = A·Bᵀ (C += A·Bᵀ for Fp32Accumulate) on `stream`; select_algo must have
-  /// succeeded.
+  /// Enqueues C = A·Bᵀ (C += A·Bᵀ for Fp32Accumulate) on `stream` with the best heuristic choice
+  /// that cuBLASLt accepts (the first call may drop refused ones); select_algo must have succeeded.
   void run(cublasLtHandle_t handle, cudaStream_t stream, const void* a, const void* b, void* c,
            LtWorkspace workspace) const;
 

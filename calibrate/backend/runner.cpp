@@ -1,7 +1,9 @@
 // run_measurement for CUDA builds: checks, ceilings, then the grid points of this shard within
 // the budget, writing the table (also every 20 s, so a killed run keeps partial results).
 #include <chrono>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,13 +25,16 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// Prints the checks; returns the ops whose checks failed.
-std::set<Op> report_checks(const std::vector<CheckResult>& checks) {
-  std::set<Op> failed;
+/// An op, and the dtype a failed check covered (none: every dtype of the op).
+using FailedCheck = std::pair<Op, std::optional<Dtype>>;
+
+/// Prints the checks; returns the ops (and dtypes) whose checks failed.
+std::set<FailedCheck> report_checks(const std::vector<CheckResult>& checks) {
+  std::set<FailedCheck> failed;
   for (const CheckResult& c : checks) {
     fmt::print(stderr, "check {} {}: {}\n", c.passed ? "PASS" : "FAIL", c.name, c.detail);
     if (!c.passed) {
-      failed.insert(c.op);
+      failed.insert({c.op, c.dtype});
     }
   }
   return failed;
@@ -111,11 +116,19 @@ class MeasurementRun {
     }
   }
 
+  /// Whether a failed check covers the table: one for its op and every dtype, or for its dtype.
+  bool failed_check_covers(const TableSpec& spec) const {
+    const auto dtype = spec.key.find("dtype");
+    return failed_ops_.count({spec.op, std::nullopt}) != 0 ||
+           (dtype != spec.key.end() &&
+            failed_ops_.count({spec.op, parse_dtype(key_string(spec.key, "dtype"))}) != 0);
+  }
+
   /// Measures point i into its table; false when the CUDA context can no longer be used.
   bool measure_one(std::size_t i) {
     const GridPoint& p = points_[i];
     const TableSpec& spec = grid_.tables[p.table];
-    if (failed_ops_.count(spec.op) != 0) {
+    if (failed_check_covers(spec)) {
       ++skipped_;
       return true;
     }
@@ -160,7 +173,7 @@ class MeasurementRun {
   GpuContext ctx_;
   CudaTimer timer_{ctx_.stream()};
   SuiteState state_;
-  std::set<Op> failed_ops_;
+  std::set<FailedCheck> failed_ops_;
   std::size_t measured_ = 0;
   std::size_t skipped_ = 0;
   std::size_t errors_ = 0;

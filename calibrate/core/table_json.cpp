@@ -293,7 +293,8 @@ CalibrationFile from_json(const json& j, const std::string& origin) {
 }
 
 void validate(const CalibrationFile& file) {
-  from_json(to_json(file), "(in memory)");
+  // A std::string, not the literal: nlohmann 3.11.3 would take a char array for its own from_json.
+  from_json(to_json(file), std::string("(in memory)"));
 }
 
 CalibrationFile read_calibration_file(const std::filesystem::path& path) {
