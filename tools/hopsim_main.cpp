@@ -45,6 +45,8 @@ struct Commands {
   std::string table;
   std::string gpu;
   std::string cluster;
+  std::string against;
+  bool cells = false;
   bool markdown = false;
   std::vector<std::string> unset_run;  ///< --unset KEY: --set KEY=null
   std::vector<std::string> unset_sweep;
@@ -194,6 +196,10 @@ void add_commands(CLI::App& app, Commands& c) {
   c.check_cmd->add_option("--cluster", c.cluster,
                           "also check the table against this cluster file's GPU (name, peaks, "
                           "SMs, HBM)");
+  c.check_cmd->add_option("--against", c.against,
+                          "print each timed cell beside what a run on --cluster's GPU would price "
+                          "it at with this other table");
+  c.check_cmd->add_flag("--cells", c.cells, "with --against: every cell, not only each family's");
   c.list_cmd = app.add_subcommand(
       "list", "list the presets an experiment can name (clusters, models, calibration tables)");
   c.schema_cmd = app.add_subcommand("schema", "list every config key the parser accepts");
@@ -213,7 +219,7 @@ void add_commands(CLI::App& app, Commands& c) {
 
 int dispatch(const Commands& c) {
   if (c.check_cmd->parsed()) {
-    return hopsim::tools::check_calibration_command(c.table, c.gpu, c.cluster);
+    return hopsim::tools::check_calibration_command(c.table, c.gpu, c.cluster, c.against, c.cells);
   }
   if (c.list_cmd->parsed()) {
     return hopsim::tools::list_command();

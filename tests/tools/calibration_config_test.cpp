@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -452,7 +454,8 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   CHECK(fwd(a).source == work::Source::Exact);
 
   // The H200's table answers attention; its GEMMs come from its base, the H100 table, scaled
-  // by the datasheet figures in that table's device block.
+  // by the datasheet figures in that table's device block. h200-measured.json, a measured table
+  // and so first in line, says "auto": false and is passed over.
   const ExperimentFile h200 = load_experiment(file, {"cluster=\"h200-hgx\""});
   CHECK(h200.calibration_file.ends_with("h200-published.json"));
   CHECK_FALSE(h200.experiment.calibration_scaling.has_value());
@@ -544,32 +547,63 @@ TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, he
 }
 
 
-TEST_CASE("a calibration's base: a shipped table without a base of its own") {
+TEST_CASE("a calibration's base: a shipped table, whose own base answers one tier deeper") {
   json j = base();
-  j["base"] = "h200-published";  // which has a base itself
+  j["base"] = "h200-published";  // whose base is h100-published
   work::Calibration cal = parse_calibration(Node(j, "t.json"));
   CHECK(cal.base == "h200-published");
-  const auto message = [&](const std::string& gpu) {
+  const std::size_t own = cal.tables.size();
+  const std::string note = attach_base(cal, "t.json", "H200 SXM");
+  CHECK(note.find("the 10 of its base h200-published (NVIDIA H200); h200-published: where its "
+                  "own 10 tables have no answer, the 14 of its base h100-published") !=
+        std::string::npos);
+  REQUIRE(cal.tables.size() == own + 24);
+  CHECK(cal.tables[own].tier == 1);
+  CHECK_FALSE(cal.tables[own].scaling.has_value());  // the H200 table fits the H200
+  CHECK(cal.tables[own + 10].tier == 2);
+  REQUIRE(cal.tables[own + 10].scaling.has_value());  // the H100 table is scaled to the H200
+  CHECK(cal.tables[own + 10].scaling->hbm_GBps == 3350);
+  const auto message = [&](const std::string& name, const std::string& gpu) {
     try {
       work::Calibration c = cal;
+      c.tables.resize(own);
+      c.base = name;
       attach_base(c, "t.json", gpu);
     } catch (const ConfigError& e) {
       return std::string(e.what());
     }
     return std::string();
   };
-  CHECK(message("H200 SXM").find("t.json: /base: \"h200-published\" has a base of its own") !=
-        std::string::npos);
-  cal.base = "no-such-table";
-  CHECK(message("H100 SXM").find("t.json: /base") != std::string::npos);
-  cal.base = "h100-published";
-  const std::size_t own = cal.tables.size();
-  CHECK(attach_base(cal, "t.json", "H100 SXM").find("h100-published") != std::string::npos);
-  REQUIRE(cal.tables.size() > own);
-  CHECK(cal.tables[own].tier == 1);
-  CHECK_FALSE(cal.tables[own].scaling.has_value());  // the H100 table fits the H100
+  CHECK(message("no-such-table", "H100 SXM").find("t.json: /base") != std::string::npos);
+  CHECK(message("h100-published", "H100 SXM").empty());
   j["base"] = "";
   CHECK(error_of(j).find("/base") != std::string::npos);
+}
+
+TEST_CASE("a calibration's bases may not lead back to themselves") {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / "hopsim-calibration-cycle";
+  std::filesystem::create_directories(root / "calibration");
+  for (const auto& [name, next] : {std::pair{"cycle-a", "cycle-b"}, {"cycle-b", "cycle-a"}}) {
+    json t = base();
+    t["base"] = next;
+    std::ofstream(root / "calibration" / (std::string(name) + ".json")) << t.dump();
+  }
+  REQUIRE(setenv("HOPSIM_PRESETS", root.c_str(), 1) == 0);
+  json j = base();
+  j["base"] = "cycle-a";
+  work::Calibration cal = parse_calibration(Node(j, "t.json"));
+  std::string error;
+  try {
+    attach_base(cal, "t.json", "H100 SXM");
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  unsetenv("HOPSIM_PRESETS");
+  std::filesystem::remove_all(root);
+  // Named where the chain closes: cycle-b's base.
+  CHECK(error.find("cycle-b.json: /base: the chain of bases cycle-a -> cycle-b -> cycle-a leads "
+                   "back to itself") != std::string::npos);
 }
 
 }  // namespace hopsim::config

@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -1420,6 +1421,47 @@ def case_export_chakra(ctx):
                f"repeated layers: exit {rc}: {err!r}")
 
 
+def case_calibration_against(ctx):
+    """check-calibration --against: a table read against itself answers every cell exactly; the
+    measured H200 table against the published one prints a line per family and the total; bad
+    combinations of options exit 2 with one line."""
+    calib = os.path.join(ctx.source_dir, "configs/calibration")
+    cluster = os.path.join(ctx.source_dir, "configs/clusters/h200-hgx.json")
+    measured = os.path.join(calib, "h200-measured.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        # The measured table without its base, against itself: every cell its own, exact.
+        with open(measured, encoding="utf-8") as f:
+            table = json.load(f)
+        del table["base"]
+        alone = os.path.join(tmp, "alone.json")
+        with open(alone, "w", encoding="utf-8") as f:
+            json.dump(table, f)
+        rc, out, err = run([ctx.hopsim, "check-calibration", alone, "--cluster", cluster,
+                            "--against", alone, "--cells"])
+        timed = sum(t is not None for tb in table["tables"] for t in tb["time_us"])
+        # The model reads uniform grouped GEMMs only: the ramp tables' cells take the roofline.
+        ramp = sum(t is not None for tb in table["tables"] if tb["op"] == "grouped_gemm"
+                   for t in tb["time_us"])
+        exact = [line for line in out.splitlines() if re.search(r" \+0\.0%  exact ", line)]
+        expect(rc == 0 and f"all: {timed} cells" in out and len(exact) == timed - ramp,
+               f"against itself: exit {rc}, {len(exact)} exact of {timed - ramp}\n{out}{err}")
+    rc, out, err = run([ctx.hopsim, "check-calibration", measured, "--cluster", cluster,
+                        "--against", os.path.join(calib, "h200-published.json")])
+    families = [line for line in out.splitlines() if line.startswith("  answered by: ")]
+    expect(rc == 0 and len(families) == len(table["tables"]) and "\nall: " in out,
+           f"against published: exit {rc}\n{out}{err}")
+    for args, says in ((["--against", measured], "--against needs --cluster"),
+                       (["--cells"], "--cells needs --against"),
+                       (["--cluster", cluster, "--against", os.path.join(calib, "none.json")],
+                        "none.json")):
+        rc, out, err = run([ctx.hopsim, "check-calibration", measured, *args])
+        expect(rc == 2 and says in err and len(err.strip().splitlines()) == 1,
+               f"{args}: exit {rc}, {err!r}")
+    print(f"check-calibration --against: a table against itself answers its {timed - ramp} "
+          f"cells the model reads exactly; the measured H200 table against the published one "
+          f"has {len(families)} families; 3 bad option sets exit 2")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hopsim", required=True)
@@ -1451,7 +1493,8 @@ def main():
               "compare": case_compare, "layer-trace": case_layer_trace,
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64,
               "profile-check": case_profile_check, "chakra": case_chakra,
-              "export-chakra": case_export_chakra}
+              "export-chakra": case_export_chakra,
+              "calibration-against": case_calibration_against}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

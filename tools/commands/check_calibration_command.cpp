@@ -3,40 +3,19 @@
 
 #include <fmt/format.h>
 
+#include "tools/commands/calibration_against.hpp"
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/experiment_file.hpp"
 
 namespace hopsim::tools {
 
-int check_calibration_command(const std::string& path, const std::string& gpu_name,
-                              const std::string& cluster_path) {
-  work::Calibration cal =
-      config::parse_calibration(config::Node(config::read_json_file(path), path));
-  std::string gpu = gpu_name;
-  if (!gpu_name.empty()) {
-    config::check_calibration_for(cal, gpu_name, path);
-  }
-  // Against the cluster's GPU where one is named, else against the table's own ceilings.
-  work::GpuFigures figures = config::figures_of(cal);
-  if (!cluster_path.empty()) {
-    const config::ClusterConfig cluster = config::parse_cluster(
-        config::Node(config::read_json_file(cluster_path), cluster_path));
-    config::check_calibration_for(cal, cluster.topology.gpu.name, path);
-    figures = config::figures_of(cluster.topology.gpu);
-    gpu = cluster.topology.gpu.name;
-  }
-  for (const std::string& w : config::check_calibration_plausible(cal, figures, path)) {
-    fmt::print(stderr, "warning: {}\n", w);
-  }
-  const std::size_t own = cal.tables.size();
-  const std::string base = config::attach_base(cal, path, gpu);
-  fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device, own);
-  if (!base.empty()) {
-    fmt::print("  {}; listed below with \"base\"\n", base);
-  }
+namespace {
+
+// Each table's family, how many of its cells have a time, "base" for a base's; then the total.
+void print_tables(const work::Calibration& cal) {
   std::size_t measured = 0;
-  std::size_t cells = 0;
+  std::size_t grid_cells = 0;
   for (const work::CalibrationTable& t : cal.tables) {
     std::size_t have = 0;
     for (const auto& c : t.time_us) {
@@ -49,12 +28,57 @@ int check_calibration_command(const std::string& path, const std::string& gpu_na
     for (const auto& [k, v] : t.variant) {
       key += fmt::format("{}={} ", k, v);
     }
-    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl,
-               key, have, t.time_us.size(), t.tier == 1 ? "  base" : "");
+    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl, key,
+               have, t.time_us.size(), t.tier >= 1 ? "  base" : "");
     measured += have;
-    cells += t.time_us.size();
+    grid_cells += t.time_us.size();
   }
-  fmt::print("{} of {} cells have a time\n", measured, cells);
+  fmt::print("{} of {} cells have a time\n", measured, grid_cells);
+}
+
+}  // namespace
+
+int check_calibration_command(const std::string& path, const std::string& gpu_name,
+                              const std::string& cluster_path, const std::string& against,
+                              bool cells) {
+  if (cells && against.empty()) {
+    throw config::ConfigError(
+        "check-calibration: --cells needs --against (the table to read the "
+        "cells against)");
+  }
+  if (!against.empty() && cluster_path.empty()) {
+    throw config::ConfigError(
+        "check-calibration: --against needs --cluster (the GPU whose roofline answers where "
+        "the other table has no cell)");
+  }
+  work::Calibration cal =
+      config::parse_calibration(config::Node(config::read_json_file(path), path));
+  std::string gpu = gpu_name;
+  if (!gpu_name.empty()) {
+    config::check_calibration_for(cal, gpu_name, path);
+  }
+  // Against the cluster's GPU where one is named, else against the table's own ceilings.
+  work::GpuFigures figures = config::figures_of(cal);
+  if (!cluster_path.empty()) {
+    const config::ClusterConfig cluster =
+        config::parse_cluster(config::Node(config::read_json_file(cluster_path), cluster_path));
+    config::check_calibration_for(cal, cluster.topology.gpu.name, path);
+    figures = config::figures_of(cluster.topology.gpu);
+    gpu = cluster.topology.gpu.name;
+    if (!against.empty()) {
+      return print_against(cal, path, against, cluster.topology.gpu, cells);
+    }
+  }
+  for (const std::string& w : config::check_calibration_plausible(cal, figures, path)) {
+    fmt::print(stderr, "warning: {}\n", w);
+  }
+  const std::size_t own = cal.tables.size();
+  const std::string base = config::attach_base(cal, path, gpu);
+  fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device, own);
+  if (!base.empty()) {
+    fmt::print("  {}; listed below with \"base\"\n", base);
+  }
+  print_tables(cal);
   return 0;
 }
 

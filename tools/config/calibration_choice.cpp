@@ -34,6 +34,9 @@ CalibrationChoice choose_calibration(const topo::GpuSpec& gpu) {
     const std::string file = display_path(preset.file);
     const nlohmann::json doc = read_json_file(preset.file.string());
     auto table = std::make_shared<work::Calibration>(parse_calibration(Node(doc, file)));
+    if (!table->automatic) {
+      continue;
+    }
     if (calibration_fits(*table, gpu.name)) {
       // A table made on this GPU before one that lists it as equivalent; measured before
       // published; the first by name among equals.

@@ -20,7 +20,8 @@ struct CalibrationChoice {
   std::string note;  ///< what was chosen and why, one line for the report
 };
 
-/// Among the calibration presets (list_presets, first root wins per name, by name): the first
+/// Among the calibration presets whose `auto` is not false (list_presets, first root wins per
+/// name, by name): the first
 /// made for `gpu` (calibration_fits); else the one whose datasheet figures are nearest to the
 /// GPU's (the smallest |ln(P_table / P_gpu)| + |ln(HBM_table / HBM_gpu)|, BF16 peaks), scaled
 /// (work::TableScaling); else none. A preset that does not parse is a ConfigError naming it.

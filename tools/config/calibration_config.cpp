@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tools/config/json_file.hpp"
 #include "tools/config/presets.hpp"
@@ -299,6 +300,9 @@ work::Calibration parse_calibration(const Node& root) {
   if (root.has("base")) {
     cal.base = non_empty(root.at("base"));
   }
+  if (root.has("auto")) {
+    cal.automatic = root.at("auto").boolean();
+  }
   const Node tables = root.at("tables");
   tables.expect_array();
   if (tables.size() == 0) {
@@ -391,21 +395,30 @@ work::GpuFigures datasheet_figures_of(const work::Calibration& calibration) {
   return f;
 }
 
-std::string attach_base(work::Calibration& calibration, const std::string& file,
-                        const std::string& gpu_name) {
+namespace {
+
+// More bases than this in one chain is an error (a chain that leads back to itself would never
+// end): the shipped tables chain at most measured -> published -> another GPU's published.
+constexpr std::size_t kMaxBaseChain = 4;
+
+// attach_base, with the names of the bases already on the chain.
+std::string attach_chain(work::Calibration& calibration, const std::string& file,
+                         const std::string& gpu_name, std::vector<std::string>& chain) {
   if (calibration.base.empty()) {
     return {};
   }
   const std::string where = file + ": /base";
+  const bool cycle = std::find(chain.begin(), chain.end(), calibration.base) != chain.end();
+  chain.push_back(calibration.base);
+  if (cycle || chain.size() > kMaxBaseChain) {
+    throw ConfigError(fmt::format(
+        "{}: the chain of bases {} {}", where, fmt::join(chain, " -> "),
+        cycle ? "leads back to itself" : fmt::format("is longer than {}", kMaxBaseChain)));
+  }
   const std::filesystem::path base_path = find_preset("calibration", calibration.base, where);
   const std::string base_file = display_path(base_path);
   const nlohmann::json doc = read_json_file(base_path.string());
-  const work::Calibration base = parse_calibration(Node(doc, base_file));
-  if (!base.base.empty()) {
-    throw ConfigError(fmt::format("{}: \"{}\" has a base of its own (\"{}\"); a base must be "
-                                  "a table without one",
-                                  where, calibration.base, base.base));
-  }
+  work::Calibration base = parse_calibration(Node(doc, base_file));
   std::optional<work::TableScaling> scaling;
   if (!calibration_fits(base, gpu_name)) {
     if (!base.peaks.complete()) {
@@ -420,16 +433,29 @@ std::string attach_base(work::Calibration& calibration, const std::string& file,
   if (base.peaks.complete()) {
     check_calibration_plausible(base, datasheet_figures_of(base), base_file);
   }
+  const std::size_t own = calibration.tables.size();
+  const std::size_t base_own = base.tables.size();
+  const std::string deeper = attach_chain(base, base_file, gpu_name, chain);
   for (work::CalibrationTable t : base.tables) {
-    t.tier = 1;
-    t.scaling = scaling;
+    if (t.tier == 0) {  // the base's own; its bases' tables keep the scaling set for them
+      t.scaling = scaling;
+    }
+    t.tier += 1;
     calibration.tables.push_back(std::move(t));
   }
-  return fmt::format("where its own {} tables have no answer, the {} of its base {} ({}){}",
-                     calibration.tables.size() - base.tables.size(), base.tables.size(),
-                     calibration.base, base.device,
-                     scaling ? fmt::format(", scaled from that GPU to the {}", gpu_name)
-                             : std::string());
+  return fmt::format(
+      "where its own {} tables have no answer, the {} of its base {} ({}){}{}", own, base_own,
+      calibration.base, base.device,
+      scaling ? fmt::format(", scaled from that GPU to the {}", gpu_name) : std::string(),
+      deeper.empty() ? std::string() : fmt::format("; {}: {}", calibration.base, deeper));
+}
+
+}  // namespace
+
+std::string attach_base(work::Calibration& calibration, const std::string& file,
+                        const std::string& gpu_name) {
+  std::vector<std::string> chain;
+  return attach_chain(calibration, file, gpu_name, chain);
 }
 
 }  // namespace hopsim::config

@@ -19,11 +19,12 @@ namespace hopsim::config {
 work::Calibration parse_calibration(const Node& root);
 
 /// Appends the tables of `calibration.base`, a shipped calibration preset, to its own with
-/// tier 1: held plausible against the base's own datasheet figures, and scaled from the base's
-/// GPU (TableScaling) unless that GPU fits `gpu_name` (empty: no cluster, no scaling). Does
-/// nothing without a base. Returns what was attached, one line for the report (empty: no
-/// base). Throws ConfigError naming `file` and /base when the base is not a shipped table, has
-/// a base itself, lacks the datasheet figures it must be scaled by, or is implausible.
+/// tier 1 (and those of the base's own base with tier 2, and so on): held plausible against the
+/// base's own datasheet figures, and scaled from the base's GPU (TableScaling) unless that GPU
+/// fits `gpu_name` (empty: no cluster, no scaling). Does nothing without a base. Returns what
+/// was attached, one line for the report (empty: no base). Throws ConfigError naming `file` and
+/// /base when the base is not a shipped table, the chain of bases leads back to itself or is
+/// longer than 4, a base lacks the datasheet figures it must be scaled by, or is implausible.
 std::string attach_base(work::Calibration& calibration, const std::string& file,
                  const std::string& gpu_name);
 

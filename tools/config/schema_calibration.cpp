@@ -3,7 +3,7 @@
 
 namespace hopsim::config::tables {
 
-const std::array<KeyDoc, 8> kCalibration{{
+const std::array<KeyDoc, 9> kCalibration{{
     {"schema", "\"hopsim.calibration/1\"", "required", "the format version"},
     {"created_utc", "string", "required", "when the table was made"},
     {"source", "\"measured\" or \"published\"", "required", "published tables cite every table"},
@@ -13,7 +13,11 @@ const std::array<KeyDoc, 8> kCalibration{{
     {"description", "string", "none", "free text"},
     {"base", "string", "none",
      "a shipped calibration table (\"h100-published\") that answers where none of this file's "
-     "own tables does, scaled from its GPU to the cluster's; it may not have a base itself"},
+     "own tables does, scaled from its GPU to the cluster's; the base's own base answers where "
+     "neither does (at most 4 bases in a chain, none twice)"},
+    {"auto", "boolean", "true",
+     "whether \"calibration\": \"auto\" may choose this table (false: only experiments that name "
+     "it use it, e.g. a partial measurement)"},
     {"tables", "array of objects", "required", "at least one table"},
 }};
 

@@ -38,7 +38,7 @@ extern const std::array<KeyDoc, 3> kDeepEp;
 extern const std::array<KeyDoc, 13> kModel;
 extern const std::array<KeyDoc, 5> kMla;
 extern const std::array<KeyDoc, 6> kModelMoe;
-extern const std::array<KeyDoc, 8> kCalibration;
+extern const std::array<KeyDoc, 9> kCalibration;
 extern const std::array<KeyDoc, 14> kCalibrationDevice;
 extern const std::array<KeyDoc, 3> kCalibrationCeilings;
 extern const std::array<KeyDoc, 10> kCalibrationTable;

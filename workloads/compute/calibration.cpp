@@ -25,6 +25,16 @@ std::size_t CalibrationTable::cell_count() const {
   return cells;
 }
 
+std::vector<std::int64_t> CalibrationTable::cell_point(std::size_t cell) const {
+  std::vector<std::int64_t> point(axes.size());
+  for (std::size_t j = axes.size(); j-- > 0;) {
+    const std::size_t size = axes[j].values.size();
+    point[j] = axes[j].values[cell % size];
+    cell /= size;
+  }
+  return point;
+}
+
 std::span<const std::string_view> calibration_axes(std::string_view op) {
   if (op == "gemm") {
     return kGemmAxes;

@@ -54,13 +54,15 @@ struct CalibrationTable {
   std::string flops;  ///< the FLOP formula the cells were measured against, e.g. "gemm_v1"
   std::optional<std::string> citation;  ///< where published numbers come from
   /// 0: the file's own table; 1: a table of the file's `base`, which answers only where none
-  /// of the file's own does.
+  /// of the file's own does; 2: of the base's base, where neither answers; and so on.
   int tier = 0;
   /// A base table made on another GPU than the cluster's: that GPU's figures, to scale by.
   std::optional<TableScaling> scaling;
 
   /// The number of grid cells: the product of the axis sizes.
   std::size_t cell_count() const;
+  /// The grid point of cell `cell` (row-major, the last axis fastest), one value per axis.
+  std::vector<std::int64_t> cell_point(std::size_t cell) const;
 };
 
 /// Ceilings measured on the device (optional; informational for the compute model).
@@ -91,8 +93,12 @@ struct Calibration {
   std::optional<std::int64_t> sm_count;  ///< the device's SMs, where the file says
   std::optional<double> hbm_bytes;       ///< the device's memory in bytes, where the file says
   /// The calibration this one falls back on (a shipped table's name, such as "h100-published"),
-  /// whose tables follow the file's own in `tables` with tier 1; empty: none.
+  /// whose tables follow the file's own in `tables` with tier 1 (its own base's with tier 2, and
+  /// so on); empty: none.
   std::string base;
+  /// Whether "calibration": "auto" may choose the table (the file's `auto`; false: only
+  /// experiments that name it use it).
+  bool automatic = true;
   /// When several tables share op, pass and key (different impls), the model answers from
   /// the one with the best source, the earliest in this list among equals; a base's tables
   /// only where no table of the file's own answers.

@@ -36,17 +36,6 @@ std::optional<double> peak_of(const CalibrationTable& t, const GpuFigures& gpu) 
   return fp8 ? gpu.peak_fp8_tflops : gpu.peak_bf16_tflops;
 }
 
-// The grid point of cell `flat` (row-major, the last axis fastest).
-std::vector<std::int64_t> point_of(const CalibrationTable& t, std::size_t flat) {
-  std::vector<std::int64_t> point(t.axes.size());
-  for (std::size_t j = t.axes.size(); j-- > 0;) {
-    const std::size_t size = t.axes[j].values.size();
-    point[j] = t.axes[j].values[flat % size];
-    flat /= size;
-  }
-  return point;
-}
-
 // A memory-bound kernel's cells against HBM bandwidth: not faster than it (beyond the margin),
 // not slower than any working kernel.
 void check_memory_cells(const CalibrationTable& t, std::size_t index, const GpuFigures& gpu,
@@ -99,7 +88,7 @@ void check_cells(const CalibrationTable& t, std::size_t index, const GpuFigures&
     if (!t.time_us[c]) {
       continue;
     }
-    const std::vector<std::int64_t> point = point_of(t, c);
+    const std::vector<std::int64_t> point = t.cell_point(c);
     const double flops = table_cell_flops(t, point);
     const double seconds = *t.time_us[c] * 1e-6;
     const double tflops = flops / seconds * 1e-12;

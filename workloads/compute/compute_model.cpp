@@ -224,6 +224,11 @@ ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
       scaling_(scaling),
       attention_kernel_(attention_kernel),
       fp8_recipe_(fp8_recipe) {
+  if (calibration_ != nullptr) {
+    for (const CalibrationTable& t : calibration_->tables) {
+      deepest_tier_ = std::max(deepest_tier_, t.tier);
+    }
+  }
   HOPSIM_ASSERT(!scaling_ || (scaling_->bf16_tflops > 0 && scaling_->fp8_tflops > 0 &&
                               scaling_->hbm_GBps > 0),
                 "table scaling needs the table GPU's positive peaks");
@@ -280,9 +285,10 @@ ComputeCost ComputeModel::answer(const Query& q) const {
   if (calibration_ == nullptr) {
     return best;
   }
-  // The file's own tables, then its base's. In each, tables of the query's own key first;
-  // attention's equivalent keys (same_key) only where none of those answers.
-  for (const int tier : {0, 1}) {
+  // The file's own tables, then its base's, then that base's base's. In each, tables of the
+  // query's own key first; attention's equivalent keys (same_key) only where none of those
+  // answers.
+  for (int tier = 0; tier <= deepest_tier_; ++tier) {
     for (const bool exact_key : {true, false}) {
       for (const CalibrationTable& t : calibration_->tables) {
         if (t.tier != tier || !answers(t, q) || (t.key == q.key) != exact_key) {
@@ -298,7 +304,7 @@ ComputeCost ComputeModel::answer(const Query& q) const {
           best.time = from ? scaled(q, a->time, *from) : a->time;
           best.source = a->source;
           best.impl = t.impl;
-          best.from_base = tier == 1;
+          best.from_base = tier >= 1;
         }
       }
       if (best.source != Source::Roofline) {

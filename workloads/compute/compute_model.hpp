@@ -177,6 +177,7 @@ class ComputeModel {
   Time scaled(const Query& q, Time table_time, const TableScaling& from) const;
 
   const Calibration* calibration_;
+  int deepest_tier_ = 0;  ///< the largest tier among the calibration's tables
   Roofline roofline_;
   std::optional<TableScaling> scaling_;
   AttentionKernel attention_kernel_;

@@ -157,20 +157,24 @@ Problems check(const Experiment& e) {
   return out;
 }
 
-ComputeModel compute_model(const Experiment& e) {
+Roofline roofline_of(const topo::GpuSpec& gpu) {
   Roofline roofline;
-  roofline.peak_bf16_tflops = e.cluster.gpu.peak_bf16_tflops;
-  roofline.peak_fp8_tflops = e.cluster.gpu.peak_fp8_tflops;
-  roofline.hbm_GBps = e.cluster.gpu.hbm_GBps;
-  roofline.efficiency = e.cluster.gpu.gemm_efficiency;
-  roofline.attention_efficiency = e.cluster.gpu.attention_efficiency;
-  roofline.fp8_wgrad_ratio = e.cluster.gpu.fp8_wgrad_ratio;
-  roofline.memory_efficiency = e.cluster.gpu.memory_efficiency;
-  if (e.cluster.gpu.sms > 0) {
-    roofline.sm_count = e.cluster.gpu.sms;
+  roofline.peak_bf16_tflops = gpu.peak_bf16_tflops;
+  roofline.peak_fp8_tflops = gpu.peak_fp8_tflops;
+  roofline.hbm_GBps = gpu.hbm_GBps;
+  roofline.efficiency = gpu.gemm_efficiency;
+  roofline.attention_efficiency = gpu.attention_efficiency;
+  roofline.fp8_wgrad_ratio = gpu.fp8_wgrad_ratio;
+  roofline.memory_efficiency = gpu.memory_efficiency;
+  if (gpu.sms > 0) {
+    roofline.sm_count = gpu.sms;
   }
-  return ComputeModel(e.calibration.get(), roofline, e.calibration_scaling, e.attention_kernel,
-                      e.fp8_recipe);
+  return roofline;
+}
+
+ComputeModel compute_model(const Experiment& e) {
+  return ComputeModel(e.calibration.get(), roofline_of(e.cluster.gpu), e.calibration_scaling,
+                      e.attention_kernel, e.fp8_recipe);
 }
 
 }  // namespace hopsim::work

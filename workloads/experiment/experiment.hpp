@@ -61,4 +61,7 @@ Problems check(const Experiment& experiment);
 /// peaks. The experiment must outlive it.
 ComputeModel compute_model(const Experiment& experiment);
 
+/// The roofline of `gpu`: its peaks, HBM bandwidth, SMs and achieved-over-peak efficiencies.
+Roofline roofline_of(const topo::GpuSpec& gpu);
+
 }  // namespace hopsim::work
