@@ -167,6 +167,17 @@ cat "$LOGS/dry-run.log" >>"$OUT/summary.txt"
 check_rc=0
 step check 150 "$BIN" --check-only || check_rc=$?
 grep -E "^check |no CUDA device" "$LOGS/check.log" >>"$OUT/summary.txt" || true
+# An FP8 check that failed: which cuBLASLt FP8 configurations this GPU accepts (fp8_probe.cpp).
+fp8_probe() {
+  nvcc -std=c++17 -I"$CUBLAS_ROOT/include" -o build/fp8_probe calibrate/diagnostics/fp8_probe.cpp \
+    "-L$CUBLAS_ROOT/lib" "-L$CUBLAS_ROOT/lib64" "$(lib_flag libcublasLt.so "$CUBLAS_ROOT")" \
+    "-Xlinker=-rpath,$CUBLAS_ROOT/lib" && CUBLASLT_LOG_LEVEL=5 build/fp8_probe
+}
+export -f fp8_probe
+if grep -qE "^check FAIL .*fp8" "$LOGS/check.log"; then
+  step fp8-probe 60 fp8_probe || true
+  grep -vE "^\[" "$LOGS/fp8-probe.log" >>"$OUT/summary.txt" || true
+fi
 
 measure_limit=$(($(left) - 25))
 if [ "$measure_limit" -lt 60 ]; then
