@@ -1,6 +1,8 @@
 // The plain description of a cluster that the topology builders turn into a graph.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,15 @@ enum class CrossRail {
 /// What a perturbation changes on its GPUs: their compute, or their NVLink or NIC links.
 enum class PerturbedPart { Compute, NvLink, Nic };
 
+/// Slow GPUs drawn at random: `share` of the GPUs the workload runs on (at least one), each
+/// computing at a speed drawn uniformly from [speed_min, speed_max], with the experiment's seed.
+struct StragglerDraw {
+  double share = 0;
+  double speed_min = 1.0;
+  double speed_max = 1.0;
+  int population = 0;  ///< how many GPUs it was drawn from (set by the draw)
+};
+
 /// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
 /// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
 /// their rate and `extra_latency` slower. Perturbations of one GPU multiply and add up.
@@ -28,6 +39,11 @@ struct Perturbation {
   double compute_speed = 1.0;
   double bandwidth = 1.0;
   Time extra_latency;
+  /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
+  std::size_t entry = 0;
+  /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn
+  /// (one perturbation per GPU, its own compute_speed), what it was drawn from.
+  std::optional<StragglerDraw> drawn;
 };
 
 /// Bandwidth per direction and latency of one kind of link.

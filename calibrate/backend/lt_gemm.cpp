@@ -112,6 +112,9 @@ void LtGemm::run(cublasLtHandle_t handle, cudaStream_t stream, const void* a, co
   State& s = *state_;
   const float alpha = 1.0F;
   const float beta = s.output == GemmOutput::Fp32Accumulate ? 1.0F : 0.0F;
+  if (!has_algo()) {
+    throw CudaError(fmt::format("{} run before select_algo", describe()), "cublas", 0);
+  }
   for (; s.algo < s.algos.size(); ++s.algo) {
     const cublasStatus_t status =
         cublasLtMatmul(handle, s.op, &alpha, b, s.weights, a, s.activations, &beta, c, s.out, c,

@@ -641,6 +641,12 @@ def case_what_if(ctx):
                       "cluster.nic.latency_us=715"])
     expect(rc == 0 and "400 GB/s per NIC is above any shipping hardware" in err and
            "715 us is above any shipping hardware" in err, f"implausible: exit {rc}, {err}")
+    # explain's closed forms leave the perturbations out, and say so (one warning for a draw).
+    draw = '[{"gpus": [3], "compute_speed": 0.9}, {"stragglers": 0.5, "compute_speed": [0.8, 0.9]}]'
+    rc, _, err = run([ctx.hopsim, "explain", exp, "--set", f"perturbations={draw}"])
+    expect(rc == 0 and "warning: /perturbations: explain's closed forms are the healthy "
+           "cluster's; `hopsim run` simulates the 2 perturbation(s)" in err,
+           f"explain with perturbations: exit {rc}, {err}")
     _, with_table = run_json(ctx, exp)
     for unset in (["--unset", "calibration"], ["--set", "calibration=null"]):
         text, report = run_json(ctx, exp, *unset)

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -539,6 +540,83 @@ TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {
                            .c_str(),
                        ConfigError);
   CHECK(load_experiment(layer, {}).experiment.cluster.perturbations.size() == 2);
+}
+
+TEST_CASE("stragglers: a share of the mesh's GPUs drawn with the seed, each at its own speed") {
+  const std::string layer =
+      std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/moe-layer-ep16-what-if.json";
+  const auto drawn = [&](const std::string& list, const std::string& seed) {
+    return load_experiment(layer, {"perturbations=" + list, "seed=" + seed})
+        .experiment.cluster.perturbations;
+  };
+  const std::string quarter =
+      R"([{"gpus": [2], "compute_speed": 0.9}, {"stragglers": 0.25, "compute_speed": [0.8, 0.9]}])";
+  const std::vector<hopsim::topo::Perturbation> a = drawn(quarter, "1");
+  REQUIRE(a.size() == 5);  // GPU 2, then 0.25 of the mesh's 16 GPUs
+  CHECK_FALSE(a[0].drawn.has_value());
+  std::vector<int> gpus;
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    REQUIRE(a[i].drawn.has_value());
+    CHECK(a[i].entry == 1);
+    CHECK(a[i].drawn->population == 16);
+    CHECK(a[i].gpus.size() == 1);
+    CHECK(a[i].compute_speed >= 0.8);
+    CHECK(a[i].compute_speed <= 0.9);
+    gpus.push_back(a[i].gpus.front());
+  }
+  CHECK(std::is_sorted(gpus.begin(), gpus.end()));
+  CHECK(std::adjacent_find(gpus.begin(), gpus.end()) == gpus.end());  // distinct
+  CHECK(gpus.back() < 16);
+  // The same seed draws the same; another seed, other GPUs or speeds.
+  const std::vector<hopsim::topo::Perturbation> again = drawn(quarter, "1");
+  const std::vector<hopsim::topo::Perturbation> other = drawn(quarter, "2");
+  bool same = true;
+  bool differs = false;
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    same = same && again[i].gpus == a[i].gpus && again[i].compute_speed == a[i].compute_speed;
+    differs = differs || other[i].gpus != a[i].gpus || other[i].compute_speed != a[i].compute_speed;
+  }
+  CHECK(same);
+  CHECK(differs);
+  // A share too small for one GPU still draws one; a range of one speed gives that speed.
+  const auto one = drawn(R"([{"stragglers": 0.001, "compute_speed": [0.95, 0.95]}])", "7");
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].compute_speed == 0.95);
+
+  // The message after the --set it names (which a long value shortens).
+  const auto fails = [&](const std::string& list, const std::string& message) {
+    std::string error;
+    try {
+      load_experiment(layer, {"perturbations=" + list});
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    CAPTURE(error);
+    CHECK(error.starts_with("--set perturbations=[{\"stragglers\""));
+    CHECK(error.ends_with(": " + message));
+  };
+  fails(R"([{"stragglers": 0.1, "gpus": [1], "compute_speed": [0.8, 0.9]}])",
+        "/perturbations/0/gpus: a straggler draw picks its GPUs and slows their compute; it "
+        "takes stragglers and compute_speed only");
+  fails(R"([{"stragglers": 0.1, "compute_speed": 0.9}])",
+        "/perturbations/0/compute_speed: expected an array, got 0.9");
+  fails(R"([{"stragglers": 0.1, "compute_speed": [0.9, 0.8]}])",
+        "/perturbations/0/compute_speed: [0.9, 0.8]: min above max");
+  fails(R"([{"stragglers": 0.1}])",
+        "/perturbations/0: a straggler draw needs compute_speed: [min, max], the range its "
+        "speeds are drawn from");
+  fails(R"([{"stragglers": 2, "compute_speed": [0.8, 0.9]}])",
+        "/perturbations/0/stragglers: must be in [1e-06, 1], got 2");
+  // A drawn GPU's speed counts with the perturbations after its draw.
+  const std::string all = R"([{"stragglers": 1, "compute_speed": [0.8, 0.9]}, )"
+                          R"({"gpus": [3], "compute_speed": 0.1}])";
+  std::string error;
+  try {
+    load_experiment(layer, {"perturbations=" + all});
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  CHECK(error.find(": /perturbations/1/compute_speed: GPU 3 computes 0.0") != std::string::npos);
 }
 
 }  // namespace hopsim::config

@@ -360,6 +360,13 @@ int explain_command(const RunOptions& o) {
   for (const std::string& w : file.warnings) {
     fmt::print(stderr, "warning: {}\n", w);
   }
+  if (const auto& what_ifs = file.experiment.cluster.perturbations; !what_ifs.empty()) {
+    const std::size_t entries = what_ifs.back().entry + 1;  // a draw's GPUs share their entry
+    fmt::print(stderr,
+               "warning: /perturbations: explain's closed forms are the healthy cluster's; "
+               "`hopsim run` simulates the {} perturbation(s)\n",
+               entries);
+  }
   const Json r = explain(file);
   if (o.json) {
     fmt::print("{}\n", r.dump(2));

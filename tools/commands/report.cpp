@@ -21,6 +21,12 @@ Json perturbations(const std::vector<topo::Perturbation>& list) {
     Json one = {{"gpus", p.gpus}};
     if (p.part == topo::PerturbedPart::Compute) {
       one["compute_speed"] = p.compute_speed;
+      if (p.drawn) {  // one GPU of a straggler draw, and what it was drawn from
+        one["drawn_by"] = {{"entry", p.entry},
+                           {"stragglers", p.drawn->share},
+                           {"compute_speed", {p.drawn->speed_min, p.drawn->speed_max}},
+                           {"of_gpus", p.drawn->population}};
+      }
     } else {
       one["links"] = p.part == topo::PerturbedPart::Nic ? "nic" : "nvlink";
       one["bandwidth"] = p.bandwidth;

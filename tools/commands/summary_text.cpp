@@ -49,6 +49,27 @@ std::string perturbation_words(const topo::Perturbation& p) {
   return out;
 }
 
+// A straggler draw, its GPUs list[first...] (each its own perturbation): how many of how many,
+// from what range, and the GPUs with their speeds (the eight slowest when there are more).
+std::string draw_words(const std::vector<topo::Perturbation>& list, std::size_t first,
+                       std::uint64_t seed) {
+  const topo::StragglerDraw& d = *list[first].drawn;
+  std::vector<std::pair<double, int>> drawn;  // (speed, GPU)
+  for (std::size_t i = first; i < list.size() && list[i].entry == list[first].entry; ++i) {
+    drawn.emplace_back(list[i].compute_speed, list[i].gpus.front());
+  }
+  std::sort(drawn.begin(), drawn.end());
+  std::string gpus;
+  for (std::size_t i = 0; i < std::min<std::size_t>(drawn.size(), 8); ++i) {
+    gpus += fmt::format("{}{} at {:.3f}", i == 0 ? "" : ", ", drawn[i].second, drawn[i].first);
+  }
+  return fmt::format("stragglers: {} of {} GPUs drawn with seed {}, compute at {:.3g} to {:.3g} of "
+                     "the model's rate; {}GPU {}{}",
+                     drawn.size(), d.population, seed, d.speed_min, d.speed_max,
+                     drawn.size() > 8 ? "the slowest: " : "", gpus,
+                     drawn.size() > 8 ? ", ..." : "");
+}
+
 // The experiment, its kind, and the cluster (and model) it ran on.
 std::string header(const work::Experiment& e) {
   std::string out =
@@ -62,8 +83,13 @@ std::string header(const work::Experiment& e) {
       (e.calibration_scaling || !e.calibration || !e.calibration->base.empty())) {
     out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, none, or a base
   }
-  for (const topo::Perturbation& p : e.cluster.perturbations) {
-    out += fmt::format("\nwhat-if        {}", perturbation_words(p));
+  const auto& list = e.cluster.perturbations;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].drawn) {
+      out += fmt::format("\nwhat-if        {}", perturbation_words(list[i]));
+    } else if (i == 0 || list[i - 1].entry != list[i].entry) {  // a draw's GPUs follow each other
+      out += fmt::format("\nwhat-if        {}", draw_words(list, i, e.seed));
+    }
   }
   return out + "\n";
 }

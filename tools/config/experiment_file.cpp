@@ -19,6 +19,7 @@
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
 #include "tools/config/perturbation_config.hpp"
+#include "workloads/experiment/stragglers.hpp"
 #include "tools/config/plausibility.hpp"
 #include "tools/config/presets.hpp"
 
@@ -294,7 +295,13 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
       e.solver_tolerance = solver.at("tolerance").number_in(0, 0.1);
     }
   }
-  if (const Problems problems = work::check(e); !problems.empty()) {
+  Problems problems = work::check(e);
+  const auto undrawn = [](const topo::Perturbation& p) { return p.drawn && p.gpus.empty(); };
+  if (problems.empty() && std::ranges::any_of(e.cluster.perturbations, undrawn)) {
+    work::draw_stragglers(e);  // on a mesh that checked out: its GPUs are the ones to draw from
+    problems = work::check(e);
+  }
+  if (!problems.empty()) {
     f.fail(problems.front());
   }
   f.resolved = nlohmann::ordered_json::parse(doc.dump());

@@ -12,9 +12,40 @@ constexpr std::size_t kMaxPerturbations = 4096;
 constexpr std::size_t kMaxGpus = std::size_t{1} << 20;
 constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
 
+// {"stragglers": share, "compute_speed": [min, max]}: what to draw (work::draw_stragglers).
+topo::Perturbation parse_draw(const Node& n) {
+  for (const char* key : {"gpus", "links", "bandwidth", "extra_latency_us"}) {
+    if (n.has(key)) {
+      n.at(key).fail("a straggler draw picks its GPUs and slows their compute; it takes "
+                     "stragglers and compute_speed only");
+    }
+  }
+  topo::StragglerDraw d;
+  d.share = n.at("stragglers").number_in(1e-6, 1);
+  if (!n.has("compute_speed")) {
+    n.fail("a straggler draw needs compute_speed: [min, max], the range its speeds are drawn from");
+  }
+  const Node range = n.at("compute_speed");
+  range.expect_array();
+  if (range.size() != 2) {
+    range.fail(fmt::format("has {} values; a straggler draw takes [min, max]", range.size()));
+  }
+  d.speed_min = range.at(0).number_in(0.1, 10);
+  d.speed_max = range.at(1).number_in(0.1, 10);
+  if (d.speed_max < d.speed_min) {
+    range.fail(fmt::format("[{}, {}]: min above max", d.speed_min, d.speed_max));
+  }
+  topo::Perturbation p;
+  p.drawn = d;
+  return p;
+}
+
 topo::Perturbation parse_one(const Node& n) {
   n.expect_object();
   n.allow_only(Section::Perturbation);
+  if (n.has("stragglers")) {
+    return parse_draw(n);
+  }
   topo::Perturbation p;
   const Node gpus = n.at("gpus");
   gpus.expect_array();
@@ -64,6 +95,7 @@ std::vector<topo::Perturbation> parse_perturbations(const Node& list) {
   std::vector<topo::Perturbation> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     out.push_back(parse_one(list.at(i)));
+    out.back().entry = i;
   }
   return out;
 }

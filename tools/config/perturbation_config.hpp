@@ -9,7 +9,9 @@
 namespace hopsim::config {
 
 /// /perturbations: each a GPU list and either a compute speed or, for their NVLink or NIC
-/// links, a bandwidth share and extra latency. Whether the GPUs exist is work::check's.
+/// links, a bandwidth share and extra latency; or a straggler draw (a share of the GPUs and a
+/// range of speeds), which work::draw_stragglers turns into GPUs. Whether the GPUs exist is
+/// work::check's.
 std::vector<topo::Perturbation> parse_perturbations(const Node& list);
 
 }  // namespace hopsim::config

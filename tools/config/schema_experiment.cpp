@@ -50,11 +50,15 @@ const std::array<KeyDoc, 11> kExperiment{{
      "carry less or take longer (docs/what-ifs.md); a folded training step takes none"},
 }};
 
-const std::array<KeyDoc, 5> kPerturbation{{
-    {"gpus", "array of GPU ranks", "required", "the GPUs it applies to, each in the cluster"},
+const std::array<KeyDoc, 6> kPerturbation{{
+    {"gpus", "array of GPU ranks", "required unless stragglers",
+     "the GPUs it applies to, each in the cluster"},
+    {"stragglers", "number in (0, 1]", "none",
+     "instead of gpus: this share of the GPUs the workload runs on (at least one), drawn with "
+     "the experiment's seed, each at a compute_speed drawn uniformly from its [min, max]"},
     {"links", "\"nvlink\" or \"nic\"", "none (their compute)",
      "which of their links it changes, both directions; without it, their compute"},
-    {"compute_speed", "number in [0.1, 10]", "1",
+    {"compute_speed", "number in [0.1, 10]; with stragglers [min, max]", "1",
      "their kernels at this share of the compute model's rate (0.95: 5% slow); without links"},
     {"bandwidth", "number in [0.01, 10]", "1",
      "their links at this share of their rate (0.5: a NIC trained down to half); with links"},

@@ -61,15 +61,6 @@ void check_validation(const Experiment& e, Problems& out) {
   }
 }
 
-// The GPUs a layer or step kind runs on: its mesh's, the cluster's first; 0 for the kinds that
-// name their GPUs (flows, collective, chakra).
-int mesh_gpus(const Experiment& e) {
-  const bool on_mesh = std::holds_alternative<AttentionLayerJob>(e.job) ||
-                       std::holds_alternative<MoeLayerJob>(e.job) ||
-                       std::holds_alternative<TransformerLayerJob>(e.job) ||
-                       std::holds_alternative<TrainingStepJob>(e.job);
-  return on_mesh ? Mesh(e.parallel).size() : 0;
-}
 
 // The problem when `gpu`'s perturbations of p's part, multiplied up to the i-th (p), leave
 // the range one perturbation may take.
@@ -98,10 +89,13 @@ void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
   const int used = mesh_gpus(e);
   std::map<std::pair<int, topo::PerturbedPart>, double> product;
-  for (std::size_t i = 0; i < e.cluster.perturbations.size(); ++i) {
-    const topo::Perturbation& p = e.cluster.perturbations[i];
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    const std::size_t i = p.entry;  // a drawn GPU's problems name its draw
     for (std::size_t j = 0; j < p.gpus.size(); ++j) {
-      const auto at = [&] { return fmt::format("/perturbations/{}/gpus/{}", i, j); };
+      const auto at = [&] {
+        return p.drawn ? fmt::format("/perturbations/{}", i)
+                       : fmt::format("/perturbations/{}/gpus/{}", i, j);
+      };
       if (p.gpus[j] >= gpus) {
         out.push_back({at(), fmt::format("GPU {} is not in the cluster's {}", p.gpus[j], gpus)});
         return;
@@ -129,6 +123,14 @@ void check_perturbations(const Experiment& e, Problems& out) {
 }
 
 }  // namespace
+
+int mesh_gpus(const Experiment& e) {
+  const bool on_mesh = std::holds_alternative<AttentionLayerJob>(e.job) ||
+                       std::holds_alternative<MoeLayerJob>(e.job) ||
+                       std::holds_alternative<TransformerLayerJob>(e.job) ||
+                       std::holds_alternative<TrainingStepJob>(e.job);
+  return on_mesh ? Mesh(e.parallel).size() : 0;
+}
 
 Problems check(const Experiment& e) {
   Problems out;

@@ -53,6 +53,11 @@ struct Experiment {
   double solver_tolerance = 0;
 };
 
+/// The GPUs a layer or step kind runs on: its mesh's, the cluster's first (mesh rank r on GPU
+/// r); 0 for the kinds that name their GPUs (flows, collective, chakra). The parallel degrees
+/// must have passed check.
+int mesh_gpus(const Experiment& experiment);
+
 /// Every problem of the experiment, as JSON pointers into its document ("/cluster/nodes",
 /// "/parallel/tp", "/workload/seq_len"); empty when it can run (or be explained).
 Problems check(const Experiment& experiment);
