@@ -46,7 +46,7 @@ class Cluster {
   Cluster& operator=(Cluster&&) noexcept;
 
   const Spec& spec() const { return spec_; }
-  int gpu_count() const { return spec_.nodes * spec_.gpus_per_node; }
+  int gpu_count() const { return spec_.gpu_count(); }
 
   /// The share of the compute model's rate `gpu` computes at (1 unless a perturbation says).
   double compute_speed(GpuId gpu) const {

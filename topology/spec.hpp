@@ -108,6 +108,10 @@ struct Spec {
   CrossRail cross_rail = CrossRail::NvLink;
   /// What-ifs off the healthy cluster, in the order the experiment lists them.
   std::vector<Perturbation> perturbations;
+
+  /// nodes x gpus_per_node, for a spec that passed check_spec (which holds the product to an
+  /// int; before it, multiply in 64 bits).
+  int gpu_count() const { return nodes * gpus_per_node; }
 };
 
 }  // namespace hopsim::topo

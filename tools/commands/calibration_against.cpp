@@ -27,14 +27,8 @@ struct Against {
 
 Against read_against(const std::string& path, const topo::GpuSpec& gpu) {
   Against a{config::parse_calibration(config::Node(config::read_json_file(path), path)), {}, {}};
-  if (!config::calibration_fits(a.calibration, gpu.name)) {
-    if (!a.calibration.peaks.complete()) {
-      throw config::ConfigError(fmt::format(
-          "{}: made for \"{}\", not the cluster's {}, and its device block lacks the datasheet "
-          "figures (peak_bf16_tflops, peak_fp8_tflops, hbm_GBps) to scale it by",
-          path, a.calibration.device, gpu.name));
-    }
-    a.scaling = a.calibration.peaks.scaling();
+  a.scaling = config::scaling_to(a.calibration, gpu.name, path);
+  if (a.scaling) {
     a.note = fmt::format("its times scaled from \"{}\" to the {}", a.calibration.device, gpu.name);
   }
   const std::string base = config::attach_base(a.calibration, path, gpu.name);
@@ -86,15 +80,18 @@ std::string spread(const std::vector<double>& d) {
 
 }  // namespace
 
-std::string table_family(const work::CalibrationTable& table) {
-  std::string out = fmt::format("{} {} {}", table.op, table.pass, table.impl);
-  for (const auto& [k, v] : table.key) {
-    out += fmt::format(" {}={}", k, v);
-  }
-  for (const auto& [k, v] : table.variant) {
-    out += fmt::format(" {}={}", k, v);
+std::string table_key(const work::CalibrationTable& table) {
+  std::string out;
+  for (const auto* part : {&table.key, &table.variant}) {
+    for (const auto& [k, v] : *part) {
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
+    }
   }
   return out;
+}
+
+std::string table_family(const work::CalibrationTable& table) {
+  return fmt::format("{} {} {} {}", table.op, table.pass, table.impl, table_key(table));
 }
 
 int print_against(const work::Calibration& table, const std::string& table_path,

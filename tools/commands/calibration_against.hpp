@@ -10,6 +10,9 @@
 
 namespace hopsim::tools {
 
+/// "dtype=bf16 layout=TN role=wgrad": a table's key, then its variant.
+std::string table_key(const work::CalibrationTable& table);
+
 /// "gemm bwd cublaslt dtype=bf16 layout=TN role=wgrad": a table's op, pass, impl, key and
 /// variant.
 std::string table_family(const work::CalibrationTable& table);

@@ -21,15 +21,8 @@ void print_tables(const work::Calibration& cal) {
     for (const auto& c : t.time_us) {
       have += c.has_value() ? 1U : 0U;
     }
-    std::string key;
-    for (const auto& [k, v] : t.key) {
-      key += fmt::format("{}={} ", k, v);
-    }
-    for (const auto& [k, v] : t.variant) {
-      key += fmt::format("{}={} ", k, v);
-    }
-    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl, key,
-               have, t.time_us.size(), t.tier >= 1 ? "  base" : "");
+    fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl,
+               table_key(t) + " ", have, t.time_us.size(), t.tier >= 1 ? "  base" : "");
     measured += have;
     grid_cells += t.time_us.size();
   }

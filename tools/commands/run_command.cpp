@@ -190,8 +190,7 @@ int run_command(const RunOptions& o) {
     if (o.trace_file.empty()) {
       throw config::ConfigError("--trace-ranks needs --trace FILE");
     }
-    ranks = parse_trace_ranks(o.trace_ranks,
-                              file.experiment.cluster.nodes * file.experiment.cluster.gpus_per_node);
+    ranks = parse_trace_ranks(o.trace_ranks, file.experiment.cluster.gpu_count());
   }
   for (const std::string& w : file.hardware_warnings) {
     fmt::print(stderr, "warning: {}\n", w);

@@ -395,6 +395,21 @@ work::GpuFigures datasheet_figures_of(const work::Calibration& calibration) {
   return f;
 }
 
+std::optional<work::TableScaling> scaling_to(const work::Calibration& calibration,
+                                             const std::string& gpu_name,
+                                             const std::string& subject) {
+  if (calibration_fits(calibration, gpu_name)) {
+    return std::nullopt;
+  }
+  if (!calibration.peaks.complete()) {
+    throw ConfigError(fmt::format(
+        "{} is for \"{}\", not the cluster's {}, and its device block lacks the datasheet "
+        "peak_bf16_tflops, peak_fp8_tflops and hbm_GBps its times would be scaled by",
+        subject, calibration.device, gpu_name));
+  }
+  return calibration.peaks.scaling();
+}
+
 namespace {
 
 // More bases than this in one chain is an error (a chain that leads back to itself would never
@@ -419,17 +434,8 @@ std::string attach_chain(work::Calibration& calibration, const std::string& file
   const std::string base_file = display_path(base_path);
   const nlohmann::json doc = read_json_file(base_path.string());
   work::Calibration base = parse_calibration(Node(doc, base_file));
-  std::optional<work::TableScaling> scaling;
-  if (!calibration_fits(base, gpu_name)) {
-    if (!base.peaks.complete()) {
-      throw ConfigError(fmt::format(
-          "{}: \"{}\" is for \"{}\", not the cluster's {}, and its device block lacks the "
-          "datasheet peak_bf16_tflops, peak_fp8_tflops and hbm_GBps its times would be scaled "
-          "by",
-          where, calibration.base, base.device, gpu_name));
-    }
-    scaling = base.peaks.scaling();
-  }
+  const std::optional<work::TableScaling> scaling =
+      scaling_to(base, gpu_name, fmt::format("{}: \"{}\"", where, calibration.base));
   if (base.peaks.complete()) {
     check_calibration_plausible(base, datasheet_figures_of(base), base_file);
   }

@@ -1,6 +1,7 @@
 // Reads calibration tables (configs/calibration/*.json, schema "hopsim.calibration/1").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ namespace hopsim::config {
 /// published file, no two tables with the same op, pass, impl and key.
 /// Throws ConfigError naming the file and JSON pointer of the first bad value.
 work::Calibration parse_calibration(const Node& root);
+
+/// None when the table fits `gpu_name` (calibration_fits); else the scaling of its times to that
+/// GPU by its datasheet figures. Throws ConfigError "SUBJECT is for ..." when it has none.
+std::optional<work::TableScaling> scaling_to(const work::Calibration& calibration,
+                                             const std::string& gpu_name,
+                                             const std::string& subject);
 
 /// Appends the tables of `calibration.base`, a shipped calibration preset, to its own with
 /// tier 1 (and those of the base's own base with tier 2, and so on): held plausible against the

@@ -19,9 +19,9 @@
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
 #include "tools/config/perturbation_config.hpp"
-#include "workloads/experiment/stragglers.hpp"
 #include "tools/config/plausibility.hpp"
 #include "tools/config/presets.hpp"
+#include "workloads/experiment/stragglers.hpp"
 
 namespace hopsim::config {
 namespace {

@@ -61,7 +61,6 @@ void check_validation(const Experiment& e, Problems& out) {
   }
 }
 
-
 // The problem when `gpu`'s perturbations of p's part, multiplied up to the i-th (p), leave
 // the range one perturbation may take.
 std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, int gpu,
@@ -86,7 +85,7 @@ std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, 
 // which simulates one GPU per pipeline rank (its layers measured on the first GPUs), cannot
 // place one.
 void check_perturbations(const Experiment& e, Problems& out) {
-  const int gpus = e.cluster.nodes * e.cluster.gpus_per_node;
+  const int gpus = e.cluster.gpu_count();
   const int used = mesh_gpus(e);
   std::map<std::pair<int, topo::PerturbedPart>, double> product;
   for (const topo::Perturbation& p : e.cluster.perturbations) {

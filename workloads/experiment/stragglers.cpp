@@ -46,7 +46,7 @@ std::vector<topo::Perturbation> draw(const topo::Perturbation& p, int gpus, std:
 
 void draw_stragglers(Experiment& e) {
   const int used = mesh_gpus(e);
-  const int gpus = used > 0 ? used : e.cluster.nodes * e.cluster.gpus_per_node;
+  const int gpus = used > 0 ? used : e.cluster.gpu_count();
   std::vector<topo::Perturbation> out;
   for (const topo::Perturbation& p : e.cluster.perturbations) {
     if (p.drawn && p.gpus.empty() && gpus > 0) {

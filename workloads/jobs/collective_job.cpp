@@ -175,7 +175,7 @@ std::vector<std::vector<topo::GpuId>> CollectiveJob::rank_sets(const topo::Spec&
     }
     return {set};
   }
-  for (int r = 0; r < cluster.nodes * cluster.gpus_per_node; ++r) {
+  for (int r = 0; r < cluster.gpu_count(); ++r) {
     set.emplace_back(r);
   }
   return {set};
@@ -228,7 +228,7 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
     out.push_back(*problem);
     return;
   }
-  check_ranks(*this, env.cluster.nodes * env.cluster.gpus_per_node, out);
+  check_ranks(*this, env.cluster.gpu_count(), out);
   if (!out.empty()) {
     return;
   }

@@ -80,7 +80,7 @@ void FlowsJob::check(const JobEnv& env, Problems& out) const {
     out.push_back({"/workload/flows", "expected at least one flow"});
     return;
   }
-  const int gpus = env.cluster.nodes * env.cluster.gpus_per_node;
+  const int gpus = env.cluster.gpu_count();
   for (std::size_t i = 0; i < flows.size(); ++i) {
     const ExplicitFlow& f = flows[i];
     for (const auto& [key, rank] : {std::pair{"src", f.src}, std::pair{"dst", f.dst}}) {

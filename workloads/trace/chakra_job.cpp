@@ -15,7 +15,7 @@ namespace hopsim::work {
 namespace {
 
 void check_ranks(const ChakraJob& job, const JobEnv& env, Problems& out) {
-  const int gpus = env.cluster.nodes * env.cluster.gpus_per_node;
+  const int gpus = env.cluster.gpu_count();
   const std::size_t ranks = job.trace->ranks.size();
   if (job.gpus.empty() && ranks > static_cast<std::size_t>(gpus)) {
     out.push_back({"/workload/trace",
