@@ -1,6 +1,7 @@
 // Builds the cluster's link graph (GPUs, NVSwitches, leaves, spines) and routes GPU pairs in O(1).
 #include "topology/cluster.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "topology/leaves.hpp"
 #include "topology/spec_check.hpp"
 
 namespace hopsim::topo {
@@ -45,6 +47,10 @@ void validate(const Spec& spec) {
   HOPSIM_ASSERT(problems.empty(), "cluster \"{}\": {}: {}", spec.name,
                 problems.empty() ? "" : problems.front().path,
                 problems.empty() ? "" : problems.front().message);
+  const Problems partitions = check_failures(spec);
+  HOPSIM_ASSERT(partitions.empty(), "cluster \"{}\": {}: {}", spec.name,
+                partitions.empty() ? "" : partitions.front().path,
+                partitions.empty() ? "" : partitions.front().message);
 }
 
 // splitmix64's finaliser: a fixed, portable mix, so that ECMP choices never vary by platform.
@@ -59,6 +65,7 @@ std::uint64_t mix64(std::uint64_t x) {
 
 Cluster::Cluster(const Spec& spec) : spec_(spec) {
   validate(spec_);
+  failures_ = failures_of(spec_);
   plan_leaves();
   const std::size_t vertices = as_index(gpu_count()) + as_index(spec_.nodes) +
                                as_index(leaf_count_) + as_index(spine_count_);
@@ -81,21 +88,13 @@ Cluster::~Cluster() = default;
 Cluster::Cluster(Cluster&&) noexcept = default;
 Cluster& Cluster::operator=(Cluster&&) noexcept = default;
 
-// Rail-optimized: nodes form groups of nodes_per_leaf; NIC k of every node of group q sits on
-// leaf q * gpus_per_node + k. Fat tree: all NICs of node n sit on leaf n / nodes_per_leaf.
+// leaves.hpp says where each NIC sits.
 void Cluster::plan_leaves() {
-  const int per_leaf = (spec_.nodes_per_leaf == 0 || spec_.nodes_per_leaf > spec_.nodes)
-                           ? spec_.nodes
-                           : spec_.nodes_per_leaf;
-  const int groups = (spec_.nodes + per_leaf - 1) / per_leaf;
-  const bool rails = spec_.fabric == FabricKind::RailOptimized;
-  leaf_count_ = rails ? groups * spec_.gpus_per_node : groups;
-  spine_count_ = leaf_count_ > 1 ? spec_.spines : 0;
+  leaf_count_ = static_cast<int>(leaf_count(spec_));
+  spine_count_ = spine_count(spec_);
   leaf_of_nic_.resize(as_index(gpu_count()));
   for (int rank = 0; rank < gpu_count(); ++rank) {
-    const GpuId gpu{rank};
-    const int group = node_of(gpu).value() / per_leaf;
-    leaf_of_nic_[gpu.index()] = rails ? group * spec_.gpus_per_node + local_of(gpu) : group;
+    leaf_of_nic_[as_index(rank)] = leaf_of_nic(spec_, rank);
   }
 }
 
@@ -167,11 +166,26 @@ void Cluster::build_fabric() {
   }
 }
 
-// After the fabric: a leaf's up-links keep the bandwidth its healthy NICs would fill.
+// After the fabric: a leaf's up-links keep the bandwidth its healthy NICs would fill. A failed
+// link keeps its figures: no route crosses it (failures_).
 void Cluster::apply_perturbations() {
+  const auto scale = [this](LinkId id, const Perturbation& p) {
+    Link& link = links_[id.index()];
+    link.bandwidth = Bandwidth{link.bandwidth.bytes_per_s * p.bandwidth};
+    link.latency += p.extra_latency;
+  };
   for (const Perturbation& p : spec_.perturbations) {
     HOPSIM_ASSERT(p.compute_speed > 0 && p.bandwidth > 0 && p.extra_latency >= Time{},
                   "a perturbation of speed {}, bandwidth {}", p.compute_speed, p.bandwidth);
+    if (p.part == PerturbedPart::Spine) {
+      for (const auto& [leaf, spine] : spine_links_of(spec_, p)) {
+        HOPSIM_ASSERT(leaf < leaf_count_ && spine < spine_count_, "leaf {} spine {}", leaf, spine);
+        const std::size_t slot = as_index(leaf) * as_index(spine_count_) + as_index(spine);
+        scale(leaf_up_[slot], p);
+        scale(leaf_down_[slot], p);
+      }
+      continue;
+    }
     for (const int rank : p.gpus) {
       const GpuId gpu{rank};
       HOPSIM_ASSERT(contains(gpu), "a perturbation of GPU {} of {}", rank, gpu_count());
@@ -181,12 +195,8 @@ void Cluster::apply_perturbations() {
         continue;
       }
       const bool nvlink = p.part == PerturbedPart::NvLink;
-      for (const LinkId id : {nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()],
-                              nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()]}) {
-        Link& link = links_[id.index()];
-        link.bandwidth = Bandwidth{link.bandwidth.bytes_per_s * p.bandwidth};
-        link.latency += p.extra_latency;
-      }
+      scale(nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()], p);
+      scale(nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()], p);
     }
   }
 }
@@ -200,7 +210,7 @@ int Cluster::spine_for(GpuId src, GpuId dst) const {
   return static_cast<int>(mix64(key) % static_cast<std::uint64_t>(spec_.spines));
 }
 
-Route Cluster::route(GpuId src, GpuId dst) const {
+Route Cluster::healthy_route(GpuId src, GpuId dst) const {
   HOPSIM_ASSERT(contains(src) && contains(dst) && src != dst,
                 "route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
   Route r;
@@ -232,7 +242,7 @@ Route Cluster::route(GpuId src, GpuId dst) const {
   return r;
 }
 
-Route Cluster::nic_route(GpuId src, GpuId dst) const {
+Route Cluster::healthy_nic_route(GpuId src, GpuId dst) const {
   HOPSIM_ASSERT(contains(src) && contains(dst) && src != dst,
                 "nic_route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
   Route r;
@@ -247,6 +257,85 @@ Route Cluster::nic_route(GpuId src, GpuId dst) const {
   }
   push(nic_down_[dst.index()]);
   return r;
+}
+
+// ECMP over the spines that both leaves still reach (check_failures leaves at least one): the
+// same hash as spine_for, so that a fabric with no failed spine link routes as the healthy one.
+int Cluster::working_spine_for(GpuId src, GpuId dst, int from_leaf, int to_leaf) const {
+  const auto works = [&](int spine) {
+    return !failures_.spine_failed(from_leaf, spine) && !failures_.spine_failed(to_leaf, spine);
+  };
+  int count = 0;
+  for (int spine = 0; spine < spine_count_; ++spine) {
+    count += works(spine) ? 1 : 0;
+  }
+  HOPSIM_ASSERT(count > 0, "leaves {} and {} share no working spine", from_leaf, to_leaf);
+  const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(src.value())} << 32U) |
+                            static_cast<std::uint32_t>(dst.value());
+  int pick = count == 1 ? 0 : static_cast<int>(mix64(key) % static_cast<std::uint64_t>(count));
+  for (int spine = 0; spine < spine_count_; ++spine) {
+    if (works(spine) && pick-- == 0) {
+      return spine;
+    }
+  }
+  return 0;  // not reached: count spines work
+}
+
+// Out through the NIC of `exit` (src's carrier, or with PXN the GPU of src's node on the rail
+// of the NIC that receives), in through the NIC of `arrive` (dst's carrier), with NVLink hops
+// where those are not src and dst. Inside a node, NVLink unless one end's NVLink failed.
+Route Cluster::detour(GpuId src, GpuId dst, bool nics_only) const {
+  HOPSIM_ASSERT(contains(src) && contains(dst) && src != dst,
+                "route({}, {}) needs two distinct GPUs in [0, {})", src, dst, gpu_count());
+  const auto failed = [](const std::vector<char>& table, GpuId g) { return table[g.index()] != 0; };
+  const bool same_node = node_of(src) == node_of(dst);
+  const bool nvlinks_work = !failed(failures_.nvlink, src) && !failed(failures_.nvlink, dst);
+  const GpuId arrive{failures_.nic_carrier[dst.index()]};
+  GpuId exit{failures_.nic_carrier[src.index()]};
+  if (!same_node && !nics_only && spec_.fabric == FabricKind::RailOptimized &&
+      spec_.cross_rail == CrossRail::NvLink && !failed(failures_.nvlink, src) &&
+      local_of(src) != local_of(arrive)) {
+    const GpuId pxn = gpu_at(node_of(src), local_of(arrive));
+    if (!failed(failures_.nic, pxn) && !failed(failures_.nvlink, pxn)) {
+      exit = pxn;
+    }
+  }
+  Route r;
+  const auto push = [&r](LinkId id) { r.links[r.size++] = id; };
+  // Inside a node the NICs are a detour only around a failed NVLink: a NIC path that would
+  // leave through one of the node's GPUs and come back through another is never taken.
+  if (same_node && nvlinks_work && (!nics_only || exit != src || arrive != dst)) {
+    push(nvl_up_[src.index()]);
+    push(nvl_down_[dst.index()]);
+    return r;
+  }
+  if (exit != src) {
+    push(nvl_up_[src.index()]);
+    push(nvl_down_[exit.index()]);
+  }
+  push(nic_up_[exit.index()]);
+  const int from_leaf = leaf_of_nic_[exit.index()];
+  const int to_leaf = leaf_of_nic_[arrive.index()];
+  if (from_leaf != to_leaf) {
+    const std::size_t spine = as_index(working_spine_for(src, dst, from_leaf, to_leaf));
+    push(leaf_up_[as_index(from_leaf) * as_index(spine_count_) + spine]);
+    push(leaf_down_[as_index(to_leaf) * as_index(spine_count_) + spine]);
+  }
+  push(nic_down_[arrive.index()]);
+  if (arrive != dst) {
+    push(nvl_up_[arrive.index()]);
+    push(nvl_down_[dst.index()]);
+  }
+  return r;
+}
+
+bool Cluster::detoured(std::span<const LinkId> route, GpuId src, GpuId dst,
+                       bool nics_only) const {
+  if (!failures_.any || src == dst) {
+    return false;
+  }
+  const Route healthy = nics_only ? healthy_nic_route(src, dst) : healthy_route(src, dst);
+  return !std::ranges::equal(route, healthy.span());
 }
 
 Time Cluster::latency(std::span<const LinkId> route) const {

@@ -10,6 +10,7 @@
 
 #include "sim/resource.hpp"
 #include "sim/units.hpp"
+#include "topology/failures.hpp"
 #include "topology/ids.hpp"
 #include "topology/spec.hpp"
 
@@ -73,12 +74,24 @@ class Cluster {
   /// Every link, link l at index l.value().
   std::span<const Link> links() const { return links_; }
 
-  /// The links a flow from GPU `src` to GPU `dst` crosses, in order. src != dst.
-  Route route(GpuId src, GpuId dst) const;
+  /// The links a flow from GPU `src` to GPU `dst` crosses, in order. src != dst. Around failed
+  /// links (failures.hpp): a failed NIC's traffic crosses NVLink to its carrier's NIC; a GPU
+  /// whose NVLink failed reaches its node's GPUs through the NICs; ECMP hashes onto the spines
+  /// both leaves still reach.
+  Route route(GpuId src, GpuId dst) const {
+    return failures_.any ? detour(src, dst, false) : healthy_route(src, dst);
+  }
   /// The route through the NICs alone, as RDMA without NVLink forwarding takes it (DeepEP's
   /// low-latency kernels), even inside a node: src's NIC up, through the spine when the leaves
-  /// differ, dst's NIC down. src != dst.
-  Route nic_route(GpuId src, GpuId dst) const;
+  /// differ, dst's NIC down. src != dst. Around a failed NIC, as route() goes.
+  Route nic_route(GpuId src, GpuId dst) const {
+    return failures_.any ? detour(src, dst, true) : healthy_nic_route(src, dst);
+  }
+  /// What the spec's perturbations fail, and the carriers of failed NICs.
+  const Failures& failures() const { return failures_; }
+  /// True when `route` from src to dst differs from the healthy cluster's route() (its
+  /// nic_route() when `nics_only`): a detour around a failed link.
+  bool detoured(std::span<const LinkId> route, GpuId src, GpuId dst, bool nics_only) const;
   /// Latency a flow on `route` pays: its links' latencies plus the software overhead.
   Time latency(std::span<const LinkId> route) const;
 
@@ -97,6 +110,7 @@ class Cluster {
   std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
   std::vector<int> leaf_of_nic_;             // [rank]
   std::vector<double> compute_speed_;        // [rank]; empty: every GPU at full speed
+  Failures failures_;
   int leaf_count_ = 0;
   int spine_count_ = 0;  // 0 when there is a single leaf
 
@@ -107,6 +121,10 @@ class Cluster {
   LinkId add_link(std::string name, LinkKind kind, LinkParams params, std::size_t from,
                   std::size_t to);
   int spine_for(GpuId src, GpuId dst) const;
+  int working_spine_for(GpuId src, GpuId dst, int from_leaf, int to_leaf) const;
+  Route healthy_route(GpuId src, GpuId dst) const;
+  Route healthy_nic_route(GpuId src, GpuId dst) const;
+  Route detour(GpuId src, GpuId dst, bool nics_only) const;
 };
 
 }  // namespace hopsim::topo

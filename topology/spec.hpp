@@ -18,8 +18,9 @@ enum class CrossRail {
   NvLink,  ///< first over NVLink to the source-node GPU on the destination's rail (PXN)
 };
 
-/// What a perturbation changes on its GPUs: their compute, or their NVLink or NIC links.
-enum class PerturbedPart { Compute, NvLink, Nic };
+/// What a perturbation changes: its GPUs' compute, or their NVLink or NIC links, or the links
+/// between some leaves and some spines.
+enum class PerturbedPart { Compute, NvLink, Nic, Spine };
 
 /// Slow GPUs drawn at random: `share` of the GPUs the workload runs on (at least one), each
 /// computing at a speed drawn uniformly from [speed_min, speed_max], with the experiment's seed.
@@ -32,13 +33,19 @@ struct StragglerDraw {
 
 /// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
 /// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
-/// their rate and `extra_latency` slower. Perturbations of one GPU multiply and add up.
+/// their rate and `extra_latency` slower, or failed. Perturbations of one GPU multiply and add
+/// up. Spine links are named by leaves and spines instead of GPUs.
 struct Perturbation {
-  std::vector<int> gpus;
+  std::vector<int> gpus;  ///< every GPU it applies to (a node's or rail's, spelled out)
+  std::vector<int> nodes;  ///< as the experiment named them: whole nodes...
+  std::vector<int> rails;  ///< ... or rails (a local index on every node); else `gpus` itself
+  std::vector<int> leaves;  ///< Spine: the leaves whose spine links change; empty: every leaf
+  std::vector<int> spines;  ///< Spine: the spines they lead to; empty: every spine
   PerturbedPart part = PerturbedPart::Compute;
   double compute_speed = 1.0;
   double bandwidth = 1.0;
   Time extra_latency;
+  bool failed = false;  ///< the links carry nothing: traffic takes a detour (failures.hpp)
   /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
   std::size_t entry = 0;
   /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "topology/leaves.hpp"
+
 namespace hopsim::topo {
 namespace {
 
@@ -22,15 +24,6 @@ void check_link(const LinkParams& link, const char* path, Problems& out) {
   if (link.latency < Time{}) {
     out.push_back({path, fmt::format("latency must be >= 0, got {} ps", link.latency.count_ps())});
   }
-}
-
-// Leaves of the fabric, as Cluster::plan_leaves builds them.
-std::int64_t leaf_count(const Spec& spec) {
-  const std::int64_t per_leaf = (spec.nodes_per_leaf <= 0 || spec.nodes_per_leaf > spec.nodes)
-                                    ? spec.nodes
-                                    : spec.nodes_per_leaf;
-  const std::int64_t groups = (spec.nodes + per_leaf - 1) / per_leaf;
-  return spec.fabric == FabricKind::RailOptimized ? groups * spec.gpus_per_node : groups;
 }
 
 void check_fabric(const Spec& spec, Problems& out) {

@@ -509,11 +509,11 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
         "/perturbations/0/compute_speed: a link perturbation changes bandwidth and latency; a "
         "GPU's compute_speed goes in a perturbation without links");
   fails(R"([{"gpus": [1], "bandwidth": 0.5}])",
-        "/perturbations/0/bandwidth: changes links: name them with \"links\": \"nvlink\" or "
-        "\"nic\"");
+        "/perturbations/0/bandwidth: changes links: name them with \"links\": \"nvlink\", "
+        "\"nic\" or \"spine\"");
   fails(R"([{"gpus": [1]}])",
-        "/perturbations/0: a perturbation needs compute_speed, or links with bandwidth or "
-        "extra_latency_us");
+        "/perturbations/0: a perturbation needs compute_speed, or links with bandwidth, "
+        "extra_latency_us or failed");
   fails(R"([{"gpus": [], "compute_speed": 0.9}])",
         "/perturbations/0/gpus: names 0 GPUs; a perturbation takes 1 to 1048576");
   fails(R"([{"gpus": [1], "compute_speed": 0}])",
@@ -526,7 +526,61 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
         "/perturbations/1/bandwidth: GPU 1's NIC links carry 0.0025 of the rate with the "
         "perturbations before this one; together they must stay in [0.01, 10]");
   fails(R"([{"gpus": [1], "links": "pcie", "bandwidth": 0.5}])",
-        "/perturbations/0/links: expected one of \"nvlink\", \"nic\", got \"pcie\"");
+        "/perturbations/0/links: expected one of \"nvlink\", \"nic\", \"spine\", got \"pcie\"");
+  fails(R"([{"gpus": [1, 1], "compute_speed": 0.9}])",
+        "/perturbations/0/gpus/1: GPU 1 is listed twice");
+  fails(R"([{"nodes": [16], "compute_speed": 0.9}])",
+        "/perturbations/0/nodes/0: must be in [0, 15], got 16");
+  fails(R"([{"rails": [1], "gpus": [2], "compute_speed": 0.9}])",
+        "/perturbations/0: names its GPUs one way: gpus, nodes or rails");
+  fails(R"([{"compute_speed": 0.9}])",
+        "/perturbations/0: a perturbation needs gpus, nodes or rails (or, with \"links\": "
+        "\"spine\", leaves or spines)");
+  fails(R"([{"gpus": [1], "links": "nic", "failed": true, "bandwidth": 0.5}])",
+        "/perturbations/0/bandwidth: a failed link carries nothing; leave out bandwidth and "
+        "extra_latency_us");
+  fails(R"([{"gpus": [1], "failed": true}])",
+        "/perturbations/0/failed: changes links: name them with \"links\": \"nvlink\", "
+        "\"nic\" or \"spine\"");
+  fails(R"([{"links": "spine", "gpus": [1], "failed": true}])",
+        "/perturbations/0/gpus: spine links are named by leaves and spines, not by GPUs");
+  fails(R"([{"links": "spine", "failed": true}])",
+        "/perturbations/0: spine links need leaves, spines or both (every spine link of the "
+        "fabric at once is /cluster/fabric/oversubscription)");
+  fails(R"([{"leaves": [0], "bandwidth": 0.5}])",
+        "/perturbations/0/leaves: names spine links; it goes with \"links\": \"spine\"");
+  fails(R"([{"links": "spine", "leaves": [0], "spines": [1], "failed": true}])",
+        "/perturbations/0/spines/0: must be in [0, 0], got 1");
+  fails(R"([{"nodes": [3], "links": "nic", "failed": true}])",
+        "/perturbations/0: GPU 24's NIC failed and no other GPU of node 3 has a NIC and an "
+        "NVLink that work to carry its traffic");
+}
+
+TEST_CASE("perturbations: nodes and rails spelled out into GPUs, spine links by leaf and spine") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["perturbations"] = json::parse(R"([
+    {"nodes": [2], "compute_speed": 0.9},
+    {"rails": [5], "links": "nic", "bandwidth": 0.5},
+    {"gpus": [9], "links": "nic", "failed": true},
+    {"links": "spine", "leaves": [3, 4], "bandwidth": 0.5}
+  ])");
+  const std::vector<hopsim::topo::Perturbation> got =
+      load_experiment(dir.write("sets.json", j.dump()), {}).experiment.cluster.perturbations;
+  REQUIRE(got.size() == 4);
+  CHECK(got[0].nodes == std::vector<int>{2});
+  CHECK(got[0].gpus == std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23});
+  std::vector<int> rail5;
+  for (int node = 0; node < 16; ++node) {
+    rail5.push_back(node * 8 + 5);
+  }
+  CHECK(got[1].gpus == rail5);
+  CHECK(got[2].failed);
+  CHECK(got[2].part == hopsim::topo::PerturbedPart::Nic);
+  CHECK(got[3].part == hopsim::topo::PerturbedPart::Spine);
+  CHECK(got[3].leaves == std::vector<int>{3, 4});
+  CHECK(got[3].spines.empty());
+  CHECK(got[3].gpus.empty());
 }
 
 TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {

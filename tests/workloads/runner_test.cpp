@@ -117,3 +117,37 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
   CHECK(out.times[back].end == Time::ns(4'000) + Time::us(2'000));
   CHECK(out.times[other].end == Time::ns(3'000) + Time::us(1'000));
 }
+
+TEST_CASE("a failed NIC: its flows share the carrier's NIC, and the summary counts the detours") {
+  topo::Spec spec = two_nodes();
+  topo::Perturbation failed;
+  failed.gpus = {0};
+  failed.part = topo::PerturbedPart::Nic;
+  failed.failed = true;
+  spec.perturbations = {failed};
+  const topo::Cluster cluster(spec);
+  REQUIRE(cluster.failures().nic_carrier[0] == 1);
+  Plan plan;
+  // GPU 0 -> 8 now leaves through GPU 1's NIC, beside GPU 1's own flow to 9: 25 GB/s each.
+  const auto detour = plan.add_flow(topo::GpuId{0}, topo::GpuId{8}, Bytes{50'000'000});
+  const auto beside = plan.add_flow(topo::GpuId{1}, topo::GpuId{9}, Bytes{50'000'000});
+  const auto apart = plan.add_flow(topo::GpuId{2}, topo::GpuId{10}, Bytes{50'000'000});
+  const Outcome out = simulate(cluster, plan);
+  // NVLink there (0.7 us each way), NIC up, spine up and down (rail 1 to rail 0), NIC down.
+  const Time head = Time::ns(2'000 + 2 * 700 + 2 * 500 + 2 * 450) - Time::ns(3'000);
+  CHECK(out.latency[detour] == Time::ns(3'000) + head);
+  // GPU 1's NIC is busy from 3 us until both flows' 100 MB have crossed it at 50 GB/s; GPU 1's
+  // own flow, which started `head` earlier, ends that much sooner.
+  const Time both =
+      Time::ns(3'000) + transfer_time(Bytes{100'000'000}, Bandwidth::gigabytes_per_s(50));
+  CHECK(out.times[detour].end == both);
+  CHECK(out.times[beside].end == both - head);
+  CHECK(out.times[apart].end ==
+        Time::ns(3'000) + transfer_time(Bytes{50'000'000}, Bandwidth::gigabytes_per_s(50)));
+  const Summary s = summarize(cluster, plan, out);
+  CHECK(s.failed_links);
+  CHECK(s.rerouted_flows == 1);
+  CHECK(s.rerouted_bytes.n == 50'000'000);
+  CHECK(s.nvlink_bytes.n == 50'000'000);  // the detour's NVLink hop
+  CHECK_FALSE(summarize(topo::Cluster(two_nodes()), plan, out).failed_links);
+}

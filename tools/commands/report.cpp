@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/commands/sim_totals.hpp"
+#include "topology/failures.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -14,11 +15,52 @@ using Json = nlohmann::ordered_json;
 
 double s_of(Time t) { return t.seconds(); }
 
+const char* links_name(topo::PerturbedPart part) {
+  switch (part) {
+    case topo::PerturbedPart::Nic:
+      return "nic";
+    case topo::PerturbedPart::NvLink:
+      return "nvlink";
+    case topo::PerturbedPart::Spine:
+      return "spine";
+    case topo::PerturbedPart::Compute:
+      break;
+  }
+  return "";
+}
+
+// The links of one perturbation: which, and what changed; a failed NIC's carriers.
+void link_keys(const topo::Perturbation& p, const topo::Failures& failures, Json& one) {
+  one["links"] = links_name(p.part);
+  if (p.part == topo::PerturbedPart::Spine) {
+    one["leaves"] = p.leaves;  // empty: every leaf
+    one["spines"] = p.spines;
+  }
+  one["failed"] = p.failed;
+  if (!p.failed) {
+    one["bandwidth"] = p.bandwidth;
+    one["extra_latency_us"] = p.extra_latency.seconds() * 1e6;
+  } else if (p.part == topo::PerturbedPart::Nic) {
+    std::vector<int> carriers;
+    for (const int g : p.gpus) {
+      carriers.push_back(failures.nic_carrier[static_cast<std::size_t>(g)]);
+    }
+    one["nic_carriers"] = carriers;  // whose NIC carries each GPU's traffic
+  }
+}
+
 // The what-ifs as the experiment gave them, every field explicit.
-Json perturbations(const std::vector<topo::Perturbation>& list) {
+Json perturbations(const topo::Spec& cluster) {
+  const topo::Failures failures = topo::failures_of(cluster);
   Json out = Json::array();
-  for (const topo::Perturbation& p : list) {
+  for (const topo::Perturbation& p : cluster.perturbations) {
     Json one = {{"gpus", p.gpus}};
+    if (!p.nodes.empty()) {
+      one["nodes"] = p.nodes;
+    }
+    if (!p.rails.empty()) {
+      one["rails"] = p.rails;
+    }
     if (p.part == topo::PerturbedPart::Compute) {
       one["compute_speed"] = p.compute_speed;
       if (p.drawn) {  // one GPU of a straggler draw, and what it was drawn from
@@ -28,9 +70,7 @@ Json perturbations(const std::vector<topo::Perturbation>& list) {
                            {"of_gpus", p.drawn->population}};
       }
     } else {
-      one["links"] = p.part == topo::PerturbedPart::Nic ? "nic" : "nvlink";
-      one["bandwidth"] = p.bandwidth;
-      one["extra_latency_us"] = p.extra_latency.seconds() * 1e6;
+      link_keys(p, failures, one);
     }
     out.push_back(std::move(one));
   }
@@ -54,7 +94,7 @@ Json setup_keys(const ReportInput& in) {
   }
   r["seed"] = e.seed;
   if (!e.cluster.perturbations.empty()) {
-    r["perturbations"] = perturbations(e.cluster.perturbations);
+    r["perturbations"] = perturbations(e.cluster);
   }
   return r;
 }
@@ -130,6 +170,9 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
   r["compute_comm_ratio"] =
       crit.comm > Time{} ? Json(crit.compute.seconds() / crit.comm.seconds()) : Json(nullptr);
   r["bytes"] = {{"nvlink", s.nvlink_bytes.n}, {"ib", s.ib_bytes.n}};
+  if (s.failed_links) {
+    r["rerouted"] = {{"flows", s.rerouted_flows}, {"bytes", s.rerouted_bytes.n}};
+  }
   r["flops"] = s.flops.n;
   const double max_s = crit.busy.seconds();
   r["ranks"] = {{"count", s.involved},

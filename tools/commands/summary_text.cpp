@@ -21,6 +21,7 @@
 #include "tools/commands/step_figures.hpp"
 #include "tools/commands/units.hpp"
 #include "tools/commands/validation_figures.hpp"
+#include "topology/failures.hpp"
 #include "workloads/plan/time_shares.hpp"
 
 namespace hopsim::tools {
@@ -35,14 +36,68 @@ std::string gpu_list(const std::vector<int>& gpus) {
   return gpus.size() > head.size() ? out + fmt::format(", ... ({} in all)", gpus.size()) : out;
 }
 
+// "node 3", "nodes 3, 4" (the first eight and how many in all), for nodes, rails, leaves.
+std::string index_list(const char* one, const char* many, const std::vector<int>& list) {
+  const std::vector<int> head(list.begin(),
+                              list.begin() + std::min<std::ptrdiff_t>(std::ssize(list), 8));
+  const std::string out =
+      fmt::format("{} {}", list.size() == 1 ? one : many, fmt::join(head, ", "));
+  return list.size() > head.size() ? out + fmt::format(", ... ({} in all)", list.size()) : out;
+}
+
+// What a perturbation applies to: GPUs, nodes, rails, or the links between leaves and spines.
+std::string target_words(const topo::Perturbation& p) {
+  if (p.part == topo::PerturbedPart::Spine) {
+    return fmt::format("between {} and {}",
+                       p.leaves.empty() ? "every leaf" : index_list("leaf", "leaves", p.leaves),
+                       p.spines.empty() ? "every spine" : index_list("spine", "spines", p.spines));
+  }
+  if (!p.nodes.empty()) {
+    return index_list("node", "nodes", p.nodes);
+  }
+  if (!p.rails.empty()) {
+    return index_list("rail", "rails", p.rails) + " (every node's GPU of that index)";
+  }
+  return gpu_list(p.gpus);
+}
+
+// Where a failed NIC's traffic goes: its GPUs' carriers, the first eight.
+std::string carrier_words(const topo::Perturbation& p, const topo::Failures& failures) {
+  std::vector<int> carriers;
+  for (const int g : p.gpus) {
+    const int c = failures.nic_carrier[static_cast<std::size_t>(g)];
+    if (std::ranges::find(carriers, c) == carriers.end()) {
+      carriers.push_back(c);
+    }
+  }
+  return fmt::format("; {} traffic crosses NVLink to the NIC of {}",
+                     p.gpus.size() == 1 ? "its" : "their", gpu_list(carriers));
+}
+
 // One what-if, as the summary's header lists it.
-std::string perturbation_words(const topo::Perturbation& p) {
+std::string perturbation_words(const topo::Perturbation& p, const topo::Failures& failures) {
   if (p.part == topo::PerturbedPart::Compute) {
-    return fmt::format("{} compute at {:.3g} of the model's rate", gpu_list(p.gpus),
+    return fmt::format("{} compute at {:.3g} of the model's rate", target_words(p),
                        p.compute_speed);
   }
-  std::string out = fmt::format("{} {} links at {:.3g} of their rate", gpu_list(p.gpus),
-                                p.part == topo::PerturbedPart::Nic ? "NIC" : "NVLink", p.bandwidth);
+  const char* kind = p.part == topo::PerturbedPart::Nic      ? "NIC links"
+                     : p.part == topo::PerturbedPart::NvLink ? "NVLink links"
+                                                             : "spine links";
+  if (p.failed) {
+    const std::string detour =
+        p.part == topo::PerturbedPart::Nic
+            ? carrier_words(p, failures)
+            : p.part == topo::PerturbedPart::NvLink
+                  ? "; traffic inside the node goes through the NICs"
+                  : "; ECMP hashes over the spines both leaves still reach";
+    return p.part == topo::PerturbedPart::Spine
+               ? fmt::format("{} {} failed{}", kind, target_words(p), detour)
+               : fmt::format("{} {} failed{}", target_words(p), kind, detour);
+  }
+  std::string out = p.part == topo::PerturbedPart::Spine
+                        ? fmt::format("{} {}", kind, target_words(p))
+                        : fmt::format("{} {}", target_words(p), kind);
+  out += fmt::format(" at {:.3g} of their rate", p.bandwidth);
   if (p.extra_latency > Time{}) {
     out += fmt::format(", {:.3g} us slower", p.extra_latency.seconds() * 1e6);
   }
@@ -84,9 +139,10 @@ std::string header(const work::Experiment& e) {
     out += fmt::format("\ncalibration    {}", e.calibration_note);  // scaled, none, or a base
   }
   const auto& list = e.cluster.perturbations;
+  const topo::Failures failures = topo::failures_of(e.cluster);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].drawn) {
-      out += fmt::format("\nwhat-if        {}", perturbation_words(list[i]));
+      out += fmt::format("\nwhat-if        {}", perturbation_words(list[i], failures));
     } else if (i == 0 || list[i - 1].entry != list[i].entry) {  // a draw's GPUs follow each other
       out += fmt::format("\nwhat-if        {}", draw_words(list, i, e.seed));
     }
@@ -483,6 +539,10 @@ std::string case_lines(const work::CaseResult& c) {
                      folded ? " (every GPU's: the measured layer groups and DP syncs, counted "
                               "as often as the step runs them)"
                             : "");
+  if (s.failed_links) {
+    out += fmt::format("rerouted       {} flows, {} around the failed links\n", s.rerouted_flows,
+                       human_bytes(static_cast<double>(s.rerouted_bytes.n)));
+  }
   out += fmt::format("busiest rank   {} busy {} (mean {})\n", s.critical_rank,
                      human_time(s.ranks[s.critical_rank.index()].busy.seconds()),
                      human_time(s.mean_busy_s));

@@ -285,7 +285,7 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
     e.validation = parse_validation(root.at("validation"));
   }
   if (root.has("perturbations")) {
-    e.cluster.perturbations = parse_perturbations(root.at("perturbations"));
+    e.cluster.perturbations = parse_perturbations(root.at("perturbations"), e.cluster);
   }
   if (root.has("solver")) {
     const Node solver = root.at("solver");

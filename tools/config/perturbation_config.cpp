@@ -1,9 +1,13 @@
 // Perturbations: a GPU list, and what changes on those GPUs.
 #include "tools/config/perturbation_config.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "tools/config/schema.hpp"
+#include "topology/leaves.hpp"
+#include "topology/spec_check.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -14,7 +18,8 @@ constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
 
 // {"stragglers": share, "compute_speed": [min, max]}: what to draw (work::draw_stragglers).
 topo::Perturbation parse_draw(const Node& n) {
-  for (const char* key : {"gpus", "links", "bandwidth", "extra_latency_us"}) {
+  for (const char* key : {"gpus", "nodes", "rails", "leaves", "spines", "links", "bandwidth",
+                          "extra_latency_us", "failed"}) {
     if (n.has(key)) {
       n.at(key).fail("a straggler draw picks its GPUs and slows their compute; it takes "
                      "stragglers and compute_speed only");
@@ -40,46 +45,142 @@ topo::Perturbation parse_draw(const Node& n) {
   return p;
 }
 
-topo::Perturbation parse_one(const Node& n) {
+// A list of 1 to kMaxGpus integers in [0, hi], none twice ("node 3 is listed twice").
+std::vector<int> index_list(const Node& list, std::int64_t hi, const char* what) {
+  list.expect_array();
+  if (list.size() == 0 || list.size() > kMaxGpus) {
+    list.fail(fmt::format("names {} {}s; a perturbation takes 1 to {}", list.size(), what,
+                          kMaxGpus));
+  }
+  std::vector<int> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto v = static_cast<int>(list.at(i).integer_in(0, hi));
+    if (std::ranges::find(out, v) != out.end()) {
+      list.at(i).fail(fmt::format("{} {} is listed twice", what, v));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+// The GPUs: `gpus` (whether they exist is work::check's), whole `nodes`, or `rails` (one local
+// index on every node), spelled out into p.gpus once the cluster is sound.
+void parse_gpus(const Node& n, const topo::Spec& cluster, bool sound, topo::Perturbation& p) {
+  const int named = int{n.has("gpus")} + int{n.has("nodes")} + int{n.has("rails")};
+  if (named != 1) {
+    n.fail(named == 0 ? "a perturbation needs gpus, nodes or rails (or, with \"links\": "
+                        "\"spine\", leaves or spines)"
+                      : "names its GPUs one way: gpus, nodes or rails");
+  }
+  if (n.has("gpus")) {
+    p.gpus = index_list(n.at("gpus"), kMaxRank, "GPU");
+    return;
+  }
+  const int per_node = cluster.gpus_per_node;
+  if (n.has("nodes")) {
+    p.nodes = index_list(n.at("nodes"), sound ? cluster.nodes - 1 : kMaxRank, "node");
+    for (const int node : sound ? p.nodes : std::vector<int>{}) {
+      for (int local = 0; local < per_node; ++local) {
+        p.gpus.push_back(node * per_node + local);
+      }
+    }
+    return;
+  }
+  p.rails = index_list(n.at("rails"), sound ? per_node - 1 : kMaxRank, "rail");
+  for (int node = 0; sound && node < cluster.nodes; ++node) {
+    for (const int rail : p.rails) {
+      p.gpus.push_back(node * per_node + rail);
+    }
+  }
+}
+
+// {"links": "spine", "leaves": [...], "spines": [...]}: the links between those leaves and
+// those spines (either left out: all of them).
+void parse_spine_links(const Node& n, const topo::Spec& cluster, bool sound,
+                       topo::Perturbation& p) {
+  for (const char* key : {"gpus", "nodes", "rails"}) {
+    if (n.has(key)) {
+      n.at(key).fail("spine links are named by leaves and spines, not by GPUs");
+    }
+  }
+  if (!n.has("leaves") && !n.has("spines")) {
+    n.fail("spine links need leaves, spines or both (every spine link of the fabric at once is "
+           "/cluster/fabric/oversubscription)");
+  }
+  const std::int64_t leaves = sound ? topo::leaf_count(cluster) : kMaxRank;
+  const std::int64_t spines = sound ? topo::spine_count(cluster) : kMaxRank;
+  if (spines == 0) {
+    n.at("links").fail("the cluster's fabric has a single leaf and no spine links");
+  }
+  if (n.has("leaves")) {
+    p.leaves = index_list(n.at("leaves"), leaves - 1, "leaf");
+  }
+  if (n.has("spines")) {
+    p.spines = index_list(n.at("spines"), spines - 1, "spine");
+  }
+}
+
+// With links: a bandwidth share and extra latency, or failed.
+void parse_link_change(const Node& n, topo::Perturbation& p) {
+  if (n.has("compute_speed")) {
+    n.at("compute_speed")
+        .fail("a link perturbation changes bandwidth and latency; a GPU's compute_speed goes in "
+              "a perturbation without links");
+  }
+  p.failed = n.has("failed") && n.at("failed").boolean();
+  if (p.failed) {
+    for (const char* key : {"bandwidth", "extra_latency_us"}) {
+      if (n.has(key)) {
+        n.at(key).fail("a failed link carries nothing; leave out bandwidth and extra_latency_us");
+      }
+    }
+    return;
+  }
+  if (!n.has("bandwidth") && !n.has("extra_latency_us")) {
+    n.fail("a link perturbation needs bandwidth, extra_latency_us or \"failed\": true");
+  }
+  p.bandwidth = n.has("bandwidth") ? n.at("bandwidth").number_in(0.01, 10) : 1.0;
+  p.extra_latency = n.has("extra_latency_us")
+                        ? Time::from_seconds(n.at("extra_latency_us").number_in(0, 1e6) * 1e-6)
+                        : Time{};
+}
+
+topo::Perturbation parse_one(const Node& n, const topo::Spec& cluster) {
   n.expect_object();
   n.allow_only(Section::Perturbation);
   if (n.has("stragglers")) {
     return parse_draw(n);
   }
+  const bool sound = topo::check_spec(cluster).empty();  // else work::check names the cluster's
   topo::Perturbation p;
-  const Node gpus = n.at("gpus");
-  gpus.expect_array();
-  if (gpus.size() == 0 || gpus.size() > kMaxGpus) {
-    gpus.fail(fmt::format("names {} GPUs; a perturbation takes 1 to {}", gpus.size(), kMaxGpus));
-  }
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    p.gpus.push_back(static_cast<int>(gpus.at(i).integer_in(0, kMaxRank)));
-  }
-  if (n.has("links")) {
-    p.part = n.at("links").one_of({"nvlink", "nic"}) == "nvlink" ? topo::PerturbedPart::NvLink
-                                                                 : topo::PerturbedPart::Nic;
-    if (n.has("compute_speed")) {
-      n.at("compute_speed")
-          .fail(
-              "a link perturbation changes bandwidth and latency; "
-              "a GPU's compute_speed goes in a perturbation without links");
-    }
-    if (!n.has("bandwidth") && !n.has("extra_latency_us")) {
-      n.fail("a link perturbation needs bandwidth or extra_latency_us");
-    }
-    p.bandwidth = n.has("bandwidth") ? n.at("bandwidth").number_in(0.01, 10) : 1.0;
-    p.extra_latency = n.has("extra_latency_us")
-                          ? Time::from_seconds(n.at("extra_latency_us").number_in(0, 1e6) * 1e-6)
-                          : Time{};
+  const std::string links =
+      n.has("links") ? n.at("links").one_of({"nvlink", "nic", "spine"}) : std::string();
+  if (links == "spine") {
+    p.part = topo::PerturbedPart::Spine;
+    parse_spine_links(n, cluster, sound, p);
+    parse_link_change(n, p);
     return p;
   }
-  for (const char* key : {"bandwidth", "extra_latency_us"}) {
+  for (const char* key : {"leaves", "spines"}) {
     if (n.has(key)) {
-      n.at(key).fail("changes links: name them with \"links\": \"nvlink\" or \"nic\"");
+      n.at(key).fail("names spine links; it goes with \"links\": \"spine\"");
+    }
+  }
+  parse_gpus(n, cluster, sound, p);
+  if (!links.empty()) {
+    p.part = links == "nvlink" ? topo::PerturbedPart::NvLink : topo::PerturbedPart::Nic;
+    parse_link_change(n, p);
+    return p;
+  }
+  for (const char* key : {"bandwidth", "extra_latency_us", "failed"}) {
+    if (n.has(key)) {
+      n.at(key).fail("changes links: name them with \"links\": \"nvlink\", \"nic\" or "
+                     "\"spine\"");
     }
   }
   if (!n.has("compute_speed")) {
-    n.fail("a perturbation needs compute_speed, or links with bandwidth or extra_latency_us");
+    n.fail("a perturbation needs compute_speed, or links with bandwidth, extra_latency_us or "
+           "failed");
   }
   p.compute_speed = n.at("compute_speed").number_in(0.1, 10);
   return p;
@@ -87,14 +188,14 @@ topo::Perturbation parse_one(const Node& n) {
 
 }  // namespace
 
-std::vector<topo::Perturbation> parse_perturbations(const Node& list) {
+std::vector<topo::Perturbation> parse_perturbations(const Node& list, const topo::Spec& cluster) {
   list.expect_array();
   if (list.size() > kMaxPerturbations) {
     list.fail(fmt::format("{} perturbations; at most {}", list.size(), kMaxPerturbations));
   }
   std::vector<topo::Perturbation> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    out.push_back(parse_one(list.at(i)));
+    out.push_back(parse_one(list.at(i), cluster));
     out.back().entry = i;
   }
   return out;

@@ -8,10 +8,11 @@
 
 namespace hopsim::config {
 
-/// /perturbations: each a GPU list and either a compute speed or, for their NVLink or NIC
-/// links, a bandwidth share and extra latency; or a straggler draw (a share of the GPUs and a
-/// range of speeds), which work::draw_stragglers turns into GPUs. Whether the GPUs exist is
-/// work::check's.
-std::vector<topo::Perturbation> parse_perturbations(const Node& list);
+/// /perturbations: each some GPUs (listed, whole nodes or rails of `cluster`) and either a
+/// compute speed or, for their NVLink or NIC links, a bandwidth share and extra latency, or
+/// failed; or spine links (leaves x spines) changed alike; or a straggler draw (a share of the
+/// GPUs and a range of speeds), which work::draw_stragglers turns into GPUs. Whether listed
+/// GPUs exist, and whether failures leave a route, is work::check's.
+std::vector<topo::Perturbation> parse_perturbations(const Node& list, const topo::Spec& cluster);
 
 }  // namespace hopsim::config

@@ -46,24 +46,37 @@ const std::array<KeyDoc, 11> kExperiment{{
     {"validation", "object", "none", "a published figure the run is compared with (collective)"},
     {"solver", "object", "exact", "the flow solver: exact max-min rates, or its approximate mode"},
     {"perturbations", "array of objects", "none",
-     "what-ifs off the healthy cluster: GPUs that compute slower, NVLink or NIC links that "
-     "carry less or take longer (docs/what-ifs.md); a folded training step takes none"},
+     "what-ifs off the healthy cluster: GPUs that compute slower, NVLink, NIC or spine links "
+     "that carry less, take longer or fail (docs/what-ifs.md); a folded training step takes "
+     "none"},
 }};
 
-const std::array<KeyDoc, 6> kPerturbation{{
-    {"gpus", "array of GPU ranks", "required unless stragglers",
+const std::array<KeyDoc, 11> kPerturbation{{
+    {"gpus", "array of GPU ranks", "one of gpus, nodes, rails unless stragglers or spine links",
      "the GPUs it applies to, each in the cluster"},
+    {"nodes", "array of node indices", "none", "instead of gpus: every GPU of these nodes"},
+    {"rails", "array of local GPU indices", "none",
+     "instead of gpus: the GPU of this index on every node (its rail's NICs, with links nic)"},
     {"stragglers", "number in (0, 1]", "none",
      "instead of gpus: this share of the GPUs the workload runs on (at least one), drawn with "
      "the experiment's seed, each at a compute_speed drawn uniformly from its [min, max]"},
-    {"links", "\"nvlink\" or \"nic\"", "none (their compute)",
-     "which of their links it changes, both directions; without it, their compute"},
+    {"links", "\"nvlink\", \"nic\" or \"spine\"", "none (their compute)",
+     "which of their links it changes, both directions; without it, their compute; \"spine\": "
+     "the links between leaves and spines, named by leaves and spines"},
+    {"leaves", "array of leaf indices", "every leaf",
+     "with links spine: the leaves whose links to the spines change"},
+    {"spines", "array of spine indices", "every spine",
+     "with links spine: the spines whose links to the leaves change"},
     {"compute_speed", "number in [0.1, 10]; with stragglers [min, max]", "1",
      "their kernels at this share of the compute model's rate (0.95: 5% slow); without links"},
     {"bandwidth", "number in [0.01, 10]", "1",
      "their links at this share of their rate (0.5: a NIC trained down to half); with links"},
     {"extra_latency_us", "number in [0, 10^6]", "0",
      "microseconds every flow on their links pays more; with links"},
+    {"failed", "boolean", "false",
+     "with links: they carry nothing, and traffic detours (a failed NIC's over NVLink through "
+     "the next GPU's NIC, a failed NVLink's through the NICs, ECMP over the spines left); a "
+     "partition is an error"},
 }};
 
 const std::array<KeyDoc, 1> kSolver{{

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "topology/failures.hpp"
 #include "topology/spec_check.hpp"
 #include "workloads/experiment/experiment.hpp"
 #include "workloads/model/model_check.hpp"
@@ -80,26 +81,44 @@ std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, 
                              what, product, lo)};
 }
 
+// Whether a perturbation's GPUs run something: each listed GPU, or one GPU of the nodes or rails
+// it names (the rest of a rail may lie beyond the mesh).
+std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used) {
+  const bool listed = p.nodes.empty() && p.rails.empty();
+  if (used == 0 || listed || std::ranges::any_of(p.gpus, [used](int g) { return g < used; })) {
+    return std::nullopt;
+  }
+  return Problem{fmt::format("/perturbations/{}/{}", p.entry, p.nodes.empty() ? "rails" : "nodes"),
+                 fmt::format("none of its GPUs runs anything here (the parallel mesh uses GPUs 0 "
+                             "to {}), so the perturbation would change nothing",
+                             used - 1)};
+}
+
 // Each perturbed GPU exists and runs something (a layer's or a step's GPUs are its mesh's);
-// what one GPU's perturbations multiply to stays in one perturbation's range; a folded step,
-// which simulates one GPU per pipeline rank (its layers measured on the first GPUs), cannot
-// place one.
+// what one GPU's perturbations multiply to stays in one perturbation's range; failed links
+// leave a route between every two GPUs; a folded step, which simulates one GPU per pipeline
+// rank (its layers measured on the first GPUs), cannot place one.
 void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.gpu_count();
   const int used = mesh_gpus(e);
   std::map<std::pair<int, topo::PerturbedPart>, double> product;
   for (const topo::Perturbation& p : e.cluster.perturbations) {
     const std::size_t i = p.entry;  // a drawn GPU's problems name its draw
+    if (const std::optional<Problem> idle = outside_mesh(p, used)) {
+      out.push_back(*idle);
+      return;
+    }
+    const bool listed = p.nodes.empty() && p.rails.empty();
     for (std::size_t j = 0; j < p.gpus.size(); ++j) {
       const auto at = [&] {
-        return p.drawn ? fmt::format("/perturbations/{}", i)
-                       : fmt::format("/perturbations/{}/gpus/{}", i, j);
+        return p.drawn || !listed ? fmt::format("/perturbations/{}", i)
+                                  : fmt::format("/perturbations/{}/gpus/{}", i, j);
       };
       if (p.gpus[j] >= gpus) {
         out.push_back({at(), fmt::format("GPU {} is not in the cluster's {}", p.gpus[j], gpus)});
         return;
       }
-      if (used > 0 && p.gpus[j] >= used) {
+      if (listed && used > 0 && p.gpus[j] >= used) {
         out.push_back({at(), fmt::format("GPU {} runs nothing here (the parallel mesh uses GPUs 0 "
                                        "to {}), so the perturbation would change nothing",
                                        p.gpus[j], used - 1)});
@@ -112,6 +131,10 @@ void check_perturbations(const Experiment& e, Problems& out) {
         return;
       }
     }
+  }
+  for (const Problem& partition : topo::check_failures(e.cluster)) {
+    out.push_back(partition);
+    return;
   }
   const auto* step = std::get_if<TrainingStepJob>(&e.job);
   if (!e.cluster.perturbations.empty() && step != nullptr && step->fold) {

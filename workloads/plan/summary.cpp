@@ -119,6 +119,7 @@ RouteKinds route_kinds(const topo::Cluster& cluster, std::span<const topo::LinkI
 Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome& outcome) {
   Summary s;
   s.step = outcome.makespan;
+  s.failed_links = cluster.failures().any;
   const auto gpus = static_cast<std::size_t>(cluster.gpu_count());
   std::vector<Intervals> per_rank(gpus);
   const auto& tasks = plan.tasks();
@@ -137,7 +138,13 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
       per_rank[t.src.index()].comm.emplace_back(tt.start, tt.end);
       if (t.kind == PlanTaskKind::Flow) {  // a held collective is its own GPU's only
         per_rank[t.dst.index()].comm.emplace_back(tt.start, tt.end);
-        add_link_bytes(cluster, outcome.route(static_cast<PlanTaskId>(i)), t, s);
+        const std::span<const topo::LinkId> route = outcome.route(static_cast<PlanTaskId>(i));
+        add_link_bytes(cluster, route, t, s);
+        // An explicit route is a plan's own choice of NICs (DeepEP's low-latency kernels).
+        if (cluster.detoured(route, t.src, t.dst, t.route_size > 0)) {
+          ++s.rerouted_flows;
+          s.rerouted_bytes = s.rerouted_bytes + t.bytes;
+        }
       }
     }
   }
@@ -250,6 +257,8 @@ Summary extrapolate(const Summary& fewer, const Summary& more, std::int64_t extr
   s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
   s.nvlink_bytes = ahead(fewer.nvlink_bytes, more.nvlink_bytes, extra);
   s.ib_bytes = ahead(fewer.ib_bytes, more.ib_bytes, extra);
+  s.rerouted_flows = more.rerouted_flows + extra * (more.rerouted_flows - fewer.rerouted_flows);
+  s.rerouted_bytes = ahead(fewer.rerouted_bytes, more.rerouted_bytes, extra);
   s.flops.n = ahead(fewer.flops.n, more.flops.n, extra);
   s.compute_sources = {};
   for (Source src : kSources) {

@@ -36,6 +36,11 @@ struct Summary {
   /// count the whole cluster (run() adds the case's CaseTraffic to its plan's).
   Bytes nvlink_bytes;
   Bytes ib_bytes;
+  /// Around failed links (the cluster has some): flows whose route differs from the healthy
+  /// cluster's, and their bytes.
+  bool failed_links = false;
+  std::int64_t rerouted_flows = 0;
+  Bytes rerouted_bytes;
   Flops flops;         ///< of every compute task that ran
   ComputeTally compute_sources;  ///< compute time per source, over every GPU
   KernelTally compute_kernels;   ///< compute time per kernel class, over every GPU
