@@ -92,7 +92,8 @@ std::string perturbation_words(const topo::Perturbation& p, const topo::Failures
                   : "; ECMP hashes over the spines both leaves still reach";
     return p.part == topo::PerturbedPart::Spine
                ? fmt::format("{} {} failed{}", kind, target_words(p), detour)
-               : fmt::format("{} {} failed{}", target_words(p), kind, detour);
+               : fmt::format("{} {} failed{}", target_words(p),
+                             p.part == topo::PerturbedPart::Nic ? "NIC" : "NVLink", detour);
   }
   std::string out = p.part == topo::PerturbedPart::Spine
                         ? fmt::format("{} {}", kind, target_words(p))
