@@ -47,8 +47,8 @@ const std::array<KeyDoc, 11> kExperiment{{
     {"solver", "object", "exact", "the flow solver: exact max-min rates, or its approximate mode"},
     {"perturbations", "array of objects", "none",
      "what-ifs off the healthy cluster: GPUs that compute slower, NVLink, NIC or spine links "
-     "that carry less, take longer or fail (docs/what-ifs.md); a folded training step takes "
-     "none"},
+     "that carry less, take longer or fail (docs/what-ifs.md); a folded training step "
+     "measures the layer groups and stages they touch"},
 }};
 
 const std::array<KeyDoc, 11> kPerturbation{{

@@ -11,6 +11,7 @@
 #include "topology/spec_check.hpp"
 #include "workloads/experiment/experiment.hpp"
 #include "workloads/model/model_check.hpp"
+#include "workloads/step/partial_fold.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -96,8 +97,7 @@ std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used) {
 
 // Each perturbed GPU exists and runs something (a layer's or a step's GPUs are its mesh's);
 // what one GPU's perturbations multiply to stays in one perturbation's range; failed links
-// leave a route between every two GPUs; a folded step, which simulates one GPU per pipeline
-// rank (its layers measured on the first GPUs), cannot place one.
+// leave a route between every two GPUs; a folded step can fold around them (partial_fold.hpp).
 void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.gpu_count();
   const int used = mesh_gpus(e);
@@ -136,11 +136,10 @@ void check_perturbations(const Experiment& e, Problems& out) {
     out.push_back(partition);
     return;
   }
-  const auto* step = std::get_if<TrainingStepJob>(&e.job);
-  if (!e.cluster.perturbations.empty() && step != nullptr && step->fold) {
-    out.push_back({"/perturbations",
-                   "a folded training step simulates one GPU per pipeline rank and cannot place "
-                   "a perturbation; unfold it (\"fold\": false in the workload, or --no-fold)"});
+  if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
+    const Mesh mesh(e.parallel);
+    const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
+    step_parts::check_partial_fold(*step, env, out);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/problem.hpp"
+#include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
 
 namespace hopsim::work {
@@ -298,7 +299,11 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
   if (!result.problems.empty()) {
     return result;
   }
-  result.cluster.emplace(e.cluster);
+  // A folded step with perturbations runs its pipeline without the compute ones (its measured
+  // layers carry them); its probes say which cluster each runs on (partial_fold.hpp).
+  const auto* step = std::get_if<TrainingStepJob>(&e.job);
+  result.cluster.emplace(step != nullptr && step->fold ? step_parts::pipeline_cluster(e.cluster)
+                                                       : e.cluster);
   const Mesh mesh(e.parallel);
   const JobEnv env = job_env(e, mesh);
   std::optional<ComputeModel> compute;

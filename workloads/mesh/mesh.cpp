@@ -137,6 +137,13 @@ std::int64_t Mesh::coordinate(int rank, Dim dim) const {
   return (rank / stride_[index(dim)]) % spec_.degree(dim);
 }
 
+int Mesh::rank_of(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t dp) const {
+  HOPSIM_ASSERT(tp < spec_.tp && cp < spec_.cp && pp < spec_.pp && dp < spec_.dp,
+                "coordinates ({}, {}, {}, {}) outside the mesh", tp, cp, pp, dp);
+  return static_cast<int>(tp * stride_[index(Dim::Tp)] + cp * stride_[index(Dim::Cp)] +
+                          pp * stride_[index(Dim::Pp)] + dp * stride_[index(Dim::Dp)]);
+}
+
 std::vector<topo::GpuId> Mesh::group(Dim dim, int rank) const {
   HOPSIM_ASSERT(rank >= 0 && rank < size_, "rank {} outside a mesh of {}", rank, size_);
   std::vector<topo::GpuId> members;

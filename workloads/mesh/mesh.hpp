@@ -60,6 +60,8 @@ class Mesh {
   /// The GPUs of `rank`'s group along `dim`, ordered by their coordinate on it. The mesh
   /// places rank r on the cluster's GPU r.
   std::vector<topo::GpuId> group(Dim dim, int rank) const;
+  /// The rank with these coordinates (each below its degree).
+  int rank_of(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::int64_t dp) const;
   /// Every group along `dim`, ordered by their first member.
   std::vector<std::vector<topo::GpuId>> groups(Dim dim) const;
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "sim/assert.hpp"
 
@@ -97,6 +98,17 @@ PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) 
     deps_.emplace_back(first + before, first + after);
   }
   return first;
+}
+
+void Plan::slow_compute(std::span<const double> speed) {
+  for (PlanTask& t : tasks_) {
+    const double v = t.src.index() < speed.size() ? speed[t.src.index()] : 1.0;
+    if (t.kind == PlanTaskKind::Compute && v != 1.0) {
+      HOPSIM_ASSERT(v > 0, "GPU {} at speed {}", t.src, v);
+      t.duration = Time::ps(static_cast<std::int64_t>(
+          std::ceil(static_cast<double>(t.duration.count_ps()) / v)));
+    }
+  }
 }
 
 std::uint32_t Plan::intern(std::string_view label) {

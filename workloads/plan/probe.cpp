@@ -40,8 +40,9 @@ std::vector<ProbeResult> run_probes(const topo::Cluster& cluster, std::vector<Pr
         ProbeResult& r = out[i];
         r.name = std::move(probes[i].name);
         r.plan = std::move(probes[i].plan);
-        r.outcome = simulate(cluster, r.plan, {.tolerance = tolerance});
-        r.summary = summarize(cluster, r.plan, r.outcome);
+        const topo::Cluster& on = probes[i].cluster ? *probes[i].cluster : cluster;
+        r.outcome = simulate(on, r.plan, {.tolerance = tolerance});
+        r.summary = summarize(on, r.plan, r.outcome);
       } catch (...) {
         errors[i] = std::current_exception();
       }

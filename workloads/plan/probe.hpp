@@ -5,9 +5,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workloads/plan/plan.hpp"
@@ -18,8 +20,13 @@ namespace hopsim::work {
 
 /// A sub-plan a job asks to have measured; names are unique within a job.
 struct Probe {
+  Probe(std::string n, Plan p, std::shared_ptr<const topo::Cluster> c = nullptr)
+      : name(std::move(n)), plan(std::move(p)), cluster(std::move(c)) {}
   std::string name;
   Plan plan;
+  /// The cluster it runs on when not the run's (a folded step with perturbations measures its
+  /// healthy layers on a healthy cluster and the groups a perturbation touches on the real one).
+  std::shared_ptr<const topo::Cluster> cluster;
 };
 
 /// A probe as simulated.
@@ -47,8 +54,8 @@ class Measured {
 };
 
 /// Simulates and summarizes `probes` on up to `threads` threads (0: one per core), each
-/// with its own engine and network; results in the probes' order, identical for any thread
-/// count.
+/// with its own engine and network, on `cluster` or the probe's own; results in the probes'
+/// order, identical for any thread count.
 std::vector<ProbeResult> run_probes(const topo::Cluster& cluster, std::vector<Probe> probes,
                                     double tolerance, unsigned threads);
 

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
@@ -202,7 +203,10 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
     details.rank_layers.push_back(layers);
     details.rank_moe_layers.push_back(moe);
   }
-  details.representatives = b.env.mesh.group(Dim::Pp, 0);
+  // Folded, the pipeline runs on the column of the first GPU whose links are perturbed: its
+  // activations cross them (partial_fold.hpp).
+  details.representatives =
+      b.env.mesh.group(Dim::Pp, job.fold ? step_parts::link_column(b.env) : 0);
   // The output layer on the last stage: its GEMM over every token of the TP group (sequence
   // parallelism gathers them), vocab-parallel over TP, and the loss.
   details.head = output_layer_costs(

@@ -1,6 +1,7 @@
 // Internal to the training step's plan builders (folded and unfolded): the pieces both use.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -64,6 +65,17 @@ struct DpKey {
   bool empty() const { return dense <= 0 && expert <= 0; }
 };
 
+/// What a pipeline rank that perturbations touch measures differently from the healthy step
+/// (partial folding): the slowest of its layer groups per kind (and which group that was), the
+/// DP collectives over its own DP groups, its slowest GPU's compute speed.
+struct RankMeasurements {
+  std::optional<LayerTiming> dense;
+  std::optional<LayerTiming> sparse;
+  std::map<DpKey, Time> dp;
+  double speed = 1.0;
+  std::array<std::string, 2> paced_by;  ///< dense, MoE: the group, "GPUs 2, 3"; empty: healthy
+};
+
 /// What the folded step is assembled from: each layer kind's measured timing, every DP
 /// collective it uses, and the layers' dominant compute source. Built from probes
 /// (measure_step) or, in tests, by hand.
@@ -74,8 +86,14 @@ struct StepMeasurements {
   Source source = Source::Exact;
   /// Compute by kernel class: each kind's layer group's, times its layers in the model.
   KernelTally kernels;
+  /// The slowest compute speed of the pipeline rank's GPUs (at_rank's view; 1 healthy).
+  double speed = 1.0;
+  /// Pipeline ranks that perturbations touch, by rank.
+  std::map<int, RankMeasurements> ranks;
   /// An empty key takes no time; any other must have been measured (assert).
   Time dp_time(const DpKey& key) const;
+  /// What pipeline rank `rank` runs with: these measurements, with its own where it has them.
+  StepMeasurements at_rank(int rank) const;
 };
 
 /// The gradient reduction (reduce-scatter under ZeRO >= 1, all-reduce under ZeRO-0) of one
@@ -96,6 +114,12 @@ std::string dp_probe_name(const DpKey& key);
 inline constexpr std::string_view kPairProbe = "moe layer dualpipe pair";
 /// Whether the step measures a DualPipe pair of its MoE layer (no TP, no CP).
 bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);
+
+/// Partial folding's probes (partial_fold.hpp), after the healthy ones in `out`: each touched
+/// layer group's layers, and the DP collectives of the stages whose links are perturbed.
+void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vector<Probe>& out);
+/// " @ stage 3": what a stage's own DP probe adds to the healthy one's name.
+std::string stage_suffix(int stage);
 
 /// The folded step's measurements read from its probes.
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);

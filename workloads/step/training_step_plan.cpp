@@ -1,12 +1,14 @@
 // The folded training step assembled from its measurements (training_step_job.hpp says how it
 // folds; training_step_probes.cpp what it measures).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
 #include "workloads/step/training_step_parts.hpp"
@@ -40,6 +42,34 @@ std::string folding_words(const TrainingStepJob& job, const BuildEnv& b,
       details.gpus, lp.tp * lp.cp * lp.dp, p.tp, p.cp,
       lp.dp > 1 ? fmt::format(" x {} for ep {}", lp.dp, p.ep) : std::string(),
       b.env.mesh.size() / p.pp * sync_stages, p.pp);
+}
+
+// Partial folding in words: per pipeline rank that perturbations touch, the layer group that
+// set its pace and how much slower its layers ran, its slowest GPU's speed.
+std::string touched_words(const StepMeasurements& m) {
+  std::string out;
+  for (const auto& [rank, r] : m.ranks) {
+    std::vector<std::string> parts;
+    for (const bool moe : {false, true}) {
+      const std::optional<LayerTiming>& slow = moe ? r.sparse : r.dense;
+      const std::optional<LayerTiming>& healthy = moe ? m.sparse : m.dense;
+      const std::string& group = r.paced_by[moe ? 1 : 0];
+      if (slow && healthy && !group.empty()) {
+        const double ratio = (slow->forward + slow->backward).seconds() /
+                             (healthy->forward + healthy->backward).seconds();
+        parts.push_back(fmt::format("{} layers {:+.2f}% on {}", moe ? "MoE" : "dense",
+                                    100 * (ratio - 1), group));
+      }
+    }
+    if (r.speed < 1.0) {
+      parts.push_back(fmt::format("optimizer at {:.3g}", r.speed));
+    }
+    if (!r.dp.empty()) {
+      parts.push_back("DP collectives measured on its own DP groups");
+    }
+    out += fmt::format("; pipeline rank {} touched: {}", rank, fmt::join(parts, ", "));
+  }
+  return out;
 }
 
 // The step's gradient syncs, per layer kind and for the vocabulary.
@@ -95,9 +125,14 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
     bwd[static_cast<std::size_t>(n) - 1 - l] += details.offload_wait_backward[l];
   }
   if (s == details.stages * job.virtual_stages - 1) {
-    fwd.push_back(details.head_forward);
+    // The output layer's kernels, on the stage's slowest GPU (perturbations; 1: healthy).
+    const auto slowed = [&m](Time t) {
+      const double ps = static_cast<double>(t.count_ps()) / m.speed;
+      return Time::ps(static_cast<std::int64_t>(std::ceil(ps)));
+    };
+    fwd.push_back(slowed(details.head_forward));
     gather.push_back(Time{});
-    bwd.insert(bwd.begin(), details.head_backward);
+    bwd.insert(bwd.begin(), slowed(details.head_backward));
     gather_back.insert(gather_back.begin(), Time{});
   }
   const Time forward = prefetched_pass(fwd, gather);
@@ -152,37 +187,62 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
   return prev;
 }
 
-// 1F1B or interleaved: the pipeline on one GPU per stage, then each rank's buckets and the
-// optimizer.
-std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
-                                StepDetails details, const StepMeasurements& m,
-                                const Syncs& syncs) {
+// The gradient syncs with measurements `m` (one pipeline rank's view).
+Syncs syncs_of(const TrainingStepJob& job, const BuildEnv& b, const StepMeasurements& m) {
+  const ModelSpec& model = *b.env.model;
   const ParallelSpec& p = b.env.mesh.spec();
+  Syncs syncs;
+  for (const bool moe : {false, true}) {
+    if (moe ? m.sparse : m.dense) {
+      (moe ? syncs.moe : syncs.dense) = grad_sync(job, model, p, moe, m);
+    }
+  }
+  syncs.vocab = m.dp_time(vocab_sync_key(job, model, p));
+  return syncs;
+}
+
+// 1F1B or interleaved: the pipeline on one GPU per stage, then each rank's buckets and the
+// optimizer. Each pipeline rank runs with its own measurements (at_rank): a rank that
+// perturbations touch takes its slowest layer group, its own DP collectives, and its slowest
+// GPU's speed for the optimizer.
+std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
+                                StepDetails details, const StepMeasurements& healthy) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  std::vector<StepMeasurements> views;
+  std::vector<Syncs> syncs;
+  for (int r = 0; r < details.stages; ++r) {
+    views.push_back(healthy.at_rank(r));
+    syncs.push_back(syncs_of(job, b, views.back()));
+  }
   PipelineSpec pipe;
   pipe.schedule = job.schedule;
   pipe.gpus = details.representatives;
   pipe.micro_batches = static_cast<int>(details.micro_batches);
   pipe.chunks = job.virtual_stages;
   pipe.group = job.microbatch_group;
-  pipe.source = m.source;
+  pipe.source = healthy.source;
   const ModelSpec& model = *b.env.model;
   pipe.activation_bytes = job.transfer_bytes(p, model);
   details.gather_exposed.assign(static_cast<std::size_t>(details.stages), Time{});
-  offload_waits(job, model, m, details);
+  offload_waits(job, model, views.front(), details);
   for (int s = 0; s < details.stages * job.virtual_stages; ++s) {
-    const Time waited = add_stage_passes(job, model, details, m, syncs, s, pipe);
+    const auto r = static_cast<std::size_t>(s % details.stages);
+    const Time waited = add_stage_passes(job, model, details, views[r], syncs[r], s, pipe);
     details.gather_exposed[static_cast<std::size_t>(s % details.stages)] +=
         Time::ps(waited.count_ps() * details.micro_batches);
   }
   Plan plan;
   const PipelineTasks tasks = add_pipeline(plan, pipe);
   const StepShape shape = job.shape(b.env);
+  const double hbm = b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency;
   for (int r = 0; r < details.stages; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
     const std::optional<PlanTaskId> last_bucket =
-        add_buckets(plan, job, model, details, syncs, tasks, r);
-    // The optimizer over the rank's shard, memory-bound, after every gradient has arrived.
-    add_step_end(plan, details, job, shape, r, tasks.ops[static_cast<std::size_t>(r)].back(),
-                 last_bucket, b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency, m);
+        add_buckets(plan, job, model, details, syncs[ri], tasks, r);
+    // The optimizer over the rank's shard, memory-bound, after every gradient has arrived; on
+    // the rank's slowest GPU.
+    add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
+                 hbm * views[ri].speed, views[ri]);
   }
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,
@@ -200,24 +260,20 @@ std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
                             const StepMeasurements& m) {
   HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
                 "a training step needs a compute model and a model");
-  const ParallelSpec& p = b.env.mesh.spec();
-  const ModelSpec& model = *b.env.model;
   StepDetails details = base_details(job, b);
-  Syncs syncs;
+  const Syncs syncs = syncs_of(job, b, m);
   for (const bool moe : {false, true}) {
     const std::optional<LayerTiming>& timing = moe ? m.sparse : m.dense;
     if (timing) {
       details.layers.push_back(*timing);
-      (moe ? syncs.moe : syncs.dense) = grad_sync(job, model, p, moe, m);
       details.grad_sync.push_back(*(moe ? syncs.moe : syncs.dense));
     }
   }
-  syncs.vocab = m.dp_time(vocab_sync_key(job, model, p));
-  details.folding = folding_words(job, b, details);
+  details.folding = folding_words(job, b, details) + touched_words(m);
   if (job.schedule == PipeSchedule::DualPipe) {
     return dualpipe_case(job, b, std::move(details), m, syncs.dense, syncs.moe, syncs.vocab);
   }
-  return pipeline_case(job, b, std::move(details), m, syncs);
+  return pipeline_case(job, b, std::move(details), m);
 }
 
 }  // namespace hopsim::work::step_parts

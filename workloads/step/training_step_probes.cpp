@@ -2,6 +2,7 @@
 // reads back from them (measure_step()).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/partial_fold.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
@@ -23,10 +25,12 @@ DpKey dp_key(CollectiveOp op, double dense_bytes, double expert_bytes) {
   return {op, static_cast<std::int64_t>(dense_bytes), static_cast<std::int64_t>(expert_bytes)};
 }
 
-// A DP collective over stage 0's DP groups (under DualPipe, stage 0 sits on pipeline ranks 0
-// and pp - 1: both copies' gradients reduce together); empty when no group has two members.
-Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key) {
-  std::vector<std::int64_t> stages{0};
+// A DP collective over stage `stage`'s DP groups (under DualPipe, stage 0 sits on pipeline
+// ranks 0 and pp - 1: both copies' gradients reduce together); empty when no group has two
+// members.
+Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
+             std::int64_t stage = 0) {
+  std::vector<std::int64_t> stages{stage};
   if (job.schedule == PipeSchedule::DualPipe) {
     stages.push_back(b.env.mesh.spec().pp - 1);
   }
@@ -135,13 +139,14 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
 namespace {
 
 LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, const Measured& m,
-                          const ModelSpec& model, bool moe, ComputeTally& sources) {
+                          const ModelSpec& model, bool moe, ComputeTally& sources,
+                          const std::string& suffix = "") {
   LayerTiming t;
   t.moe = moe;
   t.gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
   std::map<std::string, Time> exposed;
   for (const Passes passes : {Passes::Forward, Passes::Backward}) {
-    add_pass(m.at(layer_probe_name(moe, passes)), passes, t, exposed, sources);
+    add_pass(m.at(layer_probe_name(moe, passes) + suffix), passes, t, exposed, sources);
   }
   // The forward (full) or its recomputed modules' kernels (selective) run again before the
   // backward.
@@ -233,6 +238,77 @@ bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p) {
   return job.schedule == PipeSchedule::DualPipe && p.cp == 1 && p.tp == 1;
 }
 
+namespace {
+
+// The slower of `have` and `t`, by forward and backward together; true when `t` is.
+bool keep_slower(std::optional<LayerTiming>& have, const LayerTiming& t) {
+  if (have && have->forward + have->backward >= t.forward + t.backward) {
+    return false;
+  }
+  have = t;
+  return true;
+}
+
+// Partial folding: each pipeline rank a perturbation touches takes the slowest of its touched
+// layer groups and the healthy one, per layer kind, and its DP collectives as measured on it.
+void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
+                     StepMeasurements& out) {
+  const Touched t = touched(b.env);
+  const ModelSpec& model = *b.env.model;
+  const ParallelSpec& p = b.env.mesh.spec();
+  for (const TouchedGroup& g : t.groups) {
+    RankMeasurements& rank = out.ranks[g.stage];
+    for (const bool moe : {false, true}) {
+      const std::optional<LayerTiming>& healthy = moe ? out.sparse : out.dense;
+      if (!healthy) {
+        continue;
+      }
+      std::optional<LayerTiming>& slowest = moe ? rank.sparse : rank.dense;
+      if (!slowest) {
+        slowest = healthy;
+      }
+      ComputeTally ignored;
+      if (keep_slower(slowest, measure_layer(job, p, m, model, moe, ignored, g.suffix()))) {
+        const std::string words = g.suffix();
+        rank.paced_by[moe ? 1 : 0] = words.substr(words.find("GPUs"));  // "GPUs 2, 3"
+      }
+    }
+  }
+  for (const int stage : t.link_stages) {
+    RankMeasurements& rank = out.ranks[stage];
+    for (const DpKey& key : dp_requests(job, b)) {
+      const ProbeResult* r = m.find(dp_probe_name(key) + stage_suffix(stage));
+      rank.dp[key] = r != nullptr ? r->outcome.makespan : Time{};
+    }
+  }
+  for (int r = 0; r < p.pp; ++r) {
+    if (t.stage_speed[static_cast<std::size_t>(r)] < 1.0) {
+      out.ranks[r].speed = t.stage_speed[static_cast<std::size_t>(r)];
+    }
+  }
+}
+
+}  // namespace
+
+std::string stage_suffix(int stage) { return fmt::format(" @ stage {}", stage); }
+
+StepMeasurements StepMeasurements::at_rank(int rank) const {
+  StepMeasurements view = *this;
+  view.ranks.clear();
+  const auto it = ranks.find(rank);
+  if (it == ranks.end()) {
+    return view;
+  }
+  const RankMeasurements& r = it->second;
+  view.dense = r.dense ? r.dense : dense;
+  view.sparse = r.sparse ? r.sparse : sparse;
+  for (const auto& [key, time] : r.dp) {
+    view.dp[key] = time;
+  }
+  view.speed = r.speed;
+  return view;
+}
+
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m) {
   const ModelSpec& model = *b.env.model;
   const ParallelSpec& p = b.env.mesh.spec();
@@ -256,7 +332,63 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
     const ProbeResult* r = m.find(dp_probe_name(key));
     out.dp[key] = r != nullptr ? r->outcome.makespan : Time{};
   }
+  measure_touched(job, b, m, out);
   return out;
+}
+
+void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vector<Probe>& out) {
+  if (!job.fold || b.env.cluster.perturbations.empty()) {
+    return;
+  }
+  const Touched t = touched(b.env);
+  // The healthy probes on the healthy cluster (the run's keeps link perturbations for the
+  // pipeline), the touched groups' links and DP groups on the perturbed one.
+  topo::Spec healthy_spec = b.env.cluster;
+  healthy_spec.perturbations.clear();
+  const auto healthy_cluster = std::make_shared<const topo::Cluster>(healthy_spec);
+  for (Probe& p : out) {
+    p.cluster = healthy_cluster;
+  }
+  std::shared_ptr<const topo::Cluster> perturbed;
+  if (!t.link_stages.empty()) {
+    perturbed = std::make_shared<const topo::Cluster>(b.env.cluster);
+  }
+  const auto healthy = [&out](const std::string& name) -> const Plan* {
+    const auto it = std::ranges::find(out, name, &Probe::name);
+    return it == out.end() ? nullptr : &it->plan;
+  };
+  std::vector<Probe> more;
+  for (const TouchedGroup& g : t.groups) {
+    for (const bool moe : {false, true}) {
+      for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+        const Plan* plan = healthy(layer_probe_name(moe, passes));
+        if (plan == nullptr) {
+          continue;  // the model has no layer of that kind
+        }
+        Probe probe{layer_probe_name(moe, passes) + g.suffix(), Plan{}, nullptr};
+        if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
+          probe.plan.append(*plan, g.gpus);
+          probe.cluster = perturbed;
+        } else {  // only its kernels are slow: the healthy group's plan, slowed
+          probe.plan = *plan;
+          probe.plan.slow_compute(g.speed);
+          probe.cluster = healthy_cluster;
+        }
+        more.push_back(std::move(probe));
+      }
+    }
+  }
+  for (const int stage : t.link_stages) {
+    for (const DpKey& key : dp_requests(job, b)) {
+      Plan plan = dp_plan(job, b, key, stage);
+      if (!plan.tasks().empty()) {
+        more.push_back({dp_probe_name(key) + stage_suffix(stage), std::move(plan), perturbed});
+      }
+    }
+  }
+  for (Probe& p : more) {
+    out.push_back(std::move(p));
+  }
 }
 
 }  // namespace step_parts
@@ -295,6 +427,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
       out.push_back({step_parts::dp_probe_name(key), std::move(plan)});
     }
   }
+  step_parts::add_touched_probes(*this, b, out);
   return out;
 }
 

@@ -1,0 +1,121 @@
+// Partial folding: a folded step with perturbations measures the layer groups and stages they
+// touch and agrees with the unfolded step, perturbation kind by perturbation kind.
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/approx.hpp"
+#include "tools/config/experiment_file.hpp"
+#include "workloads/experiment/run.hpp"
+
+namespace hopsim::config {
+namespace {
+
+const std::string kExperiments = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/";
+const std::string kSmall = kExperiments + "llama3-8b-step-32gpu.json";
+
+double step_s(const std::string& file, const std::vector<std::string>& sets) {
+  const work::RunResult r = work::run(load_experiment(file, sets).experiment);
+  REQUIRE(r.ok());
+  return r.cases.front().outcome.makespan.seconds();
+}
+
+// The folded and the unfolded step with `perturbations`, and the healthy folded one.
+struct Three {
+  double folded;
+  double unfolded;
+  double healthy;
+};
+
+Three both(const std::string& perturbations) {
+  const std::string set = "perturbations=" + perturbations;
+  return {step_s(kSmall, {set}), step_s(kSmall, {set, "workload.fold=false"}),
+          step_s(kSmall, {})};
+}
+
+}  // namespace
+
+TEST_CASE("partial folding agrees with the unfolded step within 1%, perturbation by kind") {
+  // Llama 3 8B on 32 GPUs: TP 2, PP 4 (a node holds one replica's 4 stages), DP 4, interleaved.
+  const std::vector<std::string> kinds = {
+      R"([{"gpus": [3], "compute_speed": 0.95}])",   // a middle stage's GPU
+      R"([{"gpus": [23], "compute_speed": 0.862}])",  // the last stage's: the output layer too
+      R"([{"gpus": [7], "compute_speed": 0.7}])",
+      R"([{"stragglers": 0.1, "compute_speed": [0.85, 0.97]}])",
+      R"([{"gpus": [1, 10, 20, 30], "compute_speed": 0.85}])",  // four stages, four columns
+      R"([{"nodes": [1], "links": "nic", "bandwidth": 0.25}])",
+      R"([{"gpus": [3], "links": "nic", "failed": true}])",
+      R"([{"gpus": [3], "links": "nvlink", "bandwidth": 0.5}])",
+      R"([{"gpus": [12], "compute_speed": 0.9}, {"rails": [4], "links": "nic", "bandwidth": 0.5}])",
+  };
+  for (const std::string& kind : kinds) {
+    CAPTURE(kind);
+    const Three t = both(kind);
+    CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.01));
+    CHECK(t.folded >= t.healthy);
+  }
+}
+
+TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on one NIC") {
+  // The layer group measured alone is 48% slower; unfolded, its TP all-reduces also share the
+  // NIC with the stage's gradient buckets, which folding measures apart: 3.6% short.
+  const Three t = both(R"([{"gpus": [3], "links": "nvlink", "failed": true}])");
+  CHECK(t.folded < t.unfolded);
+  CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.05));
+  CHECK(t.folded > t.healthy * 1.05);
+}
+
+TEST_CASE("partial folding measures the touched groups as probes of their own") {
+  const ExperimentFile f =
+      load_experiment(kSmall, {R"(perturbations=[{"gpus": [12], "compute_speed": 0.9}])"});
+  const work::RunResult r = work::run(f.experiment);
+  REQUIRE(r.ok());
+  std::vector<std::string> touched;
+  for (const work::ProbeResult& p : r.probes) {
+    if (p.name.find(" @ ") != std::string::npos) {
+      touched.push_back(p.name);
+    }
+  }
+  // GPU 12: node 1, local 4: pipeline rank 2, DP 1; its TP pair is GPUs 12 and 13.
+  CHECK(touched == std::vector<std::string>{"dense layer fwd @ stage 2 GPUs 12, 13",
+                                            "dense layer bwd @ stage 2 GPUs 12, 13"});
+  const std::string& folding = r.cases.front().step()->folding;
+  CHECK(folding.find("pipeline rank 2 touched: dense layers +") != std::string::npos);
+  CHECK(folding.find("optimizer at 0.9") != std::string::npos);
+}
+
+TEST_CASE("partial folding: one slow GPU of 16,384 costs Llama 3 405B's step, folded") {
+  const std::string big = kExperiments + "llama3-405b-8k-16384gpu.json";
+  const double healthy = step_s(big, {});
+  const double slow = step_s(big, {R"(perturbations=[{"gpus": [5000], "compute_speed": 0.95}])"});
+  const double nic =
+      step_s(big, {R"(perturbations=[{"gpus": [5000], "links": "nic", "failed": true}])"});
+  CHECK(slow > healthy);
+  CHECK(slow < healthy / 0.95);  // only stage 1 of 16 is slower
+  CHECK(nic > healthy);
+}
+
+TEST_CASE("partial folding refuses what it cannot fold") {
+  const auto fails = [](const std::string& file, const std::vector<std::string>& sets,
+                        const std::string& message) {
+    try {
+      (void)load_experiment(file, sets);
+      FAIL("loaded");
+    } catch (const ConfigError& e) {
+      CHECK(std::string(e.what()).ends_with(message));
+    }
+  };
+  fails(kSmall,
+        {"cluster.fabric.spines=2", "cluster.fabric.nodes_per_leaf=2",
+         R"(perturbations=[{"links": "spine", "spines": [0], "bandwidth": 0.5}])"},
+        "/perturbations/0: spine links carry every stage's traffic at once, which a folded step "
+        "does not simulate; unfold it (\"fold\": false in the workload, or --no-fold)");
+  fails(kExperiments + "llama3-405b-8k-16384gpu.json",
+        {R"(perturbations=[{"stragglers": 0.05, "compute_speed": [0.85, 0.97]}])"},
+        "/perturbations: the perturbations touch 692 layer groups; a folded step simulates each "
+        "on its own and takes at most 256; unfold it (\"fold\": false in the workload, or "
+        "--no-fold)");
+}
+
+}  // namespace hopsim::config

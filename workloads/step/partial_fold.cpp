@@ -1,0 +1,169 @@
+// Partial folding (partial_fold.hpp): which layer groups and stages perturbations touch.
+#include "workloads/step/partial_fold.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "workloads/step/training_step_parts.hpp"
+
+namespace hopsim::work::step_parts {
+namespace {
+
+std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+// Layer groups by (stage, block), each filled in as perturbations touch it.
+class GroupMap {
+ public:
+  explicit GroupMap(const JobEnv& env)
+      : env_(env), layer_(TrainingStepJob::layer_spec(env.mesh.spec())) {}
+
+  TouchedGroup& of(topo::GpuId gpu) {
+    const Mesh& mesh = env_.mesh;
+    const auto stage = static_cast<int>(mesh.coordinate(gpu.value(), Dim::Pp));
+    const std::int64_t block = mesh.coordinate(gpu.value(), Dim::Dp) / layer_.spec().dp;
+    auto [it, fresh] = groups_.try_emplace({stage, block});
+    TouchedGroup& g = it->second;
+    if (fresh) {
+      g.stage = stage;
+      g.block = block;
+      for (int i = 0; i < layer_.size(); ++i) {
+        g.gpus.emplace_back(mesh.rank_of(
+            layer_.coordinate(i, Dim::Tp), layer_.coordinate(i, Dim::Cp), stage,
+            block * layer_.spec().dp + layer_.coordinate(i, Dim::Dp)));
+      }
+      g.speed.assign(g.gpus.size(), 1.0);
+    }
+    return g;
+  }
+
+  std::vector<TouchedGroup> take() {
+    std::vector<TouchedGroup> out;
+    for (auto& [key, g] : groups_) {
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+
+ private:
+  const JobEnv& env_;
+  Mesh layer_;
+  std::map<std::pair<int, std::int64_t>, TouchedGroup> groups_;
+};
+
+}  // namespace
+
+std::string TouchedGroup::suffix() const {
+  std::vector<int> ranks;
+  for (const topo::GpuId g : gpus) {
+    ranks.push_back(g.value());
+  }
+  const std::size_t shown = std::min<std::size_t>(ranks.size(), 8);
+  return fmt::format(" @ stage {} GPUs {}{}", stage,
+                     fmt::join(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(shown),
+                               ", "),
+                     ranks.size() > shown ? fmt::format(", ... ({} in all)", ranks.size()) : "");
+}
+
+Touched touched(const JobEnv& env) {
+  Touched out;
+  const Mesh& mesh = env.mesh;
+  const topo::Spec& spec = env.cluster;
+  out.stage_speed.assign(at(mesh.spec().pp), 1.0);
+  GroupMap groups(env);
+  std::vector<bool> link_stage(at(mesh.spec().pp), false);
+  std::map<int, double> speed;  // GPU -> its perturbations' product
+  for (const topo::Perturbation& p : spec.perturbations) {
+    for (const int gpu : p.gpus) {
+      if (gpu >= mesh.size()) {
+        continue;
+      }
+      if (p.part == topo::PerturbedPart::Compute) {
+        speed.try_emplace(gpu, 1.0).first->second *= p.compute_speed;
+        continue;
+      }
+      // Its node's GPUs reach the fabric through its NIC (PXN, carriers) or NVLink.
+      const int first = gpu - gpu % spec.gpus_per_node;
+      for (int h = first; h < first + spec.gpus_per_node && h < mesh.size(); ++h) {
+        TouchedGroup& g = groups.of(topo::GpuId{h});
+        g.links = true;
+        link_stage[at(g.stage)] = true;
+      }
+    }
+  }
+  for (const auto& [gpu, v] : speed) {
+    TouchedGroup& g = groups.of(topo::GpuId{gpu});
+    const auto i = static_cast<std::size_t>(
+        std::find(g.gpus.begin(), g.gpus.end(), topo::GpuId{gpu}) - g.gpus.begin());
+    g.speed[i] = v;
+    double& slowest = out.stage_speed[at(g.stage)];
+    slowest = std::min(slowest, v);
+  }
+  out.groups = groups.take();
+  for (int s = 0; s < mesh.spec().pp; ++s) {
+    if (link_stage[at(s)]) {
+      out.link_stages.push_back(s);
+    }
+  }
+  return out;
+}
+
+int link_column(const JobEnv& env) {
+  int first = env.mesh.size();
+  for (const topo::Perturbation& p : env.cluster.perturbations) {
+    if (p.part == topo::PerturbedPart::Nic || p.part == topo::PerturbedPart::NvLink) {
+      for (const int g : p.gpus) {
+        first = std::min(first, g);
+      }
+    }
+  }
+  return first < env.mesh.size() ? first : 0;
+}
+
+topo::Spec pipeline_cluster(const topo::Spec& spec) {
+  topo::Spec out = spec;
+  std::erase_if(out.perturbations, [](const topo::Perturbation& p) {
+    return p.part == topo::PerturbedPart::Compute;
+  });
+  return out;
+}
+
+void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out) {
+  const auto& list = env.cluster.perturbations;
+  if (!job.fold || list.empty()) {
+    return;
+  }
+  const std::string unfold = "; unfold it (\"fold\": false in the workload, or --no-fold)";
+  if (job.schedule == PipeSchedule::DualPipe) {
+    out.push_back({"/perturbations", "a folded dualpipe step cannot place a perturbation (its "
+                                     "stages sit on two pipeline ranks each)" + unfold});
+    return;
+  }
+  for (const topo::Perturbation& p : list) {
+    if (p.part == topo::PerturbedPart::Spine) {
+      out.push_back({fmt::format("/perturbations/{}", p.entry),
+                     "spine links carry every stage's traffic at once, which a folded step "
+                     "does not simulate" + unfold});
+      return;
+    }
+  }
+  if (env.model != nullptr && has_moe(job, *env.model) &&
+      job.layer.moe->algorithm == EpAlgorithm::LowLatency) {
+    out.push_back({"/perturbations", "a folded step places a perturbed layer group by copying "
+                                     "its layer, which low_latency exchanges (explicit NIC "
+                                     "routes) do not allow" + unfold});
+    return;
+  }
+  const std::size_t groups = touched(env).groups.size();
+  if (groups > kMaxTouchedGroups) {
+    out.push_back({"/perturbations",
+                   fmt::format("the perturbations touch {} layer groups; a folded step simulates "
+                               "each on its own and takes at most {}{}",
+                               groups, kMaxTouchedGroups, unfold)});
+  }
+}
+
+}  // namespace hopsim::work::step_parts

@@ -1,0 +1,61 @@
+// Partial folding: a folded step with perturbations measures, besides its healthy layer group,
+// every layer group a perturbation touches, and assembles each pipeline rank from the slowest
+// of its groups (docs/what-ifs.md#a-perturbed-step-folded).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/problem.hpp"
+#include "workloads/env/job_env.hpp"
+#include "workloads/step/training_step_job.hpp"
+
+namespace hopsim::work::step_parts {
+
+/// A layer group a perturbation touches: on pipeline rank `stage`, block `block` of the DP
+/// coordinate (lcm(tp x cp, ep) / (tp x cp) DP ranks per block), its GPUs in layer-group rank
+/// order.
+struct TouchedGroup {
+  int stage = 0;
+  std::int64_t block = 0;
+  std::vector<topo::GpuId> gpus;
+  /// A link perturbation touches it (one of its GPUs shares a node with a perturbed NIC or
+  /// NVLink): measured at its place on the perturbed cluster. Otherwise only compute is slow:
+  /// the healthy group's plan with its kernels at `speed` (per layer-group rank).
+  bool links = false;
+  std::vector<double> speed;
+  /// " @ stage 1 GPUs 2, 3": what its probes' names add to the healthy probes'.
+  std::string suffix() const;
+};
+
+/// What a folded step's perturbations touch.
+struct Touched {
+  std::vector<TouchedGroup> groups;  ///< by stage, then block
+  /// Pipeline ranks whose DP groups a link perturbation touches: their DP collectives are
+  /// measured on them, on the perturbed cluster.
+  std::vector<int> link_stages;
+  /// Per pipeline rank, its slowest GPU's compute speed (its optimizer's pace).
+  std::vector<double> stage_speed;
+};
+
+/// More groups than this are refused: each is simulated on its own.
+inline constexpr std::size_t kMaxTouchedGroups = 256;
+
+/// The groups and stages the perturbations of env.cluster touch; none without perturbations.
+Touched touched(const JobEnv& env);
+
+/// The first GPU of the mesh whose NIC or NVLink a perturbation changes, 0 when none: the
+/// folded pipeline runs on its column (its tp, cp and dp coordinates), so that its activations
+/// cross the perturbed links.
+int link_column(const JobEnv& env);
+
+/// The cluster a folded step's pipeline runs on: `spec` without its compute perturbations
+/// (the layers measured on the slow GPUs carry those), its link perturbations kept.
+topo::Spec pipeline_cluster(const topo::Spec& spec);
+
+/// What partial folding cannot take: DualPipe, spine links, low_latency exchanges, more than
+/// kMaxTouchedGroups groups. Each names /perturbations or the workload key.
+void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
+
+}  // namespace hopsim::work::step_parts
