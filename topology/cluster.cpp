@@ -186,6 +186,19 @@ void Cluster::apply_perturbations() {
       }
       continue;
     }
+    if (p.part == PerturbedPart::GpuType) {
+      HOPSIM_ASSERT(p.gpu.has_value(), "a GPU type perturbation without its GPU");
+      if (types_.empty()) {
+        types_.push_back(spec_.gpu);
+        type_of_.assign(as_index(gpu_count()), 0);
+      }
+      types_.push_back(*p.gpu);
+      for (const int rank : p.gpus) {
+        HOPSIM_ASSERT(contains(GpuId{rank}), "a perturbation of GPU {} of {}", rank, gpu_count());
+        type_of_[as_index(rank)] = types_.size() - 1;
+      }
+      continue;
+    }
     for (const int rank : p.gpus) {
       const GpuId gpu{rank};
       HOPSIM_ASSERT(contains(gpu), "a perturbation of GPU {} of {}", rank, gpu_count());

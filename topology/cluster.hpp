@@ -54,6 +54,13 @@ class Cluster {
     return compute_speed_.empty() ? 1.0 : compute_speed_[gpu.index()];
   }
 
+  /// The model of `gpu`: the cluster's, unless a perturbation made its node another.
+  const GpuSpec& gpu_type(GpuId gpu) const {
+    return type_of_.empty() ? spec_.gpu : types_[type_of_[gpu.index()]];
+  }
+  /// True when some node's GPUs are another model than the cluster's.
+  bool mixed() const { return !type_of_.empty(); }
+
   /// True when `gpu` is one of this cluster's GPUs.
   bool contains(GpuId gpu) const { return gpu.value() >= 0 && gpu.value() < gpu_count(); }
 
@@ -110,6 +117,8 @@ class Cluster {
   std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
   std::vector<int> leaf_of_nic_;             // [rank]
   std::vector<double> compute_speed_;        // [rank]; empty: every GPU at full speed
+  std::vector<GpuSpec> types_;               // [0]: the cluster's; then one per GpuType
+  std::vector<std::size_t> type_of_;         // [rank] into types_; empty: every GPU the cluster's
   Failures failures_;
   int leaf_count_ = 0;
   int spine_count_ = 0;  // 0 when there is a single leaf

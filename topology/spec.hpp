@@ -18,49 +18,6 @@ enum class CrossRail {
   NvLink,  ///< first over NVLink to the source-node GPU on the destination's rail (PXN)
 };
 
-/// What a perturbation changes: its GPUs' compute, or their NVLink or NIC links, or the links
-/// between some leaves and some spines.
-enum class PerturbedPart { Compute, NvLink, Nic, Spine };
-
-/// Slow GPUs drawn at random: `share` of the GPUs the workload runs on (at least one), each
-/// computing at a speed drawn uniformly from [speed_min, speed_max], with the experiment's seed.
-struct StragglerDraw {
-  double share = 0;
-  double speed_min = 1.0;
-  double speed_max = 1.0;
-  int population = 0;  ///< how many GPUs it was drawn from (set by the draw)
-};
-
-/// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
-/// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
-/// their rate and `extra_latency` slower, or failed. Perturbations of one GPU multiply and add
-/// up. Spine links are named by leaves and spines instead of GPUs.
-struct Perturbation {
-  std::vector<int> gpus;  ///< every GPU it applies to (a node's or rail's, spelled out)
-  std::vector<int> nodes;  ///< as the experiment named them: whole nodes...
-  std::vector<int> rails;  ///< ... or rails (a local index on every node); else `gpus` itself
-  std::vector<int> leaves;  ///< Spine: the leaves whose spine links change; empty: every leaf
-  std::vector<int> spines;  ///< Spine: the spines they lead to; empty: every spine
-  PerturbedPart part = PerturbedPart::Compute;
-  double compute_speed = 1.0;
-  double bandwidth = 1.0;
-  Time extra_latency;
-  bool failed = false;  ///< the links carry nothing: traffic takes a detour (failures.hpp)
-  /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
-  std::size_t entry = 0;
-  /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn
-  /// (one perturbation per GPU, its own compute_speed), what it was drawn from.
-  std::optional<StragglerDraw> drawn;
-};
-
-/// Bandwidth per direction and latency of one kind of link.
-struct LinkParams {
-  Bandwidth bandwidth;  ///< what the links carry (the achievable figure, unless asked otherwise)
-  Time latency;
-  Bandwidth peak{};  ///< the datasheet line rate, which closed forms quote; 0: same as bandwidth
-  Bandwidth line_rate() const { return peak.bytes_per_s > 0 ? peak : bandwidth; }
-};
-
 /// Datasheet figures of one GPU model. Zero means "not given": the compute model refuses to
 /// run without them rather than assume another GPU's.
 struct GpuSpec {
@@ -87,6 +44,53 @@ struct GpuSpec {
   /// on Hopper SXM: 64 line rate; docs/training-step.md#activation-offload)
   double host_GBps = 55.6;  // NOLINT(readability-identifier-naming): unit in the name
   double communicator_GB = 0.69;  // NOLINT(readability-identifier-naming): unit in the name
+};
+
+/// What a perturbation changes: its GPUs' compute, or their NVLink or NIC links, or the links
+/// between some leaves and some spines, or (whole nodes) the GPU model.
+enum class PerturbedPart { Compute, NvLink, Nic, Spine, GpuType };
+
+/// Slow GPUs drawn at random: `share` of the GPUs the workload runs on (at least one), each
+/// computing at a speed drawn uniformly from [speed_min, speed_max], with the experiment's seed.
+struct StragglerDraw {
+  double share = 0;
+  double speed_min = 1.0;
+  double speed_max = 1.0;
+  int population = 0;  ///< how many GPUs it was drawn from (set by the draw)
+};
+
+/// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
+/// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
+/// their rate and `extra_latency` slower, or failed. Perturbations of one GPU multiply and add
+/// up. Spine links are named by leaves and spines instead of GPUs.
+struct Perturbation {
+  std::vector<int> gpus;  ///< every GPU it applies to (a node's or rail's, spelled out)
+  std::vector<int> nodes;  ///< as the experiment named them: whole nodes...
+  std::vector<int> rails;  ///< ... or rails (a local index on every node); else `gpus` itself
+  std::vector<int> leaves;  ///< Spine: the leaves whose spine links change; empty: every leaf
+  std::vector<int> spines;  ///< Spine: the spines they lead to; empty: every spine
+  PerturbedPart part = PerturbedPart::Compute;
+  double compute_speed = 1.0;
+  double bandwidth = 1.0;
+  Time extra_latency;
+  bool failed = false;  ///< the links carry nothing: traffic takes a detour (failures.hpp)
+  /// GpuType: the nodes' GPUs are this model instead of the cluster's (their links stay the
+  /// cluster's), as the cluster file `gpu_source` describes it.
+  std::optional<GpuSpec> gpu;
+  std::string gpu_source;
+  /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
+  std::size_t entry = 0;
+  /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn
+  /// (one perturbation per GPU, its own compute_speed), what it was drawn from.
+  std::optional<StragglerDraw> drawn;
+};
+
+/// Bandwidth per direction and latency of one kind of link.
+struct LinkParams {
+  Bandwidth bandwidth;  ///< what the links carry (the achievable figure, unless asked otherwise)
+  Time latency;
+  Bandwidth peak{};  ///< the datasheet line rate, which closed forms quote; 0: same as bandwidth
+  Bandwidth line_rate() const { return peak.bytes_per_s > 0 ? peak : bandwidth; }
 };
 
 struct Spec {

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "workloads/experiment/run.hpp"
+
 namespace hopsim::config {
 namespace {
 
@@ -581,6 +583,60 @@ TEST_CASE("perturbations: nodes and rails spelled out into GPUs, spine links by 
   CHECK(got[3].leaves == std::vector<int>{3, 4});
   CHECK(got[3].spines.empty());
   CHECK(got[3].gpus.empty());
+}
+
+TEST_CASE("a mixed cluster: nodes of another GPU model, and the model that sets the pace") {
+  const std::string file =
+      std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/mixed-h100-h200-moe-layer.json";
+  const ExperimentFile f = load_experiment(file, {"cluster.nodes=2"});
+  const std::vector<hopsim::topo::Perturbation>& got = f.experiment.cluster.perturbations;
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].part == hopsim::topo::PerturbedPart::GpuType);
+  CHECK(got[0].gpu->name == "H200 SXM");
+  CHECK(got[0].gpu_source.ends_with("configs/clusters/h200-hgx.json"));  // relative under the cwd
+  CHECK(got[0].gpus == std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15});
+  const auto run = [&](const std::vector<std::string>& sets) {
+    const hopsim::work::RunResult r = hopsim::work::run(load_experiment(file, sets).experiment);
+    REQUIRE(r.ok());
+    return r.cases.front().summary;
+  };
+  const hopsim::work::Summary mixed = run({"cluster.nodes=2"});
+  CHECK(mixed.critical_gpu == "H100 SXM");  // memory-bound kernels 1.43x faster on the H200s
+  CHECK(mixed.critical_rank.value() < 8);
+  const hopsim::work::Summary flipped =
+      run({"cluster.nodes=2", R"(perturbations=[{"nodes": [0], "gpu": "h200-hgx"}])"});
+  CHECK(flipped.critical_gpu == "H100 SXM");
+  CHECK(flipped.critical_rank.value() >= 8);
+  const hopsim::work::Summary h100 = run({"cluster.nodes=2", "perturbations=[]"});
+  const hopsim::work::Summary h200 =
+      run({"cluster.nodes=2", R"(perturbations=[{"nodes": [0, 1], "gpu": "h200-hgx"}])"});
+  CHECK(h100.critical_gpu.empty());  // not mixed
+  CHECK(h200.step < mixed.step);
+  CHECK(mixed.step <= h100.step);
+
+  const auto fails = [&](const std::string& list, const std::string& message) {
+    try {
+      (void)load_experiment(file, {"perturbations=" + list});
+      FAIL("loaded");
+    } catch (const ConfigError& e) {  // after the --set it came from, shortened when long
+      CHECK_MESSAGE(std::string(e.what()).ends_with(": " + message), e.what());
+    }
+  };
+  fails(R"([{"gpus": [1], "gpu": "h200-hgx"}])",
+        "/perturbations/0/gpus: a GPU type applies to whole nodes (\"nodes\") and takes nothing "
+        "else");
+  fails(R"([{"nodes": [1], "gpu": "h200-hgx"}, {"nodes": [2, 1], "gpu": "h100-dgx"}])",
+        "/perturbations/1/nodes/1: node 1 already has a GPU model (/perturbations/0)");
+  CHECK_THROWS_AS(load_experiment(file, {R"(perturbations=[{"nodes": [1], "gpu": "h300"}])"}),
+                  ConfigError);
+  CHECK_THROWS_WITH_AS(
+      load_experiment(std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/"
+                                                       "llama3-8b-step-32gpu.json",
+                      {R"(perturbations=[{"nodes": [1], "gpu": "h200-hgx"}])"}),
+      "--set perturbations=[{\"nodes\": [1], \"gpu\": \"h200-hgx\"}]: /perturbations/0: a "
+      "folded step measures its layers with one GPU model's kernels, so a mixed cluster's step "
+      "runs unfolded (\"fold\": false in the workload, or --no-fold)",
+      ConfigError);
 }
 
 TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {

@@ -151,3 +151,44 @@ TEST_CASE("a failed NIC: its flows share the carrier's NIC, and the summary coun
   CHECK(s.nvlink_bytes.n == 50'000'000);  // the detour's NVLink hop
   CHECK_FALSE(summarize(topo::Cluster(two_nodes()), plan, out).failed_links);
 }
+
+TEST_CASE("a mixed cluster: another GPU model's kernels at its roofline ratio, per kernel class") {
+  topo::Spec spec = two_nodes();
+  spec.gpu.name = "slow HBM";
+  spec.gpu.peak_bf16_tflops = 1000;
+  spec.gpu.hbm_GBps = 2000;
+  topo::Perturbation other;
+  other.part = topo::PerturbedPart::GpuType;
+  other.nodes = {1};
+  for (int g = 8; g < 16; ++g) {
+    other.gpus.push_back(g);
+  }
+  other.gpu = spec.gpu;
+  other.gpu->name = "fast HBM";
+  other.gpu->hbm_GBps = 3000;  // 1.5x the bandwidth, the same FLOP/s
+  spec.perturbations = {other};
+  const topo::Cluster cluster(spec);
+  REQUIRE(cluster.mixed());
+  CHECK(cluster.gpu_type(topo::GpuId{3}).name == "slow HBM");
+  CHECK(cluster.gpu_type(topo::GpuId{9}).name == "fast HBM");
+  Plan plan;
+  const auto kernel = [&plan](int gpu, KernelClass kind) {
+    return plan.add_compute(ComputeTask{topo::GpuId{gpu}, Time::us(30), hopsim::Flops{},
+                                        Source::Roofline, 0, kComputeStream, "k", kind});
+  };
+  const auto norm_h = kernel(0, KernelClass::Norm);
+  const auto gemm_h = kernel(0, KernelClass::GemmFprop);
+  const auto norm_f = kernel(8, KernelClass::Norm);
+  const auto gemm_f = kernel(8, KernelClass::GemmFprop);
+  const auto adam_f = kernel(9, KernelClass::Other);
+  const Outcome out = simulate(cluster, plan);
+  const auto took = [&out](PlanTaskId t) { return out.times[t].end - out.times[t].start; };
+  CHECK(took(norm_h) == Time::us(30));
+  CHECK(took(gemm_h) == Time::us(30));
+  CHECK(took(norm_f) == Time::us(20));  // 30 us at 1.5x the bandwidth
+  CHECK(took(gemm_f) == Time::us(30));
+  CHECK(took(adam_f) == Time::us(20));  // a step's optimizer: memory-bound
+  const Summary s = summarize(cluster, plan, out);
+  CHECK(s.critical_rank == topo::GpuId{0});
+  CHECK(s.critical_gpu == "slow HBM");
+}

@@ -24,6 +24,7 @@ const char* links_name(topo::PerturbedPart part) {
     case topo::PerturbedPart::Spine:
       return "spine";
     case topo::PerturbedPart::Compute:
+    case topo::PerturbedPart::GpuType:
       break;
   }
   return "";
@@ -69,6 +70,9 @@ Json perturbations(const topo::Spec& cluster) {
                            {"compute_speed", {p.drawn->speed_min, p.drawn->speed_max}},
                            {"of_gpus", p.drawn->population}};
       }
+    } else if (p.part == topo::PerturbedPart::GpuType) {
+      one["gpu"] = p.gpu->name;
+      one["gpu_file"] = p.gpu_source;
     } else {
       link_keys(p, failures, one);
     }
@@ -180,6 +184,9 @@ Json case_summary(const work::CaseResult& c, const topo::Cluster& cluster, bool 
                 {"max_s", max_s},
                 {"mean_s", s.mean_busy_s},
                 {"imbalance", s.mean_busy_s > 0 ? Json(max_s / s.mean_busy_s) : Json(nullptr)}};
+  if (!s.critical_gpu.empty()) {  // a mixed cluster: the GPU model that set the pace
+    r["ranks"]["critical_gpu"] = s.critical_gpu;
+  }
   Json phases = Json::array();
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const work::PhaseTime& ph = s.phases[p];

@@ -22,6 +22,7 @@
 #include "tools/commands/units.hpp"
 #include "tools/commands/validation_figures.hpp"
 #include "topology/failures.hpp"
+#include "workloads/compute/gpu_type_speed.hpp"
 #include "workloads/plan/time_shares.hpp"
 
 namespace hopsim::tools {
@@ -72,6 +73,16 @@ std::string carrier_words(const topo::Perturbation& p, const topo::Failures& fai
   }
   return fmt::format("; {} traffic crosses NVLink to the NIC of {}",
                      p.gpus.size() == 1 ? "its" : "their", gpu_list(carriers));
+}
+
+// Another GPU model on some nodes: which, and its rates against the cluster's.
+std::string type_words(const topo::Perturbation& p, const topo::GpuSpec& base) {
+  const auto ratio = [&](work::KernelClass k) { return work::type_speed(base, *p.gpu, k); };
+  return fmt::format("the GPUs of {} are {} ({}): GEMMs at {:.3g}, attention at {:.3g}, "
+                     "memory-bound kernels at {:.3g} of the {}'s rate",
+                     target_words(p), p.gpu->name, p.gpu_source,
+                     ratio(work::KernelClass::GemmFprop), ratio(work::KernelClass::AttentionFwd),
+                     ratio(work::KernelClass::Norm), base.name);
 }
 
 // One what-if, as the summary's header lists it.
@@ -142,7 +153,9 @@ std::string header(const work::Experiment& e) {
   const auto& list = e.cluster.perturbations;
   const topo::Failures failures = topo::failures_of(e.cluster);
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].drawn) {
+    if (list[i].part == topo::PerturbedPart::GpuType) {
+      out += fmt::format("\nwhat-if        {}", type_words(list[i], e.cluster.gpu));
+    } else if (!list[i].drawn) {
       out += fmt::format("\nwhat-if        {}", perturbation_words(list[i], failures));
     } else if (i == 0 || list[i - 1].entry != list[i].entry) {  // a draw's GPUs follow each other
       out += fmt::format("\nwhat-if        {}", draw_words(list, i, e.seed));
@@ -544,9 +557,10 @@ std::string case_lines(const work::CaseResult& c) {
     out += fmt::format("rerouted       {} flows, {} around the failed links\n", s.rerouted_flows,
                        human_bytes(static_cast<double>(s.rerouted_bytes.n)));
   }
-  out += fmt::format("busiest rank   {} busy {} (mean {})\n", s.critical_rank,
+  out += fmt::format("busiest rank   {} busy {} (mean {}){}\n", s.critical_rank,
                      human_time(s.ranks[s.critical_rank.index()].busy.seconds()),
-                     human_time(s.mean_busy_s));
+                     human_time(s.mean_busy_s),
+                     s.critical_gpu.empty() ? "" : fmt::format(", GPU model {}", s.critical_gpu));
   if (s.flops.n > 0) {
     out += fmt::format("compute        {:.4g} TFLOP\n", s.flops.n / 1e12);
   }

@@ -2,9 +2,13 @@
 #include "tools/config/perturbation_config.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <string>
 
+#include "tools/config/cluster_config.hpp"
+#include "tools/config/json_file.hpp"
+#include "tools/config/presets.hpp"
 #include "tools/config/schema.hpp"
 #include "topology/leaves.hpp"
 #include "topology/spec_check.hpp"
@@ -19,7 +23,7 @@ constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
 // {"stragglers": share, "compute_speed": [min, max]}: what to draw (work::draw_stragglers).
 topo::Perturbation parse_draw(const Node& n) {
   for (const char* key : {"gpus", "nodes", "rails", "leaves", "spines", "links", "bandwidth",
-                          "extra_latency_us", "failed"}) {
+                          "extra_latency_us", "failed", "gpu"}) {
     if (n.has(key)) {
       n.at(key).fail("a straggler draw picks its GPUs and slows their compute; it takes "
                      "stragglers and compute_speed only");
@@ -145,6 +149,42 @@ void parse_link_change(const Node& n, topo::Perturbation& p) {
                         : Time{};
 }
 
+// {"nodes": [...], "gpu": "h200-hgx"}: the nodes' GPUs are the model of that cluster preset or
+// file (relative to the experiment), whose whole description must read.
+void parse_gpu_type(const Node& n, const topo::Spec& cluster, bool sound, topo::Perturbation& p) {
+  for (const char* key : {"gpus", "rails", "links", "compute_speed", "bandwidth",
+                          "extra_latency_us", "failed", "leaves", "spines"}) {
+    if (n.has(key)) {
+      n.at(key).fail("a GPU type applies to whole nodes (\"nodes\") and takes nothing else");
+    }
+  }
+  if (!n.has("nodes")) {
+    n.fail("a GPU type needs nodes: the nodes whose GPUs are that model");
+  }
+  parse_gpus(n, cluster, sound, p);
+  const Node at = n.at("gpu");
+  const std::string value = at.string();
+  const std::filesystem::path named(value);
+  p.gpu_source =
+      is_preset_name(value)
+          ? display_path(find_preset("cluster", value, at.origin()->describe(at.path())))
+          : (named.is_absolute() ? value
+                                 : display_path((std::filesystem::path(at.file()).parent_path() /
+                                                 named)
+                                                    .lexically_normal()));
+  if (const std::string problem = file_problem(p.gpu_source); !problem.empty()) {
+    at.fail(fmt::format("cluster file \"{}\": {}", p.gpu_source, problem));
+  }
+  const nlohmann::json doc = read_json_file(p.gpu_source);
+  p.gpu = parse_cluster(Node(doc, p.gpu_source)).topology.gpu;
+  if (p.gpu->peak_bf16_tflops <= 0 || p.gpu->hbm_GBps <= 0) {
+    at.fail(fmt::format("{} (\"{}\") gives no peak_bf16_tflops or hbm_GBps: a mixed cluster "
+                        "prices its kernels by them",
+                        p.gpu->name, p.gpu_source));
+  }
+  p.part = topo::PerturbedPart::GpuType;
+}
+
 topo::Perturbation parse_one(const Node& n, const topo::Spec& cluster) {
   n.expect_object();
   n.allow_only(Section::Perturbation);
@@ -153,6 +193,10 @@ topo::Perturbation parse_one(const Node& n, const topo::Spec& cluster) {
   }
   const bool sound = topo::check_spec(cluster).empty();  // else work::check names the cluster's
   topo::Perturbation p;
+  if (n.has("gpu")) {
+    parse_gpu_type(n, cluster, sound, p);
+    return p;
+  }
   const std::string links =
       n.has("links") ? n.at("links").one_of({"nvlink", "nic", "spine"}) : std::string();
   if (links == "spine") {

@@ -51,7 +51,7 @@ const std::array<KeyDoc, 11> kExperiment{{
      "measures the layer groups and stages they touch"},
 }};
 
-const std::array<KeyDoc, 11> kPerturbation{{
+const std::array<KeyDoc, 12> kPerturbation{{
     {"gpus", "array of GPU ranks", "one of gpus, nodes, rails unless stragglers or spine links",
      "the GPUs it applies to, each in the cluster"},
     {"nodes", "array of node indices", "none", "instead of gpus: every GPU of these nodes"},
@@ -73,6 +73,9 @@ const std::array<KeyDoc, 11> kPerturbation{{
      "their links at this share of their rate (0.5: a NIC trained down to half); with links"},
     {"extra_latency_us", "number in [0, 10^6]", "0",
      "microseconds every flow on their links pays more; with links"},
+    {"gpu", "cluster preset or file", "none",
+     "with nodes only: their GPUs are that cluster's GPU model (a mixed cluster); their kernels "
+     "run at its roofline ratio to the cluster's GPU, per kernel class"},
     {"failed", "boolean", "false",
      "with links: they carry nothing, and traffic detours (a failed NIC's over NVLink through "
      "the next GPU's NIC, a failed NVLink's through the NICs, ECMP over the spines left); a "

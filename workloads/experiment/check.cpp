@@ -132,6 +132,18 @@ void check_perturbations(const Experiment& e, Problems& out) {
       }
     }
   }
+  std::map<int, std::size_t> typed;  // node -> the entry that gave it another GPU model
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    for (std::size_t j = 0; p.part == topo::PerturbedPart::GpuType && j < p.nodes.size(); ++j) {
+      const auto [it, fresh] = typed.try_emplace(p.nodes[j], p.entry);
+      if (!fresh) {
+        out.push_back({fmt::format("/perturbations/{}/nodes/{}", p.entry, j),
+                       fmt::format("node {} already has a GPU model (/perturbations/{})",
+                                   p.nodes[j], it->second)});
+        return;
+      }
+    }
+  }
   for (const Problem& partition : topo::check_failures(e.cluster)) {
     out.push_back(partition);
     return;

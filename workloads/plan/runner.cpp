@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "sim/assert.hpp"
+#include "workloads/compute/gpu_type_speed.hpp"
 
 namespace hopsim::work {
 
@@ -45,10 +46,14 @@ std::span<const sim::ResourceId> resources_of(
   return {to.data(), route.size()};
 }
 
-// A kernel's time on its GPU: the plan's, divided by the GPU's speed (a perturbation), rounded
-// up; held communication keeps its time.
+// A kernel's time on its GPU: the plan's, divided by the GPU's speed (a perturbation) and, on a
+// node of another GPU model, by that model's rate for the kernel's class; rounded up. Held
+// communication keeps its time.
 Time on_gpu(const topo::Cluster& cluster, const PlanTask& t) {
-  const double speed = cluster.compute_speed(t.src);
+  double speed = cluster.compute_speed(t.src);
+  if (cluster.mixed() && t.kind == PlanTaskKind::Compute) {
+    speed *= type_speed(cluster.spec().gpu, cluster.gpu_type(t.src), t.kernel);
+  }
   if (speed == 1.0 || t.kind != PlanTaskKind::Compute) {
     return t.duration;
   }

@@ -171,6 +171,9 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
   s.mean_busy_s = s.involved == 0 ? 0 : busy_sum / static_cast<double>(s.involved);
 
   s.phases = phase_times(plan, outcome, s.critical_rank);
+  if (cluster.mixed()) {
+    s.critical_gpu = cluster.gpu_type(s.critical_rank).name;
+  }
   return s;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -31,6 +32,7 @@ struct Summary {
   std::vector<RankTime> ranks;  ///< every GPU of the cluster
   std::size_t involved = 0;     ///< GPUs that appear in the plan
   topo::GpuId critical_rank;    ///< the busiest rank (the lowest index among equals)
+  std::string critical_gpu;     ///< its GPU model, on a mixed cluster only
   double mean_busy_s = 0;
   /// Bytes of flows that cross an NVLink hop, and an InfiniBand (NIC) hop. A folded step's
   /// count the whole cluster (run() adds the case's CaseTraffic to its plan's).

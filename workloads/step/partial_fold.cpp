@@ -143,6 +143,13 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
     return;
   }
   for (const topo::Perturbation& p : list) {
+    if (p.part == topo::PerturbedPart::GpuType) {
+      out.push_back({fmt::format("/perturbations/{}", p.entry),
+                     "a folded step measures its layers with one GPU model's kernels, so a mixed "
+                     "cluster's step runs unfolded (\"fold\": false in the workload, or "
+                     "--no-fold)"});
+      return;
+    }
     if (p.part == topo::PerturbedPart::Spine) {
       out.push_back({fmt::format("/perturbations/{}", p.entry),
                      "spine links carry every stage's traffic at once, which a folded step "
