@@ -111,6 +111,10 @@ TEST_CASE("partial folding refuses what it cannot fold") {
          R"(perturbations=[{"links": "spine", "spines": [0], "bandwidth": 0.5}])"},
         "/perturbations/0: spine links carry every stage's traffic at once, which a folded step "
         "does not simulate; unfold it (\"fold\": false in the workload, or --no-fold)");
+  fails(kExperiments + "deepseek-v3-step.json",
+        {R"(perturbations=[{"gpus": [3], "compute_speed": 0.9}])"},
+        "/perturbations: a dualpipe step cannot place a perturbation: it runs folded only, and "
+        "its stages sit on two pipeline ranks each; use 1f1b or interleaved");
   fails(kExperiments + "llama3-405b-8k-16384gpu.json",
         {R"(perturbations=[{"stragglers": 0.05, "compute_speed": [0.85, 0.97]}])"},
         "/perturbations: the perturbations touch 692 layer groups; a folded step simulates each "

@@ -138,8 +138,9 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
   }
   const std::string unfold = "; unfold it (\"fold\": false in the workload, or --no-fold)";
   if (job.schedule == PipeSchedule::DualPipe) {
-    out.push_back({"/perturbations", "a folded dualpipe step cannot place a perturbation (its "
-                                     "stages sit on two pipeline ranks each)" + unfold});
+    out.push_back({"/perturbations", "a dualpipe step cannot place a perturbation: it runs "
+                                     "folded only, and its stages sit on two pipeline ranks "
+                                     "each; use 1f1b or interleaved"});
     return;
   }
   for (const topo::Perturbation& p : list) {
