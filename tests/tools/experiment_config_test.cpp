@@ -629,14 +629,6 @@ TEST_CASE("a mixed cluster: nodes of another GPU model, and the model that sets 
         "/perturbations/1/nodes/1: node 1 already has a GPU model (/perturbations/0)");
   CHECK_THROWS_AS(load_experiment(file, {R"(perturbations=[{"nodes": [1], "gpu": "h300"}])"}),
                   ConfigError);
-  CHECK_THROWS_WITH_AS(
-      load_experiment(std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/"
-                                                       "llama3-8b-step-32gpu.json",
-                      {R"(perturbations=[{"nodes": [1], "gpu": "h200-hgx"}])"}),
-      "--set perturbations=[{\"nodes\": [1], \"gpu\": \"h200-hgx\"}]: /perturbations/0: a "
-      "folded step measures its layers with one GPU model's kernels, so a mixed cluster's step "
-      "runs unfolded (\"fold\": false in the workload, or --no-fold)",
-      ConfigError);
 }
 
 TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {

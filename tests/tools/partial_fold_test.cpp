@@ -28,10 +28,12 @@ struct Three {
   double healthy;
 };
 
-Three both(const std::string& perturbations) {
-  const std::string set = "perturbations=" + perturbations;
-  return {step_s(kSmall, {set}), step_s(kSmall, {set, "workload.fold=false"}),
-          step_s(kSmall, {})};
+Three both(const std::string& perturbations, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = more;
+  sets.push_back("perturbations=" + perturbations);
+  std::vector<std::string> unfolded = sets;
+  unfolded.emplace_back("workload.fold=false");
+  return {step_s(kSmall, sets), step_s(kSmall, unfolded), step_s(kSmall, more)};
 }
 
 }  // namespace
@@ -55,6 +57,17 @@ TEST_CASE("partial folding agrees with the unfolded step within 1%, perturbation
     CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.01));
     CHECK(t.folded >= t.healthy);
   }
+}
+
+TEST_CASE("partial folding: nodes of another GPU model, some or all") {
+  // An H200 cluster with node 1 of H100s: their memory-bound kernels are 1.43x slower.
+  const Three h100 = both(R"([{"nodes": [1], "gpu": "h100-dgx"}])", {"cluster=h200-hgx"});
+  CHECK(h100.folded == hopsim::test::approx(h100.unfolded).epsilon(0.01));
+  CHECK(h100.folded > h100.healthy);
+  // Every node an H200 on the H100 cluster: no healthy group is left to pace a stage.
+  const Three h200 = both(R"([{"nodes": [0, 1, 2, 3], "gpu": "h200-hgx"}])");
+  CHECK(h200.folded == hopsim::test::approx(h200.unfolded).epsilon(0.01));
+  CHECK(h200.folded < h200.healthy);
 }
 
 TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on one NIC") {
@@ -117,9 +130,9 @@ TEST_CASE("partial folding refuses what it cannot fold") {
         "its stages sit on two pipeline ranks each; use 1f1b or interleaved");
   fails(kExperiments + "llama3-405b-8k-16384gpu.json",
         {R"(perturbations=[{"stragglers": 0.05, "compute_speed": [0.85, 0.97]}])"},
-        "/perturbations: the perturbations touch 692 layer groups; a folded step simulates each "
-        "on its own and takes at most 256; unfold it (\"fold\": false in the workload, or "
-        "--no-fold)");
+        "/perturbations: the perturbations touch 692 layer groups that run differently; a folded "
+        "step simulates each on its own and takes at most 256; unfold it (\"fold\": false in "
+        "the workload, or --no-fold)");
 }
 
 }  // namespace hopsim::config

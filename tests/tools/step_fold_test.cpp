@@ -85,7 +85,7 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   layer.pair = layer.forward + layer.backward;
   parts::StepMeasurements m{.dense = layer, .sparse = std::nullopt, .dp = {},
                             .source = work::Source::Exact,
-                            .kernels = {}, .speed = 1.0, .ranks = {}};
+                            .kernels = {}, .speed = work::speeds_at(1.0), .ranks = {}};
   std::int64_t us = 10;
   for (const parts::DpKey& key : parts::dp_requests(job, build)) {
     m.dp[key] = Time::from_seconds(static_cast<double>(us) * 1e-6);  // 10, 20, ... us

@@ -38,6 +38,15 @@ enum class KernelClass : std::uint8_t {
 
 inline constexpr std::size_t kKernelClasses = 18;
 
+/// A share of the compute model's rate per kernel class (a slow GPU, another GPU model).
+using KernelSpeeds = std::array<double, kKernelClasses>;
+/// Every class at `v`.
+constexpr KernelSpeeds speeds_at(double v) {
+  KernelSpeeds s{};
+  s.fill(v);
+  return s;
+}
+
 /// How FP8 training casts a GEMM's operands (costs/layer_kernels.hpp counts the bytes):
 /// cast_transpose quantizes each input and output gradient once, writing the row-major copy
 /// and the transposed one the weight gradient reads (Transformer Engine's fused cast-transpose);

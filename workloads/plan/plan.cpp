@@ -100,9 +100,11 @@ PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) 
   return first;
 }
 
-void Plan::slow_compute(std::span<const double> speed) {
+void Plan::slow_compute(std::span<const KernelSpeeds> speed) {
   for (PlanTask& t : tasks_) {
-    const double v = t.src.index() < speed.size() ? speed[t.src.index()] : 1.0;
+    const double v = t.src.index() < speed.size()
+                         ? speed[t.src.index()][static_cast<std::size_t>(t.kernel)]
+                         : 1.0;
     if (t.kind == PlanTaskKind::Compute && v != 1.0) {
       HOPSIM_ASSERT(v > 0, "GPU {} at speed {}", t.src, v);
       t.duration = Time::ps(static_cast<std::int64_t>(

@@ -149,9 +149,10 @@ class Plan {
   /// routes (they name links between its own GPUs).
   PlanTaskId append(const Plan& other, std::span<const topo::GpuId> gpu_of);
 
-  /// Every compute task of GPU g takes its duration / speed[g], rounded up, as the runner runs
-  /// a perturbed GPU's kernels: a plan simulated on a healthy cluster stands for slow GPUs.
-  void slow_compute(std::span<const double> speed);
+  /// Every compute task of GPU g takes its duration / speed[g][its class], rounded up, as the
+  /// runner runs a perturbed GPU's kernels: a plan simulated on a healthy cluster stands for
+  /// slow GPUs or another GPU model.
+  void slow_compute(std::span<const KernelSpeeds> speed);
   const std::vector<PlanTask>& tasks() const { return tasks_; }
   const std::vector<std::pair<PlanTaskId, PlanTaskId>>& dependencies() const { return deps_; }
   const std::vector<Phase>& phases() const { return phases_; }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "workloads/compute/gpu_type_speed.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
@@ -35,7 +36,7 @@ class GroupMap {
             layer_.coordinate(i, Dim::Tp), layer_.coordinate(i, Dim::Cp), stage,
             block * layer_.spec().dp + layer_.coordinate(i, Dim::Dp)));
       }
-      g.speed.assign(g.gpus.size(), 1.0);
+      g.speed.assign(g.gpus.size(), speeds_at(1.0));
     }
     return g;
   }
@@ -68,44 +69,91 @@ std::string TouchedGroup::suffix() const {
                      ranks.size() > shown ? fmt::format(", ... ({} in all)", ranks.size()) : "");
 }
 
+namespace {
+
+// Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
+// product, per kernel class.
+std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
+  std::map<int, KernelSpeeds> speed;
+  for (const topo::Perturbation& p : env.cluster.perturbations) {
+    if (p.part != topo::PerturbedPart::Compute && p.part != topo::PerturbedPart::GpuType) {
+      continue;
+    }
+    for (const int gpu : p.gpus) {
+      if (gpu >= env.mesh.size()) {
+        continue;
+      }
+      KernelSpeeds& s = speed.try_emplace(gpu, speeds_at(1.0)).first->second;
+      for (std::size_t k = 0; k < kKernelClasses; ++k) {
+        s[k] *= p.part == topo::PerturbedPart::Compute
+                    ? p.compute_speed
+                    : type_speed(env.cluster.gpu, *p.gpu, static_cast<KernelClass>(k));
+      }
+    }
+  }
+  return speed;
+}
+
+// Groups of the same speeds (compute only) share the first one's probes.
+void share_probes(std::vector<TouchedGroup>& groups) {
+  std::map<std::vector<KernelSpeeds>, std::string> measured;  // speeds -> the probe's suffix
+  for (TouchedGroup& g : groups) {
+    g.probe = g.suffix();
+    if (!g.links) {
+      const auto [it, fresh] = measured.try_emplace(g.speed, g.probe);
+      g.probe = it->second;
+      g.own_probe = fresh;
+    }
+  }
+}
+
+}  // namespace
+
 Touched touched(const JobEnv& env) {
   Touched out;
   const Mesh& mesh = env.mesh;
-  const topo::Spec& spec = env.cluster;
-  out.stage_speed.assign(at(mesh.spec().pp), 1.0);
+  const auto stages = at(mesh.spec().pp);
   GroupMap groups(env);
-  std::vector<bool> link_stage(at(mesh.spec().pp), false);
-  std::map<int, double> speed;  // GPU -> its perturbations' product
-  for (const topo::Perturbation& p : spec.perturbations) {
+  std::vector<bool> link_stage(stages, false);
+  for (const topo::Perturbation& p : env.cluster.perturbations) {
+    if (p.part != topo::PerturbedPart::Nic && p.part != topo::PerturbedPart::NvLink) {
+      continue;
+    }
     for (const int gpu : p.gpus) {
-      if (gpu >= mesh.size()) {
-        continue;
-      }
-      if (p.part == topo::PerturbedPart::Compute) {
-        speed.try_emplace(gpu, 1.0).first->second *= p.compute_speed;
-        continue;
-      }
       // Its node's GPUs reach the fabric through its NIC (PXN, carriers) or NVLink.
-      const int first = gpu - gpu % spec.gpus_per_node;
-      for (int h = first; h < first + spec.gpus_per_node && h < mesh.size(); ++h) {
+      const int first = gpu - gpu % env.cluster.gpus_per_node;
+      for (int h = first; h < first + env.cluster.gpus_per_node && h < mesh.size(); ++h) {
         TouchedGroup& g = groups.of(topo::GpuId{h});
         g.links = true;
         link_stage[at(g.stage)] = true;
       }
     }
   }
-  for (const auto& [gpu, v] : speed) {
+  const std::map<int, KernelSpeeds> speed = compute_speeds(env);
+  std::vector<int> perturbed(stages, 0);
+  for (const auto& [gpu, s] : speed) {
+    ++perturbed[at(mesh.coordinate(gpu, Dim::Pp))];
+  }
+  for (std::size_t r = 0; r < stages; ++r) {
+    out.every_gpu.push_back(perturbed[r] == mesh.size() / static_cast<int>(stages));
+    // A stage's slowest GPU: an untouched one at 1, unless every GPU is perturbed.
+    out.stage_speed.push_back(speeds_at(out.every_gpu.back() ? 1e9 : 1.0));
+  }
+  for (const auto& [gpu, s] : speed) {
     TouchedGroup& g = groups.of(topo::GpuId{gpu});
     const auto i = static_cast<std::size_t>(
         std::find(g.gpus.begin(), g.gpus.end(), topo::GpuId{gpu}) - g.gpus.begin());
-    g.speed[i] = v;
-    double& slowest = out.stage_speed[at(g.stage)];
-    slowest = std::min(slowest, v);
+    g.speed[i] = s;
+    KernelSpeeds& slowest = out.stage_speed[at(g.stage)];
+    for (std::size_t k = 0; k < kKernelClasses; ++k) {
+      slowest[k] = std::min(slowest[k], s[k]);
+    }
   }
   out.groups = groups.take();
-  for (int s = 0; s < mesh.spec().pp; ++s) {
-    if (link_stage[at(s)]) {
-      out.link_stages.push_back(s);
+  share_probes(out.groups);
+  for (std::size_t s = 0; s < stages; ++s) {
+    if (link_stage[s]) {
+      out.link_stages.push_back(static_cast<int>(s));
     }
   }
   return out;
@@ -126,7 +174,7 @@ int link_column(const JobEnv& env) {
 topo::Spec pipeline_cluster(const topo::Spec& spec) {
   topo::Spec out = spec;
   std::erase_if(out.perturbations, [](const topo::Perturbation& p) {
-    return p.part == topo::PerturbedPart::Compute;
+    return p.part == topo::PerturbedPart::Compute || p.part == topo::PerturbedPart::GpuType;
   });
   return out;
 }
@@ -144,13 +192,6 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
     return;
   }
   for (const topo::Perturbation& p : list) {
-    if (p.part == topo::PerturbedPart::GpuType) {
-      out.push_back({fmt::format("/perturbations/{}", p.entry),
-                     "a folded step measures its layers with one GPU model's kernels, so a mixed "
-                     "cluster's step runs unfolded (\"fold\": false in the workload, or "
-                     "--no-fold)"});
-      return;
-    }
     if (p.part == topo::PerturbedPart::Spine) {
       out.push_back({fmt::format("/perturbations/{}", p.entry),
                      "spine links carry every stage's traffic at once, which a folded step "
@@ -165,12 +206,13 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
                                      "routes) do not allow" + unfold});
     return;
   }
-  const std::size_t groups = touched(env).groups.size();
-  if (groups > kMaxTouchedGroups) {
+  const Touched t = touched(env);
+  const auto probes = std::ranges::count(t.groups, true, &TouchedGroup::own_probe);
+  if (probes > static_cast<std::ptrdiff_t>(kMaxTouchedGroups)) {
     out.push_back({"/perturbations",
-                   fmt::format("the perturbations touch {} layer groups; a folded step simulates "
-                               "each on its own and takes at most {}{}",
-                               groups, kMaxTouchedGroups, unfold)});
+                   fmt::format("the perturbations touch {} layer groups that run differently; a "
+                               "folded step simulates each on its own and takes at most {}{}",
+                               probes, kMaxTouchedGroups, unfold)});
   }
 }
 

@@ -21,12 +21,17 @@ struct TouchedGroup {
   std::int64_t block = 0;
   std::vector<topo::GpuId> gpus;
   /// A link perturbation touches it (one of its GPUs shares a node with a perturbed NIC or
-  /// NVLink): measured at its place on the perturbed cluster. Otherwise only compute is slow:
-  /// the healthy group's plan with its kernels at `speed` (per layer-group rank).
+  /// NVLink): measured at its place on the perturbed cluster. Otherwise only compute differs
+  /// (slow GPUs, another GPU model): the healthy group's plan with its kernels at `speed` (per
+  /// layer-group rank, per kernel class).
   bool links = false;
-  std::vector<double> speed;
+  std::vector<KernelSpeeds> speed;
   /// " @ stage 1 GPUs 2, 3": what its probes' names add to the healthy probes'.
   std::string suffix() const;
+  /// The suffix of the probes that measure it: its own, or (compute only) that of the first
+  /// group with the same speeds, which measures it too (a mixed cluster's nodes of one model).
+  std::string probe;
+  bool own_probe = true;
 };
 
 /// What a folded step's perturbations touch.
@@ -35,11 +40,15 @@ struct Touched {
   /// Pipeline ranks whose DP groups a link perturbation touches: their DP collectives are
   /// measured on them, on the perturbed cluster.
   std::vector<int> link_stages;
-  /// Per pipeline rank, its slowest GPU's compute speed (its optimizer's pace).
-  std::vector<double> stage_speed;
+  /// Per pipeline rank and kernel class, its slowest GPU's speed (its output layer's and its
+  /// optimizer's pace).
+  std::vector<KernelSpeeds> stage_speed;
+  /// Per pipeline rank: every GPU of it computes perturbed (a stage of another GPU model), so
+  /// no healthy layer group is left to pace it.
+  std::vector<bool> every_gpu;
 };
 
-/// More groups than this are refused: each is simulated on its own.
+/// More layer-group probes than this are refused: each is simulated on its own.
 inline constexpr std::size_t kMaxTouchedGroups = 256;
 
 /// The groups and stages the perturbations of env.cluster touch; none without perturbations.
@@ -50,12 +59,12 @@ Touched touched(const JobEnv& env);
 /// cross the perturbed links.
 int link_column(const JobEnv& env);
 
-/// The cluster a folded step's pipeline runs on: `spec` without its compute perturbations
-/// (the layers measured on the slow GPUs carry those), its link perturbations kept.
+/// The cluster a folded step's pipeline runs on: `spec` without its compute and GPU model
+/// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
 /// What partial folding cannot take: DualPipe, spine links, low_latency exchanges, more than
-/// kMaxTouchedGroups groups. Each names /perturbations or the workload key.
+/// kMaxTouchedGroups groups. Each names /perturbations.
 void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
 
 }  // namespace hopsim::work::step_parts

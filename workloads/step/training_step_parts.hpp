@@ -67,12 +67,12 @@ struct DpKey {
 
 /// What a pipeline rank that perturbations touch measures differently from the healthy step
 /// (partial folding): the slowest of its layer groups per kind (and which group that was), the
-/// DP collectives over its own DP groups, its slowest GPU's compute speed.
+/// DP collectives over its own DP groups, its slowest GPU's speed per kernel class.
 struct RankMeasurements {
   std::optional<LayerTiming> dense;
   std::optional<LayerTiming> sparse;
   std::map<DpKey, Time> dp;
-  double speed = 1.0;
+  KernelSpeeds speed = speeds_at(1.0);
   std::array<std::string, 2> paced_by;  ///< dense, MoE: the group, "GPUs 2, 3"; empty: healthy
 };
 
@@ -86,8 +86,9 @@ struct StepMeasurements {
   Source source = Source::Exact;
   /// Compute by kernel class: each kind's layer group's, times its layers in the model.
   KernelTally kernels;
-  /// The slowest compute speed of the pipeline rank's GPUs (at_rank's view; 1 healthy).
-  double speed = 1.0;
+  /// Per kernel class, the slowest speed of the pipeline rank's GPUs (at_rank's view; 1
+  /// healthy): its output layer's and optimizer's.
+  KernelSpeeds speed = speeds_at(1.0);
   /// Pipeline ranks that perturbations touch, by rank.
   std::map<int, RankMeasurements> ranks;
   /// An empty key takes no time; any other must have been measured (assert).

@@ -61,8 +61,9 @@ std::string touched_words(const StepMeasurements& m) {
                                     100 * (ratio - 1), group));
       }
     }
-    if (r.speed < 1.0) {
-      parts.push_back(fmt::format("optimizer at {:.3g}", r.speed));
+    const double optimizer = r.speed[static_cast<std::size_t>(KernelClass::Other)];
+    if (optimizer != 1.0) {
+      parts.push_back(fmt::format("optimizer at {:.3g}", optimizer));
     }
     if (!r.dp.empty()) {
       parts.push_back("DP collectives measured on its own DP groups");
@@ -125,14 +126,20 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
     bwd[static_cast<std::size_t>(n) - 1 - l] += details.offload_wait_backward[l];
   }
   if (s == details.stages * job.virtual_stages - 1) {
-    // The output layer's kernels, on the stage's slowest GPU (perturbations; 1: healthy).
-    const auto slowed = [&m](Time t) {
-      const double ps = static_cast<double>(t.count_ps()) / m.speed;
-      return Time::ps(static_cast<std::int64_t>(std::ceil(ps)));
+    // The output layer's kernels, each at the stage's slowest GPU's speed for its class (1:
+    // healthy, their sum as measured).
+    const auto slowed = [&m](const KernelCosts& kernels) {
+      Time sum;
+      for (const auto& [name, cost] : kernels) {
+        const double ps = static_cast<double>(cost.time.count_ps()) /
+                          m.speed[static_cast<std::size_t>(cost.kind)];
+        sum += Time::ps(static_cast<std::int64_t>(std::ceil(ps)));
+      }
+      return sum;
     };
-    fwd.push_back(slowed(details.head_forward));
+    fwd.push_back(slowed(details.head.fwd));
     gather.push_back(Time{});
-    bwd.insert(bwd.begin(), slowed(details.head_backward));
+    bwd.insert(bwd.begin(), slowed(details.head.bwd));
     gather_back.insert(gather_back.begin(), Time{});
   }
   const Time forward = prefetched_pass(fwd, gather);
@@ -242,7 +249,7 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
     // The optimizer over the rank's shard, memory-bound, after every gradient has arrived; on
     // the rank's slowest GPU.
     add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
-                 hbm * views[ri].speed, views[ri]);
+                 hbm * views[ri].speed[static_cast<std::size_t>(KernelClass::Other)], views[ri]);
   }
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,

@@ -264,11 +264,11 @@ void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measur
         continue;
       }
       std::optional<LayerTiming>& slowest = moe ? rank.sparse : rank.dense;
-      if (!slowest) {
-        slowest = healthy;
+      if (!slowest && !t.every_gpu[static_cast<std::size_t>(g.stage)]) {
+        slowest = healthy;  // its untouched groups run as the healthy one
       }
       ComputeTally ignored;
-      if (keep_slower(slowest, measure_layer(job, p, m, model, moe, ignored, g.suffix()))) {
+      if (keep_slower(slowest, measure_layer(job, p, m, model, moe, ignored, g.probe))) {
         const std::string words = g.suffix();
         rank.paced_by[moe ? 1 : 0] = words.substr(words.find("GPUs"));  // "GPUs 2, 3"
       }
@@ -282,7 +282,7 @@ void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measur
     }
   }
   for (int r = 0; r < p.pp; ++r) {
-    if (t.stage_speed[static_cast<std::size_t>(r)] < 1.0) {
+    if (t.stage_speed[static_cast<std::size_t>(r)] != speeds_at(1.0)) {
       out.ranks[r].speed = t.stage_speed[static_cast<std::size_t>(r)];
     }
   }
@@ -361,11 +361,14 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
   for (const TouchedGroup& g : t.groups) {
     for (const bool moe : {false, true}) {
       for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+        if (!g.own_probe) {
+          continue;  // another group with the same speeds measures it
+        }
         const Plan* plan = healthy(layer_probe_name(moe, passes));
         if (plan == nullptr) {
           continue;  // the model has no layer of that kind
         }
-        Probe probe{layer_probe_name(moe, passes) + g.suffix(), Plan{}, nullptr};
+        Probe probe{layer_probe_name(moe, passes) + g.probe, Plan{}, nullptr};
         if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
           probe.plan.append(*plan, g.gpus);
           probe.cluster = perturbed;
