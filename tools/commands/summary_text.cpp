@@ -554,8 +554,11 @@ std::string case_lines(const work::CaseResult& c) {
                               "as often as the step runs them)"
                             : "");
   if (s.failed_links) {
-    out += fmt::format("rerouted       {} flows, {} around the failed links\n", s.rerouted_flows,
-                       human_bytes(static_cast<double>(s.rerouted_bytes.n)));
+    out += fmt::format("rerouted       {} flows, {} around the failed links{}\n", s.rerouted_flows,
+                       human_bytes(static_cast<double>(s.rerouted_bytes.n)),
+                       folded ? " (the pipeline's activations; the measured layer groups' and DP "
+                                "syncs' detours are in their times)"
+                              : "");
   }
   out += fmt::format("busiest rank   {} busy {} (mean {}){}\n", s.critical_rank,
                      human_time(s.ranks[s.critical_rank.index()].busy.seconds()),

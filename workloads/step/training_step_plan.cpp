@@ -68,6 +68,9 @@ std::string touched_words(const StepMeasurements& m) {
     if (!r.dp.empty()) {
       parts.push_back("DP collectives measured on its own DP groups");
     }
+    if (parts.empty()) {
+      parts.emplace_back("no layer group slower");
+    }
     out += fmt::format("; pipeline rank {} touched: {}", rank, fmt::join(parts, ", "));
   }
   return out;
