@@ -104,6 +104,11 @@ inline Time transfer_time(Bytes b, Bandwidth bw) {
   return Time::from_seconds_ceil(static_cast<double>(b.n) / bw.bytes_per_s);
 }
 
+/// `t` at `speed` of the rate it was priced at (0.95: 5% slower), rounded up.
+inline Time at_speed(Time t, double speed) {
+  return Time::ps(static_cast<std::int64_t>(std::ceil(static_cast<double>(t.count_ps()) / speed)));
+}
+
 /// Time to execute `f` at `rate`, rounded up.
 inline Time compute_time(Flops f, FlopRate rate) {
   return Time::from_seconds_ceil(f.n / rate.flops_per_s);

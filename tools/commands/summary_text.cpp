@@ -28,16 +28,7 @@
 namespace hopsim::tools {
 namespace {
 
-// "GPU 5", "GPUs 0, 1, 2", or the first eight and how many in all.
-std::string gpu_list(const std::vector<int>& gpus) {
-  const std::vector<int> head(gpus.begin(),
-                              gpus.begin() + std::min<std::ptrdiff_t>(std::ssize(gpus), 8));
-  const std::string out =
-      fmt::format("GPU{} {}", gpus.size() == 1 ? "" : "s", fmt::join(head, ", "));
-  return gpus.size() > head.size() ? out + fmt::format(", ... ({} in all)", gpus.size()) : out;
-}
-
-// "node 3", "nodes 3, 4" (the first eight and how many in all), for nodes, rails, leaves.
+// "node 3", "nodes 3, 4" (the first eight and how many in all), for GPUs, nodes, rails, leaves.
 std::string index_list(const char* one, const char* many, const std::vector<int>& list) {
   const std::vector<int> head(list.begin(),
                               list.begin() + std::min<std::ptrdiff_t>(std::ssize(list), 8));
@@ -45,6 +36,9 @@ std::string index_list(const char* one, const char* many, const std::vector<int>
       fmt::format("{} {}", list.size() == 1 ? one : many, fmt::join(head, ", "));
   return list.size() > head.size() ? out + fmt::format(", ... ({} in all)", list.size()) : out;
 }
+
+// "GPU 5", "GPUs 0, 1, 2", or the first eight and how many in all.
+std::string gpu_list(const std::vector<int>& gpus) { return index_list("GPU", "GPUs", gpus); }
 
 // What a perturbation applies to: GPUs, nodes, rails, or the links between leaves and spines.
 std::string target_words(const topo::Perturbation& p) {

@@ -21,6 +21,7 @@
 #include "tools/config/perturbation_config.hpp"
 #include "tools/config/plausibility.hpp"
 #include "tools/config/presets.hpp"
+#include "tools/config/referenced_file.hpp"
 #include "workloads/experiment/stragglers.hpp"
 
 namespace hopsim::config {
@@ -28,14 +29,6 @@ namespace {
 
 constexpr std::string_view kClusterPrefix = "cluster.";
 constexpr std::string_view kModelPrefix = "model.";
-
-std::string relative_to(const std::string& base_file, const std::string& path) {
-  const std::filesystem::path p(path);
-  if (p.is_absolute()) {
-    return path;
-  }
-  return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
-}
 
 work::Validation parse_validation(const Node& n) {
   n.allow_only(Section::Validation);
@@ -71,28 +64,6 @@ struct Linked {
   bool in_file = false;
 };
 
-// Reads the file that the string at `at` names (relative to the experiment); a file that
-// cannot be read is an error at `at`, naming the file: "/cluster: cluster file "x": no such file".
-nlohmann::json read_referenced(const Node& at, const std::string& file) {
-  if (const std::string problem = file_problem(file); !problem.empty()) {
-    at.fail(fmt::format("{} file \"{}\": {}", at.path().back(), file, problem));
-  }
-  return read_json_file(file);
-}
-
-// The file that the string at `root`'s `key` names: a preset by name ("h100-dgx"; relative to
-// the working directory when under it, as reports show it), else a path relative to the
-// experiment.
-std::string referenced_file(const Node& root, std::string_view key) {
-  const Node at = root.at(key);
-  const std::string value = at.string();
-  if (is_preset_name(value)) {
-    return display_path(
-        find_preset(key, value, fmt::format("{}: /{}", at.origin()->describe(at.path()), key)));
-  }
-  return relative_to(root.file(), value);
-}
-
 // The experiment's calibration table: none ("none"), the one it names, which must be made for
 // the cluster's GPU, or with "auto" the one choose_calibration picks (a scaled table is checked
 // against its own GPU's figures). Plausibility warnings go to `f.warnings`.
@@ -113,8 +84,9 @@ void read_calibration(const Node& root, ExperimentFile& f) {
     calibration = std::move(choice.table);
     e.calibration_scaling = choice.scaling;
   } else {
-    f.calibration_file = referenced_file(root, "calibration");
-    const nlohmann::json table = read_referenced(root.at("calibration"), f.calibration_file);
+    f.calibration_file = referenced_file(root.at("calibration"), "calibration");
+    const nlohmann::json table =
+        read_referenced(root.at("calibration"), f.calibration_file, "calibration");
     calibration = std::make_shared<work::Calibration>(
         parse_calibration(Node(table, f.calibration_file)));
     check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
@@ -138,8 +110,8 @@ Linked link(const Node& root, const std::string& key) {
   Linked l;
   l.origin = std::const_pointer_cast<Origin>(root.origin());
   if (root.has(key) && root.at(key).is_string()) {
-    const std::string file = referenced_file(root, key);
-    l.doc = read_referenced(root.at(key), file);
+    const std::string file = referenced_file(root.at(key), key);
+    l.doc = read_referenced(root.at(key), file, key);
     l.origin = std::make_shared<Origin>(Origin{file, {}});
     l.in_file = true;
   }

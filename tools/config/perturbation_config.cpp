@@ -2,13 +2,11 @@
 #include "tools/config/perturbation_config.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdint>
 #include <string>
 
 #include "tools/config/cluster_config.hpp"
-#include "tools/config/json_file.hpp"
-#include "tools/config/presets.hpp"
+#include "tools/config/referenced_file.hpp"
 #include "tools/config/schema.hpp"
 #include "topology/leaves.hpp"
 #include "topology/spec_check.hpp"
@@ -163,19 +161,8 @@ void parse_gpu_type(const Node& n, const topo::Spec& cluster, bool sound, topo::
   }
   parse_gpus(n, cluster, sound, p);
   const Node at = n.at("gpu");
-  const std::string value = at.string();
-  const std::filesystem::path named(value);
-  p.gpu_source =
-      is_preset_name(value)
-          ? display_path(find_preset("cluster", value, at.origin()->describe(at.path())))
-          : (named.is_absolute() ? value
-                                 : display_path((std::filesystem::path(at.file()).parent_path() /
-                                                 named)
-                                                    .lexically_normal()));
-  if (const std::string problem = file_problem(p.gpu_source); !problem.empty()) {
-    at.fail(fmt::format("cluster file \"{}\": {}", p.gpu_source, problem));
-  }
-  const nlohmann::json doc = read_json_file(p.gpu_source);
+  p.gpu_source = referenced_file(at, "cluster");
+  const nlohmann::json doc = read_referenced(at, p.gpu_source, "cluster");
   p.gpu = parse_cluster(Node(doc, p.gpu_source)).topology.gpu;
   if (p.gpu->peak_bf16_tflops <= 0 || p.gpu->hbm_GBps <= 0) {
     at.fail(fmt::format("{} (\"{}\") gives no peak_bf16_tflops or hbm_GBps: a mixed cluster "

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 #include "sim/assert.hpp"
 
@@ -107,8 +106,7 @@ void Plan::slow_compute(std::span<const KernelSpeeds> speed) {
                          : 1.0;
     if (t.kind == PlanTaskKind::Compute && v != 1.0) {
       HOPSIM_ASSERT(v > 0, "GPU {} at speed {}", t.src, v);
-      t.duration = Time::ps(static_cast<std::int64_t>(
-          std::ceil(static_cast<double>(t.duration.count_ps()) / v)));
+      t.duration = at_speed(t.duration, v);
     }
   }
 }

@@ -57,8 +57,7 @@ Time on_gpu(const topo::Cluster& cluster, const PlanTask& t) {
   if (speed == 1.0 || t.kind != PlanTaskKind::Compute) {
     return t.duration;
   }
-  return Time::ps(
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(t.duration.count_ps()) / speed)));
+  return at_speed(t.duration, speed);
 }
 
 void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& executor,

@@ -1,7 +1,6 @@
 // The folded training step assembled from its measurements (training_step_job.hpp says how it
 // folds; training_step_probes.cpp what it measures).
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -134,9 +133,7 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
     const auto slowed = [&m](const KernelCosts& kernels) {
       Time sum;
       for (const auto& [name, cost] : kernels) {
-        const double ps = static_cast<double>(cost.time.count_ps()) /
-                          m.speed[static_cast<std::size_t>(cost.kind)];
-        sum += Time::ps(static_cast<std::int64_t>(std::ceil(ps)));
+        sum += at_speed(cost.time, m.speed[static_cast<std::size_t>(cost.kind)]);
       }
       return sum;
     };

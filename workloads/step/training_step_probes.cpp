@@ -336,22 +336,38 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
   return out;
 }
 
+namespace {
+
+// The clusters partial folding's probes run on: the healthy one (the healthy probes and the
+// groups whose compute alone differs) and, when links are perturbed, the perturbed one. Each
+// is null, the run's, where the run's already is it (the run's keeps only the link
+// perturbations, for the pipeline); else built here.
+std::pair<std::shared_ptr<const topo::Cluster>, std::shared_ptr<const topo::Cluster>>
+probe_clusters(const BuildEnv& b, bool links) {
+  const std::size_t run_has = b.cluster.spec().perturbations.size();
+  std::shared_ptr<const topo::Cluster> healthy;
+  if (run_has > 0) {
+    topo::Spec spec = b.env.cluster;
+    spec.perturbations.clear();
+    healthy = std::make_shared<const topo::Cluster>(spec);
+  }
+  std::shared_ptr<const topo::Cluster> perturbed;
+  if (links && run_has != b.env.cluster.perturbations.size()) {
+    perturbed = std::make_shared<const topo::Cluster>(b.env.cluster);
+  }
+  return {healthy, perturbed};
+}
+
+}  // namespace
+
 void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vector<Probe>& out) {
   if (!job.fold || b.env.cluster.perturbations.empty()) {
     return;
   }
   const Touched t = touched(b.env);
-  // The healthy probes on the healthy cluster (the run's keeps link perturbations for the
-  // pipeline), the touched groups' links and DP groups on the perturbed one.
-  topo::Spec healthy_spec = b.env.cluster;
-  healthy_spec.perturbations.clear();
-  const auto healthy_cluster = std::make_shared<const topo::Cluster>(healthy_spec);
+  const auto [healthy_cluster, perturbed] = probe_clusters(b, !t.link_stages.empty());
   for (Probe& p : out) {
     p.cluster = healthy_cluster;
-  }
-  std::shared_ptr<const topo::Cluster> perturbed;
-  if (!t.link_stages.empty()) {
-    perturbed = std::make_shared<const topo::Cluster>(b.env.cluster);
   }
   const auto healthy = [&out](const std::string& name) -> const Plan* {
     const auto it = std::ranges::find(out, name, &Probe::name);

@@ -10,7 +10,6 @@
 // ZeRO-3 every op runs layer by layer, each layer after its parameters' real all-gather
 // (prefetched one layer ahead), and every backward reduce-scatters each layer's gradients.
 #include <algorithm>
-#include <array>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -184,17 +183,12 @@ class Unfolded {
   // The full mesh's GPU for each stage-mesh rank: the one with its TP, CP and DP coordinates.
   void map_stage_gpus() {
     const Mesh& mesh = b_.env.mesh;
-    std::map<std::array<std::int64_t, 4>, int> rank_of;
-    for (int r = 0; r < mesh.size(); ++r) {
-      rank_of[{mesh.coordinate(r, Dim::Pp), mesh.coordinate(r, Dim::Tp),
-               mesh.coordinate(r, Dim::Cp), mesh.coordinate(r, Dim::Dp)}] = r;
-    }
     gpu_of_.resize(static_cast<std::size_t>(p_.pp));
     for (std::int64_t s = 0; s < p_.pp; ++s) {
       for (int i = 0; i < stage_mesh_.size(); ++i) {
         gpu_of_[static_cast<std::size_t>(s)].emplace_back(
-            rank_of.at({s, stage_mesh_.coordinate(i, Dim::Tp), stage_mesh_.coordinate(i, Dim::Cp),
-                        stage_mesh_.coordinate(i, Dim::Dp)}));
+            mesh.rank_of(stage_mesh_.coordinate(i, Dim::Tp), stage_mesh_.coordinate(i, Dim::Cp), s,
+                         stage_mesh_.coordinate(i, Dim::Dp)));
       }
     }
   }
