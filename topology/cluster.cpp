@@ -84,6 +84,19 @@ Cluster::Cluster(const Spec& spec) : spec_(spec) {
   }
 }
 
+double Cluster::kernel_speed(GpuId gpu, std::uint64_t kernel) const {
+  if (kernel_draw_.empty()) {
+    return 1.0;
+  }
+  const DrawOf& d = kernel_draw_[gpu.index()];
+  if (d.span == 0.0) {
+    return d.lo;
+  }
+  const double unit = static_cast<double>(mix64(d.key + kernel * 0x9E3779B97F4A7C15ULL) >> 11U) *
+                      0x1.0p-53;
+  return d.lo + d.span * unit;
+}
+
 Cluster::~Cluster() = default;
 Cluster::Cluster(Cluster&&) noexcept = default;
 Cluster& Cluster::operator=(Cluster&&) noexcept = default;
@@ -205,6 +218,14 @@ void Cluster::apply_perturbations() {
       if (p.part == PerturbedPart::Compute) {
         compute_speed_.resize(as_index(gpu_count()), 1.0);
         compute_speed_[gpu.index()] *= p.compute_speed;
+        if (p.kernel_draw) {
+          const KernelDraw& d = *p.kernel_draw;
+          kernel_draw_.resize(as_index(gpu_count()));
+          kernel_draw_[gpu.index()] = {d.speed_min, d.speed_max - d.speed_min,
+                                       mix64(mix64(d.seed ^ (0xD1B54A32D192ED03ULL *
+                                                             (p.entry + 1))) ^
+                                             static_cast<std::uint64_t>(rank))};
+        }
         continue;
       }
       const bool nvlink = p.part == PerturbedPart::NvLink;

@@ -54,6 +54,13 @@ class Cluster {
     return compute_speed_.empty() ? 1.0 : compute_speed_[gpu.index()];
   }
 
+  /// The share of its rate kernel `kernel` (its place in the plan) of `gpu` runs at beyond
+  /// compute_speed(): drawn from a perturbation's KernelDraw, 1 without one. The same GPU,
+  /// kernel and seed give the same speed on every platform.
+  double kernel_speed(GpuId gpu, std::uint64_t kernel) const;
+  /// True when some GPU draws a speed per kernel.
+  bool kernel_draws() const { return !kernel_draw_.empty(); }
+
   /// The model of `gpu`: the cluster's, unless a perturbation made its node another.
   const GpuSpec& gpu_type(GpuId gpu) const {
     return type_of_.empty() ? spec_.gpu : types_[type_of_[gpu.index()]];
@@ -117,6 +124,12 @@ class Cluster {
   std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
   std::vector<int> leaf_of_nic_;             // [rank]
   std::vector<double> compute_speed_;        // [rank]; empty: every GPU at full speed
+  struct DrawOf {
+    double lo = 1.0;
+    double span = 0.0;      // max - min: 0 for a GPU without a draw
+    std::uint64_t key = 0;  // seed, entry and GPU, mixed
+  };
+  std::vector<DrawOf> kernel_draw_;          // [rank]; empty: no GPU draws per kernel
   std::vector<GpuSpec> types_;               // [0]: the cluster's; then one per GpuType
   std::vector<std::size_t> type_of_;         // [rank] into types_; empty: every GPU the cluster's
   Failures failures_;

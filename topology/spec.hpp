@@ -1,7 +1,9 @@
 // The plain description of a cluster that the topology builders turn into a graph.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +61,21 @@ struct StragglerDraw {
   int population = 0;  ///< how many GPUs it was drawn from (set by the draw)
 };
 
+/// Kernel-to-kernel jitter: each kernel a GPU runs at its own speed, drawn uniformly from
+/// [speed_min, speed_max] with the experiment's seed, the perturbation's entry, the GPU and the
+/// kernel's place in the plan (Cluster::kernel_speed).
+struct KernelDraw {
+  double speed_min = 1.0;
+  double speed_max = 1.0;
+  std::uint64_t seed = 0;  ///< the experiment's (set when it is read)
+  /// The constant speed that gives a kernel its expected time under the draw: the harmonic
+  /// mean of the range, (max - min) / ln(max / min).
+  double mean_speed() const {
+    return speed_max == speed_min ? speed_min
+                                  : (speed_max - speed_min) / std::log(speed_max / speed_min);
+  }
+};
+
 /// A what-if on some GPUs: their kernels at `compute_speed` of the rate the compute model
 /// gives (0.95: 5% slow), or their links of one kind, both directions, at `bandwidth` of
 /// their rate and `extra_latency` slower, or failed. Perturbations of one GPU multiply and add
@@ -83,6 +100,9 @@ struct Perturbation {
   /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn
   /// (one perturbation per GPU, its own compute_speed), what it was drawn from.
   std::optional<StragglerDraw> drawn;
+  /// Compute: each kernel also at a speed of its own, drawn per kernel (on top of
+  /// compute_speed).
+  std::optional<KernelDraw> kernel_draw;
 };
 
 /// Bandwidth per direction and latency of one kind of link.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/approx.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {
@@ -514,8 +516,8 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
         "/perturbations/0/bandwidth: changes links: name them with \"links\": \"nvlink\", "
         "\"nic\" or \"spine\"");
   fails(R"([{"gpus": [1]}])",
-        "/perturbations/0: a perturbation needs compute_speed, or links with bandwidth, "
-        "extra_latency_us or failed");
+        "/perturbations/0: a perturbation needs compute_speed or kernel_speed, or links with "
+        "bandwidth, extra_latency_us or failed");
   fails(R"([{"gpus": [], "compute_speed": 0.9}])",
         "/perturbations/0/gpus: names 0 GPUs; a perturbation takes 1 to 1048576");
   fails(R"([{"gpus": [1], "compute_speed": 0}])",
@@ -556,6 +558,46 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
   fails(R"([{"nodes": [3], "links": "nic", "failed": true}])",
         "/perturbations/0: GPU 24's NIC failed and no other GPU of node 3 has a NIC and an "
         "NVLink that work to carry its traffic");
+}
+
+TEST_CASE("perturbations: a speed drawn per kernel, with the experiment's seed") {
+  const TempDir dir;
+  json j = experiment(kTwoFlows);
+  j["seed"] = 7;
+  j["perturbations"] = json::parse(R"([
+    {"gpus": [3], "kernel_speed": [0.8, 1.0]},
+    {"gpus": [4], "compute_speed": 0.9, "kernel_speed": [0.9, 0.9]}
+  ])");
+  const std::vector<hopsim::topo::Perturbation> got =
+      load_experiment(dir.write("draws.json", j.dump()), {}).experiment.cluster.perturbations;
+  REQUIRE(got.size() == 2);
+  REQUIRE(got[0].kernel_draw.has_value());
+  CHECK(got[0].compute_speed == 1.0);
+  CHECK(got[0].kernel_draw->speed_min == 0.8);
+  CHECK(got[0].kernel_draw->seed == 7);
+  // The harmonic mean: a kernel's expected time is its time / 0.8963 ((1 - 0.8) / ln 1.25).
+  CHECK(got[0].kernel_draw->mean_speed() == hopsim::test::approx(0.2 / std::log(1.25)));
+  CHECK(got[1].kernel_draw->mean_speed() == 0.9);
+
+  const auto fails = [&](const char* list, const std::string& message) {
+    json bad = experiment(kTwoFlows);
+    bad["perturbations"] = json::parse(list);
+    const std::string path = dir.write("bad.json", bad.dump());
+    CHECK_THROWS_WITH_AS(load_experiment(path, {}), (path + ": " + message).c_str(), ConfigError);
+  };
+  fails(R"([{"gpus": [1], "kernel_speed": [0.9]}])",
+        "/perturbations/0/kernel_speed: has 1 values; kernel_speed takes [min, max]");
+  fails(R"([{"gpus": [1], "kernel_speed": [1.0, 0.9]}])",
+        "/perturbations/0/kernel_speed: [1, 0.9]: min above max");
+  fails(R"([{"gpus": [1], "links": "nic", "kernel_speed": [0.9, 1]}])",
+        "/perturbations/0/kernel_speed: a link perturbation changes bandwidth and latency; a "
+        "GPU's kernel_speed goes in a perturbation without links");
+  fails(R"([{"gpus": [1], "compute_speed": 0.2, "kernel_speed": [0.3, 1]}])",
+        "/perturbations/0/kernel_speed: at compute_speed 0.2, GPU 1's kernels would run at 0.06 "
+        "to 0.2 of the rate; they must stay in [0.1, 10]");
+  fails(R"([{"gpus": [1, 2], "kernel_speed": [0.9, 1]}, {"nodes": [0], "kernel_speed": [0.8, 1]}])",
+        "/perturbations/1/kernel_speed: GPU 1 already draws its kernels' speeds "
+        "(/perturbations/0); give it one kernel_speed range");
 }
 
 TEST_CASE("perturbations: nodes and rails spelled out into GPUs, spine links by leaf and spine") {

@@ -1,6 +1,11 @@
 // Plans run on real topologies: closed forms through NVSwitch and NICs, and the run summary.
 #include "workloads/plan/runner.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
 #include "workloads/jobs/flows_job.hpp"
@@ -116,6 +121,46 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
   CHECK(out.times[ib].end == Time::ns(4'000) + Time::us(2'000));
   CHECK(out.times[back].end == Time::ns(4'000) + Time::us(2'000));
   CHECK(out.times[other].end == Time::ns(3'000) + Time::us(1'000));
+}
+
+TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic mean on average") {
+  const auto run = [](std::uint64_t seed) {
+    topo::Spec spec = two_nodes();
+    topo::Perturbation p;
+    p.gpus = {1};
+    p.compute_speed = 0.5;
+    p.kernel_draw = topo::KernelDraw{.speed_min = 0.8, .speed_max = 1.0, .seed = seed};
+    spec.perturbations = {p};
+    const topo::Cluster cluster(spec);
+    Plan plan;
+    std::vector<PlanTaskId> chain;
+    for (int i = 0; i < 4000; ++i) {
+      chain.push_back(plan.add_compute(topo::GpuId{1}, Time::us(10)));
+      if (i > 0) {
+        plan.add_dependency(chain[chain.size() - 2], chain.back());
+      }
+    }
+    const auto other = plan.add_compute(topo::GpuId{2}, Time::us(10));
+    const Outcome out = simulate(cluster, plan);
+    CHECK(out.times[other].end == Time::us(10));  // a GPU without a draw keeps its rate
+    Time shortest = Time::max();
+    Time longest;
+    for (const PlanTaskId t : chain) {
+      const Time took = out.times[t].end - out.times[t].start;
+      shortest = std::min(shortest, took);
+      longest = std::max(longest, took);
+    }
+    CHECK(shortest >= Time::us(20));  // 10 us at 0.5 x 1.0 at the fastest
+    CHECK(longest <= Time::us(25));   // ... at 0.5 x 0.8 at the slowest
+    CHECK(longest > shortest);
+    return out.makespan;
+  };
+  const Time one = run(1);
+  CHECK(run(1) == one);  // the same seed draws the same speeds
+  CHECK(run(2) != one);
+  // 4,000 kernels of 10 us at 0.5 of the rate take 80 ms / 0.8963 on average (1/speed uniform
+  // in [0.8, 1] has mean ln(1.25) / 0.2); their spread is 1.7% / sqrt(4000), under 0.1%.
+  CHECK(one.seconds() == hopsim::test::approx(0.08 * std::log(1.25) / 0.2).epsilon(0.003));
 }
 
 TEST_CASE("a failed NIC: its flows share the carrier's NIC, and the summary counts the detours") {

@@ -64,6 +64,11 @@ Json perturbations(const topo::Spec& cluster) {
     }
     if (p.part == topo::PerturbedPart::Compute) {
       one["compute_speed"] = p.compute_speed;
+      if (p.kernel_draw) {
+        one["kernel_speed"] = {p.kernel_draw->speed_min, p.kernel_draw->speed_max};
+        one["kernel_seed"] = p.kernel_draw->seed;
+        one["kernel_mean_speed"] = p.kernel_draw->mean_speed();
+      }
       if (p.drawn) {  // one GPU of a straggler draw, and what it was drawn from
         one["drawn_by"] = {{"entry", p.entry},
                            {"stragglers", p.drawn->share},

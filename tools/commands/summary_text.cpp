@@ -79,11 +79,28 @@ std::string type_words(const topo::Perturbation& p, const topo::GpuSpec& base) {
                      ratio(work::KernelClass::Norm), base.name);
 }
 
+// A speed drawn per kernel, when the perturbation draws one.
+std::string kernel_draw_words(const topo::Perturbation& p) {
+  if (!p.kernel_draw) {
+    return "";
+  }
+  const topo::KernelDraw& d = *p.kernel_draw;
+  return fmt::format(", each kernel also at {:.3g} to {:.3g} drawn with seed {} ({:.3g} on "
+                     "average)",
+                     d.speed_min, d.speed_max, d.seed, d.mean_speed());
+}
+
 // One what-if, as the summary's header lists it.
 std::string perturbation_words(const topo::Perturbation& p, const topo::Failures& failures) {
   if (p.part == topo::PerturbedPart::Compute) {
-    return fmt::format("{} compute at {:.3g} of the model's rate", target_words(p),
-                       p.compute_speed);
+    if (p.kernel_draw && p.compute_speed == 1.0) {
+      const topo::KernelDraw& d = *p.kernel_draw;
+      return fmt::format("{} compute: each kernel at {:.3g} to {:.3g} of the model's rate, "
+                         "drawn with seed {} ({:.3g} on average)",
+                         target_words(p), d.speed_min, d.speed_max, d.seed, d.mean_speed());
+    }
+    return fmt::format("{} compute at {:.3g} of the model's rate{}", target_words(p),
+                       p.compute_speed, kernel_draw_words(p));
   }
   const char* kind = p.part == topo::PerturbedPart::Nic      ? "NIC links"
                      : p.part == topo::PerturbedPart::NvLink ? "NVLink links"
@@ -125,10 +142,10 @@ std::string draw_words(const std::vector<topo::Perturbation>& list, std::size_t 
     gpus += fmt::format("{}{} at {:.3f}", i == 0 ? "" : ", ", drawn[i].second, drawn[i].first);
   }
   return fmt::format("stragglers: {} of {} GPUs drawn with seed {}, compute at {:.3g} to {:.3g} of "
-                     "the model's rate; {}GPU {}{}",
+                     "the model's rate{}; {}GPU {}{}",
                      drawn.size(), d.population, seed, d.speed_min, d.speed_max,
-                     drawn.size() > 8 ? "the slowest: " : "", gpus,
-                     drawn.size() > 8 ? ", ..." : "");
+                     kernel_draw_words(list[first]), drawn.size() > 8 ? "the slowest: " : "",
+                     gpus, drawn.size() > 8 ? ", ..." : "");
 }
 
 // The experiment, its kind, and the cluster (and model) it ran on.

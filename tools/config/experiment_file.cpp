@@ -258,6 +258,11 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   }
   if (root.has("perturbations")) {
     e.cluster.perturbations = parse_perturbations(root.at("perturbations"), e.cluster);
+    for (topo::Perturbation& p : e.cluster.perturbations) {
+      if (p.kernel_draw) {
+        p.kernel_draw->seed = e.seed;  // each kernel's speed draws with the experiment's seed
+      }
+    }
   }
   if (root.has("solver")) {
     const Node solver = root.at("solver");

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/referenced_file.hpp"
@@ -17,6 +20,31 @@ namespace {
 constexpr std::size_t kMaxPerturbations = 4096;
 constexpr std::size_t kMaxGpus = std::size_t{1} << 20;
 constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
+
+// [min, max], each a speed in [0.1, 10], min not above max.
+std::pair<double, double> speed_range(const Node& range, const char* who) {
+  range.expect_array();
+  if (range.size() != 2) {
+    range.fail(fmt::format("has {} values; {} takes [min, max]", range.size(), who));
+  }
+  const double lo = range.at(0).number_in(0.1, 10);
+  const double hi = range.at(1).number_in(0.1, 10);
+  if (hi < lo) {
+    range.fail(fmt::format("[{}, {}]: min above max", lo, hi));
+  }
+  return {lo, hi};
+}
+
+// "kernel_speed": [min, max], each kernel's own speed drawn from it (its seed is the
+// experiment's, set once the experiment is read).
+std::optional<topo::KernelDraw> kernel_draw(const Node& n) {
+  if (!n.has("kernel_speed")) {
+    return std::nullopt;
+  }
+  topo::KernelDraw d;
+  std::tie(d.speed_min, d.speed_max) = speed_range(n.at("kernel_speed"), "kernel_speed");
+  return d;
+}
 
 // {"stragglers": share, "compute_speed": [min, max]}: what to draw (work::draw_stragglers).
 topo::Perturbation parse_draw(const Node& n) {
@@ -32,18 +60,10 @@ topo::Perturbation parse_draw(const Node& n) {
   if (!n.has("compute_speed")) {
     n.fail("a straggler draw needs compute_speed: [min, max], the range its speeds are drawn from");
   }
-  const Node range = n.at("compute_speed");
-  range.expect_array();
-  if (range.size() != 2) {
-    range.fail(fmt::format("has {} values; a straggler draw takes [min, max]", range.size()));
-  }
-  d.speed_min = range.at(0).number_in(0.1, 10);
-  d.speed_max = range.at(1).number_in(0.1, 10);
-  if (d.speed_max < d.speed_min) {
-    range.fail(fmt::format("[{}, {}]: min above max", d.speed_min, d.speed_max));
-  }
+  std::tie(d.speed_min, d.speed_max) = speed_range(n.at("compute_speed"), "a straggler draw");
   topo::Perturbation p;
   p.drawn = d;
+  p.kernel_draw = kernel_draw(n);
   return p;
 }
 
@@ -124,10 +144,12 @@ void parse_spine_links(const Node& n, const topo::Spec& cluster, bool sound,
 
 // With links: a bandwidth share and extra latency, or failed.
 void parse_link_change(const Node& n, topo::Perturbation& p) {
-  if (n.has("compute_speed")) {
-    n.at("compute_speed")
-        .fail("a link perturbation changes bandwidth and latency; a GPU's compute_speed goes in "
-              "a perturbation without links");
+  for (const char* key : {"compute_speed", "kernel_speed"}) {
+    if (n.has(key)) {
+      n.at(key).fail(fmt::format("a link perturbation changes bandwidth and latency; a GPU's {} "
+                                 "goes in a perturbation without links",
+                                 key));
+    }
   }
   p.failed = n.has("failed") && n.at("failed").boolean();
   if (p.failed) {
@@ -150,7 +172,7 @@ void parse_link_change(const Node& n, topo::Perturbation& p) {
 // {"nodes": [...], "gpu": "h200-hgx"}: the nodes' GPUs are the model of that cluster preset or
 // file (relative to the experiment), whose whole description must read.
 void parse_gpu_type(const Node& n, const topo::Spec& cluster, bool sound, topo::Perturbation& p) {
-  for (const char* key : {"gpus", "rails", "links", "compute_speed", "bandwidth",
+  for (const char* key : {"gpus", "rails", "links", "compute_speed", "kernel_speed", "bandwidth",
                           "extra_latency_us", "failed", "leaves", "spines"}) {
     if (n.has(key)) {
       n.at(key).fail("a GPU type applies to whole nodes (\"nodes\") and takes nothing else");
@@ -209,11 +231,12 @@ topo::Perturbation parse_one(const Node& n, const topo::Spec& cluster) {
                      "\"spine\"");
     }
   }
-  if (!n.has("compute_speed")) {
-    n.fail("a perturbation needs compute_speed, or links with bandwidth, extra_latency_us or "
-           "failed");
+  if (!n.has("compute_speed") && !n.has("kernel_speed")) {
+    n.fail("a perturbation needs compute_speed or kernel_speed, or links with bandwidth, "
+           "extra_latency_us or failed");
   }
-  p.compute_speed = n.at("compute_speed").number_in(0.1, 10);
+  p.compute_speed = n.has("compute_speed") ? n.at("compute_speed").number_in(0.1, 10) : 1.0;
+  p.kernel_draw = kernel_draw(n);
   return p;
 }
 

@@ -51,7 +51,7 @@ const std::array<KeyDoc, 11> kExperiment{{
      "measures the layer groups and stages they touch"},
 }};
 
-const std::array<KeyDoc, 12> kPerturbation{{
+const std::array<KeyDoc, 13> kPerturbation{{
     {"gpus", "array of GPU ranks", "one of gpus, nodes, rails unless stragglers or spine links",
      "the GPUs it applies to, each in the cluster"},
     {"nodes", "array of node indices", "none", "instead of gpus: every GPU of these nodes"},
@@ -69,6 +69,10 @@ const std::array<KeyDoc, 12> kPerturbation{{
      "with links spine: the spines whose links to the leaves change"},
     {"compute_speed", "number in [0.1, 10]; with stragglers [min, max]", "1",
      "their kernels at this share of the compute model's rate (0.95: 5% slow); without links"},
+    {"kernel_speed", "[min, max], each in [0.1, 10]", "none",
+     "without links: each of their kernels also at its own share of the rate, drawn uniformly "
+     "from [min, max] with the experiment's seed (jitter); a folded step takes each kernel at "
+     "the range's harmonic mean"},
     {"bandwidth", "number in [0.01, 10]", "1",
      "their links at this share of their rate (0.5: a NIC trained down to half); with links"},
     {"extra_latency_us", "number in [0, 10^6]", "0",

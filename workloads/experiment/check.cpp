@@ -82,6 +82,31 @@ std::optional<Problem> out_of_range(const topo::Perturbation& p, std::size_t i, 
                              what, product, lo)};
 }
 
+// One kernel_speed range per GPU (two would multiply draws, which says nothing a single range
+// cannot), whose bounds times the GPU's compute_speed (`speed`, its perturbations' product so
+// far) stay in [0.1, 10].
+std::optional<Problem> kernel_draw_problem(const topo::Perturbation& p, int gpu, double speed,
+                                           std::map<int, std::size_t>& drawing) {
+  if (!p.kernel_draw) {
+    return std::nullopt;
+  }
+  const std::string at = fmt::format("/perturbations/{}/kernel_speed", p.entry);
+  const auto [it, fresh] = drawing.try_emplace(gpu, p.entry);
+  if (!fresh && it->second != p.entry) {
+    return Problem{at, fmt::format("GPU {} already draws its kernels' speeds "
+                                   "(/perturbations/{}); give it one kernel_speed range",
+                                   gpu, it->second)};
+  }
+  const double lo = speed * p.kernel_draw->speed_min;
+  const double hi = speed * p.kernel_draw->speed_max;
+  if (lo < 0.1 || hi > 10) {
+    return Problem{at, fmt::format("at compute_speed {:.3g}, GPU {}'s kernels would run at "
+                                   "{:.3g} to {:.3g} of the rate; they must stay in [0.1, 10]",
+                                   speed, gpu, lo, hi)};
+  }
+  return std::nullopt;
+}
+
 // Whether a perturbation's GPUs run something: each listed GPU, or one GPU of the nodes or rails
 // it names (the rest of a rail may lie beyond the mesh).
 std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used) {
@@ -95,6 +120,22 @@ std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used) {
                              used - 1)};
 }
 
+// A node that two perturbations give another GPU model.
+std::optional<Problem> typed_twice(const std::vector<topo::Perturbation>& list) {
+  std::map<int, std::size_t> typed;  // node -> the entry that gave it another GPU model
+  for (const topo::Perturbation& p : list) {
+    for (std::size_t j = 0; p.part == topo::PerturbedPart::GpuType && j < p.nodes.size(); ++j) {
+      const auto [it, fresh] = typed.try_emplace(p.nodes[j], p.entry);
+      if (!fresh) {
+        return Problem{fmt::format("/perturbations/{}/nodes/{}", p.entry, j),
+                       fmt::format("node {} already has a GPU model (/perturbations/{})",
+                                   p.nodes[j], it->second)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // Each perturbed GPU exists and runs something (a layer's or a step's GPUs are its mesh's);
 // what one GPU's perturbations multiply to stays in one perturbation's range; failed links
 // leave a route between every two GPUs; a folded step can fold around them (partial_fold.hpp).
@@ -102,6 +143,7 @@ void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.gpu_count();
   const int used = mesh_gpus(e);
   std::map<std::pair<int, topo::PerturbedPart>, double> product;
+  std::map<int, std::size_t> drawing;  // GPU -> the entry that draws its kernels' speeds
   for (const topo::Perturbation& p : e.cluster.perturbations) {
     const std::size_t i = p.entry;  // a drawn GPU's problems name its draw
     if (const std::optional<Problem> idle = outside_mesh(p, used)) {
@@ -130,19 +172,15 @@ void check_perturbations(const Experiment& e, Problems& out) {
         out.push_back(*bad);
         return;
       }
-    }
-  }
-  std::map<int, std::size_t> typed;  // node -> the entry that gave it another GPU model
-  for (const topo::Perturbation& p : e.cluster.perturbations) {
-    for (std::size_t j = 0; p.part == topo::PerturbedPart::GpuType && j < p.nodes.size(); ++j) {
-      const auto [it, fresh] = typed.try_emplace(p.nodes[j], p.entry);
-      if (!fresh) {
-        out.push_back({fmt::format("/perturbations/{}/nodes/{}", p.entry, j),
-                       fmt::format("node {} already has a GPU model (/perturbations/{})",
-                                   p.nodes[j], it->second)});
+      if (const std::optional<Problem> bad = kernel_draw_problem(p, p.gpus[j], x, drawing)) {
+        out.push_back(*bad);
         return;
       }
     }
+  }
+  if (const std::optional<Problem> twice = typed_twice(e.cluster.perturbations)) {
+    out.push_back(*twice);
+    return;
   }
   for (const Problem& partition : topo::check_failures(e.cluster)) {
     out.push_back(partition);

@@ -46,11 +46,14 @@ std::span<const sim::ResourceId> resources_of(
   return {to.data(), route.size()};
 }
 
-// A kernel's time on its GPU: the plan's, divided by the GPU's speed (a perturbation) and, on a
-// node of another GPU model, by that model's rate for the kernel's class; rounded up. Held
-// communication keeps its time.
-Time on_gpu(const topo::Cluster& cluster, const PlanTask& t) {
+// Kernel `i`'s time on its GPU: the plan's, divided by the GPU's speed (a perturbation), by its
+// own drawn speed where the GPU draws one per kernel and, on a node of another GPU model, by
+// that model's rate for the kernel's class; rounded up. Held communication keeps its time.
+Time on_gpu(const topo::Cluster& cluster, const PlanTask& t, std::size_t i) {
   double speed = cluster.compute_speed(t.src);
+  if (cluster.kernel_draws() && t.kind == PlanTaskKind::Compute) {
+    speed *= cluster.kernel_speed(t.src, i);
+  }
   if (cluster.mixed() && t.kind == PlanTaskKind::Compute) {
     speed *= type_speed(cluster.spec().gpu, cluster.gpu_type(t.src), t.kernel);
   }
@@ -71,7 +74,7 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src.value()) * streams + t.stream,
-                                on_gpu(cluster, t));
+                                on_gpu(cluster, t, i));
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
     } else {

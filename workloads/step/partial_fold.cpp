@@ -84,9 +84,11 @@ std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
         continue;
       }
       KernelSpeeds& s = speed.try_emplace(gpu, speeds_at(1.0)).first->second;
+      // A speed drawn per kernel folds as the one that gives each kernel its expected time.
+      const double drawn = p.kernel_draw ? p.kernel_draw->mean_speed() : 1.0;
       for (std::size_t k = 0; k < kKernelClasses; ++k) {
         s[k] *= p.part == topo::PerturbedPart::Compute
-                    ? p.compute_speed
+                    ? p.compute_speed * drawn
                     : type_speed(env.cluster.gpu, *p.gpu, static_cast<KernelClass>(k));
       }
     }
