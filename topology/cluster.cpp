@@ -187,7 +187,8 @@ void Cluster::apply_perturbations() {
     link.bandwidth = Bandwidth{link.bandwidth.bytes_per_s * p.bandwidth};
     link.latency += p.extra_latency;
   };
-  for (const Perturbation& p : spec_.perturbations) {
+  for (std::size_t entry = 0; entry < spec_.perturbations.size(); ++entry) {
+    const Perturbation& p = spec_.perturbations[entry];
     HOPSIM_ASSERT(p.compute_speed > 0 && p.bandwidth > 0 && p.extra_latency >= Time{},
                   "a perturbation of speed {}, bandwidth {}", p.compute_speed, p.bandwidth);
     if (p.part == PerturbedPart::Spine) {
@@ -203,9 +204,11 @@ void Cluster::apply_perturbations() {
       HOPSIM_ASSERT(p.gpu.has_value(), "a GPU type perturbation without its GPU");
       if (types_.empty()) {
         types_.push_back(spec_.gpu);
+        type_entry_.push_back(0);
         type_of_.assign(as_index(gpu_count()), 0);
       }
       types_.push_back(*p.gpu);
+      type_entry_.push_back(entry);
       for (const int rank : p.gpus) {
         HOPSIM_ASSERT(contains(GpuId{rank}), "a perturbation of GPU {} of {}", rank, gpu_count());
         type_of_[as_index(rank)] = types_.size() - 1;

@@ -65,6 +65,12 @@ class Cluster {
   const GpuSpec& gpu_type(GpuId gpu) const {
     return type_of_.empty() ? spec_.gpu : types_[type_of_[gpu.index()]];
   }
+  /// The perturbation that made `gpu`'s node another model; null on the cluster's own.
+  const Perturbation* gpu_type_source(GpuId gpu) const {
+    return type_of_.empty() || type_of_[gpu.index()] == 0
+               ? nullptr
+               : &spec_.perturbations[type_entry_[type_of_[gpu.index()]]];
+  }
   /// True when some node's GPUs are another model than the cluster's.
   bool mixed() const { return !type_of_.empty(); }
 
@@ -132,6 +138,7 @@ class Cluster {
   std::vector<DrawOf> kernel_draw_;          // [rank]; empty: no GPU draws per kernel
   std::vector<GpuSpec> types_;               // [0]: the cluster's; then one per GpuType
   std::vector<std::size_t> type_of_;         // [rank] into types_; empty: every GPU the cluster's
+  std::vector<std::size_t> type_entry_;      // [type] its index in spec_.perturbations ([0]: 0)
   Failures failures_;
   int leaf_count_ = 0;
   int spine_count_ = 0;  // 0 when there is a single leaf

@@ -95,6 +95,13 @@ struct Perturbation {
   /// cluster's), as the cluster file `gpu_source` describes it.
   std::optional<GpuSpec> gpu;
   std::string gpu_source;
+  /// GpuType: per kernel class (indexed as the workloads number them), the share of the
+  /// cluster GPU's rate this model runs it at, priced by the workloads from each model's
+  /// calibration table; empty: the datasheets' roofline ratio.
+  std::vector<double> class_speed;
+  /// GpuType: the calibration its kernels were priced by, as reports name it ("none": the
+  /// roofline).
+  std::string gpu_calibration;
   /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
   std::size_t entry = 0;
   /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn

@@ -7,6 +7,7 @@
 
 #include "tools/commands/sim_totals.hpp"
 #include "topology/failures.hpp"
+#include "workloads/compute/gpu_type_speed.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -78,6 +79,14 @@ Json perturbations(const topo::Spec& cluster) {
     } else if (p.part == topo::PerturbedPart::GpuType) {
       one["gpu"] = p.gpu->name;
       one["gpu_file"] = p.gpu_source;
+      one["calibration"] = p.gpu_calibration.empty() ? "none" : p.gpu_calibration;
+      Json speeds = Json::object();  // per kernel class, of the cluster GPU's rate
+      for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
+        const auto kind = static_cast<work::KernelClass>(k);
+        speeds[std::string(work::kernel_class_name(kind))] =
+            work::type_speed(cluster.gpu, p, kind);
+      }
+      one["class_speed"] = std::move(speeds);
     } else {
       link_keys(p, failures, one);
     }

@@ -71,12 +71,14 @@ std::string carrier_words(const topo::Perturbation& p, const topo::Failures& fai
 
 // Another GPU model on some nodes: which, and its rates against the cluster's.
 std::string type_words(const topo::Perturbation& p, const topo::GpuSpec& base) {
-  const auto ratio = [&](work::KernelClass k) { return work::type_speed(base, *p.gpu, k); };
-  return fmt::format("the GPUs of {} are {} ({}): GEMMs at {:.3g}, attention at {:.3g}, "
-                     "memory-bound kernels at {:.3g} of the {}'s rate",
+  const auto ratio = [&](work::KernelClass k) { return work::type_speed(base, p, k); };
+  return fmt::format("the GPUs of {} are {} ({}, calibration {}): GEMMs at {:.3g}, attention "
+                     "at {:.3g} forward and {:.3g} backward, norms at {:.3g} of the {}'s rate",
                      target_words(p), p.gpu->name, p.gpu_source,
+                     p.gpu_calibration.empty() ? "none" : p.gpu_calibration,
                      ratio(work::KernelClass::GemmFprop), ratio(work::KernelClass::AttentionFwd),
-                     ratio(work::KernelClass::Norm), base.name);
+                     ratio(work::KernelClass::AttentionBwd), ratio(work::KernelClass::Norm),
+                     base.name);
 }
 
 // A speed drawn per kernel, when the perturbation draws one.

@@ -22,6 +22,7 @@
 #include "tools/config/plausibility.hpp"
 #include "tools/config/presets.hpp"
 #include "tools/config/referenced_file.hpp"
+#include "workloads/experiment/gpu_types.hpp"
 #include "workloads/experiment/stragglers.hpp"
 
 namespace hopsim::config {
@@ -64,46 +65,85 @@ struct Linked {
   bool in_file = false;
 };
 
-// The experiment's calibration table: none ("none"), the one it names, which must be made for
-// the cluster's GPU, or with "auto" the one choose_calibration picks (a scaled table is checked
-// against its own GPU's figures). Plausibility warnings go to `f.warnings`.
-void read_calibration(const Node& root, ExperimentFile& f) {
-  work::Experiment& e = f.experiment;
-  std::shared_ptr<work::Calibration> calibration;
-  const std::string named = root.at("calibration").string();
-  if (named == "none") {  // the roofline alone, as without the key
-    return;
+// A calibration key's table for `gpu`: none ("none"), the one it names, which must be made for
+// the GPU, or with "auto" the one choose_calibration picks (a scaled table is checked against
+// its own GPU's figures). Plausibility warnings go to `warnings`.
+struct ReadTable {
+  std::shared_ptr<work::Calibration> table;  // null: the roofline alone
+  std::optional<work::TableScaling> scaling;
+  std::string file;
+  std::string note;  // how "auto" chose, and the base table attached
+};
+
+ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
+                     std::vector<std::string>& warnings) {
+  ReadTable out;
+  const std::string named = at.string();
+  if (named == "none") {
+    return out;
   }
   if (named == "auto") {
-    CalibrationChoice choice = choose_calibration(e.cluster.gpu);
-    e.calibration_note = choice.note;
+    CalibrationChoice choice = choose_calibration(gpu_spec);
+    out.note = choice.note;
     if (!choice.table) {
-      return;
+      return out;
     }
-    f.calibration_file = choice.file;
-    calibration = std::move(choice.table);
-    e.calibration_scaling = choice.scaling;
+    out.file = choice.file;
+    out.table = std::move(choice.table);
+    out.scaling = choice.scaling;
   } else {
-    f.calibration_file = referenced_file(root.at("calibration"), "calibration");
-    const nlohmann::json table =
-        read_referenced(root.at("calibration"), f.calibration_file, "calibration");
-    calibration = std::make_shared<work::Calibration>(
-        parse_calibration(Node(table, f.calibration_file)));
-    check_calibration_for(*calibration, e.cluster.gpu.name, f.calibration_file);
+    out.file = referenced_file(at, "calibration");
+    const nlohmann::json table = read_referenced(at, out.file, "calibration");
+    out.table = std::make_shared<work::Calibration>(parse_calibration(Node(table, out.file)));
+    check_calibration_for(*out.table, gpu_spec.name, out.file);
   }
-  work::GpuFigures gpu = figures_of(e.cluster.gpu);
-  if (e.calibration_scaling) {  // the table's own GPU
-    gpu = datasheet_figures_of(*calibration);
+  work::GpuFigures gpu = figures_of(gpu_spec);
+  if (out.scaling) {  // the table's own GPU
+    gpu = datasheet_figures_of(*out.table);
   }
-  for (std::string& w : check_calibration_plausible(*calibration, gpu, f.calibration_file)) {
-    f.warnings.push_back(std::move(w));
+  for (std::string& w : check_calibration_plausible(*out.table, gpu, out.file)) {
+    warnings.push_back(std::move(w));
   }
-  const std::string base = attach_base(*calibration, f.calibration_file, e.cluster.gpu.name);
+  const std::string base = attach_base(*out.table, out.file, gpu_spec.name);
   if (!base.empty()) {
-    e.calibration_note += (e.calibration_note.empty() ? f.calibration_file + ": " : "; ") + base;
+    out.note += (out.note.empty() ? out.file + ": " : "; ") + base;
   }
-  e.calibration = std::move(calibration);
+  return out;
+}
+
+// The experiment's calibration table (read_table), for the cluster's GPU.
+void read_calibration(const Node& root, ExperimentFile& f) {
+  work::Experiment& e = f.experiment;
+  ReadTable t = read_table(root.at("calibration"), e.cluster.gpu, f.warnings);
+  e.calibration_note = std::move(t.note);
+  if (!t.table) {
+    return;
+  }
+  f.calibration_file = t.file;
+  e.calibration_scaling = t.scaling;
+  e.calibration = std::move(t.table);
   e.calibration_name = f.calibration_file;
+}
+
+// Each GpuType perturbation's calibration: its "calibration" key, else the experiment's way
+// ("auto" unless the experiment has none); its kernels then priced against the cluster GPU's.
+void price_gpu_types(const Node& root, ExperimentFile& f) {
+  work::Experiment& e = f.experiment;
+  const bool calibrated = root.has("calibration") && root.at("calibration").string() != "none";
+  std::vector<work::TypeCalibration> tables;
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    if (p.part != topo::PerturbedPart::GpuType) {
+      continue;
+    }
+    const Node n = root.at("perturbations").at(p.entry);
+    const nlohmann::json fallback = calibrated ? "auto" : "none";
+    const Node at = n.has("calibration") ? n.at("calibration") : Node(fallback, n.origin());
+    ReadTable t = read_table(at, *p.gpu, f.warnings);
+    tables.push_back({std::move(t.table), t.scaling, t.file.empty() ? "none" : t.file});
+  }
+  if (!tables.empty()) {
+    work::price_gpu_types(e, tables);
+  }
 }
 
 Linked link(const Node& root, const std::string& key) {
@@ -281,6 +321,7 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   if (!problems.empty()) {
     f.fail(problems.front());
   }
+  price_gpu_types(root, f);
   f.resolved = nlohmann::ordered_json::parse(doc.dump());
   if (cluster.in_file) {
     f.resolved["cluster"] = nlohmann::ordered_json::parse(cluster.doc.dump());

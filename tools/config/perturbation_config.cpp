@@ -197,6 +197,10 @@ void parse_gpu_type(const Node& n, const topo::Spec& cluster, bool sound, topo::
 topo::Perturbation parse_one(const Node& n, const topo::Spec& cluster) {
   n.expect_object();
   n.allow_only(Section::Perturbation);
+  if (n.has("calibration") && !n.has("gpu")) {
+    n.at("calibration").fail("is the calibration of another GPU model's nodes; it goes with "
+                             "\"gpu\"");
+  }
   if (n.has("stragglers")) {
     return parse_draw(n);
   }

@@ -51,7 +51,7 @@ const std::array<KeyDoc, 11> kExperiment{{
      "measures the layer groups and stages they touch"},
 }};
 
-const std::array<KeyDoc, 13> kPerturbation{{
+const std::array<KeyDoc, 14> kPerturbation{{
     {"gpus", "array of GPU ranks", "one of gpus, nodes, rails unless stragglers or spine links",
      "the GPUs it applies to, each in the cluster"},
     {"nodes", "array of node indices", "none", "instead of gpus: every GPU of these nodes"},
@@ -79,7 +79,11 @@ const std::array<KeyDoc, 13> kPerturbation{{
      "microseconds every flow on their links pays more; with links"},
     {"gpu", "cluster preset or file", "none",
      "with nodes only: their GPUs are that cluster's GPU model (a mixed cluster); their kernels "
-     "run at its roofline ratio to the cluster's GPU, per kernel class"},
+     "run at that model's rate over the cluster GPU's, per kernel class, each model's priced by "
+     "its own calibration over the workload's kernels"},
+    {"calibration", "\"auto\", \"none\" or a calibration file", "the experiment's way",
+     "with gpu: the table the nodes' GPU model is priced by (\"auto\" unless the experiment "
+     "has no calibration)"},
     {"failed", "boolean", "false",
      "with links: they carry nothing, and traffic detours (a failed NIC's over NVLink through "
      "the next GPU's NIC, a failed NVLink's through the NICs, ECMP over the spines left); a "

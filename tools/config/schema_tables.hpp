@@ -11,7 +11,7 @@ extern const std::array<KeyDoc, 11> kExperiment;
 extern const std::array<KeyDoc, 7> kParallel;
 extern const std::array<KeyDoc, 4> kValidation;
 extern const std::array<KeyDoc, 1> kSolver;
-extern const std::array<KeyDoc, 13> kPerturbation;
+extern const std::array<KeyDoc, 14> kPerturbation;
 extern const std::array<KeyDoc, 2> kFlowsWorkload;
 extern const std::array<KeyDoc, 6> kFlow;
 extern const std::array<KeyDoc, 13> kCollectiveWorkload;

@@ -24,4 +24,12 @@ double type_speed(const topo::GpuSpec& base, const topo::GpuSpec& other, KernelC
   return from > 0 && to > 0 ? to / from : 1.0;
 }
 
+double type_speed(const topo::GpuSpec& base, const topo::Perturbation& p, KernelClass k) {
+  const auto i = static_cast<std::size_t>(k);
+  if (i < p.class_speed.size()) {
+    return p.class_speed[i];
+  }
+  return p.gpu ? type_speed(base, *p.gpu, k) : 1.0;
+}
+
 }  // namespace hopsim::work

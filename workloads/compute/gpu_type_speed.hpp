@@ -13,4 +13,9 @@ namespace hopsim::work {
 /// HBM bandwidth x memory_efficiency. Exactly 1 for the same figures.
 double type_speed(const topo::GpuSpec& base, const topo::GpuSpec& other, KernelClass k);
 
+/// The share of `base`'s rate at which the GPUs of GpuType perturbation `p` run kernels of
+/// class `k`: its class_speed where the experiment priced it (gpu_types.hpp), else the
+/// roofline ratio above.
+double type_speed(const topo::GpuSpec& base, const topo::Perturbation& p, KernelClass k);
+
 }  // namespace hopsim::work

@@ -55,7 +55,9 @@ Time on_gpu(const topo::Cluster& cluster, const PlanTask& t, std::size_t i) {
     speed *= cluster.kernel_speed(t.src, i);
   }
   if (cluster.mixed() && t.kind == PlanTaskKind::Compute) {
-    speed *= type_speed(cluster.spec().gpu, cluster.gpu_type(t.src), t.kernel);
+    if (const topo::Perturbation* type = cluster.gpu_type_source(t.src)) {
+      speed *= type_speed(cluster.spec().gpu, *type, t.kernel);
+    }
   }
   if (speed == 1.0 || t.kind != PlanTaskKind::Compute) {
     return t.duration;

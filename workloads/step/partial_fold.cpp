@@ -89,7 +89,7 @@ std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
       for (std::size_t k = 0; k < kKernelClasses; ++k) {
         s[k] *= p.part == topo::PerturbedPart::Compute
                     ? p.compute_speed * drawn
-                    : type_speed(env.cluster.gpu, *p.gpu, static_cast<KernelClass>(k));
+                    : type_speed(env.cluster.gpu, p, static_cast<KernelClass>(k));
       }
     }
   }
