@@ -163,6 +163,8 @@ class Plan {
   std::span<const topo::LinkId> explicit_route(const PlanTask& t) const {
     return {route_links_.data() + t.route_begin, t.route_size};
   }
+  /// True when some flow takes an explicit route (the plan cannot move to other GPUs).
+  bool has_explicit_routes() const { return !route_links_.empty(); }
   void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
 
  private:

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "workloads/compute/gpu_type_speed.hpp"
+#include "topology/leaves.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
@@ -31,15 +32,18 @@ class GroupMap {
     if (fresh) {
       g.stage = stage;
       g.block = block;
-      for (int i = 0; i < layer_.size(); ++i) {
-        g.gpus.emplace_back(mesh.rank_of(
-            layer_.coordinate(i, Dim::Tp), layer_.coordinate(i, Dim::Cp), stage,
-            block * layer_.spec().dp + layer_.coordinate(i, Dim::Dp)));
-      }
+      g.gpus = gpus_of(stage, block);
       g.speed.assign(g.gpus.size(), speeds_at(1.0));
     }
     return g;
   }
+
+  std::vector<topo::GpuId> gpus_of(int stage, std::int64_t block) const {
+    return group_gpus(env_.mesh, stage, block);
+  }
+
+  /// DP blocks per pipeline rank.
+  std::int64_t blocks() const { return env_.mesh.spec().dp / layer_.spec().dp; }
 
   std::vector<TouchedGroup> take() {
     std::vector<TouchedGroup> out;
@@ -57,6 +61,29 @@ class GroupMap {
 
 }  // namespace
 
+std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t block) {
+  const Mesh layer(TrainingStepJob::layer_spec(mesh.spec()));
+  std::vector<topo::GpuId> out;
+  for (int i = 0; i < layer.size(); ++i) {
+    out.emplace_back(mesh.rank_of(layer.coordinate(i, Dim::Tp), layer.coordinate(i, Dim::Cp),
+                                  stage, block * layer.spec().dp + layer.coordinate(i, Dim::Dp)));
+  }
+  return out;
+}
+
+Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at) {
+  bool identity = true;
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    identity = identity && at[i].index() == i;
+  }
+  if (identity || plan.has_explicit_routes()) {
+    return plan;
+  }
+  Plan out;
+  out.append(plan, at);
+  return out;
+}
+
 std::string TouchedGroup::suffix() const {
   std::vector<int> ranks;
   for (const topo::GpuId g : gpus) {
@@ -73,6 +100,55 @@ namespace {
 
 // Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
 // product, per kernel class.
+// The leaf a flow from GPU `a` to GPU `b` on another node enters the fabric at: a's own NIC's,
+// or with PXN (cross-rail over NVLink) the NIC on b's rail of a's node.
+int entry_leaf(const topo::Spec& spec, int a, int b) {
+  const int per_node = spec.gpus_per_node;
+  const int via = spec.cross_rail == topo::CrossRail::NvLink ? a - a % per_node + b % per_node : a;
+  return topo::leaf_of_nic(spec, via);
+}
+
+// Whether some flow between two GPUs of `gpus` (on different nodes) crosses the spine links
+// that `p` changes: it leaves one leaf for another, either of them among p's leaves (any leaf
+// when p names spines only).
+bool crosses(const topo::Spec& spec, const std::vector<topo::GpuId>& gpus,
+             const topo::Perturbation& p) {
+  const int per_node = spec.gpus_per_node;
+  for (const topo::GpuId a : gpus) {
+    for (const topo::GpuId b : gpus) {
+      if (a.value() / per_node == b.value() / per_node) {
+        continue;
+      }
+      const int from = entry_leaf(spec, a.value(), b.value());
+      const int to = topo::leaf_of_nic(spec, b.value());
+      if (from != to && (p.leaves.empty() || std::ranges::find(p.leaves, from) != p.leaves.end() ||
+                         std::ranges::find(p.leaves, to) != p.leaves.end())) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Spine links: every stage's DP collectives are measured on the perturbed cluster (each
+// replica's ring may cross them), and the layer groups whose own traffic crosses them.
+void spine_touched(const JobEnv& env, GroupMap& groups, std::vector<bool>& link_stage) {
+  for (const topo::Perturbation& p : env.cluster.perturbations) {
+    if (p.part != topo::PerturbedPart::Spine) {
+      continue;
+    }
+    std::fill(link_stage.begin(), link_stage.end(), true);
+    for (int stage = 0; stage < static_cast<int>(link_stage.size()); ++stage) {
+      for (std::int64_t block = 0; block < groups.blocks(); ++block) {
+        const std::vector<topo::GpuId> gpus = groups.gpus_of(stage, block);
+        if (crosses(env.cluster, gpus, p)) {
+          groups.of(gpus.front()).links = true;
+        }
+      }
+    }
+  }
+}
+
 std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
   std::map<int, KernelSpeeds> speed;
   for (const topo::Perturbation& p : env.cluster.perturbations) {
@@ -131,6 +207,7 @@ Touched touched(const JobEnv& env) {
       }
     }
   }
+  spine_touched(env, groups, link_stage);
   const std::map<int, KernelSpeeds> speed = compute_speeds(env);
   std::vector<int> perturbed(stages, 0);
   for (const auto& [gpu, s] : speed) {
@@ -192,14 +269,6 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
                                      "folded only, and its stages sit on two pipeline ranks "
                                      "each; use 1f1b or interleaved"});
     return;
-  }
-  for (const topo::Perturbation& p : list) {
-    if (p.part == topo::PerturbedPart::Spine) {
-      out.push_back({fmt::format("/perturbations/{}", p.entry),
-                     "spine links carry every stage's traffic at once, which a folded step "
-                     "does not simulate" + unfold});
-      return;
-    }
   }
   if (env.model != nullptr && has_moe(job, *env.model) &&
       job.layer.moe->algorithm == EpAlgorithm::LowLatency) {

@@ -21,7 +21,8 @@ struct TouchedGroup {
   std::int64_t block = 0;
   std::vector<topo::GpuId> gpus;
   /// A link perturbation touches it (one of its GPUs shares a node with a perturbed NIC or
-  /// NVLink): measured at its place on the perturbed cluster. Otherwise only compute differs
+  /// NVLink, or its own traffic crosses changed spine links): measured at its place on the
+  /// perturbed cluster. Otherwise only compute differs
   /// (slow GPUs, another GPU model): the healthy group's plan with its kernels at `speed` (per
   /// layer-group rank, per kernel class).
   bool links = false;
@@ -34,11 +35,21 @@ struct TouchedGroup {
   bool own_probe = true;
 };
 
+/// The GPUs of the layer group on pipeline rank `stage`, DP block `block` of `mesh` (a
+/// step's), in layer-group rank order: where that group's layers run. Under the default order
+/// (tp, cp, pp, dp) stage 0's block 0 is GPUs 0 to n-1.
+std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t block);
+
+/// `plan`, built on a layer group's ranks 0 to n-1, moved to the GPUs `at` (group_gpus); a
+/// copy when they are 0 to n-1 already or the plan holds explicit routes (low_latency
+/// exchanges), which stay where they were built.
+Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at);
+
 /// What a folded step's perturbations touch.
 struct Touched {
   std::vector<TouchedGroup> groups;  ///< by stage, then block
-  /// Pipeline ranks whose DP groups a link perturbation touches: their DP collectives are
-  /// measured on them, on the perturbed cluster.
+  /// Pipeline ranks whose DP groups a link perturbation touches (with spine links, every
+  /// rank): their DP collectives are measured on them, on the perturbed cluster.
   std::vector<int> link_stages;
   /// Per pipeline rank and kernel class, its slowest GPU's speed (its output layer's and its
   /// optimizer's pace).
@@ -63,7 +74,7 @@ int link_column(const JobEnv& env);
 /// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
-/// What partial folding cannot take: DualPipe, spine links, low_latency exchanges, more than
+/// What partial folding cannot take: DualPipe, low_latency exchanges, more than
 /// kMaxTouchedGroups groups. Each names /perturbations.
 void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
 

@@ -388,9 +388,10 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
         if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
           probe.plan.append(*plan, g.gpus);
           probe.cluster = perturbed;
-        } else {  // only its kernels are slow: the healthy group's plan, slowed
-          probe.plan = *plan;
-          probe.plan.slow_compute(g.speed);
+        } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
+          Plan slowed = *plan;
+          slowed.slow_compute(g.speed);
+          probe.plan = placed(slowed, g.gpus);
           probe.cluster = healthy_cluster;
         }
         more.push_back(std::move(probe));
@@ -440,6 +441,10 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     out.push_back(
         {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build, Measured{}).front().plan)});
   }
+  // The layer probes, built on the layer group's ranks, run where stage 0's first group runs
+  // (its CP or EP ranks may sit on other nodes under the mesh's order); partial folding's
+  // touched groups take the unmoved plans to their own places.
+  const std::size_t layer_probes = out.size();
   for (const step_parts::DpKey& key : step_parts::dp_requests(*this, b)) {
     Plan plan = step_parts::dp_plan(*this, b, key);
     if (!plan.tasks().empty()) {
@@ -447,6 +452,10 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     }
   }
   step_parts::add_touched_probes(*this, b, out);
+  const std::vector<topo::GpuId> first = step_parts::group_gpus(b.env.mesh, 0, 0);
+  for (std::size_t i = 0; i < layer_probes; ++i) {
+    out[i].plan = step_parts::placed(out[i].plan, first);
+  }
   return out;
 }
 
