@@ -106,6 +106,62 @@ TEST_CASE("folding places the layer probes where the mesh's order puts the first
   CHECK(t.folded > 1.03);
 }
 
+namespace {
+
+// DeepSeek-V3 cut to 8 layers on 4 H800 nodes in two pods: PP 2 (a pod each), EP 16 over a
+// stage's two nodes, 1F1B, no recomputation (selective runs folded only).
+const std::vector<std::string> kSmallMoe = {
+    "cluster=h800-deepseek", "cluster.nodes=4", "cluster.fabric.nodes_per_leaf=2",
+    "model.layers=8", "parallel.pp=2", "parallel.dp=16", "parallel.ep=16",
+    "workload.global_batch=64", "workload.schedule=1f1b", "workload.recompute=none",
+    "workload.recompute_modules=null", "validation=null"};
+
+Three moe_both(const std::string& perturbations, const std::string& algorithm) {
+  std::vector<std::string> sets = kSmallMoe;
+  sets.push_back("workload.moe.algorithm=" + algorithm);
+  sets.push_back("perturbations=" + perturbations);
+  std::vector<std::string> unfolded = sets;
+  unfolded.emplace_back("workload.fold=false");
+  std::vector<std::string> healthy = sets;
+  healthy.back() = "perturbations=[]";
+  const std::string file = kExperiments + "deepseek-v3-step.json";
+  return {step_s(file, sets), step_s(file, unfolded), step_s(file, healthy)};
+}
+
+}  // namespace
+
+TEST_CASE("partial folding of a MoE step, DeepEP's normal and low-latency exchanges") {
+  // Low-latency flows go through the NICs alone, as a kind of route, so a layer group moves to
+  // its place (and unfolds) like any other.
+  const std::vector<std::string> kinds = {
+      "[]",
+      R"([{"gpus": [3], "links": "nic", "bandwidth": 0.5}])",
+      R"([{"gpus": [5], "compute_speed": 0.9}])",
+      R"([{"gpus": [3], "links": "nic", "failed": true}])",
+      R"([{"gpus": [3], "links": "nvlink", "bandwidth": 0.5}])",
+  };
+  for (const char* algorithm : {"two_tier", "low_latency"}) {
+    for (const std::string& kind : kinds) {
+      CAPTURE(algorithm);
+      CAPTURE(kind);
+      const Three t = moe_both(kind, algorithm);
+      CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.01));
+      CHECK(t.folded >= t.healthy);
+    }
+  }
+  // Spine links between the pods: the pipeline runs on one column, while unfolded every
+  // column's activations cross leaf 0's up-links at once (and, low-latency, the EP exchanges
+  // beside them): 1.8% and 5% short.
+  const std::string leaf0 = R"([{"links": "spine", "leaves": [0], "bandwidth": 0.1}])";
+  const Three normal = moe_both(leaf0, "two_tier");
+  CHECK(normal.folded < normal.unfolded);
+  CHECK(normal.folded == hopsim::test::approx(normal.unfolded).epsilon(0.03));
+  const Three low = moe_both(leaf0, "low_latency");
+  CHECK(low.folded < low.unfolded);
+  CHECK(low.folded == hopsim::test::approx(low.unfolded).epsilon(0.07));
+  CHECK(low.folded > 1.3 * low.healthy);
+}
+
 TEST_CASE("partial folding: GPUs of one group that draw per kernel wait for each other") {
   // Folded, each drawing GPU computes at the range's harmonic mean; unfolded, each TP sync waits
   // for the slower of the pair's draws. Alone in its group a GPU agrees (above); both GPUs of a

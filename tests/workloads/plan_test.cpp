@@ -48,25 +48,34 @@ TEST_CASE("the summary adds up FLOPs and compute time per source") {
   CHECK(s.compute_sources.share(Source::Roofline) == hopsim::test::approx(0.25));
 }
 
-TEST_CASE("a flow with an explicit route takes it instead of the topology's") {
-  // Cross-rail from GPU 0 (node 0) to GPU 9 (node 1): the topology routes over NVLink first
-  // (PXN); an explicit route may go NIC, leaf, spine, leaf, NIC instead.
+TEST_CASE("a flow through the NICs alone takes them inside a node, and moves with its plan") {
+  // GPU 0 to GPU 1 of one node: the topology routes over NVLink; through the NICs alone it is
+  // GPU 0's NIC up to rail 0's leaf, through the spine to rail 1's, and GPU 1's NIC down
+  // (DeepEP's low-latency kernels).
   topo::Spec spec;
   spec.nodes = 2;
   const topo::Cluster cluster(spec);
-  const topo::Route pxn = cluster.route(topo::GpuId{0}, topo::GpuId{9});
-  spec.cross_rail = topo::CrossRail::Spine;
-  const topo::Route spine = topo::Cluster(spec).route(topo::GpuId{0}, topo::GpuId{9});
+  const auto ids = [](topo::Route r) {
+    return std::vector<topo::LinkId>(r.span().begin(), r.span().end());
+  };
   Plan plan;
-  const auto f = plan.add_flow(topo::GpuId{0}, topo::GpuId{9}, Bytes{1'000'000});
-  plan.set_route(f, spine.span());
-  const auto g = plan.add_flow(topo::GpuId{0}, topo::GpuId{9}, Bytes{1'000'000});
+  const auto f = plan.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{1'000'000});
+  plan.set_nics_only(f);
+  const auto g = plan.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{1'000'000});
   const Outcome out = simulate(cluster, plan);
-  CHECK(std::vector<topo::LinkId>(out.route(f).begin(), out.route(f).end()) ==
-        std::vector<topo::LinkId>(spine.span().begin(), spine.span().end()));
+  const topo::Route nics = cluster.nic_route(topo::GpuId{0}, topo::GpuId{1});
+  CHECK(std::vector<topo::LinkId>(out.route(f).begin(), out.route(f).end()) == ids(nics));
   CHECK(std::vector<topo::LinkId>(out.route(g).begin(), out.route(g).end()) ==
-        std::vector<topo::LinkId>(pxn.span().begin(), pxn.span().end()));
-  CHECK(out.latency[f] == cluster.latency(spine.span()));
+        ids(cluster.route(topo::GpuId{0}, topo::GpuId{1})));
+  CHECK(out.latency[f] == cluster.latency(nics.span()));
+  CHECK(nics.size == 4);
+  // Moved to GPUs 9 and 10, it takes their NICs.
+  Plan moved;
+  const std::vector<topo::GpuId> at = {topo::GpuId{9}, topo::GpuId{10}};
+  moved.append(plan, at);
+  const Outcome there = simulate(cluster, moved);
+  CHECK(std::vector<topo::LinkId>(there.route(f).begin(), there.route(f).end()) ==
+        ids(cluster.nic_route(topo::GpuId{9}, topo::GpuId{10})));
 }
 
 namespace {

@@ -122,7 +122,7 @@ Handle Collectives::all_to_all_low_latency(std::span<const topo::GpuId> ranks, c
       const topo::GpuId dst{combine ? ranks[i] : ranks[j]};
       const topo::Route route = cluster_.nic_route(src, dst);
       const PlanTaskId f = plan_.add_flow(src, dst, Bytes{m.at(i, j)}, phase_);
-      plan_.set_route(f, route.span());
+      plan_.set_nics_only(f);
       plan_.set_latency(f, Time{});
       plan_.set_label(f, "rdma");
       plan_.add_dependency(first[0], f);

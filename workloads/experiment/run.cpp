@@ -117,9 +117,9 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
     if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
       continue;
     }
-    const std::span<const topo::LinkId> given = plan.explicit_route(t);
-    const topo::Route route = given.empty() ? cluster.route(t.src, t.dst) : topo::Route{};
-    for (topo::LinkId l : given.empty() ? route.span() : given) {
+    const topo::Route route =
+        t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
+    for (topo::LinkId l : route.span()) {
       busy[l.index()] += static_cast<double>(t.bytes.n) / cluster.link(l).bandwidth.bytes_per_s;
     }
   }

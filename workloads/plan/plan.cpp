@@ -1,4 +1,4 @@
-// Building plans: tasks, phases, streams, labels, explicit routes, dependencies.
+// Building plans: tasks, phases, streams, labels, routes through the NICs alone, dependencies.
 #include "workloads/plan/plan.hpp"
 
 #include <algorithm>
@@ -69,7 +69,6 @@ StreamIndex Plan::add_stream(std::string_view name) {
 }
 
 PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) {
-  HOPSIM_ASSERT(other.route_links_.empty(), "a plan with explicit routes cannot move GPUs");
   std::vector<std::uint32_t> phase_of;
   for (const Phase& ph : other.phases_) {
     phase_of.push_back(phase(ph.kind, ph.when));
@@ -175,12 +174,9 @@ StreamIndex Plan::stream(std::string_view name) {
   return it != streams_.end() ? static_cast<StreamIndex>(it - streams_.begin()) : add_stream(name);
 }
 
-void Plan::set_route(PlanTaskId flow, std::span<const topo::LinkId> links) {
-  HOPSIM_ASSERT(tasks_[flow].kind == PlanTaskKind::Flow && !links.empty(),
-                "an explicit route of {} links on task {}", links.size(), flow);
-  tasks_[flow].route_begin = static_cast<std::uint32_t>(route_links_.size());
-  tasks_[flow].route_size = static_cast<std::uint32_t>(links.size());
-  route_links_.insert(route_links_.end(), links.begin(), links.end());
+void Plan::set_nics_only(PlanTaskId flow) {
+  HOPSIM_ASSERT(tasks_[flow].kind == PlanTaskKind::Flow, "task {} is not a flow", flow);
+  tasks_[flow].nics_only = true;
 }
 
 void Plan::set_efficiency(PlanTaskId flow, double efficiency) {

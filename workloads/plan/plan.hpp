@@ -47,8 +47,10 @@ struct PlanTask {
   /// Flow: payload bytes per byte on the wire (a protocol's flags, a kernel that reaches only a
   /// share of the links); the flow moves bytes / efficiency, reports count `bytes`.
   double efficiency = 1.0;
-  std::uint32_t route_begin = 0;     ///< flow: an explicit route in Plan::route_links()...
-  std::uint32_t route_size = 0;      ///< ... of this many links; 0: the topology's route
+  /// Flow: through the NICs alone (topo::Cluster::nic_route), as RDMA without NVLink
+  /// forwarding goes, even inside a node; else the topology's route. A kind of route, not a
+  /// list of links, so that a plan can move to other GPUs (Plan::append).
+  bool nics_only = false;
 };
 
 /// What a phase is: the kinds of work a report groups tasks by. Main is the one phase of a
@@ -137,16 +139,16 @@ class Plan {
   /// Payload per wire byte of a flow, in (0, 1].
   void set_efficiency(PlanTaskId flow, double efficiency);
   /// A flow takes these links instead of the topology's route from src to dst.
-  void set_route(PlanTaskId flow, std::span<const topo::LinkId> links);
+  /// The flow goes through the NICs alone (PlanTask::nics_only).
+  void set_nics_only(PlanTaskId flow);
   void set_label(PlanTaskId task, std::string_view label) { tasks_[task].label = intern(label); }
   void set_stream(PlanTaskId task, StreamIndex stream);
   /// `task` starts after `before` ends.
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }
   /// Copies every task and dependency of `other` into this plan, GPU g of `other` becoming
-  /// gpu_of[g], phases matched by kind and pass and streams by name (added when missing); returns the id of
-  /// the first copied task (task i of `other` is that + i). `other` may have no explicit
-  /// routes (they name links between its own GPUs).
+  /// gpu_of[g], phases matched by kind and pass and streams by name (added when missing); returns
+  /// the id of the first copied task (task i of `other` is that + i).
   PlanTaskId append(const Plan& other, std::span<const topo::GpuId> gpu_of);
 
   /// Every compute task of GPU g takes its duration / speed[g][its class], rounded up, as the
@@ -159,12 +161,6 @@ class Plan {
   const std::vector<std::string>& streams() const { return streams_; }
   const std::vector<std::string>& labels() const { return labels_; }
   const std::string& label(const PlanTask& t) const { return labels_[t.label]; }
-  /// The explicit route of a flow; empty when it takes the topology's.
-  std::span<const topo::LinkId> explicit_route(const PlanTask& t) const {
-    return {route_links_.data() + t.route_begin, t.route_size};
-  }
-  /// True when some flow takes an explicit route (the plan cannot move to other GPUs).
-  bool has_explicit_routes() const { return !route_links_.empty(); }
   void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
 
  private:
@@ -174,7 +170,6 @@ class Plan {
   std::vector<std::string> streams_;
   std::vector<std::string> labels_;
   std::unordered_map<std::string, std::uint32_t> label_index_;
-  std::vector<topo::LinkId> route_links_;
 
   std::uint32_t intern(std::string_view label);
 };

@@ -15,7 +15,8 @@ RunObserver::~RunObserver() = default;
 
 namespace {
 
-// Routes every flow once; the outcome keeps them for summaries, reports and traces.
+// Routes every flow once (the topology's route, or through the NICs alone where the plan says),
+// and the outcome keeps them for summaries, reports and traces.
 void route_flows(const topo::Cluster& cluster, const Plan& plan, Outcome& out) {
   const auto& tasks = plan.tasks();
   out.route_begin.reserve(tasks.size() + 1);
@@ -24,15 +25,8 @@ void route_flows(const topo::Cluster& cluster, const Plan& plan, Outcome& out) {
     if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
       continue;
     }
-    const std::span<const topo::LinkId> given = plan.explicit_route(t);
-    if (!given.empty()) {
-      HOPSIM_ASSERT(cluster.is_path(given, t.src, t.dst),
-                    "the explicit route of a flow {} -> {} is not a path between them", t.src,
-                    t.dst);
-      out.route_links.insert(out.route_links.end(), given.begin(), given.end());
-      continue;
-    }
-    const topo::Route route = cluster.route(t.src, t.dst);
+    const topo::Route route =
+        t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
     out.route_links.insert(out.route_links.end(), route.span().begin(), route.span().end());
   }
   out.route_begin.push_back(static_cast<std::uint32_t>(out.route_links.size()));

@@ -140,8 +140,8 @@ Summary summarize(const topo::Cluster& cluster, const Plan& plan, const Outcome&
         per_rank[t.dst.index()].comm.emplace_back(tt.start, tt.end);
         const std::span<const topo::LinkId> route = outcome.route(static_cast<PlanTaskId>(i));
         add_link_bytes(cluster, route, t, s);
-        // An explicit route is a plan's own choice of NICs (DeepEP's low-latency kernels).
-        if (cluster.detoured(route, t.src, t.dst, t.route_size > 0)) {
+        // Through the NICs alone: DeepEP's low-latency kernels' own choice, not a detour.
+        if (cluster.detoured(route, t.src, t.dst, t.nics_only)) {
           ++s.rerouted_flows;
           s.rerouted_bytes = s.rerouted_bytes + t.bytes;
         }

@@ -76,7 +76,7 @@ Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at) {
   for (std::size_t i = 0; i < at.size(); ++i) {
     identity = identity && at[i].index() == i;
   }
-  if (identity || plan.has_explicit_routes()) {
+  if (identity) {
     return plan;
   }
   Plan out;
@@ -108,18 +108,20 @@ int entry_leaf(const topo::Spec& spec, int a, int b) {
   return topo::leaf_of_nic(spec, via);
 }
 
-// Whether some flow between two GPUs of `gpus` (on different nodes) crosses the spine links
-// that `p` changes: it leaves one leaf for another, either of them among p's leaves (any leaf
-// when p names spines only).
+// Whether some flow between two GPUs of `gpus` crosses the spine links that `p` changes: it
+// leaves one leaf for another, either of them among p's leaves (any leaf when p names spines
+// only). Flows inside a node cross NVLink, unless they go `nics_only` (DeepEP's low-latency
+// kernels), which also leave from their own NIC.
 bool crosses(const topo::Spec& spec, const std::vector<topo::GpuId>& gpus,
-             const topo::Perturbation& p) {
+             const topo::Perturbation& p, bool nics_only) {
   const int per_node = spec.gpus_per_node;
   for (const topo::GpuId a : gpus) {
     for (const topo::GpuId b : gpus) {
-      if (a.value() / per_node == b.value() / per_node) {
+      if (a == b || (!nics_only && a.value() / per_node == b.value() / per_node)) {
         continue;
       }
-      const int from = entry_leaf(spec, a.value(), b.value());
+      const int from =
+          nics_only ? topo::leaf_of_nic(spec, a.value()) : entry_leaf(spec, a.value(), b.value());
       const int to = topo::leaf_of_nic(spec, b.value());
       if (from != to && (p.leaves.empty() || std::ranges::find(p.leaves, from) != p.leaves.end() ||
                          std::ranges::find(p.leaves, to) != p.leaves.end())) {
@@ -132,7 +134,8 @@ bool crosses(const topo::Spec& spec, const std::vector<topo::GpuId>& gpus,
 
 // Spine links: every stage's DP collectives are measured on the perturbed cluster (each
 // replica's ring may cross them), and the layer groups whose own traffic crosses them.
-void spine_touched(const JobEnv& env, GroupMap& groups, std::vector<bool>& link_stage) {
+void spine_touched(const JobEnv& env, bool nics_only, GroupMap& groups,
+                   std::vector<bool>& link_stage) {
   for (const topo::Perturbation& p : env.cluster.perturbations) {
     if (p.part != topo::PerturbedPart::Spine) {
       continue;
@@ -141,7 +144,7 @@ void spine_touched(const JobEnv& env, GroupMap& groups, std::vector<bool>& link_
     for (int stage = 0; stage < static_cast<int>(link_stage.size()); ++stage) {
       for (std::int64_t block = 0; block < groups.blocks(); ++block) {
         const std::vector<topo::GpuId> gpus = groups.gpus_of(stage, block);
-        if (crosses(env.cluster, gpus, p)) {
+        if (crosses(env.cluster, gpus, p, nics_only)) {
           groups.of(gpus.front()).links = true;
         }
       }
@@ -187,7 +190,7 @@ void share_probes(std::vector<TouchedGroup>& groups) {
 
 }  // namespace
 
-Touched touched(const JobEnv& env) {
+Touched touched(const TrainingStepJob& job, const JobEnv& env) {
   Touched out;
   const Mesh& mesh = env.mesh;
   const auto stages = at(mesh.spec().pp);
@@ -207,7 +210,9 @@ Touched touched(const JobEnv& env) {
       }
     }
   }
-  spine_touched(env, groups, link_stage);
+  const bool nics_only = env.model != nullptr && has_moe(job, *env.model) &&
+                         job.layer.moe->algorithm == EpAlgorithm::LowLatency;
+  spine_touched(env, nics_only, groups, link_stage);
   const std::map<int, KernelSpeeds> speed = compute_speeds(env);
   std::vector<int> perturbed(stages, 0);
   for (const auto& [gpu, s] : speed) {
@@ -270,14 +275,7 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
                                      "each; use 1f1b or interleaved"});
     return;
   }
-  if (env.model != nullptr && has_moe(job, *env.model) &&
-      job.layer.moe->algorithm == EpAlgorithm::LowLatency) {
-    out.push_back({"/perturbations", "a folded step places a perturbed layer group by copying "
-                                     "its layer, which low_latency exchanges (explicit NIC "
-                                     "routes) do not allow" + unfold});
-    return;
-  }
-  const Touched t = touched(env);
+  const Touched t = touched(job, env);
   const auto probes = std::ranges::count(t.groups, true, &TouchedGroup::own_probe);
   if (probes > static_cast<std::ptrdiff_t>(kMaxTouchedGroups)) {
     out.push_back({"/perturbations",

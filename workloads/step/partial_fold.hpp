@@ -41,8 +41,7 @@ struct TouchedGroup {
 std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t block);
 
 /// `plan`, built on a layer group's ranks 0 to n-1, moved to the GPUs `at` (group_gpus); a
-/// copy when they are 0 to n-1 already or the plan holds explicit routes (low_latency
-/// exchanges), which stay where they were built.
+/// copy when they are 0 to n-1 already.
 Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at);
 
 /// What a folded step's perturbations touch.
@@ -62,8 +61,9 @@ struct Touched {
 /// More layer-group probes than this are refused: each is simulated on its own.
 inline constexpr std::size_t kMaxTouchedGroups = 256;
 
-/// The groups and stages the perturbations of env.cluster touch; none without perturbations.
-Touched touched(const JobEnv& env);
+/// The groups and stages the perturbations of env.cluster touch in `job`; none without
+/// perturbations.
+Touched touched(const TrainingStepJob& job, const JobEnv& env);
 
 /// The first GPU of the mesh whose NIC or NVLink a perturbation changes, 0 when none: the
 /// folded pipeline runs on its column (its tp, cp and dp coordinates), so that its activations
@@ -74,7 +74,7 @@ int link_column(const JobEnv& env);
 /// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
-/// What partial folding cannot take: DualPipe, low_latency exchanges, more than
+/// What partial folding cannot take: DualPipe, more than
 /// kMaxTouchedGroups groups. Each names /perturbations.
 void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
 

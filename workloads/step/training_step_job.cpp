@@ -334,9 +334,9 @@ bool check_layer_group(const TrainingStepJob& job, const JobEnv& env, Problems& 
   return true;
 }
 
-// Settings the step is not simulated under: ZeRO-3 under DualPipe, DualPipe unfolded, and
-// low_latency exchanges unfolded.
-void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& out) {
+// Settings the step is not simulated under: ZeRO-3 under DualPipe, DualPipe or selective
+// recomputation unfolded.
+void check_simulated(const TrainingStepJob& job, Problems& out) {
   if (job.zero >= 3 && job.schedule == PipeSchedule::DualPipe) {
     out.push_back({"/workload/zero",
                    "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
@@ -349,12 +349,6 @@ void check_simulated(const TrainingStepJob& job, const ModelSpec& m, Problems& o
     out.push_back({"/workload/fold",
                    "selective recomputation is simulated folded only (its modules' forward "
                    "kernels come from the measured layer); fold it, or recompute none or full"});
-  }
-  if (!job.fold && step_parts::has_moe(job, m) &&
-      job.layer.moe->algorithm == EpAlgorithm::LowLatency) {
-    out.push_back({"/workload/fold",
-                   "an unfolded step copies each layer onto its stage's GPUs, which low_latency "
-                   "exchanges (explicit NIC routes) do not allow; fold it or use two_tier"});
   }
 }
 
@@ -458,7 +452,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   if (!check_layer_group(*this, env, out)) {
     return;
   }
-  check_simulated(*this, m, out);
+  check_simulated(*this, out);
   check_offload(*this, p, m, out);
   if (!out.empty() || env.cluster.gpu.hbm_GB <= 0) {
     return;

@@ -253,7 +253,7 @@ bool keep_slower(std::optional<LayerTiming>& have, const LayerTiming& t) {
 // layer groups and the healthy one, per layer kind, and its DP collectives as measured on it.
 void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
                      StepMeasurements& out) {
-  const Touched t = touched(b.env);
+  const Touched t = touched(job, b.env);
   const ModelSpec& model = *b.env.model;
   const ParallelSpec& p = b.env.mesh.spec();
   for (const TouchedGroup& g : t.groups) {
@@ -364,7 +364,7 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
   if (!job.fold || b.env.cluster.perturbations.empty()) {
     return;
   }
-  const Touched t = touched(b.env);
+  const Touched t = touched(job, b.env);
   const auto [healthy_cluster, perturbed] = probe_clusters(b, !t.link_stages.empty());
   for (Probe& p : out) {
     p.cluster = healthy_cluster;
