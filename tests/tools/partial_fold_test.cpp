@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
@@ -149,17 +150,22 @@ TEST_CASE("partial folding of a MoE step, DeepEP's normal and low-latency exchan
       CHECK(t.folded >= t.healthy);
     }
   }
-  // Spine links between the pods: the pipeline runs on one column, while unfolded every
-  // column's activations cross leaf 0's up-links at once (and, low-latency, the EP exchanges
-  // beside them): 1.8% and 5% short.
-  const std::string leaf0 = R"([{"links": "spine", "leaves": [0], "bandwidth": 0.1}])";
-  const Three normal = moe_both(leaf0, "two_tier");
-  CHECK(normal.folded < normal.unfolded);
-  CHECK(normal.folded == hopsim::test::approx(normal.unfolded).epsilon(0.03));
-  const Three low = moe_both(leaf0, "low_latency");
-  CHECK(low.folded < low.unfolded);
-  CHECK(low.folded == hopsim::test::approx(low.unfolded).epsilon(0.07));
-  CHECK(low.folded > 1.3 * low.healthy);
+  // Spine links between the pods: every pipeline column whose activations cross the changed
+  // links runs beside the first (one column alone came out 1.8% short). Low-latency
+  // exchanges also cross them, inside a node too, and meet the activations there unfolded,
+  // which the measured layer groups do not: 3.6% short.
+  for (const char* leaf : {"0", "5"}) {
+    CAPTURE(leaf);
+    const std::string spine =
+        fmt::format(R"([{{"links": "spine", "leaves": [{}], "bandwidth": 0.1}}])", leaf);
+    const Three normal = moe_both(spine, "two_tier");
+    CHECK(normal.folded == hopsim::test::approx(normal.unfolded).epsilon(0.01));
+    CHECK(normal.folded > normal.healthy);
+    const Three low = moe_both(spine, "low_latency");
+    CHECK(low.folded < low.unfolded);
+    CHECK(low.folded == hopsim::test::approx(low.unfolded).epsilon(0.05));
+    CHECK(low.folded > 1.3 * low.healthy);
+  }
 }
 
 TEST_CASE("partial folding: GPUs of one group that draw per kernel wait for each other") {

@@ -70,11 +70,13 @@ struct Throughput {
 };
 
 /// Bytes a case moves beyond one copy of its plan's flows. A folded step simulates one GPU per
-/// pipeline stage (its plan stands for `plan_copies` such columns) and measures its layer
-/// groups and gradient syncs in probes (their bytes, counted as often as the step runs them);
-/// its report counts the whole cluster's traffic, as the unfolded step's does.
+/// pipeline stage (its plan stands for `plan_copies` such columns; with `plan_columns` columns
+/// side by side, for plan_copies / plan_columns copies of them) and measures its layer groups
+/// and gradient syncs in probes (their bytes, counted as often as the step runs them); its
+/// report counts the whole cluster's traffic, as the unfolded step's does.
 struct CaseTraffic {
   std::int64_t plan_copies = 1;
+  std::int64_t plan_columns = 1;
   Bytes nvlink{};
   Bytes ib{};
 };

@@ -168,8 +168,11 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                             repeat->total - repeat->simulated);
     r.plan_scale = static_cast<double>(repeat->total) / static_cast<double>(repeat->simulated);
   }
-  r.summary.nvlink_bytes = r.summary.nvlink_bytes * traffic.plan_copies + traffic.nvlink;
-  r.summary.ib_bytes = r.summary.ib_bytes * traffic.plan_copies + traffic.ib;
+  const auto copies = [&traffic](Bytes b) {
+    return Bytes{b.n * traffic.plan_copies / traffic.plan_columns};
+  };
+  r.summary.nvlink_bytes = copies(r.summary.nvlink_bytes) + traffic.nvlink;
+  r.summary.ib_bytes = copies(r.summary.ib_bytes) + traffic.ib;
   if (kernels) {
     r.summary.compute_kernels = *kernels;
   }

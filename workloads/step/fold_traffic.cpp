@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "sim/assert.hpp"
+#include "workloads/step/partial_fold.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
@@ -57,8 +58,10 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   HOPSIM_ASSERT(stage_gpus % group_gpus == 0, "{} GPUs per stage in layer groups of {}",
                 stage_gpus, group_gpus);
   CaseTraffic t;
-  // The plan: one GPU per stage, standing for every column of the mesh (tp x cp x dp of them).
+  // The plan: one GPU per stage, standing for every column of the mesh (tp x cp x dp of them),
+  // or a few columns side by side (under perturbed spine links) standing for them together.
   t.plan_copies = stage_gpus;
+  t.plan_columns = static_cast<std::int64_t>(pipeline_columns(job, b.env).size());
   // A layer probe is one layer of one micro-batch on one layer group: each stage runs each of
   // its layers for every micro-batch on each of its groups (forward again before the backward
   // where full recomputation rebuilds the layer). The DualPipe pair moves the same bytes as

@@ -255,6 +255,34 @@ int link_column(const JobEnv& env) {
   return first < env.mesh.size() ? first : 0;
 }
 
+std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env) {
+  const Mesh& mesh = env.mesh;
+  const int first = static_cast<int>(mesh.group(Dim::Pp, link_column(env)).front().value());
+  std::vector<int> out{first};
+  if (!job.fold || mesh.spec().pp < 2) {
+    return out;
+  }
+  for (const topo::Perturbation& p : env.cluster.perturbations) {
+    if (p.part != topo::PerturbedPart::Spine) {
+      continue;
+    }
+    for (int anchor = 0; anchor < mesh.size(); ++anchor) {
+      if (mesh.coordinate(anchor, Dim::Pp) != 0 || std::ranges::find(out, anchor) != out.end()) {
+        continue;
+      }
+      const std::vector<topo::GpuId> column = mesh.group(Dim::Pp, anchor);
+      for (std::size_t s = 0; s + 1 < column.size(); ++s) {
+        if (crosses(env.cluster, {column[s], column[s + 1]}, p, false)) {
+          out.push_back(anchor);
+          break;
+        }
+      }
+    }
+  }
+  std::sort(out.begin() + 1, out.end());
+  return out;
+}
+
 topo::Spec pipeline_cluster(const topo::Spec& spec) {
   topo::Spec out = spec;
   std::erase_if(out.perturbations, [](const topo::Perturbation& p) {
@@ -273,6 +301,15 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
     out.push_back({"/perturbations", "a dualpipe step cannot place a perturbation: it runs "
                                      "folded only, and its stages sit on two pipeline ranks "
                                      "each; use 1f1b or interleaved"});
+    return;
+  }
+  const std::size_t columns = pipeline_columns(job, env).size();
+  if (columns > kMaxColumns) {
+    out.push_back({"/perturbations",
+                   fmt::format("the perturbed spine links carry the activations of {} pipeline "
+                               "columns; a folded step runs a pipeline for each and takes at "
+                               "most {}{}",
+                               columns, kMaxColumns, unfold)});
     return;
   }
   const Touched t = touched(job, env);

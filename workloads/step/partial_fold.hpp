@@ -70,6 +70,15 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env);
 /// cross the perturbed links.
 int link_column(const JobEnv& env);
 
+/// More pipeline columns than this (anchored on spine links) are refused: each runs its own
+/// pipeline.
+inline constexpr std::size_t kMaxColumns = 64;
+
+/// The pipeline columns a folded step simulates, each as its stage-0 GPU: link_column's first;
+/// then, under spine perturbations, every other column whose activations between two
+/// consecutive stages cross changed spine links (they share them at once), ascending.
+std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env);
+
 /// The cluster a folded step's pipeline runs on: `spec` without its compute and GPU model
 /// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);

@@ -96,6 +96,10 @@ struct StepDetails {
   /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)
   std::vector<Time> gather_exposed;
   std::vector<topo::GpuId> representatives;  ///< per pipeline rank, the GPU simulated for it
+  /// Partial folding under spine links: further pipeline columns simulated beside the
+  /// representatives' (each a GPU per pipeline rank), whose activations share the perturbed
+  /// links with its own (partial_fold.hpp, pipeline_columns).
+  std::vector<std::vector<topo::GpuId>> more_columns;
   double tokens = 0;                 ///< per step
   double model_flops = 0;            ///< per step, model_flops_per_token's convention
   double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype

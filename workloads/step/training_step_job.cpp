@@ -174,6 +174,18 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   }
 }
 
+// Folded, the pipeline runs on the column of the first GPU whose links are perturbed: its
+// activations cross them; beside it, the columns whose activations share perturbed spine links
+// with it (partial_fold.hpp).
+void place_columns(const TrainingStepJob& job, const JobEnv& env, StepDetails& details) {
+  const std::vector<int> columns =
+      job.fold ? step_parts::pipeline_columns(job, env) : std::vector<int>{0};
+  details.representatives = env.mesh.group(Dim::Pp, columns.front());
+  for (std::size_t c = 1; c < columns.size(); ++c) {
+    details.more_columns.push_back(env.mesh.group(Dim::Pp, columns[c]));
+  }
+}
+
 StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   const ParallelSpec& p = b.env.mesh.spec();
   const ModelSpec& model = *b.env.model;
@@ -203,10 +215,7 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
     details.rank_layers.push_back(layers);
     details.rank_moe_layers.push_back(moe);
   }
-  // Folded, the pipeline runs on the column of the first GPU whose links are perturbed: its
-  // activations cross them (partial_fold.hpp).
-  details.representatives =
-      b.env.mesh.group(Dim::Pp, job.fold ? step_parts::link_column(b.env) : 0);
+  place_columns(job, b.env, details);
   // The output layer on the last stage: its GEMM over every token of the TP group (sequence
   // parallelism gathers them), vocab-parallel over TP, and the loss.
   details.head = output_layer_costs(

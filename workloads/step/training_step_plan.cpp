@@ -37,10 +37,15 @@ std::string folding_words(const TrainingStepJob& job, const BuildEnv& b,
   return fmt::format(
       "{} GPUs folded: each layer kind simulated on one {}-GPU layer group (tp {} x cp {}{}), "
       "one layer's gradient sync on one stage's {} GPUs, the pipeline on one GPU per stage "
-      "({})",
+      "({}){}",
       details.gpus, lp.tp * lp.cp * lp.dp, p.tp, p.cp,
       lp.dp > 1 ? fmt::format(" x {} for ep {}", lp.dp, p.ep) : std::string(),
-      b.env.mesh.size() / p.pp * sync_stages, p.pp);
+      b.env.mesh.size() / p.pp * sync_stages, p.pp,
+      details.more_columns.empty()
+          ? std::string()
+          : fmt::format(" in {} columns side by side (their activations share perturbed spine "
+                        "links)",
+                        details.more_columns.size() + 1));
 }
 
 // Partial folding in words: per pipeline rank that perturbations touch, the layer group that
@@ -239,18 +244,27 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
         Time::ps(waited.count_ps() * details.micro_batches);
   }
   Plan plan;
-  const PipelineTasks tasks = add_pipeline(plan, pipe);
   const StepShape shape = job.shape(b.env);
   const double hbm = b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency;
-  for (int r = 0; r < details.stages; ++r) {
-    const auto ri = static_cast<std::size_t>(r);
-    const std::optional<PlanTaskId> last_bucket =
-        add_buckets(plan, job, model, details, syncs[ri], tasks, r);
-    // The optimizer over the rank's shard, memory-bound, after every gradient has arrived; on
-    // the rank's slowest GPU.
-    add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
-                 hbm * views[ri].speed[static_cast<std::size_t>(KernelClass::Other)], views[ri]);
+  // The representatives' column, then any more whose activations share perturbed spine links
+  // with it, each the same ops on its own GPUs.
+  const std::vector<topo::GpuId> representatives = details.representatives;
+  for (std::size_t c = 0; c <= details.more_columns.size(); ++c) {
+    details.representatives = c == 0 ? representatives : details.more_columns[c - 1];
+    pipe.gpus = details.representatives;
+    const PipelineTasks tasks = add_pipeline(plan, pipe);
+    for (int r = 0; r < details.stages; ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      const std::optional<PlanTaskId> last_bucket =
+          add_buckets(plan, job, model, details, syncs[ri], tasks, r);
+      // The optimizer over the rank's shard, memory-bound, after every gradient has arrived;
+      // on the rank's slowest GPU.
+      add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
+                   hbm * views[ri].speed[static_cast<std::size_t>(KernelClass::Other)],
+                   views[ri]);
+    }
   }
+  details.representatives = representatives;
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,
                                  p.pp, job.virtual_stages, details.micro_batches),
