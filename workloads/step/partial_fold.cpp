@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "workloads/compute/gpu_type_speed.hpp"
 #include "topology/leaves.hpp"
+#include "workloads/compute/gpu_type_speed.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
@@ -98,8 +98,6 @@ std::string TouchedGroup::suffix() const {
 
 namespace {
 
-// Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
-// product, per kernel class.
 // The leaf a flow from GPU `a` to GPU `b` on another node enters the fabric at: a's own NIC's,
 // or with PXN (cross-rail over NVLink) the NIC on b's rail of a's node.
 int entry_leaf(const topo::Spec& spec, int a, int b) {
@@ -152,6 +150,8 @@ void spine_touched(const JobEnv& env, bool nics_only, GroupMap& groups,
   }
 }
 
+// Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
+// product, per kernel class.
 std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
   std::map<int, KernelSpeeds> speed;
   for (const topo::Perturbation& p : env.cluster.perturbations) {
