@@ -483,6 +483,19 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
              "tokens or layers, or more cp");
 }
 
+namespace {
+
+// The two-flow experiment with `list` as its perturbations fails with `message`, named by its
+// file.
+void perturbations_fail(const TempDir& dir, const char* list, const std::string& message) {
+  json bad = experiment(kTwoFlows);
+  bad["perturbations"] = json::parse(list);
+  const std::string path = dir.write("bad.json", bad.dump());
+  CHECK_THROWS_WITH_AS(load_experiment(path, {}), (path + ": " + message).c_str(), ConfigError);
+}
+
+}  // namespace
+
 TEST_CASE("perturbations: read as given, and every bad one named by its key") {
   const TempDir dir;
   json j = experiment(kTwoFlows);
@@ -502,10 +515,7 @@ TEST_CASE("perturbations: read as given, and every bad one named by its key") {
   CHECK(got[1].extra_latency == hopsim::Time::us(2));
 
   const auto fails = [&](const char* list, const std::string& message) {
-    json bad = experiment(kTwoFlows);
-    bad["perturbations"] = json::parse(list);
-    const std::string path = dir.write("bad.json", bad.dump());
-    CHECK_THROWS_WITH_AS(load_experiment(path, {}), (path + ": " + message).c_str(), ConfigError);
+    perturbations_fail(dir, list, message);
   };
   fails(R"([{"gpus": [1, 128], "compute_speed": 0.9}])",
         "/perturbations/0/gpus/1: GPU 128 is not in the cluster's 128");
@@ -580,10 +590,7 @@ TEST_CASE("perturbations: a speed drawn per kernel, with the experiment's seed")
   CHECK(got[1].kernel_draw->mean_speed() == 0.9);
 
   const auto fails = [&](const char* list, const std::string& message) {
-    json bad = experiment(kTwoFlows);
-    bad["perturbations"] = json::parse(list);
-    const std::string path = dir.write("bad.json", bad.dump());
-    CHECK_THROWS_WITH_AS(load_experiment(path, {}), (path + ": " + message).c_str(), ConfigError);
+    perturbations_fail(dir, list, message);
   };
   fails(R"([{"gpus": [1], "kernel_speed": [0.9]}])",
         "/perturbations/0/kernel_speed: has 1 values; kernel_speed takes [min, max]");
