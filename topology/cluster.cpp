@@ -202,16 +202,10 @@ void Cluster::apply_perturbations() {
     }
     if (p.part == PerturbedPart::GpuType) {
       HOPSIM_ASSERT(p.gpu.has_value(), "a GPU type perturbation without its GPU");
-      if (types_.empty()) {
-        types_.push_back(spec_.gpu);
-        type_entry_.push_back(0);
-        type_of_.assign(as_index(gpu_count()), 0);
-      }
-      types_.push_back(*p.gpu);
-      type_entry_.push_back(entry);
+      type_of_.resize(as_index(gpu_count()), 0);
       for (const int rank : p.gpus) {
         HOPSIM_ASSERT(contains(GpuId{rank}), "a perturbation of GPU {} of {}", rank, gpu_count());
-        type_of_[as_index(rank)] = types_.size() - 1;
+        type_of_[as_index(rank)] = entry + 1;
       }
       continue;
     }

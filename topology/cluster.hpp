@@ -61,15 +61,16 @@ class Cluster {
   /// True when some GPU draws a speed per kernel.
   bool kernel_draws() const { return !kernel_draw_.empty(); }
 
-  /// The model of `gpu`: the cluster's, unless a perturbation made its node another.
-  const GpuSpec& gpu_type(GpuId gpu) const {
-    return type_of_.empty() ? spec_.gpu : types_[type_of_[gpu.index()]];
-  }
   /// The perturbation that made `gpu`'s node another model; null on the cluster's own.
   const Perturbation* gpu_type_source(GpuId gpu) const {
     return type_of_.empty() || type_of_[gpu.index()] == 0
                ? nullptr
-               : &spec_.perturbations[type_entry_[type_of_[gpu.index()]]];
+               : &spec_.perturbations[type_of_[gpu.index()] - 1];
+  }
+  /// The model of `gpu`: the cluster's, unless a perturbation made its node another.
+  const GpuSpec& gpu_type(GpuId gpu) const {
+    const Perturbation* source = gpu_type_source(gpu);
+    return source == nullptr ? spec_.gpu : *source->gpu;
   }
   /// True when some node's GPUs are another model than the cluster's.
   bool mixed() const { return !type_of_.empty(); }
@@ -136,9 +137,9 @@ class Cluster {
     std::uint64_t key = 0;  // seed, entry and GPU, mixed
   };
   std::vector<DrawOf> kernel_draw_;          // [rank]; empty: no GPU draws per kernel
-  std::vector<GpuSpec> types_;               // [0]: the cluster's; then one per GpuType
-  std::vector<std::size_t> type_of_;         // [rank] into types_; empty: every GPU the cluster's
-  std::vector<std::size_t> type_entry_;      // [type] its index in spec_.perturbations ([0]: 0)
+  // [rank] 0: the cluster's model; else 1 + the index in spec_.perturbations of the GpuType
+  // perturbation that gave its node another; empty: every GPU the cluster's
+  std::vector<std::size_t> type_of_;
   Failures failures_;
   int leaf_count_ = 0;
   int spine_count_ = 0;  // 0 when there is a single leaf

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/problem.hpp"
+#include "workloads/plan/runner.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
 
@@ -117,8 +118,7 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
     if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
       continue;
     }
-    const topo::Route route =
-        t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
+    const topo::Route route = route_of(cluster, t);
     for (topo::LinkId l : route.span()) {
       busy[l.index()] += static_cast<double>(t.bytes.n) / cluster.link(l).bandwidth.bytes_per_s;
     }

@@ -25,8 +25,7 @@ void route_flows(const topo::Cluster& cluster, const Plan& plan, Outcome& out) {
     if (t.kind != PlanTaskKind::Flow || t.src == t.dst) {
       continue;
     }
-    const topo::Route route =
-        t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
+    const topo::Route route = route_of(cluster, t);
     out.route_links.insert(out.route_links.end(), route.span().begin(), route.span().end());
   }
   out.route_begin.push_back(static_cast<std::uint32_t>(out.route_links.size()));

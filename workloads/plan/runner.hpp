@@ -51,8 +51,14 @@ struct SimulateOptions {
   double tolerance = 0;
 };
 
-/// Runs `plan` to completion. Flows take their explicit route or the topology's; a flow from
-/// a GPU to itself takes no time and no link. Compute tasks run on stream (gpu, stream).
+/// The links flow `t` crosses: through the NICs alone where the plan says so
+/// (PlanTask::nics_only), else the topology's route. t.src != t.dst.
+inline topo::Route route_of(const topo::Cluster& cluster, const PlanTask& t) {
+  return t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
+}
+
+/// Runs `plan` to completion. Flows take route_of's links; a flow from a GPU to itself takes
+/// no time and no link. Compute tasks run on stream (gpu, stream).
 Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateOptions& options);
 inline Outcome simulate(const topo::Cluster& cluster, const Plan& plan,
                         RunObserver* observer = nullptr) {

@@ -71,17 +71,17 @@ std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t bl
   return out;
 }
 
-Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at) {
+void place(Plan& plan, const std::vector<topo::GpuId>& at) {
   bool identity = true;
   for (std::size_t i = 0; i < at.size(); ++i) {
     identity = identity && at[i].index() == i;
   }
   if (identity) {
-    return plan;
+    return;
   }
-  Plan out;
-  out.append(plan, at);
-  return out;
+  Plan moved;
+  moved.append(plan, at);
+  plan = std::move(moved);
 }
 
 std::string TouchedGroup::suffix() const {

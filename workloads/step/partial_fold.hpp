@@ -40,9 +40,9 @@ struct TouchedGroup {
 /// (tp, cp, pp, dp) stage 0's block 0 is GPUs 0 to n-1.
 std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t block);
 
-/// `plan`, built on a layer group's ranks 0 to n-1, moved to the GPUs `at` (group_gpus); a
-/// copy when they are 0 to n-1 already.
-Plan placed(const Plan& plan, const std::vector<topo::GpuId>& at);
+/// Moves `plan`, built on a layer group's ranks 0 to n-1, to the GPUs `at` (group_gpus);
+/// leaves it as it is when they are 0 to n-1 already.
+void place(Plan& plan, const std::vector<topo::GpuId>& at);
 
 /// What a folded step's perturbations touch.
 struct Touched {

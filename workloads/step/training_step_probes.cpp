@@ -389,9 +389,9 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
           probe.plan.append(*plan, g.gpus);
           probe.cluster = perturbed;
         } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
-          Plan slowed = *plan;
-          slowed.slow_compute(g.speed);
-          probe.plan = placed(slowed, g.gpus);
+          probe.plan = *plan;
+          probe.plan.slow_compute(g.speed);
+          place(probe.plan, g.gpus);
           probe.cluster = healthy_cluster;
         }
         more.push_back(std::move(probe));
@@ -454,7 +454,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
   step_parts::add_touched_probes(*this, b, out);
   const std::vector<topo::GpuId> first = step_parts::group_gpus(b.env.mesh, 0, 0);
   for (std::size_t i = 0; i < layer_probes; ++i) {
-    out[i].plan = step_parts::placed(out[i].plan, first);
+    step_parts::place(out[i].plan, first);
   }
   return out;
 }
