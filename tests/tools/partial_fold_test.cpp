@@ -96,8 +96,9 @@ TEST_CASE("partial folding: spine links, each stage's DP syncs measured across t
 TEST_CASE("folding places the layer probes where the mesh's order puts the first group") {
   // CP 2 across pods (order tp, pp, dp, cp: a CP pair is GPUs 16 apart). Measured on GPUs
   // 0 to 3 its CP traffic stayed in one node (1.020 s); at its place it crosses the fabric.
-  // Unfolded, the CP exchanges also share each NIC with the DP syncs, which folding measures
-  // apart (as with a failed NVLink below): 2.6% short.
+  // Unfolded, the CP exchanges also share each NIC with the DP syncs, which a healthy folded
+  // step measures apart (only a rank that a perturbed link touches runs its layers and syncs
+  // together): 2.6% short.
   const std::vector<std::string> cp_across = {
       "cluster.fabric.nodes_per_leaf=2", "parallel.cp=2", "parallel.dp=2",
       R"(parallel.order=["tp", "pp", "dp", "cp"])"};
@@ -152,8 +153,9 @@ TEST_CASE("partial folding of a MoE step, DeepEP's normal and low-latency exchan
   }
   // Spine links between the pods: every pipeline column whose activations cross the changed
   // links runs beside the first (one column alone came out 1.8% short). Low-latency
-  // exchanges also cross them, inside a node too, and meet the activations there unfolded,
-  // which the measured layer groups do not: 3.6% short.
+  // exchanges also cross them, inside a node too, and meet the activations there: the touched
+  // stage runs as its layer group's real layers, which the columns beside the first share (the
+  // group measured apart came out 3.6% short).
   for (const char* leaf : {"0", "5"}) {
     CAPTURE(leaf);
     const std::string spine =
@@ -162,8 +164,7 @@ TEST_CASE("partial folding of a MoE step, DeepEP's normal and low-latency exchan
     CHECK(normal.folded == hopsim::test::approx(normal.unfolded).epsilon(0.01));
     CHECK(normal.folded > normal.healthy);
     const Three low = moe_both(spine, "low_latency");
-    CHECK(low.folded < low.unfolded);
-    CHECK(low.folded == hopsim::test::approx(low.unfolded).epsilon(0.05));
+    CHECK(low.folded == hopsim::test::approx(low.unfolded).epsilon(0.01));
     CHECK(low.folded > 1.3 * low.healthy);
   }
 }
@@ -182,12 +183,24 @@ TEST_CASE("partial folding: GPUs of one group that draw per kernel wait for each
 }
 
 TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on one NIC") {
-  // The layer group measured alone is 48% slower; unfolded, its TP all-reduces also share the
-  // NIC with the stage's gradient buckets, which folding measures apart: 3.6% short.
-  const Three t = both(R"([{"gpus": [3], "links": "nvlink", "failed": true}])");
-  CHECK(t.folded < t.unfolded);
-  CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.05));
-  CHECK(t.folded > t.healthy * 1.05);
+  // The layer group measured alone is 48% slower; its TP all-reduces also share the NIC with
+  // the stage's gradient buckets, so the touched ranks run as their group's real layers and
+  // DP collectives. Measured apart, the step came out 3.6% short, and 10.7% short with PP 1
+  // and DP 16, where the buckets overlap every layer's backward.
+  const std::string failed = R"([{"gpus": [3], "links": "nvlink", "failed": true}])";
+  const Three t = both(failed);
+  CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.005));
+  CHECK(t.folded > t.healthy * 1.1);
+  const Three flat = both(failed, {"parallel.pp=1", "parallel.dp=16", "workload.schedule=1f1b",
+                                   "workload.virtual_stages=1"});
+  CHECK(flat.folded == hopsim::test::approx(flat.unfolded).epsilon(0.005));
+  CHECK(flat.folded > flat.healthy * 1.1);
+  const ExperimentFile f = load_experiment(kSmall, {"perturbations=" + failed});
+  const work::RunResult r = work::run(f.experiment);
+  REQUIRE(r.ok());
+  const std::string& folding = r.cases.front().step()->folding;
+  CHECK(folding.find("pipeline ranks 0, 1, 2, 3 run as their layer group's real layers") !=
+        std::string::npos);
 }
 
 TEST_CASE("partial folding measures the touched groups as probes of their own") {

@@ -30,10 +30,34 @@ struct RankTimeline {
   Time param_gather;
 };
 
-// The timeline of the pipeline rank simulated on `gpu`, from its compute and delay tasks.
+// One op of a rank's pipeline, from `start` to `end`, in `pass`.
+void add_op(RankTimeline& t, Time start, Time end, work::PhasePass pass) {
+  t.ops += end - start;
+  t.last_op_end = std::max(t.last_op_end, end);
+  t.intervals.emplace_back(start, end);
+  (pass == work::PhasePass::Fwd      ? t.forward
+   : pass == work::PhasePass::Weight ? t.weight
+   : pass == work::PhasePass::Pair   ? t.pair
+                                     : t.backward) += end - start;
+  if (pass == work::PhasePass::Bwd || pass == work::PhasePass::Pair) {
+    t.first_backward = std::min(t.first_backward, start);
+  }
+  if (pass == work::PhasePass::Fwd || pass == work::PhasePass::Pair) {
+    t.last_forward = std::max(t.last_forward, end);
+  }
+}
+
+// The timeline of the pipeline rank simulated on `gpu`, from its compute and delay tasks (and
+// the spans of ops that partial folding ran as real layers).
 RankTimeline timeline(const work::CaseResult& c, topo::GpuId gpu) {
   RankTimeline t;
   const auto& tasks = c.plan.tasks();
+  for (const work::OpSpan& op : c.step()->op_spans) {
+    if (op.gpu == gpu) {
+      add_op(t, c.outcome.times[op.first].start, c.outcome.times[op.last].end,
+             op.forward ? work::PhasePass::Fwd : work::PhasePass::Bwd);
+    }
+  }
   Time optimizer_start = Time::max();
   Time optimizer_end;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -44,20 +68,7 @@ RankTimeline timeline(const work::CaseResult& c, topo::GpuId gpu) {
     const sim::TaskTimes& tt = c.outcome.times[i];
     const work::Phase& phase = c.plan.phases()[task.phase];
     if (phase.kind == work::PhaseKind::Pipeline) {
-      t.ops += tt.end - tt.start;
-      t.last_op_end = std::max(t.last_op_end, tt.end);
-      t.intervals.emplace_back(tt.start, tt.end);
-      const work::PhasePass pass = phase.when;
-      (pass == work::PhasePass::Fwd      ? t.forward
-       : pass == work::PhasePass::Weight ? t.weight
-       : pass == work::PhasePass::Pair   ? t.pair
-                                         : t.backward) += tt.end - tt.start;
-      if (pass == work::PhasePass::Bwd || pass == work::PhasePass::Pair) {
-        t.first_backward = std::min(t.first_backward, tt.start);
-      }
-      if (pass == work::PhasePass::Fwd || pass == work::PhasePass::Pair) {
-        t.last_forward = std::max(t.last_forward, tt.end);
-      }
+      add_op(t, tt.start, tt.end, phase.when);
     } else if (phase.kind == work::PhaseKind::Optimizer) {  // its parts, first to last
       optimizer_start = std::min(optimizer_start, tt.start);
       optimizer_end = std::max(optimizer_end, tt.end);

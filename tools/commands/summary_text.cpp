@@ -569,9 +569,13 @@ std::string case_lines(const work::CaseResult& c) {
   if (s.failed_links) {
     out += fmt::format("rerouted       {} flows, {} around the failed links{}\n", s.rerouted_flows,
                        human_bytes(static_cast<double>(s.rerouted_bytes.n)),
-                       folded ? " (the pipeline's activations; the measured layer groups' and DP "
-                                "syncs' detours are in their times)"
-                              : "");
+                       !folded ? ""
+                       : c.step()->op_spans.empty()
+                           ? " (the pipeline's activations; the measured layer groups' and DP "
+                             "syncs' detours are in their times)"
+                           : " (the pipeline's activations, and the layers and DP syncs of the "
+                             "pipeline ranks run as real traffic; the other measured groups' and "
+                             "DP syncs' detours are in their times)");
   }
   out += fmt::format("busiest rank   {} busy {} (mean {}){}\n", s.critical_rank,
                      human_time(s.ranks[s.critical_rank.index()].busy.seconds()),

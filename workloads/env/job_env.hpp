@@ -79,6 +79,10 @@ struct CaseTraffic {
   std::int64_t plan_columns = 1;
   Bytes nvlink{};
   Bytes ib{};
+  /// Bytes of the plan's own flows that the probes count already (the layers and DP syncs of
+  /// the pipeline ranks partial folding runs as real traffic): left out of its copies.
+  Bytes plan_nvlink_apart{};
+  Bytes plan_ib_apart{};
 };
 
 /// A case whose plan holds `simulated` of `total` identical units in a row (a MoE layer's

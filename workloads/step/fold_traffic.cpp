@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "sim/assert.hpp"
+#include "workloads/plan/runner.hpp"
+#include "workloads/plan/summary.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
@@ -99,6 +101,23 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   t.nvlink = t.nvlink + Bytes{norms.nvlink.n / holders};
   t.ib = t.ib + Bytes{norms.ib.n / holders};
   return t;
+}
+
+void leave_out_expanded(const Plan& plan, const topo::Cluster& cluster, CaseTraffic& t) {
+  for (const PlanTask& task : plan.tasks()) {
+    if (task.kind != PlanTaskKind::Flow || task.src == task.dst ||
+        plan.phases()[task.phase].kind == PhaseKind::PpComm) {
+      continue;
+    }
+    const topo::Route route = route_of(cluster, task);
+    const RouteKinds kinds = route_kinds(cluster, route.span());
+    if (kinds.nvlink) {
+      t.plan_nvlink_apart = t.plan_nvlink_apart + task.bytes;
+    }
+    if (kinds.ib) {
+      t.plan_ib_apart = t.plan_ib_apart + task.bytes;
+    }
+  }
 }
 
 }  // namespace hopsim::work::step_parts

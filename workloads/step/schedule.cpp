@@ -325,10 +325,20 @@ PipelineTasks add_pipeline(Plan& plan, const PipelineSpec& spec) {
     out.last_backward[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(v));
     for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
       const int stage = op.chunk * p + r;
-      const std::vector<PlanTaskId> ids =
-          add_op_tasks(plan, spec, op, gpu, stage, op.forward ? fwd_phase : bwd_phase);
+      std::vector<std::pair<PlanTaskId, PlanTaskId>> built;
+      if (spec.build_op) {
+        built = spec.build_op(plan, r, op, stage);
+      }
+      std::vector<PlanTaskId> ids;  // per piece, its last task
+      for (const auto& piece : built) {
+        ids.push_back(piece.second);
+      }
+      if (built.empty()) {
+        ids = add_op_tasks(plan, spec, op, gpu, stage, op.forward ? fwd_phase : bwd_phase);
+      }
       out.ops[static_cast<std::size_t>(r)].push_back(ids.back());
-      task_of[{stage, op.micro_batch, op.forward}] = {ids.front(), ids.back()};
+      task_of[{stage, op.micro_batch, op.forward}] = {
+          built.empty() ? ids.front() : built.front().first, ids.back()};
       if (!op.forward) {  // the rank's backwards of a chunk come in micro-batch order
         out.last_backward[static_cast<std::size_t>(r)][static_cast<std::size_t>(op.chunk)] = ids;
         out.backwards[static_cast<std::size_t>(r)].push_back({op.chunk, ids});

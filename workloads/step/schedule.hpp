@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/problem.hpp"
@@ -83,6 +85,11 @@ struct PipelineSpec {
   std::vector<int> backward_pieces;
   Bytes activation_bytes{};
   Source source = Source::Roofline;  ///< where the chunk times came from
+  /// Where set, it may build an op itself (rank, op, model stage): per piece, its first and
+  /// last task in the plan; an empty answer leaves the op to the compute tasks of its stage's
+  /// times (partial folding runs a link-perturbed rank's layers as real traffic this way).
+  std::function<std::vector<std::pair<PlanTaskId, PlanTaskId>>(Plan&, int, const PipeOp&, int)>
+      build_op;
 };
 
 /// One backward op of a rank: its chunk and its pieces, in order.

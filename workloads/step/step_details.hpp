@@ -62,6 +62,15 @@ struct ScheduleTried {
   std::string rejected;  ///< the check's first problem (empty when simulated)
 };
 
+/// An op of a pipeline rank that partial folding runs as real tasks (its layer group's layers)
+/// rather than one compute task per piece: its GPU, pass and first and last task.
+struct OpSpan {
+  topo::GpuId gpu;
+  bool forward = true;
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;
+};
+
 struct StepDetails {
   std::string folding;  ///< in words: what was simulated for what
   int stages = 1;       ///< pipeline ranks (pp)
@@ -100,6 +109,9 @@ struct StepDetails {
   /// representatives' (each a GPU per pipeline rank), whose activations share the perturbed
   /// links with its own (partial_fold.hpp, pipeline_columns).
   std::vector<std::vector<topo::GpuId>> more_columns;
+  /// Partial folding under link perturbations: the ops of the pipeline ranks run as their layer
+  /// group's real layers (expanded_ranks.hpp), which the report times by these spans.
+  std::vector<OpSpan> op_spans;
   double tokens = 0;                 ///< per step
   double model_flops = 0;            ///< per step, model_flops_per_token's convention
   double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype

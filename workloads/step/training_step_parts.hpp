@@ -74,6 +74,9 @@ struct RankMeasurements {
   std::map<DpKey, Time> dp;
   KernelSpeeds speed = speeds_at(1.0);
   std::array<std::string, 2> paced_by;  ///< dense, MoE: the group, "GPUs 2, 3"; empty: healthy
+  /// Per touched layer group of the rank (by its probes' suffix): its dense and MoE layers'
+  /// forward plus backward, as measured.
+  std::map<std::string, std::array<Time, 2>> group_time;
 };
 
 /// What the folded step is assembled from: each layer kind's measured timing, every DP
@@ -109,6 +112,13 @@ DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int r
 /// Every DP collective the folded step uses, each once.
 std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b);
 
+/// One layer of one kind and pass on a layer group's ranks 0 to n-1: the plan its probe runs.
+Plan layer_plan(const TrainingStepJob& job, const BuildEnv& b, bool moe, Passes passes);
+/// A DP collective over pipeline rank `stage`'s DP groups (under DualPipe, with pp - 1's);
+/// empty when no group has two members.
+Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
+             std::int64_t stage = 0);
+
 /// Probe names, shared by the declaration and the lookup.
 std::string layer_probe_name(bool moe, Passes passes);
 std::string dp_probe_name(const DpKey& key);
@@ -134,6 +144,11 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
 /// The bytes the folded step moves over the whole cluster: the probes' times the step runs
 /// what each measured, and its plan (one GPU per stage) once per column of the mesh.
 CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
+
+/// The folded plan's flows other than the pipeline's activations (the layers and DP syncs of
+/// the ranks partial folding runs as real traffic), by link kind on `cluster`, into `t`'s
+/// plan_*_apart: the probes count them already.
+void leave_out_expanded(const Plan& plan, const topo::Cluster& cluster, CaseTraffic& t);
 
 /// The folded step assembled from measurements: one case.
 std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,

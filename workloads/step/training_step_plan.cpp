@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
+#include "workloads/step/expanded_ranks.hpp"
 #include "workloads/step/training_step_parts.hpp"
 #include "workloads/step/param_prefetch.hpp"
 
@@ -80,11 +81,38 @@ std::string touched_words(const StepMeasurements& m) {
   return out;
 }
 
-// The step's gradient syncs, per layer kind and for the vocabulary.
+// One gradient bucket: its DP collective and measured time.
+struct Bucket {
+  DpKey key;
+  Time time;
+};
+
+// The pipeline ranks run as real traffic, in words.
+std::string expanded_words(const ExpandedRanks& expanded,
+                           const std::vector<topo::GpuId>& representatives, int stages) {
+  std::vector<int> ranks;
+  for (int r = 0; r < stages; ++r) {
+    if (expanded.runs(r, representatives[static_cast<std::size_t>(r)])) {
+      ranks.push_back(r);
+    }
+  }
+  if (ranks.empty()) {
+    return {};
+  }
+  return fmt::format("; pipeline rank{} {} run as {} layer group's real layers and DP "
+                     "collectives (they share the perturbed links)",
+                     ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "),
+                     ranks.size() > 1 ? "their" : "its");
+}
+
+// The step's gradient syncs, per layer kind and for the vocabulary, and each as a bucket.
 struct Syncs {
   std::optional<GradSync> dense;
   std::optional<GradSync> moe;
   Time vocab;
+  Bucket dense_bucket;
+  Bucket moe_bucket;
+  Bucket vocab_bucket;
 };
 
 // Activation offload (pp 1): layer l's copy to the host runs beside layer l + 1's forward and
@@ -164,16 +192,24 @@ Time add_stage_passes(const TrainingStepJob& job, const ModelSpec& model,
 // last bucket.
 std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
                                       const ModelSpec& model, const StepDetails& details,
-                                      const Syncs& syncs, const PipelineTasks& tasks, int r) {
+                                      const Syncs& syncs, const PipelineTasks& tasks, int r,
+                                      ExpandedRanks& expanded, bool first_column) {
   const topo::GpuId gpu = details.representatives[static_cast<std::size_t>(r)];
+  if (!first_column && expanded.runs(r, gpu)) {
+    return expanded.last_bucket(r);  // the group's buckets, added with the first column
+  }
   const int stages = details.stages * job.virtual_stages;
   const std::uint32_t sync_phase = plan.phase(PhaseKind::DpComm, PhasePass::Bwd);
   std::optional<PlanTaskId> prev;
-  const auto bucket = [&](PlanTaskId after, Time t) {
-    if (t == Time{}) {
+  const auto bucket = [&](PlanTaskId after, const Bucket& b) {
+    if (b.time == Time{}) {
       return;
     }
-    prev = add_dp_hold(plan, gpu, t, sync_phase, "gradient sync");
+    if (expanded.runs(r, gpu)) {  // the real collectives
+      prev = expanded.add_bucket(plan, r, b.key, after, prev);
+      return;
+    }
+    prev = add_dp_hold(plan, gpu, b.time, sync_phase, "gradient sync");
     plan.add_dependency(after, *prev);
   };
   const auto ri = static_cast<std::size_t>(r);
@@ -186,14 +222,14 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, const TrainingStepJob& job,
     const auto first = details.first_layer[static_cast<std::size_t>(s)];
     const auto n = details.layers_per_stage[static_cast<std::size_t>(s)];
     if (s == stages - 1 && last) {
-      bucket(op.pieces.front(), syncs.vocab);  // the head's gradients come first
+      bucket(op.pieces.front(), syncs.vocab_bucket);  // the head's gradients come first
     }
     for (std::size_t k = 0; k < op.pieces.size(); ++k) {  // backward: the last layer first
       const std::int64_t index = first + n - 1 - static_cast<std::int64_t>(k);
-      bucket(op.pieces[k], moe_at(job, model, index) ? syncs.moe->time : syncs.dense->time);
+      bucket(op.pieces[k], moe_at(job, model, index) ? syncs.moe_bucket : syncs.dense_bucket);
     }
     if (s == 0 && last) {
-      bucket(op.pieces.back(), syncs.vocab);
+      bucket(op.pieces.back(), syncs.vocab_bucket);
     }
   }
   return prev;
@@ -207,10 +243,53 @@ Syncs syncs_of(const TrainingStepJob& job, const BuildEnv& b, const StepMeasurem
   for (const bool moe : {false, true}) {
     if (moe ? m.sparse : m.dense) {
       (moe ? syncs.moe : syncs.dense) = grad_sync(job, model, p, moe, m);
+      Bucket& bucket = moe ? syncs.moe_bucket : syncs.dense_bucket;
+      bucket.key = layer_sync_key(job, model, p, moe);
+      bucket.time = m.dp_time(bucket.key);
     }
   }
-  syncs.vocab = m.dp_time(vocab_sync_key(job, model, p));
+  const DpKey vocab = vocab_sync_key(job, model, p);
+  syncs.vocab = m.dp_time(vocab);
+  syncs.vocab_bucket = {vocab, syncs.vocab};
   return syncs;
+}
+
+// Every pipeline column the step simulates, each the same ops on its own GPUs: the
+// representatives', then any more whose activations share perturbed spine links with it; each
+// rank's gradient buckets and optimizer after its ops. Ranks whose layer group a perturbed link
+// touches run as its real layers and DP collectives (expanded_ranks.hpp).
+void add_columns(Plan& plan, const TrainingStepJob& job, const BuildEnv& b, StepDetails& details,
+                 PipelineSpec& pipe, const std::vector<StepMeasurements>& views,
+                 const std::vector<Syncs>& syncs, const StepMeasurements& healthy) {
+  const ModelSpec& model = *b.env.model;
+  const StepShape shape = job.shape(b.env);
+  const double hbm = b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency;
+  const std::vector<topo::GpuId> representatives = details.representatives;
+  ExpandedRanks expanded(job, b, details, healthy);
+  for (std::size_t c = 0; c <= details.more_columns.size(); ++c) {
+    details.representatives = c == 0 ? representatives : details.more_columns[c - 1];
+    pipe.gpus = details.representatives;
+    pipe.build_op = nullptr;
+    if (expanded.any()) {
+      pipe.build_op = [&expanded, &pipe](Plan& to, int r, const PipeOp& op, int stage) {
+        return expanded.add_op(to, r, pipe.gpus[static_cast<std::size_t>(r)], op, stage);
+      };
+    }
+    const PipelineTasks tasks = add_pipeline(plan, pipe);
+    for (int r = 0; r < details.stages; ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      const std::optional<PlanTaskId> last_bucket =
+          add_buckets(plan, job, model, details, syncs[ri], tasks, r, expanded, c == 0);
+      // The optimizer over the rank's shard, memory-bound, after every gradient has arrived;
+      // on the rank's slowest GPU.
+      add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
+                   hbm * views[ri].speed[static_cast<std::size_t>(KernelClass::Other)],
+                   views[ri]);
+    }
+  }
+  details.representatives = representatives;
+  details.op_spans = expanded.spans();
+  details.folding += expanded_words(expanded, representatives, details.stages);
 }
 
 // 1F1B or interleaved: the pipeline on one GPU per stage, then each rank's buckets and the
@@ -244,27 +323,7 @@ std::vector<Case> pipeline_case(const TrainingStepJob& job, const BuildEnv& b,
         Time::ps(waited.count_ps() * details.micro_batches);
   }
   Plan plan;
-  const StepShape shape = job.shape(b.env);
-  const double hbm = b.env.cluster.gpu.hbm_GBps * 1e9 * b.env.cluster.gpu.memory_efficiency;
-  // The representatives' column, then any more whose activations share perturbed spine links
-  // with it, each the same ops on its own GPUs.
-  const std::vector<topo::GpuId> representatives = details.representatives;
-  for (std::size_t c = 0; c <= details.more_columns.size(); ++c) {
-    details.representatives = c == 0 ? representatives : details.more_columns[c - 1];
-    pipe.gpus = details.representatives;
-    const PipelineTasks tasks = add_pipeline(plan, pipe);
-    for (int r = 0; r < details.stages; ++r) {
-      const auto ri = static_cast<std::size_t>(r);
-      const std::optional<PlanTaskId> last_bucket =
-          add_buckets(plan, job, model, details, syncs[ri], tasks, r);
-      // The optimizer over the rank's shard, memory-bound, after every gradient has arrived;
-      // on the rank's slowest GPU.
-      add_step_end(plan, details, job, shape, r, tasks.ops[ri].back(), last_bucket,
-                   hbm * views[ri].speed[static_cast<std::size_t>(KernelClass::Other)],
-                   views[ri]);
-    }
-  }
-  details.representatives = representatives;
+  add_columns(plan, job, b, details, pipe, views, syncs, healthy);
   std::vector<Case> out;
   out.push_back(Case{fmt::format("{} {} pp{} x{} m{}", TrainingStepJob::kKind, details.schedule,
                                  p.pp, job.virtual_stages, details.micro_batches),

@@ -25,30 +25,6 @@ DpKey dp_key(CollectiveOp op, double dense_bytes, double expert_bytes) {
   return {op, static_cast<std::int64_t>(dense_bytes), static_cast<std::int64_t>(expert_bytes)};
 }
 
-// A DP collective over stage `stage`'s DP groups (under DualPipe, stage 0 sits on pipeline
-// ranks 0 and pp - 1: both copies' gradients reduce together); empty when no group has two
-// members.
-Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
-             std::int64_t stage = 0) {
-  std::vector<std::int64_t> stages{stage};
-  if (job.schedule == PipeSchedule::DualPipe) {
-    stages.push_back(b.env.mesh.spec().pp - 1);
-  }
-  CollectiveJob sync;
-  sync.op = key.op;
-  sync.algorithm = CollectiveAlgorithm::Auto;
-  sync.auto_protocol = true;
-  sync.streamed_rings = true;  // O(dp) flows: DP groups of thousands of ranks
-  Plan plan;
-  if (key.dense > 0) {
-    add_collectives(plan, b, sync, dense_dp_groups(b.env.mesh, stages), Bytes{key.dense});
-  }
-  if (key.expert > 0) {
-    add_collectives(plan, b, sync, expert_dp_groups(b.env.mesh, stages), Bytes{key.expert});
-  }
-  return plan;
-}
-
 // One layer group: the mesh the layer probes run on, and the environment they build in.
 struct LayerGroup {
   explicit LayerGroup(const BuildEnv& b)
@@ -101,6 +77,32 @@ double up_projection_params(const ModelSpec& m) {
 }
 
 }  // namespace
+
+Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
+             std::int64_t stage) {
+  std::vector<std::int64_t> stages{stage};
+  if (job.schedule == PipeSchedule::DualPipe) {
+    stages.push_back(b.env.mesh.spec().pp - 1);
+  }
+  CollectiveJob sync;
+  sync.op = key.op;
+  sync.algorithm = CollectiveAlgorithm::Auto;
+  sync.auto_protocol = true;
+  sync.streamed_rings = true;  // O(dp) flows: DP groups of thousands of ranks
+  Plan plan;
+  if (key.dense > 0) {
+    add_collectives(plan, b, sync, dense_dp_groups(b.env.mesh, stages), Bytes{key.dense});
+  }
+  if (key.expert > 0) {
+    add_collectives(plan, b, sync, expert_dp_groups(b.env.mesh, stages), Bytes{key.expert});
+  }
+  return plan;
+}
+
+Plan layer_plan(const TrainingStepJob& job, const BuildEnv& b, bool moe, Passes passes) {
+  const LayerGroup group(b);
+  return std::move(one_layer(job.layer, moe, passes).cases(group.build).front().plan);
+}
 
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
                               const KernelTally& forward, int gpus) {
@@ -268,7 +270,9 @@ void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measur
         slowest = healthy;  // its untouched groups run as the healthy one
       }
       ComputeTally ignored;
-      if (keep_slower(slowest, measure_layer(job, p, m, model, moe, ignored, g.probe))) {
+      const LayerTiming timing = measure_layer(job, p, m, model, moe, ignored, g.probe);
+      rank.group_time[g.probe][moe ? 1 : 0] = timing.forward + timing.backward;
+      if (keep_slower(slowest, timing)) {
         const std::string words = g.suffix();
         rank.paced_by[moe ? 1 : 0] = words.substr(words.find("GPUs"));  // "GPUs 2, 3"
       }
@@ -425,8 +429,8 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
       continue;
     }
     for (const Passes passes : {Passes::Forward, Passes::Backward}) {
-      std::vector<Case> c = step_parts::one_layer(layer, moe, passes).cases(group.build);
-      out.push_back({step_parts::layer_probe_name(moe, passes), std::move(c.front().plan)});
+      out.push_back({step_parts::layer_probe_name(moe, passes),
+                     step_parts::layer_plan(*this, b, moe, passes)});
     }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {

@@ -21,39 +21,13 @@
 
 #include "sim/assert.hpp"
 #include "workloads/jobs/collective_job.hpp"
+#include "workloads/step/piece.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
 namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
-
-// A subgraph built once on a stage's GPUs (0 .. n-1) and copied for every op that runs it.
-struct Piece {
-  Plan plan;
-  std::vector<PlanTaskId> sources;  // wait for nothing inside it
-  std::vector<PlanTaskId> sinks;    // nothing inside it waits for them
-};
-
-Piece make_piece(Plan plan) {
-  Piece p{std::move(plan), {}, {}};
-  const std::size_t n = p.plan.tasks().size();
-  std::vector<bool> has_before(n, false);
-  std::vector<bool> has_after(n, false);
-  for (const auto& [before, task] : p.plan.dependencies()) {
-    has_after[before] = true;
-    has_before[task] = true;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!has_before[i]) {
-      p.sources.push_back(static_cast<PlanTaskId>(i));
-    }
-    if (!has_after[i]) {
-      p.sinks.push_back(static_cast<PlanTaskId>(i));
-    }
-  }
-  return p;
-}
 
 // A run of consecutive layers of one kind in one direction (or the output layer).
 struct Segment {
@@ -225,17 +199,8 @@ class Unfolded {
 
   // Copies `seg`'s subgraph onto pipeline rank `rank`'s GPUs after `after`; returns its join.
   PlanTaskId add(const Segment& seg, int rank, PlanTaskId after) {
-    const Piece& pc = piece(seg);
-    const std::vector<topo::GpuId>& gpus = gpu_of_[static_cast<std::size_t>(rank)];
-    const PlanTaskId first = plan_.append(pc.plan, gpus);
-    for (const PlanTaskId s : pc.sources) {
-      plan_.add_dependency(after, first + s);
-    }
-    const PlanTaskId join = plan_.add_delay(gpus.front(), Time{}, join_phase_);
-    for (const PlanTaskId s : pc.sinks) {
-      plan_.add_dependency(first + s, join);
-    }
-    return join;
+    return add_piece(plan_, piece(seg), gpu_of_[static_cast<std::size_t>(rank)], after,
+                     join_phase_);
   }
 
   // The segments of one op: runs of same-kind layers (one layer each when `per_layer`),
