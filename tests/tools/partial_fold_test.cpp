@@ -1,5 +1,6 @@
 // Partial folding: a folded step with perturbations measures the layer groups and stages they
 // touch and agrees with the unfolded step, perturbation kind by perturbation kind.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,43 @@ TEST_CASE("partial folding of a MoE step, DeepEP's normal and low-latency exchan
   }
 }
 
+TEST_CASE("partial folding under DualPipe: a rank's two stages at its own times") {
+  // DualPipe runs folded only, so no unfolded step to agree with: each rank holds stages r
+  // and p - 1 - r, and a touched rank runs both at its own measured times (its MoE pair
+  // measured on its group too). Six layers (three dense, three MoE) on PP 2 fit 80 GB.
+  std::vector<std::string> dual = kSmallMoe;
+  dual.emplace_back("model.layers=6");
+  dual.emplace_back("workload.schedule=dualpipe");
+  const std::string file = kExperiments + "deepseek-v3-step.json";
+  const auto with = [&](const std::string& perturbations) {
+    std::vector<std::string> sets = dual;
+    sets.push_back("perturbations=" + perturbations);
+    return step_s(file, sets);
+  };
+  const double healthy = with("[]");
+  const double one = with(R"([{"gpus": [3], "compute_speed": 0.8}])");
+  const double other = with(R"([{"gpus": [19], "compute_speed": 0.8}])");  // rank 1
+  const double all = with(R"([{"nodes": [0, 1, 2, 3], "compute_speed": 0.8}])");
+  CHECK(one > healthy * 1.1);
+  CHECK(one == hopsim::test::approx(other).epsilon(1e-9));  // the ranks mirror each other
+  CHECK(one <= all);
+  CHECK(all < healthy / 0.8);  // communication does not slow
+  CHECK(with(R"([{"gpus": [3], "links": "nic", "failed": true}])") > healthy);
+  // Spine links that the pipeline's activations cross: two columns, side by side.
+  CHECK(with(R"([{"links": "spine", "leaves": [0], "bandwidth": 0.1}])") > healthy);
+  const ExperimentFile f =
+      load_experiment(file, [&] {
+        std::vector<std::string> sets = dual;
+        sets.emplace_back(R"(perturbations=[{"gpus": [3], "compute_speed": 0.8}])");
+        return sets;
+      }());
+  const work::RunResult r = work::run(f.experiment);
+  REQUIRE(r.ok());
+  CHECK(std::ranges::count_if(r.probes, [](const work::ProbeResult& p) {
+          return p.name.starts_with("moe layer dualpipe pair @ stage 0 GPUs 0, 1");
+        }) == 1);
+}
+
 TEST_CASE("partial folding: GPUs of one group that draw per kernel wait for each other") {
   // Folded, each drawing GPU computes at the range's harmonic mean; unfolded, each TP sync waits
   // for the slower of the pair's draws. Alone in its group a GPU agrees (above); both GPUs of a
@@ -244,9 +282,11 @@ TEST_CASE("partial folding refuses what it cannot fold") {
     }
   };
   fails(kExperiments + "deepseek-v3-step.json",
-        {R"(perturbations=[{"gpus": [3], "compute_speed": 0.9}])"},
-        "/perturbations: a dualpipe step cannot place a perturbation: it runs folded only, and "
-        "its stages sit on two pipeline ranks each; use 1f1b or interleaved");
+        {"cluster.fabric.nodes_per_leaf=8",
+         R"(perturbations=[{"links": "spine", "spines": [0], "bandwidth": 0.5}])"},
+        "/perturbations: the perturbed spine links carry the activations of 128 pipeline "
+        "columns; a folded step runs a pipeline for each and takes at most 64; dualpipe runs "
+        "folded only: use 1f1b or interleaved, unfolded (\"fold\": false)");
   fails(kExperiments + "llama3-405b-8k-16384gpu.json",
         {R"(perturbations=[{"stragglers": 0.05, "compute_speed": [0.85, 0.97]}])"},
         "/perturbations: the perturbations touch 692 layer groups that run differently; a folded "

@@ -145,26 +145,28 @@ std::pair<Time, std::uint32_t> op_time(const DualPipeSpec& spec, const DualPhase
                                        const DualOp& op, int stage) {
   const int p = static_cast<int>(spec.gpus.size());
   const auto at = [](const std::vector<Time>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  const auto own = spec.rank_times.find(r);
+  const DualStageTimes& times = own == spec.rank_times.end() ? spec : own->second;
   Time t;
   std::uint32_t phase = phases.fwd;
   switch (op.work) {
     case DualWork::Forward:
-      t = at(spec.forward, stage);
+      t = at(times.forward, stage);
       break;
     case DualWork::Backward:
-      t = at(spec.backward, stage);
+      t = at(times.backward, stage);
       phase = phases.bwd;
       break;
     case DualWork::BackwardInput:
-      t = at(spec.backward_input, stage);
+      t = at(times.backward_input, stage);
       phase = phases.bwd;
       break;
     case DualWork::Weight:
-      t = at(spec.weight, stage);
+      t = at(times.weight, stage);
       phase = phases.weight;
       break;
     case DualWork::Pair:
-      t = spec.pair[static_cast<std::size_t>(stage * p + dualpipe_stage(p, r, op.pair_direction))];
+      t = at(times.pair, stage * p + dualpipe_stage(p, r, op.pair_direction));
       phase = phases.pair;
       break;
   }

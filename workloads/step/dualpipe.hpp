@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,17 +47,23 @@ inline int dualpipe_stage(int stages, int rank, int direction) {
 }
 
 /// Times per model stage (p of them) and per pair of stages (forward's, backward's).
-struct DualPipeSpec {
-  std::vector<topo::GpuId> gpus;  ///< per rank
-  int micro_batches = 2;
+struct DualStageTimes {
   std::vector<Time> forward;         ///< per stage
   std::vector<Time> backward;        ///< per stage: input and weight gradients
   std::vector<Time> backward_input;  ///< per stage: the input-gradient part
   std::vector<Time> weight;          ///< per stage: the weight-gradient part
   /// p x p, [forward stage * p + backward stage]: a forward overlapped with a backward.
   std::vector<Time> pair;
+};
+
+struct DualPipeSpec : DualStageTimes {
+  std::vector<topo::GpuId> gpus;  ///< per rank
+  int micro_batches = 2;
   Bytes activation_bytes{};
   Source source = Source::Roofline;
+  /// Ranks whose own layers run at other times (partial folding: a slow GPU, a perturbed
+  /// link): their stages' times on them; every other rank takes the spec's.
+  std::map<int, DualStageTimes> rank_times;
 };
 
 /// Per rank: its compute tasks in order, and per direction the task after which the rank's

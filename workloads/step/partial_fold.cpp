@@ -296,13 +296,10 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
   if (!job.fold || list.empty()) {
     return;
   }
-  const std::string unfold = "; unfold it (\"fold\": false in the workload, or --no-fold)";
-  if (job.schedule == PipeSchedule::DualPipe) {
-    out.push_back({"/perturbations", "a dualpipe step cannot place a perturbation: it runs "
-                                     "folded only, and its stages sit on two pipeline ranks "
-                                     "each; use 1f1b or interleaved"});
-    return;
-  }
+  const std::string unfold =
+      job.schedule == PipeSchedule::DualPipe
+          ? "; dualpipe runs folded only: use 1f1b or interleaved, unfolded (\"fold\": false)"
+          : "; unfold it (\"fold\": false in the workload, or --no-fold)";
   const std::size_t columns = pipeline_columns(job, env).size();
   if (columns > kMaxColumns) {
     out.push_back({"/perturbations",

@@ -83,7 +83,7 @@ std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env)
 /// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
-/// What partial folding cannot take: DualPipe, more than
+/// What partial folding cannot take: more than kMaxColumns pipeline columns, more than
 /// kMaxTouchedGroups groups. Each names /perturbations.
 void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
 

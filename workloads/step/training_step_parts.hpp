@@ -176,11 +176,9 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
 StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b);
 
 /// The folded step under DualPipe, from the measured layers (pairs included) and gradient
-/// syncs.
+/// syncs, each pipeline rank that perturbations touch at its own.
 std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
-                                StepDetails details, const StepMeasurements& m,
-                                const std::optional<GradSync>& dense_sync,
-                                const std::optional<GradSync>& moe_sync, Time vocab_sync);
+                                StepDetails details, const StepMeasurements& m);
 
 /// The step with every GPU of the mesh in one plan (fold false).
 std::vector<Case> unfolded_cases(const TrainingStepJob& job, const BuildEnv& b);

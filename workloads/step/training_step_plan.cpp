@@ -351,7 +351,7 @@ std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,
   }
   details.folding = folding_words(job, b, details) + touched_words(m);
   if (job.schedule == PipeSchedule::DualPipe) {
-    return dualpipe_case(job, b, std::move(details), m, syncs.dense, syncs.moe, syncs.vocab);
+    return dualpipe_case(job, b, std::move(details), m);
   }
   return pipeline_case(job, b, std::move(details), m);
 }

@@ -161,7 +161,7 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
     // The simulated pair has no recomputation: the backward half first runs it again, not
     // overlapped.
     const Time again = t.recomputed;
-    t.pair = std::min(t.pair, m.at(kPairProbe).outcome.makespan + again);
+    t.pair = std::min(t.pair, m.at(std::string(kPairProbe) + suffix).outcome.makespan + again);
   }
   for (auto& [kind, time] : exposed) {
     if (time > Time{}) {
@@ -377,29 +377,34 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
     const auto it = std::ranges::find(out, name, &Probe::name);
     return it == out.end() ? nullptr : &it->plan;
   };
+  // Each layer probe (a kind's passes, DualPipe's MoE pair), again on each touched group.
+  std::vector<std::string> layer_probes{std::string(kPairProbe)};
+  for (const bool moe : {false, true}) {
+    for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+      layer_probes.push_back(layer_probe_name(moe, passes));
+    }
+  }
   std::vector<Probe> more;
   for (const TouchedGroup& g : t.groups) {
-    for (const bool moe : {false, true}) {
-      for (const Passes passes : {Passes::Forward, Passes::Backward}) {
-        if (!g.own_probe) {
-          continue;  // another group with the same speeds measures it
-        }
-        const Plan* plan = healthy(layer_probe_name(moe, passes));
-        if (plan == nullptr) {
-          continue;  // the model has no layer of that kind
-        }
-        Probe probe{layer_probe_name(moe, passes) + g.probe, Plan{}, nullptr};
-        if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
-          probe.plan.append(*plan, g.gpus);
-          probe.cluster = perturbed;
-        } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
-          probe.plan = *plan;
-          probe.plan.slow_compute(g.speed);
-          place(probe.plan, g.gpus);
-          probe.cluster = healthy_cluster;
-        }
-        more.push_back(std::move(probe));
+    if (!g.own_probe) {
+      continue;  // another group with the same speeds measures it
+    }
+    for (const std::string& name : layer_probes) {
+      const Plan* plan = healthy(name);
+      if (plan == nullptr) {
+        continue;  // the model has no layer of that kind, or the step no pair
       }
+      Probe probe{name + g.probe, Plan{}, nullptr};
+      if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
+        probe.plan.append(*plan, g.gpus);
+        probe.cluster = perturbed;
+      } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
+        probe.plan = *plan;
+        probe.plan.slow_compute(g.speed);
+        place(probe.plan, g.gpus);
+        probe.cluster = healthy_cluster;
+      }
+      more.push_back(std::move(probe));
     }
   }
   for (const int stage : t.link_stages) {
