@@ -208,16 +208,24 @@ TEST_CASE("partial folding under DualPipe: a rank's two stages at its own times"
 }
 
 TEST_CASE("partial folding: GPUs of one group that draw per kernel wait for each other") {
-  // Folded, each drawing GPU computes at the range's harmonic mean; unfolded, each TP sync waits
-  // for the slower of the pair's draws. Alone in its group a GPU agrees (above); both GPUs of a
-  // TP pair come out 0.7% short, a whole node (four pairs, one column) 2.2% short.
+  // Each TP sync waits for the slower of the pair's draws, so a group whose GPUs draw is
+  // measured with its draws, over 16 layers in a row (at each GPU's mean speed it came out
+  // 0.7% short for a TP pair, 2.2% for a whole node). Left: unfolded, a stage's time varies
+  // from micro-batch to micro-batch and the pipeline waits on the slower ones, which the mean
+  // layer does not (a whole node, four stages of one column: 0.4% to 1.0% short over seeds).
   const Three pair = both(R"([{"gpus": [2, 3], "kernel_speed": [0.8, 1.0]}])");
-  CHECK(pair.folded < pair.unfolded);
-  CHECK(pair.folded == hopsim::test::approx(pair.unfolded).epsilon(0.01));
+  CHECK(pair.folded == hopsim::test::approx(pair.unfolded).epsilon(0.005));
   const Three node = both(R"([{"nodes": [0], "kernel_speed": [0.8, 1.0]}])");
   CHECK(node.folded < node.unfolded);
-  CHECK(node.folded == hopsim::test::approx(node.unfolded).epsilon(0.03));
-  CHECK(node.folded > node.healthy * 1.05);
+  CHECK(node.folded == hopsim::test::approx(node.unfolded).epsilon(0.015));
+  CHECK(node.folded > node.healthy * 1.1);
+  const ExperimentFile f =
+      load_experiment(kSmall, {R"(perturbations=[{"gpus": [3], "kernel_speed": [0.8, 1.0]}])"});
+  const work::RunResult r = work::run(f.experiment);
+  REQUIRE(r.ok());
+  CHECK(std::ranges::count_if(r.probes, [](const work::ProbeResult& p) {
+          return p.name == "dense layer bwd @ stage 1 GPUs 2, 3 x16";
+        }) == 1);
 }
 
 TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on one NIC") {

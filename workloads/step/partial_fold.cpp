@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -151,8 +152,8 @@ void spine_touched(const JobEnv& env, bool nics_only, GroupMap& groups,
 }
 
 // Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
-// product, per kernel class.
-std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
+// product, per kernel class; the GPUs that draw a speed per kernel into `drawing`.
+std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env, std::set<int>& drawing) {
   std::map<int, KernelSpeeds> speed;
   for (const topo::Perturbation& p : env.cluster.perturbations) {
     if (p.part != topo::PerturbedPart::Compute && p.part != topo::PerturbedPart::GpuType) {
@@ -163,8 +164,12 @@ std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
         continue;
       }
       KernelSpeeds& s = speed.try_emplace(gpu, speeds_at(1.0)).first->second;
-      // A speed drawn per kernel folds as the one that gives each kernel its expected time.
+      // A speed drawn per kernel counts as the one that gives each kernel its expected time
+      // (the stage's optimizer); its group is measured with the draws.
       const double drawn = p.kernel_draw ? p.kernel_draw->mean_speed() : 1.0;
+      if (p.kernel_draw) {
+        drawing.insert(gpu);
+      }
       for (std::size_t k = 0; k < kKernelClasses; ++k) {
         s[k] *= p.part == topo::PerturbedPart::Compute
                     ? p.compute_speed * drawn
@@ -175,13 +180,14 @@ std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env) {
   return speed;
 }
 
-// Groups of the same speeds (compute only) share the first one's probes.
+// Groups of the same speeds (compute only), drawn or not alike, share the first one's probes.
 void share_probes(std::vector<TouchedGroup>& groups) {
-  std::map<std::vector<KernelSpeeds>, std::string> measured;  // speeds -> the probe's suffix
+  // (draws, speeds) -> the probe's suffix
+  std::map<std::pair<bool, std::vector<KernelSpeeds>>, std::string> measured;
   for (TouchedGroup& g : groups) {
     g.probe = g.suffix();
     if (!g.links) {
-      const auto [it, fresh] = measured.try_emplace(g.speed, g.probe);
+      const auto [it, fresh] = measured.try_emplace({g.draws, g.speed}, g.probe);
       g.probe = it->second;
       g.own_probe = fresh;
     }
@@ -213,7 +219,8 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env) {
   const bool nics_only = env.model != nullptr && has_moe(job, *env.model) &&
                          job.layer.moe->algorithm == EpAlgorithm::LowLatency;
   spine_touched(env, nics_only, groups, link_stage);
-  const std::map<int, KernelSpeeds> speed = compute_speeds(env);
+  std::set<int> drawing;
+  const std::map<int, KernelSpeeds> speed = compute_speeds(env, drawing);
   std::vector<int> perturbed(stages, 0);
   for (const auto& [gpu, s] : speed) {
     ++perturbed[at(mesh.coordinate(gpu, Dim::Pp))];
@@ -228,6 +235,7 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env) {
     const auto i = static_cast<std::size_t>(
         std::find(g.gpus.begin(), g.gpus.end(), topo::GpuId{gpu}) - g.gpus.begin());
     g.speed[i] = s;
+    g.draws = g.draws || drawing.contains(gpu);
     KernelSpeeds& slowest = out.stage_speed[at(g.stage)];
     for (std::size_t k = 0; k < kKernelClasses; ++k) {
       slowest[k] = std::min(slowest[k], s[k]);
@@ -241,6 +249,10 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env) {
     }
   }
   return out;
+}
+
+bool Touched::on_perturbed() const {
+  return std::ranges::any_of(groups, [](const TouchedGroup& g) { return g.links || g.draws; });
 }
 
 int link_column(const JobEnv& env) {

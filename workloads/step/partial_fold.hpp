@@ -26,6 +26,11 @@ struct TouchedGroup {
   /// (slow GPUs, another GPU model): the healthy group's plan with its kernels at `speed` (per
   /// layer-group rank, per kernel class).
   bool links = false;
+  /// One of its GPUs draws a speed per kernel (kernel_speed): measured at its place on the
+  /// perturbed cluster, whose runner draws them, as the mean of kDrawSamples layers in a row,
+  /// since each of its syncs waits for the slowest draw (the healthy plan slowed by each GPU's
+  /// mean speed misses that).
+  bool draws = false;
   std::vector<KernelSpeeds> speed;
   /// " @ stage 1 GPUs 2, 3": what its probes' names add to the healthy probes'.
   std::string suffix() const;
@@ -56,7 +61,13 @@ struct Touched {
   /// Per pipeline rank: every GPU of it computes perturbed (a stage of another GPU model), so
   /// no healthy layer group is left to pace it.
   std::vector<bool> every_gpu;
+  /// Whether some group is measured on the perturbed cluster (links or draws).
+  bool on_perturbed() const;
 };
+
+/// Layers in a row a group whose GPUs draw per kernel is measured over: one layer's draws
+/// leave its time a few percent off their mean, sixteen within about 1%.
+inline constexpr int kDrawSamples = 16;
 
 /// More layer-group probes than this are refused: each is simulated on its own.
 inline constexpr std::size_t kMaxTouchedGroups = 256;

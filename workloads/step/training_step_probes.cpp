@@ -11,6 +11,7 @@
 
 #include "sim/assert.hpp"
 #include "workloads/step/partial_fold.hpp"
+#include "workloads/step/piece.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
@@ -140,15 +141,29 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
 
 namespace {
 
+// What a group whose GPUs draw a speed per kernel adds to a probe's name: kDrawSamples copies
+// of its layer in a row.
+std::string in_a_row_suffix() { return fmt::format(" x{}", kDrawSamples); }
+
+// Probe `name`'s time: as measured, or (`draws`) the mean of its copies in a row.
+Time layer_time(const Measured& m, const std::string& name, bool draws) {
+  if (!draws) {
+    return m.at(name).outcome.makespan;
+  }
+  return Time::ps(m.at(name + in_a_row_suffix()).outcome.makespan.count_ps() / kDrawSamples);
+}
+
 LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, const Measured& m,
                           const ModelSpec& model, bool moe, ComputeTally& sources,
-                          const std::string& suffix = "") {
+                          const std::string& suffix = "", bool draws = false) {
   LayerTiming t;
   t.moe = moe;
   t.gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
   std::map<std::string, Time> exposed;
   for (const Passes passes : {Passes::Forward, Passes::Backward}) {
-    add_pass(m.at(layer_probe_name(moe, passes) + suffix), passes, t, exposed, sources);
+    const std::string name = layer_probe_name(moe, passes) + suffix;
+    add_pass(m.at(name), passes, t, exposed, sources);
+    (passes == Passes::Forward ? t.forward : t.backward) = layer_time(m, name, draws);
   }
   // The forward (full) or its recomputed modules' kernels (selective) run again before the
   // backward.
@@ -161,7 +176,7 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
     // The simulated pair has no recomputation: the backward half first runs it again, not
     // overlapped.
     const Time again = t.recomputed;
-    t.pair = std::min(t.pair, m.at(std::string(kPairProbe) + suffix).outcome.makespan + again);
+    t.pair = std::min(t.pair, layer_time(m, std::string(kPairProbe) + suffix, draws) + again);
   }
   for (auto& [kind, time] : exposed) {
     if (time > Time{}) {
@@ -270,7 +285,7 @@ void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measur
         slowest = healthy;  // its untouched groups run as the healthy one
       }
       ComputeTally ignored;
-      const LayerTiming timing = measure_layer(job, p, m, model, moe, ignored, g.probe);
+      const LayerTiming timing = measure_layer(job, p, m, model, moe, ignored, g.probe, g.draws);
       rank.group_time[g.probe][moe ? 1 : 0] = timing.forward + timing.backward;
       if (keep_slower(slowest, timing)) {
         const std::string words = g.suffix();
@@ -342,12 +357,25 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
 
 namespace {
 
+// `plan` (a layer group's, on its ranks 0 to n-1) `times` times in a row on `gpus`.
+Plan in_a_row(const Plan& plan, const std::vector<topo::GpuId>& gpus, int times) {
+  const Piece piece = make_piece(plan);
+  Plan out;
+  const std::uint32_t join = out.phase(PhaseKind::Join, PhasePass::Step);
+  PlanTaskId cur = out.add_delay(gpus.front(), Time{}, join);
+  for (int k = 0; k < times; ++k) {
+    cur = add_piece(out, piece, gpus, cur, join);
+  }
+  return out;
+}
+
 // The clusters partial folding's probes run on: the healthy one (the healthy probes and the
-// groups whose compute alone differs) and, when links are perturbed, the perturbed one. Each
+// groups whose compute alone differs by a constant) and, when links are perturbed or GPUs
+// draw a speed per kernel, the perturbed one. Each
 // is null, the run's, where the run's already is it (the run's keeps only the link
 // perturbations, for the pipeline); else built here.
 std::pair<std::shared_ptr<const topo::Cluster>, std::shared_ptr<const topo::Cluster>>
-probe_clusters(const BuildEnv& b, bool links) {
+probe_clusters(const BuildEnv& b, bool perturbed_too) {
   const std::size_t run_has = b.cluster.spec().perturbations.size();
   std::shared_ptr<const topo::Cluster> healthy;
   if (run_has > 0) {
@@ -356,7 +384,7 @@ probe_clusters(const BuildEnv& b, bool links) {
     healthy = std::make_shared<const topo::Cluster>(spec);
   }
   std::shared_ptr<const topo::Cluster> perturbed;
-  if (links && run_has != b.env.cluster.perturbations.size()) {
+  if (perturbed_too && run_has != b.env.cluster.perturbations.size()) {
     perturbed = std::make_shared<const topo::Cluster>(b.env.cluster);
   }
   return {healthy, perturbed};
@@ -369,7 +397,7 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
     return;
   }
   const Touched t = touched(job, b.env);
-  const auto [healthy_cluster, perturbed] = probe_clusters(b, !t.link_stages.empty());
+  const auto [healthy_cluster, perturbed] = probe_clusters(b, t.on_perturbed());
   for (Probe& p : out) {
     p.cluster = healthy_cluster;
   }
@@ -395,9 +423,13 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
         continue;  // the model has no layer of that kind, or the step no pair
       }
       Probe probe{name + g.probe, Plan{}, nullptr};
-      if (g.links) {  // at its place, on the perturbed cluster (compute speeds included)
+      if (g.links || g.draws) {  // at its place, on the perturbed cluster (compute included)
         probe.plan.append(*plan, g.gpus);
         probe.cluster = perturbed;
+        if (g.draws) {
+          more.push_back({name + g.probe + in_a_row_suffix(),
+                          in_a_row(*plan, g.gpus, kDrawSamples), perturbed});
+        }
       } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
         probe.plan = *plan;
         probe.plan.slow_compute(g.speed);
