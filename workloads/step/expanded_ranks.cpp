@@ -19,7 +19,7 @@ bool paces(const StepMeasurements& view, const std::array<Time, 2>& group_time) 
   return true;
 }
 
-// The output layer's kernels of one pass on every GPU of a group of `gpus`, each at its speed.
+// The output layer's kernels of one pass on every GPU of a group, each at its `speed`.
 Piece head_piece(const KernelCosts& kernels, bool forward, std::span<const KernelSpeeds> speed) {
   Plan plan;
   const std::uint32_t phase = plan.phase(PhaseKind::Head, forward ? PhasePass::Fwd
