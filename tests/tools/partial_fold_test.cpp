@@ -247,6 +247,17 @@ TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on o
   const std::string& folding = r.cases.front().step()->folding;
   CHECK(folding.find("pipeline ranks 0, 1, 2, 3 run as their layer group's real layers") !=
         std::string::npos);
+  // The bytes as the unfolded step moves them: the detoured TP traffic on InfiniBand (the
+  // touched groups' own probes), the pipeline's detoured activations in one column only.
+  const work::RunResult unfolded =
+      work::run(load_experiment(kSmall, {"perturbations=" + failed, "workload.fold=false"})
+                    .experiment);
+  REQUIRE(unfolded.ok());
+  const work::Summary& a = r.cases.front().summary;
+  const work::Summary& b = unfolded.cases.front().summary;
+  CHECK(a.nvlink_bytes.n == b.nvlink_bytes.n);
+  CHECK(a.ib_bytes.n == b.ib_bytes.n);
+  CHECK(a.ib_bytes.n > r.cases.front().summary.nvlink_bytes.n / 5);
 }
 
 TEST_CASE("partial folding measures the touched groups as probes of their own") {

@@ -69,20 +69,14 @@ struct Throughput {
   double peak_tflops = 0;
 };
 
-/// Bytes a case moves beyond one copy of its plan's flows. A folded step simulates one GPU per
-/// pipeline stage (its plan stands for `plan_copies` such columns; with `plan_columns` columns
-/// side by side, for plan_copies / plan_columns copies of them) and measures its layer groups
-/// and gradient syncs in probes (their bytes, counted as often as the step runs them); its
-/// report counts the whole cluster's traffic, as the unfolded step's does.
+/// Bytes a case counts itself rather than from its plan's flows. A folded step simulates one
+/// GPU per pipeline stage and measures its layer groups and gradient syncs in probes, so it
+/// counts the whole cluster's traffic (its probes' bytes as often as the step runs them, its
+/// pipeline's activations once per column of the mesh), as the unfolded step's plan moves it.
 struct CaseTraffic {
-  std::int64_t plan_copies = 1;
-  std::int64_t plan_columns = 1;
+  bool counted = false;  ///< the bytes below replace those of the plan's flows
   Bytes nvlink{};
   Bytes ib{};
-  /// Bytes of the plan's own flows that the probes count already (the layers and DP syncs of
-  /// the pipeline ranks partial folding runs as real traffic): left out of its copies.
-  Bytes plan_nvlink_apart{};
-  Bytes plan_ib_apart{};
 };
 
 /// A case whose plan holds `simulated` of `total` identical units in a row (a MoE layer's

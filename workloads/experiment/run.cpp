@@ -168,12 +168,10 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
                             repeat->total - repeat->simulated);
     r.plan_scale = static_cast<double>(repeat->total) / static_cast<double>(repeat->simulated);
   }
-  const auto copies = [&traffic](Bytes b) {
-    return Bytes{b.n * traffic.plan_copies / traffic.plan_columns};
-  };
-  r.summary.nvlink_bytes =
-      copies(Bytes{r.summary.nvlink_bytes.n - traffic.plan_nvlink_apart.n}) + traffic.nvlink;
-  r.summary.ib_bytes = copies(Bytes{r.summary.ib_bytes.n - traffic.plan_ib_apart.n}) + traffic.ib;
+  if (traffic.counted) {
+    r.summary.nvlink_bytes = traffic.nvlink;
+    r.summary.ib_bytes = traffic.ib;
+  }
   if (kernels) {  // a folded step: its plan computes on a few GPUs only (or none)
     r.summary.compute_kernels = *kernels;
     r.summary.flops = Flops{};

@@ -1,7 +1,12 @@
 // The whole cluster's bytes of a folded step: each probe's bytes times the number of times the
 // step runs what it measured, counted as the folded plan uses it (training_step_plan.cpp and
 // training_step_dualpipe.cpp), so that a folded step reports what the unfolded one moves.
+#include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/assert.hpp"
 #include "workloads/plan/runner.hpp"
@@ -19,105 +24,189 @@ void add_probe(CaseTraffic& t, const Measured& m, const std::string& name, std::
   t.ib = t.ib + r.summary.ib_bytes * times;
 }
 
-// Adds `times` copies of the DP collective `key`'s probe; none for an empty key or one that
-// was not declared (no DP group has two members: it moves nothing).
-void add_dp(CaseTraffic& t, const Measured& m, const DpKey& key, std::int64_t times) {
-  if (!key.empty() && m.find(dp_probe_name(key)) != nullptr) {
-    add_probe(t, m, dp_probe_name(key), times);
+// Adds `times` copies of the DP collective `key`'s probe (`suffix`: a stage's own); none for
+// an empty key or one that was not declared (no DP group has two members: it moves nothing).
+void add_dp(CaseTraffic& t, const Measured& m, const DpKey& key, std::int64_t times,
+            const std::string& suffix = "") {
+  if (!key.empty() && m.find(dp_probe_name(key) + suffix) != nullptr) {
+    add_probe(t, m, dp_probe_name(key) + suffix, times);
   }
 }
 
-// The model's layers of one kind (MoE or dense), and how many of them full recomputation runs
-// again before their backward.
-std::pair<std::int64_t, std::int64_t> layers_of_kind(const TrainingStepJob& job,
-                                                     const StepShape& shape, bool moe) {
+// Model stage `stage`'s layers of one kind (MoE or dense), and how many of them full
+// recomputation runs again before their backward.
+std::pair<std::int64_t, std::int64_t> stage_layers(const TrainingStepJob& job,
+                                                   const StepShape& shape, int stage, bool moe) {
   const ModelSpec& model = *shape.model;
   const std::vector<std::int64_t> per_stage = layers_per_stage(model.layers, model_stages(shape));
-  const std::vector<std::int64_t> first = first_layers(per_stage);
+  const std::int64_t first = first_layers(per_stage)[static_cast<std::size_t>(stage)];
   std::int64_t layers = 0;
   std::int64_t rebuilt = 0;
-  for (std::size_t s = 0; s < per_stage.size(); ++s) {
-    for (std::int64_t k = 0; k < per_stage[s]; ++k) {
-      if (moe_at(job, model, first[s] + k) == moe) {
-        ++layers;
-        rebuilt += full_rebuilds(job.recompute, k) ? 1 : 0;
-      }
+  for (std::int64_t k = 0; k < per_stage[static_cast<std::size_t>(stage)]; ++k) {
+    if (moe_at(job, model, first + k) == moe) {
+      ++layers;
+      rebuilt += full_rebuilds(job.recompute, k) ? 1 : 0;
     }
   }
   return {layers, rebuilt};
 }
 
-}  // namespace
+// The layer probes' bytes: each pipeline rank's layer groups run each of its layers for every
+// micro-batch (under DualPipe each of its two stages for half of them), the forward again where
+// full recomputation rebuilds the layer; a group a link perturbation touches as its own probe
+// measured it, the others as the healthy one. The DualPipe pair moves the same bytes as the
+// two passes.
+void add_layers(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
+                const Touched& touched) {
+  const ParallelSpec& p = b.env.mesh.spec();
+  const StepShape shape = job.shape(b.env);
+  const bool dualpipe = job.schedule == PipeSchedule::DualPipe;
+  const std::int64_t runs = job.micro_batches(p) / (dualpipe ? 2 : 1);
+  const std::int64_t groups =
+      b.env.mesh.size() / p.pp / Mesh(TrainingStepJob::layer_spec(p)).size();
+  for (int r = 0; r < p.pp; ++r) {
+    for (const bool moe : {false, true}) {
+      std::int64_t layers = 0;
+      std::int64_t rebuilt = 0;
+      for (const int s : rank_stages(shape, r)) {
+        const auto [l, again] = stage_layers(job, shape, s, moe);
+        layers += l;
+        rebuilt += again;
+      }
+      if (layers == 0) {
+        continue;
+      }
+      const std::string fwd = layer_probe_name(moe, Passes::Forward);
+      const std::string bwd = layer_probe_name(moe, Passes::Backward);
+      std::int64_t healthy = groups;
+      for (const TouchedGroup& g : touched.groups) {
+        if (g.stage == r && g.links) {
+          add_probe(t, m, fwd + g.probe, (layers + rebuilt) * runs);
+          add_probe(t, m, bwd + g.probe, layers * runs);
+          --healthy;
+        }
+      }
+      add_probe(t, m, fwd, (layers + rebuilt) * runs * healthy);
+      add_probe(t, m, bwd, layers * runs * healthy);
+    }
+  }
+}
 
-CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m) {
+// The DP collectives' bytes. A DP probe is one stage's groups (under DualPipe both ranks
+// holding it: ranks r and p - 1 - r, counted once), measured on its own where a link
+// perturbation touches it. Gradients are reduced once per layer and step; under ZeRO-3 after
+// every backward, and the parameters are gathered before every forward and backward; the
+// embedding's and the head's once; each rank's parameters gathered after the optimizer, and
+// gradient clipping's norm all-reduced once per rank (under DualPipe a probe covers the two
+// ranks holding the same stages, each gathering that much: half a probe per rank).
+void add_syncs(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
+               const Touched& touched) {
   const ModelSpec& model = *b.env.model;
   const ParallelSpec& p = b.env.mesh.spec();
+  const StepShape shape = job.shape(b.env);
   const bool dualpipe = job.schedule == PipeSchedule::DualPipe;
   const bool zero3 = job.zero >= 3 && !dualpipe;  // DualPipe syncs each stage once
   const std::int64_t micro_batches = job.micro_batches(p);
+  const int stages = model_stages(shape);
+  const auto linked = [&](int r) { return std::ranges::find(touched.link_stages, r); };
+  CaseTraffic per_rank;  // counted per rank: halved under DualPipe
+  for (int r = 0; r < p.pp; ++r) {
+    const int partner = static_cast<int>(p.pp) - 1 - r;
+    if (dualpipe && partner < r) {
+      continue;  // counted with its partner
+    }
+    std::vector<int> ranks{r};
+    if (dualpipe) {
+      ranks.push_back(partner);
+    }
+    std::string suffix;
+    for (const int q : ranks) {
+      if (suffix.empty() && linked(q) != touched.link_stages.end()) {
+        suffix = stage_suffix(q);
+      }
+    }
+    std::vector<int> held;
+    for (const int q : ranks) {
+      for (const int s : rank_stages(shape, q)) {
+        if (std::ranges::find(held, s) == held.end()) {
+          held.push_back(s);
+        }
+      }
+    }
+    for (const int s : held) {
+      for (const bool moe : {false, true}) {
+        const std::int64_t layers = stage_layers(job, shape, s, moe).first;
+        add_dp(t, m, layer_sync_key(job, model, p, moe), layers * (zero3 ? micro_batches : 1),
+               suffix);
+        if (zero3) {
+          add_dp(t, m, layer_gather_key(model, p, moe), layers * 2 * micro_batches, suffix);
+        }
+      }
+      // The embedding's with the first stage, the head's with the last.
+      add_dp(t, m, vocab_sync_key(job, model, p), (s == 0 ? 1 : 0) + (s == stages - 1 ? 1 : 0),
+             suffix);
+    }
+    for (const int q : ranks) {
+      add_dp(per_rank, m, param_gather_key(job, shape, q), 1, suffix);
+      add_dp(per_rank, m, norm_key(), 1, suffix);
+    }
+  }
+  const std::int64_t holders = dualpipe ? 2 : 1;
+  t.nvlink = t.nvlink + Bytes{per_rank.nvlink.n / holders};
+  t.ib = t.ib + Bytes{per_rank.ib.n / holders};
+}
+
+// The pipeline's activations: the folded plan's (its columns, on the run's cluster with its
+// perturbed links) once, and the mesh's other columns as the healthy cluster routes the same
+// flows. The plan's other flows (ranks partial folding runs as real traffic) the probes count.
+void add_activations(CaseTraffic& t, const Plan& plan, const BuildEnv& b,
+                     std::int64_t mesh_columns, std::int64_t simulated) {
+  std::optional<topo::Cluster> healthy;
+  if (!b.cluster.spec().perturbations.empty()) {
+    topo::Spec spec = b.cluster.spec();
+    spec.perturbations.clear();
+    healthy.emplace(spec);
+  }
+  const topo::Cluster& rest_cluster = healthy ? *healthy : b.cluster;
+  CaseTraffic here;
+  CaseTraffic rest;
+  const auto add = [](CaseTraffic& to, const topo::Cluster& cluster, const PlanTask& task) {
+    const topo::Route route = route_of(cluster, task);
+    const RouteKinds kinds = route_kinds(cluster, route.span());
+    to.nvlink = to.nvlink + (kinds.nvlink ? task.bytes : Bytes{});
+    to.ib = to.ib + (kinds.ib ? task.bytes : Bytes{});
+  };
+  for (const PlanTask& task : plan.tasks()) {
+    if (task.kind == PlanTaskKind::Flow && task.src != task.dst &&
+        plan.phases()[task.phase].kind == PhaseKind::PpComm) {
+      add(here, b.cluster, task);
+      add(rest, rest_cluster, task);
+    }
+  }
+  const std::int64_t others = mesh_columns - simulated;
+  t.nvlink = t.nvlink + here.nvlink + Bytes{rest.nvlink.n * others / simulated};
+  t.ib = t.ib + here.ib + Bytes{rest.ib.n * others / simulated};
+}
+
+}  // namespace
+
+CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
+                           const Plan& plan) {
+  const ParallelSpec& p = b.env.mesh.spec();
   const std::int64_t stage_gpus = b.env.mesh.size() / p.pp;
   const std::int64_t group_gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
   HOPSIM_ASSERT(stage_gpus % group_gpus == 0, "{} GPUs per stage in layer groups of {}",
                 stage_gpus, group_gpus);
   CaseTraffic t;
-  // The plan: one GPU per stage, standing for every column of the mesh (tp x cp x dp of them),
-  // or a few columns side by side (under perturbed spine links) standing for them together.
-  t.plan_copies = stage_gpus;
-  t.plan_columns = static_cast<std::int64_t>(pipeline_columns(job, b.env).size());
-  // A layer probe is one layer of one micro-batch on one layer group: each stage runs each of
-  // its layers for every micro-batch on each of its groups (forward again before the backward
-  // where full recomputation rebuilds the layer). The DualPipe pair moves the same bytes as
-  // the two passes.
-  const std::int64_t runs = micro_batches * (stage_gpus / group_gpus);
-  const StepShape shape = job.shape(b.env);
-  for (const bool moe : {false, true}) {
-    const auto [layers, rebuilt] = layers_of_kind(job, shape, moe);
-    if (layers == 0) {
-      continue;
-    }
-    add_probe(t, m, layer_probe_name(moe, Passes::Forward), (layers + rebuilt) * runs);
-    add_probe(t, m, layer_probe_name(moe, Passes::Backward), layers * runs);
-    // A DP probe is one stage's groups (under DualPipe both ranks holding it). Gradients are
-    // reduced once per layer and step; under ZeRO-3 after every backward, and the parameters
-    // are gathered before every forward and backward.
-    add_dp(t, m, layer_sync_key(job, model, p, moe), layers * (zero3 ? micro_batches : 1));
-    if (zero3) {
-      add_dp(t, m, layer_gather_key(model, p, moe), layers * 2 * micro_batches);
-    }
-  }
-  add_dp(t, m, vocab_sync_key(job, model, p), 2);  // the embedding's and the head's
-  // Each rank's parameter gather after the optimizer; under DualPipe its probe covers the two
-  // ranks that hold the same stages, each gathering that much.
-  CaseTraffic gathers;
-  for (int r = 0; r < p.pp; ++r) {
-    add_dp(gathers, m, param_gather_key(job, shape, r), 1);
-  }
-  const std::int64_t holders = dualpipe ? 2 : 1;
-  t.nvlink = t.nvlink + Bytes{gathers.nvlink.n / holders};
-  t.ib = t.ib + Bytes{gathers.ib.n / holders};
-  // Gradient clipping's norm, all-reduced over DP once per pipeline rank.
-  CaseTraffic norms;
-  add_dp(norms, m, norm_key(), p.pp);
-  t.nvlink = t.nvlink + Bytes{norms.nvlink.n / holders};
-  t.ib = t.ib + Bytes{norms.ib.n / holders};
+  t.counted = true;
+  const Touched touched_parts = touched(job, b.env);
+  add_layers(t, job, b, m, touched_parts);
+  add_syncs(t, job, b, m, touched_parts);
+  // The plan's pipeline columns (one, or a few side by side under perturbed spine links) of
+  // the mesh's tp x cp x dp.
+  add_activations(t, plan, b, stage_gpus,
+                  static_cast<std::int64_t>(pipeline_columns(job, b.env).size()));
   return t;
-}
-
-void leave_out_expanded(const Plan& plan, const topo::Cluster& cluster, CaseTraffic& t) {
-  for (const PlanTask& task : plan.tasks()) {
-    if (task.kind != PlanTaskKind::Flow || task.src == task.dst ||
-        plan.phases()[task.phase].kind == PhaseKind::PpComm) {
-      continue;
-    }
-    const topo::Route route = route_of(cluster, task);
-    const RouteKinds kinds = route_kinds(cluster, route.span());
-    if (kinds.nvlink) {
-      t.plan_nvlink_apart = t.plan_nvlink_apart + task.bytes;
-    }
-    if (kinds.ib) {
-      t.plan_ib_apart = t.plan_ib_apart + task.bytes;
-    }
-  }
 }
 
 }  // namespace hopsim::work::step_parts

@@ -501,8 +501,7 @@ std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& meas
     const StepDetails& d = *step_details(c.details);
     c.throughput = Throughput{d.gpus, d.tokens, d.model_flops, d.peak_tflops};
     if (fold) {
-      c.traffic = step_parts::folded_traffic(*this, b, measured);
-      step_parts::leave_out_expanded(c.plan, b.cluster, c.traffic);
+      c.traffic = step_parts::folded_traffic(*this, b, measured, c.plan);
       c.kernels = m->kernels;
       // The head per GPU, on as many GPUs as a layer probe's group: the probes' scale.
       const int group = m->dense ? m->dense->gpus : m->sparse->gpus;

@@ -114,8 +114,8 @@ std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b);
 
 /// One layer of one kind and pass on a layer group's ranks 0 to n-1: the plan its probe runs.
 Plan layer_plan(const TrainingStepJob& job, const BuildEnv& b, bool moe, Passes passes);
-/// A DP collective over pipeline rank `stage`'s DP groups (under DualPipe, with pp - 1's);
-/// empty when no group has two members.
+/// A DP collective over pipeline rank `stage`'s DP groups (under DualPipe, with those of rank
+/// pp - 1 - stage, which holds the same two stages); empty when no group has two members.
 Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
              std::int64_t stage = 0);
 
@@ -142,13 +142,11 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
                               const KernelTally& forward, int gpus);
 
 /// The bytes the folded step moves over the whole cluster: the probes' times the step runs
-/// what each measured, and its plan (one GPU per stage) once per column of the mesh.
-CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
-
-/// The folded plan's flows other than the pipeline's activations (the layers and DP syncs of
-/// the ranks partial folding runs as real traffic), by link kind on `cluster`, into `t`'s
-/// plan_*_apart: the probes count them already.
-void leave_out_expanded(const Plan& plan, const topo::Cluster& cluster, CaseTraffic& t);
+/// what each measured (a touched group's and stage's own where a link perturbation touches
+/// them), and the pipeline's activations in `plan` once, every other column of the mesh as
+/// the healthy cluster routes them.
+CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
+                           const Plan& plan);
 
 /// The folded step assembled from measurements: one case.
 std::vector<Case> fold_step(const TrainingStepJob& job, const BuildEnv& b,

@@ -82,8 +82,8 @@ double up_projection_params(const ModelSpec& m) {
 Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
              std::int64_t stage) {
   std::vector<std::int64_t> stages{stage};
-  if (job.schedule == PipeSchedule::DualPipe) {
-    stages.push_back(b.env.mesh.spec().pp - 1);
+  if (job.schedule == PipeSchedule::DualPipe) {  // stage r also sits on rank pp - 1 - r
+    stages.push_back(b.env.mesh.spec().pp - 1 - stage);
   }
   CollectiveJob sync;
   sync.op = key.op;
