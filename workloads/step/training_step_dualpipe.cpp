@@ -35,8 +35,8 @@ class StageLayers {
         model_(model),
         details_(details),
         m_(m),
-        head_forward(head_time(details.head.fwd, m.speed)),
-        head_backward(head_time(details.head.bwd, m.speed)) {}
+        head_forward_(head_time(details.head.fwd, m.speed)),
+        head_backward_(head_time(details.head.bwd, m.speed)) {}
 
   // Layers model stage `stage` holds.
   std::int64_t count(int stage) const {
@@ -44,6 +44,9 @@ class StageLayers {
   }
 
   const TrainingStepJob& job() const { return job_; }
+  // The output layer's passes, at the rank's slowest GPU's speed.
+  Time head_forward() const { return head_forward_; }
+  Time head_backward() const { return head_backward_; }
 
   // Layer k of model stage `stage`'s measured timing (its kind's).
   const LayerTiming& timing(int stage, std::int64_t k) const {
@@ -57,10 +60,8 @@ class StageLayers {
   const ModelSpec& model_;
   const StepDetails& details_;
   const StepMeasurements& m_;
-
- public:
-  const Time head_forward;
-  const Time head_backward;
+  Time head_forward_;
+  Time head_backward_;
 };
 
 // Each stage's forward, backward, weight part and input part: its layers' one after the
@@ -76,8 +77,8 @@ void add_stage_times(DualStageTimes& spec, const StageLayers& layers, int stages
       w += layers.timing(s, k).weight;
     }
     if (s == stages - 1) {
-      f += layers.head_forward;
-      bwd += layers.head_backward;
+      f += layers.head_forward();
+      bwd += layers.head_backward();
     }
     spec.forward.push_back(f);
     spec.backward.push_back(bwd);
@@ -106,10 +107,10 @@ Time pair_time(const StageLayers& layers, int stages, int sf, int sb) {
     }
   }
   if (sf == stages - 1) {
-    t += layers.head_forward;
+    t += layers.head_forward();
   }
   if (sb == stages - 1) {
-    t += layers.head_backward;
+    t += layers.head_backward();
   }
   return t;
 }
@@ -139,7 +140,8 @@ DualPipeSpec dualpipe_spec(const TrainingStepJob& job, const BuildEnv& b,
   spec.micro_batches = static_cast<int>(details.micro_batches);
   spec.source = m.source;
   spec.activation_bytes = job.transfer_bytes(b.env.mesh.spec(), *b.env.model);
-  for (const auto& [r, touched] : m.ranks) {
+  for (const auto& rank : m.ranks) {
+    const int r = rank.first;
     const StageLayers own(job, *b.env.model, details, views[static_cast<std::size_t>(r)]);
     spec.rank_times[r] = stage_times(own, stages);
   }
