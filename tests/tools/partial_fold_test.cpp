@@ -306,6 +306,15 @@ TEST_CASE("partial folding refuses what it cannot fold") {
         "/perturbations: the perturbed spine links carry the activations of 128 pipeline "
         "columns; a folded step runs a pipeline for each and takes at most 64; dualpipe runs "
         "folded only: use 1f1b or interleaved, unfolded (\"fold\": false)");
+  fails(kSmall,
+        {"workload.zero=3", R"(perturbations=[{"gpus": [3], "links": "nic", "failed": true}])"},
+        "/perturbations: a folded ZeRO-3 step cannot place link perturbations: its per-layer "
+        "parameter gathers and gradient reductions run on every stage at once and share the "
+        "perturbed NICs across stages and with the layers' own traffic, which folding measures "
+        "apart; unfold it (\"fold\": false in the workload, or --no-fold), or use ZeRO-1");
+  // Compute alone still folds under ZeRO-3 (1.201 s against 1.211 s unfolded).
+  const Three slow = both(R"([{"gpus": [3], "compute_speed": 0.9}])", {"workload.zero=3"});
+  CHECK(slow.folded == hopsim::test::approx(slow.unfolded).epsilon(0.01));
   fails(kExperiments + "llama3-405b-8k-16384gpu.json",
         {R"(perturbations=[{"stragglers": 0.05, "compute_speed": [0.85, 0.97]}])"},
         "/perturbations: the perturbations touch 692 layer groups that run differently; a folded "

@@ -312,6 +312,19 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
       job.schedule == PipeSchedule::DualPipe
           ? "; dualpipe runs folded only: use 1f1b or interleaved, unfolded (\"fold\": false)"
           : "; unfold it (\"fold\": false in the workload, or --no-fold)";
+  const bool links = std::ranges::any_of(list, [](const topo::Perturbation& p) {
+    return p.part == topo::PerturbedPart::Nic || p.part == topo::PerturbedPart::NvLink ||
+           p.part == topo::PerturbedPart::Spine;
+  });
+  if (links && job.zero >= 3 && job.schedule != PipeSchedule::DualPipe) {
+    out.push_back({"/perturbations",
+                   "a folded ZeRO-3 step cannot place link perturbations: its per-layer "
+                   "parameter gathers and gradient reductions run on every stage at once and "
+                   "share the perturbed NICs across stages and with the layers' own traffic, "
+                   "which folding measures apart; unfold it (\"fold\": false in the workload, "
+                   "or --no-fold), or use ZeRO-1"});
+    return;
+  }
   const std::size_t columns = pipeline_columns(job, env).size();
   if (columns > kMaxColumns) {
     out.push_back({"/perturbations",

@@ -94,8 +94,8 @@ std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env)
 /// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
-/// What partial folding cannot take: more than kMaxColumns pipeline columns, more than
-/// kMaxTouchedGroups groups. Each names /perturbations.
+/// What partial folding cannot take: link perturbations under ZeRO-3, more than kMaxColumns
+/// pipeline columns, more than kMaxTouchedGroups groups. Each names /perturbations.
 void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems& out);
 
 }  // namespace hopsim::work::step_parts
