@@ -35,7 +35,7 @@ struct Summary {
   std::string critical_gpu;     ///< its GPU model, on a mixed cluster only
   double mean_busy_s = 0;
   /// Bytes of flows that cross an NVLink hop, and an InfiniBand (NIC) hop. A folded step's
-  /// count the whole cluster (run() adds the case's CaseTraffic to its plan's).
+  /// count the whole cluster (run() puts the case's own count, CaseTraffic, in their place).
   Bytes nvlink_bytes;
   Bytes ib_bytes;
   /// Around failed links (the cluster has some): flows whose route differs from the healthy
