@@ -295,11 +295,18 @@ std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env)
   return out;
 }
 
+namespace {
+
+// Whether `p` changes links (NICs, NVLinks, spine links) rather than compute or a GPU model.
+bool on_links(const topo::Perturbation& p) {
+  return p.part != topo::PerturbedPart::Compute && p.part != topo::PerturbedPart::GpuType;
+}
+
+}  // namespace
+
 topo::Spec pipeline_cluster(const topo::Spec& spec) {
   topo::Spec out = spec;
-  std::erase_if(out.perturbations, [](const topo::Perturbation& p) {
-    return p.part == topo::PerturbedPart::Compute || p.part == topo::PerturbedPart::GpuType;
-  });
+  std::erase_if(out.perturbations, [](const topo::Perturbation& p) { return !on_links(p); });
   return out;
 }
 
@@ -312,11 +319,7 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
       job.schedule == PipeSchedule::DualPipe
           ? "; dualpipe runs folded only: use 1f1b or interleaved, unfolded (\"fold\": false)"
           : "; unfold it (\"fold\": false in the workload, or --no-fold)";
-  const bool links = std::ranges::any_of(list, [](const topo::Perturbation& p) {
-    return p.part == topo::PerturbedPart::Nic || p.part == topo::PerturbedPart::NvLink ||
-           p.part == topo::PerturbedPart::Spine;
-  });
-  if (links && job.zero >= 3 && job.schedule != PipeSchedule::DualPipe) {
+  if (std::ranges::any_of(list, on_links) && job.zero >= 3 && job.schedule != PipeSchedule::DualPipe) {
     out.push_back({"/perturbations",
                    "a folded ZeRO-3 step cannot place link perturbations: its per-layer "
                    "parameter gathers and gradient reductions run on every stage at once and "

@@ -109,7 +109,6 @@ std::string expanded_words(const ExpandedRanks& expanded,
 struct Syncs {
   std::optional<GradSync> dense;
   std::optional<GradSync> moe;
-  Time vocab;
   Bucket dense_bucket;
   Bucket moe_bucket;
   Bucket vocab_bucket;
@@ -248,9 +247,8 @@ Syncs syncs_of(const TrainingStepJob& job, const BuildEnv& b, const StepMeasurem
       bucket.time = m.dp_time(bucket.key);
     }
   }
-  const DpKey vocab = vocab_sync_key(job, model, p);
-  syncs.vocab = m.dp_time(vocab);
-  syncs.vocab_bucket = {vocab, syncs.vocab};
+  syncs.vocab_bucket.key = vocab_sync_key(job, model, p);
+  syncs.vocab_bucket.time = m.dp_time(syncs.vocab_bucket.key);
   return syncs;
 }
 
