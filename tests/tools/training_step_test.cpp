@@ -214,6 +214,10 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
   SUBCASE("DeepSeek-V3 cut to 4 layers, ZeRO-3") {
     std::vector<std::string> sets = moe;
     sets.emplace_back("workload.zero=3");
+    // Without the MTP block, which would give stage 0 a third layer: with three or more MoE
+    // layers per stage the ZeRO-3 fold runs 5-8% short of the unfolded step (5 or 6 layers:
+    // 430.7 / 463.4 ms, 450.1 / 487.8 ms), a gap of its own, named in docs/training-step.md ("Not yet").
+    sets.emplace_back("model.mtp_depth=0");
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", sets);
     // 3%, not 1%: the fold's backward charges each layer's gather with one reduce-scatter in
     // series where the unfolded step shares the links between them, and with the
@@ -625,6 +629,40 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
         hopsim::test::approx(16 * (3 * 2.0 * 16384 + 4 * per_token) * 1024 + per_token * 1024));
 }
 
+TEST_CASE("training step: DeepSeek-V3's MTP module runs on the last stage") {
+  // 61 layers and one MTP block over 16 stages: 3, 14 of 4, 3; the block (index 61, MoE) is the
+  // last stage's third, and that stage adds the module's projection (2 h x h) and three norms.
+  const ExperimentFile f = load_experiment(kExperiments + "deepseek-v3-step.json", {});
+  const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
+  work::ModelSpec m = *f.experiment.model;
+  REQUIRE(m.mtp_depth == 1);
+  CHECK(work::trained_layers(m) == 62);
+  CHECK(work::trained_moe_layers(m) == 59);
+  const std::vector<std::int64_t> layers = work::layers_per_stage(work::trained_layers(m), 16);
+  CHECK(layers.back() == 3);
+  CHECK(work::is_moe_layer(m, work::first_layers(layers).back() + 2));
+  const work::Mesh mesh(f.experiment.parallel);
+  const auto params = [&](const work::ModelSpec& model) {
+    const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &model,
+                           f.experiment.seed, nullptr};
+    return work::stage_params(job.shape(env));
+  };
+  const std::vector<work::StageParams> with = params(m);
+  m.mtp_depth = 0;
+  const std::vector<work::StageParams> without = params(m);
+  const work::StageParams moe = work::layer_params_per_gpu(m, f.experiment.parallel, true);
+  const double h = 7168;
+  // Without the block the last stage holds 3 of the model's layers, with it 2 and the block.
+  CHECK(with.back().dense - without.back().dense ==
+        hopsim::test::approx(2 * h * h + 3 * h).epsilon(1e-9));
+  CHECK(with.back().expert == hopsim::test::approx(without.back().expert).epsilon(1e-12));
+  CHECK(with[14].dense - without[14].dense == hopsim::test::approx(moe.dense).epsilon(1e-9));
+  // The MTP module is not in the model's parameter count (DeepSeek's 671B leaves it out).
+  CHECK(work::total_params(m) == work::total_params(*f.experiment.model));
+  CHECK(error_of(kExperiments + "deepseek-v3-step.json", {"model.mtp_depth=-1"})
+            .find("/mtp_depth") != std::string::npos);
+}
+
 TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
   // DeepSeek-V3 (PP 16 under DualPipe, EP 64, TP 1): rank 2 holds stages 2 and 13; every MoE
   // layer's routed experts over EP 64 and its shared expert are read by FP8 GEMMs, 2 bytes per
@@ -635,7 +673,7 @@ TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
   const work::Mesh mesh(f.experiment.parallel);
   const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &m, f.experiment.seed,
                          nullptr};
-  const std::vector<std::int64_t> layers = work::layers_per_stage(m.layers, 16);
+  const std::vector<std::int64_t> layers = work::layers_per_stage(work::trained_layers(m), 16);
   const std::vector<std::int64_t> first = work::first_layers(layers);
   const work::LayerParams lp = work::layer_params(m, true);
   double fp8 = 0;

@@ -82,3 +82,32 @@ TEST_CASE("output layer: final norm, head GEMM by role and the loss, TP 8 over 8
   CHECK(online.fwd[2].second.time < head.fwd[2].second.time);
   CHECK(online.bwd[3].second.bytes.n - 4 * 8192 == head.bwd[3].second.bytes.n * 4 / 14);
 }
+
+TEST_CASE("output layer: an MTP module adds two norms, its projection, the head and loss again") {
+  const ComputeModel model = h100();
+  ModelSpec m = llama3_8b();
+  const LayerCosts plain = output_layer_costs(m, 8192, 8, CrossEntropyKernel::Unfused, model);
+  m.mtp_depth = 1;
+  const LayerCosts mtp = output_layer_costs(m, 8192, 8, CrossEntropyKernel::Unfused, model);
+  REQUIRE(mtp.fwd.size() == plain.fwd.size() + 6);
+  CHECK(mtp.fwd[3].first == "mtp1.hnorm");
+  CHECK(mtp.fwd[4].first == "mtp1.enorm");
+  CHECK(mtp.fwd[4].second.bytes.n == plain.fwd[0].second.bytes.n);  // the final norm's
+  // The projection of [norm(h); norm(embedding)], 2 x 4096 wide, to 4096 / TP 8 columns.
+  CHECK(mtp.fwd[5].first == "mtp1.proj");
+  CHECK(mtp.fwd[5].second.flops.n == hopsim::test::approx(2.0 * 8192 * 512 * 8192));
+  // The head and the loss again, as long as the model's own.
+  CHECK(mtp.fwd[7].first == "mtp1.head");
+  CHECK(mtp.fwd[7].second.time == plain.fwd[1].second.time);
+  CHECK(mtp.fwd[8].second.time == plain.fwd[2].second.time);
+  Time plain_bwd;
+  Time mtp_bwd;
+  for (const auto& [name, cost] : plain.bwd) {
+    plain_bwd += cost.time;
+  }
+  for (const auto& [name, cost] : mtp.bwd) {
+    mtp_bwd += cost.time;
+  }
+  CHECK(mtp.bwd.size() == plain.bwd.size() + 8);  // the projection's and head's two roles
+  CHECK(mtp_bwd > 2 * plain_bwd);
+}

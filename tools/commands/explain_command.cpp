@@ -170,6 +170,9 @@ void model_section(const work::Experiment& exp, std::int64_t seq, std::int64_t b
   r["seq_len"] = seq;
   r["layers"] = m.layers;
   r["moe_layers"] = work::moe_layers(m);
+  if (m.mtp_depth > 0) {
+    r["mtp_depth"] = m.mtp_depth;  // blocks a training step runs after the last layer
+  }
   r["params"] = work::total_params(m);
   r["active_params"] = work::active_params(m);
   r["activation_bytes_per_gpu"] =
@@ -259,7 +262,8 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   r["step"] = {
       {"gpus", mesh.size()},
       {"micro_batches", shape.micro_batches},
-      {"layers_per_stage", work::layers_per_stage(exp.model->layers, work::model_stages(shape))},
+      {"layers_per_stage",
+       work::layers_per_stage(work::trained_layers(*exp.model), work::model_stages(shape))},
       {"tokens_per_step", tokens},
       {"model_flops_per_token", per_token},
       {"model_flops_per_step", tokens * per_token},

@@ -17,6 +17,7 @@ constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
 constexpr std::int64_t kMaxSharedExperts = std::int64_t{1} << 10;
 constexpr std::int64_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxMtpDepth = 64;  // DeepSeek-V3 trains 1; its ablations 1 and 2
 
 std::int64_t width(const Node& n, std::string_view key) {
   return n.at(key).integer_in(1, kMaxWidth);
@@ -77,6 +78,9 @@ work::ModelSpec parse_model(const Node& root) {
   }
   if (root.has("moe")) {
     m.moe = parse_moe(root.at("moe"));
+  }
+  if (root.has("mtp_depth")) {
+    m.mtp_depth = root.at("mtp_depth").integer_in(0, kMaxMtpDepth);
   }
   if (root.has("sources")) {
     check_sources(root);

@@ -104,7 +104,7 @@ const std::array<KeyDoc, 3> kDeepEp{{
      "the links' rate (fitted on DeepEP's FP8 dispatch at 16 to 32 SMs, docs)"},
 }};
 
-const std::array<KeyDoc, 13> kModel{{
+const std::array<KeyDoc, 14> kModel{{
     {"name", "string", "required", "names the model in reports"},
     {"description", "string", "none", "free text"},
     {"layers", "integer in [1, 100000]", "required", "transformer layers"},
@@ -117,6 +117,8 @@ const std::array<KeyDoc, 13> kModel{{
     {"tied_embeddings", "boolean", "false", "input and output embeddings shared"},
     {"mla", "object", "none", "multi-head latent attention (DeepSeek-V2/V3)"},
     {"moe", "object", "none (dense)", "mixture of experts"},
+    {"mtp_depth", "integer in [0, 64]", "0",
+     "multi-token-prediction modules a training step runs after the last layer"},
     {"sources", "object", "none", "JSON pointer -> citation"},
 }};
 

@@ -35,7 +35,7 @@ extern const std::array<KeyDoc, 3> kNcclAlgorithm;
 extern const std::array<KeyDoc, 3> kNcclLatency;
 extern const std::array<KeyDoc, 3> kNvls;
 extern const std::array<KeyDoc, 3> kDeepEp;
-extern const std::array<KeyDoc, 13> kModel;
+extern const std::array<KeyDoc, 14> kModel;
 extern const std::array<KeyDoc, 5> kMla;
 extern const std::array<KeyDoc, 6> kModelMoe;
 extern const std::array<KeyDoc, 9> kCalibration;

@@ -32,6 +32,12 @@ std::int64_t moe_layers(const ModelSpec& m) {
   return m.moe.routed_experts > 0 ? m.layers - m.moe.first_dense_layers : 0;
 }
 
+std::int64_t trained_layers(const ModelSpec& m) { return m.layers + m.mtp_depth; }
+
+std::int64_t trained_moe_layers(const ModelSpec& m) {
+  return m.moe.routed_experts > 0 ? trained_layers(m) - m.moe.first_dense_layers : 0;
+}
+
 LayerParams layer_params(const ModelSpec& m, bool moe_layer) {
   LayerParams p;
   p.attention = attention_params(m);

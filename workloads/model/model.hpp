@@ -44,6 +44,12 @@ struct ModelSpec {
   bool mla = false;
   MlaShape mla_shape;
   MoeShape moe;
+  /// Multi-token-prediction modules trained with the model (DeepSeek-V3: 1). Each is one more
+  /// transformer block after the last layer (MoE where the model's layers are), two norms and a
+  /// projection from 2 x hidden to hidden before it, and the shared output head and loss after
+  /// it, for the next token but k. Not in the parameter and FLOP counts (DeepSeek's 671B
+  /// leaves its 14B out); a training step runs them.
+  std::int64_t mtp_depth = 0;
 };
 
 /// Parameter counts of one layer's parts.
@@ -58,6 +64,10 @@ struct LayerParams {
 
 LayerParams layer_params(const ModelSpec& m, bool moe_layer);
 std::int64_t moe_layers(const ModelSpec& m);
+/// The transformer blocks a training step runs: the model's layers, then one per MTP module.
+std::int64_t trained_layers(const ModelSpec& m);
+/// Of those, the MoE ones.
+std::int64_t trained_moe_layers(const ModelSpec& m);
 double total_params(const ModelSpec& m);
 /// Parameters a token touches: all but the routed experts it does not use.
 double active_params(const ModelSpec& m);

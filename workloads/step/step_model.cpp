@@ -60,7 +60,7 @@ StageLayout stage_layout(const StepShape& s) {
   StageLayout out;
   out.shape = &s;
   out.params = stage_params(s);
-  out.layers = layers_per_stage(m.layers, model_stages(s));
+  out.layers = layers_per_stage(trained_layers(m), model_stages(s));
   out.first_layer = first_layers(out.layers);
   out.dense_layer = layer_params_per_gpu(m, s.parallel, false);
   out.moe_layer = layer_params_per_gpu(m, s.parallel, true);
@@ -342,7 +342,7 @@ std::vector<StageParams> stage_params(const StepShape& s) {
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   const int stages = model_stages(s);
-  const std::vector<std::int64_t> layers = layers_per_stage(m.layers, stages);
+  const std::vector<std::int64_t> layers = layers_per_stage(trained_layers(m), stages);
   const StageParams dense = layer_params_per_gpu(m, p, false);
   const StageParams sparse = layer_params_per_gpu(m, p, true);
   std::vector<StageParams> out(static_cast<std::size_t>(stages));
@@ -380,6 +380,9 @@ double vocab_params(const StepShape& s, int stage) {
   }
   if (stage == model_stages(s) - 1) {
     out += vocab + d(m.hidden);  // the head (a copy when tied) and the final norm
+    // Each MTP module's projection (2 h -> h, split over TP) and three norms; its block is a
+    // layer of the stage, its head and embedding are the model's (DeepSeek-V3 shares them).
+    out += d(m.mtp_depth) * (2 * d(m.hidden) * d(m.hidden) / d(s.parallel.tp) + 3 * d(m.hidden));
   }
   return out;
 }

@@ -201,7 +201,7 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.recompute = recompute_label(job.recompute);
   details.zero = job.zero;
   const int stages = model_stages(shape);
-  details.layers_per_stage = layers_per_stage(model.layers, stages);
+  details.layers_per_stage = layers_per_stage(trained_layers(model), stages);
   details.first_layer = first_layers(details.layers_per_stage);
   for (int r = 0; r < details.stages; ++r) {
     std::int64_t layers = 0;
@@ -300,13 +300,15 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelS
   }
   const std::int64_t stages =
       job.schedule == PipeSchedule::DualPipe ? p.pp : p.pp * job.virtual_stages;
-  if (m.layers < stages) {
+  const std::int64_t layers = trained_layers(m);  // with the MTP modules' blocks
+  const char* mtp = m.mtp_depth > 0 ? " (its MTP blocks included)" : "";
+  if (layers < stages) {
     return Problem{"/parallel/pp",
-                   fmt::format("{} layers of model \"{}\" cannot fill pp {} x virtual_stages {} "
-                               "= {} stages",
-                               m.layers, m.name, p.pp, job.virtual_stages, stages)};
+                   fmt::format("{} layers of model \"{}\"{} cannot fill pp {} x virtual_stages "
+                               "{} = {} stages",
+                               layers, m.name, mtp, p.pp, job.virtual_stages, stages)};
   }
-  const std::vector<std::int64_t> per_stage = layers_per_stage(m.layers, static_cast<int>(stages));
+  const std::vector<std::int64_t> per_stage = layers_per_stage(layers, static_cast<int>(stages));
   const std::int64_t most = *std::max_element(per_stage.begin(), per_stage.end());
   if (job.recompute.layers > most) {
     return Problem{"/workload/recompute_num_layers",
@@ -314,7 +316,7 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelS
                                "of the {} layers over {} stages",
                                job.recompute.layers,
                                job.recompute.method == RecomputeMethod::Block ? "block" : "group",
-                               most, m.layers, stages)};
+                               most, layers, stages)};
   }
   return std::nullopt;
 }
@@ -481,12 +483,12 @@ double TrainingStepJob::estimated_plan_bytes(const JobEnv& env) const {
   // Tasks of one layer's forward and backward on one GPU: the attention builder's estimate
   // (attention_layer_job.cpp) and, for MoE layers, dispatch and combine to every EP peer.
   const double dense = 2 * (16.0 + 3.0 * d(p.cp) + 8.0 * d(p.tp));
-  const double moe_share = step_parts::has_moe(*this, m) && m.layers > 0
-                               ? d(moe_layers(m)) / d(m.layers)
+  const double moe_share = step_parts::has_moe(*this, m)
+                               ? d(trained_moe_layers(m)) / d(trained_layers(m))
                                : 0.0;
   const double per_layer = dense + moe_share * 2 * 4 * (d(p.ep) + 8);
-  const double tasks = d(env.mesh.size()) * d(micro_batches(p)) * d(m.layers) / d(p.pp) *
-                       per_layer;
+  const double tasks =
+      d(env.mesh.size()) * d(micro_batches(p)) * d(trained_layers(m)) / d(p.pp) * per_layer;
   return tasks * kBytesPerTask;
 }
 

@@ -335,11 +335,11 @@ StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, con
   ComputeTally sources;
   if (has_dense(job, model)) {
     out.dense = measure_layer(job, p, m, *b.env.model, false, sources);
-    out.kernels.add(out.dense->kernels, model.layers - moe_layers(model));
+    out.kernels.add(out.dense->kernels, trained_layers(model) - trained_moe_layers(model));
   }
   if (has_moe(job, model)) {
     out.sparse = measure_layer(job, p, m, *b.env.model, true, sources);
-    out.kernels.add(out.sparse->kernels, moe_layers(model));
+    out.kernels.add(out.sparse->kernels, trained_moe_layers(model));
   }
   for (const Source src : kSources) {
     if (sources.time(src) > sources.time(out.source)) {
