@@ -214,9 +214,9 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
   SUBCASE("DeepSeek-V3 cut to 4 layers, ZeRO-3") {
     std::vector<std::string> sets = moe;
     sets.emplace_back("workload.zero=3");
-    // Without the MTP block, which would give stage 0 a third layer: with three or more MoE
-    // layers per stage the ZeRO-3 fold runs 5-8% short of the unfolded step (5 or 6 layers:
-    // 430.7 / 463.4 ms, 450.1 / 487.8 ms), a gap of its own, named in docs/training-step.md ("Not yet").
+    // Without the MTP block, which would give stage 0 a third layer: with three MoE layers
+    // per stage the ZeRO-3 fold runs 5-8% short of the unfolded step (5 or 6 layers: 430.7 /
+    // 463.4 ms, 450.1 / 487.8 ms), a gap of its own (docs/training-step.md, "Not yet").
     sets.emplace_back("model.mtp_depth=0");
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", sets);
     // 3%, not 1%: the fold's backward charges each layer's gather with one reduce-scatter in
@@ -565,6 +565,44 @@ TEST_CASE("training step: layouts that cannot run are clear errors") {
             .find("zero 3 is not simulated under dualpipe") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.global_batch=8"}).find("multiple") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.layers=2"}).find("layers") != std::string::npos);
+}
+
+TEST_CASE("training step: stage_layers sets the split by hand") {
+  // Llama 3 8B: 32 layers over pp 4 x 2 chunks = 8 model stages, 4 each by default.
+  const auto step = [](const std::vector<std::string>& sets) {
+    const work::RunResult r = run_with(kSmall, sets);
+    REQUIRE(r.cases[0].step() != nullptr);
+    return std::pair{r.cases[0].step()->layers_per_stage, r.cases[0].summary.step};
+  };
+  const auto [even, even_time] = step({});
+  CHECK(even == std::vector<std::int64_t>(8, 4));
+  // The even split written out is the default, to the picosecond.
+  CHECK(step({"workload.stage_layers=[4, 4, 4, 4, 4, 4, 4, 4]"}).second == even_time);
+  // Two layers moved off the last stage, whose output layer (a 128,256-token loss, unfused)
+  // outweighs them, onto the first: the split is the one given, and the step is shorter
+  // (1.055 -> 0.979 s); moved the other way it is longer (1.193 s).
+  const auto [moved, moved_time] = step({"workload.stage_layers=[6, 4, 4, 4, 4, 4, 4, 2]"});
+  CHECK(moved == std::vector<std::int64_t>{6, 4, 4, 4, 4, 4, 4, 2});
+  CHECK(moved_time < even_time);
+  CHECK(step({"workload.stage_layers=[2, 4, 4, 4, 4, 4, 4, 6]"}).second > even_time);
+  // Unfolded, every GPU runs the split given: within 1% of the fold (0.982 s).
+  const Time unfolded =
+      step({"workload.stage_layers=[6, 4, 4, 4, 4, 4, 4, 2]", "workload.fold=false"}).second;
+  CHECK(moved_time.seconds() == hopsim::test::approx(unfolded.seconds()).epsilon(0.01));
+  for (const auto& [set, says] :
+       {std::pair{"workload.stage_layers=[8, 8, 8, 8]", "4 entries for 8 model stages"},
+        std::pair{"workload.stage_layers=[4, 4, 4, 4, 4, 4, 4, 5]", "sum to 33"},
+        std::pair{"workload.stage_layers=[4, 4, 4, 4, 4, 4, 8, 0]", "/workload/stage_layers/7"},
+        std::pair{"workload.stage_layers=[]", "one entry per model stage"}}) {
+    CAPTURE(set);
+    const std::string error = error_of(kSmall, {set});
+    CHECK(error.find("/workload/stage_layers") != std::string::npos);
+    CHECK(error.find(says) != std::string::npos);
+  }
+  // DeepSeek-V3 under DualPipe: 16 stages, 61 layers and the MTP block.
+  CHECK(error_of(kExperiments + "deepseek-v3-step.json",
+                 {"workload.stage_layers=[4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1]"})
+            .find("has 62 layers (its MTP blocks included)") != std::string::npos);
 }
 
 TEST_CASE("training step: layers per stage, the first and last with fewer") {

@@ -383,7 +383,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 28> kTrainingStepWorkload{{
+const std::array<KeyDoc, 29> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -463,6 +463,11 @@ const std::array<KeyDoc, 28> kTrainingStepWorkload{{
      "14), fused its --cross-entropy-loss-fusion, NeMo's default (22 and 14), online one "
      "kernel (Transformer Engine's, Liger-Kernel's: 6 and 4; "
      "docs/training-step.md#the-output-layer)"},
+    {"stage_layers", "array of integers >= 1, one per model stage", "even split",
+     "layers of each model stage in order (Megatron's --pipeline-model-parallel-layout as "
+     "counts; pp x virtual_stages stages, pp under dualpipe), summing to the model's layers "
+     "and its MTP blocks; the default gives the first and last stages the fewest "
+     "(docs/training-step.md#stage-layers)"},
     {"fold", "boolean", "true",
      "false: every GPU of the mesh in one plan (each layer, activation transfer and gradient "
      "collective on every GPU), to check the folded step on a small cluster; `hopsim run "

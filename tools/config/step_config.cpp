@@ -105,6 +105,16 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
     const std::string name = n.at("cross_entropy").one_of({"unfused", "fused", "online"});
     job.cross_entropy = *work::cross_entropy_kernel_named(name);
   }
+  if (n.has("stage_layers")) {
+    const Node& list = n.at("stage_layers");
+    list.expect_array();
+    if (list.size() == 0) {
+      list.fail("needs one entry per model stage (or remove it for the even split)");
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      job.stage_layers.push_back(list.at(i).integer_in(1, 100'000));
+    }
+  }
   if (n.has("grad_dtype")) {
     job.grad_bytes = n.at("grad_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }

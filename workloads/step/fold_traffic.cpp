@@ -38,8 +38,7 @@ void add_dp(CaseTraffic& t, const Measured& m, const DpKey& key, std::int64_t ti
 std::pair<std::int64_t, std::int64_t> stage_layers(const TrainingStepJob& job,
                                                    const StepShape& shape, int stage, bool moe) {
   const ModelSpec& model = *shape.model;
-  const std::vector<std::int64_t> per_stage =
-      layers_per_stage(trained_layers(model), model_stages(shape));
+  const std::vector<std::int64_t> per_stage = stage_split(shape);
   const std::int64_t first = first_layers(per_stage)[static_cast<std::size_t>(stage)];
   std::int64_t layers = 0;
   std::int64_t rebuilt = 0;

@@ -60,7 +60,7 @@ StageLayout stage_layout(const StepShape& s) {
   StageLayout out;
   out.shape = &s;
   out.params = stage_params(s);
-  out.layers = layers_per_stage(trained_layers(m), model_stages(s));
+  out.layers = stage_split(s);
   out.first_layer = first_layers(out.layers);
   out.dense_layer = layer_params_per_gpu(m, s.parallel, false);
   out.moe_layer = layer_params_per_gpu(m, s.parallel, true);
@@ -334,6 +334,13 @@ std::vector<std::int64_t> first_layers(const std::vector<std::int64_t>& layers_p
   return out;
 }
 
+std::vector<std::int64_t> stage_split(const StepShape& s) {
+  if (!s.stage_layers.empty()) {
+    return s.stage_layers;
+  }
+  return layers_per_stage(trained_layers(*s.model), model_stages(s));
+}
+
 bool is_moe_layer(const ModelSpec& m, std::int64_t index) {
   return m.moe.routed_experts > 0 && index >= m.moe.first_dense_layers;
 }
@@ -342,7 +349,7 @@ std::vector<StageParams> stage_params(const StepShape& s) {
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   const int stages = model_stages(s);
-  const std::vector<std::int64_t> layers = layers_per_stage(trained_layers(m), stages);
+  const std::vector<std::int64_t> layers = stage_split(s);
   const StageParams dense = layer_params_per_gpu(m, p, false);
   const StageParams sparse = layer_params_per_gpu(m, p, true);
   std::vector<StageParams> out(static_cast<std::size_t>(stages));

@@ -135,10 +135,15 @@ struct StepShape {
   bool fp8_mlp = false;
   double context_bytes = 0;       ///< the CUDA context, per GPU
   double communicator_bytes = 0;  ///< per NCCL communicator a GPU uses
+  /// Layers of each model stage as the workload sets them; empty: the even split
+  std::vector<std::int64_t> stage_layers;
 };
 
 /// Model stages: p x chunks; DualPipe's p (each held by two ranks).
 int model_stages(const StepShape& s);
+/// The step's split: its stage_layers where set, else layers_per_stage over the model's
+/// layers and MTP blocks (trained_layers).
+std::vector<std::int64_t> stage_split(const StepShape& s);
 /// The model stages pipeline rank `rank` holds: chunk c's c x p + rank; DualPipe's rank and
 /// p - 1 - rank (one per direction).
 std::vector<int> rank_stages(const StepShape& s, int rank);

@@ -200,8 +200,7 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   details.schedule = std::string(pipe_schedule_name(job.schedule));
   details.recompute = recompute_label(job.recompute);
   details.zero = job.zero;
-  const int stages = model_stages(shape);
-  details.layers_per_stage = layers_per_stage(trained_layers(model), stages);
+  details.layers_per_stage = stage_split(shape);
   details.first_layer = first_layers(details.layers_per_stage);
   for (int r = 0; r < details.stages; ++r) {
     std::int64_t layers = 0;
@@ -275,10 +274,34 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.fp8_mlp = layer.attention.mlp_dtype == Dtype::Fp8;
   s.context_bytes = env.cluster.gpu.context_GB * 1e9;
   s.communicator_bytes = env.cluster.gpu.communicator_GB * 1e9;
+  s.stage_layers = stage_layers;
   return s;
 }
 
 namespace {
+
+// A split set by hand: one entry per model stage, summing to the layers (MTP blocks included).
+std::optional<Problem> stage_layers_problem(const TrainingStepJob& job, const ModelSpec& m,
+                                            std::int64_t layers, std::int64_t stages) {
+  const auto& split = job.stage_layers;
+  if (split.empty()) {
+    return std::nullopt;
+  }
+  if (static_cast<std::int64_t>(split.size()) != stages) {
+    return Problem{"/workload/stage_layers",
+                   fmt::format("{} entries for {} model stages (pp x virtual_stages; pp under "
+                               "dualpipe): one per stage",
+                               split.size(), stages)};
+  }
+  const std::int64_t sum = std::accumulate(split.begin(), split.end(), std::int64_t{0});
+  if (sum != layers) {
+    return Problem{"/workload/stage_layers",
+                   fmt::format("the entries sum to {}, but model \"{}\" has {} layers{}", sum,
+                               m.name, layers,
+                               m.mtp_depth > 0 ? " (its MTP blocks included)" : "")};
+  }
+  return std::nullopt;
+}
 
 // The first problem with how the step splits: its sequences into micro-batches over dp, a
 // countable number of micro-batches per pipeline, enough layers for every stage.
@@ -308,7 +331,12 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelS
                                "{} = {} stages",
                                layers, m.name, mtp, p.pp, job.virtual_stages, stages)};
   }
-  const std::vector<std::int64_t> per_stage = layers_per_stage(layers, static_cast<int>(stages));
+  if (const std::optional<Problem> problem = stage_layers_problem(job, m, layers, stages)) {
+    return problem;
+  }
+  const std::vector<std::int64_t> per_stage =
+      job.stage_layers.empty() ? layers_per_stage(layers, static_cast<int>(stages))
+                               : job.stage_layers;
   const std::int64_t most = *std::max_element(per_stage.begin(), per_stage.end());
   if (job.recompute.layers > most) {
     return Problem{"/workload/recompute_num_layers",

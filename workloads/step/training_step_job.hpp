@@ -66,6 +66,10 @@ struct TrainingStepJob {
   int cpu_offload_layers = 0;
   /// The loss over the vocabulary on the last stage (output_layer.hpp)
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
+  /// Layers of each model stage, in order (Megatron's --pipeline-model-parallel-layout, as
+  /// counts): one per stage, each at least 1, summing to the model's layers and its MTP
+  /// blocks. Empty: layers_per_stage's even split.
+  std::vector<std::int64_t> stage_layers;
   /// Fold the step (above); false puts every GPU of the mesh in one plan: each op a real
   /// transformer-layer subgraph on its stage's GPUs, real activation flows between every pair
   /// of stage GPUs, real gradient collectives. For checking the folding on small clusters.
