@@ -17,7 +17,7 @@ constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16;
 constexpr std::int64_t kMaxSharedExperts = std::int64_t{1} << 10;
 constexpr std::int64_t kMaxLayers = 100'000;
-constexpr std::int64_t kMaxMtpDepth = 64;  // DeepSeek-V3 trains 1; its ablations 1 and 2
+constexpr std::int64_t kMaxMtpDepth = 64;  // DeepSeek-V3 trains 1
 
 std::int64_t width(const Node& n, std::string_view key) {
   return n.at(key).integer_in(1, kMaxWidth);
