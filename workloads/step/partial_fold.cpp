@@ -319,7 +319,8 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
       job.schedule == PipeSchedule::DualPipe
           ? "; dualpipe runs folded only: use 1f1b or interleaved, unfolded (\"fold\": false)"
           : "; unfold it (\"fold\": false in the workload, or --no-fold)";
-  if (std::ranges::any_of(list, on_links) && job.zero >= 3 && job.schedule != PipeSchedule::DualPipe) {
+  if (std::ranges::any_of(list, on_links) && job.zero >= 3 &&
+      job.schedule != PipeSchedule::DualPipe) {
     out.push_back({"/perturbations",
                    "a folded ZeRO-3 step cannot place link perturbations: its per-layer "
                    "parameter gathers and gradient reductions run on every stage at once and "

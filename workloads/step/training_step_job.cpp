@@ -280,6 +280,11 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
 
 namespace {
 
+// Said after a model's layer count where it includes MTP blocks.
+const char* mtp_words(const ModelSpec& m) {
+  return m.mtp_depth > 0 ? " (its MTP blocks included)" : "";
+}
+
 // A split set by hand: one entry per model stage, summing to the layers (MTP blocks included).
 std::optional<Problem> stage_layers_problem(const TrainingStepJob& job, const ModelSpec& m,
                                             std::int64_t layers, std::int64_t stages) {
@@ -297,16 +302,16 @@ std::optional<Problem> stage_layers_problem(const TrainingStepJob& job, const Mo
   if (sum != layers) {
     return Problem{"/workload/stage_layers",
                    fmt::format("the entries sum to {}, but model \"{}\" has {} layers{}", sum,
-                               m.name, layers,
-                               m.mtp_depth > 0 ? " (its MTP blocks included)" : "")};
+                               m.name, layers, mtp_words(m))};
   }
   return std::nullopt;
 }
 
 // The first problem with how the step splits: its sequences into micro-batches over dp, a
 // countable number of micro-batches per pipeline, enough layers for every stage.
-std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelSpec& p,
-                                     const ModelSpec& m) {
+std::optional<Problem> split_problem(const TrainingStepJob& job, const StepShape& shape) {
+  const ParallelSpec& p = shape.parallel;
+  const ModelSpec& m = *shape.model;
   const std::int64_t per_step = p.dp * job.layer.attention.micro_batch;
   if (job.global_batch % per_step != 0) {
     return Problem{"/workload/global_batch",
@@ -321,22 +326,18 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const ParallelS
                                "micro_batch)) is more than the {} a step may have",
                                job.micro_batches(p), kMaxMicroBatches)};
   }
-  const std::int64_t stages =
-      job.schedule == PipeSchedule::DualPipe ? p.pp : p.pp * job.virtual_stages;
+  const std::int64_t stages = model_stages(shape);
   const std::int64_t layers = trained_layers(m);  // with the MTP modules' blocks
-  const char* mtp = m.mtp_depth > 0 ? " (its MTP blocks included)" : "";
   if (layers < stages) {
     return Problem{"/parallel/pp",
                    fmt::format("{} layers of model \"{}\"{} cannot fill pp {} x virtual_stages "
                                "{} = {} stages",
-                               layers, m.name, mtp, p.pp, job.virtual_stages, stages)};
+                               layers, m.name, mtp_words(m), p.pp, job.virtual_stages, stages)};
   }
   if (const std::optional<Problem> problem = stage_layers_problem(job, m, layers, stages)) {
     return problem;
   }
-  const std::vector<std::int64_t> per_stage =
-      job.stage_layers.empty() ? layers_per_stage(layers, static_cast<int>(stages))
-                               : job.stage_layers;
+  const std::vector<std::int64_t> per_stage = stage_split(shape);
   const std::int64_t most = *std::max_element(per_stage.begin(), per_stage.end());
   if (job.recompute.layers > most) {
     return Problem{"/workload/recompute_num_layers",
@@ -479,7 +480,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
   const ParallelSpec& p = env.mesh.spec();
   const ModelSpec& m = *env.model;
-  if (std::optional<Problem> problem = split_problem(*this, p, m)) {
+  if (std::optional<Problem> problem = split_problem(*this, shape(env))) {
     out.push_back(std::move(*problem));
     return;
   }
