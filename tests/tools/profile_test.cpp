@@ -185,6 +185,11 @@ TEST_CASE("profile.rules: the shipped rules on real kernel names") {
        "c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<"
        "c10::BFloat16>, at::detail::Array<char*, 3>)",
        "residual"},
+      {"_copy_tensor_kernel", "copy"},
+      {"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
+       "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::"
+       "{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}> >(int, ...)",
+       "copy"},
       {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
        "at::detail::Array<char*, 1>)",

@@ -97,3 +97,43 @@ TEST_CASE("layer kernels: FP8 GEMMs bring their casts, BF16 ones none") {
   CHECK(fp8_recipe_name(Fp8Recipe::CastTranspose) == "cast_transpose");
   CHECK_FALSE(fp8_recipe_named("mxfp8").has_value());
 }
+
+TEST_CASE("layer kernels: MLA's latent norms and layout copies, in closed form") {
+  ModelSpec m;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.mla = true;
+  m.mla_shape = {1536, 512, 128, 64, 128};  // DeepSeek-V3's
+  // 4,096 tokens, 128 heads: t H = 524,288. Forward: the keys' plain parts read (2 t H 128),
+  // the shared rotary key read once (2 t 64), whole keys written (2 t H 192), the values
+  // read and written (4 t H 128); backward: the rotary key gradient read per head (2 t H 64)
+  // and written once (2 t 64), plain key and value gradients read and written (4 t H 256).
+  const std::int64_t th = 4096 * 128;
+  const MemoryBytes layout = mla_layout_bytes(m, 4096, 128);
+  CHECK(layout.fwd.n == 256 * th + 2 * 4096 * 64 + 384 * th + 512 * th);
+  CHECK(layout.bwd.n == 128 * th + 2 * 4096 * 64 + 1024 * th);
+  const ComputeModel model(nullptr, gpu(3350));
+  LayerCosts out;
+  add_mla_kernels(m, 4096, 128, model, out);
+  REQUIRE(out.fwd.size() == 3);
+  REQUIRE(out.bwd.size() == 3);
+  CHECK(out.fwd[0].first == "q_latent_norm");
+  CHECK(out.fwd[0].second.bytes.n == norm_bytes(4096, 1536).fwd.n);
+  CHECK(out.fwd[1].first == "kv_latent_norm");
+  CHECK(out.fwd[1].second.bytes.n == norm_bytes(4096, 512).fwd.n);
+  CHECK(out.fwd[2].first == "mla_layout");
+  CHECK(out.fwd[2].second.kind == KernelClass::Copy);
+  CHECK(out.bwd[2].second.bytes.n == layout.bwd.n);
+  CHECK(kernel_class_name(KernelClass::Copy) == "copy");
+  CHECK(memory_bound(KernelClass::Copy));
+  // Queries projected directly (no q_lora_rank) have no latent norm; other models none of these.
+  m.mla_shape.q_lora_rank = 0;
+  LayerCosts direct;
+  add_mla_kernels(m, 4096, 128, model, direct);
+  CHECK(direct.fwd.size() == 2);
+  m.mla = false;
+  LayerCosts gqa;
+  add_mla_kernels(m, 4096, 128, model, gqa);
+  CHECK(gqa.fwd.empty());
+  CHECK(mla_layout_bytes(m, 4096, 128).fwd.n == 0);
+}

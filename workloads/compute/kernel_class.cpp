@@ -10,7 +10,7 @@ std::string_view kernel_class_name(KernelClass k) {
       "gemm_fprop",    "gemm_dgrad",    "gemm_wgrad", "grouped_gemm_fprop",
       "grouped_gemm_dgrad", "grouped_gemm_wgrad", "attention_fwd", "attention_bwd",
       "attention_bwd_prep", "fp8_cast", "norm", "rotary", "swiglu", "residual", "router",
-      "permute", "cross_entropy", "other"};
+      "permute", "copy", "cross_entropy", "other"};
   return kNames[static_cast<std::size_t>(k)];
 }
 

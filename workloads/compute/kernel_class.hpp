@@ -32,11 +32,12 @@ enum class KernelClass : std::uint8_t {
   Residual,          ///< residual add
   Router,            ///< router softmax or sigmoid and top-k
   Permute,           ///< token permute before the grouped GEMMs, unpermute after
+  Copy,              ///< a copy between layouts (MLA's key and value assembled for attention)
   CrossEntropy,      ///< the loss over the vocabulary: softmax of the logits and its gradient
   Other,             ///< anything else a plan computes (a step's optimizer)
 };
 
-inline constexpr std::size_t kKernelClasses = 18;
+inline constexpr std::size_t kKernelClasses = 19;
 
 /// A share of the compute model's rate per kernel class (a slow GPU, another GPU model).
 using KernelSpeeds = std::array<double, kKernelClasses>;

@@ -60,6 +60,20 @@ MemoryBytes permute_bytes(std::int64_t rows, std::int64_t hidden, bool fp8_rows)
   return {bytes((fp8_rows ? 2 : 4) * rh), bytes(4 * rh)};
 }
 
+MemoryBytes mla_layout_bytes(const ModelSpec& m, std::int64_t tokens, std::int64_t heads) {
+  if (!m.mla) {
+    return {Bytes{0}, Bytes{0}};
+  }
+  const MlaShape& a = m.mla_shape;
+  const double th = d(tokens) * d(heads);
+  const double n = d(a.qk_nope_head_dim);
+  const double r = d(a.qk_rope_head_dim);
+  const double v = d(a.v_head_dim);
+  const double shared = 2 * d(tokens) * r;  // the one rotary key, read or written once
+  return {bytes(2 * th * n + shared + 2 * th * (n + r) + 4 * th * v),
+          bytes(2 * th * r + shared + 4 * th * (n + v))};
+}
+
 MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, std::int64_t d_qk,
                                      std::int64_t d_v) {
   const double th = d(tokens) * d(heads);
@@ -95,6 +109,20 @@ void add_memory(const std::string& name, KernelClass kind, const MemoryBytes& by
   if (bytes.bwd.n > 0) {
     out.bwd.emplace_back(name, model.memory(kind, bytes.bwd, Pass::Bwd));
   }
+}
+
+void add_mla_kernels(const ModelSpec& m, std::int64_t tokens, std::int64_t heads,
+                     const ComputeModel& model, LayerCosts& out) {
+  if (!m.mla) {
+    return;
+  }
+  if (m.mla_shape.q_lora_rank > 0) {
+    add_memory("q_latent_norm", KernelClass::Norm, norm_bytes(tokens, m.mla_shape.q_lora_rank),
+               model, out);
+  }
+  add_memory("kv_latent_norm", KernelClass::Norm, norm_bytes(tokens, m.mla_shape.kv_lora_rank),
+             model, out);
+  add_memory("mla_layout", KernelClass::Copy, mla_layout_bytes(m, tokens, heads), model, out);
 }
 
 }  // namespace hopsim::work

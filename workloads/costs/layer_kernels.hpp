@@ -18,6 +18,13 @@
 //              8 t k; bwd reads scores and gradients, writes dlogits: 12 t E
 //   permute    rows into the grouped GEMMs' order: reads and writes each row (1-byte FP8
 //              rows as dispatched: 2 r h); unpermute and both backwards move BF16 rows: 4 r h
+//   copy       MLA's layouts, H heads with n-wide plain and r-wide rotary query/key parts and
+//              v-wide values: fwd assembles each head's key from its plain part and the one
+//              rotary key shared by every head (reads 2 t H n + 2 t r, writes 2 t H (n + r))
+//              and makes the values contiguous (reads and writes 2 t H v); bwd sums the rotary
+//              key's gradient over the heads (reads 2 t H r, writes 2 t r) and writes the plain
+//              keys' and the values' gradients side by side as the up-projection's output
+//              gradient (reads and writes 2 t H (n + v))
 //   attention_bwd_prep  FlashAttention's backward pre-pass (reads O and dO, writes the row sums
 //              in FP32) and post-pass (dQ from FP32 to BF16): 4 t H d_v + 4 t H + 6 t H d_qk
 //   cross_entropy  the loss over t tokens of v = vocab/tp BF16 logits each, by implementation:
@@ -64,6 +71,8 @@ MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
 MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k);
 /// Permute (`fp8_rows`: the rows arrive as 1-byte FP8) or unpermute of `rows` rows of `hidden`.
 MemoryBytes permute_bytes(std::int64_t rows, std::int64_t hidden, bool fp8_rows);
+/// MLA's layout copies around attention for `heads` heads of this GPU (0 for other models).
+MemoryBytes mla_layout_bytes(const ModelSpec& m, std::int64_t tokens, std::int64_t heads);
 /// The backward only (fwd is 0): `heads` query heads of this GPU.
 MemoryBytes attention_bwd_prep_bytes(std::int64_t tokens, std::int64_t heads, std::int64_t d_qk,
                                      std::int64_t d_v);
@@ -76,6 +85,12 @@ std::optional<CrossEntropyKernel> cross_entropy_kernel_named(std::string_view na
 
 /// The loss's bytes over `tokens` rows of `vocab` logits.
 MemoryBytes cross_entropy_bytes(std::int64_t tokens, std::int64_t vocab, CrossEntropyKernel k);
+
+/// MLA's kernels beside its projections and attention, on `tokens` tokens and `heads` heads of
+/// this GPU: the compressed query's and key-value's RMSNorms (DeepSeek-V3's q_a and kv_a
+/// layernorms) and the layout copies (`copy`). Nothing for other models.
+void add_mla_kernels(const ModelSpec& m, std::int64_t tokens, std::int64_t heads,
+                     const ComputeModel& model, LayerCosts& out);
 
 /// Appends a memory-bound kernel `name` of class `kind` to both passes (a pass of 0 bytes is
 /// left out).

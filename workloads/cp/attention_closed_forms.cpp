@@ -28,6 +28,7 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
   add_memory("rotary", KernelClass::Rotary,
              rotary_bytes(dm.tokens, rotary_width(m, dm.q_heads, dm.kv_heads)), model,
              k.before);
+  add_mla_kernels(m, dm.tokens, dm.q_heads, model, k.before);
   add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
              attention_bwd_prep_bytes(dm.tokens, dm.q_heads, dm.d_qk, dm.d_v), model, k.after);
   add_gemms({{"output_projection", dm.tokens, m.hidden, m.heads * dm.d_v / p.tp}}, job.dtype,

@@ -39,6 +39,7 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     const std::int64_t kv_heads = std::max<std::int64_t>(1, m.kv_heads / p.tp);
     add_memory("rotary", KernelClass::Rotary,
                rotary_bytes(tokens, rotary_width(m, heads, kv_heads)), model, out);
+    add_mla_kernels(m, tokens, heads, model, out);
     add_attention({self}, Dtype::Bf16, model, out);
     add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
                attention_bwd_prep_bytes(tokens, heads, self.d_qk, self.d_v), model, out);

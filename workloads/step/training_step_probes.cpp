@@ -135,6 +135,10 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
   }
   if (has_module(mods, RecomputeModule::MlaUpProj)) {
     ps += gemm_share(up_projection_params(m));
+    if (m.mla) {  // what reads their outputs runs again: rotary and the layout copies
+      ps += static_cast<double>(
+          (forward.time(KernelClass::Rotary) + forward.time(KernelClass::Copy)).count_ps());
+    }
   }
   return Time::ps(std::llround(ps / std::max(1, gpus)));
 }
