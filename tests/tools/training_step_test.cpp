@@ -475,6 +475,25 @@ TEST_CASE("training step: selective recomputation, module by module") {
   // The experiment fits 80 GB with FP8 caching and not without (the error names the parts).
   const work::RunResult fp8 = run_with(kExperiments + "deepseek-v3-step.json", {});
   CHECK(fp8.cases[0].step()->recompute == "selective (layernorm, moe_act, mla_up_proj)");
+  // mla_up_proj runs the up-projections again and what reads their outputs: rotary and MLA's
+  // layout copies (layernorm every norm, MLA's latent ones too; moe_act the SwiGLUs).
+  for (const work::LayerTiming& t : fp8.cases[0].step()->layers) {
+    const auto fwd = [&](work::KernelClass k) {
+      return static_cast<double>(t.forward_kernels.time(k).count_ps());
+    };
+    // The up-projections' share of the forward GEMMs is their share of the GEMMs' parameters.
+    const work::LayerParams lp = work::layer_params(dm, t.moe);
+    const double up_params = 1536.0 * 128 * (128 + 64) + 512.0 * 128 * (128 + 128);
+    const double share = fwd(work::KernelClass::GemmFprop) * up_params /
+                         (lp.attention + lp.mlp + lp.router + lp.shared_experts);
+    const double again = static_cast<double>(t.recomputed.count_ps()) * t.gpus;
+    CHECK(fwd(work::KernelClass::Copy) > 0);
+    CHECK(again == hopsim::test::approx(fwd(work::KernelClass::Norm) +
+                                        (t.moe ? fwd(work::KernelClass::SwiGlu) : 0.0) + share +
+                                        fwd(work::KernelClass::Rotary) +
+                                        fwd(work::KernelClass::Copy))
+                       .epsilon(1e-6));
+  }
   double fp8_peak = 0;
   for (const work::StageMemory& mem : fp8.cases[0].step()->memory) {
     fp8_peak = std::max(fp8_peak, mem.activations);
