@@ -167,6 +167,54 @@ TEST_CASE("moe layer: a DualPipe chunk pair hides each exchange under the other'
   CHECK(busiest(apart).exposed.seconds() > 0.8 * busiest(apart).comm.seconds());
 }
 
+TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the backward") {
+  // A DualPipe pair with DeepSeek-V3's modules against one without: the backward half's norms,
+  // rotary and layout copies again are exactly those of a forward of the same tokens, the
+  // up-projections their parameters' share of its GEMMs, the SwiGLUs again take more time.
+  const std::string tokens = "workload.tokens_per_gpu=1024";
+  const std::vector<std::string> pair{tokens, "workload.overlap=\"dualpipe_pair\"",
+                                      "workload.comm_sms=20"};
+  std::vector<std::string> again = pair;
+  again.emplace_back(R"(workload.recompute_modules=["layernorm", "mla_up_proj", "moe_act"])");
+  const work::RunResult with = layer(again);
+  const work::RunResult without = layer(pair);
+  const work::RunResult forward = layer({tokens, "workload.comm_sms=20"});
+  const auto total = [](const work::RunResult& r, work::KernelClass k) {
+    return r.cases[0].summary.compute_kernels.time(k);
+  };
+  using K = work::KernelClass;
+  for (const K k : {K::Norm, K::Rotary, K::Copy}) {
+    CAPTURE(work::kernel_class_name(k));
+    CHECK(total(forward, k) > Time{});
+    CHECK(total(with, k) == total(without, k) + total(forward, k));
+  }
+  const work::ModelSpec& m = *load_experiment(kEp, {}).experiment.model;
+  const work::LayerParams lp = work::layer_params(m, true);
+  const double up = (1536.0 * 128 * (128 + 64) + 512.0 * 128 * (128 + 128)) /
+                    (lp.attention + lp.mlp + lp.router + lp.shared_experts);
+  CHECK((total(with, K::GemmFprop) - total(without, K::GemmFprop)).seconds() ==
+        test::approx(up * total(forward, K::GemmFprop).seconds()).epsilon(1e-6));
+  CHECK(total(with, K::SwiGlu) > total(without, K::SwiGlu));
+  CHECK(total(with, K::AttentionFwd) == total(without, K::AttentionFwd));
+  CHECK(step(with) > step(without));
+  // What a forward-only layer or this model cannot run again is refused.
+  const auto fails_with = [&](std::vector<std::string> sets, const std::string& message) {
+    CHECK_THROWS_WITH_AS(load_experiment(kEp, sets), message.c_str(), ConfigError);
+  };
+  fails_with({R"(workload.recompute_modules=["layernorm"])"},
+             R"(--set workload.recompute_modules=["layernorm"]: /workload/recompute_modules: )"
+             R"(recomputation runs before a backward: passes "both" or "backward", not )"
+             R"("forward")");
+  fails_with({"workload.passes=both", R"(workload.recompute_modules=["mlp"])"},
+             R"(--set workload.recompute_modules=["mlp"]: /workload/recompute_modules: mlp )"
+             R"(recomputes a dense layer's MLP, which a MoE layer does not have (moe_act: the )"
+             R"(experts' SwiGLU))");
+  fails_with({"workload.passes=both", R"(workload.recompute_modules=["norms"])"},
+             R"(--set workload.recompute_modules=["norms"]: /workload/recompute_modules/0: )"
+             R"(expected one of "core_attn", "layernorm", "mlp", "moe_act", "mla_up_proj", got )"
+             R"("norms")");
+}
+
 TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed") {
   // A DualPipe pair routes two whole sequences, two micro-batches two halves of one: the means
   // divide by every token routed (the pair's were twice the truth: 7.26 nodes under a limit of

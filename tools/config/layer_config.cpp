@@ -265,6 +265,22 @@ work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
   return job;
 }
 
+std::uint8_t parse_recompute_modules(const Node& list) {
+  std::array<std::string_view, work::kRecomputeModules.size()> names{};
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    names[k] = work::kRecomputeModules[k].second;
+  }
+  list.expect_array();
+  std::uint8_t modules = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    modules |= static_cast<std::uint8_t>(work::kRecomputeModules[list.at(i).index_of(names)].first);
+  }
+  if (modules == 0) {
+    list.fail("selective recomputation needs at least one module (or recompute \"none\")");
+  }
+  return modules;
+}
+
 template <>
 work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx) {
   const Node& n = workload;
@@ -291,6 +307,9 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
   }
   if (n.has("repeat_layers")) {
     job.repeat_layers = n.at("repeat_layers").boolean();
+  }
+  if (n.has("recompute_modules")) {  // the job checks that a backward runs
+    job.recompute_modules = parse_recompute_modules(n.at("recompute_modules"));
   }
   return job;
 }

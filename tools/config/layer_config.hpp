@@ -3,6 +3,8 @@
 // experiment.
 #pragma once
 
+#include <cstdint>
+
 #include "tools/config/job_config.hpp"
 #include "tools/config/node.hpp"
 #include "workloads/mesh/mesh.hpp"
@@ -12,6 +14,10 @@ namespace hopsim::config {
 /// /parallel: degrees (each >= 1), the mesh order and tp_across_nodes. Whether they fit the
 /// cluster and the model is work::Mesh::check's and work::check_model_fit's.
 work::ParallelSpec parse_parallel(const Node& n);
+
+/// A list of selective recomputation's module names (recompute_modules: "core_attn",
+/// "layernorm", "mlp", "moe_act", "mla_up_proj") as RecomputeModule bits; at least one.
+std::uint8_t parse_recompute_modules(const Node& list);
 
 /// /workload of kind "attention_layer".
 template <>

@@ -266,7 +266,7 @@ const std::array<KeyDoc, 4> kAttentionCp{{
      "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"},
 }};
 
-const std::array<KeyDoc, 21> kMoeLayerWorkload{{
+const std::array<KeyDoc, 22> kMoeLayerWorkload{{
     {"kind", "\"moe_layer\"", "required",
      "one MoE layer under EP: attention and router, dispatch, experts, combine"},
     {"tokens_per_gpu", "integer in [1, 2^24]", "required", "tokens each GPU routes"},
@@ -303,6 +303,12 @@ const std::array<KeyDoc, 21> kMoeLayerWorkload{{
      "over 12 layers: when 2, 3 and 4 layers show a steady schedule (the fourth adds what the "
      "third did), simulate 4 and repeat the last one's figures for the rest; false: simulate "
      "every layer"},
+    {"recompute_modules", "array of \"core_attn\", \"layernorm\", \"mlp\", \"moe_act\", "
+     "\"mla_up_proj\"", "none",
+     "a backward's selective recomputation (as a training step's): each backward layer runs "
+     "these forward kernels again first, the attention part's before its backward, the "
+     "SwiGLUs before the experts' (mla_up_proj: the up-projections' share of the forward GEMMs, "
+     "rotary and MLA's layout copies; mlp has no kernels in a MoE layer); needs a backward"},
     {"chunk_tokens", "integer in [1, 2^24]", "DeepEP's for the EP size",
      "two_tier: tokens per InfiniBand piece, forwarded over NVLink as it lands"},
     {"pieces", "\"streamed\" or \"each\"", "\"streamed\"",

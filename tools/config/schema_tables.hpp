@@ -19,7 +19,7 @@ extern const std::array<KeyDoc, 3> kSizeRange;
 extern const std::array<KeyDoc, 11> kCollectiveMoe;
 extern const std::array<KeyDoc, 17> kAttentionLayerWorkload;
 extern const std::array<KeyDoc, 4> kAttentionCp;
-extern const std::array<KeyDoc, 21> kMoeLayerWorkload;
+extern const std::array<KeyDoc, 22> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 8> kMoeRouting;
 extern const std::array<KeyDoc, 16> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;

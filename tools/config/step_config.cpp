@@ -14,9 +14,6 @@ constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full
 constexpr std::array<std::string_view, 2> kRecomputeMethods{"uniform", "block"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
 constexpr std::array<std::string_view, 2> kActivationDtypes{"bf16", "fp8"};
-constexpr std::array<std::string_view, 5> kRecomputeModuleNames{"core_attn", "layernorm", "mlp",
-                                                                 "moe_act", "mla_up_proj"};
-static_assert(kRecomputeModuleNames.size() == work::kRecomputeModules.size());
 
 }  // namespace
 
@@ -65,15 +62,7 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
       list.fail("recompute_modules are what selective recomputation runs again; set recompute "
                 "to \"selective\" or remove them (--set workload.recompute_modules=null)");
     }
-    list.expect_array();
-    job.recompute.modules = 0;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::size_t k = list.at(i).index_of(kRecomputeModuleNames);
-      job.recompute.modules |= static_cast<std::uint8_t>(work::kRecomputeModules[k].first);
-    }
-    if (job.recompute.modules == 0) {
-      list.fail("selective recomputation needs at least one module (or recompute \"none\")");
-    }
+    job.recompute.modules = parse_recompute_modules(list);
   }
   for (const char* key : {"recompute_method", "recompute_num_layers"}) {
     if (n.has(key) && job.recompute.granularity != work::Recompute::Full) {

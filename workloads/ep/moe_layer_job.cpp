@@ -8,6 +8,7 @@
 #include "workloads/costs/bounds.hpp"
 #include "workloads/costs/layer_check.hpp"
 #include "workloads/model/model_check.hpp"
+#include "workloads/model/recompute_modules.hpp"
 
 namespace hopsim::work {
 
@@ -32,7 +33,34 @@ double compute_bound_s(const MoeLayerJob& job, const JobEnv& env, std::size_t n)
   const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
                       std::min(gpu.gemm_efficiency, gpu.attention_efficiency) *
                       (job.comm_sms > 0 ? f(sms - job.comm_sms) / f(sms) : 1.0);
-  return flops * 3 * f(job.layers) / rate;  // forward and backward
+  // Forward and backward, and a recomputed forward.
+  return flops * (job.recompute_modules != 0 ? 4 : 3) * f(job.layers) / rate;
+}
+
+// Recomputation runs before a backward, and each module has kernels in this layer.
+void check_recompute(const MoeLayerJob& job, const ModelSpec& m, Problems& out) {
+  const std::uint8_t mods = job.recompute_modules;
+  if (mods == 0) {
+    return;
+  }
+  const char* path = "/workload/recompute_modules";
+  if (!job.backward()) {
+    out.push_back({path, "recomputation runs before a backward: passes \"both\" or "
+                         "\"backward\", not \"forward\""});
+  }
+  if (has_module(mods, RecomputeModule::Mlp)) {
+    out.push_back({path, "mlp recomputes a dense layer's MLP, which a MoE layer does not have "
+                         "(moe_act: the experts' SwiGLU)"});
+  }
+  if (has_module(mods, RecomputeModule::MlaUpProj) && !m.mla) {
+    out.push_back({path, fmt::format("mla_up_proj recomputes MLA's up-projections; model "
+                                     "\"{}\" has no MLA", m.name)});
+  }
+  if (!job.attention && (has_module(mods, RecomputeModule::CoreAttn) ||
+                         has_module(mods, RecomputeModule::MlaUpProj))) {
+    out.push_back({path, "core_attn and mla_up_proj recompute the attention part, which this "
+                         "layer leaves out (attention false)"});
+  }
 }
 
 }  // namespace
@@ -43,6 +71,7 @@ void MoeLayerJob::check(const JobEnv& env, Problems& out) const {
   }
   const std::vector<topo::GpuId> group = env.mesh.group(Dim::Ep, 0);
   check_settings(env, group, out);
+  check_recompute(*this, *env.model, out);
   if (out.empty()) {
     check_bounds(env, group, out);
   }

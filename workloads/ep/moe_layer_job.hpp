@@ -86,6 +86,10 @@ struct MoeLayerJob {
   /// within about 1% of each piece its own flows) or each piece its own flows; unset: streamed
   /// (set with another algorithm: an error).
   std::optional<Pieces> pieces;
+  /// Selective recomputation's modules (RecomputeModule bits) that each backward layer runs
+  /// again first, from its own forward kernels (workloads/costs/recompute_kernels.hpp): the
+  /// attention part's before its backward, the SwiGLUs before the experts'; 0: none.
+  std::uint8_t recompute_modules = 0;
   /// Redundant copies of hot experts per EP group, spread as extra slots over its GPUs
   /// (a multiple of the EP size; redundant_placement). routing.placement places explicitly.
   std::int64_t redundant_experts = 0;

@@ -11,6 +11,7 @@
 #include "sim/assert.hpp"
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
+#include "workloads/costs/recompute_kernels.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/ep/moe_builder.hpp"
@@ -119,6 +120,13 @@ class MoeBuilder::Impl {
           moe_attention_costs(model_, p_, tokens_mb_, before, job.attention, *b.compute);
     }
     shared_ = moe_shared_costs(model_, tokens_mb_, *b.compute);
+    for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
+      const auto i = static_cast<std::size_t>(mb);
+      const RecomputedKernels again =
+          recomputed_kernels(model_, job.recompute_modules, pre_[i].fwd, shared_.fwd);
+      again_pre_[i] = again.attention;
+      again_shared_ = again.shared;
+    }
   }
 
   double slowdown() const { return slowdown_; }
@@ -167,14 +175,14 @@ class MoeBuilder::Impl {
     }
     std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      compute_all(run_order(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+      compute_all(shared_backward(), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
       back[static_cast<std::size_t>(mb)] = exchange(
           mb, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      ready(mb) = compute_all(run_order(pre_costs(mb).bwd), phase(pre_phase(), PhasePass::Bwd),
+      ready(mb) = compute_all(pre_backward(mb), phase(pre_phase(), PhasePass::Bwd),
                               back[static_cast<std::size_t>(mb)]);
     }
   }
@@ -189,7 +197,7 @@ class MoeBuilder::Impl {
         1, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
     const std::vector<TaskList> f_pre =
         compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
-    compute_all(run_order(shared_.bwd), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
+    compute_all(shared_backward(), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in = exchange(
         0, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
@@ -197,8 +205,7 @@ class MoeBuilder::Impl {
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
     const std::vector<TaskList> b_back = exchange(
         1, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
-    ready(1) =
-        compute_all(run_order(pre_costs(1).bwd), phase(pre_phase(), PhasePass::Bwd), b_back);
+    ready(1) = compute_all(pre_backward(1), phase(pre_phase(), PhasePass::Bwd), b_back);
     ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
                         phase(PhaseKind::Combine, PhasePass::Fwd), f_experts);
   }
@@ -228,6 +235,10 @@ class MoeBuilder::Impl {
   double slowdown_ = 1;
   LayerCosts pre_[2];  // per micro-batch: attention (or not) and the router
   LayerCosts shared_;
+  // What a backward runs again first (recompute_modules): per micro-batch of its attention
+  // part, and of the shared experts.
+  KernelCosts again_pre_[2];
+  KernelCosts again_shared_;
   std::vector<GroupRouting> routing_[2];
   std::vector<double> balance_steps_;
   std::vector<std::vector<int>> placement_;  // EP group 0's
@@ -237,6 +248,18 @@ class MoeBuilder::Impl {
   std::map<std::size_t, TaskList> comm_free_;
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
+
+  // A backward part's kernels as they run: what it runs again first, then its backward.
+  static KernelCosts again_then(const KernelCosts& again, const KernelCosts& bwd) {
+    KernelCosts out = again;
+    const KernelCosts run = run_order(bwd);
+    out.insert(out.end(), run.begin(), run.end());
+    return out;
+  }
+  KernelCosts pre_backward(std::int64_t mb) const {
+    return again_then(again_pre_[static_cast<std::size_t>(mb)], pre_costs(mb).bwd);
+  }
+  KernelCosts shared_backward() const { return again_then(again_shared_, shared_.bwd); }
 
   // What runs before dispatch: attention and the router, or the router alone.
   PhaseKind pre_phase() const {
@@ -296,7 +319,11 @@ class MoeBuilder::Impl {
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
         const LayerCosts costs =
             moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
-        const KernelCosts& k = pass == Pass::Fwd ? costs.fwd : run_order(costs.bwd);
+        const KernelCosts k =
+            pass == Pass::Fwd
+                ? costs.fwd
+                : again_then(recomputed_expert_kernels(job_.recompute_modules, costs.fwd),
+                             costs.bwd);
         TaskList deps = arrived[g];
         for (const auto& [label, cost] : k) {
           if (rows > 0) {

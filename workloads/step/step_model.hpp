@@ -12,6 +12,7 @@
 
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
+#include "workloads/model/recompute_modules.hpp"
 #include "workloads/step/schedule.hpp"
 
 namespace hopsim::work {
@@ -35,33 +36,6 @@ enum class RecomputeMethod : std::uint8_t { Uniform, Block };
 /// "uniform", "block".
 std::string_view recompute_method_name(RecomputeMethod m);
 
-/// Megatron's --recompute-modules, what selective recomputation runs again (a bit each):
-/// core_attn (the attention kernel: with FlashAttention the scores are never kept, so it
-/// saves no memory and costs the attention forward), layernorm (both RMSNorms: their outputs
-/// are not kept), mlp (a dense layer's MLP: gate, up and SwiGLU outputs not kept), moe_act
-/// (the experts' SwiGLU: its output not kept), mla_up_proj (MLA's up-projections: the
-/// per-head queries, keys and values not kept, only the compressed latents).
-enum class RecomputeModule : std::uint8_t {
-  CoreAttn = 1,
-  LayerNorm = 2,
-  Mlp = 4,
-  MoeAct = 8,
-  MlaUpProj = 16,
-};
-inline constexpr std::array<std::pair<RecomputeModule, std::string_view>, 5> kRecomputeModules{{
-    {RecomputeModule::CoreAttn, "core_attn"},
-    {RecomputeModule::LayerNorm, "layernorm"},
-    {RecomputeModule::Mlp, "mlp"},
-    {RecomputeModule::MoeAct, "moe_act"},
-    {RecomputeModule::MlaUpProj, "mla_up_proj"},
-}};
-/// Megatron's default for selective: core_attn.
-inline constexpr std::uint8_t kDefaultRecomputeModules =
-    static_cast<std::uint8_t>(RecomputeModule::CoreAttn);
-/// Whether `modules` (a set of RecomputeModule bits) has `m`.
-constexpr bool has_module(std::uint8_t modules, RecomputeModule m) {
-  return (modules & static_cast<std::uint8_t>(m)) != 0;
-}
 /// How a step recomputes, as its report says: "none", "selective (layernorm, mla_up_proj)",
 /// "full" (uniform, one layer at a time: Megatron's usual full recomputation), or
 /// "full (block, 4 layers)".

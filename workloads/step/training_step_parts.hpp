@@ -135,6 +135,11 @@ std::string stage_suffix(int stage);
 /// The folded step's measurements read from its probes.
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
 
+/// The modules a step's DualPipe pair probe runs again inside its backward half (selective
+/// recomputation's, less mlp, which a MoE layer has none of, and mla_up_proj without MLA); 0
+/// under no or full recomputation, which the step adds to the pair instead.
+std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec& m);
+
 /// What selective recomputation adds before one layer's backward, per GPU: the forward kernels
 /// of its recomputed modules (`forward`: the layer's forward kernels over `gpus` GPUs; the
 /// up-projections' and the MLP's share of the forward GEMMs by parameters). 0 unless selective.

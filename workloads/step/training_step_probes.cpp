@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "workloads/costs/recompute_kernels.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/piece.hpp"
 #include "workloads/step/training_step_parts.hpp"
@@ -66,17 +67,6 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   }
 }
 
-// Parameters of MLA's up-projections in one layer: queries from their latent (none when
-// queries are projected directly) and keys and values from theirs.
-double up_projection_params(const ModelSpec& m) {
-  if (!m.mla) {
-    return 0;
-  }
-  const MlaShape& a = m.mla_shape;
-  return static_cast<double>(a.q_lora_rank * m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) +
-                             a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim));
-}
-
 }  // namespace
 
 Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
@@ -103,6 +93,18 @@ Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
 Plan layer_plan(const TrainingStepJob& job, const BuildEnv& b, bool moe, Passes passes) {
   const LayerGroup group(b);
   return std::move(one_layer(job.layer, moe, passes).cases(group.build).front().plan);
+}
+
+std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec& m) {
+  if (job.recompute.granularity != Recompute::Selective) {
+    return 0;
+  }
+  auto mods = static_cast<std::uint8_t>(job.recompute.modules &
+                                        ~static_cast<std::uint8_t>(RecomputeModule::Mlp));
+  if (!m.mla) {
+    mods = static_cast<std::uint8_t>(mods & ~static_cast<std::uint8_t>(RecomputeModule::MlaUpProj));
+  }
+  return mods;
 }
 
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
@@ -177,9 +179,9 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   t.backward += t.recomputed;
   t.pair = t.forward + t.backward;
   if (moe && measures_pair(job, p)) {
-    // The simulated pair has no recomputation: the backward half first runs it again, not
-    // overlapped.
-    const Time again = t.recomputed;
+    // The simulated pair runs selective recomputation inside its backward half, as DualPipe
+    // does; full recomputation runs the forward again before it, not overlapped.
+    const Time again = pair_recompute_modules(job, model) != 0 ? Time{} : t.recomputed;
     t.pair = std::min(t.pair, layer_time(m, std::string(kPairProbe) + suffix, draws) + again);
   }
   for (auto& [kind, time] : exposed) {
@@ -483,6 +485,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     pair.overlap = EpOverlap::DualPipePair;
     pair.passes = Passes::Both;
     pair.layers = 1;
+    pair.recompute_modules = step_parts::pair_recompute_modules(*this, model);
     out.push_back(
         {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build, Measured{}).front().plan)});
   }

@@ -1,0 +1,97 @@
+// Kernels that selective recomputation runs again (recompute_kernels.hpp).
+#include "workloads/costs/recompute_kernels.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace hopsim::work {
+namespace {
+
+void again(const std::pair<std::string, ComputeCost>& kernel, KernelCosts& out) {
+  out.emplace_back("recompute." + kernel.first, kernel.second);
+}
+
+bool runs_again(std::uint8_t modules, bool mla, KernelClass kind) {
+  switch (kind) {
+    case KernelClass::AttentionFwd:
+      return has_module(modules, RecomputeModule::CoreAttn);
+    case KernelClass::Norm:
+      return has_module(modules, RecomputeModule::LayerNorm);
+    case KernelClass::Rotary:
+    case KernelClass::Copy:
+      return mla && has_module(modules, RecomputeModule::MlaUpProj);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+double up_projection_params(const ModelSpec& m) {
+  if (!m.mla) {
+    return 0;
+  }
+  const MlaShape& a = m.mla_shape;
+  return static_cast<double>(a.q_lora_rank * m.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) +
+                             a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim));
+}
+
+double up_projection_share(const ModelSpec& m, bool moe_layer) {
+  const LayerParams lp = layer_params(m, moe_layer);
+  const double gemms = lp.attention + lp.mlp + lp.router + lp.shared_experts;
+  return gemms > 0 ? up_projection_params(m) / gemms : 0.0;
+}
+
+RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
+                                     const KernelCosts& attention, const KernelCosts& shared) {
+  RecomputedKernels out;
+  ComputeCost gemms;  // the forward GEMMs of both lists, for the up-projections' share
+  gemms.kind = KernelClass::GemmFprop;
+  for (const KernelCosts* list : {&attention, &shared}) {
+    for (const auto& kernel : *list) {
+      if (kernel.second.kind == KernelClass::GemmFprop) {
+        gemms.time += kernel.second.time;
+        gemms.flops.n += kernel.second.flops.n;
+        gemms.bytes = gemms.bytes + kernel.second.bytes;
+        gemms.source = kernel.second.source;
+      }
+    }
+  }
+  const double share = has_module(modules, RecomputeModule::MlaUpProj)
+                           ? up_projection_share(m, true)
+                           : 0.0;
+  for (const auto& kernel : attention) {
+    if (runs_again(modules, m.mla, kernel.second.kind)) {
+      again(kernel, out.attention);
+    }
+    if (share > 0 && kernel.first == "attention_projections") {
+      ComputeCost up = gemms;
+      up.time = Time::ps(std::llround(static_cast<double>(gemms.time.count_ps()) * share));
+      up.flops.n = gemms.flops.n * share;
+      up.bytes.n =
+          static_cast<std::int64_t>(std::llround(static_cast<double>(gemms.bytes.n) * share));
+      out.attention.emplace_back("recompute.up_projections", up);
+    }
+  }
+  for (const auto& kernel : shared) {
+    if (kernel.second.kind == KernelClass::SwiGlu &&
+        has_module(modules, RecomputeModule::MoeAct)) {
+      again(kernel, out.shared);
+    }
+  }
+  return out;
+}
+
+KernelCosts recomputed_expert_kernels(std::uint8_t modules, const KernelCosts& experts) {
+  KernelCosts out;
+  if (has_module(modules, RecomputeModule::MoeAct)) {
+    for (const auto& kernel : experts) {
+      if (kernel.second.kind == KernelClass::SwiGlu) {
+        again(kernel, out);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace hopsim::work

@@ -1,0 +1,41 @@
+// The kernels selective recomputation runs again before a MoE layer's backward
+// (workloads/model/recompute_modules.hpp), taken from the layer's own forward kernels so that
+// they cost what the forward did. A MoE layer with recompute_modules (DeepSeek-V3's DualPipe
+// pair, as its profile shows them) runs them inside its backward; a training step times the
+// same modules from its measured forward when a layer's backward is measured without them
+// (workloads/step/training_step_probes.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "workloads/costs/layer_costs.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/model/recompute_modules.hpp"
+
+namespace hopsim::work {
+
+/// The parameters of MLA's two up-projections (queries from their latent, keys and values
+/// from theirs); 0 for other models.
+double up_projection_params(const ModelSpec& m);
+
+/// The up-projections' share of a layer's forward GEMMs (attention, a dense MLP, the router
+/// and the shared experts), by parameters.
+double up_projection_share(const ModelSpec& m, bool moe_layer);
+
+/// What `modules` runs again of a MoE layer's attention part (its forward kernels `attention`,
+/// norms and router included) and shared experts (`shared`), each in forward order and
+/// labelled "recompute.NAME": of the attention part, core_attn the attention forward,
+/// layernorm every norm, mla_up_proj (MLA) rotary, the layout copies and one kernel for the
+/// up-projections, their share of the forward GEMMs of both lists; of the shared experts,
+/// moe_act their SwiGLU.
+struct RecomputedKernels {
+  KernelCosts attention;
+  KernelCosts shared;
+};
+RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
+                                     const KernelCosts& attention, const KernelCosts& shared);
+
+/// What moe_act runs again of the routed experts' forward kernels `experts`: their SwiGLU.
+KernelCosts recomputed_expert_kernels(std::uint8_t modules, const KernelCosts& experts);
+
+}  // namespace hopsim::work
