@@ -188,7 +188,8 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
     CHECK(total(forward, k) > Time{});
     CHECK(total(with, k) == total(without, k) + total(forward, k));
   }
-  const work::ModelSpec& m = *load_experiment(kEp, {}).experiment.model;
+  const ExperimentFile file = load_experiment(kEp, {});
+  const work::ModelSpec& m = *file.experiment.model;
   const work::LayerParams lp = work::layer_params(m, true);
   const double up = (1536.0 * 128 * (128 + 64) + 512.0 * 128 * (128 + 128)) /
                     (lp.attention + lp.mlp + lp.router + lp.shared_experts);
