@@ -11,20 +11,6 @@ void again(const std::pair<std::string, ComputeCost>& kernel, KernelCosts& out) 
   out.emplace_back("recompute." + kernel.first, kernel.second);
 }
 
-bool runs_again(std::uint8_t modules, bool mla, KernelClass kind) {
-  switch (kind) {
-    case KernelClass::AttentionFwd:
-      return has_module(modules, RecomputeModule::CoreAttn);
-    case KernelClass::Norm:
-      return has_module(modules, RecomputeModule::LayerNorm);
-    case KernelClass::Rotary:
-    case KernelClass::Copy:
-      return mla && has_module(modules, RecomputeModule::MlaUpProj);
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 double up_projection_params(const ModelSpec& m) {
@@ -36,10 +22,30 @@ double up_projection_params(const ModelSpec& m) {
                              a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim));
 }
 
-double up_projection_share(const ModelSpec& m, bool moe_layer) {
+double forward_gemm_params(const ModelSpec& m, bool moe_layer) {
   const LayerParams lp = layer_params(m, moe_layer);
-  const double gemms = lp.attention + lp.mlp + lp.router + lp.shared_experts;
+  return lp.attention + lp.mlp + lp.router + lp.shared_experts;
+}
+
+double up_projection_share(const ModelSpec& m, bool moe_layer) {
+  const double gemms = forward_gemm_params(m, moe_layer);
   return gemms > 0 ? up_projection_params(m) / gemms : 0.0;
+}
+
+bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, KernelClass kind) {
+  switch (kind) {
+    case KernelClass::AttentionFwd:
+      return has_module(modules, RecomputeModule::CoreAttn);
+    case KernelClass::Norm:
+      return has_module(modules, RecomputeModule::LayerNorm);
+    case KernelClass::Rotary:
+    case KernelClass::Copy:
+      return m.mla && has_module(modules, RecomputeModule::MlaUpProj);
+    case KernelClass::SwiGlu:
+      return has_module(modules, moe_layer ? RecomputeModule::MoeAct : RecomputeModule::Mlp);
+    default:
+      return false;
+  }
 }
 
 RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
@@ -61,7 +67,7 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
                            ? up_projection_share(m, true)
                            : 0.0;
   for (const auto& kernel : attention) {
-    if (runs_again(modules, m.mla, kernel.second.kind)) {
+    if (recomputed_class(modules, m, true, kernel.second.kind)) {
       again(kernel, out.attention);
     }
     if (share > 0 && kernel.first == "attention_projections") {
@@ -74,8 +80,7 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
     }
   }
   for (const auto& kernel : shared) {
-    if (kernel.second.kind == KernelClass::SwiGlu &&
-        has_module(modules, RecomputeModule::MoeAct)) {
+    if (recomputed_class(modules, m, true, kernel.second.kind)) {
       again(kernel, out.shared);
     }
   }

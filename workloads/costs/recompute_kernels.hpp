@@ -18,9 +18,18 @@ namespace hopsim::work {
 /// from theirs); 0 for other models.
 double up_projection_params(const ModelSpec& m);
 
-/// The up-projections' share of a layer's forward GEMMs (attention, a dense MLP, the router
-/// and the shared experts), by parameters.
+/// The parameters of a layer's forward (non-grouped) GEMMs: attention, a dense MLP, the router
+/// and the shared experts. A recomputed part's share of their time is its share of these.
+double forward_gemm_params(const ModelSpec& m, bool moe_layer);
+
+/// The up-projections' share of a layer's forward GEMMs, by parameters.
 double up_projection_share(const ModelSpec& m, bool moe_layer);
+
+/// Whether `modules` runs a forward kernel of class `kind` again, whole: core_attn the
+/// attention forward, layernorm every norm, mla_up_proj (MLA) rotary and the layout copies,
+/// the SwiGLUs with moe_act in a MoE layer and with mlp in a dense one. (The GEMMs that
+/// mla_up_proj and mlp run again are a share of a class, by parameters.)
+bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, KernelClass kind);
 
 /// What `modules` runs again of a MoE layer's attention part (its forward kernels `attention`,
 /// norms and router included) and shared experts (`shared`), each in forward order and

@@ -113,34 +113,26 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
     return Time{};
   }
   const std::uint8_t mods = job.recompute.modules;
-  // The forward GEMMs by parameters: attention, a dense MLP, a router and shared experts run
-  // as (non-grouped) GEMMs, a part's share of their time its share of their parameters.
-  const LayerParams lp = layer_params(m, moe);
-  const double gemm_params = lp.attention + lp.mlp + lp.router + lp.shared_experts;
-  const auto gemm_share = [&](double params) {
-    return gemm_params > 0 ? static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) *
-                                 params / gemm_params
-                           : 0.0;
-  };
+  // Whole classes of the forward's kernels, and the GEMMs a module runs again as their share
+  // of the forward GEMMs' time, by parameters.
   double ps = 0;
-  if (has_module(mods, RecomputeModule::CoreAttn)) {
-    ps += static_cast<double>(forward.time(KernelClass::AttentionFwd).count_ps());
+  for (std::size_t k = 0; k < kKernelClasses; ++k) {
+    const auto kind = static_cast<KernelClass>(k);
+    if (recomputed_class(mods, m, moe, kind)) {
+      ps += static_cast<double>(forward.time(kind).count_ps());
+    }
   }
-  if (has_module(mods, RecomputeModule::LayerNorm)) {
-    ps += static_cast<double>(forward.time(KernelClass::Norm).count_ps());
-  }
+  double params = 0;
   if (has_module(mods, RecomputeModule::Mlp) && !moe) {
-    ps += static_cast<double>(forward.time(KernelClass::SwiGlu).count_ps()) + gemm_share(lp.mlp);
-  }
-  if (has_module(mods, RecomputeModule::MoeAct) && moe) {
-    ps += static_cast<double>(forward.time(KernelClass::SwiGlu).count_ps());
+    params += layer_params(m, moe).mlp;
   }
   if (has_module(mods, RecomputeModule::MlaUpProj)) {
-    ps += gemm_share(up_projection_params(m));
-    if (m.mla) {  // what reads their outputs runs again: rotary and the layout copies
-      ps += static_cast<double>(
-          (forward.time(KernelClass::Rotary) + forward.time(KernelClass::Copy)).count_ps());
-    }
+    params += up_projection_params(m);
+  }
+  const double gemm_params = forward_gemm_params(m, moe);
+  if (gemm_params > 0) {
+    ps += static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) * params /
+          gemm_params;
   }
   return Time::ps(std::llround(ps / std::max(1, gpus)));
 }
