@@ -183,10 +183,20 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
     return r.cases[0].summary.compute_kernels.time(k);
   };
   using K = work::KernelClass;
+  // The pairs' memory-bound kernels share HBM with their exchanges (each pair its own share);
+  // the forward alone overlaps nothing.
+  const double s_with = with.cases[0].ep()->hbm_share;
+  const double s_without = without.cases[0].ep()->hbm_share;
+  REQUIRE(forward.cases[0].ep()->hbm_share == 0.0);
+  REQUIRE(s_with > 0.0);
+  REQUIRE(s_without > s_with);  // the same bytes over more compute
   for (const K k : {K::Norm, K::Rotary, K::Copy}) {
     CAPTURE(work::kernel_class_name(k));
     CHECK(total(forward, k) > Time{});
-    CHECK(total(with, k) == total(without, k) + total(forward, k));
+    CHECK(total(with, k).seconds() * (1 - s_with) ==
+          test::approx(total(without, k).seconds() * (1 - s_without) +
+                       total(forward, k).seconds())
+              .epsilon(1e-6));  // each kernel's time rounds up to a picosecond
   }
   const ExperimentFile file = load_experiment(kEp, {});
   const work::ModelSpec& m = *file.experiment.model;
@@ -232,6 +242,36 @@ TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed
     CHECK(ep.nodes_per_token_mean ==
           hopsim::test::approx(plain.nodes_per_token_mean).epsilon(0.05));
     CHECK(ep.gpus_per_token_mean == hopsim::test::approx(plain.gpus_per_token_mean).epsilon(0.05));
+  }
+}
+
+TEST_CASE("moe layer: overlapped exchanges share HBM with the memory-bound kernels only") {
+  // The same pair with its exchanges at a quarter of the bytes (FP8 both ways against FP8 and
+  // BF16): its share of HBM shrinks; GEMMs and attention take what they took; every
+  // memory-bound kernel class takes its time over 1 - share.
+  const std::vector<std::string> pair{"workload.tokens_per_gpu=1024",
+                                      "workload.overlap=\"dualpipe_pair\""};
+  std::vector<std::string> thin = pair;
+  thin.emplace_back("workload.combine_bytes_per_element=1.0");
+  const work::RunResult wide = layer(pair);
+  const work::RunResult narrow = layer(thin);
+  const double s_wide = wide.cases[0].ep()->hbm_share;
+  const double s_narrow = narrow.cases[0].ep()->hbm_share;
+  CHECK(s_wide > s_narrow);
+  CHECK(s_narrow > 0.0);
+  CHECK(s_wide < 0.2);
+  CHECK(layer({"workload.tokens_per_gpu=1024"}).cases[0].ep()->hbm_share == 0.0);
+  const work::KernelTally& a = wide.cases[0].summary.compute_kernels;
+  const work::KernelTally& b = narrow.cases[0].summary.compute_kernels;
+  for (std::size_t i = 0; i < work::kKernelClasses; ++i) {
+    const auto k = static_cast<work::KernelClass>(i);
+    CAPTURE(work::kernel_class_name(k));
+    if (work::memory_bound(k) && b.time(k) > Time{}) {
+      CHECK(a.time(k).seconds() * (1 - s_wide) ==
+            test::approx(b.time(k).seconds() * (1 - s_narrow)).epsilon(1e-6));
+    } else {
+      CHECK(a.time(k) == b.time(k));
+    }
   }
 }
 

@@ -36,6 +36,15 @@ topo::Cluster switch_of(int n) {
   return topo::Cluster(spec);
 }
 
+// Two nodes of 8 GPUs, H100's achievable NVLink and one 47 GB/s NIC per GPU.
+topo::Cluster two_nodes() {
+  topo::Spec spec;
+  spec.nodes = 2;
+  spec.nvlink = {Bandwidth::gigabytes_per_s(370), Time::ns(700)};
+  spec.nic = {Bandwidth::gigabytes_per_s(47), Time::ns(450)};
+  return topo::Cluster(spec);
+}
+
 std::vector<int> iota(int n) {
   std::vector<int> r(static_cast<std::size_t>(n));
   std::iota(r.begin(), r.end(), 0);
@@ -198,11 +207,7 @@ TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
   // (PXN routes cross-rail data over NVLink first), so flat takes t = a + (S/2) / B_nic.
   // Two-tier in one piece (no moe, chunks 1) stores and forwards: the relay then sends the
   // 7 S/16 that are for the other GPUs of its node over its NVLink, 7 S/16 / B_nvl more.
-  topo::Spec spec;
-  spec.nodes = 2;
-  spec.nvlink = {Bandwidth::gigabytes_per_s(370), Time::ns(700)};
-  spec.nic = {Bandwidth::gigabytes_per_s(47), Time::ns(450)};
-  const topo::Cluster cluster(spec);
+  const topo::Cluster cluster = two_nodes();
   const Bytes s{1LL << 30};
   for (auto algorithm : {CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier}) {
     CollectiveJob job = make_job(CollectiveOp::AllToAll, algorithm, iota(16));
@@ -213,6 +218,29 @@ TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
         (kLat.base + kLat.net_hop).seconds() + static_cast<double>(s.n / 2) / 47e9 + forward;
     CHECK(t.seconds() == hopsim::test::approx(expected).epsilon(0.001));
   }
+}
+
+TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then its messages") {
+  // GPU 0 of node 0 and GPU 0 of node 1 exchange S/2 each way through their NICs: the call's
+  // time, then the message over the NIC and the NIC route's latency; combine pays its own.
+  const topo::Cluster cluster = two_nodes();
+  const Bytes s{64LL << 20};
+  const Time route = cluster.latency(cluster.nic_route(topo::GpuId{0}, topo::GpuId{8}).span());
+  const Time message = transfer_time(Bytes{s.n / 2}, Bandwidth::gigabytes_per_s(47)) + route;
+  DeepEpModel deepep;
+  deepep.ll_dispatch_call = Time::ns(11'460);
+  deepep.ll_combine_call = Time::ns(27'580);
+  Env env(cluster);
+  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::LowLatency, {0, 8});
+  const auto time = [&](bool combine) {
+    job.combine = combine;
+    const Plan plan = hopsim::work::build_collective_plan(env.build, job, s);
+    return simulate(cluster, plan).makespan;
+  };
+  CHECK(std::llabs((time(false) - message).count_ps()) <= 1);  // no DeepEP figures: none
+  env.job.deepep = &deepep;
+  CHECK(std::llabs((time(false) - (deepep.ll_dispatch_call + message)).count_ps()) <= 1);
+  CHECK(std::llabs((time(true) - (deepep.ll_combine_call + message)).count_ps()) <= 1);
 }
 
 TEST_CASE("collectives deliver what their definitions say") {

@@ -1,6 +1,7 @@
 // Plans carry what reports need: streams in issue order, labels, FLOPs and sources, routes.
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
+#include "workloads/ep/hbm_sharing.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -122,4 +123,36 @@ TEST_CASE("summary.extrapolate: a steady run's figures after more units, in clos
   Summary late = after_units(4);
   late.phases[1].end = late.phases[1].end + Time::ps(1);
   CHECK_FALSE(steady(after_units(2), after_units(3), late));
+}
+
+TEST_CASE("exchanges beside compute take HBM from the memory-bound kernels, by bytes over time") {
+  // 1 GB from GPU 0 to GPU 1 while they compute 4 ms in all: read at one end and written at
+  // the other, each twice (the link and the kernel's staging), 4 GB over 4 ms = 1 TB/s, so 1 /
+  // 3.35 of HBM.
+  Plan plan;
+  plan.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{1'000'000'000});
+  const auto norm = plan.add_compute(
+      {.gpu = topo::GpuId{0}, .duration = Time::us(1000), .kind = KernelClass::Norm});
+  const auto gemm = plan.add_compute(
+      {.gpu = topo::GpuId{0}, .duration = Time::us(1000), .kind = KernelClass::GemmFprop});
+  const auto cast = plan.add_compute(
+      {.gpu = topo::GpuId{1}, .duration = Time::us(2000), .kind = KernelClass::Fp8Cast});
+  const double share = exchange_hbm_share(plan, 3.35e12);
+  CHECK(share == hopsim::test::approx(1.0 / 3.35).epsilon(1e-12));
+  share_hbm(plan, share);
+  CHECK(plan.tasks()[norm].duration.seconds() ==
+        hopsim::test::approx(1e-3 / (1 - share)).epsilon(1e-9));
+  CHECK(plan.tasks()[gemm].duration == Time::us(1000));  // bound by its SMs
+  CHECK(plan.tasks()[cast].duration.seconds() ==
+        hopsim::test::approx(2e-3 / (1 - share)).epsilon(1e-9));
+  // At most half of HBM; none without compute or without exchanges.
+  plan.add_flow(topo::GpuId{1}, topo::GpuId{0}, Bytes{100'000'000'000});
+  CHECK(exchange_hbm_share(plan, 3.35e12) == 0.5);
+  Plan idle;
+  idle.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{1000});
+  CHECK(exchange_hbm_share(idle, 3.35e12) == 0.0);
+  Plan alone;
+  alone.add_compute(
+      {.gpu = topo::GpuId{0}, .duration = Time::us(1000), .kind = KernelClass::Norm});
+  CHECK(exchange_hbm_share(alone, 3.35e12) == 0.0);
 }

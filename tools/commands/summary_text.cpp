@@ -298,6 +298,12 @@ std::string ep_setup_lines(const work::MoeLayerJob& job, const work::EpDetails& 
       work::ep_algorithm_name(job.algorithm), pieces, ep.degree, ep.groups, job.layers,
       work::passes_name(job.passes), work::ep_overlap_name(job.overlap), ep.micro_batches,
       job.comm_sms);
+  if (ep.hbm_share > 0) {
+    out += fmt::format(
+        "hbm shared     the exchanges draw {:.1f}% of a GPU's HBM while it computes: its "
+        "memory-bound kernels take {:.3f}x as long\n",
+        100 * ep.hbm_share, 1 / (1 - ep.hbm_share));
+  }
   std::string skew;
   if (f.zipf_s) {
     skew = fmt::format(" s={:g}", *f.zipf_s);

@@ -204,6 +204,12 @@ ClusterConfig parse_cluster(const Node& root) {
     if (d.has("sm_exponent")) {
       config.deepep.sm_exponent = d.at("sm_exponent").number_in(0, 2);
     }
+    if (d.has("ll_dispatch_us")) {
+      config.deepep.ll_dispatch_call = microseconds(d.at("ll_dispatch_us"));
+    }
+    if (d.has("ll_combine_us")) {
+      config.deepep.ll_combine_call = microseconds(d.at("ll_combine_us"));
+    }
   }
   if (root.has("sources")) {
     check_sources(root);

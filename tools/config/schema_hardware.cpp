@@ -93,7 +93,7 @@ const std::array<KeyDoc, 3> kNvls{{
      "NVLink bandwidth NVLS reaches, as a fraction of the links' (calibrated; see docs)"},
 }};
 
-const std::array<KeyDoc, 3> kDeepEp{{
+const std::array<KeyDoc, 5> kDeepEp{{
     {"nvlink_efficiency", "number in [0.01, 1]", "required",
      "the share of NVLink bandwidth DeepEP's normal kernels forward and gather at with `sms` "
      "SMs (calibrated)"},
@@ -102,6 +102,12 @@ const std::array<KeyDoc, 3> kDeepEp{{
     {"sm_exponent", "number in [0, 2]", "0.85",
      "a MoE layer's comm_sms scale the forwarding rate by (comm_sms / sms)^sm_exponent, at most "
      "the links' rate (fitted on DeepEP's FP8 dispatch at 16 to 32 SMs, docs)"},
+    {"ll_dispatch_us", "number in [0, 1e6]", "0",
+     "the low-latency dispatch kernel's own time per call beyond its messages' (calibrated on "
+     "DeepEP's EP8 dispatch, docs)"},
+    {"ll_combine_us", "number in [0, 1e6]", "0",
+     "the low-latency combine kernel's own time per call beyond its messages' (calibrated on "
+     "DeepEP's EP8 combine, docs)"},
 }};
 
 const std::array<KeyDoc, 14> kModel{{

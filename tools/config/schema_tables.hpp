@@ -34,7 +34,7 @@ extern const std::array<KeyDoc, 5> kNccl;
 extern const std::array<KeyDoc, 3> kNcclAlgorithm;
 extern const std::array<KeyDoc, 3> kNcclLatency;
 extern const std::array<KeyDoc, 3> kNvls;
-extern const std::array<KeyDoc, 3> kDeepEp;
+extern const std::array<KeyDoc, 5> kDeepEp;
 extern const std::array<KeyDoc, 14> kModel;
 extern const std::array<KeyDoc, 5> kMla;
 extern const std::array<KeyDoc, 6> kModelMoe;

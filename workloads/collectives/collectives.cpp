@@ -109,9 +109,10 @@ Handle Collectives::all_to_all_flat(std::span<const topo::GpuId> ranks, const By
 }
 
 Handle Collectives::all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
-                                           bool combine, std::span<const PlanTaskId> after) {
+                                           bool combine, std::span<const PlanTaskId> after,
+                                           Time call) {
   HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
-  const PlanTaskId first[] = {start(HopLatency{Time{}, Time{}, Time{}}, after)};
+  const PlanTaskId first[] = {start(HopLatency{call, Time{}, Time{}}, after)};
   Handle h;
   for (std::size_t i = 0; i < m.n; ++i) {
     for (std::size_t j = 0; j < m.n; ++j) {

@@ -121,8 +121,10 @@ class Collectives {
   /// DeepEP's low-latency kernels: every selection is its own RDMA message straight to the
   /// expert's GPU through the NICs, no NVLink forwarding, no deduplication, even inside a node
   /// (one flow per pair carries its messages). Combine sends the results back the same way.
+  /// The messages leave `call` after `after` (the kernels' own time per call, DeepEpModel).
   Handle all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& selections,
-                                bool combine, std::span<const PlanTaskId> after = {});
+                                bool combine, std::span<const PlanTaskId> after = {},
+                                Time call = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);

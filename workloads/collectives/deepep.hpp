@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/units.hpp"
+
 namespace hopsim::work {
 
 /// What DeepEP's normal kernels reach on a cluster, beyond its links.
@@ -16,6 +18,11 @@ struct DeepEpModel {
   int sms = 24;  ///< the SMs its kernels held where nvlink_efficiency was fitted (DeepEP's default)
   /// How its SM-bound rate grows with the SMs it holds: rate ~ SMs^sm_exponent
   double sm_exponent = 0.85;
+  /// The low-latency kernels' own time per call beyond their messages' (launch, the sender's
+  /// cast and layout, the receiver's polling; combine's weighted sum of each token's results),
+  /// paid once before the messages leave; 0: none.
+  Time ll_dispatch_call{};
+  Time ll_combine_call{};
 
   /// The share of NVLink bandwidth forwarding reaches with `comm_sms` SMs (0: `sms`), at most 1.
   double forward_efficiency(std::int64_t comm_sms) const {

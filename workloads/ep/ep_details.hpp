@@ -19,6 +19,9 @@ struct EpDetails {
   double nodes_per_token_mean = 0;  ///< distinct nodes a token's experts are on
   double gpus_per_token_mean = 0;   ///< distinct GPUs a token's experts are on
   double compute_slowdown = 1;      ///< SMs / (SMs - comm_sms)
+  /// With overlap: the share of a GPU's HBM bandwidth the exchanges draw while it computes,
+  /// which its memory-bound kernels lose (workloads/ep/hbm_sharing.hpp); else 0.
+  double hbm_share = 0;
   /// EP group 0, all micro-batches: (token, expert) selections the router made, and those the
   /// capacity limit dropped.
   std::int64_t selections = 0;

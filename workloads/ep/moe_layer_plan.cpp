@@ -13,6 +13,7 @@
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/costs/recompute_kernels.hpp"
 #include "workloads/ep/balancer.hpp"
+#include "workloads/ep/hbm_sharing.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/ep/moe_builder.hpp"
 
@@ -249,6 +250,12 @@ class MoeBuilder::Impl {
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
+  // DeepEP's low-latency kernels' own time per call: combine's toward the tokens.
+  Time ll_call(bool back) const {
+    const DeepEpModel* d = b_.env.deepep;
+    return d == nullptr ? Time{} : back ? d->ll_combine_call : d->ll_dispatch_call;
+  }
+
   // A backward part's kernels as they run: what it runs again first, then its backward.
   static KernelCosts again_then(const KernelCosts& again, const KernelCosts& bwd) {
     KernelCosts out = again;
@@ -370,7 +377,7 @@ class MoeBuilder::Impl {
           break;
         }
         case EpAlgorithm::LowLatency:
-          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start);
+          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start, ll_call(back));
           break;
         case EpAlgorithm::Flat:
           h = c.all_to_all_flat(gr.ranks, back ? transposed(m.gpu) : m.gpu, start);
@@ -471,6 +478,10 @@ Case MoeLayerJob::build(const BuildEnv& b, std::int64_t simulated) const {
   }
   EpDetails details = builder.details();
   details.layers_simulated = simulated;
+  if (overlap != EpOverlap::None) {  // exchanges beside compute share its HBM
+    details.hbm_share = exchange_hbm_share(plan, b.env.cluster.gpu.hbm_GBps * 1e9);
+    share_hbm(plan, details.hbm_share);
+  }
   Case out{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
            std::move(details)};
   // Every GPU's tokens through router, shared and top-k routed experts (and the attention
