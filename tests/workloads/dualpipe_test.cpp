@@ -6,6 +6,7 @@
 
 #include "doctest_time.hpp"
 #include "workloads/step/dualpipe.hpp"
+#include "workloads/step/training_step_parts.hpp"
 #include "workloads/plan/runner.hpp"
 
 using hopsim::Bandwidth;
@@ -108,4 +109,27 @@ TEST_CASE("dualpipe step: the paper's bubble (PP/2 - 1)(F&B + B - 3W), less at m
   // An overlapped pair shorter than F + B shortens the step.
   CHECK(step(8, 32, f, b, Time::us(600), Time::us(2500)) <
         step(8, 32, f, b, Time::us(600), f + b));
+}
+
+TEST_CASE("dualpipe mixed pair: each side's exposed exchanges hide under the other's compute") {
+  // A dense forward of 8 ms (no exchanges) beside a MoE backward of 26 ms, 7 of them its
+  // exchanges exposed: all 7 hide, 27 ms. A MoE forward of 14 ms (5 exposed) beside a dense
+  // backward of 18 ms: 5 hide, 27 ms. Both sides exposing more than the other computes: each
+  // hides as much as the other side computes.
+  LayerTiming dense;
+  dense.forward = Time::us(8000);
+  LayerTiming moe;
+  moe.moe = true;
+  moe.forward = Time::us(14000);
+  moe.ep_exposed_forward = Time::us(5000);
+  moe.ep_exposed_backward = Time::us(7000);
+  using step_parts::mixed_pair;
+  CHECK(mixed_pair(dense, Time::us(26000), moe) == Time::us(27000));
+  CHECK(mixed_pair(moe, Time::us(18000), dense) == Time::us(27000));
+  CHECK(mixed_pair(dense, Time::us(18000), dense) == Time::us(26000));  // nothing to hide
+  LayerTiming thin = moe;
+  thin.forward = Time::us(6000);  // computes 1 ms
+  thin.ep_exposed_backward = Time::us(9000);
+  // f computes 1 ms, so 1 of b's 9 ms hides; b computes 1 ms, so 1 of f's 5 ms hides.
+  CHECK(mixed_pair(thin, Time::us(10000), thin) == Time::us(14000));
 }

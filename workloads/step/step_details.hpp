@@ -27,6 +27,11 @@ struct LayerTiming {
   /// forward + backward when nothing is simulated to overlap (dense layers).
   Time pair;
   std::vector<std::pair<std::string, Time>> exposed;
+  /// The expert-parallel exchanges' communication left exposed in each pass's probe (its
+  /// dispatch and combine phases): what DualPipe hides under the compute of a chunk it is
+  /// paired with that runs none (workloads/step/training_step_dualpipe.cpp).
+  Time ep_exposed_forward;
+  Time ep_exposed_backward;
   /// The busiest GPU's compute and communication (flows in flight), forward and backward.
   Time compute;
   Time comm;

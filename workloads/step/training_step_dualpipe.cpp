@@ -14,6 +14,15 @@
 #include "workloads/step/dualpipe.hpp"
 
 namespace hopsim::work::step_parts {
+
+Time mixed_pair(const LayerTiming& f, Time backward, const LayerTiming& b) {
+  const Time f_compute = f.forward - f.ep_exposed_forward;
+  const Time b_compute = backward - b.ep_exposed_backward;
+  const Time hidden = std::min(b.ep_exposed_backward, f_compute) +
+                      std::min(f.ep_exposed_forward, b_compute);
+  return f.forward + backward - hidden;
+}
+
 namespace {
 
 // The output layer's kernels of one pass, each at `speed` for its class (1: as measured).
@@ -88,7 +97,8 @@ void add_stage_times(DualStageTimes& spec, const StageLayers& layers, int stages
 }
 
 // A pair of stage sf's forward and stage sb's backward: their layers side by side, each
-// MoE-with-MoE pair as simulated overlapped, the rest one after the other.
+// MoE-with-MoE pair as simulated overlapped, a dense layer beside a MoE layer as mixed_pair,
+// a layer without a partner alone.
 Time pair_time(const StageLayers& layers, int stages, int sf, int sb) {
   Time t;
   const std::int64_t n = std::max(layers.count(sf), layers.count(sb));
@@ -97,6 +107,11 @@ Time pair_time(const StageLayers& layers, int stages, int sf, int sb) {
     const bool has_b = k < layers.count(sb);
     if (has_f && has_b && layers.timing(sf, k).moe && layers.timing(sb, k).moe) {
       t += pair_at(layers.job(), layers.timing(sf, k), k);
+      continue;
+    }
+    if (has_f && has_b) {
+      t += mixed_pair(layers.timing(sf, k), backward_at(layers.job(), layers.timing(sb, k), k),
+                      layers.timing(sb, k));
       continue;
     }
     if (has_f) {

@@ -33,6 +33,11 @@ bool moe_at(const TrainingStepJob& job, const ModelSpec& m, std::int64_t index);
 Time backward_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k);
 /// DualPipe's overlapped pair with the backward half of position `k`, as backward_at.
 Time pair_at(const TrainingStepJob& job, const LayerTiming& t, std::int64_t k);
+/// DualPipe's pair of a forward (of `f`) and a backward (`backward`, of `b`) not simulated
+/// together (a dense layer beside a MoE layer): one after the other, less the expert
+/// exchanges each left exposed in its own probe as far as the other's compute hides them
+/// (DualPipe runs one chunk's communication under the other's compute).
+Time mixed_pair(const LayerTiming& f, Time backward, const LayerTiming& b);
 
 /// Pipeline stage `stage`'s data-parallel groups: dense parameters' (its ranks by TP
 /// coordinate: dp x cp members each) and routed experts' (by EP coordinate: tp x cp x dp / ep

@@ -55,6 +55,10 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   for (std::size_t ph = 0; ph < s.phases.size(); ++ph) {
     const PhaseKind kind = r.plan.phases()[ph].kind;
     exposed[std::string(exposed_as(kind))] += s.phases[ph].exposed;
+    if (kind == PhaseKind::Dispatch || kind == PhaseKind::Combine) {
+      (passes == Passes::Forward ? t.ep_exposed_forward : t.ep_exposed_backward) +=
+          s.phases[ph].exposed;
+    }
   }
   t.kernels.add(s.compute_kernels);
   if (passes == Passes::Forward) {
