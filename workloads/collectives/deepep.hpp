@@ -34,6 +34,15 @@ struct DeepEpModel {
   }
 };
 
+/// The low-latency kernel's own time per call, combine's or dispatch's; none without DeepEP's
+/// figures (null).
+inline Time ll_call_time(const DeepEpModel* deepep, bool combine) {
+  if (deepep == nullptr) {
+    return Time{};
+  }
+  return combine ? deepep->ll_combine_call : deepep->ll_dispatch_call;
+}
+
 /// Tokens per InfiniBand chunk of DeepEP's internode dispatch (or combine), the
 /// `num_max_rdma_chunked_send_tokens` of `Buffer.get_dispatch_config` / `get_combine_config`
 /// (deepseek-ai/DeepEP, deep_ep/buffer.py at commit 04b06f7): 16 ranks 20 (combine 28), 24 and

@@ -250,12 +250,6 @@ class MoeBuilder::Impl {
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
-  // DeepEP's low-latency kernels' own time per call: combine's toward the tokens.
-  Time ll_call(bool back) const {
-    const DeepEpModel* d = b_.env.deepep;
-    return d == nullptr ? Time{} : back ? d->ll_combine_call : d->ll_dispatch_call;
-  }
-
   // A backward part's kernels as they run: what it runs again first, then its backward.
   static KernelCosts again_then(const KernelCosts& again, const KernelCosts& bwd) {
     KernelCosts out = again;
@@ -377,7 +371,8 @@ class MoeBuilder::Impl {
           break;
         }
         case EpAlgorithm::LowLatency:
-          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start, ll_call(back));
+          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start,
+                                       ll_call_time(b_.env.deepep, back));
           break;
         case EpAlgorithm::Flat:
           h = c.all_to_all_flat(gr.ranks, back ? transposed(m.gpu) : m.gpu, start);

@@ -123,12 +123,9 @@ Handle build_tree(const BuildArgs& a) {
 Handle build_nvls(const BuildArgs& a) { return a.c.all_reduce_nvls(a.ranks, a.size, a.after); }
 Handle build_low_latency(const BuildArgs& a) {
   const TwoTierMatrix m = exchange_matrix(a);
-  const DeepEpModel* deepep = a.env.env.deepep;
-  const Time call = deepep == nullptr ? Time{}
-                    : a.job.combine  ? deepep->ll_combine_call
-                                     : deepep->ll_dispatch_call;
   return a.c.all_to_all_low_latency(a.ranks, m.selections.n > 0 ? m.selections : m.gpu,
-                                    a.job.combine, a.after, call);
+                                    a.job.combine, a.after,
+                                    ll_call_time(a.env.env.deepep, a.job.combine));
 }
 
 // Flows one collective over n ranks starts, counted generously (the job's load bound): ring
