@@ -13,6 +13,7 @@
 
 #include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {
@@ -198,13 +199,31 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
                        total(forward, k).seconds())
               .epsilon(1e-6));  // each kernel's time rounds up to a picosecond
   }
-  const ExperimentFile file = load_experiment(kEp, {});
+  // Under DeepSeek's FP8 recipe the up-projections are GEMMs of their own: the same two again,
+  // q_up 1024 x 24,576 x 1,536 and kv_up 1024 x 32,768 x 512, of the forward's GEMMs.
+  const ExperimentFile file = load_experiment(kEp, {"parallel.ep=16", "parallel.dp=16"});
   const work::ModelSpec& m = *file.experiment.model;
-  const work::LayerParams lp = work::layer_params(m, true);
-  const double up = (1536.0 * 128 * (128 + 64) + 512.0 * 128 * (128 + 128)) /
-                    (lp.attention + lp.mlp + lp.router + lp.shared_experts);
+  const work::ComputeModel model = work::compute_model(file.experiment);
+  const work::LayerCosts attention =
+      work::moe_attention_costs(m, file.experiment.parallel, 1024, 0, true, model);
+  const work::LayerCosts shared = work::moe_shared_costs(m, 1024, model);
+  double up = 0;
+  double gemms = 0;
+  for (const work::KernelCosts* list : {&attention.fwd, &shared.fwd}) {
+    for (const auto& [name, cost] : *list) {
+      if (cost.kind == K::GemmFprop) {
+        gemms += cost.time.seconds();
+        up += name == "q_up_projection" || name == "kv_up_projection" ? cost.time.seconds() : 0;
+      }
+    }
+  }
+  CHECK(up == test::approx(model.gemm(work::Dtype::Fp8, 1024, 24576, 1536,
+                                      work::GemmRole::Fprop).time.seconds() +
+                           model.gemm(work::Dtype::Fp8, 1024, 32768, 512,
+                                      work::GemmRole::Fprop).time.seconds())
+                  .epsilon(1e-12));
   CHECK((total(with, K::GemmFprop) - total(without, K::GemmFprop)).seconds() ==
-        test::approx(up * total(forward, K::GemmFprop).seconds()).epsilon(1e-6));
+        test::approx(up / gemms * total(forward, K::GemmFprop).seconds()).epsilon(1e-6));
   CHECK(total(with, K::SwiGlu) > total(without, K::SwiGlu));
   CHECK(total(with, K::AttentionFwd) == total(without, K::AttentionFwd));
   CHECK(step(with) > step(without));

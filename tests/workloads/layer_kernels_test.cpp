@@ -4,6 +4,7 @@
 #include "workloads/costs/layer_kernels.hpp"
 
 #include <cstdint>
+#include <vector>
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
@@ -136,4 +137,50 @@ TEST_CASE("layer kernels: MLA's latent norms and layout copies, in closed form")
   add_mla_kernels(m, 4096, 128, model, gqa);
   CHECK(gqa.fwd.empty());
   CHECK(mla_layout_bytes(m, 4096, 128).fwd.n == 0);
+}
+
+TEST_CASE("layer kernels: MLA's projections as their own GEMMs, DeepSeek-V3's shapes") {
+  ModelSpec m;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.mla = true;
+  m.mla_shape = {1536, 512, 128, 64, 128};
+  // Down 7,168 -> 1,536 + 512 + 64 = 2,112; q_up 1,536 -> 128 x 192; kv_up 512 -> 128 x 256;
+  // out 128 x 128 -> 7,168.
+  const MlaProjections p = mla_projections(m, 4096, 1);
+  REQUIRE(p.before.size() == 3);
+  REQUIRE(p.after.size() == 1);
+  CHECK(p.before[0].name == "mla_down_projection");
+  CHECK((p.before[0].n == 2112 && p.before[0].k == 7168));
+  CHECK(p.before[1].name == "q_up_projection");
+  CHECK((p.before[1].n == 24576 && p.before[1].k == 1536));
+  CHECK(p.before[2].name == "kv_up_projection");
+  CHECK((p.before[2].n == 32768 && p.before[2].k == 512));
+  CHECK(p.after[0].name == "output_projection");
+  CHECK((p.after[0].m == 4096 && p.after[0].n == 7168 && p.after[0].k == 16384));
+  // Their weights are the layer's attention parameters less the two latent norms' 1,536 + 512.
+  double weights = 0;
+  for (const std::vector<Gemm>* list : {&p.before, &p.after}) {
+    for (const Gemm& g : *list) {
+      weights += static_cast<double>(g.n * g.k);
+    }
+  }
+  CHECK(weights + 1536 + 512 == layer_params(m, true).attention);
+  // Split over TP 8 by heads; without a query latent the query projects from the hidden.
+  const MlaProjections tp8 = mla_projections(m, 4096, 8);
+  CHECK(tp8.before[1].n == 24576 / 8);
+  CHECK(tp8.after[0].k == 16384 / 8);
+  m.mla_shape.q_lora_rank = 0;
+  const MlaProjections direct = mla_projections(m, 4096, 1);
+  CHECK(direct.before[0].n == 512 + 64);
+  CHECK(direct.before[1].name == "q_projection");
+  CHECK((direct.before[1].n == 24576 && direct.before[1].k == 7168));
+  // In FP8 under DeepSeek's recipe only, and for MLA models only.
+  const ComputeModel plain(nullptr, gpu(3350));
+  const ComputeModel deepseek(nullptr, gpu(3350), std::nullopt, AttentionKernel::Auto,
+                              Fp8Recipe::DeepSeek);
+  CHECK(mla_projections_in_fp8(m, deepseek));
+  CHECK_FALSE(mla_projections_in_fp8(m, plain));
+  m.mla = false;
+  CHECK_FALSE(mla_projections_in_fp8(m, deepseek));
 }

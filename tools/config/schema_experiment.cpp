@@ -247,7 +247,8 @@ const std::array<KeyDoc, 17> kAttentionLayerWorkload{{
      "element: cast_transpose is Transformer Engine's fused cast with the transposed copy (4 "
      "forward, 4 backward); deepseek is DeepSeek-V3's per-token and per-channel casts with the "
      "cached FP8 input cast back before the weight gradient (3 forward; 6 + 6 backward; "
-     "docs/compute-model.md#kernel-classes)"},
+     "docs/compute-model.md#kernel-classes), and with it an MLA model's projections each its "
+     "own FP8 GEMM (DeepSeek-V3 quantizes every linear layer but embedding, head and router)"},
     {"attention_kernel", "\"auto\", \"fa2\", \"fa3\" or \"cudnn\"", "\"auto\"",
      "the attention kernel the framework runs: only calibration tables of that impl answer, and "
      "the roofline takes its published rates by call size (auto: any table, FlashAttention-3's "

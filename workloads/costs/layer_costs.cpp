@@ -50,6 +50,29 @@ void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& 
   }
 }
 
+MlaProjections mla_projections(const ModelSpec& m, std::int64_t tokens, std::int64_t tp) {
+  const MlaShape& a = m.mla_shape;
+  const std::int64_t heads = m.heads / tp;
+  const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const std::int64_t down = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
+  MlaProjections out;
+  out.before.push_back({"mla_down_projection", tokens, std::max<std::int64_t>(1, down / tp),
+                        m.hidden});
+  if (a.q_lora_rank > 0) {
+    out.before.push_back({"q_up_projection", tokens, heads * qk, a.q_lora_rank});
+  } else {
+    out.before.push_back({"q_projection", tokens, heads * qk, m.hidden});
+  }
+  out.before.push_back(
+      {"kv_up_projection", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank});
+  out.after.push_back({"output_projection", tokens, m.hidden, heads * a.v_head_dim});
+  return out;
+}
+
+bool mla_projections_in_fp8(const ModelSpec& m, const ComputeModel& model) {
+  return m.mla && model.fp8_recipe() == Fp8Recipe::DeepSeek;
+}
+
 void add_attention(const std::vector<AttentionShape>& calls, Dtype dtype,
                    const ComputeModel& model, LayerCosts& out) {
   std::vector<ComputeCost> fwd;

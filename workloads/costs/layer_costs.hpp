@@ -44,6 +44,24 @@ struct Gemm {
 /// GEMMs with the casts of their input (fwd) and output gradient (bwd).
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out);
+/// MLA's projections, each its own GEMM, on `tokens` tokens and this GPU's share of them (split
+/// over `tp` like the layer's FLOPs): `before` attention the down-projection (the compressed
+/// query's, the compressed key-value's and the shared rotary key, hidden -> q_lora_rank +
+/// kv_lora_rank + qk_rope_head_dim: one GEMM, as DeepSeek-V3 fuses them), the query's
+/// up-projection `q_up_projection` (without a query latent the query's own projection), the key
+/// and value up-projection `kv_up_projection`; `after` it `output_projection`. Their weights
+/// are the layer's attention parameters less the two latent norms.
+struct MlaProjections {
+  std::vector<Gemm> before;
+  std::vector<Gemm> after;
+};
+MlaProjections mla_projections(const ModelSpec& m, std::int64_t tokens, std::int64_t tp);
+
+/// Whether a layer runs MLA's projections as their own FP8 GEMMs: an MLA model under DeepSeek-V3's
+/// FP8 recipe, which quantizes every linear layer but the embedding, the head and the router
+/// (arXiv 2412.19437, section 3.3.1).
+bool mla_projections_in_fp8(const ModelSpec& m, const ComputeModel& model);
+
 /// The attention calls as one "attention" entry per pass.
 void add_attention(const std::vector<AttentionShape>& calls, Dtype dtype,
                    const ComputeModel& model, LayerCosts& out);

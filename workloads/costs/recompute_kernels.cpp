@@ -11,6 +11,11 @@ void again(const std::pair<std::string, ComputeCost>& kernel, KernelCosts& out) 
   out.emplace_back("recompute." + kernel.first, kernel.second);
 }
 
+// MLA's up-projections priced as their own GEMMs (mla_projections), their input casts included.
+bool up_projection_kernel(const std::string& name) {
+  return name.starts_with("q_up_projection") || name.starts_with("kv_up_projection");
+}
+
 }  // namespace
 
 double up_projection_params(const ModelSpec& m) {
@@ -67,7 +72,8 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
                            ? up_projection_share(m, true)
                            : 0.0;
   for (const auto& kernel : attention) {
-    if (recomputed_class(modules, m, true, kernel.second.kind)) {
+    if (recomputed_class(modules, m, true, kernel.second.kind) ||
+        (share > 0 && up_projection_kernel(kernel.first))) {
       again(kernel, out.attention);
     }
     if (share > 0 && kernel.first == "attention_projections") {

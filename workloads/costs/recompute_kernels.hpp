@@ -34,8 +34,10 @@ bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, 
 /// What `modules` runs again of a MoE layer's attention part (its forward kernels `attention`,
 /// norms and router included) and shared experts (`shared`), each in forward order and
 /// labelled "recompute.NAME": of the attention part, core_attn the attention forward,
-/// layernorm every norm, mla_up_proj (MLA) rotary, the layout copies and one kernel for the
-/// up-projections, their share of the forward GEMMs of both lists; of the shared experts,
+/// layernorm every norm, mla_up_proj (MLA) rotary, the layout copies and the up-projections
+/// (their own GEMMs and casts where the list prices them so, q_up_projection and
+/// kv_up_projection; otherwise one kernel, their share of the forward GEMMs of both lists by
+/// parameters); of the shared experts,
 /// moe_act their SwiGLU.
 struct RecomputedKernels {
   KernelCosts attention;

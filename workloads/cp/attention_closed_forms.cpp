@@ -24,15 +24,26 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
   AttentionLayerKernels k;
   add_memory("attention_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model,
              k.before);
-  add_gemms({{"qkv_projection", dm.tokens, qkv_n, m.hidden}}, job.dtype, model, k.before);
+  // DeepSeek's FP8 recipe: MLA's projections each their own FP8 GEMM.
+  const bool mla_fp8 = mla_projections_in_fp8(m, model);
+  const MlaProjections mla = mla_fp8 ? mla_projections(m, dm.tokens, p.tp) : MlaProjections{};
+  if (mla_fp8) {
+    add_gemms(mla.before, Dtype::Fp8, model, k.before);
+  } else {
+    add_gemms({{"qkv_projection", dm.tokens, qkv_n, m.hidden}}, job.dtype, model, k.before);
+  }
   add_memory("rotary", KernelClass::Rotary,
              rotary_bytes(dm.tokens, rotary_width(m, dm.q_heads, dm.kv_heads)), model,
              k.before);
   add_mla_kernels(m, dm.tokens, dm.q_heads, model, k.before);
   add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
              attention_bwd_prep_bytes(dm.tokens, dm.q_heads, dm.d_qk, dm.d_v), model, k.after);
-  add_gemms({{"output_projection", dm.tokens, m.hidden, m.heads * dm.d_v / p.tp}}, job.dtype,
-            model, k.after);
+  if (mla_fp8) {
+    add_gemms(mla.after, Dtype::Fp8, model, k.after);
+  } else {
+    add_gemms({{"output_projection", dm.tokens, m.hidden, m.heads * dm.d_v / p.tp}}, job.dtype,
+              model, k.after);
+  }
   add_memory("attention_residual", KernelClass::Residual, residual_bytes(sp_tokens, m.hidden),
              model, k.after);
   if (job.mlp) {

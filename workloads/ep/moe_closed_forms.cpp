@@ -25,10 +25,17 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
   if (attention) {
     const std::int64_t heads = m.heads / p.tp;
     add_memory("attention_norm", KernelClass::Norm, norm_bytes(tokens, m.hidden), model, out);
-    // MLA's projections as one GEMM of the same FLOPs: tokens x hidden x (weights / hidden).
-    const auto width = static_cast<std::int64_t>(lp.attention / static_cast<double>(m.hidden));
-    add_gemms({{"attention_projections", tokens, width / p.tp, m.hidden}}, Dtype::Bf16, model,
-              out);
+    // DeepSeek's FP8 recipe: MLA's projections each their own FP8 GEMM; otherwise one BF16
+    // GEMM of the same FLOPs, tokens x hidden x (weights / hidden).
+    const bool fp8 = mla_projections_in_fp8(m, model);
+    const MlaProjections mla = fp8 ? mla_projections(m, tokens, p.tp) : MlaProjections{};
+    if (fp8) {
+      add_gemms(mla.before, Dtype::Fp8, model, out);
+    } else {
+      const auto width = static_cast<std::int64_t>(lp.attention / static_cast<double>(m.hidden));
+      add_gemms({{"attention_projections", tokens, width / p.tp, m.hidden}}, Dtype::Bf16, model,
+                out);
+    }
     AttentionShape self;
     self.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
     self.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
@@ -43,6 +50,7 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     add_attention({self}, Dtype::Bf16, model, out);
     add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
                attention_bwd_prep_bytes(tokens, heads, self.d_qk, self.d_v), model, out);
+    add_gemms(mla.after, Dtype::Fp8, model, out);
     add_memory("attention_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden),
                model, out);
   }
