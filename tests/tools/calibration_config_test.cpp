@@ -506,6 +506,45 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   CHECK(fwd(work::compute_model(none.experiment)).source == work::Source::Roofline);
 }
 
+TEST_CASE("calibration: DeepSeek's own FP8 GEMMs from its profile, named only, DeepGEMM beside") {
+  // h800-deepseek-profile sorts before h800-published, yet "auto" passes it over ("auto": false).
+  const std::string file = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/default.json";
+  const ExperimentFile h800 = load_experiment(file, {"cluster=\"h800-deepseek\""});
+  CHECK(h800.calibration_file.ends_with("h800-published.json"));
+  const ExperimentFile named = load_experiment(
+      file, {"cluster=\"h800-deepseek\"", "calibration=\"h800-deepseek-profile\""});
+  CHECK(named.calibration_file.ends_with("h800-deepseek-profile.json"));
+  const work::ComputeModel published = work::compute_model(h800.experiment);
+  const work::ComputeModel profile = work::compute_model(named.experiment);
+  using work::GemmRole;
+  // MLA's query up-projection over 4,096 tokens, each role at its own cell: the profile's
+  // kernels (x 112/132 to a whole GPU) are slower than DeepGEMM's, at every role.
+  for (const GemmRole role : {GemmRole::Fprop, GemmRole::Dgrad, GemmRole::Wgrad}) {
+    CAPTURE(static_cast<int>(role));
+    const work::ComputeCost own = profile.gemm(work::Dtype::Fp8, 4096, 24576, 1536, role);
+    CHECK(own.source == work::Source::Exact);
+    CHECK(own.impl == "dpsk_fp8_ptp128c");
+    CHECK_FALSE(own.from_base);
+    CHECK(own.time > published.gemm(work::Dtype::Fp8, 4096, 24576, 1536, role).time);
+  }
+  // The routed experts' grouped GEMMs at the balanced point, 4 experts x 8,192 rows.
+  const work::ComputeCost experts =
+      profile.grouped_gemm(work::Dtype::Fp8, 4, 8192, 4096, 7168, GemmRole::Fprop);
+  CHECK(experts.source == work::Source::Exact);
+  CHECK(experts.impl == "dpsk_fp8_ptp128c");
+  // Between its cells it interpolates DeepSeek's kernels (2,112 wide: between the query's
+  // down-projection and the shared expert's gate+up); outside them (64 tokens, below its 4,096)
+  // its base answers: DeepGEMM's published forward, the same time either way.
+  const work::ComputeCost between =
+      profile.gemm(work::Dtype::Fp8, 4096, 2112, 7168, GemmRole::Fprop);
+  CHECK(between.source == work::Source::Interpolated);
+  CHECK_FALSE(between.from_base);
+  const work::ComputeCost other = profile.gemm(work::Dtype::Fp8, 64, 2112, 7168, GemmRole::Fprop);
+  CHECK(other.from_base);
+  CHECK(other.source == work::Source::Exact);
+  CHECK(other.time == published.gemm(work::Dtype::Fp8, 64, 2112, 7168, GemmRole::Fprop).time);
+}
+
 TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, held to HBM") {
   json j = base();
   j["tables"].push_back(json::parse(R"({

@@ -145,17 +145,19 @@ TEST_CASE("layer kernels: MLA's projections as their own GEMMs, DeepSeek-V3's sh
   m.heads = 128;
   m.mla = true;
   m.mla_shape = {1536, 512, 128, 64, 128};
-  // Down 7,168 -> 1,536 + 512 + 64 = 2,112; q_up 1,536 -> 128 x 192; kv_up 512 -> 128 x 256;
-  // out 128 x 128 -> 7,168.
+  // q_down 7,168 -> 1,536; q_up 1,536 -> 128 x 192; kv_down 7,168 -> 512 + 64; kv_up 512 ->
+  // 128 x 256; out 128 x 128 -> 7,168.
   const MlaProjections p = mla_projections(m, 4096, 1);
-  REQUIRE(p.before.size() == 3);
+  REQUIRE(p.before.size() == 4);
   REQUIRE(p.after.size() == 1);
-  CHECK(p.before[0].name == "mla_down_projection");
-  CHECK((p.before[0].n == 2112 && p.before[0].k == 7168));
+  CHECK(p.before[0].name == "q_down_projection");
+  CHECK((p.before[0].n == 1536 && p.before[0].k == 7168));
   CHECK(p.before[1].name == "q_up_projection");
   CHECK((p.before[1].n == 24576 && p.before[1].k == 1536));
-  CHECK(p.before[2].name == "kv_up_projection");
-  CHECK((p.before[2].n == 32768 && p.before[2].k == 512));
+  CHECK(p.before[2].name == "kv_down_projection");
+  CHECK((p.before[2].n == 576 && p.before[2].k == 7168));
+  CHECK(p.before[3].name == "kv_up_projection");
+  CHECK((p.before[3].n == 32768 && p.before[3].k == 512));
   CHECK(p.after[0].name == "output_projection");
   CHECK((p.after[0].m == 4096 && p.after[0].n == 7168 && p.after[0].k == 16384));
   // Their weights are the layer's attention parameters less the two latent norms' 1,536 + 512.
@@ -172,9 +174,10 @@ TEST_CASE("layer kernels: MLA's projections as their own GEMMs, DeepSeek-V3's sh
   CHECK(tp8.after[0].k == 16384 / 8);
   m.mla_shape.q_lora_rank = 0;
   const MlaProjections direct = mla_projections(m, 4096, 1);
-  CHECK(direct.before[0].n == 512 + 64);
-  CHECK(direct.before[1].name == "q_projection");
-  CHECK((direct.before[1].n == 24576 && direct.before[1].k == 7168));
+  REQUIRE(direct.before.size() == 3);
+  CHECK(direct.before[0].name == "q_projection");
+  CHECK((direct.before[0].n == 24576 && direct.before[0].k == 7168));
+  CHECK(direct.before[1].n == 512 + 64);
   // In FP8 under DeepSeek's recipe only, and for MLA models only.
   const ComputeModel plain(nullptr, gpu(3350));
   const ComputeModel deepseek(nullptr, gpu(3350), std::nullopt, AttentionKernel::Auto,

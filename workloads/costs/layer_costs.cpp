@@ -54,15 +54,17 @@ MlaProjections mla_projections(const ModelSpec& m, std::int64_t tokens, std::int
   const MlaShape& a = m.mla_shape;
   const std::int64_t heads = m.heads / tp;
   const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
-  const std::int64_t down = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
+  const auto split = [tp](std::int64_t n) { return std::max<std::int64_t>(1, n / tp); };
   MlaProjections out;
-  out.before.push_back({"mla_down_projection", tokens, std::max<std::int64_t>(1, down / tp),
-                        m.hidden});
   if (a.q_lora_rank > 0) {
+    out.before.push_back({"q_down_projection", tokens, split(a.q_lora_rank), m.hidden});
     out.before.push_back({"q_up_projection", tokens, heads * qk, a.q_lora_rank});
   } else {
     out.before.push_back({"q_projection", tokens, heads * qk, m.hidden});
   }
+  // It reads the query's input and casts it again, as DeepSeek's profile shows (43 and 42 us).
+  out.before.push_back(
+      {"kv_down_projection", tokens, split(a.kv_lora_rank + a.qk_rope_head_dim), m.hidden});
   out.before.push_back(
       {"kv_up_projection", tokens, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank});
   out.after.push_back({"output_projection", tokens, m.hidden, heads * a.v_head_dim});

@@ -44,13 +44,14 @@ struct Gemm {
 /// GEMMs with the casts of their input (fwd) and output gradient (bwd).
 void add_gemms(const std::vector<Gemm>& gemms, Dtype dtype, const ComputeModel& model,
                LayerCosts& out);
-/// MLA's projections, each its own GEMM, on `tokens` tokens and this GPU's share of them (split
-/// over `tp` like the layer's FLOPs): `before` attention the down-projection (the compressed
-/// query's, the compressed key-value's and the shared rotary key, hidden -> q_lora_rank +
-/// kv_lora_rank + qk_rope_head_dim: one GEMM, as DeepSeek-V3 fuses them), the query's
-/// up-projection `q_up_projection` (without a query latent the query's own projection), the key
-/// and value up-projection `kv_up_projection`; `after` it `output_projection`. Their weights
-/// are the layer's attention parameters less the two latent norms.
+/// MLA's projections, each its own GEMM as DeepSeek-V3's training runs them (its published
+/// profile has one kernel each), on `tokens` tokens and this GPU's share of them (split over
+/// `tp` like the layer's FLOPs): `before` attention the query's down-projection
+/// `q_down_projection` (hidden -> q_lora_rank) and up-projection `q_up_projection` (without a
+/// query latent, the query's own projection `q_projection`), the key-value's down-projection
+/// `kv_down_projection` (hidden -> kv_lora_rank and the shared rotary key) and up-projection
+/// `kv_up_projection`; `after` it `output_projection`. Their weights are the layer's attention
+/// parameters less the two latent norms.
 struct MlaProjections {
   std::vector<Gemm> before;
   std::vector<Gemm> after;
