@@ -162,8 +162,9 @@ def document(t):
             "112/132, a whole GPU's by the rule a run with comm_sms 20 applies back. "
             "They are slower than DeepGEMM's published rates (h800-published), which answers "
             "every shape outside these cells and every other kernel. `auto` never chooses this "
-            "table: it describes one training run's kernels; name it (\"calibration\": \"h800-deepseek-profile\") "
-            "to price DeepSeek-V3 as it was trained; docs/validation.md says what it fits and "
+            "table: it describes one training run's kernels; name it (\"calibration\": "
+            "\"h800-deepseek-profile\") to price DeepSeek-V3 as it was trained; "
+            "docs/validation.md says what it fits and "
             "what it leaves to validate."),
         "base": "h800-published", "auto": False,
         "device": {"name": "NVIDIA H800", "cc": "9.0", "sm_count": 132,
