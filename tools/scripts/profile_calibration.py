@@ -50,8 +50,9 @@ DENSE = {"q_down": (1536, 7168), "kv_down": (576, 7168), "q_up": (24576, 1536),
          "kv_up": (32768, 512), "out": (7168, 16384), "shared_gate_up": (4096, 7168),
          "shared_down": (7168, 2048)}
 GROUPED = {"experts_gate_up": (4096, 7168), "experts_down": (7168, 2048)}
-# The FP8 GEMM kernels of each phase, in launch order: (name, role); None is a kernel
-# (the router's BF16 GEMMs) left out.
+# The FP8 GEMM kernels of each phase, in launch order: (name, role). The router's BF16 GEMMs are
+# not FP8 GEMM kernels (is_gemm) and so not listed; "recompute" names a kernel read but not
+# written (the up-projections again, at their forward's shape).
 ORDER = {
     "attn(F)": [("q_down", "fprop"), ("kv_down", "fprop"), ("q_up", "fprop"),
                 ("kv_up", "fprop"), ("out", "fprop")],
@@ -86,11 +87,13 @@ def phase_kernels(trace):
                 if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
     phases = sorted((e for e in events if e.get("cat") == "user_annotation"
                      and e["name"] in ORDER), key=lambda e: e["ts"])
+    gemms = sorted((e for e in events if e.get("cat") == "kernel" and is_gemm(e["name"])),
+                   key=lambda e: e["ts"])
     out = {p: [] for p in ORDER}
     for a in phases:
-        inside = sorted((e for e in events if e.get("cat") == "kernel" and is_gemm(e["name"])
-                         and a["ts"] <= launches.get(e["args"].get("correlation"), -1)
-                         <= a["ts"] + a["dur"]), key=lambda e: e["ts"])
+        end = a["ts"] + a["dur"]
+        inside = [e for e in gemms
+                  if a["ts"] <= launches.get(e["args"].get("correlation"), -1) <= end]
         out[a["name"]].append([e["dur"] for e in inside])
     return out
 
