@@ -127,9 +127,10 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   CHECK(d.optimizer.norm_all_reduce == norm_reduce);
   // Each bucket is shorter than a backward piece, so only the last layer's and the
   // embedding's wait after the last backward; then clipping's norm, its all-reduce, Adam, then
-  // the gather.
-  CHECK(o.makespan ==
-        compute_all + sync + vocab + norm.front() + norm_reduce + optimizer.front() + gather);
+  // the gather, then the framework's fixed cost.
+  CHECK(d.step_overhead == work::TrainingStepJob::kDefaultStepOverhead);
+  CHECK(o.makespan == compute_all + sync + vocab + norm.front() + norm_reduce + optimizer.front() +
+                          gather + d.step_overhead);
   // The buckets and the gather hold the GPU's DP stream one after another and count as its
   // communication: their sum, as nothing else communicates on one stage without DP.
   const work::Summary s = work::summarize(cluster, c.plan, o);

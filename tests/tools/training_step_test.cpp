@@ -61,10 +61,42 @@ TEST_CASE("training step: pp 1, dp 1 is its layers, the head and the optimizer, 
   const Time layer = d.layers[0].forward + d.layers[0].backward;
   const Time one =
       Time::ps(layer.count_ps() * d.layers_per_stage[0]) + d.head_forward + d.head_backward;
-  const Time expected = one + one + phase_duration(c, "optimizer");
+  const Time expected =
+      one + one + phase_duration(c, "optimizer") + work::TrainingStepJob::kDefaultStepOverhead;
   CHECK(c.summary.step == expected);
+  CHECK(d.step_overhead == work::TrainingStepJob::kDefaultStepOverhead);
   CHECK(phase_duration(c, "dp_comm") == Time{});  // no data parallelism: nothing to sync
   CHECK(d.param_gather == Time{});
+}
+
+TEST_CASE("training step: the fixed cost per step adds its time once, folded, unfolded, DualPipe") {
+  // A delay after each GPU's optimizer and parameter gather: the step grows by exactly it,
+  // whatever the schedule, and the report's phase holds it once per simulated GPU.
+  const auto grows = [](const std::string& file, std::vector<std::string> sets) {
+    sets.emplace_back("workload.step_overhead_ms=0");
+    const work::RunResult none = run_with(file, sets);
+    sets.back() = "workload.step_overhead_ms=37.5";
+    const work::RunResult some = run_with(file, sets);
+    CHECK(some.cases[0].summary.step - none.cases[0].summary.step == Time::us(37'500));
+    CHECK(none.cases[0].step()->step_overhead == Time{});
+    CHECK(some.cases[0].step()->step_overhead == Time::us(37'500));
+    CHECK(phase_duration(none.cases[0], "step_overhead") == Time{});
+    return phase_duration(some.cases[0], "step_overhead");
+  };
+  SUBCASE("folded: one GPU per pipeline rank") {
+    CHECK(grows(kSmall, {}) == Time::us(4 * 37'500));
+  }
+  SUBCASE("unfolded: every GPU") {
+    CHECK(grows(kSmall, {"workload.fold=false"}) == Time::us(32 * 37'500));
+  }
+  SUBCASE("DualPipe") {
+    CHECK(grows(kExperiments + "deepseek-v3-step.json",
+                {"model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2",
+                 "parallel.dp=16", "parallel.ep=16", "workload.seq_len=1024",
+                 "workload.global_batch=128"}) == Time::us(2 * 37'500));
+  }
+  CHECK(error_of(kSmall, {"workload.step_overhead_ms=-1"}).find("/workload/step_overhead_ms") !=
+        std::string::npos);
 }
 
 TEST_CASE("training step: the head is its kernels, the loss's implementation moves only it") {
@@ -152,7 +184,7 @@ TEST_CASE("training step: the folded layers equal the same layers chained on the
                "workload.schedule=\"1f1b\"", "workload.virtual_stages=1"});
   const work::StepDetails& d = *step.cases[0].step();
   const Time folded = step.cases[0].summary.step - d.head_forward - d.head_backward -
-                      phase_duration(step.cases[0], "optimizer");
+                      phase_duration(step.cases[0], "optimizer") - d.step_overhead;
   const work::RunResult chained = run_with(
       kSmall, {"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
                "workload={\"kind\": \"transformer_layer\", \"seq_len\": 8192, \"layers\": 32}"});

@@ -124,6 +124,26 @@ TEST_CASE("CP balance: the seeds' units, contiguous 1..8 and zigzag 2c+1, exact 
         hopsim::test::approx(15).epsilon(0.01));
 }
 
+TEST_CASE("a zigzag over one position is one chunk and one causal call, as frameworks run it") {
+  const CpLayout zigzag(4096, 1, CpBalance::Zigzag, AttentionMask::Causal);
+  const CpLayout contiguous(4096, 1, CpBalance::Contiguous, AttentionMask::Causal);
+  CHECK(zigzag.chunk_tokens() == 4096);
+  REQUIRE(zigzag.chunks(0).size() == 1);
+  const auto calls = zigzag.calls(0, 0);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].s_q == 4096);
+  CHECK(calls[0].s_kv == 4096);
+  CHECK(calls[0].mask == Mask::CausalTopLeft);
+  CHECK(calls[0].pairs == attention_pairs(Mask::CausalTopLeft, 4096, 4096));
+  CHECK(contiguous.calls(0, 0).size() == 1);
+  CHECK(zigzag.units(0, 0) == 1);
+  // Two positions still cut 4 chunks: position 0 holds the first and the last.
+  const CpLayout two(4096, 2, CpBalance::Zigzag, AttentionMask::Causal);
+  CHECK(two.chunk_tokens() == 1024);
+  CHECK(two.chunks(0).size() == 2);
+  CHECK(two.chunks(0)[1].begin == 3072);
+}
+
 TEST_CASE("CP layout: attended pairs and calls agree with brute force, documents and cache") {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 40; ++trial) {

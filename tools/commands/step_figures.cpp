@@ -28,6 +28,7 @@ struct RankTimeline {
   Time dp_exposed;  // from the last backward's end to the optimizer's start
   Time optimizer;
   Time param_gather;
+  Time step_overhead;  // the framework's fixed cost at the step's end
 };
 
 // One op of a rank's pipeline, from `start` to `end`, in `pass`.
@@ -74,6 +75,8 @@ RankTimeline timeline(const work::CaseResult& c, topo::GpuId gpu) {
       optimizer_end = std::max(optimizer_end, tt.end);
     } else if (phase.kind == work::PhaseKind::ParamGather) {
       t.param_gather = tt.end - tt.start;
+    } else if (phase.kind == work::PhaseKind::StepOverhead) {
+      t.step_overhead = tt.end - tt.start;
     }
   }
   if (optimizer_end > Time{}) {
@@ -159,13 +162,14 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
     b.compute_s = b.forward_backward_s - exposed_in_ops;
   }
   // Summed in picoseconds first: a step with no bubble shows 0, not a rounding residue.
-  const Time busy = t.ops + t.dp_exposed + t.optimizer + t.param_gather;
+  const Time busy = t.ops + t.dp_exposed + t.optimizer + t.param_gather + t.step_overhead;
   b.bubble_s = std::max(0.0, step - busy.seconds());
   b.bubble_fraction = step > 0 ? b.bubble_s / step : 0.0;
   b.phases = pipeline_phases(t);
   b.dp_exposed_s = t.dp_exposed.seconds();
   b.optimizer_s = t.optimizer.seconds();
   b.param_gather_s = t.param_gather.seconds();
+  b.step_overhead_s = t.step_overhead.seconds();
   return b;
 }
 

@@ -51,6 +51,7 @@ struct StepBreakdown {
   double dp_exposed_s = 0;  ///< from the last backward's end to the optimizer's start
   double optimizer_s = 0;
   double param_gather_s = 0;
+  double step_overhead_s = 0;  ///< the framework's fixed cost at the step's end
 };
 
 /// The largest memory of a pipeline rank against the GPU's HBM.

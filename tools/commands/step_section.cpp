@@ -47,7 +47,8 @@ Json breakdown(const StepBreakdown& b) {
           {"pipeline_phases", pipeline_phases(b.phases)},
           {"dp_exposed_s", b.dp_exposed_s},
           {"optimizer_s", b.optimizer_s},
-          {"param_gather_s", b.param_gather_s}};
+          {"param_gather_s", b.param_gather_s},
+          {"step_overhead_s", b.step_overhead_s}};
 }
 
 // Each simulated layer the step was folded from: its passes' times, its compute and

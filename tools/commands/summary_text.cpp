@@ -491,14 +491,15 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
   }
   std::string out = fmt::format(
       "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%{}), "
-      "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s\n",
+      "DP sync exposed {:.3f} s, optimizer {:.3f} s, parameter gather {:.3f} s, step overhead "
+      "{:.3f} s\n",
       b.pipeline_rank, d.schedule,
       d.chunks > 1 ? fmt::format("x{}{}", d.chunks,
                                  d.group > 0 ? fmt::format(" in groups of {}", d.group) : "")
                    : std::string("pp") + std::to_string(d.stages),
       d.micro_batches, b.compute_s ? "compute" : "forward and backward",
       b.compute_s.value_or(b.forward_backward_s), exposed, b.bubble_s, 100 * b.bubble_fraction,
-      ideal, b.dp_exposed_s, b.optimizer_s, b.param_gather_s);
+      ideal, b.dp_exposed_s, b.optimizer_s, b.param_gather_s, b.step_overhead_s);
   out += schedules_line(d);
   const PipelinePhases& ph = b.phases;
   out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} "

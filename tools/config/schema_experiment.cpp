@@ -390,7 +390,7 @@ const std::array<KeyDoc, 12> kTransformerMoe{{
 }};
 
 // The layers' keys mean what they mean for transformer_layer; the rest are the step's.
-const std::array<KeyDoc, 29> kTrainingStepWorkload{{
+const std::array<KeyDoc, 30> kTrainingStepWorkload{{
     {"kind", "\"training_step\"", "required",
      "one training step of the whole model: every layer forward and backward over the "
      "micro-batches of a global batch, the pipeline schedule, gradient sync, optimizer"},
@@ -459,6 +459,10 @@ const std::array<KeyDoc, 29> kTrainingStepWorkload{{
     {"optimizer_moments_dtype", "\"bf16\" or \"fp32\"", "\"fp32\"",
      "Adam's two moments (the master weight stays FP32): bf16 is DeepSeek-V3's, 8 bytes of "
      "optimizer state per parameter instead of 12, and less for Adam to read and write"},
+    {"step_overhead_ms", "number in [0, 1e6]", "14.2",
+     "the framework's fixed cost per step, after the optimizer and the parameter gathers on "
+     "every GPU, its own phase (step_overhead); the default is Megatron-DeepSpeed's, fitted on "
+     "one published log (docs/training-step.md#the-steps-fixed-cost); 0 leaves it out"},
     {"cpu_offload_layers", "integer >= 1, below the model's layers", "none",
      "Megatron's --cpu-offloading-num-layers: the first N layers' saved activations go to host "
      "memory after their forward and come back before their backward, over the GPU's host "

@@ -23,7 +23,7 @@ extern const std::array<KeyDoc, 22> kMoeLayerWorkload;
 extern const std::array<KeyDoc, 8> kMoeRouting;
 extern const std::array<KeyDoc, 16> kTransformerLayerWorkload;
 extern const std::array<KeyDoc, 12> kTransformerMoe;
-extern const std::array<KeyDoc, 29> kTrainingStepWorkload;
+extern const std::array<KeyDoc, 30> kTrainingStepWorkload;
 extern const std::array<KeyDoc, 6> kChakraWorkload;
 extern const std::array<KeyDoc, 4> kChakraAlgorithms;
 extern const std::array<KeyDoc, 13> kCluster;

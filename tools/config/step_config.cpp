@@ -87,6 +87,9 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("optimizer_moments_dtype")) {
     job.moment_bytes = n.at("optimizer_moments_dtype").index_of(kGradDtypes) == 0 ? 2.0 : 4.0;
   }
+  if (n.has("step_overhead_ms")) {
+    job.step_overhead = Time::from_seconds(n.at("step_overhead_ms").number_in(0, 1e6) * 1e-3);
+  }
   if (n.has("cpu_offload_layers")) {
     job.cpu_offload_layers = static_cast<int>(n.at("cpu_offload_layers").integer_in(1, 100'000));
   }

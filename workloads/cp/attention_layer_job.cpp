@@ -54,7 +54,9 @@ void check_ulysses(const AttentionLayerJob& job, const JobEnv& env, Problems& ou
 }
 
 void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) {
-  const bool zigzag = job.cp.balance == CpBalance::Zigzag;
+  const std::int64_t ring = cp / std::max<std::int64_t>(1, job.ulysses(cp));
+  // Over one ring position a zigzag has nothing to balance: the sequence is one chunk.
+  const bool zigzag = job.cp.balance == CpBalance::Zigzag && ring > 1;
   const std::int64_t chunks = zigzag ? 2 * cp : cp;
   if (job.seq_len % chunks != 0) {
     out.push_back(
@@ -63,7 +65,6 @@ void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) 
                      chunks, zigzag ? "2 x " : "", cp,
                      zigzag ? "; zigzag balance needs 2 x cp to divide seq_len" : "")});
   }
-  const std::int64_t ring = cp / std::max<std::int64_t>(1, job.ulysses(cp));
   if (job.cached_tokens % ring != 0) {
     out.push_back({"/workload/cached_tokens",
                    fmt::format("{} cached tokens do not split over {} ring ranks",

@@ -55,11 +55,11 @@ CpLayout::CpLayout(std::int64_t seq_len, int ring, CpBalance balance, AttentionM
                    std::vector<std::int64_t> documents, std::int64_t cached_tokens)
     : seq_len_(seq_len),
       ring_(ring),
-      chunk_(balance == CpBalance::Zigzag ? seq_len / (2 * ring) : seq_len / ring),
+      zigzag_(balance == CpBalance::Zigzag && ring > 1),
+      chunk_(zigzag_ ? seq_len / (2 * ring) : seq_len / ring),
       mask_(mask),
       cached_(cached_tokens) {
-  HOPSIM_ASSERT(ring >= 1 && chunk_ >= 1 && chunk_ * (balance == CpBalance::Zigzag ? 2 : 1) *
-                                                   ring == seq_len,
+  HOPSIM_ASSERT(ring >= 1 && chunk_ >= 1 && chunk_ * (zigzag_ ? 2 : 1) * ring == seq_len,
                 "{} tokens do not split into the chunks of {} ring positions", seq_len, ring);
   HOPSIM_ASSERT(cached_tokens % ring == 0, "{} cached tokens over {} positions", cached_tokens,
                 ring);
@@ -78,7 +78,7 @@ CpLayout::CpLayout(std::int64_t seq_len, int ring, CpBalance balance, AttentionM
   for (int p = 0; p < ring; ++p) {
     auto& mine = chunks_[static_cast<std::size_t>(p)];
     mine.push_back({p * chunk_, (p + 1) * chunk_});
-    if (balance == CpBalance::Zigzag) {
+    if (zigzag_) {
       const std::int64_t mirror = 2 * ring - 1 - p;
       mine.push_back({mirror * chunk_, (mirror + 1) * chunk_});
     }

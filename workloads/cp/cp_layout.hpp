@@ -4,7 +4,8 @@
 // A sequence of S new tokens (positions 0..S-1) is cut into chunks over r ring positions:
 //   contiguous  r chunks of S/r tokens; position p holds chunk p
 //   zigzag      2r chunks of k = S/(2r); position p holds chunks p and 2r-1-p (Megatron's
-//               load balance for causal masks: every position gets 2r+1 chunk pairs of work)
+//               load balance for causal masks: every position gets 2r+1 chunk pairs of work);
+//               over one position there is nothing to balance: one chunk, as contiguous
 // An optional cache of T tokens (already computed context, prefill with a KV cache) precedes
 // the new tokens; every new query attends every cached key, and position p holds T/r of them.
 // Masks: causal (key <= query), full, or document (causal inside each packed document, nothing
@@ -80,6 +81,7 @@ class CpLayout {
  private:
   std::int64_t seq_len_;
   int ring_;
+  bool zigzag_;  // zigzag over two or more positions (over one, the sequence is one chunk)
   std::int64_t chunk_;
   AttentionMask mask_;
   std::vector<TokenRange> documents_;  // one covering everything unless mask Document

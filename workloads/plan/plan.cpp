@@ -16,7 +16,7 @@ struct PhaseRow {
   std::string_view exposed;
 };
 
-constexpr std::array<PhaseRow, 25> kPhases{{
+constexpr std::array<PhaseRow, 26> kPhases{{
     {"main", "other"},        {"flows", "other"},
     {"send_recv", "other"},   {"all_gather", "other"},
     {"reduce_scatter", "other"}, {"all_reduce", "other"},
@@ -30,8 +30,9 @@ constexpr std::array<PhaseRow, 25> kPhases{{
     {"pp_comm", "other"},     {"dp_comm", "other"},
     {"param_gather", "other"}, {"optimizer", "other"},
     {"request", "other"},     {"broadcast", "other"},
+    {"step_overhead", "other"},
 }};
-static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::Broadcast) + 1);
+static_assert(kPhases.size() == static_cast<std::size_t>(PhaseKind::StepOverhead) + 1);
 
 constexpr std::array<std::string_view, 5> kPasses{"fwd", "bwd", "weight", "pair", "step"};
 

@@ -81,6 +81,7 @@ enum class PhaseKind : std::uint8_t {
   Optimizer,
   Request,  ///< a prefill request's fixed cost (the serving stack's, not its layers')
   Broadcast,  ///< a replayed trace's broadcast
+  StepOverhead,  ///< a training step's fixed cost (the framework's, not its layers' or optimizer's)
 };
 /// When in a step a phase runs: forward, backward, DualPipe's weight and pair ops, the step's
 /// end.

@@ -105,6 +105,7 @@ struct StepDetails {
   std::vector<Time> offload_wait_forward;
   std::vector<Time> offload_wait_backward;
   Time param_gather;   ///< ZeRO-1: the updated parameters' all-gather over DP, per rank max
+  Time step_overhead;  ///< the framework's fixed cost at the step's end (job.step_overhead)
   OptimizerParts optimizer;
   /// ZeRO-3, per pipeline rank: the time its ops waited for layer parameter gathers, per step
   /// (in a backward a gather also waits for the gradient reduce-scatters on the same links)

@@ -166,11 +166,27 @@ void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
   // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
   // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
   const Time t = m.dp_time(param_gather_key(job, shape, rank));
+  PlanTaskId last = optimizer;
   if (t > Time{}) {
     details.param_gather = std::max(details.param_gather, t);
-    const PlanTaskId id = add_dp_hold(
-        plan, gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step), "parameter all-gather");
-    plan.add_dependency(optimizer, id);
+    last = add_dp_hold(plan, gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step),
+                       "parameter all-gather");
+    plan.add_dependency(optimizer, last);
+  }
+  add_step_overhead(plan, details, job, gpu, std::span<const PlanTaskId>(&last, 1));
+}
+
+void add_step_overhead(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                       topo::GpuId gpu, std::span<const PlanTaskId> after) {
+  if (job.step_overhead <= Time{}) {
+    return;
+  }
+  details.step_overhead = job.step_overhead;
+  const PlanTaskId id =
+      plan.add_delay(gpu, job.step_overhead, plan.phase(PhaseKind::StepOverhead, PhasePass::Step));
+  plan.set_label(id, "step overhead");
+  for (const PlanTaskId a : after) {
+    plan.add_dependency(a, id);
   }
 }
 

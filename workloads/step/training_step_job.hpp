@@ -38,6 +38,11 @@ struct TrainingStepJob {
   static constexpr std::string_view kKind = "training_step";
   static constexpr bool kSimulated = true;
 
+  /// Megatron-DeepSpeed's remainder of an iteration beyond forward-backward and the optimizer,
+  /// fitted on one published log (AuroraGPT-7B, docs/training-step.md#the-steps-fixed-cost):
+  /// 14.2 ms, the mean of iterations 3 and 4.
+  static constexpr Time kDefaultStepOverhead = Time::us(14'200);
+
   /// Every layer's settings (seq_len, micro_batch, mask, cp, dtypes) and, for a MoE model, its
   /// MoE part's (routing, exchanges). Its layers and passes are the step's to set.
   TransformerLayerJob layer;
@@ -60,6 +65,10 @@ struct TrainingStepJob {
   double gemm_input_bytes = 2;
   double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
   double moment_bytes = 4;  ///< per parameter, each of Adam's moments: 4 (FP32) or 2 (BF16)
+  /// The framework's fixed cost per step, after the optimizer and the parameter gathers on
+  /// every GPU (zeroing the gradients, the learning-rate update, the loss's reduction, logging,
+  /// the host's loop): kDefaultStepOverhead unless the workload sets step_overhead_ms
+  Time step_overhead = kDefaultStepOverhead;
   /// Megatron's --cpu-offloading-num-layers: the first N layers' saved activations are copied
   /// to host memory after their forward and back before their backward (pp 1, no
   /// recomputation, folded; docs/training-step.md#activation-offload)

@@ -173,11 +173,17 @@ DpKey norm_key();
 /// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer (optimizer_cost's
 /// parts, the norm's all-reduce between them) after its last op and its last gradient bucket,
 /// then (ZeRO-1) the parameter all-gather over DP, recorded in `details.param_gather`, the
-/// optimizer's parts in `details.optimizer`.
+/// optimizer's parts in `details.optimizer`, then the step's fixed cost (add_step_overhead).
 void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
                   const StepShape& shape, int rank, PlanTaskId last_op,
                   std::optional<PlanTaskId> last_bucket, double bytes_per_s,
                   const StepMeasurements& m);
+
+/// The framework's fixed cost of a step (job.step_overhead) on `gpu`, a delay after `after`
+/// (the GPU's optimizer or parameter gather), recorded in `details.step_overhead`; nothing
+/// when it is 0.
+void add_step_overhead(Plan& plan, StepDetails& details, const TrainingStepJob& job,
+                       topo::GpuId gpu, std::span<const PlanTaskId> after);
 
 /// What both builders report alike: layout, representatives, head times, tokens, model
 /// FLOPs, memory. The simulated parts (layers, gradient sync, folding) are the builder's.

@@ -414,8 +414,12 @@ class Unfolded {
       bucket = *prev;
     }
     const std::vector<PlanTaskId> optimizers = add_optimizers(r, shape, bucket, optimizer_phase);
+    std::vector<PlanTaskId> last = optimizers;
     if (job_.zero >= 1) {
-      collective(r, gather_, dense_local, expert_local, 2, gather_phase, optimizers);
+      last = {collective(r, gather_, dense_local, expert_local, 2, gather_phase, optimizers)};
+    }
+    for (const topo::GpuId g : gpu_of_[static_cast<std::size_t>(r)]) {
+      add_step_overhead(plan_, details_, job_, g, last);
     }
   }
 
