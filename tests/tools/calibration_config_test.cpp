@@ -506,7 +506,7 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
   CHECK(fwd(work::compute_model(none.experiment)).source == work::Source::Roofline);
 }
 
-TEST_CASE("calibration: DeepSeek's own FP8 GEMMs from its profile, named only, DeepGEMM beside") {
+TEST_CASE("calibration: DeepSeek's own FP8 GEMMs and attention from its profile, named only") {
   // h800-deepseek-profile sorts before h800-published, yet "auto" passes it over ("auto": false).
   const std::string file = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/default.json";
   const ExperimentFile h800 = load_experiment(file, {"cluster=\"h800-deepseek\""});
@@ -543,6 +543,34 @@ TEST_CASE("calibration: DeepSeek's own FP8 GEMMs from its profile, named only, D
   CHECK(other.from_base);
   CHECK(other.source == work::Source::Exact);
   CHECK(other.time == published.gemm(work::Dtype::Fp8, 64, 2112, 7168, GemmRole::Fprop).time);
+  // MLA's attention call (4,096 causal tokens, 128 heads, head dims 192 and 128): the trace's
+  // FlashAttention-3 kernels x 112/132, faster than the roofline's curve, which answers with
+  // DeepGEMM's table (no attention there at MLA's head dims). Longer calls keep the cell's rate
+  // (clamped), shorter ones fall to the roofline.
+  const work::AttentionShape mla{192, 128, work::Mask::CausalTopLeft, 1, 4096, 4096, 128};
+  for (const work::Pass pass : {work::Pass::Fwd, work::Pass::Bwd}) {
+    const work::ComputeCost own = profile.attention(work::Dtype::Bf16, mla, pass);
+    CHECK(own.source == work::Source::Exact);
+    CHECK(own.impl == "fa3");
+    CHECK(own.time == (pass == work::Pass::Fwd ? Time::ps(1'049'600'000)
+                                               : Time::ps(3'206'200'000)));
+    const work::ComputeCost roofline = published.attention(work::Dtype::Bf16, mla, pass);
+    CHECK(roofline.source == work::Source::Roofline);
+    CHECK(own.time < roofline.time);
+  }
+  work::AttentionShape longer = mla;
+  longer.s_q = longer.s_kv = 8192;
+  const work::ComputeCost clamped = profile.attention(work::Dtype::Bf16, longer, work::Pass::Fwd);
+  CHECK(clamped.source == work::Source::Clamped);
+  const double pairs = static_cast<double>(work::attention_pairs(work::Mask::CausalTopLeft, 8192,
+                                                                 8192)) /
+                       static_cast<double>(work::attention_pairs(work::Mask::CausalTopLeft, 4096,
+                                                                 4096));
+  CHECK(clamped.time.seconds() == hopsim::test::approx(1049.6e-6 * pairs).epsilon(1e-6));
+  work::AttentionShape shorter = mla;
+  shorter.s_q = shorter.s_kv = 2048;
+  CHECK(profile.attention(work::Dtype::Bf16, shorter, work::Pass::Fwd).source ==
+        work::Source::Roofline);
 }
 
 TEST_CASE("memory tables: a memory-bound kernel's time by the bytes it moves, held to HBM") {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes configs/calibration/h800-deepseek-profile.json: the FP8 GEMMs of DeepSeek-V3's own
-training run, timed from DeepSeek's published profile of one DualPipe pair.
+"""Writes configs/calibration/h800-deepseek-profile.json: the FP8 GEMMs and the attention of
+DeepSeek-V3's own training run, timed from DeepSeek's published profile of one DualPipe pair.
 
     python3 tools/scripts/profile_calibration.py TRAIN_JSON [--out FILE] [--check]
 
@@ -22,6 +22,11 @@ the kernels run in a fixed order, which with their FLOPs names each one (docs/va
   the shared expert's down (forward; the backward in reverse);
 - mlp(W): the shared expert's down, the 4 routed experts' down (one kernel each), their
   gate+up, the shared expert's gate+up.
+
+MLA's attention is one FlashAttention-3 call per layer and pass (`flash::compute_attn_ws`
+forward, `FlashAttnBwd` backward; the backward's pre- and post-pass are memory-bound kernels that
+hopsim prices apart and leaves out of this table), at DeepSeek-V3's shape: 4,096 queries and
+keys, 128 heads, head dims 192 (query, key) and 128 (value), causal.
 
 Each cell is the mean over the trace's 4 layers, times 112/132: the trace's kernels ran on the 112
 SMs DeepEP left them, and hopsim takes a whole GPU's time 132/112 as long under
@@ -68,16 +73,38 @@ ORDER = {
     "mlp(W)": [("shared_down", "wgrad")] + [("experts_down", "wgrad")] * EXPERTS
               + [("experts_gate_up", "wgrad")] * EXPERTS + [("shared_gate_up", "wgrad")],
 }
+# MLA's attention call: (s_q, s_kv, batch x heads), head dims, mask.
+ATTENTION = {"s": TOKENS, "bh": 128, "d_qk": 192, "d_v": 128, "mask": "causal_top_left"}
 SOURCE = ("deepseek-ai/profile-data train.json (prof_ep64_tp1_varsm_hidden7168_seqlen4096: one "
           "DualPipe pair of 4-layer chunks of DeepSeek-V3 training on H800, EP 64, rank 0, 20 of "
-          "132 SMs held by DeepEP): DeepSeek's own FP8 GEMM kernels (dpsk::grouped_gemm::cuda::"
-          "fp8_ptp128c, m_grouped_fp8_ptp128c, fp8_dptp128c_acc), each cell the mean over the "
-          "trace's 4 layers, named by phase annotation and launch order "
-          "(tools/scripts/profile_calibration.py)")
+          "132 SMs held by DeepEP): DeepSeek's own kernels, each cell the mean over the trace's 4 "
+          "layers x 112/132 (tools/scripts/profile_calibration.py)")
 
 
 def is_gemm(name):
     return "grouped_gemm::cuda::fp8" in name or "m_grouped_fp8" in name
+
+
+def attention_kind(name):
+    """'fwd', 'bwd' or None: FlashAttention-3's main kernels (not the backward's pre/post-pass)."""
+    if "flash::compute_attn_ws" in name:
+        return "fwd"
+    if "flash::FlashAttnBwd<" in name:
+        return "bwd"
+    return None
+
+
+def attention_times(trace):
+    """{'fwd' | 'bwd': mean us per layer}, a whole GPU's (x 112/132)."""
+    found = {"fwd": [], "bwd": []}
+    for e in trace["traceEvents"]:
+        kind = attention_kind(e["name"]) if e.get("cat") == "kernel" else None
+        if kind:
+            found[kind].append(e["dur"])
+    for kind, v in found.items():
+        if len(v) != 4:
+            sys.exit(f"attention {kind}: {len(v)} calls, expected one per layer (4)")
+    return {kind: statistics.mean(v) * WHOLE_GPU for kind, v in found.items()}
 
 
 def phase_kernels(trace):
@@ -115,16 +142,26 @@ def times(trace):
     return {key: statistics.mean(v) * WHOLE_GPU for key, v in found.items()}
 
 
-def grid_table(op, pass_, key, axes, cells, flops, note):
+def grid_table(op, pass_, key, axes, cells, flops, note, impl="dpsk_fp8_ptp128c"):
     """A table over the axes' values, null but at the cells {point tuple: us}."""
     values = [sorted({p[i] for p in cells}) for i in range(len(axes))]
     points = [()]
     for vals in values:
         points = [p + (v,) for p in points for v in vals]
-    return {"op": op, "pass": pass_, "impl": "dpsk_fp8_ptp128c", "key": key,
+    return {"op": op, "pass": pass_, "impl": impl, "key": key,
             "axes": [{"name": a, "values": v} for a, v in zip(axes, values)], "flops": flops,
             "time_us": [round(cells[p], 1) if p in cells else None for p in points],
             "source": SOURCE + note}
+
+
+def attention_tables(a):
+    key = {"dtype": "bf16", "d_qk": ATTENTION["d_qk"], "d_v": ATTENTION["d_v"],
+           "mask": ATTENTION["mask"], "gqa": 1}
+    point = (ATTENTION["s"], ATTENTION["s"], ATTENTION["bh"])
+    return [grid_table("attn", pass_, key, ["s_q", "s_kv", "bh"], {point: a[pass_]},
+                       f"attn_{pass_}_v1", f"; MLA's attention, FlashAttention-3 ({pass_}"
+                       ", the main kernel), one call per layer", impl="fa3")
+            for pass_ in ("fwd", "bwd")]
 
 
 def tables(t):
@@ -134,11 +171,15 @@ def tables(t):
         dgrad[(TOKENS, k, n)] = t[(name, "dgrad")]  # asked at (m, k, n)
         wgrad[(k, n, TOKENS)] = t[(name, "wgrad")]  # asked at (k, n, m)
     out = [grid_table("gemm", "fwd", {"dtype": "fp8"}, ["m", "n", "k"], fwd, "gemm_v1",
-                      "; forward GEMMs of MLA's projections and the shared expert"),
+                      "; FP8 GEMMs (dpsk::grouped_gemm::cuda::fp8_ptp128c), named by phase "
+                      "annotation and launch order: forward GEMMs of MLA's projections and the "
+                      "shared expert"),
            grid_table("gemm", "bwd", {"dtype": "fp8", "role": "dgrad"}, ["m", "n", "k"], dgrad,
-                      "gemm_v1", "; data gradients, at (m, k, n) of the forward's shape"),
+                      "gemm_v1",
+                      "; FP8 GEMMs, data gradients, at (m, k, n) of the forward's shape"),
            grid_table("gemm", "bwd", {"dtype": "fp8", "role": "wgrad"}, ["m", "n", "k"], wgrad,
-                      "gemm_v1", "; weight gradients (FP32 accumulated), at (k, n, m)")]
+                      "gemm_v1", "; FP8 GEMMs (fp8_dptp128c_acc), weight gradients (FP32 "
+                      "accumulated), at (k, n, m)")]
     for name, (n, k) in GROUPED.items():
         for pass_, role in (("fwd", "fprop"), ("bwd", "dgrad"), ("bwd", "wgrad")):
             key = {"dtype": "fp8", "n": n, "k": k}
@@ -146,25 +187,30 @@ def tables(t):
                 key["role"] = role
             out.append(grid_table("grouped_gemm", pass_, key, ["experts", "tokens_per_expert"],
                                   {(EXPERTS, ROWS): t[(name, role)]}, "grouped_gemm_v1",
-                                  f"; routed experts, {role}, the 4 experts' kernels of a layer"
+                                  f"; routed experts (m_grouped_fp8_ptp128c), {role}, the 4 "
+                                  "experts' kernels of a layer"
                                   " (weight gradients: one kernel per expert, summed), rows "
                                   "taken as balanced"))
     return out
 
 
-def document(t):
+def document(t, a):
     return {
         "schema": "hopsim.calibration/1", "created_utc": CREATED, "source": "published",
         "description": (
-            "DeepSeek-V3's own FP8 GEMMs of its training run on H800, timed from DeepSeek's "
-            "published profile of one DualPipe pair (deepseek-ai/profile-data, train.json) by "
-            "tools/scripts/profile_calibration.py: MLA's projections and the shared expert "
-            "(forward, data and weight gradients, at their own shapes over 4,096 tokens) and "
-            "the routed experts' grouped GEMMs (4 experts x 8,192 rows). DeepSeek's kernels "
+            "DeepSeek-V3's own FP8 GEMMs and attention of its training run on H800, timed from "
+            "DeepSeek's published profile of one DualPipe pair (deepseek-ai/profile-data, "
+            "train.json) by tools/scripts/profile_calibration.py: MLA's projections and the "
+            "shared expert (forward, data and weight gradients, at their own shapes over 4,096 "
+            "tokens), the routed experts' grouped GEMMs (4 experts x 8,192 rows) and MLA's "
+            "FlashAttention-3 calls (forward and backward, 4,096 tokens, 128 heads, head dims "
+            "192/128, causal). DeepSeek's kernels "
             "ran beside DeepEP's, which held 20 of the 132 SMs: each time is the trace's x "
             "112/132, a whole GPU's by the rule a run with comm_sms 20 applies back. "
-            "They are slower than DeepGEMM's published rates (h800-published), which answers "
-            "every shape outside these cells and every other kernel. `auto` never chooses this "
+            "The GEMMs are slower than DeepGEMM's published rates (h800-published), which "
+            "answers every shape outside these cells and every other kernel; the attention "
+            "calls faster than the roofline's FlashAttention-3 curve at MLA's head dims. "
+            "`auto` never chooses this "
             "table: it describes one training run's kernels; name it (\"calibration\": "
             "\"h800-deepseek-profile\") to price DeepSeek-V3 as it was trained; "
             "docs/validation.md says what it fits and "
@@ -175,7 +221,7 @@ def document(t):
         "method": {"kind": "published profile, converted",
                    "statistic": "mean over the trace's 4 layers of each kernel's duration, "
                                 "x 112/132 (the SMs DeepEP left it)"},
-        "tables": tables(t)}
+        "tables": tables(t) + attention_tables(a)}
 
 
 def main():
@@ -184,7 +230,8 @@ def main():
     ap.add_argument("--out", default="configs/calibration/h800-deepseek-profile.json")
     ap.add_argument("--check", action="store_true", help="compare with --out instead")
     args = ap.parse_args()
-    doc = document(times(json.load(open(args.trace))))
+    trace = json.load(open(args.trace))
+    doc = document(times(trace), attention_times(trace))
     text = json.dumps(doc, indent=2) + "\n"
     path = pathlib.Path(args.out)
     if args.check:
