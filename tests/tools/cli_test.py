@@ -883,6 +883,15 @@ def case_step_report(ctx):
                           s["tokens_per_step"] / step / s["gpus"]) < 1e-12, "tokens/s/GPU")
     expect(0 < s["mfu"] < 1, f"mfu {s['mfu']}")
     expect(s["memory"]["fits"] and s["memory"]["peak_GB"] <= s["memory"]["hbm_GB"], "memory")
+    # The framework's fixed cost: its default in the report and in explain, the key moving both.
+    for sets, seconds in (((), 0.0142), (("--set", "workload.step_overhead_ms=50"), 0.05)):
+        _, r2 = run_json(ctx, exp, *sets) if sets else (None, r)
+        rc, out, err = run([ctx.hopsim, "explain", exp, "--json", *sets])
+        expect(rc == 0, f"explain {sets}: exit {rc}: {err.strip()}")
+        expect(abs(r2["step"]["breakdown"]["step_overhead_s"] - seconds) < 1e-12 and
+               abs(json.loads(out)["step"]["step_overhead_s"] - seconds) < 1e-12,
+               f"step overhead {sets}: report {r2['step']['breakdown']['step_overhead_s']}, "
+               f"explain {json.loads(out)['step'].get('step_overhead_s')}")
     _, unfolded = run_json(ctx, exp, "--no-fold")
     expect(unfolded["step"]["breakdown"] is None, "an unfolded step has no per-rank split")
     expect(relative_error(unfolded["step_time_s"], step) < 0.01,

@@ -272,6 +272,7 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
                                     : Json(work::ideal_bubble_fraction(
                                           static_cast<int>(exp.parallel.pp),
                                           job.virtual_stages, shape.micro_batches))},
+      {"step_overhead_s", job.step_overhead.seconds()},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
       {"memory_peak", std::move(peak)},
       {"memory_per_rank", std::move(memory)},
