@@ -97,6 +97,8 @@ TEST_CASE("CP thresholds and load balance: 2198 / 19,780 tokens, 8x, 2c+1") {
   CHECK(cp.min_seq_per_rank_network == hopsim::test::approx(119'000).epsilon(0.01));
   CHECK(cp.contiguous_work_ratio == 8);
   CHECK(cp.zigzag_units_per_rank == 17);
+  p.cp = 1;  // one position: one chunk, its diagonal the one unit (as CpLayout cuts it)
+  CHECK(cp_numbers(p, h100_peaks()).zigzag_units_per_rank == 1);
 }
 
 TEST_CASE("zigzag chunks give every CP rank the same attention work") {

@@ -131,7 +131,8 @@ CpNumbers cp_numbers(const ParallelSpec& p, const topo::Spec& cluster) {
   const double c = d(p.cp);
   n.contiguous_work_ratio = c;            // rank c-1 attends c blocks, rank 0 one
   n.contiguous_flops_ratio = 2 * c - 1;   // (c-1 + 1/2) / (1/2)
-  n.zigzag_units_per_rank = 2 * c + 1;    // (i + 1) + (2c - i)
+  // (i + 1) + (2c - i); over one position a zigzag is one chunk, one unit (cp_layout.hpp)
+  n.zigzag_units_per_rank = c > 1 ? 2 * c + 1 : 1;
   return n;
 }
 

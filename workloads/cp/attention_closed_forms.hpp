@@ -39,7 +39,8 @@ struct CpNumbers {
   double min_seq_per_rank_network = 0;
   double contiguous_work_ratio = 0;  ///< last rank / first, counting each attended block as 1
   double contiguous_flops_ratio = 0; ///< the same with a diagonal block as half a block
-  double zigzag_units_per_rank = 0;  ///< 2c chunks, chunk i paired with 2c-1-i: 2c+1 each
+  /// 2c chunks, chunk i paired with 2c-1-i: 2c+1 each (1 at c = 1: one chunk)
+  double zigzag_units_per_rank = 0;
 };
 
 /// From the cluster's GPU peak and NVLink and NIC line rates.
