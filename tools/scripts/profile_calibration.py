@@ -44,6 +44,7 @@ import sys
 
 CREATED = "2026-12-05T00:00:00Z"
 TOKENS = 4096  # the profile's tokens per GPU and micro-batch
+LAYERS = 4  # MoE layers per chunk: each phase annotated, each attention call made, once per layer
 EXPERTS, ROWS = 4, 8192  # routed experts per GPU, rows per expert when balanced
 # The trace's compute kernels ran on 112 of the 132 SMs (DeepEP held 20). A table prices a whole
 # GPU, and a run with comm_sms 20 takes each compute kernel 132 / 112 as long, so each time is
@@ -102,8 +103,8 @@ def attention_times(trace):
         if kind:
             found[kind].append(e["dur"])
     for kind, v in found.items():
-        if len(v) != 4:
-            sys.exit(f"attention {kind}: {len(v)} calls, expected one per layer (4)")
+        if len(v) != LAYERS:
+            sys.exit(f"attention {kind}: {len(v)} calls, expected one per layer ({LAYERS})")
     return {kind: statistics.mean(v) * WHOLE_GPU for kind, v in found.items()}
 
 
@@ -129,8 +130,8 @@ def times(trace):
     """{(name, role): mean us per layer} (routed experts: all 4 experts' kernels summed)."""
     found = {}
     for phase, layers in phase_kernels(trace).items():
-        if len(layers) != 4:
-            sys.exit(f"{phase}: {len(layers)} annotated layers, expected 4")
+        if len(layers) != LAYERS:
+            sys.exit(f"{phase}: {len(layers)} annotated layers, expected {LAYERS}")
         for layer in layers:
             if len(layer) != len(ORDER[phase]):
                 sys.exit(f"{phase}: {len(layer)} FP8 GEMM kernels, expected {len(ORDER[phase])}")

@@ -55,8 +55,7 @@ void check_ulysses(const AttentionLayerJob& job, const JobEnv& env, Problems& ou
 
 void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) {
   const std::int64_t ring = cp / std::max<std::int64_t>(1, job.ulysses(cp));
-  // Over one ring position a zigzag has nothing to balance: the sequence is one chunk.
-  const bool zigzag = job.cp.balance == CpBalance::Zigzag && ring > 1;
+  const bool zigzag = zigzag_splits(job.cp.balance, ring);
   const std::int64_t chunks = zigzag ? 2 * cp : cp;
   if (job.seq_len % chunks != 0) {
     out.push_back(

@@ -39,6 +39,10 @@ std::string_view balance_name(CpBalance b) {
   return b == CpBalance::Zigzag ? "zigzag" : "contiguous";
 }
 
+bool zigzag_splits(CpBalance balance, std::int64_t ring) {
+  return balance == CpBalance::Zigzag && ring > 1;
+}
+
 std::string_view attention_mask_name(AttentionMask m) {
   switch (m) {
     case AttentionMask::Causal:
@@ -55,7 +59,7 @@ CpLayout::CpLayout(std::int64_t seq_len, int ring, CpBalance balance, AttentionM
                    std::vector<std::int64_t> documents, std::int64_t cached_tokens)
     : seq_len_(seq_len),
       ring_(ring),
-      zigzag_(balance == CpBalance::Zigzag && ring > 1),
+      zigzag_(zigzag_splits(balance, ring)),
       chunk_(zigzag_ ? seq_len / (2 * ring) : seq_len / ring),
       mask_(mask),
       cached_(cached_tokens) {

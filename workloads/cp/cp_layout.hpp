@@ -29,6 +29,9 @@ enum class AttentionMask : std::uint8_t { Causal, Full, Document };
 
 /// "contiguous", "zigzag"; "causal", "full", "document".
 std::string_view balance_name(CpBalance b);
+/// Whether `balance` cuts 2r chunks over r ring positions: zigzag over two or more (over one
+/// there is nothing to balance, and the sequence is one chunk).
+bool zigzag_splits(CpBalance balance, std::int64_t ring);
 std::string_view attention_mask_name(AttentionMask m);
 
 /// Token positions [begin, end).
@@ -81,7 +84,7 @@ class CpLayout {
  private:
   std::int64_t seq_len_;
   int ring_;
-  bool zigzag_;  // zigzag over two or more positions (over one, the sequence is one chunk)
+  bool zigzag_;  // zigzag_splits(balance, ring)
   std::int64_t chunk_;
   AttentionMask mask_;
   std::vector<TokenRange> documents_;  // one covering everything unless mask Document
