@@ -43,7 +43,7 @@ Three both(const std::string& perturbations, const std::vector<std::string>& mor
 TEST_CASE("partial folding agrees with the unfolded step within 1%, perturbation by kind") {
   // Llama 3 8B on 32 GPUs: TP 2, PP 4 (a node holds one replica's 4 stages), DP 4, interleaved.
   const std::vector<std::string> kinds = {
-      R"([{"gpus": [3], "compute_speed": 0.95}])",   // a middle stage's GPU
+      R"([{"gpus": [3], "compute_speed": 0.95}])",    // a middle stage's GPU
       R"([{"gpus": [23], "compute_speed": 0.862}])",  // the last stage's: the output layer too
       R"([{"gpus": [7], "compute_speed": 0.7}])",
       R"([{"stragglers": 0.1, "compute_speed": [0.85, 0.97]}])",
@@ -100,9 +100,9 @@ TEST_CASE("folding places the layer probes where the mesh's order puts the first
   // Unfolded, the CP exchanges also share each NIC with the DP syncs, which a healthy folded
   // step measures apart (only a rank that a perturbed link touches runs its layers and syncs
   // together): 2.6% short.
-  const std::vector<std::string> cp_across = {
-      "cluster.fabric.nodes_per_leaf=2", "parallel.cp=2", "parallel.dp=2",
-      R"(parallel.order=["tp", "pp", "dp", "cp"])"};
+  const std::vector<std::string> cp_across = {"cluster.fabric.nodes_per_leaf=2", "parallel.cp=2",
+                                              "parallel.dp=2",
+                                              R"(parallel.order=["tp", "pp", "dp", "cp"])"};
   const Three t = both("[]", cp_across);
   CHECK(t.folded < t.unfolded);
   CHECK(t.folded == hopsim::test::approx(t.unfolded).epsilon(0.03));
@@ -113,11 +113,18 @@ namespace {
 
 // DeepSeek-V3 cut to 8 layers on 4 H800 nodes in two pods: PP 2 (a pod each), EP 16 over a
 // stage's two nodes, 1F1B, no recomputation (selective runs folded only).
-const std::vector<std::string> kSmallMoe = {
-    "cluster=h800-deepseek", "cluster.nodes=4", "cluster.fabric.nodes_per_leaf=2",
-    "model.layers=8", "parallel.pp=2", "parallel.dp=16", "parallel.ep=16",
-    "workload.global_batch=64", "workload.schedule=1f1b", "workload.recompute=none",
-    "workload.recompute_modules=null", "validation=null"};
+const std::vector<std::string> kSmallMoe = {"cluster=h800-deepseek",
+                                            "cluster.nodes=4",
+                                            "cluster.fabric.nodes_per_leaf=2",
+                                            "model.layers=8",
+                                            "parallel.pp=2",
+                                            "parallel.dp=16",
+                                            "parallel.ep=16",
+                                            "workload.global_batch=64",
+                                            "workload.schedule=1f1b",
+                                            "workload.recompute=none",
+                                            "workload.recompute_modules=null",
+                                            "validation=null"};
 
 Three moe_both(const std::string& perturbations, const std::string& algorithm) {
   std::vector<std::string> sets = kSmallMoe;
@@ -194,12 +201,11 @@ TEST_CASE("partial folding under DualPipe: a rank's two stages at its own times"
   CHECK(with(R"([{"gpus": [3], "links": "nic", "failed": true}])") > healthy);
   // Spine links that the pipeline's activations cross: two columns, side by side.
   CHECK(with(R"([{"links": "spine", "leaves": [0], "bandwidth": 0.1}])") > healthy);
-  const ExperimentFile f =
-      load_experiment(file, [&] {
-        std::vector<std::string> sets = dual;
-        sets.emplace_back(R"(perturbations=[{"gpus": [3], "compute_speed": 0.8}])");
-        return sets;
-      }());
+  const ExperimentFile f = load_experiment(file, [&] {
+    std::vector<std::string> sets = dual;
+    sets.emplace_back(R"(perturbations=[{"gpus": [3], "compute_speed": 0.8}])");
+    return sets;
+  }());
   const work::RunResult r = work::run(f.experiment);
   REQUIRE(r.ok());
   CHECK(std::ranges::count_if(r.probes, [](const work::ProbeResult& p) {
@@ -249,9 +255,8 @@ TEST_CASE("partial folding: a failed NVLink's TP traffic meets its DP syncs on o
         std::string::npos);
   // The bytes as the unfolded step moves them: the detoured TP traffic on InfiniBand (the
   // touched groups' own probes), the pipeline's detoured activations in one column only.
-  const work::RunResult unfolded =
-      work::run(load_experiment(kSmall, {"perturbations=" + failed, "workload.fold=false"})
-                    .experiment);
+  const work::RunResult unfolded = work::run(
+      load_experiment(kSmall, {"perturbations=" + failed, "workload.fold=false"}).experiment);
   REQUIRE(unfolded.ok());
   const work::Summary& a = r.cases.front().summary;
   const work::Summary& b = unfolded.cases.front().summary;
@@ -304,8 +309,8 @@ TEST_CASE("partial folding refuses what it cannot fold") {
         {"cluster.fabric.nodes_per_leaf=8",
          R"(perturbations=[{"links": "spine", "spines": [0], "bandwidth": 0.5}])"},
         "/perturbations: the perturbed spine links carry the activations of 128 pipeline "
-        "columns; a folded step runs a pipeline for each and takes at most 64; dualpipe runs "
-        "folded only: use 1f1b or interleaved, unfolded (\"fold\": false)");
+        "columns; a folded step runs a pipeline for each and takes at most 64; unfold it "
+        "(\"fold\": false in the workload, or --no-fold)");
   fails(kSmall,
         {"workload.zero=3", R"(perturbations=[{"gpus": [3], "links": "nic", "failed": true}])"},
         "/perturbations: a folded ZeRO-3 step cannot place link perturbations: its per-layer "

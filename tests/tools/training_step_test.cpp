@@ -100,8 +100,11 @@ TEST_CASE("training step: the fixed cost per step adds its time once, folded, un
 }
 
 TEST_CASE("training step: the head is its kernels, the loss's implementation moves only it") {
-  const std::vector<std::string> small{"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
-                                       "workload.global_batch=2", "workload.schedule=\"1f1b\"",
+  const std::vector<std::string> small{"parallel.tp=4",
+                                       "parallel.pp=1",
+                                       "parallel.dp=1",
+                                       "workload.global_batch=2",
+                                       "workload.schedule=\"1f1b\"",
                                        "workload.virtual_stages=1"};
   const work::RunResult unfused = run_with(kSmall, small);
   std::vector<std::string> online_sets = small;
@@ -125,13 +128,16 @@ TEST_CASE("training step: the head is its kernels, the loss's implementation mov
   CHECK(unfused.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy) >
         online.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy));
   CHECK(online.cases[0].summary.compute_kernels.time(work::KernelClass::CrossEntropy) > Time{});
-  CHECK(error_of(kSmall, {"workload.cross_entropy=\"liger\""}).find(
-            "/workload/cross_entropy") != std::string::npos);
+  CHECK(error_of(kSmall, {"workload.cross_entropy=\"liger\""}).find("/workload/cross_entropy") !=
+        std::string::npos);
 }
 
 TEST_CASE("training step: activation offload keeps one layer on the GPU and waits out copies") {
-  const std::vector<std::string> small{"parallel.tp=4", "parallel.pp=1", "parallel.dp=1",
-                                       "workload.global_batch=2", "workload.schedule=\"1f1b\"",
+  const std::vector<std::string> small{"parallel.tp=4",
+                                       "parallel.pp=1",
+                                       "parallel.dp=1",
+                                       "workload.global_batch=2",
+                                       "workload.schedule=\"1f1b\"",
                                        "workload.virtual_stages=1"};
   const auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), small.begin(), small.end());
@@ -139,7 +145,8 @@ TEST_CASE("training step: activation offload keeps one layer on the GPU and wait
   };
   const work::RunResult none = with({});
   const work::RunResult one = with({"workload.cpu_offload_layers=1"});
-  const work::RunResult fast = with({"workload.cpu_offload_layers=16", "cluster.gpu.host_GBps=1e4"});
+  const work::RunResult fast =
+      with({"workload.cpu_offload_layers=16", "cluster.gpu.host_GBps=1e4"});
   const work::RunResult slow = with({"workload.cpu_offload_layers=16", "cluster.gpu.host_GBps=2"});
   const auto activations = [](const work::RunResult& r) {
     return r.cases[0].step()->memory[0].activations;
@@ -217,10 +224,16 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
     const auto [folded, unfolded] = both(kSmall, {});
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
-  const std::vector<std::string> moe = {
-      "model.layers=4", "model.moe.first_dense_layers=1", "parallel.pp=2", "parallel.dp=16",
-      "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=128",
-      "workload.recompute=\"none\"", "workload.recompute_modules=null", "workload.schedule=\"1f1b\""};
+  const std::vector<std::string> moe = {"model.layers=4",
+                                        "model.moe.first_dense_layers=1",
+                                        "parallel.pp=2",
+                                        "parallel.dp=16",
+                                        "parallel.ep=16",
+                                        "workload.seq_len=1024",
+                                        "workload.global_batch=128",
+                                        "workload.recompute=\"none\"",
+                                        "workload.recompute_modules=null",
+                                        "workload.schedule=\"1f1b\""};
   SUBCASE("DeepSeek-V3 cut to 4 layers (1 dense): PP 2, EP 16 in each stage, DP 16") {
     const auto [folded, unfolded] = both(kExperiments + "deepseek-v3-step.json", moe);
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
@@ -234,9 +247,9 @@ TEST_CASE("training step: folded equals unfolded within 1%, its bytes exactly, d
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
   SUBCASE("Llama 3 8B, full recomputation of each stage's first layer (block), ZeRO-3") {
-    const auto [folded, unfolded] =
-        both(kSmall, {"workload.recompute=\"full\"", "workload.recompute_method=\"block\"",
-                      "workload.zero=3"});
+    const auto [folded, unfolded] = both(
+        kSmall,
+        {"workload.recompute=\"full\"", "workload.recompute_method=\"block\"", "workload.zero=3"});
     CHECK(folded == hopsim::test::approx(unfolded).epsilon(0.01));
   }
   SUBCASE("Llama 3 8B, ZeRO-3") {
@@ -264,11 +277,16 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   // DeepSeek-V3 cut to 8 layers (1 dense) on 4 pipeline ranks of EP 16: DualPipe's rank r holds
   // stages r and 3 - r, so twice 1F1B's parameters; its overlapped pairs make the step shorter
   // (at 16 micro-batches: with 8, the larger gradient syncs of two stages per rank cost more).
-  const std::vector<std::string> small = {
-      "model.layers=8", "model.moe.first_dense_layers=1", "parallel.pp=4", "parallel.dp=16",
-      "parallel.ep=16", "workload.seq_len=1024", "workload.global_batch=256",
-      "workload.recompute=\"none\"", "workload.recompute_modules=null",
-      "workload.moe.chunk_tokens=128"};
+  const std::vector<std::string> small = {"model.layers=8",
+                                          "model.moe.first_dense_layers=1",
+                                          "parallel.pp=4",
+                                          "parallel.dp=16",
+                                          "parallel.ep=16",
+                                          "workload.seq_len=1024",
+                                          "workload.global_batch=256",
+                                          "workload.recompute=\"none\"",
+                                          "workload.recompute_modules=null",
+                                          "workload.moe.chunk_tokens=128"};
   std::vector<std::string> dual = small;
   dual.emplace_back("workload.schedule=\"dualpipe\"");
   std::vector<std::string> one = small;
@@ -296,13 +314,11 @@ TEST_CASE("training step: DualPipe holds two stages per rank and hides EP under 
   CHECK(dd.layers[1].weight > Time{});
   CHECK(dd.layers[1].weight < dd.layers[1].backward);
   CHECK(d.cases[0].summary.step < o.cases[0].summary.step);
-  // DualPipe needs an even pp and micro-batches from both ends; it is folded only.
-  CHECK(error_of(file, {"workload.schedule=\"dualpipe\"", "parallel.pp=8",
-                        "workload.global_batch=1024"})
+  // DualPipe needs an even pp and micro-batches from both ends (its unfolded check: the
+  // schedule-by-source test below).
+  CHECK(error_of(file,
+                 {"workload.schedule=\"dualpipe\"", "parallel.pp=8", "workload.global_batch=1024"})
             .find("even number") != std::string::npos);
-  std::vector<std::string> unfolded = dual;
-  unfolded.emplace_back("workload.fold=false");
-  CHECK(error_of(file, unfolded).find("folded only") != std::string::npos);
 }
 
 TEST_CASE("training step: gradients sync bucket by bucket, ZeRO-1 adds the parameter gather") {
@@ -377,15 +393,15 @@ TEST_CASE("training step: ZeRO-3 gathers each layer twice per micro-batch, reduc
   const double gathered = bytes(z3, "param_gather");
   const double reduced = bytes(z3, "dp_comm");
   const double layers = (gathered - reduced) / m;  // L
-  const double all = bytes(one, "dp_comm");          // L + V
+  const double all = bytes(one, "dp_comm");        // L + V
   CHECK(bytes(one, "param_gather") == hopsim::test::approx(all).epsilon(0.01));
   CHECK(reduced == hopsim::test::approx(m * layers + (all - layers)).epsilon(0.01));
   // L's share of L + V is the model's: its layers against its embedding and head.
   const ExperimentFile f = load_experiment(kSmall, {});
   const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
   const work::Mesh mesh(f.experiment.parallel);
-  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
-                         f.experiment.seed, nullptr};
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh,
+                         &*f.experiment.model, f.experiment.seed, nullptr};
   const work::StepShape shape = job.shape(env);
   double layer_params = 0;
   double every_param = 0;
@@ -401,8 +417,8 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
   // Llama 3 8B, TP 2, PP 4 x 2 chunks, DP 4: a middle rank holds 8 layers and no vocabulary.
   const ExperimentFile f = load_experiment(kSmall, {});
   const work::Mesh mesh(f.experiment.parallel);
-  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
-                         f.experiment.seed, nullptr};
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh,
+                         &*f.experiment.model, f.experiment.seed, nullptr};
   work::TrainingStepJob job = std::get<work::TrainingStepJob>(f.experiment.job);
   const std::vector<work::StageMemory> one = work::stage_memory(job.shape(env));
   job.zero = 3;
@@ -420,8 +436,7 @@ TEST_CASE("training step: ZeRO-3 memory holds shards and the layers in use") {
   // The first and last ranks also hold the embedding or the head whole (stages 0 and 7 of 8).
   const work::StepShape shape = job.shape(env);
   for (const int r : {0, 3}) {
-    const double vocab =
-        work::vocab_params(shape, r) + work::vocab_params(shape, r + 4);
+    const double vocab = work::vocab_params(shape, r) + work::vocab_params(shape, r + 4);
     CHECK(vocab > 0);
     CHECK(three[static_cast<std::size_t>(r)].params ==
           hopsim::test::approx(2 * (vocab + 8 * layer / 4 + 2 * layer)));
@@ -447,8 +462,8 @@ TEST_CASE("training step: selective recomputation, module by module") {
   const work::ModelSpec& dm = *ds.experiment.model;
   const double up = static_cast<double>(dm.heads * (192 + 128 + 64 + 128));
   CHECK(work::layer_saved_elements(dm, true, 0) -
-            work::layer_saved_elements(
-                dm, true, static_cast<std::uint8_t>(RecomputeModule::MlaUpProj)) ==
+            work::layer_saved_elements(dm, true,
+                                       static_cast<std::uint8_t>(RecomputeModule::MlaUpProj)) ==
         hopsim::test::approx(up));
   CHECK(work::layer_saved_elements(dm, true, 0) -
             work::layer_saved_elements(dm, true,
@@ -466,8 +481,8 @@ TEST_CASE("training step: selective recomputation, module by module") {
       step_of({"workload.recompute=\"none\"", "workload.recompute_modules=null"});
   const work::StepDetails norm =
       step_of({"workload.recompute=\"selective\"", "workload.recompute_modules=[\"layernorm\"]"});
-  const work::StepDetails attn = step_of(
-      {"workload.recompute=\"selective\"", "workload.recompute_modules=[\"core_attn\"]"});
+  const work::StepDetails attn =
+      step_of({"workload.recompute=\"selective\"", "workload.recompute_modules=[\"core_attn\"]"});
   CHECK(norm.recompute == "selective (layernorm)");
   CHECK(attn.recompute == "selective (core_attn)");
   const work::LayerTiming& n0 = none.layers.front();
@@ -477,10 +492,11 @@ TEST_CASE("training step: selective recomputation, module by module") {
   CHECK(n1.recomputed > Time{});
   CHECK(n1.backward == n0.backward + n1.recomputed);
   CHECK(n1.recomputed.count_ps() * n1.gpus ==
-        hopsim::test::approx(static_cast<double>(n1.forward_kernels.time(work::KernelClass::Norm).count_ps())));
+        hopsim::test::approx(
+            static_cast<double>(n1.forward_kernels.time(work::KernelClass::Norm).count_ps())));
   CHECK(a1.recomputed.count_ps() * a1.gpus ==
         hopsim::test::approx(static_cast<double>(
-                            a1.forward_kernels.time(work::KernelClass::AttentionFwd).count_ps())));
+            a1.forward_kernels.time(work::KernelClass::AttentionFwd).count_ps())));
   const auto peak = [](const work::StepDetails& d) {
     double most = 0;
     for (const work::StageMemory& mem : d.memory) {
@@ -502,8 +518,7 @@ TEST_CASE("training step: selective recomputation, module by module") {
   const double dh = static_cast<double>(dm.hidden);
   const double fe = static_cast<double>(dm.moe.expert_ffn_hidden);
   CHECK(ds_saved.other == hopsim::test::approx(2 * dh + static_cast<double>(dm.heads * 128)));
-  CHECK(ds_saved.gemm_inputs ==
-        hopsim::test::approx(1536 + 512 + 64 + 2 * fe + 8 * (dh + 2 * fe)));
+  CHECK(ds_saved.gemm_inputs == hopsim::test::approx(1536 + 512 + 64 + 2 * fe + 8 * (dh + 2 * fe)));
   // The experiment fits 80 GB with FP8 caching and not without (the error names the parts).
   const work::RunResult fp8 = run_with(kExperiments + "deepseek-v3-step.json", {});
   CHECK(fp8.cases[0].step()->recompute == "selective (layernorm, moe_act, mla_up_proj)");
@@ -520,11 +535,11 @@ TEST_CASE("training step: selective recomputation, module by module") {
                          (lp.attention + lp.mlp + lp.router + lp.shared_experts);
     const double again = static_cast<double>(t.recomputed.count_ps()) * t.gpus;
     CHECK(fwd(work::KernelClass::Copy) > 0);
-    CHECK(again == hopsim::test::approx(fwd(work::KernelClass::Norm) +
-                                        (t.moe ? fwd(work::KernelClass::SwiGlu) : 0.0) + share +
-                                        fwd(work::KernelClass::Rotary) +
-                                        fwd(work::KernelClass::Copy))
-                       .epsilon(1e-6));
+    CHECK(again ==
+          hopsim::test::approx(fwd(work::KernelClass::Norm) +
+                               (t.moe ? fwd(work::KernelClass::SwiGlu) : 0.0) + share +
+                               fwd(work::KernelClass::Rotary) + fwd(work::KernelClass::Copy))
+              .epsilon(1e-6));
   }
   double fp8_peak = 0;
   for (const work::StageMemory& mem : fp8.cases[0].step()->memory) {
@@ -540,13 +555,11 @@ TEST_CASE("training step: selective recomputation, module by module") {
   CHECK(error_of(kSmall, {"workload.recompute_modules=[\"layernorm\"]"})
             .find("recompute_modules are what selective recomputation runs again") !=
         std::string::npos);
-  CHECK(error_of(kSmall, {"workload.recompute=\"selective\"",
-                          "workload.recompute_modules=[\"attention\"]"})
+  CHECK(error_of(kSmall,
+                 {"workload.recompute=\"selective\"", "workload.recompute_modules=[\"attention\"]"})
             .find("/workload/recompute_modules/0") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.recompute=\"selective\"", "workload.recompute_modules=[]"})
             .find("at least one module") != std::string::npos);
-  CHECK(error_of(kSmall, {"workload.recompute=\"selective\"", "workload.fold=false"})
-            .find("folded only") != std::string::npos);
   CHECK(error_of(kSmall, {"workload.schedule=\"1f1b\"", "workload.virtual_stages=1",
                           "workload.microbatch_group=2"})
             .find("no micro-batch groups") != std::string::npos);
@@ -558,9 +571,11 @@ TEST_CASE("training step: schedule auto keeps the fastest schedule that fits") {
   const work::RunResult small =
       run_with(kSmall, {"workload.schedule=\"auto\"", "workload.virtual_stages=null"});
   const work::StepDetails& d = *small.cases[0].step();
-  REQUIRE(d.schedules_tried.size() == 9);  // 1f1b, interleaved x2 .. x8, dualpipe
+  // 1f1b, interleaved x2 .. x8, zb-h1, dualpipe, dualpipev: the schedule table's order.
+  REQUIRE(d.schedules_tried.size() == 11);
   CHECK(d.schedules_tried.front().schedule == "1f1b");
-  CHECK(d.schedules_tried.back().schedule == "dualpipe");
+  CHECK(d.schedules_tried[8].schedule == "zb-h1");
+  CHECK(d.schedules_tried.back().schedule == "dualpipev");
   double fastest = 1e300;
   std::string name;
   for (const work::ScheduleTried& t : d.schedules_tried) {
@@ -573,18 +588,19 @@ TEST_CASE("training step: schedule auto keeps the fastest schedule that fits") {
   CHECK(small.cases[0].outcome.makespan.seconds() == fastest);
   CHECK(name.starts_with(d.schedule));
   // The same schedule named: the same step.
-  const work::RunResult same = run_with(kSmall, {"workload.schedule=\"dualpipe\"",
-                                                 "workload.virtual_stages=1"});
+  const work::RunResult same =
+      run_with(kSmall, {"workload.schedule=\"dualpipe\"", "workload.virtual_stages=1"});
   CHECK(name == "dualpipe");
   CHECK(same.cases[0].outcome.makespan == small.cases[0].outcome.makespan);
 
-  // 405B on 8,192 GPUs: only 1F1B fits 80 GB; the others are rejected, each with its reason.
-  const work::RunResult big = run_with(kExperiments + "llama3-405b-8k-8192gpu.json",
-                                       {"workload.schedule=\"auto\""});
+  // 405B on 8,192 GPUs: only 1F1B and ZB-H1 (1F1B's memory) fit 80 GB, and ZB-H1's smaller
+  // bubble wins; the others are rejected, each with its reason.
+  const work::RunResult big =
+      run_with(kExperiments + "llama3-405b-8k-8192gpu.json", {"workload.schedule=\"auto\""});
   const work::StepDetails& b = *big.cases[0].step();
-  CHECK(b.schedule == "1f1b");
+  CHECK(b.schedule == "zb-h1");
   for (const work::ScheduleTried& t : b.schedules_tried) {
-    CHECK((t.schedule == "1f1b") == t.rejected.empty());
+    CHECK((t.schedule == "1f1b" || t.schedule == "zb-h1") == t.rejected.empty());
     if (!t.rejected.empty()) {
       CHECK(t.rejected.find("does not fit in memory") != std::string::npos);
     }
@@ -661,8 +677,8 @@ TEST_CASE("training step: layers per stage, the first and last with fewer") {
   CHECK(llama.front() == 7);
   CHECK(llama.back() == 7);
   CHECK(std::count(llama.begin(), llama.end(), 8) == 14);
-  for (const auto& [layers, stages] : {std::pair{61, 16}, std::pair{32, 8}, std::pair{5, 5},
-                                       std::pair{9, 1}, std::pair{33, 2}}) {
+  for (const auto& [layers, stages] :
+       {std::pair{61, 16}, std::pair{32, 8}, std::pair{5, 5}, std::pair{9, 1}, std::pair{33, 2}}) {
     const std::vector<std::int64_t> split = work::layers_per_stage(layers, stages);
     CHECK(std::accumulate(split.begin(), split.end(), std::int64_t{0}) == layers);
     const auto [lo, hi] = std::minmax_element(split.begin(), split.end());
@@ -676,8 +692,8 @@ TEST_CASE("training step: activations in flight and parameters per stage, in clo
   const ExperimentFile f = load_experiment(kExperiments + "llama3-405b-8k-8192gpu.json", {});
   const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
   const work::Mesh mesh(f.experiment.parallel);
-  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &*f.experiment.model,
-                         f.experiment.seed, nullptr};
+  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh,
+                         &*f.experiment.model, f.experiment.seed, nullptr};
   const std::vector<work::StageMemory> memory = work::stage_memory(job.shape(env));
   const double per_token = 8.0 * 16384 + 4.0 * 16384 + 4.0 * 8 * 128 + 6.0 * 53248;
   CHECK(memory[0].activations == hopsim::test::approx(16 * 7 * per_token * 1024));
@@ -732,8 +748,8 @@ TEST_CASE("training step: DeepSeek-V3's MTP module runs on the last stage") {
   CHECK(work::is_moe_layer(m, work::first_layers(layers).back() + 2));
   const work::Mesh mesh(f.experiment.parallel);
   const auto params = [&](const work::ModelSpec& model) {
-    const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &model,
-                           f.experiment.seed, nullptr};
+    const work::JobEnv env{
+        f.experiment.cluster, f.experiment.nccl, mesh, &model, f.experiment.seed, nullptr};
     return work::stage_params(job.shape(env));
   };
   const std::vector<work::StageParams> with = params(m);
@@ -748,8 +764,9 @@ TEST_CASE("training step: DeepSeek-V3's MTP module runs on the last stage") {
   CHECK(with[14].dense - without[14].dense == hopsim::test::approx(moe.dense).epsilon(1e-9));
   // The MTP module is not in the model's parameter count (DeepSeek's 671B leaves it out).
   CHECK(work::total_params(m) == work::total_params(*f.experiment.model));
-  CHECK(error_of(kExperiments + "deepseek-v3-step.json", {"model.mtp_depth=-1"})
-            .find("/mtp_depth") != std::string::npos);
+  CHECK(
+      error_of(kExperiments + "deepseek-v3-step.json", {"model.mtp_depth=-1"}).find("/mtp_depth") !=
+      std::string::npos);
 }
 
 TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
@@ -760,8 +777,8 @@ TEST_CASE("training step: FP8 expert weights keep a copy and its transpose") {
   const auto& job = std::get<work::TrainingStepJob>(f.experiment.job);
   const work::ModelSpec& m = *f.experiment.model;
   const work::Mesh mesh(f.experiment.parallel);
-  const work::JobEnv env{f.experiment.cluster, f.experiment.nccl, mesh, &m, f.experiment.seed,
-                         nullptr};
+  const work::JobEnv env{
+      f.experiment.cluster, f.experiment.nccl, mesh, &m, f.experiment.seed, nullptr};
   const std::vector<std::int64_t> layers = work::layers_per_stage(work::trained_layers(m), 16);
   const std::vector<std::int64_t> first = work::first_layers(layers);
   const work::LayerParams lp = work::layer_params(m, true);
@@ -793,17 +810,16 @@ TEST_CASE("training step: full recomputation by method and number of layers") {
     work::StepDetails details;
     Time time;
   };
+
   const auto step_of = [](const std::vector<std::string>& sets) {
     const work::RunResult r = run_with(kSmall, sets);
     return Step{*r.cases[0].step(), r.cases[0].summary.step};
   };
   const Step none = step_of({});
   const Step uniform = step_of({"workload.recompute=\"full\""});
-  const Step all = step_of({"workload.recompute=\"full\"",
-                                         "workload.recompute_method=\"block\"",
-                                         "workload.recompute_num_layers=4"});
-  const Step one = step_of({"workload.recompute=\"full\"",
-                                         "workload.recompute_method=\"block\""});
+  const Step all = step_of({"workload.recompute=\"full\"", "workload.recompute_method=\"block\"",
+                            "workload.recompute_num_layers=4"});
+  const Step one = step_of({"workload.recompute=\"full\"", "workload.recompute_method=\"block\""});
   CHECK(uniform.details.recompute == "full");
   CHECK(one.details.recompute == "full (block, 1 layer)");
   CHECK(all.details.recompute == "full (block, 4 layers)");
@@ -814,8 +830,9 @@ TEST_CASE("training step: full recomputation by method and number of layers") {
   const auto held = [](const Step& s) { return s.details.memory.front().activations; };
   CHECK(held(one) > held(uniform));
   CHECK(held(one) < held(none));
-  CHECK(error_of(kSmall, {"workload.recompute_method=\"block\""})
-            .find("set recompute to \"full\"") != std::string::npos);
+  CHECK(
+      error_of(kSmall, {"workload.recompute_method=\"block\""}).find("set recompute to \"full\"") !=
+      std::string::npos);
   CHECK(error_of(kSmall, {"workload.recompute=\"full\"", "workload.recompute_num_layers=5"})
             .find("/workload/recompute_num_layers: 5 layers per recomputation group: a model "
                   "stage holds at most 4") != std::string::npos);

@@ -67,20 +67,17 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
   const bool network = std::any_of(group.begin(), group.end(), [&](topo::GpuId g) {
     return g.value() / per_node != group.front().value() / per_node;
   });
-  r["cp"]["overlap_threshold_tokens"] =
-      job.overlap_threshold_tokens(*exp.model, exp.parallel, exp.cluster, network,
-                                   exp.nccl.p2p_net_efficiency);
+  r["cp"]["overlap_threshold_tokens"] = job.overlap_threshold_tokens(
+      *exp.model, exp.parallel, exp.cluster, network, exp.nccl.p2p_net_efficiency);
   r["cp"]["ring_link"] = network ? "network" : "nvlink";
   if (job.mode == work::LayerMode::Prefill && exp.parallel.cp > 1) {
-    const work::AttentionLayerJob::PassChoice c =
-        job.pass_choice(*exp.model, exp.parallel, exp.cluster, network,
-                        exp.nccl.p2p_net_efficiency);
-    r["cp"]["pass_kv_or_pass_q"] = {
-        {"message_rule_miss_rate", c.message_rule_miss_rate},
-        {"hidden_kv_tokens", c.hidden_kv_tokens},
-        {"crossover_miss_rate", c.crossover_miss_rate},
-        {"miss_rate", c.miss_rate},
-        {"rule_picks", c.pass_kv ? "ring (pass-KV)" : "ring_pass_q"}};
+    const work::AttentionLayerJob::PassChoice c = job.pass_choice(
+        *exp.model, exp.parallel, exp.cluster, network, exp.nccl.p2p_net_efficiency);
+    r["cp"]["pass_kv_or_pass_q"] = {{"message_rule_miss_rate", c.message_rule_miss_rate},
+                                    {"hidden_kv_tokens", c.hidden_kv_tokens},
+                                    {"crossover_miss_rate", c.crossover_miss_rate},
+                                    {"miss_rate", c.miss_rate},
+                                    {"rule_picks", c.pass_kv ? "ring (pass-KV)" : "ring_pass_q"}};
   }
 }
 
@@ -165,8 +162,11 @@ void time_section(const config::ExperimentFile& file, const work::LayerCosts& co
 void model_section(const work::Experiment& exp, std::int64_t seq, std::int64_t batch, Json& r) {
   const work::ModelSpec& m = *exp.model;
   r["model"] = m.name;
-  r["parallel"] = {{"tp", exp.parallel.tp}, {"cp", exp.parallel.cp}, {"ep", exp.parallel.ep},
-                   {"pp", exp.parallel.pp}, {"dp", exp.parallel.dp}};
+  r["parallel"] = {{"tp", exp.parallel.tp},
+                   {"cp", exp.parallel.cp},
+                   {"ep", exp.parallel.ep},
+                   {"pp", exp.parallel.pp},
+                   {"dp", exp.parallel.dp}};
   r["seq_len"] = seq;
   r["layers"] = m.layers;
   r["moe_layers"] = work::moe_layers(m);
@@ -196,12 +196,12 @@ std::pair<Json, Json> memory_figures(const work::TrainingStepJob& job,
     }
   }
   const work::StageMemory& most = per_rank[worst];
-  Json peak = {{"pipeline_rank", worst},
-               {"schedule", job.schedule_auto
-                                ? std::string("1f1b (schedule auto: see schedule_candidates)")
-                                : work::schedule_label(job)},
-               {"recompute", work::recompute_label(job.recompute)},
-               {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"}};
+  Json peak = {
+      {"pipeline_rank", worst},
+      {"schedule", job.schedule_auto ? std::string("1f1b (schedule auto: see schedule_candidates)")
+                                     : work::schedule_label(job)},
+      {"recompute", work::recompute_label(job.recompute)},
+      {"activation_dtype", job.gemm_input_bytes < 2 ? "fp8" : "bf16"}};
   peak.update(memory_terms(most));
   return {std::move(memory), std::move(peak)};
 }
@@ -238,13 +238,22 @@ Json candidate_figures(const work::TrainingStepJob& job, const work::JobEnv& env
         most_bytes = std::max(most_bytes, mem.total());
       }
     }
-    candidates.push_back({{"schedule", work::schedule_label(c)},
-                          {"peak_GB", most_bytes > 0 ? Json(most_bytes / 1e9) : Json(nullptr)},
-                          {"runs", problems.empty()},
-                          {"problem", problems.empty() ? std::string()
-                                                       : problems.front().message}});
+    candidates.push_back(
+        {{"schedule", work::schedule_label(c)},
+         {"peak_GB", most_bytes > 0 ? Json(most_bytes / 1e9) : Json(nullptr)},
+         {"runs", problems.empty()},
+         {"problem", problems.empty() ? std::string() : problems.front().message}});
   }
   return candidates;
+}
+
+// The share of the step an ideal pipeline of the job's schedule idles (equal stages, no
+// communication), from its closed form with a backward twice a forward and its weight part one
+// forward, a pair a forward and a backward; null where the schedule has none.
+Json ideal_bubble(const work::TrainingStepJob& job, const work::StepShape& shape) {
+  const std::optional<double> f =
+      work::ideal_bubble_fraction(*job.schedule, work::pipe_shape(shape));
+  return f ? Json(*f) : Json(nullptr);
 }
 
 // A training step in closed form: layout, memory per GPU, model FLOPs, the time at peak, and
@@ -267,11 +276,7 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
       {"model_flops_per_token", per_token},
       {"model_flops_per_step", tokens * per_token},
       {"time_at_peak_s", tokens * per_token / (gpus * exp.cluster.gpu.peak_bf16_tflops * 1e12)},
-      {"ideal_bubble_fraction", job.schedule == work::PipeSchedule::DualPipe
-                                    ? Json(nullptr)
-                                    : Json(work::ideal_bubble_fraction(
-                                          static_cast<int>(exp.parallel.pp),
-                                          job.virtual_stages, shape.micro_batches))},
+      {"ideal_bubble_fraction", ideal_bubble(job, shape)},
       {"step_overhead_s", job.step_overhead.seconds()},
       {"hbm_GB", exp.cluster.gpu.hbm_GB},
       {"memory_peak", std::move(peak)},
@@ -307,55 +312,55 @@ Json explain(const config::ExperimentFile& file) {
                              exp.cluster.gpus_per_node, exp.cluster.gpu.name);
   if (!exp.model || std::holds_alternative<work::FlowsJob>(exp.job) ||
       std::holds_alternative<work::CollectiveJob>(exp.job)) {
-    r["note"] = "closed forms are given for the layer kinds (with a model); `hopsim run` "
-                "simulates this one";
+    r["note"] =
+        "closed forms are given for the layer kinds (with a model); `hopsim run` "
+        "simulates this one";
     return r;
   }
   const work::ComputeModel compute = work::compute_model(exp);
-  std::visit(work::Overloaded{
-                 [&](const work::AttentionLayerJob& job) {
-                   model_section(exp, job.seq_len, job.micro_batch, r);
-                   cp_section(exp, job, r);
-                   time_section(file, work::attention_layer_costs(*exp.model, exp.parallel, job,
-                                                                  compute, exp.seed),
-                                r);
-                 },
-                 [&](const work::MoeLayerJob& job) {
-                   model_section(exp, job.routing.tokens_per_gpu, 1, r);
-                   ep_section(exp, job, r);
-                   time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute),
-                                r);
-                 },
-                 [&](const work::TransformerLayerJob& job) {
-                   const work::AttentionLayerJob& a = job.attention;
-                   model_section(exp, a.seq_len, a.micro_batch, r);
-                   cp_section(exp, a, r);
-                   work::LayerCosts costs = work::attention_layer_costs(*exp.model, exp.parallel,
-                                                                        a, compute, exp.seed);
-                   if (job.moe) {
-                     const work::MoeLayerJob moe = job.moe_part(exp.parallel);
-                     const Json attention_flops = r["per_layer_flops_per_gpu"];
-                     ep_section(exp, moe, r);
-                     r["per_layer_flops_per_gpu"] = merged_flops(
-                         attention_flops, r["per_layer_flops_per_gpu"]);
-                     const work::LayerCosts ffn =
-                         work::moe_layer_costs(*exp.model, exp.parallel, moe, compute);
-                     costs.fwd.insert(costs.fwd.end(), ffn.fwd.begin(), ffn.fwd.end());
-                     costs.bwd.insert(costs.bwd.begin(), ffn.bwd.begin(), ffn.bwd.end());
-                   }
-                   time_section(file, costs, r);
-                 },
-                 [&](const work::TrainingStepJob& job) {
-                   model_section(exp, job.layer.attention.seq_len,
-                                 job.layer.attention.micro_batch, r);
-                   step_section(exp, job, r);
-                   r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
-                 },
-                 [&](const work::FlowsJob& /*job*/) {},
-                 [&](const work::ChakraJob& /*job*/) {},
-                 [&](const work::CollectiveJob& /*job*/) {},
-             },
-             exp.job);
+  std::visit(
+      work::Overloaded{
+          [&](const work::AttentionLayerJob& job) {
+            model_section(exp, job.seq_len, job.micro_batch, r);
+            cp_section(exp, job, r);
+            time_section(
+                file, work::attention_layer_costs(*exp.model, exp.parallel, job, compute, exp.seed),
+                r);
+          },
+          [&](const work::MoeLayerJob& job) {
+            model_section(exp, job.routing.tokens_per_gpu, 1, r);
+            ep_section(exp, job, r);
+            time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute), r);
+          },
+          [&](const work::TransformerLayerJob& job) {
+            const work::AttentionLayerJob& a = job.attention;
+            model_section(exp, a.seq_len, a.micro_batch, r);
+            cp_section(exp, a, r);
+            work::LayerCosts costs =
+                work::attention_layer_costs(*exp.model, exp.parallel, a, compute, exp.seed);
+            if (job.moe) {
+              const work::MoeLayerJob moe = job.moe_part(exp.parallel);
+              const Json attention_flops = r["per_layer_flops_per_gpu"];
+              ep_section(exp, moe, r);
+              r["per_layer_flops_per_gpu"] =
+                  merged_flops(attention_flops, r["per_layer_flops_per_gpu"]);
+              const work::LayerCosts ffn =
+                  work::moe_layer_costs(*exp.model, exp.parallel, moe, compute);
+              costs.fwd.insert(costs.fwd.end(), ffn.fwd.begin(), ffn.fwd.end());
+              costs.bwd.insert(costs.bwd.begin(), ffn.bwd.begin(), ffn.bwd.end());
+            }
+            time_section(file, costs, r);
+          },
+          [&](const work::TrainingStepJob& job) {
+            model_section(exp, job.layer.attention.seq_len, job.layer.attention.micro_batch, r);
+            step_section(exp, job, r);
+            r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
+          },
+          [&](const work::FlowsJob& /*job*/) {},
+          [&](const work::ChakraJob& /*job*/) {},
+          [&](const work::CollectiveJob& /*job*/) {},
+      },
+      exp.job);
   return r;
 }
 

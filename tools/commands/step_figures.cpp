@@ -153,7 +153,7 @@ StepBreakdown breakdown(const work::CaseResult& c, double step) {
                      {"backward", t.backward.seconds()},
                      {"backward_weight", t.weight.seconds()},
                      {"pair", t.pair.seconds()}};
-  if (d.schedule != "dualpipe") {  // overlapped pairs hide what a layer alone shows
+  if (!pairs(d)) {  // overlapped pairs hide what a layer alone shows
     b.exposed_layer_comm_s = layer_exposed(d, rank);
     double exposed_in_ops = 0;
     for (const auto& [kind, s] : *b.exposed_layer_comm_s) {
@@ -201,14 +201,21 @@ StepFigures step_figures(const work::CaseResult& c,
   f.memory = memory_peak(d);
   if (validation) {
     const bool tokens = validation->metric == "tokens_per_s_per_gpu";  // else model TFLOPs
-    f.validation = validation_figures(
-        *validation, tokens ? f.tokens_per_s_per_gpu : f.model_tflops_per_gpu);
+    f.validation =
+        validation_figures(*validation, tokens ? f.tokens_per_s_per_gpu : f.model_tflops_per_gpu);
   }
   return f;
 }
 
 // The report's names of the two layer kinds.
-std::string_view layer_kind(bool moe) { return moe ? "moe" : "dense"; }
+bool pairs(const work::StepDetails& d) {
+  const work::ScheduleRow* row = work::schedule_named(d.schedule);
+  return row != nullptr && row->pairs;
+}
+
+std::string_view layer_kind(bool moe) {
+  return moe ? "moe" : "dense";
+}
 
 // Compute over communication of the layer's busiest GPU.
 std::optional<double> compute_comm_ratio(const work::LayerTiming& layer) {
@@ -219,6 +226,8 @@ std::optional<double> compute_comm_ratio(const work::LayerTiming& layer) {
 }
 
 // Decimal gigabytes.
-double gb(double bytes) { return bytes / 1e9; }
+double gb(double bytes) {
+  return bytes / 1e9;
+}
 
 }  // namespace hopsim::tools

@@ -77,6 +77,9 @@ struct StepFigures {
 StepFigures step_figures(const work::CaseResult& c,
                          const std::optional<work::Validation>& validation);
 
+/// Whether the step's schedule runs overlapped forward-backward pairs (DualPipe's).
+bool pairs(const work::StepDetails& d);
+
 /// "moe" or "dense": what the report calls a layer kind.
 std::string_view layer_kind(bool moe);
 

@@ -14,7 +14,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // A window of the pipeline: its length and the rank's idle time in it.
-Json window(const PipelineWindow& w) { return {{"s", w.s}, {"idle_s", w.idle_s}}; }
+Json window(const PipelineWindow& w) {
+  return {{"s", w.s}, {"idle_s", w.idle_s}};
+}
 
 // Warm-up, steady state and cool-down.
 Json pipeline_phases(const PipelinePhases& p) {
@@ -131,14 +133,10 @@ Json offload(const work::StepDetails& d) {
 }  // namespace
 
 Json memory_terms(const work::StageMemory& m) {
-  return {{"params_GB", gb(m.params)},
-          {"grads_GB", gb(m.grads)},
-          {"optimizer_GB", gb(m.optimizer)},
-          {"activations_GB", gb(m.activations)},
-          {"buffers_GB", gb(m.buffers)},
-          {"fp8_weights_GB", gb(m.fp8_weights)},
-          {"reserve_GB", gb(m.reserve)},
-          {"total_GB", gb(m.total())}};
+  return {{"params_GB", gb(m.params)},       {"grads_GB", gb(m.grads)},
+          {"optimizer_GB", gb(m.optimizer)}, {"activations_GB", gb(m.activations)},
+          {"buffers_GB", gb(m.buffers)},     {"fp8_weights_GB", gb(m.fp8_weights)},
+          {"reserve_GB", gb(m.reserve)},     {"total_GB", gb(m.total())}};
 }
 
 // The step's settings, throughput, breakdown, layers, syncs and memory, in report order.
@@ -161,14 +159,15 @@ Json step_section(const work::CaseResult& c, const StepFigures& f) {
   out["model_tflops_per_gpu"] = f.model_tflops_per_gpu;
   out["mfu"] = f.mfu;
   out["breakdown"] = f.breakdown ? breakdown(*f.breakdown) : Json(nullptr);
+  out["bubble_closed_form"] = d.bubble_closed_form ? Json(*d.bubble_closed_form) : Json(nullptr);
   out["layers"] = layer_rows(d);
   out["grad_sync_per_layer"] = grad_sync_rows(d);
   if (!d.schedules_tried.empty()) {
     Json tried = Json::array();
     for (const work::ScheduleTried& t : d.schedules_tried) {
-      tried.push_back(t.rejected.empty() ? Json{{"schedule", t.schedule}, {"step_s", t.step_s}}
-                                         : Json{{"schedule", t.schedule},
-                                                {"rejected", t.rejected}});
+      tried.push_back(t.rejected.empty()
+                          ? Json{{"schedule", t.schedule}, {"step_s", t.step_s}}
+                          : Json{{"schedule", t.schedule}, {"rejected", t.rejected}});
     }
     out["schedules_tried"] = std::move(tried);
   }

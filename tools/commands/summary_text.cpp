@@ -38,7 +38,9 @@ std::string index_list(const char* one, const char* many, const std::vector<int>
 }
 
 // "GPU 5", "GPUs 0, 1, 2", or the first eight and how many in all.
-std::string gpu_list(const std::vector<int>& gpus) { return index_list("GPU", "GPUs", gpus); }
+std::string gpu_list(const std::vector<int>& gpus) {
+  return index_list("GPU", "GPUs", gpus);
+}
 
 // What a perturbation applies to: GPUs, nodes, rails, or the links between leaves and spines.
 std::string target_words(const topo::Perturbation& p) {
@@ -72,13 +74,13 @@ std::string carrier_words(const topo::Perturbation& p, const topo::Failures& fai
 // Another GPU model on some nodes: which, and its rates against the cluster's.
 std::string type_words(const topo::Perturbation& p, const topo::GpuSpec& base) {
   const auto ratio = [&](work::KernelClass k) { return work::type_speed(base, p, k); };
-  return fmt::format("the GPUs of {} are {} ({}, calibration {}): GEMMs at {:.3g}, attention "
-                     "at {:.3g} forward and {:.3g} backward, norms at {:.3g} of the {}'s rate",
-                     target_words(p), p.gpu->name, p.gpu_source,
-                     p.gpu_calibration.empty() ? "none" : p.gpu_calibration,
-                     ratio(work::KernelClass::GemmFprop), ratio(work::KernelClass::AttentionFwd),
-                     ratio(work::KernelClass::AttentionBwd), ratio(work::KernelClass::Norm),
-                     base.name);
+  return fmt::format(
+      "the GPUs of {} are {} ({}, calibration {}): GEMMs at {:.3g}, attention "
+      "at {:.3g} forward and {:.3g} backward, norms at {:.3g} of the {}'s rate",
+      target_words(p), p.gpu->name, p.gpu_source,
+      p.gpu_calibration.empty() ? "none" : p.gpu_calibration, ratio(work::KernelClass::GemmFprop),
+      ratio(work::KernelClass::AttentionFwd), ratio(work::KernelClass::AttentionBwd),
+      ratio(work::KernelClass::Norm), base.name);
 }
 
 // A speed drawn per kernel, when the perturbation draws one.
@@ -87,9 +89,10 @@ std::string kernel_draw_words(const topo::Perturbation& p) {
     return "";
   }
   const topo::KernelDraw& d = *p.kernel_draw;
-  return fmt::format(", each kernel also at {:.3g} to {:.3g} drawn with seed {} ({:.3g} on "
-                     "average)",
-                     d.speed_min, d.speed_max, d.seed, d.mean_speed());
+  return fmt::format(
+      ", each kernel also at {:.3g} to {:.3g} drawn with seed {} ({:.3g} on "
+      "average)",
+      d.speed_min, d.speed_max, d.seed, d.mean_speed());
 }
 
 // One what-if, as the summary's header lists it.
@@ -97,9 +100,10 @@ std::string perturbation_words(const topo::Perturbation& p, const topo::Failures
   if (p.part == topo::PerturbedPart::Compute) {
     if (p.kernel_draw && p.compute_speed == 1.0) {
       const topo::KernelDraw& d = *p.kernel_draw;
-      return fmt::format("{} compute: each kernel at {:.3g} to {:.3g} of the model's rate, "
-                         "drawn with seed {} ({:.3g} on average)",
-                         target_words(p), d.speed_min, d.speed_max, d.seed, d.mean_speed());
+      return fmt::format(
+          "{} compute: each kernel at {:.3g} to {:.3g} of the model's rate, "
+          "drawn with seed {} ({:.3g} on average)",
+          target_words(p), d.speed_min, d.speed_max, d.seed, d.mean_speed());
     }
     return fmt::format("{} compute at {:.3g} of the model's rate{}", target_words(p),
                        p.compute_speed, kernel_draw_words(p));
@@ -108,12 +112,10 @@ std::string perturbation_words(const topo::Perturbation& p, const topo::Failures
                      : p.part == topo::PerturbedPart::NvLink ? "NVLink links"
                                                              : "spine links";
   if (p.failed) {
-    const std::string detour =
-        p.part == topo::PerturbedPart::Nic
-            ? carrier_words(p, failures)
-            : p.part == topo::PerturbedPart::NvLink
-                  ? "; traffic inside the node goes through the NICs"
-                  : "; ECMP hashes over the spines both leaves still reach";
+    const std::string detour = p.part == topo::PerturbedPart::Nic ? carrier_words(p, failures)
+                               : p.part == topo::PerturbedPart::NvLink
+                                   ? "; traffic inside the node goes through the NICs"
+                                   : "; ECMP hashes over the spines both leaves still reach";
     return p.part == topo::PerturbedPart::Spine
                ? fmt::format("{} {} failed{}", kind, target_words(p), detour)
                : fmt::format("{} {} failed{}", target_words(p),
@@ -143,17 +145,16 @@ std::string draw_words(const std::vector<topo::Perturbation>& list, std::size_t 
   for (std::size_t i = 0; i < std::min<std::size_t>(drawn.size(), 8); ++i) {
     gpus += fmt::format("{}{} at {:.3f}", i == 0 ? "" : ", ", drawn[i].second, drawn[i].first);
   }
-  return fmt::format("stragglers: {} of {} GPUs drawn with seed {}, compute at {:.3g} to {:.3g} of "
-                     "the model's rate{}; {}GPU {}{}",
-                     drawn.size(), d.population, seed, d.speed_min, d.speed_max,
-                     kernel_draw_words(list[first]), drawn.size() > 8 ? "the slowest: " : "",
-                     gpus, drawn.size() > 8 ? ", ..." : "");
+  return fmt::format(
+      "stragglers: {} of {} GPUs drawn with seed {}, compute at {:.3g} to {:.3g} of "
+      "the model's rate{}; {}GPU {}{}",
+      drawn.size(), d.population, seed, d.speed_min, d.speed_max, kernel_draw_words(list[first]),
+      drawn.size() > 8 ? "the slowest: " : "", gpus, drawn.size() > 8 ? ", ..." : "");
 }
 
 // The experiment, its kind, and the cluster (and model) it ran on.
 std::string header(const work::Experiment& e) {
-  std::string out =
-      fmt::format("experiment {}  (workload {})\n", e.name, work::kind_name(e.job));
+  std::string out = fmt::format("experiment {}  (workload {})\n", e.name, work::kind_name(e.job));
   out += fmt::format("cluster        {}: {} nodes x {} {}", e.cluster.name, e.cluster.nodes,
                      e.cluster.gpus_per_node, e.cluster.gpu.name);
   if (e.model) {
@@ -198,10 +199,11 @@ std::string flows_table(const work::CaseResult& c) {
 
 // What the replayed trace held: ranks, kernels, host ops, pairs, collectives by op.
 std::string chakra_text(const ChakraFigures& f) {
-  std::string out = fmt::format("chakra trace {} (schema {}): {} ranks, {} kernels ({} time), "
-                                "{} host ops, {} send/recv pairs ({} B)\n",
-                                f.source, f.version.empty() ? "unnamed" : f.version, f.ranks,
-                                f.kernels, f.compute, f.host_ops, f.sends, f.send_bytes);
+  std::string out = fmt::format(
+      "chakra trace {} (schema {}): {} ranks, {} kernels ({} time), "
+      "{} host ops, {} send/recv pairs ({} B)\n",
+      f.source, f.version.empty() ? "unnamed" : f.version, f.ranks, f.kernels, f.compute,
+      f.host_ops, f.sends, f.send_bytes);
   for (const auto& [op, counted] : f.collectives) {
     out += fmt::format("  {:<15} {:>6} nodes {:>16} B\n", op, counted.first, counted.second);
   }
@@ -219,8 +221,8 @@ std::string collective_table(const work::CollectiveJob& job, const CollectiveFig
   if (job.group) {
     out += fmt::format(" in each of {} {} groups", f.groups, work::dim_name(*job.group));
   }
-  out += job.chunks > 0 ? fmt::format(", {} chunk(s)\n", job.chunks)
-                        : std::string(", chunks auto\n");
+  out +=
+      job.chunks > 0 ? fmt::format(", {} chunk(s)\n", job.chunks) : std::string(", chunks auto\n");
   out += fmt::format("{:>14} {:>14} {:>12} {:>12} {:>16}  {}\n", "size(B)", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)", "IB bytes", "algorithm");
   for (const CollectiveRow& row : f.rows) {
@@ -232,10 +234,9 @@ std::string collective_table(const work::CollectiveJob& job, const CollectiveFig
   if (last.ib_bytes_flat) {
     const std::int64_t flat = *last.ib_bytes_flat;
     const std::int64_t ib = last.ib_bytes;
-    out += fmt::format("InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
-                       flat > 0 ? 100.0 * static_cast<double>(ib - flat) /
-                                      static_cast<double>(flat)
-                                : 0.0);
+    out += fmt::format(
+        "InfiniBand bytes {} vs {} if flat ({:+.1f}%)\n", ib, flat,
+        flat > 0 ? 100.0 * static_cast<double>(ib - flat) / static_cast<double>(flat) : 0.0);
   }
   return out;
 }
@@ -256,26 +257,29 @@ std::string phase_table(const work::CaseResult& c) {
 // The CP layer: balance, threshold, the critical rank's ring steps.
 std::string cp_lines(const work::AttentionLayerJob& job, const work::CpDetails& cp,
                      const CpFigures& f) {
-  std::string out = fmt::format(
-      "attention      {} over cp {} ({}, {} x ring {}), {}, {} layer(s), {}\n", cp.algorithm,
-      cp.degree, cp.balance, cp.ulysses_degree, cp.ring_degree, work::mode_name(job.mode),
-      job.layers, work::passes_name(job.passes));
-  out += fmt::format("balance        {}-token chunks; work units per rank {}..{}, attention FLOPs "
-                     "max/min {:.3f}\n",
-                     cp.block_tokens, f.min_work_units, f.max_work_units, f.flops_max_over_min);
-  out += fmt::format("overlap        threshold {:.0f} tokens per block over {}; minimum sequence "
-                     "per rank {:.0f}\n",
-                     cp.overlap_threshold_tokens, cp.ring_link, cp.min_seq_per_rank);
+  std::string out =
+      fmt::format("attention      {} over cp {} ({}, {} x ring {}), {}, {} layer(s), {}\n",
+                  cp.algorithm, cp.degree, cp.balance, cp.ulysses_degree, cp.ring_degree,
+                  work::mode_name(job.mode), job.layers, work::passes_name(job.passes));
+  out += fmt::format(
+      "balance        {}-token chunks; work units per rank {}..{}, attention FLOPs "
+      "max/min {:.3f}\n",
+      cp.block_tokens, f.min_work_units, f.max_work_units, f.flops_max_over_min);
+  out += fmt::format(
+      "overlap        threshold {:.0f} tokens per block over {}; minimum sequence "
+      "per rank {:.0f}\n",
+      cp.overlap_threshold_tokens, cp.ring_link, cp.min_seq_per_rank);
   if (f.steps.size() > 1) {
-    out += fmt::format("ring steps     rank {}, layer 0 forward: step, compute_us, transfer_us, "
-                       "wait_us\n",
-                       cp.steps_gpu);
+    out += fmt::format(
+        "ring steps     rank {}, layer 0 forward: step, compute_us, transfer_us, "
+        "wait_us\n",
+        cp.steps_gpu);
     for (std::size_t j = 0; j < f.steps.size(); ++j) {
       const CpRingStep& st = f.steps[j];
-      out += fmt::format("  {:>4} {:>12.2f} {:>12} {:>10.2f}\n", j, st.compute_s * 1e6,
-                         st.transfer_s ? fmt::format("{:.2f}", *st.transfer_s * 1e6)
-                                       : std::string("-"),
-                         st.wait_s * 1e6);
+      out += fmt::format(
+          "  {:>4} {:>12.2f} {:>12} {:>10.2f}\n", j, st.compute_s * 1e6,
+          st.transfer_s ? fmt::format("{:.2f}", *st.transfer_s * 1e6) : std::string("-"),
+          st.wait_s * 1e6);
     }
   }
   return out;
@@ -283,9 +287,10 @@ std::string cp_lines(const work::AttentionLayerJob& job, const work::CpDetails& 
 
 // What the attention phase left exposed of its communication.
 std::string cp_tail(const CpFigures& f) {
-  return fmt::format("attention      exposed communication {:.3f} us of {:.3f} us attention "
-                     "compute\n",
-                     f.attention_exposed_comm_s * 1e6, f.attention_compute_s * 1e6);
+  return fmt::format(
+      "attention      exposed communication {:.3f} us of {:.3f} us attention "
+      "compute\n",
+      f.attention_exposed_comm_s * 1e6, f.attention_compute_s * 1e6);
 }
 
 // The MoE layer's exchange, how tokens are routed, and how evenly they land.
@@ -333,27 +338,26 @@ std::string ep_load_lines(const work::MoeLayerJob& job, const work::EpDetails& e
   std::string out;
   if (f.placement != "even") {
     const auto [lo, hi] = std::minmax_element(f.slots_per_rank.begin(), f.slots_per_rank.end());
-    out += fmt::format("placement      {}: {} to {} expert slots per GPU{}\n", f.placement, *lo,
-                       *hi,
-                       job.redundant_experts > 0
-                           ? fmt::format(", {} redundant copies", job.redundant_experts)
-                           : std::string());
+    out += fmt::format(
+        "placement      {}: {} to {} expert slots per GPU{}\n", f.placement, *lo, *hi,
+        job.redundant_experts > 0 ? fmt::format(", {} redundant copies", job.redundant_experts)
+                                  : std::string());
   }
   if (!ep.balance_steps.empty()) {
-    out += fmt::format("balancer       bias over {} steps: max/mean over ranks {:.3f} at the "
-                       "first, {:.3f} at the last\n",
-                       ep.balance_steps.size(), ep.balance_steps.front(),
-                       ep.balance_steps.back());
+    out += fmt::format(
+        "balancer       bias over {} steps: max/mean over ranks {:.3f} at the "
+        "first, {:.3f} at the last\n",
+        ep.balance_steps.size(), ep.balance_steps.front(), ep.balance_steps.back());
   }
   if (f.capacity_factor) {
     out += fmt::format("capacity       factor {:g}: {} of {} selections dropped ({:.2f}%)\n",
                        *f.capacity_factor, ep.dropped, ep.selections, 100 * f.dropped_fraction);
   }
-  out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", "exchange", "pass", "IB bytes",
-                     "NVLink bytes");
+  out +=
+      fmt::format("{:<14} {:<5} {:>16} {:>16}\n", "exchange", "pass", "IB bytes", "NVLink bytes");
   for (const auto& [key, bytes] : f.bytes) {
-    out += fmt::format("{:<14} {:<5} {:>16} {:>16}\n", key.second, key.first, bytes.ib,
-                       bytes.nvlink);
+    out +=
+        fmt::format("{:<14} {:<5} {:>16} {:>16}\n", key.second, key.first, bytes.ib, bytes.nvlink);
   }
   return out;
 }
@@ -405,9 +409,10 @@ std::string validation_line(const std::optional<ValidationFigures>& f) {
   }
   const work::Validation& v = f->validation;
   const std::string at = v.bytes ? fmt::format(" at {} B", v.bytes->n) : std::string();
-  return fmt::format("validation     {}{}: predicted {:.4g}, published {:.4g}, error "
-                     "{:+.1f}%  ({})\n",
-                     v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
+  return fmt::format(
+      "validation     {}{}: predicted {:.4g}, published {:.4g}, error "
+      "{:+.1f}%  ({})\n",
+      v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
 }
 
 // A CP layer, a MoE layer or both (a transformer layer): their settings and figures, the
@@ -436,17 +441,16 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
   }
   const std::int64_t layers = cp ? attention->layers : moe->layers;
   const std::int64_t simulated = cp ? layers : c.ep()->layers_simulated;
-  out += fmt::format("layer time     {}{}\n",
-                     human_time(cp ? cp->layer_time_s : ep->layer_time_s),
-                     layers > 1 ? fmt::format(" (the step over {} layers{}; the phases above are "
-                                              "their sums)",
-                                              layers,
-                                              simulated < layers
-                                                  ? fmt::format(", {} simulated and the rest "
+  out += fmt::format(
+      "layer time     {}{}\n", human_time(cp ? cp->layer_time_s : ep->layer_time_s),
+      layers > 1 ? fmt::format(" (the step over {} layers{}; the phases above are "
+                               "their sums)",
+                               layers,
+                               simulated < layers ? fmt::format(", {} simulated and the rest "
                                                                 "repeated: a steady schedule",
                                                                 simulated)
                                                   : std::string())
-                                : std::string());
+                 : std::string());
   out += time_words(work::time_shares(c.plan, c.summary));
   return out + validation_line(cp ? cp->validation : ep->validation);
 }
@@ -463,15 +467,15 @@ std::string schedules_line(const work::StepDetails& d) {
       ran.push_back(fmt::format("{} {:.3f} s", t.schedule, t.step_s));
     } else {
       // The problem's first clause: "/parallel: does not fit in memory: ... of HBM".
-      const std::string_view why = std::string_view(t.rejected).substr(
-          0, std::min(t.rejected.find(" ("), t.rejected.find(';')));
+      const std::string_view why =
+          std::string_view(t.rejected)
+              .substr(0, std::min(t.rejected.find(" ("), t.rejected.find(';')));
       rejected.push_back(fmt::format("{} ({})", t.schedule, why));
     }
   }
-  return fmt::format("schedule       auto kept the fastest that fits of {}{}\n",
-                     fmt::join(ran, ", "),
-                     rejected.empty() ? std::string()
-                                      : fmt::format("; rejected {}", fmt::join(rejected, "; ")));
+  return fmt::format(
+      "schedule       auto kept the fastest that fits of {}{}\n", fmt::join(ran, ", "),
+      rejected.empty() ? std::string() : fmt::format("; rejected {}", fmt::join(rejected, "; ")));
 }
 
 // The busiest pipeline rank's step: its parts, the pipeline's phases, and each simulated
@@ -483,11 +487,11 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       exposed += fmt::format(", exposed {} {:.3f} s", kind, t);
     }
   }
-  // The schedule's closed-form bubble share; none for DualPipe or Meta's micro-batch groups.
+  // The schedule's closed-form bubble share with the stages' times; none for Meta's
+  // micro-batch groups.
   std::string ideal;
-  if (d.schedule != "dualpipe" && d.group == 0) {
-    ideal = fmt::format(", closed form {:.1f}%",
-                        100 * work::ideal_bubble_fraction(d.stages, d.chunks, d.micro_batches));
+  if (d.bubble_closed_form) {
+    ideal = fmt::format(", closed form {:.1f}%", 100 * *d.bubble_closed_form);
   }
   std::string out = fmt::format(
       "pipeline rank  {} ({} {}, {} micro-batches): {} {:.3f} s{}, bubble {:.3f} s ({:.1f}%{}), "
@@ -502,18 +506,18 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
       ideal, b.dp_exposed_s, b.optimizer_s, b.param_gather_s, b.step_overhead_s);
   out += schedules_line(d);
   const PipelinePhases& ph = b.phases;
-  out += fmt::format("pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} "
-                     "idle), cool-down {:.3f} s ({:.3f} idle)\n",
-                     ph.warm_up.s, ph.warm_up.idle_s, ph.steady.s, ph.steady.idle_s,
-                     ph.cool_down.s, ph.cool_down.idle_s);
+  out += fmt::format(
+      "pipeline       warm-up {:.3f} s ({:.3f} idle), steady {:.3f} s ({:.3f} "
+      "idle), cool-down {:.3f} s ({:.3f} idle)\n",
+      ph.warm_up.s, ph.warm_up.idle_s, ph.steady.s, ph.steady.idle_s, ph.cool_down.s,
+      ph.cool_down.idle_s);
   for (const work::LayerTiming& l : d.layers) {
     const std::optional<double> ratio = compute_comm_ratio(l);
     out += fmt::format("{:<14} forward {:.3f} ms, backward {:.3f} ms{}, compute/communication {}\n",
                        std::string(layer_kind(l.moe)) + " layer", l.forward.seconds() * 1e3,
                        l.backward.seconds() * 1e3,
-                       d.schedule == "dualpipe"
-                           ? fmt::format(", overlapped pair {:.3f} ms", l.pair.seconds() * 1e3)
-                           : std::string(),
+                       pairs(d) ? fmt::format(", overlapped pair {:.3f} ms", l.pair.seconds() * 1e3)
+                                : std::string(),
                        ratio ? fmt::format("{:.2f}", *ratio) : std::string("(no communication)"));
   }
   return out;
@@ -547,9 +551,9 @@ std::string kernel_line(const work::KernelTally& tally) {
   Time rest;
   for (std::size_t i = 0; i < shares.size(); ++i) {
     if (i < kShown) {
-      out += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ",
-                         work::kernel_class_name(shares[i].first),
-                         100 * shares[i].second.seconds() / all.seconds());
+      out +=
+          fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ", work::kernel_class_name(shares[i].first),
+                      100 * shares[i].second.seconds() / all.seconds());
     } else {
       rest += shares[i].second;
     }

@@ -9,7 +9,6 @@
 namespace hopsim::config {
 namespace {
 
-constexpr std::array<std::string_view, 4> kSchedules{"1f1b", "interleaved", "dualpipe", "auto"};
 constexpr std::array<std::string_view, 3> kRecomputes{"none", "selective", "full"};
 constexpr std::array<std::string_view, 2> kRecomputeMethods{"uniform", "block"};
 constexpr std::array<std::string_view, 2> kGradDtypes{"bf16", "fp32"};
@@ -26,19 +25,25 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   job.layer = parse_transformer_layer(n, ctx, work::TrainingStepJob::kKind);
   job.global_batch = n.at("global_batch").integer_in(1, std::int64_t{1} << 31);
   if (n.has("schedule")) {
-    const std::size_t k = n.at("schedule").index_of(kSchedules);
-    job.schedule_auto = k == 3;
-    job.schedule = job.schedule_auto ? work::PipeSchedule::OneFOneB
-                                     : static_cast<work::PipeSchedule>(k);
+    std::vector<std::string_view> names;
+    for (const work::ScheduleRow* row : work::pipe_schedules()) {
+      names.push_back(row->name);
+    }
+    names.emplace_back("auto");
+    const std::size_t k = n.at("schedule").index_of(names);
+    job.schedule_auto = k + 1 == names.size();
+    job.schedule = job.schedule_auto ? &work::default_schedule() : work::pipe_schedules()[k];
   }
   if (job.schedule_auto && n.has("virtual_stages")) {
-    n.at("virtual_stages").fail("schedule \"auto\" tries 1f1b, interleaved with 2 to 8 "
-                                "virtual stages and dualpipe itself; remove virtual_stages "
-                                "(--set workload.virtual_stages=null) or name a schedule");
+    n.at("virtual_stages")
+        .fail(
+            "schedule \"auto\" tries every schedule (interleaved with 2 to "
+            "8 virtual stages) itself; remove virtual_stages "
+            "(--set workload.virtual_stages=null) or name a schedule");
   }
   if (n.has("virtual_stages")) {
     job.virtual_stages = static_cast<int>(n.at("virtual_stages").integer_in(1, 1024));
-  } else if (job.schedule == work::PipeSchedule::Interleaved) {
+  } else if (job.schedule->takes_chunks) {
     job.virtual_stages = 2;
   }
   if (n.has("microbatch_group")) {
@@ -47,9 +52,10 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("zero")) {
     job.zero = static_cast<int>(n.at("zero").integer_in(0, 3));
     if (job.zero == 2) {
-      n.at("zero").fail("ZeRO stage 2 (sharded gradients, whole parameters) is not simulated; "
-                        "0 (all-reduce), 1 (sharded optimizer states, Megatron's distributed "
-                        "optimizer) or 3 (parameters and gradients sharded too, FSDP)");
+      n.at("zero").fail(
+          "ZeRO stage 2 (sharded gradients, whole parameters) is not simulated; "
+          "0 (all-reduce), 1 (sharded optimizer states, Megatron's distributed "
+          "optimizer) or 3 (parameters and gradients sharded too, FSDP)");
     }
   }
   if (n.has("recompute")) {
@@ -59,16 +65,18 @@ work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
   if (n.has("recompute_modules")) {
     const Node& list = n.at("recompute_modules");
     if (job.recompute.granularity != work::Recompute::Selective) {
-      list.fail("recompute_modules are what selective recomputation runs again; set recompute "
-                "to \"selective\" or remove them (--set workload.recompute_modules=null)");
+      list.fail(
+          "recompute_modules are what selective recomputation runs again; set recompute "
+          "to \"selective\" or remove them (--set workload.recompute_modules=null)");
     }
     job.recompute.modules = parse_recompute_modules(list);
   }
   for (const char* key : {"recompute_method", "recompute_num_layers"}) {
     if (n.has(key) && job.recompute.granularity != work::Recompute::Full) {
-      n.at(key).fail(fmt::format("{} says which layers full recomputation runs again; set "
-                                 "recompute to \"full\" or remove it (--set workload.{}=null)",
-                                 key, key));
+      n.at(key).fail(
+          fmt::format("{} says which layers full recomputation runs again; set "
+                      "recompute to \"full\" or remove it (--set workload.{}=null)",
+                      key, key));
     }
   }
   if (n.has("recompute_method")) {

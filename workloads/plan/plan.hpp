@@ -41,8 +41,8 @@ struct PlanTask {
   Time not_before;  ///< earliest start
   /// A flow pays this latency instead of its route's (collectives follow NCCL's cost model).
   std::optional<Time> latency;
-  Flops flops;                       ///< compute: the work it does
-  Source source = Source::Roofline;  ///< compute: where its time came from
+  Flops flops;                              ///< compute: the work it does
+  Source source = Source::Roofline;         ///< compute: where its time came from
   KernelClass kernel = KernelClass::Other;  ///< compute: its class
   /// Flow: payload bytes per byte on the wire (a protocol's flags, a kernel that reaches only a
   /// share of the links); the flow moves bytes / efficiency, reports count `bytes`.
@@ -79,12 +79,12 @@ enum class PhaseKind : std::uint8_t {
   DpComm,
   ParamGather,
   Optimizer,
-  Request,  ///< a prefill request's fixed cost (the serving stack's, not its layers')
-  Broadcast,  ///< a replayed trace's broadcast
+  Request,       ///< a prefill request's fixed cost (the serving stack's, not its layers')
+  Broadcast,     ///< a replayed trace's broadcast
   StepOverhead,  ///< a training step's fixed cost (the framework's, not its layers' or optimizer's)
 };
-/// When in a step a phase runs: forward, backward, DualPipe's weight and pair ops, the step's
-/// end.
+/// When in a step a phase runs: forward, backward, a deferred weight-gradient part, an overlapped
+/// forward-backward pair, the step's end.
 enum class PhasePass : std::uint8_t { Fwd, Bwd, Weight, Pair, Step };
 
 /// Its name in reports and traces ("tp_comm", "dispatch", ...); "fwd", "bwd", ...
@@ -98,7 +98,9 @@ std::string_view exposed_as(PhaseKind kind);
 struct Phase {
   PhaseKind kind = PhaseKind::Main;
   PhasePass when = PhasePass::Fwd;
+
   std::string_view name() const { return phase_name(kind); }
+
   std::string_view pass() const { return pass_name(when); }
 };
 
@@ -136,17 +138,24 @@ class Plan {
   PlanTaskId add_hold(topo::GpuId gpu, Time duration, std::uint32_t phase, StreamIndex stream);
   /// The stream of that name, added the first time it is asked for.
   StreamIndex stream(std::string_view name);
+
   void set_latency(PlanTaskId flow, Time latency) { tasks_[flow].latency = latency; }
+
   /// Payload per wire byte of a flow, in (0, 1].
   void set_efficiency(PlanTaskId flow, double efficiency);
   /// A flow takes these links instead of the topology's route from src to dst.
   /// The flow goes through the NICs alone (PlanTask::nics_only).
   void set_nics_only(PlanTaskId flow);
+
   void set_label(PlanTaskId task, std::string_view label) { tasks_[task].label = intern(label); }
+
   void set_stream(PlanTaskId task, StreamIndex stream);
+
   /// `task` starts after `before` ends.
   void add_dependency(PlanTaskId before, PlanTaskId task) { deps_.emplace_back(before, task); }
+
   void set_not_before(PlanTaskId task, Time at) { tasks_[task].not_before = at; }
+
   /// Copies every task and dependency of `other` into this plan, GPU g of `other` becoming
   /// gpu_of[g], phases matched by kind and pass and streams by name (added when missing); returns
   /// the id of the first copied task (task i of `other` is that + i).
@@ -156,12 +165,24 @@ class Plan {
   /// runner runs a perturbed GPU's kernels: a plan simulated on a healthy cluster stands for
   /// slow GPUs or another GPU model.
   void slow_compute(std::span<const KernelSpeeds> speed);
+  /// The tasks that `keep` marks (one flag per task), as a plan of their own with this plan's
+  /// phases, streams and labels: each kept task waits for the kept tasks it waited for,
+  /// directly or through tasks left out, or (`dependencies` false) for none but those before
+  /// it on its stream (plan_subset.cpp).
+  Plan subset(std::span<const char> keep, bool dependencies = true) const;
+
   const std::vector<PlanTask>& tasks() const { return tasks_; }
+
   const std::vector<std::pair<PlanTaskId, PlanTaskId>>& dependencies() const { return deps_; }
+
   const std::vector<Phase>& phases() const { return phases_; }
+
   const std::vector<std::string>& streams() const { return streams_; }
+
   const std::vector<std::string>& labels() const { return labels_; }
+
   const std::string& label(const PlanTask& t) const { return labels_[t.label]; }
+
   void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
 
  private:

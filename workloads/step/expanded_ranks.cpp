@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/assert.hpp"
+
 namespace hopsim::work::step_parts {
 namespace {
 
@@ -22,8 +24,8 @@ bool paces(const StepMeasurements& view, const std::array<Time, 2>& group_time) 
 // The output layer's kernels of one pass on every GPU of a group, each at its `speed`.
 Piece head_piece(const KernelCosts& kernels, bool forward, std::span<const KernelSpeeds> speed) {
   Plan plan;
-  const std::uint32_t phase = plan.phase(PhaseKind::Head, forward ? PhasePass::Fwd
-                                                                  : PhasePass::Bwd);
+  const std::uint32_t phase =
+      plan.phase(PhaseKind::Head, forward ? PhasePass::Fwd : PhasePass::Bwd);
   for (std::size_t g = 0; g < speed.size(); ++g) {
     for (const auto& [name, cost] : forward ? kernels : run_order(kernels)) {
       plan.add_compute(ComputeTask{topo::GpuId{static_cast<int>(g)}, cost.time, cost.flops,
@@ -50,8 +52,8 @@ Piece recompute_piece(Time t, std::size_t gpus, Source source) {
 ExpandedRanks::ExpandedRanks(const TrainingStepJob& job, const BuildEnv& b,
                              const StepDetails& details, const StepMeasurements& m)
     : job_(job), b_(b), details_(details) {
-  if (b.env.cluster.perturbations.empty() || job.zero >= 3 ||
-      job.schedule == PipeSchedule::DualPipe || !details.offload_copy.empty()) {
+  if (b.env.cluster.perturbations.empty() || job.zero >= 3 || !job.schedule->plain_ops() ||
+      !details.offload_copy.empty()) {
     return;
   }
   const Touched t = touched(job, b.env);
@@ -104,14 +106,16 @@ bool ExpandedRanks::runs(int rank, topo::GpuId gpu) const {
 }
 
 std::vector<std::pair<PlanTaskId, PlanTaskId>> ExpandedRanks::add_op(Plan& plan, int rank,
-                                                                      topo::GpuId gpu,
-                                                                      const PipeOp& op,
-                                                                      int stage) {
+                                                                     topo::GpuId gpu,
+                                                                     const PipeOp& op) {
   if (!runs(rank, gpu)) {
     return {};
   }
   Rank& r = ranks_.at(rank);
-  const auto [added, fresh] = r.ops.try_emplace({stage, op.micro_batch, op.forward});
+  const int stage = op.stage;
+  const bool forward = op.work == OpWork::Forward;
+  HOPSIM_ASSERT(forward || op.work == OpWork::Backward, "an expanded rank runs whole passes");
+  const auto [added, fresh] = r.ops.try_emplace({stage, op.micro_batch, forward});
   if (!fresh) {
     return added->second;  // another column's GPU in the group: the same op
   }
@@ -122,14 +126,14 @@ std::vector<std::pair<PlanTaskId, PlanTaskId>> ExpandedRanks::add_op(Plan& plan,
   }
   const auto st = static_cast<std::size_t>(stage);
   const std::int64_t n = details_.layers_per_stage[st];
-  const bool last_stage = stage == details_.stages * job_.virtual_stages - 1;
+  const bool last_stage = stage == static_cast<int>(details_.layers_per_stage.size()) - 1;
   const auto kind = [&](std::int64_t k) {
     return moe_at(job_, *b_.env.model, details_.first_layer[st] + k) ? 1U : 0U;
   };
   PlanTaskId cur = entry;
   const auto put = [&](const Piece& p) { cur = add_piece(plan, p, r.gpus, cur, join); };
   std::vector<std::pair<PlanTaskId, PlanTaskId>> out;
-  if (op.forward) {
+  if (forward) {
     for (std::int64_t k = 0; k < n; ++k) {
       put(*r.forward[kind(k)]);
     }
@@ -154,7 +158,7 @@ std::vector<std::pair<PlanTaskId, PlanTaskId>> ExpandedRanks::add_op(Plan& plan,
     }
   }
   r.last = cur;
-  spans_.push_back({r.gpu, op.forward, entry, cur});
+  spans_.push_back({r.gpu, forward, entry, cur});
   added->second = out;
   return out;
 }
@@ -167,13 +171,12 @@ const Piece& ExpandedRanks::bucket_piece(int rank, const DpKey& key) {
   return it->second;
 }
 
-PlanTaskId ExpandedRanks::add_bucket(Plan& plan, int rank, const DpKey& key, PlanTaskId after,
-                                     std::optional<PlanTaskId> before) {
+PlanTaskId ExpandedRanks::add_bucket(Plan& plan, int rank, const DpKey& key,
+                                     std::span<const PlanTaskId> after) {
   const std::uint32_t join = plan.phase(PhaseKind::Join, PhasePass::Step);
   const PlanTaskId start = plan.add_delay(ranks_.at(rank).gpu, Time{}, join);
-  plan.add_dependency(after, start);
-  if (before) {
-    plan.add_dependency(*before, start);
+  for (const PlanTaskId a : after) {
+    plan.add_dependency(a, start);
   }
   const PlanTaskId end = add_piece(plan, bucket_piece(rank, key), every_gpu_, start, join);
   ranks_.at(rank).last_bucket = end;

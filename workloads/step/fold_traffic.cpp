@@ -51,29 +51,43 @@ std::pair<std::int64_t, std::int64_t> stage_layers(const TrainingStepJob& job,
   return {layers, rebuilt};
 }
 
-// The layer probes' bytes: each pipeline rank's layer groups run each of its layers for every
-// micro-batch (under DualPipe each of its two stages for half of them), the forward again where
-// full recomputation rebuilds the layer; a group a link perturbation touches as its own probe
-// measured it, the others as the healthy one. The DualPipe pair moves the same bytes as the
-// two passes.
+// How often one pipeline rank's layer group runs a layer kind's forward and backward probe:
+// over the rank's order as the fold lays it, each forward through a stage runs its layers'
+// forwards, each backward's input part (a whole backward, a split one's input part, a pair's
+// backward half) its layers' backwards and, where full recomputation rebuilds them, their
+// forwards again; a deferred weight part moves nothing of its own (the backward probe holds
+// it). A pair moves the bytes of its two halves.
+std::pair<std::int64_t, std::int64_t> probe_runs(const TrainingStepJob& job, const StepShape& shape,
+                                                 const std::vector<PipeOp>& ops, bool moe) {
+  std::int64_t forwards = 0;
+  std::int64_t backwards = 0;
+  for (const PipeOp& op : ops) {
+    if (const auto f = forward_of(op)) {
+      forwards += stage_layers(job, shape, f->stage, moe).first;
+    }
+    if (const auto b = input_gradient_of(op)) {
+      const auto [layers, again] = stage_layers(job, shape, b->stage, moe);
+      backwards += layers;
+      forwards += again;
+    }
+  }
+  return {forwards, backwards};
+}
+
+// The layer probes' bytes: each pipeline rank's layer groups run its order's layers; a group a
+// link perturbation touches as its own probe measured it, the others as the healthy one.
 void add_layers(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
                 const Touched& touched) {
   const ParallelSpec& p = b.env.mesh.spec();
   const StepShape shape = job.shape(b.env);
-  const bool dualpipe = job.schedule == PipeSchedule::DualPipe;
-  const std::int64_t runs = job.micro_batches(p) / (dualpipe ? 2 : 1);
+  const PipeOrder order = schedule_order(*job.schedule, pipe_shape(shape));
   const std::int64_t groups =
       b.env.mesh.size() / p.pp / Mesh(TrainingStepJob::layer_spec(p)).size();
   for (int r = 0; r < p.pp; ++r) {
     for (const bool moe : {false, true}) {
-      std::int64_t layers = 0;
-      std::int64_t rebuilt = 0;
-      for (const int s : rank_stages(shape, r)) {
-        const auto [l, again] = stage_layers(job, shape, s, moe);
-        layers += l;
-        rebuilt += again;
-      }
-      if (layers == 0) {
+      const auto [forwards, backwards] =
+          probe_runs(job, shape, order[static_cast<std::size_t>(r)], moe);
+      if (backwards == 0) {
         continue;
       }
       const std::string fwd = layer_probe_name(moe, Passes::Forward);
@@ -81,43 +95,38 @@ void add_layers(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, c
       std::int64_t healthy = groups;
       for (const TouchedGroup& g : touched.groups) {
         if (g.stage == r && g.links) {
-          add_probe(t, m, fwd + g.probe, (layers + rebuilt) * runs);
-          add_probe(t, m, bwd + g.probe, layers * runs);
+          add_probe(t, m, fwd + g.probe, forwards);
+          add_probe(t, m, bwd + g.probe, backwards);
           --healthy;
         }
       }
-      add_probe(t, m, fwd, (layers + rebuilt) * runs * healthy);
-      add_probe(t, m, bwd, layers * runs * healthy);
+      add_probe(t, m, fwd, forwards * healthy);
+      add_probe(t, m, bwd, backwards * healthy);
     }
   }
 }
 
-// The DP collectives' bytes. A DP probe is one stage's groups (under DualPipe both ranks
-// holding it: ranks r and p - 1 - r, counted once), measured on its own where a link
+// The DP collectives' bytes. A DP probe is one stage's groups (where ranks share stages, as
+// DualPipe's r and p - 1 - r do, all of theirs, counted once), measured on its own where a link
 // perturbation touches it. Gradients are reduced once per layer and step; under ZeRO-3 after
 // every backward, and the parameters are gathered before every forward and backward; the
 // embedding's and the head's once; each rank's parameters gathered after the optimizer, and
-// gradient clipping's norm all-reduced once per rank (under DualPipe a probe covers the two
-// ranks holding the same stages, each gathering that much: half a probe per rank).
+// gradient clipping's norm all-reduced once per rank (where ranks share stages a probe covers
+// all of them, each gathering that much: a share of a probe per rank).
 void add_syncs(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, const Measured& m,
                const Touched& touched) {
   const ModelSpec& model = *b.env.model;
   const ParallelSpec& p = b.env.mesh.spec();
   const StepShape shape = job.shape(b.env);
-  const bool dualpipe = job.schedule == PipeSchedule::DualPipe;
-  const bool zero3 = job.zero >= 3 && !dualpipe;  // DualPipe syncs each stage once
+  const bool zero3 = job.zero >= 3;  // whole passes only (check_simulated)
   const std::int64_t micro_batches = job.micro_batches(p);
   const int stages = model_stages(shape);
   const auto linked = [&](int r) { return std::ranges::find(touched.link_stages, r); };
-  CaseTraffic per_rank;  // counted per rank: halved under DualPipe
+  CaseTraffic per_rank;  // counted per rank: a share where ranks share stages
   for (int r = 0; r < p.pp; ++r) {
-    const int partner = static_cast<int>(p.pp) - 1 - r;
-    if (dualpipe && partner < r) {
-      continue;  // counted with its partner
-    }
-    std::vector<int> ranks{r};
-    if (dualpipe) {
-      ranks.push_back(partner);
+    const std::vector<int> ranks = sharing_ranks(shape, r);
+    if (std::ranges::any_of(ranks, [r](int q) { return q < r; })) {
+      continue;  // counted with the first rank that shares its stages
     }
     std::string suffix;
     for (const int q : ranks) {
@@ -151,7 +160,7 @@ void add_syncs(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, co
       add_dp(per_rank, m, norm_key(), 1, suffix);
     }
   }
-  const std::int64_t holders = dualpipe ? 2 : 1;
+  const auto holders = static_cast<std::int64_t>(sharing_ranks(shape, 0).size());
   t.nvlink = t.nvlink + Bytes{per_rank.nvlink.n / holders};
   t.ib = t.ib + Bytes{per_rank.ib.n / holders};
 }
@@ -159,8 +168,8 @@ void add_syncs(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, co
 // The pipeline's activations: the folded plan's (its columns, on the run's cluster with its
 // perturbed links) once, and the mesh's other columns as the healthy cluster routes the same
 // flows. The plan's other flows (ranks partial folding runs as real traffic) the probes count.
-void add_activations(CaseTraffic& t, const Plan& plan, const BuildEnv& b,
-                     std::int64_t mesh_columns, std::int64_t simulated) {
+void add_activations(CaseTraffic& t, const Plan& plan, const BuildEnv& b, std::int64_t mesh_columns,
+                     std::int64_t simulated) {
   std::optional<topo::Cluster> healthy;
   if (!b.cluster.spec().perturbations.empty()) {
     topo::Spec spec = b.cluster.spec();
@@ -195,8 +204,8 @@ CaseTraffic folded_traffic(const TrainingStepJob& job, const BuildEnv& b, const 
   const ParallelSpec& p = b.env.mesh.spec();
   const std::int64_t stage_gpus = b.env.mesh.size() / p.pp;
   const std::int64_t group_gpus = Mesh(TrainingStepJob::layer_spec(p)).size();
-  HOPSIM_ASSERT(stage_gpus % group_gpus == 0, "{} GPUs per stage in layer groups of {}",
-                stage_gpus, group_gpus);
+  HOPSIM_ASSERT(stage_gpus % group_gpus == 0, "{} GPUs per stage in layer groups of {}", stage_gpus,
+                group_gpus);
   CaseTraffic t;
   t.counted = true;
   const Touched touched_parts = touched(job, b.env);

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace hopsim::work {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // Parameters of the most loaded model shard as Megatron counts them: the transformer block's
 // (its layers and the final norm) over pp, plus the input embedding, over tp; the output
@@ -34,8 +38,9 @@ std::optional<MegatronEstimate> megatron_estimate(const StepShape& s, std::strin
     why_not = "Megatron's activation formula counts dense GPT layers: no experts, no MLA";
     return std::nullopt;
   }
-  if (s.schedule == PipeSchedule::DualPipe) {
-    why_not = "Megatron's formula knows 1F1B and its interleaved schedule, not DualPipe";
+  if (!s.schedule->megatron_formula) {
+    why_not = fmt::format("Megatron's formula knows 1F1B and its interleaved schedule, not {}",
+                          s.schedule->name);
     return std::nullopt;
   }
   if (s.zero >= 3) {
@@ -56,7 +61,7 @@ std::optional<MegatronEstimate> megatron_estimate(const StepShape& s, std::strin
   e.layer_bytes_per_token_h = 18.0 + 4.0 * d(m.ffn_hidden) / h;
   double act = sb * h * e.layer_bytes_per_token_h * d(m.layers);
   act += 8.0 * sb * pp + sb * h * pp;  // the embedding's input and its dropout
-  if (s.schedule == PipeSchedule::Interleaved) {
+  if (s.schedule->takes_chunks) {      // interleaved
     act *= 1.0 + (pp - 1.0) / (pp * d(s.chunks));
   } else if (p.pp > 1) {
     act *= std::min(1.0, d(s.micro_batches) / pp);

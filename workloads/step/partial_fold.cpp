@@ -16,7 +16,9 @@
 namespace hopsim::work::step_parts {
 namespace {
 
-std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+std::size_t at(std::int64_t i) {
+  return static_cast<std::size_t>(i);
+}
 
 // Layer groups by (stage, block), each filled in as perturbations touch it.
 class GroupMap {
@@ -66,8 +68,8 @@ std::vector<topo::GpuId> group_gpus(const Mesh& mesh, int stage, std::int64_t bl
   const Mesh layer(TrainingStepJob::layer_spec(mesh.spec()));
   std::vector<topo::GpuId> out;
   for (int i = 0; i < layer.size(); ++i) {
-    out.emplace_back(mesh.rank_of(layer.coordinate(i, Dim::Tp), layer.coordinate(i, Dim::Cp),
-                                  stage, block * layer.spec().dp + layer.coordinate(i, Dim::Dp)));
+    out.emplace_back(mesh.rank_of(layer.coordinate(i, Dim::Tp), layer.coordinate(i, Dim::Cp), stage,
+                                  block * layer.spec().dp + layer.coordinate(i, Dim::Dp)));
   }
   return out;
 }
@@ -91,10 +93,10 @@ std::string TouchedGroup::suffix() const {
     ranks.push_back(g.value());
   }
   const std::size_t shown = std::min<std::size_t>(ranks.size(), 8);
-  return fmt::format(" @ stage {} GPUs {}{}", stage,
-                     fmt::join(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(shown),
-                               ", "),
-                     ranks.size() > shown ? fmt::format(", ... ({} in all)", ranks.size()) : "");
+  return fmt::format(
+      " @ stage {} GPUs {}{}", stage,
+      fmt::join(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      ranks.size() > shown ? fmt::format(", ... ({} in all)", ranks.size()) : "");
 }
 
 namespace {
@@ -315,12 +317,8 @@ void check_partial_fold(const TrainingStepJob& job, const JobEnv& env, Problems&
   if (!job.fold || list.empty()) {
     return;
   }
-  const std::string unfold =
-      job.schedule == PipeSchedule::DualPipe
-          ? "; dualpipe runs folded only: use 1f1b or interleaved, unfolded (\"fold\": false)"
-          : "; unfold it (\"fold\": false in the workload, or --no-fold)";
-  if (std::ranges::any_of(list, on_links) && job.zero >= 3 &&
-      job.schedule != PipeSchedule::DualPipe) {
+  const std::string unfold = "; unfold it (\"fold\": false in the workload, or --no-fold)";
+  if (std::ranges::any_of(list, on_links) && job.zero >= 3) {
     out.push_back({"/perturbations",
                    "a folded ZeRO-3 step cannot place link perturbations: its per-layer "
                    "parameter gathers and gradient reductions run on every stage at once and "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,9 +21,13 @@ struct LayerTiming {
   bool moe = false;
   Time forward;
   Time backward;
-  /// The backward's weight-gradient part: its weight-gradient GEMMs (dense and grouped), on
-  /// the mean GPU of the layer group.
+  /// The backward's weight-gradient part, as a schedule that defers it runs it: the most any
+  /// GPU of the layer group spends in its weight-gradient GEMMs (dense and grouped).
   Time weight;
+  /// The backward's input-gradient part (recomputation as in `backward`): the backward's probe
+  /// without its weight-gradient kernels where the schedule splits backwards (the
+  /// communication they hid shows), else backward - weight.
+  Time backward_input;
   /// DualPipe: this layer's forward overlapped with another micro-batch's backward of it;
   /// forward + backward when nothing is simulated to overlap (dense layers).
   Time pair;
@@ -77,13 +82,17 @@ struct OpSpan {
 };
 
 struct StepDetails {
-  std::string folding;  ///< in words: what was simulated for what
-  int stages = 1;       ///< pipeline ranks (pp)
-  int chunks = 1;       ///< model chunks per rank
-  int group = 0;        ///< interleaved, Meta's variant: micro-batches per group (0: pp's)
+  std::string folding;   ///< in words: what was simulated for what
+  int stages = 1;        ///< pipeline ranks (pp)
+  int model_stages = 1;  ///< as the schedule cuts the model (stage_layers' entries)
+  int chunks = 1;        ///< model chunks per rank
+  int group = 0;         ///< interleaved, Meta's variant: micro-batches per group (0: pp's)
   std::int64_t micro_batches = 1;
   std::int64_t gpus = 0;
   std::string schedule;
+  /// The share of the step the schedule's closed form gives the bubble, with the stages'
+  /// mean measured op times (folded; none where the schedule has no closed form)
+  std::optional<double> bubble_closed_form;
   std::string recompute;
   int zero = 1;
   std::vector<std::int64_t> layers_per_stage;  ///< per model stage
@@ -118,9 +127,9 @@ struct StepDetails {
   /// Partial folding under link perturbations: the ops of the pipeline ranks run as their layer
   /// group's real layers (expanded_ranks.hpp), which the report times by these spans.
   std::vector<OpSpan> op_spans;
-  double tokens = 0;                 ///< per step
-  double model_flops = 0;            ///< per step, model_flops_per_token's convention
-  double peak_tflops = 0;            ///< of one GPU at the step's GEMM dtype
+  double tokens = 0;       ///< per step
+  double model_flops = 0;  ///< per step, model_flops_per_token's convention
+  double peak_tflops = 0;  ///< of one GPU at the step's GEMM dtype
   double hbm_bytes = 0;
   std::vector<StageMemory> memory;  ///< per pipeline rank
   /// schedule "auto": every schedule tried, in the order tried (empty otherwise)

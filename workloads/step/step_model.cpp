@@ -6,14 +6,15 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
-#include "workloads/step/dualpipe.hpp"
 
 namespace hopsim::work {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
-constexpr double kWeightBytes = 2;     // BF16 weights
+constexpr double kWeightBytes = 2;      // BF16 weights
 constexpr double kActivationBytes = 2;  // BF16 activations
 constexpr double kFp8CopyBytes = 2;     // an FP8 weight and its transpose
 
@@ -109,8 +110,7 @@ double stage_rebuilt(const StageLayout& layout, int stage) {
 }
 
 // The most activations a rank holds at once over its order's `steps` (from activation_steps).
-double peak_activations(const StageLayout& layout,
-                        const std::vector<std::pair<int, bool>>& steps) {
+double peak_activations(const StageLayout& layout, const std::vector<std::pair<int, bool>>& steps) {
   double held = 0;
   double peak = 0;
   for (const auto& [stage, forward] : steps) {
@@ -127,8 +127,8 @@ struct RankParams {
   double dense = 0;  // the layers' (without the vocabulary's)
   double expert = 0;
   double rebuilt = 0;  // the most full recomputation rebuilds at once (stage_rebuilt)
-  double largest = 0;    // the largest layer's parameters
-  double fp8 = 0;        // the layers' parameters FP8 GEMMs read (layer_fp8_params)
+  double largest = 0;  // the largest layer's parameters
+  double fp8 = 0;      // the layers' parameters FP8 GEMMs read (layer_fp8_params)
   double largest_fp8 = 0;
 };
 
@@ -152,39 +152,6 @@ RankParams rank_params(const StageLayout& layout, int r) {
     }
   }
   return out;
-}
-
-// Per pipeline rank, what each op of its order does to its activations: (model stage, true)
-// for a forward that saves its stage's, (model stage, false) for a backward that frees them.
-std::vector<std::vector<std::pair<int, bool>>> activation_steps(const StepShape& s) {
-  const int ranks = static_cast<int>(s.parallel.pp);
-  std::vector<std::vector<std::pair<int, bool>>> steps(static_cast<std::size_t>(ranks));
-  if (s.schedule == PipeSchedule::DualPipe) {
-    const auto order = dualpipe_order(ranks, static_cast<int>(s.micro_batches));
-    for (int r = 0; r < ranks; ++r) {
-      for (const DualOp& op : order[static_cast<std::size_t>(r)]) {
-        const int stage = dualpipe_stage(ranks, r, op.direction);
-        if (op.work == DualWork::Forward || op.work == DualWork::Pair) {
-          steps[static_cast<std::size_t>(r)].emplace_back(stage, true);
-        }
-        if (op.work == DualWork::Pair) {
-          steps[static_cast<std::size_t>(r)].emplace_back(
-              dualpipe_stage(ranks, r, op.pair_direction), false);
-        } else if (op.work == DualWork::Backward || op.work == DualWork::BackwardInput) {
-          steps[static_cast<std::size_t>(r)].emplace_back(stage, false);
-        }
-      }
-    }
-  } else {
-    const auto order =
-        pipeline_order(s.schedule, ranks, static_cast<int>(s.micro_batches), s.chunks, s.group);
-    for (int r = 0; r < ranks; ++r) {
-      for (const PipeOp& op : order[static_cast<std::size_t>(r)]) {
-        steps[static_cast<std::size_t>(r)].emplace_back(op.chunk * ranks + r, op.forward);
-      }
-    }
-  }
-  return steps;
 }
 
 }  // namespace
@@ -237,8 +204,7 @@ double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules) 
 }
 
 std::string recompute_label(const RecomputeSpec& r) {
-  if (r.granularity == Recompute::Full &&
-      (r.method != RecomputeMethod::Uniform || r.layers != 1)) {
+  if (r.granularity == Recompute::Full && (r.method != RecomputeMethod::Uniform || r.layers != 1)) {
     return fmt::format("full ({}, {} layer{})", recompute_method_name(r.method), r.layers,
                        r.layers == 1 ? "" : "s");
   }
@@ -309,19 +275,28 @@ std::vector<std::int64_t> layers_per_stage(std::int64_t layers, int stages) {
   return out;
 }
 
+PipeShape pipe_shape(const StepShape& s) {
+  return {static_cast<int>(s.parallel.pp), static_cast<int>(s.micro_batches), s.chunks, s.group};
+}
+
 int model_stages(const StepShape& s) {
-  const int p = static_cast<int>(s.parallel.pp);
-  return s.schedule == PipeSchedule::DualPipe ? p : p * s.chunks;
+  return s.schedule->stages(pipe_shape(s));
 }
 
 std::vector<int> rank_stages(const StepShape& s, int rank) {
-  const int p = static_cast<int>(s.parallel.pp);
-  if (s.schedule == PipeSchedule::DualPipe) {
-    return rank == p - 1 - rank ? std::vector<int>{rank} : std::vector<int>{rank, p - 1 - rank};
-  }
-  std::vector<int> out;
-  for (int c = 0; c < s.chunks; ++c) {
-    out.push_back(c * p + rank);
+  return s.schedule->rank_stages(pipe_shape(s), rank);
+}
+
+std::vector<int> sharing_ranks(const StepShape& s, int rank) {
+  const std::vector<int> own = rank_stages(s, rank);
+  std::vector<int> out{rank};
+  for (int q = 0; q < static_cast<int>(s.parallel.pp); ++q) {
+    const std::vector<int> held = rank_stages(s, q);
+    const bool shares = std::ranges::any_of(
+        held, [&](int stage) { return std::ranges::find(own, stage) != own.end(); });
+    if (q != rank && shares) {
+      out.push_back(q);
+    }
   }
   return out;
 }
@@ -408,7 +383,8 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const int ranks = static_cast<int>(p.pp);
   const StageLayout layout = stage_layout(s);
   const StageParams shard = dp_shards(s);
-  const std::vector<std::vector<std::pair<int, bool>>> steps = activation_steps(s);
+  const std::vector<std::vector<std::pair<int, bool>>> steps =
+      activation_steps(schedule_order(*s.schedule, pipe_shape(s)));
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     StageMemory& mem = out[static_cast<std::size_t>(r)];
@@ -442,8 +418,8 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
 int communicators(const StepShape& s) {
   const ParallelSpec& p = s.parallel;
   const bool moe = s.model->moe.routed_experts > 0;
-  const std::int64_t groups[] = {p.tp, p.cp, p.dp * p.cp, p.pp, moe ? p.ep : 1,
-                                 moe ? p.tp * p.cp * p.dp / p.ep : 1};
+  const std::int64_t groups[] = {p.tp, p.cp,           p.dp * p.cp,
+                                 p.pp, moe ? p.ep : 1, moe ? p.tp * p.cp * p.dp / p.ep : 1};
   int n = 0;
   for (const std::int64_t size : groups) {
     n += size > 1 ? 1 : 0;

@@ -13,7 +13,7 @@
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/model/recompute_modules.hpp"
-#include "workloads/step/schedule.hpp"
+#include "workloads/step/schedule_table.hpp"
 
 namespace hopsim::work {
 
@@ -41,10 +41,11 @@ std::string_view recompute_method_name(RecomputeMethod m);
 /// "full (block, 4 layers)".
 struct RecomputeSpec {
   Recompute granularity = Recompute::None;
-  std::uint8_t modules = kDefaultRecomputeModules;  ///< under selective
+  std::uint8_t modules = kDefaultRecomputeModules;    ///< under selective
   RecomputeMethod method = RecomputeMethod::Uniform;  ///< under full
-  int layers = 1;  ///< under full: recompute_layers (above)
+  int layers = 1;                                     ///< under full: recompute_layers (above)
 };
+
 std::string recompute_label(const RecomputeSpec& r);
 
 /// Whether the layer at position `k` (from 0, in forward order) of a model stage runs (some
@@ -63,8 +64,10 @@ bool full_rebuilds(const RecomputeSpec& r, std::int64_t k);
 struct SavedElements {
   double gemm_inputs = 0;
   double other = 0;
+
   double total() const { return gemm_inputs + other; }
 };
+
 SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules);
 /// layer_saved's total.
 double layer_saved_elements(const ModelSpec& m, bool moe, std::uint8_t modules);
@@ -84,7 +87,7 @@ struct StepShape {
   std::int64_t seq_len = 0;
   std::int64_t micro_batch = 1;
   std::int64_t micro_batches = 1;  ///< per pipeline, per step
-  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  const ScheduleRow* schedule = &default_schedule();
   int chunks = 1;  ///< model chunks (virtual stages) per pipeline rank
   int group = 0;   ///< interleaved: micro-batches per group (0: pp, Megatron's)
   /// 0: every optimizer state on every DP rank; 1: optimizer states sharded over DP;
@@ -101,8 +104,10 @@ struct StepShape {
   /// Per parameter, each of Adam's two moments: 4 (FP32) or 2 (BF16, DeepSeek-V3's); the
   /// master weight stays FP32
   double moment_bytes = 4;
+
   /// Optimizer state bytes per parameter: the FP32 master weight and Adam's two moments.
   double optimizer_bytes() const { return 4 + 2 * moment_bytes; }
+
   /// Whether attention's projections and a dense MLP's GEMMs run in FP8 (MoE experts and
   /// shared experts always do): those weights keep an FP8 copy and its transpose
   bool fp8_attention = false;
@@ -113,14 +118,20 @@ struct StepShape {
   std::vector<std::int64_t> stage_layers;
 };
 
-/// Model stages: p x chunks; DualPipe's p (each held by two ranks).
+/// The shape its schedule is laid out over.
+PipeShape pipe_shape(const StepShape& s);
+/// Model stages: the schedule's (1F1B p, interleaved p x chunks, DualPipe p, each held by two
+/// ranks, DualPipeV 2p).
 int model_stages(const StepShape& s);
 /// The step's split: its stage_layers where set, else layers_per_stage over the model's
 /// layers and MTP blocks (trained_layers).
 std::vector<std::int64_t> stage_split(const StepShape& s);
-/// The model stages pipeline rank `rank` holds: chunk c's c x p + rank; DualPipe's rank and
-/// p - 1 - rank (one per direction).
+/// The model stages pipeline rank `rank` holds, as its schedule places them (interleaved:
+/// chunk c's c x p + rank; DualPipe: rank and p - 1 - rank, one per direction).
 std::vector<int> rank_stages(const StepShape& s, int rank);
+/// The pipeline ranks that share a stage with rank `rank` (itself first, then in rank order):
+/// its gradients' DP groups span them all (DualPipe: ranks r and p - 1 - r).
+std::vector<int> sharing_ranks(const StepShape& s, int rank);
 
 /// Parameters one GPU holds of one model stage: those replicated over the dp x cp ranks of its
 /// stage (attention, norms, dense MLPs, routers, shared experts, embedding, head; split over
@@ -163,7 +174,8 @@ struct StageMemory {
   /// FP8 copies of the weights FP8 GEMMs read, each with its transpose (the forward reads one,
   /// the input gradient the other), cast once a step and kept (ZeRO-3: the gathered layers')
   double fp8_weights = 0;
-  double reserve = 0;      ///< the CUDA context and the NCCL communicators' buffers
+  double reserve = 0;  ///< the CUDA context and the NCCL communicators' buffers
+
   double total() const {
     return params + grads + optimizer + activations + buffers + fp8_weights + reserve;
   }

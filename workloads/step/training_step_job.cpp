@@ -17,7 +17,9 @@
 namespace hopsim::work {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // The ranks of pipeline ranks `stages` grouped by `key`, each ordered by rank; single members
 // left out.
@@ -108,7 +110,9 @@ OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s) {
           Time::from_seconds(shard * adam_bytes / bytes_per_s)};
 }
 
-DpKey norm_key() { return {CollectiveOp::AllReduce, 4, 0}; }
+DpKey norm_key() {
+  return {CollectiveOp::AllReduce, 4, 0};
+}
 
 PlanTaskId add_dp_hold(Plan& plan, topo::GpuId gpu, Time t, std::uint32_t phase,
                        std::string_view label) {
@@ -134,46 +138,6 @@ DpKey param_gather_key(const TrainingStepJob& job, const StepShape& shape, int r
   }
   return {CollectiveOp::AllGather, static_cast<std::int64_t>(dense * 2),
           static_cast<std::int64_t>(expert * 2)};
-}
-
-void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
-                  const StepShape& shape, int rank, PlanTaskId last_op,
-                  std::optional<PlanTaskId> last_bucket, double bytes_per_s,
-                  const StepMeasurements& m) {
-  const topo::GpuId gpu = details.representatives[static_cast<std::size_t>(rank)];
-  const std::uint32_t phase = plan.phase(PhaseKind::Optimizer, PhasePass::Step);
-  const OptimizerCost cost = optimizer_cost(shape, rank, bytes_per_s);
-  const PlanTaskId norm = plan.add_compute(ComputeTask{gpu, cost.grad_norm, Flops{},
-                                                       Source::Roofline, phase, kComputeStream,
-                                                       "gradient norm"});
-  plan.add_dependency(last_op, norm);
-  if (last_bucket) {
-    plan.add_dependency(*last_bucket, norm);
-  }
-  PlanTaskId before_adam = norm;
-  const Time reduce = m.dp_time(norm_key());
-  if (reduce > Time{}) {
-    before_adam = add_dp_hold(plan, gpu, reduce, phase, "gradient-norm all-reduce");
-    plan.add_dependency(norm, before_adam);
-  }
-  const PlanTaskId optimizer = plan.add_compute(
-      ComputeTask{gpu, cost.adam, Flops{}, Source::Roofline, phase, kComputeStream, "optimizer"});
-  plan.add_dependency(before_adam, optimizer);
-  OptimizerParts& parts = details.optimizer;
-  parts.grad_norm = std::max(parts.grad_norm, cost.grad_norm);
-  parts.norm_all_reduce = std::max(parts.norm_all_reduce, reduce);
-  parts.adam = std::max(parts.adam, cost.adam);
-  // ZeRO-1: every DP rank gathers the others' updated shards. ZeRO-3 gathers its layers as
-  // it uses them; only the vocabulary's parameters, kept whole, are gathered here.
-  const Time t = m.dp_time(param_gather_key(job, shape, rank));
-  PlanTaskId last = optimizer;
-  if (t > Time{}) {
-    details.param_gather = std::max(details.param_gather, t);
-    last = add_dp_hold(plan, gpu, t, plan.phase(PhaseKind::ParamGather, PhasePass::Step),
-                       "parameter all-gather");
-    plan.add_dependency(optimizer, last);
-  }
-  add_step_overhead(plan, details, job, gpu, std::span<const PlanTaskId>(&last, 1));
 }
 
 void add_step_overhead(Plan& plan, StepDetails& details, const TrainingStepJob& job,
@@ -209,11 +173,12 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   const StepShape shape = job.shape(b.env);
   StepDetails details;
   details.stages = static_cast<int>(p.pp);
+  details.model_stages = model_stages(shape);
   details.chunks = job.virtual_stages;
   details.group = job.microbatch_group;
   details.micro_batches = job.micro_batches(p);
   details.gpus = b.env.mesh.size();
-  details.schedule = std::string(pipe_schedule_name(job.schedule));
+  details.schedule = std::string(job.schedule->name);
   details.recompute = recompute_label(job.recompute);
   details.zero = job.zero;
   details.layers_per_stage = stage_split(shape);
@@ -244,8 +209,7 @@ StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b) {
   }
   for (std::int64_t l = 0; l < job.cpu_offload_layers; ++l) {  // pp 1: the model's first layers
     const double bytes = layer_activation_bytes(shape, moe_at(job, model, l));
-    details.offload_copy.push_back(
-        Time::from_seconds(bytes / (b.env.cluster.gpu.host_GBps * 1e9)));
+    details.offload_copy.push_back(Time::from_seconds(bytes / (b.env.cluster.gpu.host_GBps * 1e9)));
   }
   details.tokens = d(job.global_batch) * d(job.layer.attention.seq_len);
   const AttentionLayerJob& attention = job.layer.attention;
@@ -266,7 +230,6 @@ ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
   l.dp = std::lcm(p.tp * p.cp, p.ep) / (p.tp * p.cp);
   return l;
 }
-
 
 StepShape TrainingStepJob::shape(const JobEnv& env) const {
   HOPSIM_ASSERT(env.model != nullptr, "a training step needs a model");
@@ -310,9 +273,9 @@ std::optional<Problem> stage_layers_problem(const TrainingStepJob& job, const Mo
   }
   if (static_cast<std::int64_t>(split.size()) != stages) {
     return Problem{"/workload/stage_layers",
-                   fmt::format("{} entries for {} model stages (pp x virtual_stages; pp under "
-                               "dualpipe): one per stage",
-                               split.size(), stages)};
+                   fmt::format("{} entries for {} model stages (as schedule {} cuts the model "
+                               "over its ranks): one per stage",
+                               split.size(), stages, job.schedule->name)};
   }
   const std::int64_t sum = std::accumulate(split.begin(), split.end(), std::int64_t{0});
   if (sum != layers) {
@@ -345,10 +308,13 @@ std::optional<Problem> split_problem(const TrainingStepJob& job, const StepShape
   const std::int64_t stages = model_stages(shape);
   const std::int64_t layers = trained_layers(m);  // with the MTP modules' blocks
   if (layers < stages) {
-    return Problem{"/parallel/pp",
-                   fmt::format("{} layers of model \"{}\"{} cannot fill pp {} x virtual_stages "
-                               "{} = {} stages",
-                               layers, m.name, mtp_words(m), p.pp, job.virtual_stages, stages)};
+    return Problem{
+        "/parallel/pp",
+        fmt::format("{} layers of model \"{}\"{} cannot fill the {} model stages of "
+                    "{} over pp {}{}",
+                    layers, m.name, mtp_words(m), stages, job.schedule->name, p.pp,
+                    job.virtual_stages > 1 ? fmt::format(" x virtual_stages {}", job.virtual_stages)
+                                           : std::string())};
   }
   if (const std::optional<Problem> problem = stage_layers_problem(job, m, layers, stages)) {
     return problem;
@@ -390,21 +356,16 @@ bool check_layer_group(const TrainingStepJob& job, const JobEnv& env, Problems& 
   return true;
 }
 
-// Settings the step is not simulated under: ZeRO-3 under DualPipe, DualPipe or selective
-// recomputation unfolded.
+// Settings the step is not simulated under: ZeRO-3 under a schedule that splits backwards or
+// pairs ops (its per-layer gathers are priced for whole forwards and backwards).
 void check_simulated(const TrainingStepJob& job, Problems& out) {
-  if (job.zero >= 3 && job.schedule == PipeSchedule::DualPipe) {
+  if (job.zero >= 3 && !job.schedule->plain_ops()) {
     out.push_back({"/workload/zero",
-                   "zero 3 is not simulated under dualpipe (DeepSeek-V3 trains with ZeRO-1); "
-                   "use zero 1, or 1f1b or interleaved"});
-  }
-  if (!job.fold && job.schedule == PipeSchedule::DualPipe) {
-    out.push_back({"/workload/fold", "dualpipe is simulated folded only"});
-  }
-  if (!job.fold && job.recompute.granularity == Recompute::Selective) {
-    out.push_back({"/workload/fold",
-                   "selective recomputation is simulated folded only (its modules' forward "
-                   "kernels come from the measured layer); fold it, or recompute none or full"});
+                   fmt::format("zero 3 is not simulated under {} (its backwards split or pair, "
+                               "and ZeRO-3's per-layer gathers are priced for whole passes; "
+                               "DeepSeek-V3 trains with ZeRO-1); use zero 1, or 1f1b or "
+                               "interleaved",
+                               job.schedule->name)});
   }
 }
 
@@ -423,8 +384,9 @@ void check_offload(const TrainingStepJob& job, const ParallelSpec& p, const Mode
                                      p.pp)});
   }
   if (job.recompute.granularity != Recompute::None) {
-    out.push_back({path, "activation offload does not combine with recomputation (Megatron "
-                         "refuses both); recompute none, or remove it"});
+    out.push_back({path,
+                   "activation offload does not combine with recomputation (Megatron "
+                   "refuses both); recompute none, or remove it"});
   }
   if (job.cpu_offload_layers >= m.layers) {
     out.push_back({path, fmt::format("{} layers offloaded of the model's {}: it must be fewer "
@@ -459,19 +421,19 @@ std::optional<Problem> memory_problem(const TrainingStepJob& job, const JobEnv& 
       "recompute {}",
       worst->params / 1e9, worst->grads / 1e9, worst->optimizer / 1e9, worst->activations / 1e9,
       recompute_label(job.recompute));
-  for (const auto& [name, bytes] : {std::pair{"buffers", worst->buffers},
-                                    std::pair{"FP8 weight copies", worst->fp8_weights},
-                                    std::pair{"CUDA and NCCL", worst->reserve}}) {
+  for (const auto& [name, bytes] :
+       {std::pair{"buffers", worst->buffers}, std::pair{"FP8 weight copies", worst->fp8_weights},
+        std::pair{"CUDA and NCCL", worst->reserve}}) {
     if (bytes > 0) {
       terms += fmt::format(", {} {:.1f}", name, bytes / 1e9);
     }
   }
-  return Problem{"/parallel",
-                 fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU "
-                             "of the {:.1f} GB of HBM ({}); try more pp, tp or cp{}{}",
-                             worst - memory.begin(), worst->total() / 1e9,
-                             env.cluster.gpu.hbm_GB, terms, job.zero == 0 ? ", zero 1" : "",
-                             recompute_hint(job.recompute))};
+  return Problem{
+      "/parallel",
+      fmt::format("does not fit in memory: pipeline rank {} needs {:.1f} GB per GPU "
+                  "of the {:.1f} GB of HBM ({}); try more pp, tp or cp{}{}",
+                  worst - memory.begin(), worst->total() / 1e9, env.cluster.gpu.hbm_GB, terms,
+                  job.zero == 0 ? ", zero 1" : "", recompute_hint(job.recompute))};
 }
 
 }  // namespace
@@ -487,8 +449,8 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
       if (problems.empty()) {
         return;
       }
-      reasons.push_back(fmt::format("{}: {}: {}", schedule_label(candidate),
-                                    problems.front().path, problems.front().message));
+      reasons.push_back(fmt::format("{}: {}: {}", schedule_label(candidate), problems.front().path,
+                                    problems.front().message));
     }
     out.push_back({"/workload/schedule",
                    fmt::format("no schedule runs this step: {}", fmt::join(reasons, "; "))});
@@ -500,9 +462,7 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
     out.push_back(std::move(*problem));
     return;
   }
-  for (Problem& problem :
-       check_pipeline(schedule, static_cast<int>(p.pp), static_cast<int>(micro_batches(p)),
-                      virtual_stages, "/workload/schedule", microbatch_group)) {
+  for (Problem& problem : check_schedule(*schedule, pipe_shape(p), "/workload/schedule")) {
     out.push_back(std::move(problem));
   }
   if (!check_layer_group(*this, env, out)) {
@@ -528,9 +488,8 @@ double TrainingStepJob::estimated_plan_bytes(const JobEnv& env) const {
   // Tasks of one layer's forward and backward on one GPU: the attention builder's estimate
   // (attention_layer_job.cpp) and, for MoE layers, dispatch and combine to every EP peer.
   const double dense = 2 * (16.0 + 3.0 * d(p.cp) + 8.0 * d(p.tp));
-  const double moe_share = step_parts::has_moe(*this, m)
-                               ? d(trained_moe_layers(m)) / d(trained_layers(m))
-                               : 0.0;
+  const double moe_share =
+      step_parts::has_moe(*this, m) ? d(trained_moe_layers(m)) / d(trained_layers(m)) : 0.0;
   const double per_layer = dense + moe_share * 2 * 4 * (d(p.ep) + 8);
   const double tasks =
       d(env.mesh.size()) * d(micro_batches(p)) * d(trained_layers(m)) / d(p.pp) * per_layer;
@@ -542,8 +501,8 @@ std::vector<Case> TrainingStepJob::cases(const BuildEnv& b, const Measured& meas
   if (fold) {
     m = step_parts::measure_step(*this, b, measured);
   }
-  std::vector<Case> out = fold ? step_parts::fold_step(*this, b, *m)
-                               : step_parts::unfolded_cases(*this, b);
+  std::vector<Case> out =
+      fold ? step_parts::fold_step(*this, b, *m) : step_parts::unfolded_cases(*this, b);
   for (Case& c : out) {
     const StepDetails& d = *step_details(c.details);
     c.throughput = Throughput{d.gpus, d.tokens, d.model_flops, d.peak_tflops};

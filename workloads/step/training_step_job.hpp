@@ -28,9 +28,9 @@
 #include "workloads/costs/output_layer.hpp"
 #include "workloads/env/job_env.hpp"
 #include "workloads/layer/transformer_layer_job.hpp"
-#include "workloads/step/schedule.hpp"
-#include "workloads/step/step_model.hpp"
 #include "workloads/plan/probe.hpp"
+#include "workloads/step/schedule_table.hpp"
+#include "workloads/step/step_model.hpp"
 
 namespace hopsim::work {
 
@@ -46,14 +46,15 @@ struct TrainingStepJob {
   /// Every layer's settings (seq_len, micro_batch, mask, cp, dtypes) and, for a MoE model, its
   /// MoE part's (routing, exchanges). Its layers and passes are the step's to set.
   TransformerLayerJob layer;
-  std::int64_t global_batch = 0;  ///< sequences per step, over all DP replicas
-  PipeSchedule schedule = PipeSchedule::OneFOneB;
+  std::int64_t global_batch = 0;                      ///< sequences per step, over all DP replicas
+  const ScheduleRow* schedule = &default_schedule();  ///< a row of schedule_table.hpp
   /// schedule "auto": every schedule of schedule_candidates is checked and simulated, the
   /// fastest that fits kept (run.cpp); `schedule` is then unused
   bool schedule_auto = false;
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved: >= 2)
   /// Interleaved: micro-batches per group through the chunks (0: pp, Megatron's order; fewer
-  /// is Meta's variant: fewer micro-batches in flight, a larger bubble; schedule.hpp)
+  /// is Meta's variant: fewer micro-batches in flight, a larger bubble;
+  /// schedule_interleaved.cpp)
   int microbatch_group = 0;
   /// 0: all-reduce, full optimizer states; 1: optimizer states sharded (Megatron's);
   /// 3: parameters and gradients sharded too (FSDP): each layer's parameters gathered before
@@ -63,7 +64,7 @@ struct TrainingStepJob {
   RecomputeSpec recompute;  ///< granularity, selective's modules, full's method (step_model.hpp)
   /// Bytes per saved activation that only GEMMs and SwiGLU read back: 2 (BF16) or 1 (FP8)
   double gemm_input_bytes = 2;
-  double grad_bytes = 2;  ///< per parameter, the gradient buffer and its reduction
+  double grad_bytes = 2;    ///< per parameter, the gradient buffer and its reduction
   double moment_bytes = 4;  ///< per parameter, each of Adam's moments: 4 (FP32) or 2 (BF16)
   /// The framework's fixed cost per step, after the optimizer and the parameter gathers on
   /// every GPU (zeroing the gradients, the learning-rate update, the loss's reduction, logging,
@@ -88,6 +89,7 @@ struct TrainingStepJob {
   std::int64_t micro_batches(const ParallelSpec& p) const {
     return global_batch / (p.dp * layer.attention.micro_batch);
   }
+
   /// Bytes one GPU sends the next pipeline stage per micro-batch (activations forward, their
   /// gradients backward): its share of the micro-batch's tokens (sequence parallelism over tp,
   /// context parallelism over cp), BF16, hidden wide.
@@ -95,17 +97,27 @@ struct TrainingStepJob {
     return Bytes{layer.attention.seq_len * layer.attention.micro_batch * m.hidden * 2 /
                  (p.tp * p.cp)};
   }
+
   /// The memory and FLOPs inputs; the model must be set.
   StepShape shape(const JobEnv& env) const;
   /// The mesh of one layer group: tp, cp, ep as the step's, pp 1, and dp just large enough for
   /// an EP group (lcm(tp x cp, ep) GPUs).
   static ParallelSpec layer_spec(const ParallelSpec& p);
 
-  /// global_batch split over dp x micro_batch, layers over pp x virtual_stages, the schedule's
-  /// shape, each layer kind's own checks on its layer group, and memory per GPU within HBM.
+  /// global_batch split over dp x micro_batch, layers over the schedule's model stages, the
+  /// schedule's shape, each layer kind's own checks on its layer group, and memory per GPU
+  /// within HBM.
   void check(const JobEnv& env, Problems& out) const;
+
+  /// The shape its schedule is laid out over (pp ranks, micro-batches, chunks, group).
+  PipeShape pipe_shape(const ParallelSpec& p) const {
+    return {static_cast<int>(p.pp), static_cast<int>(micro_batches(p)), virtual_stages,
+            microbatch_group};
+  }
+
   /// Folded: what run() measures first (each layer kind's forward and backward on one layer
-  /// group, DualPipe's overlapped pair, every DP collective over one stage); none unfolded.
+  /// group, the overlapped pair of a schedule that pairs ops, every DP collective over one
+  /// stage); none unfolded.
   std::vector<Probe> probes(const BuildEnv& b) const;
   /// One case: the step, folded from `measured` (the probes above, simulated) or not.
   std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;

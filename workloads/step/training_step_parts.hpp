@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "workloads/jobs/collective_job.hpp"
-#include "workloads/step/training_step_job.hpp"
 #include "workloads/plan/probe.hpp"
+#include "workloads/step/training_step_job.hpp"
 
 namespace hopsim::work::step_parts {
 
@@ -58,6 +58,7 @@ struct OptimizerCost {
   Time grad_norm;
   Time adam;
 };
+
 OptimizerCost optimizer_cost(const StepShape& s, int rank, double bytes_per_s);
 
 /// A data-parallel collective over one pipeline stage's DP groups (dense bytes) and expert-DP
@@ -67,6 +68,7 @@ struct DpKey {
   std::int64_t dense = 0;
   std::int64_t expert = 0;
   auto operator<=>(const DpKey&) const = default;
+
   bool empty() const { return dense <= 0 && expert <= 0; }
 };
 
@@ -127,6 +129,9 @@ Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
 /// Probe names, shared by the declaration and the lookup.
 std::string layer_probe_name(bool moe, Passes passes);
 std::string dp_probe_name(const DpKey& key);
+/// The probe of a layer kind's backward without its weight-gradient kernels (a schedule that
+/// splits backwards declares it): "moe layer bwd input".
+std::string input_probe_name(bool moe);
 inline constexpr std::string_view kPairProbe = "moe layer dualpipe pair";
 /// Whether the step measures a DualPipe pair of its MoE layer (no TP, no CP).
 bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);
@@ -170,15 +175,6 @@ PlanTaskId add_dp_hold(Plan& plan, topo::GpuId gpu, Time t, std::uint32_t phase,
 /// The all-reduce of gradient clipping's squared norm (one FP32 value) over DP.
 DpKey norm_key();
 
-/// The end of a folded step on pipeline rank `rank`'s GPU: the optimizer (optimizer_cost's
-/// parts, the norm's all-reduce between them) after its last op and its last gradient bucket,
-/// then (ZeRO-1) the parameter all-gather over DP, recorded in `details.param_gather`, the
-/// optimizer's parts in `details.optimizer`, then the step's fixed cost (add_step_overhead).
-void add_step_end(Plan& plan, StepDetails& details, const TrainingStepJob& job,
-                  const StepShape& shape, int rank, PlanTaskId last_op,
-                  std::optional<PlanTaskId> last_bucket, double bytes_per_s,
-                  const StepMeasurements& m);
-
 /// The framework's fixed cost of a step (job.step_overhead) on `gpu`, a delay after `after`
 /// (the GPU's optimizer or parameter gather), recorded in `details.step_overhead`; nothing
 /// when it is 0.
@@ -188,11 +184,6 @@ void add_step_overhead(Plan& plan, StepDetails& details, const TrainingStepJob& 
 /// What both builders report alike: layout, representatives, head times, tokens, model
 /// FLOPs, memory. The simulated parts (layers, gradient sync, folding) are the builder's.
 StepDetails base_details(const TrainingStepJob& job, const BuildEnv& b);
-
-/// The folded step under DualPipe, from the measured layers (pairs included) and gradient
-/// syncs, each pipeline rank that perturbations touch at its own.
-std::vector<Case> dualpipe_case(const TrainingStepJob& job, const BuildEnv& b,
-                                StepDetails details, const StepMeasurements& m);
 
 /// The step with every GPU of the mesh in one plan (fold false).
 std::vector<Case> unfolded_cases(const TrainingStepJob& job, const BuildEnv& b);

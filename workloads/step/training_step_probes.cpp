@@ -11,6 +11,7 @@
 
 #include "sim/assert.hpp"
 #include "workloads/costs/recompute_kernels.hpp"
+#include "workloads/step/backward_parts.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/piece.hpp"
 #include "workloads/step/training_step_parts.hpp"
@@ -33,6 +34,7 @@ struct LayerGroup {
       : mesh(TrainingStepJob::layer_spec(b.env.mesh.spec())),
         env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.deepep},
         build{env, b.cluster, b.compute} {}
+
   LayerGroup(const LayerGroup&) = delete;
   LayerGroup& operator=(const LayerGroup&) = delete;
   Mesh mesh;
@@ -64,20 +66,24 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   if (passes == Passes::Forward) {
     t.forward_kernels.add(s.compute_kernels);
   }
-  if (passes == Passes::Backward) {
-    const Time wgrad = s.compute_kernels.time(KernelClass::GemmWgrad) +
-                       s.compute_kernels.time(KernelClass::GroupedWgrad);
-    t.weight = Time::ps(wgrad.count_ps() / std::max<std::int64_t>(1, t.gpus));
+  if (passes == Passes::Backward) {  // the weight part: the most any GPU's wgrad kernels take
+    std::map<topo::GpuId, Time> per_gpu;
+    const Plan weight = backward_part(r.plan, OpWork::Weight);
+    for (const PlanTask& task : weight.tasks()) {
+      per_gpu[task.src] += task.duration;
+    }
+    for (const auto& [gpu, time] : per_gpu) {
+      t.weight = std::max(t.weight, time);
+    }
   }
 }
 
 }  // namespace
 
-Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
-             std::int64_t stage) {
-  std::vector<std::int64_t> stages{stage};
-  if (job.schedule == PipeSchedule::DualPipe) {  // stage r also sits on rank pp - 1 - r
-    stages.push_back(b.env.mesh.spec().pp - 1 - stage);
+Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key, std::int64_t stage) {
+  std::vector<std::int64_t> stages;  // DualPipe: stage r also sits on rank pp - 1 - r
+  for (const int r : sharing_ranks(job.shape(b.env), static_cast<int>(stage))) {
+    stages.push_back(r);
   }
   CollectiveJob sync;
   sync.op = key.op;
@@ -135,8 +141,8 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
   }
   const double gemm_params = forward_gemm_params(m, moe);
   if (gemm_params > 0) {
-    ps += static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) * params /
-          gemm_params;
+    ps +=
+        static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) * params / gemm_params;
   }
   return Time::ps(std::llround(ps / std::max(1, gpus)));
 }
@@ -145,7 +151,9 @@ namespace {
 
 // What a group whose GPUs draw a speed per kernel adds to a probe's name: kDrawSamples copies
 // of its layer in a row.
-std::string in_a_row_suffix() { return fmt::format(" x{}", kDrawSamples); }
+std::string in_a_row_suffix() {
+  return fmt::format(" x{}", kDrawSamples);
+}
 
 // Probe `name`'s time: as measured, or (`draws`) the mean of its copies in a row.
 Time layer_time(const Measured& m, const std::string& name, bool draws) {
@@ -173,6 +181,9 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
                      ? t.forward
                      : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus);
   t.backward += t.recomputed;
+  const std::string input = input_probe_name(moe) + suffix;
+  t.backward_input =
+      m.find(input) != nullptr ? layer_time(m, input, draws) + t.recomputed : t.backward - t.weight;
   t.pair = t.forward + t.backward;
   if (moe && measures_pair(job, p)) {
     // The simulated pair runs selective recomputation inside its backward half, as DualPipe
@@ -212,8 +223,8 @@ DpKey layer_gather_key(const ModelSpec& m, const ParallelSpec& p, bool moe) {
 }
 
 DpKey vocab_sync_key(const TrainingStepJob& job, const ModelSpec& m, const ParallelSpec& p) {
-  const double params = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) /
-                        static_cast<double>(p.tp);
+  const double params =
+      static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / static_cast<double>(p.tp);
   return dp_key(sync_op(job), params * job.grad_bytes, 0);
 }
 
@@ -249,12 +260,16 @@ std::string layer_probe_name(bool moe, Passes passes) {
                      passes == Passes::Forward ? "fwd" : "bwd");
 }
 
+std::string input_probe_name(bool moe) {
+  return layer_probe_name(moe, Passes::Backward) + " input";
+}
+
 std::string dp_probe_name(const DpKey& key) {
   return fmt::format("dp {} dense {} B expert {} B", op_name(key.op), key.dense, key.expert);
 }
 
 bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p) {
-  return job.schedule == PipeSchedule::DualPipe && p.cp == 1 && p.tp == 1;
+  return job.schedule->pairs && p.cp == 1 && p.tp == 1;
 }
 
 namespace {
@@ -311,7 +326,9 @@ void measure_touched(const TrainingStepJob& job, const BuildEnv& b, const Measur
 
 }  // namespace
 
-std::string stage_suffix(int stage) { return fmt::format(" @ stage {}", stage); }
+std::string stage_suffix(int stage) {
+  return fmt::format(" @ stage {}", stage);
+}
 
 StepMeasurements StepMeasurements::at_rank(int rank) const {
   StepMeasurements view = *this;
@@ -394,6 +411,46 @@ probe_clusters(const BuildEnv& b, bool perturbed_too) {
 
 }  // namespace
 
+namespace {
+
+// Each layer probe a step may declare (a kind's passes and backward input part, the MoE pair).
+std::vector<std::string> layer_probe_names() {
+  std::vector<std::string> out{std::string(kPairProbe)};
+  for (const bool moe : {false, true}) {
+    for (const Passes passes : {Passes::Forward, Passes::Backward}) {
+      out.push_back(layer_probe_name(moe, passes));
+    }
+    out.push_back(input_probe_name(moe));
+  }
+  return out;
+}
+
+// The healthy layer probe `plan` (named `name`) again on touched group `g`: at its place on the
+// perturbed cluster (compute included) where its links or per-kernel draws differ (the draws
+// also `kDrawSamples` times in a row), else the healthy group's plan slowed, at its place.
+void add_group_probe(const TouchedGroup& g, const std::string& name, const Plan& plan,
+                     const std::shared_ptr<const topo::Cluster>& healthy,
+                     const std::shared_ptr<const topo::Cluster>& perturbed,
+                     std::vector<Probe>& more) {
+  Probe probe{name + g.probe, Plan{}, nullptr};
+  if (g.links || g.draws) {
+    probe.plan.append(plan, g.gpus);
+    probe.cluster = perturbed;
+    if (g.draws) {
+      more.push_back(
+          {name + g.probe + in_a_row_suffix(), in_a_row(plan, g.gpus, kDrawSamples), perturbed});
+    }
+  } else {
+    probe.plan = plan;
+    probe.plan.slow_compute(g.speed);
+    place(probe.plan, g.gpus);
+    probe.cluster = healthy;
+  }
+  more.push_back(std::move(probe));
+}
+
+}  // namespace
+
 void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vector<Probe>& out) {
   if (!job.fold || b.env.cluster.perturbations.empty()) {
     return;
@@ -407,38 +464,15 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
     const auto it = std::ranges::find(out, name, &Probe::name);
     return it == out.end() ? nullptr : &it->plan;
   };
-  // Each layer probe (a kind's passes, DualPipe's MoE pair), again on each touched group.
-  std::vector<std::string> layer_probes{std::string(kPairProbe)};
-  for (const bool moe : {false, true}) {
-    for (const Passes passes : {Passes::Forward, Passes::Backward}) {
-      layer_probes.push_back(layer_probe_name(moe, passes));
-    }
-  }
   std::vector<Probe> more;
   for (const TouchedGroup& g : t.groups) {
     if (!g.own_probe) {
       continue;  // another group with the same speeds measures it
     }
-    for (const std::string& name : layer_probes) {
-      const Plan* plan = healthy(name);
-      if (plan == nullptr) {
-        continue;  // the model has no layer of that kind, or the step no pair
+    for (const std::string& name : layer_probe_names()) {
+      if (const Plan* plan = healthy(name)) {  // none: no layer of that kind, or no pair
+        add_group_probe(g, name, *plan, healthy_cluster, perturbed, more);
       }
-      Probe probe{name + g.probe, Plan{}, nullptr};
-      if (g.links || g.draws) {  // at its place, on the perturbed cluster (compute included)
-        probe.plan.append(*plan, g.gpus);
-        probe.cluster = perturbed;
-        if (g.draws) {
-          more.push_back({name + g.probe + in_a_row_suffix(),
-                          in_a_row(*plan, g.gpus, kDrawSamples), perturbed});
-        }
-      } else {  // only its kernels are slow: the healthy group's plan, slowed, at its place
-        probe.plan = *plan;
-        probe.plan.slow_compute(g.speed);
-        place(probe.plan, g.gpus);
-        probe.cluster = healthy_cluster;
-      }
-      more.push_back(std::move(probe));
     }
   }
   for (const int stage : t.link_stages) {
@@ -471,6 +505,10 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
       out.push_back({step_parts::layer_probe_name(moe, passes),
                      step_parts::layer_plan(*this, b, moe, passes)});
     }
+    if (schedule->splits_backward) {  // the input part a deferred weight part leaves
+      out.push_back({step_parts::input_probe_name(moe),
+                     backward_part(out.back().plan, OpWork::BackwardInput)});
+    }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
     // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
@@ -482,8 +520,8 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     pair.passes = Passes::Both;
     pair.layers = 1;
     pair.recompute_modules = step_parts::pair_recompute_modules(*this, model);
-    out.push_back(
-        {std::string(step_parts::kPairProbe), std::move(pair.cases(group.build, Measured{}).front().plan)});
+    out.push_back({std::string(step_parts::kPairProbe),
+                   std::move(pair.cases(group.build, Measured{}).front().plan)});
   }
   // The layer probes, built on the layer group's ranks, run where stage 0's first group runs
   // (its CP or EP ranks may sit on other nodes under the mesh's order); partial folding's

@@ -1,0 +1,19 @@
+// A layer's backward as zero-bubble schedules split it (ZB-H1, DualPipe): the weight part, its
+// weight-gradient kernels (dense and grouped), which nothing downstream waits for, and the
+// input part, everything else: the input gradient the previous stage waits for, with the
+// communication the weight kernels no longer hide. The folded step measures both parts as
+// probes; the unfolded step runs them as they are here.
+#pragma once
+
+#include "workloads/plan/plan.hpp"
+#include "workloads/step/pipe_op.hpp"
+
+namespace hopsim::work {
+
+/// `part` of a layer's `backward` plan: BackwardInput, the tasks but the weight-gradient
+/// kernels, each waiting for what it waited for through them; Weight, those kernels alone,
+/// each GPU's one after the other (deferred, their inputs are long there); any other work,
+/// the whole plan.
+Plan backward_part(const Plan& backward, OpWork part);
+
+}  // namespace hopsim::work
