@@ -190,7 +190,7 @@ TEST_CASE("all-to-all and direct all-gather through one switch take a + (n-1)(S/
       CAPTURE(s);
       const Time expected =
           kLat.base + kLat.nvlink_hop + transfer_time(Bytes{(n - 1) * (s / n)}, kB);
-      CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::Flat, iota(n));
+      CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::Flat), iota(n));
       const Time t = run(cluster, job, Bytes{s});
       CHECK(std::llabs((t - expected).count_ps()) <= 1);
       if (s % n == 0) {
@@ -209,11 +209,11 @@ TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
   // 7 S/16 that are for the other GPUs of its node over its NVLink, 7 S/16 / B_nvl more.
   const topo::Cluster cluster = two_nodes();
   const Bytes s{1LL << 30};
-  for (auto algorithm : {CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier}) {
+  for (auto algorithm : {exchange_algorithm(EpAlgorithm::Flat), exchange_algorithm(EpAlgorithm::TwoTier)}) {
     CollectiveJob job = make_job(CollectiveOp::AllToAll, algorithm, iota(16));
     const Time t = run(cluster, job, s);
     const double forward =
-        algorithm == CollectiveAlgorithm::TwoTier ? static_cast<double>(s.n / 16 * 7) / 370e9 : 0;
+        algorithm == exchange_algorithm(EpAlgorithm::TwoTier) ? static_cast<double>(s.n / 16 * 7) / 370e9 : 0;
     const double expected =
         (kLat.base + kLat.net_hop).seconds() + static_cast<double>(s.n / 2) / 47e9 + forward;
     CHECK(t.seconds() == hopsim::test::approx(expected).epsilon(0.001));
@@ -231,7 +231,7 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
   deepep.ll_dispatch_call = Time::ns(11'460);
   deepep.ll_combine_call = Time::ns(27'580);
   Env env(cluster);
-  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::LowLatency, {0, 8});
+  CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::LowLatency), {0, 8});
   const auto time = [&](bool combine) {
     job.combine = combine;
     const Plan plan = hopsim::work::build_collective_plan(env.build, job, s);
@@ -256,7 +256,7 @@ TEST_CASE("collectives deliver what their definitions say") {
     CHECK(r == 2 * (n - 1) * (s.n / n));
   }
   job.op = CollectiveOp::AllToAll;
-  job.algorithm = CollectiveAlgorithm::Flat;
+  job.algorithm = exchange_algorithm(EpAlgorithm::Flat);
   for (std::int64_t r : received(build_collective_plan(cluster, job, s), n)) {
     CHECK(r == (n - 1) * (s.n / n));
   }
@@ -266,11 +266,11 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   topo::Spec spec;
   spec.nodes = 4;
   const topo::Cluster cluster(spec);
-  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, iota(32));
+  CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::TwoTier), iota(32));
   job.moe = MoeRouting{512, 64, 8, 3, 1};
   job.token_bytes = Bytes{7168};
   const Plan two = build_collective_plan(cluster, job, Bytes{});
-  job.algorithm = CollectiveAlgorithm::Flat;
+  job.algorithm = exchange_algorithm(EpAlgorithm::Flat);
   const Plan flat = build_collective_plan(cluster, job, Bytes{});
   const Summary s2 = summarize(cluster, two, simulate(cluster, two));
   const Summary s1 = summarize(cluster, flat, simulate(cluster, flat));
@@ -289,7 +289,7 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   CHECK(std::accumulate(flat_total.begin(), flat_total.end(), std::int64_t{0}) == wanted);
   // Uniform data without duplicates: two-tier crosses IB with exactly the flat bytes.
   job.moe.reset();
-  job.algorithm = CollectiveAlgorithm::TwoTier;
+  job.algorithm = exchange_algorithm(EpAlgorithm::TwoTier);
   const Plan uniform = build_collective_plan(cluster, job, Bytes{1 << 20});
   CHECK(summarize(cluster, uniform, simulate(cluster, uniform)).ib_bytes.n ==
         flat_ib_bytes(cluster, job, Bytes{1 << 20}));

@@ -80,7 +80,9 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
         {"hidden_kv_tokens", c.hidden_kv_tokens},
         {"crossover_miss_rate", c.crossover_miss_rate},
         {"miss_rate", c.miss_rate},
-        {"rule_picks", c.pass_kv ? "ring (pass-KV)" : "ring_pass_q"}};
+        {"rule_picks",
+         c.pass_kv ? fmt::format("{} (pass-KV)", work::cp_algorithm_name(work::CpAlgorithm::Ring))
+                   : std::string(work::cp_algorithm_name(work::CpAlgorithm::RingPassQ))}};
   }
 }
 
