@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "workloads/collectives/ep_algorithms.hpp"
+#include "workloads/compute/enum_names.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {
@@ -154,19 +155,8 @@ std::string quoted_algorithm_names();
 /// "send_recv: ring; ...; all_to_all: flat, two_tier (DeepEP normal) or low_latency (...)".
 std::string algorithms_by_op();
 
-// The table is in enum order, so algorithm_row and op_name index it.
-static_assert([] {
-  for (std::size_t i = 0; i < kCollectiveAlgorithms.size(); ++i) {
-    if (static_cast<std::size_t>(kCollectiveAlgorithms[i].algorithm) != i) {
-      return false;
-    }
-  }
-  for (std::size_t i = 0; i < kCollectiveOps.size(); ++i) {
-    if (static_cast<std::size_t>(kCollectiveOps[i].op) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+// The tables are in enum order, so algorithm_row and op_name index them.
+static_assert(in_enum_order(kCollectiveAlgorithms, &AlgorithmRow::algorithm));
+static_assert(in_enum_order(kCollectiveOps, &OpRow::op));
 
 }  // namespace hopsim::work

@@ -16,6 +16,7 @@
 
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
+#include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
 
@@ -181,13 +182,6 @@ constexpr bool has_combine(const EpAlgorithmRow& row) {
 std::string ep_algorithms_described();
 
 // The table is in enum order, so ep_algorithm_row indexes it.
-static_assert([] {
-  for (std::size_t i = 0; i < kEpAlgorithms.size(); ++i) {
-    if (static_cast<std::size_t>(kEpAlgorithms[i].algorithm) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+static_assert(in_enum_order(kEpAlgorithms, &EpAlgorithmRow::algorithm));
 
 }  // namespace hopsim::work

@@ -25,6 +25,17 @@ constexpr std::optional<Enum> enum_named(const std::array<std::string_view, N>& 
   return std::nullopt;
 }
 
+/// Whether row i of `table` has enumerator i as its `key`, so that the enum indexes the table.
+template <class Row, std::size_t N, class Enum>
+constexpr bool in_enum_order(const std::array<Row, N>& table, Enum Row::*key) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (static_cast<std::size_t>(table[i].*key) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// `names` as one list, "a, b or c": `last` joins the last two (" or ", " and "), ", " the rest.
 inline std::string name_list(std::span<const std::string> names, std::string_view last) {
   std::string out;

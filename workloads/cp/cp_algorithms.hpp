@@ -14,6 +14,7 @@
 
 #include "sim/problem.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/compute/enum_names.hpp"
 #include "workloads/cp/cp_details.hpp"
 #include "workloads/cp/cp_layout.hpp"
 #include "workloads/env/job_env.hpp"
@@ -89,13 +90,6 @@ std::string cp_algorithm_list(bool (*keep)(const CpAlgorithmRow&), bool quoted,
 std::string cp_algorithms_described();
 
 // The table is in enum order, so cp_algorithm_row indexes it.
-static_assert([] {
-  for (std::size_t i = 0; i < kCpAlgorithms.size(); ++i) {
-    if (static_cast<std::size_t>(kCpAlgorithms[i].algorithm) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+static_assert(in_enum_order(kCpAlgorithms, &CpAlgorithmRow::algorithm));
 
 }  // namespace hopsim::work

@@ -61,6 +61,18 @@ void ring_stage(CpStage& s, const std::vector<topo::GpuId>& ring, Pass pass, std
   }
 }
 
+// A position's calls against every position, one after another: its queries against their keys
+// (pass-KV, Ulysses' ring), or their queries against its keys (pass-Q).
+std::vector<AttentionCall> ring_calls(const CpLayout& layout, int position, bool pass_q) {
+  std::vector<AttentionCall> out;
+  for (int other = 0; other < layout.ring(); ++other) {
+    const std::vector<AttentionCall> step =
+        pass_q ? layout.calls(other, position) : layout.calls(position, other);
+    out.insert(out.end(), step.begin(), step.end());
+  }
+  return out;
+}
+
 }  // namespace
 
 void attend_ring(CpStage& stage, Pass pass, std::uint32_t phase, CpDetails* record) {
@@ -75,24 +87,12 @@ void attend_ring_pass_q(CpStage& stage, Pass pass, std::uint32_t phase, CpDetail
   }
 }
 
-// Every position's keys, one after another (pass-KV, Ulysses' ring), or every position's
-// queries against this one's keys (pass-Q).
 std::vector<AttentionCall> pass_kv_calls(const CpLayout& layout, int position) {
-  std::vector<AttentionCall> out;
-  for (int other = 0; other < layout.ring(); ++other) {
-    const std::vector<AttentionCall> step = layout.calls(position, other);
-    out.insert(out.end(), step.begin(), step.end());
-  }
-  return out;
+  return ring_calls(layout, position, false);
 }
 
 std::vector<AttentionCall> pass_q_calls(const CpLayout& layout, int position) {
-  std::vector<AttentionCall> out;
-  for (int other = 0; other < layout.ring(); ++other) {
-    const std::vector<AttentionCall> step = layout.calls(other, position);
-    out.insert(out.end(), step.begin(), step.end());
-  }
-  return out;
+  return ring_calls(layout, position, true);
 }
 
 }  // namespace hopsim::work

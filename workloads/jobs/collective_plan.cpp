@@ -185,14 +185,7 @@ constexpr std::array<AlgorithmImpl, kNcclAlgorithms.size()> kAlgorithmImpls{{
     {CollectiveAlgorithm::Nvls, build_nvls, direct_flows},
     {CollectiveAlgorithm::Auto, build_ring, auto_flows},
 }};
-static_assert([] {
-  for (std::size_t i = 0; i < kAlgorithmImpls.size(); ++i) {
-    if (static_cast<std::size_t>(kAlgorithmImpls[i].algorithm) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+static_assert(in_enum_order(kAlgorithmImpls, &AlgorithmImpl::algorithm));
 
 const AlgorithmImpl& impl(CollectiveAlgorithm a) {
   return kAlgorithmImpls[static_cast<std::size_t>(a)];
