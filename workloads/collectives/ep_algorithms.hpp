@@ -10,65 +10,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
 #include "workloads/collectives/collectives.hpp"
-#include "workloads/collectives/deepep.hpp"
+#include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
 
 enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
-
-/// An exchange's direction: dispatch sends each token to its experts' GPUs, combine sends the
-/// results back (in backward, the gradients travel the same two ways).
-enum class ExchangeOp : std::uint8_t { Dispatch, Combine };
-
-/// The EP libraries' constants as the cluster gives them; null where it gives none (its
-/// `deepep` section), and then each row's `reach` says what its kernels reach without them.
-struct LibraryConstants {
-  const DeepEpModel* deepep = nullptr;
-};
-
-/// What a library's kernels reach in one exchange beyond the links: the share of NVLink's rate
-/// its forwarding moves at (1: the links' rate), and its own time per call before the messages
-/// leave (launch, layout, polling; 0: none).
-struct KernelReach {
-  double nvlink_share = 1.0;
-  Time call{};
-};
-
-/// One exchange over one EP group. `bytes` is in dispatch's direction whatever `op`: row i,
-/// column j, what rank i's tokens bring rank j's experts (combine sends it back, j to i).
-struct Exchange {
-  std::span<const topo::GpuId> ranks;
-  const TwoTierMatrix& bytes;
-  ExchangeOp op = ExchangeOp::Dispatch;
-  std::int64_t chunk_bytes = 0;  ///< chunked rows: bytes per InfiniBand piece; 0: one piece
-  Pieces pieces = Pieces::Each;  ///< chunked rows: how the pieces become flows
-  std::int64_t comm_sms = 0;     ///< SMs the kernels hold; 0: the library's own count
-  LibraryConstants constants;
-  std::span<const PlanTaskId> after;
-};
-
-/// What a flow bound reads: the ranks of one exchange, GPUs per node, and for chunked rows the
-/// InfiniBand pieces of one (source, node) pair and whether they are streamed.
-struct ExchangeShape {
-  double ranks = 0;
-  double gpus_per_node = 1;
-  double pieces = 1;
-  bool streamed = false;
-};
-
-/// A set of ExchangeOps, one bit each.
-constexpr std::uint8_t exchange_op_bit(ExchangeOp op) {
-  return static_cast<std::uint8_t>(1U << static_cast<unsigned>(op));
-}
-
-inline constexpr std::uint8_t kBothOps =
-    exchange_op_bit(ExchangeOp::Dispatch) | exchange_op_bit(ExchangeOp::Combine);
 
 /// One EP exchange algorithm. `library` names whose kernels it models (the reference's note;
 /// empty: none), `how` says what moves, `chunked` whether it takes chunk_tokens and pieces
@@ -177,8 +128,8 @@ constexpr bool has_combine(const EpAlgorithmRow& row) {
   return implements(row, ExchangeOp::Combine);
 }
 
-/// For the reference: each row's name and what moves, "flat: every pair at once; two_tier:
-/// ... (reads deepep.nvlink_efficiency, ...); ...".
+/// For the reference: each row's name, what moves and the cluster keys it reads, "flat: every
+/// pair at once, reading nccl.ring.simple; two_tier: ...".
 std::string ep_algorithms_described();
 
 // The table is in enum order, so ep_algorithm_row indexes it.
