@@ -214,8 +214,8 @@ Result run_case(const std::string& which, double tolerance) {
     const work::JobEnv env{spec, nccl, mesh};
     work::CollectiveJob job;
     job.op = work::CollectiveOp::AllToAll;
-    job.algorithm =
-        which == "d" ? work::CollectiveAlgorithm::Flat : work::CollectiveAlgorithm::TwoTier;
+    job.algorithm = work::exchange_algorithm(which == "d" ? work::EpAlgorithm::Flat
+                                                          : work::EpAlgorithm::TwoTier);
     for (int r = 0; r < cluster.gpu_count(); ++r) {
       job.ranks.push_back(r);
     }

@@ -190,7 +190,8 @@ TEST_CASE("all-to-all and direct all-gather through one switch take a + (n-1)(S/
       CAPTURE(s);
       const Time expected =
           kLat.base + kLat.nvlink_hop + transfer_time(Bytes{(n - 1) * (s / n)}, kB);
-      CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::Flat, iota(n));
+      CollectiveJob job =
+          make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::Flat), iota(n));
       const Time t = run(cluster, job, Bytes{s});
       CHECK(std::llabs((t - expected).count_ps()) <= 1);
       if (s % n == 0) {
@@ -209,11 +210,13 @@ TEST_CASE("a two-node all-to-all is limited by each GPU's NIC") {
   // 7 S/16 that are for the other GPUs of its node over its NVLink, 7 S/16 / B_nvl more.
   const topo::Cluster cluster = two_nodes();
   const Bytes s{1LL << 30};
-  for (auto algorithm : {CollectiveAlgorithm::Flat, CollectiveAlgorithm::TwoTier}) {
+  for (auto algorithm :
+       {exchange_algorithm(EpAlgorithm::Flat), exchange_algorithm(EpAlgorithm::TwoTier)}) {
     CollectiveJob job = make_job(CollectiveOp::AllToAll, algorithm, iota(16));
     const Time t = run(cluster, job, s);
-    const double forward =
-        algorithm == CollectiveAlgorithm::TwoTier ? static_cast<double>(s.n / 16 * 7) / 370e9 : 0;
+    const double forward = algorithm == exchange_algorithm(EpAlgorithm::TwoTier)
+                               ? static_cast<double>(s.n / 16 * 7) / 370e9
+                               : 0;
     const double expected =
         (kLat.base + kLat.net_hop).seconds() + static_cast<double>(s.n / 2) / 47e9 + forward;
     CHECK(t.seconds() == hopsim::test::approx(expected).epsilon(0.001));
@@ -231,7 +234,8 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
   deepep.ll_dispatch_call = Time::ns(11'460);
   deepep.ll_combine_call = Time::ns(27'580);
   Env env(cluster);
-  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::LowLatency, {0, 8});
+  CollectiveJob job =
+      make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::LowLatency), {0, 8});
   const auto time = [&](bool combine) {
     job.combine = combine;
     const Plan plan = hopsim::work::build_collective_plan(env.build, job, s);
@@ -256,7 +260,7 @@ TEST_CASE("collectives deliver what their definitions say") {
     CHECK(r == 2 * (n - 1) * (s.n / n));
   }
   job.op = CollectiveOp::AllToAll;
-  job.algorithm = CollectiveAlgorithm::Flat;
+  job.algorithm = exchange_algorithm(EpAlgorithm::Flat);
   for (std::int64_t r : received(build_collective_plan(cluster, job, s), n)) {
     CHECK(r == (n - 1) * (s.n / n));
   }
@@ -266,11 +270,12 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   topo::Spec spec;
   spec.nodes = 4;
   const topo::Cluster cluster(spec);
-  CollectiveJob job = make_job(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, iota(32));
+  CollectiveJob job =
+      make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::TwoTier), iota(32));
   job.moe = MoeRouting{512, 64, 8, 3, 1};
   job.token_bytes = Bytes{7168};
   const Plan two = build_collective_plan(cluster, job, Bytes{});
-  job.algorithm = CollectiveAlgorithm::Flat;
+  job.algorithm = exchange_algorithm(EpAlgorithm::Flat);
   const Plan flat = build_collective_plan(cluster, job, Bytes{});
   const Summary s2 = summarize(cluster, two, simulate(cluster, two));
   const Summary s1 = summarize(cluster, flat, simulate(cluster, flat));
@@ -289,7 +294,7 @@ TEST_CASE("two-tier moves the same data as flat and never more InfiniBand bytes"
   CHECK(std::accumulate(flat_total.begin(), flat_total.end(), std::int64_t{0}) == wanted);
   // Uniform data without duplicates: two-tier crosses IB with exactly the flat bytes.
   job.moe.reset();
-  job.algorithm = CollectiveAlgorithm::TwoTier;
+  job.algorithm = exchange_algorithm(EpAlgorithm::TwoTier);
   const Plan uniform = build_collective_plan(cluster, job, Bytes{1 << 20});
   CHECK(summarize(cluster, uniform, simulate(cluster, uniform)).ib_bytes.n ==
         flat_ib_bytes(cluster, job, Bytes{1 << 20}));
@@ -301,4 +306,109 @@ TEST_CASE("busbw factors follow nccl-tests") {
   CHECK(busbw_factor(CollectiveOp::ReduceScatter, 4) == hopsim::test::approx(0.75));
   CHECK(busbw_factor(CollectiveOp::AllToAll, 16) == hopsim::test::approx(15.0 / 16));
   CHECK(busbw_factor(CollectiveOp::SendRecv, 2) == hopsim::test::approx(1.0));
+}
+
+namespace {
+
+// The pair bytes of a 16-rank exchange: all alike, or skewed so that no two GPUs send or
+// receive alike (a dropped or misdirected flow shows in some GPU's balance).
+ByteMatrix exchange_bytes(bool skewed) {
+  const std::size_t n = 16;
+  ByteMatrix m{n, std::vector<std::int64_t>(n * n, 0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto k = static_cast<std::int64_t>(3 * i + j) % 5;
+      m.bytes[i * n + j] = i == j   ? 0
+                           : skewed ? 4096 * (1 + k) + 64 * static_cast<std::int64_t>(i)
+                                    : 8192;
+    }
+  }
+  return m;
+}
+
+// Most InfiniBand pieces of one (source, node) pair of `chunk` bytes each.
+double pieces_per_pair(const TwoTierMatrix& m, std::int64_t chunk) {
+  std::int64_t most = 0;
+  for (const std::int64_t bytes : m.to_node) {
+    most = std::max(most, (bytes + chunk - 1) / chunk);
+  }
+  return static_cast<double>(most);
+}
+
+}  // namespace
+
+TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it is sent") {
+  // On two nodes of 8, each row's builder runs one dispatch and one combine (chunked rows in
+  // pieces of 8 KiB, each and streamed), with DeepEP's constants given. Per GPU, the flows in
+  // minus the flows out (a relay forwards what it receives for others) equal what the matrix
+  // brings it minus what it sends, and it receives at least its share.
+  const topo::Cluster cluster = two_nodes();
+  const std::vector<topo::GpuId> ranks = hopsim::test::first_gpus(16);
+  DeepEpModel deepep;
+  deepep.nvlink_efficiency = 0.8;
+  deepep.ll_dispatch_call = Time::ns(5'000);
+  deepep.ll_combine_call = Time::ns(7'000);
+  for (const EpAlgorithmRow& row : kEpAlgorithms) {
+    for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
+      for (const bool skewed : {false, true}) {
+        for (const Pieces pieces : {Pieces::Each, Pieces::Streamed}) {
+          if (!implements(row, op) || (!row.chunked && pieces == Pieces::Streamed)) {
+            continue;
+          }
+          CAPTURE(row.name);
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(skewed);
+          CAPTURE(pieces_name(pieces));
+          const TwoTierMatrix m =
+              Collectives::without_dedup(ranks, cluster, exchange_bytes(skewed));
+          const std::int64_t chunk = row.chunked ? 8192 : 0;
+          Plan plan;
+          Collectives c(plan, cluster, kModel);
+          add_exchange(c, row.algorithm,
+                       Exchange{ranks, m, op, chunk, pieces, 0, LibraryConstants{&deepep}, {}});
+          std::vector<std::int64_t> in(16, 0);
+          std::vector<std::int64_t> out(16, 0);
+          double flows = 0;
+          for (const PlanTask& t : plan.tasks()) {
+            if (t.kind == PlanTaskKind::Flow) {
+              in[t.dst.index()] += t.bytes.n;
+              out[t.src.index()] += t.bytes.n;
+              ++flows;
+            }
+          }
+          const double pairs = row.chunked ? pieces_per_pair(m, chunk) : 1;
+          CHECK(flows <= row.flows(ExchangeShape{16, 8, pairs, pieces == Pieces::Streamed}));
+          for (std::size_t g = 0; g < 16; ++g) {
+            std::int64_t sends = 0;
+            std::int64_t gets = 0;
+            for (std::size_t k = 0; k < 16; ++k) {
+              sends += op == ExchangeOp::Dispatch ? m.gpu.at(g, k) : m.gpu.at(k, g);
+              gets += op == ExchangeOp::Dispatch ? m.gpu.at(k, g) : m.gpu.at(g, k);
+            }
+            CHECK(in[g] - out[g] == gets - sends);
+            CHECK(in[g] >= gets);
+          }
+          CHECK(simulate(cluster, plan).stuck.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the collective kind's all-to-all algorithms are the EP exchange rows") {
+  // One row each, in table order after NCCL's, with the row's name and chunking; combine where
+  // the row implements it.
+  std::size_t all_to_all = 0;
+  for (const CollectiveAlgorithm a : all_algorithms()) {
+    all_to_all += implements(CollectiveOp::AllToAll, a) ? 1U : 0U;
+    CHECK(exchange_of(a).has_value() == implements(CollectiveOp::AllToAll, a));
+  }
+  CHECK(all_to_all == kEpAlgorithms.size());
+  for (const EpAlgorithmRow& row : kEpAlgorithms) {
+    const CollectiveAlgorithm a = exchange_algorithm(row.algorithm);
+    CHECK(exchange_of(a) == row.algorithm);
+    CHECK(algorithm_name(a) == row.name);
+    CHECK(algorithm_row(a).chunks == row.chunked);
+    CHECK(algorithm_row(a).combine == implements(row, ExchangeOp::Combine));
+  }
 }

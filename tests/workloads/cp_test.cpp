@@ -400,3 +400,41 @@ TEST_CASE("a layer's throughput: its TP x CP groups' tokens and model FLOPs in c
   CHECK(forward.cases.front().throughput->model_flops ==
         hopsim::test::approx(t.model_flops / 3).epsilon(1e-12));
 }
+
+TEST_CASE("every CP row: its builder runs a small layer, and its calls attend every pair once") {
+  // CP 4 on one node, forward (prefill where the row says so): every row's plan computes the
+  // layer's attention FLOPs exactly once over the GPUs (the ring's total), sends K/V, queries or
+  // activations, and one position's calls over every position attend every pair of the
+  // sequence once (what explain prices).
+  double ring_flops = 0;
+  for (const CpAlgorithmRow& row : kCpAlgorithms) {
+    CAPTURE(row.name);
+    AttentionLayerJob job;
+    job.seq_len = 4096;
+    job.passes = Passes::Forward;
+    job.mode = row.prefill_only ? LayerMode::Prefill : LayerMode::Training;
+    job.cp.algorithm = row.algorithm;
+    const RunResult r = run(layer_experiment(1, 8, job, 4, 1, 8));
+    REQUIRE(r.ok());
+    const CaseResult& c = r.cases.front();
+    CHECK(c.choice == row.name);
+    CHECK(c.cp()->cp_bytes_per_gpu_fwd > 0);
+    double flops = 0;
+    for (const PlanTask& t : c.plan.tasks()) {
+      const Phase& p = c.plan.phases()[t.phase];
+      if (t.kind == PlanTaskKind::Compute && p.name() == "attention") {
+        flops += static_cast<double>(t.flops.n);
+      }
+    }
+    ring_flops = row.algorithm == CpAlgorithm::Ring ? flops : ring_flops;
+    CHECK(flops == hopsim::test::approx(ring_flops).epsilon(1e-12));
+    const CpLayout layout = job.layout(4, 1);
+    std::int64_t pairs = 0;
+    for (int q = 0; q < layout.ring(); ++q) {
+      for (const AttentionCall& call : row.calls(layout, q)) {
+        pairs += call.pairs;
+      }
+    }
+    CHECK(static_cast<double>(pairs) == job.attended_pairs(1));
+  }
+}

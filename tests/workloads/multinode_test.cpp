@@ -142,7 +142,8 @@ TEST_CASE("auto names NCCL's pick per size: trees and LL when small, rings when 
 TEST_CASE("two-tier: pieces never slow it down, EP8 has no InfiniBand, bytes are conserved") {
   for (int nodes : {1, 4}) {
     CAPTURE(nodes);
-    Experiment e = collective(nodes, CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, {});
+    Experiment e =
+        collective(nodes, CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::TwoTier), {});
     auto& job = std::get<CollectiveJob>(e.job);
     job.moe = MoeRouting{1024, 64, 8, 2, 1};
     job.token_bytes = Bytes{7168};
@@ -190,7 +191,8 @@ TEST_CASE("two-tier: streamed pieces are the first piece, the rest, and the last
 TEST_CASE("two-tier: streamed pieces move the same bytes as each piece, in about the same time") {
   for (bool combine : {false, true}) {
     CAPTURE(combine);
-    Experiment e = collective(4, CollectiveOp::AllToAll, CollectiveAlgorithm::TwoTier, {});
+    Experiment e =
+        collective(4, CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::TwoTier), {});
     auto& job = std::get<CollectiveJob>(e.job);
     job.moe = MoeRouting{1024, 64, 8, 2, 1};
     job.token_bytes = Bytes{7168};

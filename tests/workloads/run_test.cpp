@@ -36,7 +36,7 @@ Experiment moe_all_to_all(std::uint64_t seed) {
   e.cluster.nodes = 4;
   CollectiveJob job;
   job.op = CollectiveOp::AllToAll;
-  job.algorithm = CollectiveAlgorithm::TwoTier;
+  job.algorithm = exchange_algorithm(EpAlgorithm::TwoTier);
   job.moe = MoeRouting{256, 64, 8, 2, seed};
   job.token_bytes = Bytes{7168};
   job.sizes = {Bytes{256 * 7168}};

@@ -33,7 +33,7 @@ std::map<std::pair<std::string, std::string>, ExchangeBytes> exchange_bytes(
 
 // The settings only some algorithms, distributions or balancers have, and the placement.
 void settings(const work::MoeLayerJob& job, EpFigures& f) {
-  if (job.algorithm == work::EpAlgorithm::TwoTier) {
+  if (work::ep_algorithm_row(job.algorithm).chunked) {
     f.pieces = work::pieces_name(job.pieces_used());
   }
   const work::MoeRouting& r = job.routing;

@@ -73,11 +73,14 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
   if (job.mode == work::LayerMode::Prefill && exp.parallel.cp > 1) {
     const work::AttentionLayerJob::PassChoice c = job.pass_choice(
         *exp.model, exp.parallel, exp.cluster, network, exp.nccl.p2p_net_efficiency);
-    r["cp"]["pass_kv_or_pass_q"] = {{"message_rule_miss_rate", c.message_rule_miss_rate},
-                                    {"hidden_kv_tokens", c.hidden_kv_tokens},
-                                    {"crossover_miss_rate", c.crossover_miss_rate},
-                                    {"miss_rate", c.miss_rate},
-                                    {"rule_picks", c.pass_kv ? "ring (pass-KV)" : "ring_pass_q"}};
+    r["cp"]["pass_kv_or_pass_q"] = {
+        {"message_rule_miss_rate", c.message_rule_miss_rate},
+        {"hidden_kv_tokens", c.hidden_kv_tokens},
+        {"crossover_miss_rate", c.crossover_miss_rate},
+        {"miss_rate", c.miss_rate},
+        {"rule_picks",
+         c.pass_kv ? fmt::format("{} (pass-KV)", work::cp_algorithm_name(work::CpAlgorithm::Ring))
+                   : std::string(work::cp_algorithm_name(work::CpAlgorithm::RingPassQ))}};
   }
 }
 

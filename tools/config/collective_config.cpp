@@ -159,8 +159,9 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
   workload.allow_only(Section::CollectiveWorkload);
   work::CollectiveJob job;
   job.op = parse_enum(workload.at("op"), work::all_ops(), work::op_name);
-  job.algorithm = job.op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Flat
-                                                   : CollectiveAlgorithm::Ring;
+  job.algorithm = job.op == CollectiveOp::AllToAll
+                      ? work::exchange_algorithm(work::EpAlgorithm::Flat)
+                      : CollectiveAlgorithm::Ring;
   if (workload.has("algorithm")) {
     job.algorithm =
         parse_enum(workload.at("algorithm"), work::all_algorithms(), work::algorithm_name);

@@ -64,14 +64,11 @@ E parse_enum(const Node& n, const std::array<std::string_view, N>& names) {
   return static_cast<E>(n.index_of(names));
 }
 
-constexpr std::array<std::string_view, 4> kCpAlgorithms{"ring", "ring_pass_q", "allgather",
-                                                        "ulysses"};
 constexpr std::array<std::string_view, 2> kBalances{"contiguous", "zigzag"};
 constexpr std::array<std::string_view, 3> kMasks{"causal", "full", "document"};
 constexpr std::array<std::string_view, 2> kModes{"training", "prefill"};
 constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"};
 constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
-constexpr std::array<std::string_view, 3> kEpAlgorithms{"flat", "two_tier", "low_latency"};
 constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
                                                       "dualpipe_pair"};
 constexpr std::array<std::string_view, 3> kBalancers{"none", "bias", "aux_loss"};
@@ -87,7 +84,7 @@ work::CpSettings parse_cp(const Node& n) {
   n.allow_only(Section::AttentionCp);
   work::CpSettings cp;
   if (n.has("algorithm")) {
-    cp.algorithm = parse_enum<work::CpAlgorithm>(n.at("algorithm"), kCpAlgorithms);
+    cp.algorithm = parse_enum<work::CpAlgorithm>(n.at("algorithm"), work::cp_algorithm_names());
   }
   if (n.has("balance")) {
     cp.balance = parse_enum<work::CpBalance>(n.at("balance"), kBalances);
@@ -210,7 +207,7 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
     r.capacity_factor = n.at("capacity_factor").number_in(0.01, 1000);
   }
   if (n.has("algorithm")) {
-    job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), kEpAlgorithms);
+    job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), work::ep_algorithm_names());
   }
   if (n.has("comm_sms")) {
     job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "workloads/collectives/algorithms.hpp"
+#include "workloads/cp/cp_algorithms.hpp"
 
 namespace hopsim::config::tables {
 namespace {
@@ -14,6 +15,14 @@ namespace {
 const std::string kOpNames = work::quoted_op_names();
 const std::string kAlgorithmNames = work::quoted_algorithm_names();
 const std::string kAlgorithmsByOp = work::algorithms_by_op();
+const std::string kAllToAllNames = work::algorithms_of(work::CollectiveOp::AllToAll);
+// The EP exchanges as their table has them (workloads/collectives/ep_algorithms.hpp).
+const std::string kEpNames = work::ep_algorithm_list(nullptr, true);
+const std::string kEpAlgorithmsDoc =
+    "how dispatch and combine run: " + work::ep_algorithms_described();
+// The CP algorithms as their table has them (workloads/cp/cp_algorithms.hpp).
+const std::string kCpNames = work::cp_algorithm_list(nullptr, true, " or ");
+const std::string kCpAlgorithmsDoc = work::cp_algorithms_described();
 
 // The entry of `key` in `table`: a key two sections share, documented once.
 KeyDoc shared(std::span<const KeyDoc> table, std::string_view key) {
@@ -149,7 +158,7 @@ const std::array<KeyDoc, 4> kChakraAlgorithms{{
      "all-reduce and barrier"},
     {"all_gather", "\"ring\", \"direct\" or \"auto\"", "\"auto\"", "all-gather"},
     {"reduce_scatter", "\"ring\" or \"auto\"", "\"auto\"", "reduce-scatter"},
-    {"all_to_all", "\"flat\", \"two_tier\" or \"low_latency\"", "\"flat\"",
+    {"all_to_all", kAllToAllNames, "\"flat\"",
      "all-to-all (NCCL runs it flat: one send/recv per pair)"},
 }};
 
@@ -180,7 +189,7 @@ const std::array<KeyDoc, 13> kCollectiveWorkload{{
      "NCCL protocol: its latencies and its payload share of the wire bytes; auto: NCCL's tuner "
      "picks per size"},
     {"combine", "boolean", "false",
-     "two_tier, low_latency: the reverse exchange (DeepEP's combine)"},
+     "all_to_all: the reverse exchange (DeepEP's combine; flat sends each pair's bytes back)"},
     {"chunk_tokens", "integer in [0, 2^20]", "DeepEP's for the EP size",
      "two_tier with moe: tokens per InfiniBand piece, forwarded as it lands; 0: one piece"},
     {"pieces", "\"each\" or \"streamed\"", "\"each\"",
@@ -256,9 +265,7 @@ const std::array<KeyDoc, 17> kAttentionLayerWorkload{{
 }};
 
 const std::array<KeyDoc, 4> kAttentionCp{{
-    {"algorithm", "\"ring\", \"ring_pass_q\", \"allgather\" or \"ulysses\"", "\"ring\"",
-     "ring: pass-KV, overlapped; ring_pass_q: queries rotate (prefill); allgather: Llama 3's "
-     "exposed K/V all-gather; ulysses: all-to-all to heads and back"},
+    {"algorithm", kCpNames, "\"ring\"", kCpAlgorithmsDoc},
     {"balance", "\"contiguous\" or \"zigzag\"", "\"zigzag\"",
      "contiguous: rank i holds chunk i; zigzag: 2 x cp chunks, rank i holds i and 2cp-1-i"},
     {"ulysses_degree", "integer in [1, 2^24]", "cp",
@@ -282,9 +289,7 @@ const std::array<KeyDoc, 22> kMoeLayerWorkload{{
     {"capacity_factor", "number in [0.01, 1000]", "none",
      "an expert takes at most this times its even share of the group's selections; the rest "
      "are dropped (counted in the report)"},
-    {"algorithm", "\"flat\", \"two_tier\" or \"low_latency\"", "\"two_tier\"",
-     "how dispatch and combine run: every pair at once; DeepEP's normal kernels (InfiniBand once "
-     "per node, then NVLink); DeepEP's low-latency kernels (a message per selection)"},
+    {"algorithm", kEpNames, "\"two_tier\"", kEpAlgorithmsDoc},
     {"passes", "\"forward\", \"backward\" or \"both\"", "\"forward\" (dualpipe_pair: \"both\")",
      "which passes run (backward: exchanges in the same two directions, GEMMs at twice the "
      "FLOPs)"},

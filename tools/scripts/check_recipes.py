@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Checks docs/architecture.md's recipes against the code, so that they cannot drift.
 
-Each recipe ("### Adding a workload kind", "... a collective algorithm", "... a GPU type")
-names the files it touches in backquotes (`<kind>` and the like stand for any name). This
-fails when:
+Each recipe ("### Adding a workload kind", "... a collective algorithm", "... an EP library",
+"... a CP algorithm", "... a GPU type") names the files it touches in backquotes (`<kind>` and
+the like stand for any name). This fails when:
 - a named file does not exist;
 - a source file is a registry of the family and the recipe does not name it: for kinds, a
   file that names two thirds of the kinds' types (read from the Job variant); for
-  algorithms, one that names three or more CollectiveAlgorithm enumerators; for GPU types,
+  algorithms, one that names three or more CollectiveAlgorithm enumerators; for EP exchange
+  and CP algorithms, one that names every enumerator of EpAlgorithm (CpAlgorithm) or holds
+  every row's name of its table as a string literal ("flat", "two_tier", ...); for GPU types,
   any source file holding a GPU model's name as a string literal (a GPU is data).
 Prints what is wrong; exits 1 if anything is.
 
@@ -24,7 +26,13 @@ DOC = "docs/architecture.md"
 SOURCES = ("sim", "topology", "workloads", "tools")
 RECIPES = {"kind": "### Adding a workload kind",
            "algorithm": "### Adding a collective algorithm",
+           "ep": "### Adding an EP library",
+           "cp": "### Adding a CP algorithm",
            "gpu": "### Adding a GPU type"}
+# The tables of the EP exchanges and the CP algorithms: their enum and the file whose rows
+# name them ({Enum::X, "name", ...}).
+TABLES = {"ep": ("EpAlgorithm", "workloads/collectives/ep_algorithms.hpp"),
+          "cp": ("CpAlgorithm", "workloads/cp/cp_algorithms.hpp")}
 PATH = re.compile(r"`([A-Za-z0-9_.<>/-]+/[A-Za-z0-9_.<>/-]*)`")
 GPU_LITERAL = re.compile(r'(?<!\\)"(?:NVIDIA )?[ABH]\d{3}\b[^"\\]*"')
 
@@ -54,6 +62,22 @@ def sources(root):
                         yield rel, f.read()
 
 
+def table_rows(root, enum, path):
+    """The enumerators of `enum` and their rows' names, as the table in `path` has them."""
+    with open(os.path.join(root, path), encoding="utf-8") as f:
+        text = f.read()
+    body = re.search(rf"enum class {enum}[^{{]*\{{([^}}]*)\}}", text).group(1)
+    names = re.findall(rf"\{{{enum}::\w+,\s*\"([^\"]+)\"", text)
+    return [e.strip() for e in body.split(",") if e.strip()], names
+
+
+def names_every_row(code, enum, enumerators, names):
+    """Whether `code` names every enumerator of `enum`, or holds every row's name as a literal."""
+    if all(re.search(rf"\b{enum}::{e}\b", code) for e in enumerators):
+        return True
+    return bool(names) and all(f'"{n}"' in code for n in names)
+
+
 def registries(root):
     """Per family, the source files that enumerate it."""
     with open(os.path.join(root, "workloads/experiment/job.hpp"), encoding="utf-8") as f:
@@ -62,9 +86,13 @@ def registries(root):
     with open(os.path.join(root, "workloads/collectives/algorithms.hpp"), encoding="utf-8") as f:
         enum = re.search(r"enum class CollectiveAlgorithm[^{]*\{([^}]*)\}", f.read())
     algorithms = [a.strip() for a in enum.group(1).split(",") if a.strip()]
-    found = {"kind": [], "algorithm": [], "gpu": []}
+    tables = {key: table_rows(root, *table) for key, table in TABLES.items()}
+    found = {key: [] for key in RECIPES}
     for rel, text in sources(root):
         code = re.sub(r"//[^\n]*", "", text)  # comments may name anything
+        for key, (enum, _) in TABLES.items():
+            if names_every_row(code, enum, *tables[key]):
+                found[key].append(rel)
         if sum(1 for k in kinds if re.search(rf"\b{k}\b", code)) * 3 >= 2 * len(kinds):
             found["kind"].append(rel)
         named = {a for a in algorithms if re.search(rf"\b(CollectiveAlgorithm|Algo)::{a}\b", code)}
@@ -97,6 +125,10 @@ def self_test(root):
         "tools/commands/extra_registry.cpp":
             "FlowsJob CollectiveJob AttentionLayerJob MoeLayerJob TransformerLayerJob\n",
         "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
+        "tools/config/ep_names.cpp": 'std::array k{"flat", "two_tier", "low_latency"};\n',
+        "workloads/cp/attention_switch.cpp":
+            "CpAlgorithm::Ring CpAlgorithm::RingPassQ CpAlgorithm::AllGather "
+            "CpAlgorithm::Ulysses\n",
     }
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,19 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "workloads/compute/enum_names.hpp"
+
 namespace hopsim::work {
 
 namespace {
-
-// "a, b or c".
-std::string listing(const std::vector<std::string>& names, std::string_view last) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == names.size() ? last : ", ";
-    out += names[i];
-  }
-  return out;
-}
 
 // The algorithms that implement `op`, each as `format` makes it.
 template <class Format>
@@ -28,7 +20,7 @@ std::string algorithms_for(CollectiveOp op, Format format) {
       names.push_back(format(row));
     }
   }
-  return listing(names, " or ");
+  return name_list(names, " or ");
 }
 
 }  // namespace
@@ -39,19 +31,11 @@ std::string algorithms_of(CollectiveOp op) {
 }
 
 std::string quoted_op_names() {
-  std::vector<std::string> names;
-  for (const OpRow& row : kCollectiveOps) {
-    names.push_back(fmt::format("\"{}\"", row.name));
-  }
-  return listing(names, ", ");
+  return row_names(kCollectiveOps, nullptr, true, ", ");
 }
 
 std::string quoted_algorithm_names() {
-  std::vector<std::string> names;
-  for (const AlgorithmRow& row : kCollectiveAlgorithms) {
-    names.push_back(fmt::format("\"{}\"", row.name));
-  }
-  return listing(names, ", ");
+  return row_names(kCollectiveAlgorithms, nullptr, true, ", ");
 }
 
 std::string algorithms_by_op() {

@@ -1,29 +1,26 @@
 // The collective ops and algorithms, in one table: each algorithm's name, the ops it
 // implements and the tunables it takes. Parsing, checks, error messages and the reference read
-// from here, so a new algorithm is one row (and its builder in collective_plan.cpp).
+// from here, so a new algorithm is one row (and its builder in collective_plan.cpp). The
+// all-to-all algorithms are the EP exchanges' rows (ep_algorithms.hpp), appended to NCCL's.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "workloads/collectives/ep_algorithms.hpp"
+#include "workloads/compute/enum_names.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {
 
 enum class CollectiveOp : std::uint8_t { SendRecv, AllGather, ReduceScatter, AllReduce, AllToAll };
-enum class CollectiveAlgorithm : std::uint8_t {
-  Ring,
-  Direct,
-  Flat,
-  TwoTier,
-  Tree,
-  Nvls,
-  LowLatency,
-  Auto
-};
+/// NCCL's algorithms (and the direct all-gather) by name. The all-to-all algorithms follow
+/// them, one value per row of kEpAlgorithms: exchange_algorithm() and exchange_of() convert.
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Direct, Tree, Nvls, Auto };
 
 /// One op: its name in configs and reports, and the phase its tasks report under.
 struct OpRow {
@@ -44,6 +41,7 @@ inline constexpr std::array<OpRow, 5> kCollectiveOps{{
 constexpr std::uint8_t op_bit(CollectiveOp op) {
   return static_cast<std::uint8_t>(1U << static_cast<unsigned>(op));
 }
+
 template <class... Op>
 constexpr std::uint8_t ops(Op... op) {
   return static_cast<std::uint8_t>((op_bit(op) | ...));
@@ -62,35 +60,71 @@ struct AlgorithmRow {
   std::string_view note = {};
 };
 
-inline constexpr std::array<AlgorithmRow, 8> kCollectiveAlgorithms{{
+inline constexpr std::array<AlgorithmRow, 5> kNcclAlgorithms{{
     {CollectiveAlgorithm::Ring, "ring",
      ops(CollectiveOp::SendRecv, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
          CollectiveOp::AllReduce),
      true, true, false},
     {CollectiveAlgorithm::Direct, "direct", ops(CollectiveOp::AllGather), false, false, false},
-    {CollectiveAlgorithm::Flat, "flat", ops(CollectiveOp::AllToAll), false, false, false},
-    {CollectiveAlgorithm::TwoTier, "two_tier", ops(CollectiveOp::AllToAll), true, false, true,
-     "DeepEP normal"},
     {CollectiveAlgorithm::Tree, "tree", ops(CollectiveOp::AllReduce), true, true, false},
     {CollectiveAlgorithm::Nvls, "nvls", ops(CollectiveOp::AllReduce), false, false, false,
      "NVLink SHARP, one node"},
-    {CollectiveAlgorithm::LowLatency, "low_latency", ops(CollectiveOp::AllToAll), false, false,
-     true, "DeepEP low-latency"},
     {CollectiveAlgorithm::Auto, "auto",
-     ops(CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce), true,
-     true, false, "NCCL's tuner picks per size"},
+     ops(CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce), true, true,
+     false, "NCCL's tuner picks per size"},
 }};
+
+/// The all-to-all algorithm that runs EP exchange `a`, and the exchange an algorithm runs
+/// (none for NCCL's).
+constexpr CollectiveAlgorithm exchange_algorithm(EpAlgorithm a) {
+  return static_cast<CollectiveAlgorithm>(kNcclAlgorithms.size() + static_cast<std::size_t>(a));
+}
+
+constexpr std::optional<EpAlgorithm> exchange_of(CollectiveAlgorithm a) {
+  const auto i = static_cast<std::size_t>(a);
+  if (i < kNcclAlgorithms.size()) {
+    return std::nullopt;
+  }
+  return static_cast<EpAlgorithm>(i - kNcclAlgorithms.size());
+}
+
+/// NCCL's rows, then an all-to-all row per EP exchange: its name, chunks when it is chunked
+/// (InfiniBand pieces), combine when it implements the reverse, its library as the note.
+inline constexpr std::array<AlgorithmRow, kNcclAlgorithms.size() + kEpAlgorithms.size()>
+    kCollectiveAlgorithms = [] {
+      std::array<AlgorithmRow, kNcclAlgorithms.size() + kEpAlgorithms.size()> out{};
+      for (std::size_t i = 0; i < kNcclAlgorithms.size(); ++i) {
+        out[i] = kNcclAlgorithms[i];
+      }
+      for (const EpAlgorithmRow& x : kEpAlgorithms) {
+        out[static_cast<std::size_t>(exchange_algorithm(x.algorithm))] =
+            AlgorithmRow{exchange_algorithm(x.algorithm),
+                         x.name,
+                         ops(CollectiveOp::AllToAll),
+                         x.chunked,
+                         false,
+                         implements(x, ExchangeOp::Combine),
+                         x.library};
+      }
+      return out;
+    }();
 
 constexpr const AlgorithmRow& algorithm_row(CollectiveAlgorithm a) {
   return kCollectiveAlgorithms[static_cast<std::size_t>(a)];
 }
+
 constexpr std::string_view op_name(CollectiveOp op) {
   return kCollectiveOps[static_cast<std::size_t>(op)].name;
 }
+
 constexpr PhaseKind op_phase(CollectiveOp op) {
   return kCollectiveOps[static_cast<std::size_t>(op)].phase;
 }
-constexpr std::string_view algorithm_name(CollectiveAlgorithm a) { return algorithm_row(a).name; }
+
+constexpr std::string_view algorithm_name(CollectiveAlgorithm a) {
+  return algorithm_row(a).name;
+}
+
 constexpr bool implements(CollectiveOp op, CollectiveAlgorithm a) {
   return (algorithm_row(a).ops & op_bit(op)) != 0;
 }
@@ -103,6 +137,7 @@ constexpr std::array<CollectiveOp, kCollectiveOps.size()> all_ops() {
   }
   return out;
 }
+
 constexpr std::array<CollectiveAlgorithm, kCollectiveAlgorithms.size()> all_algorithms() {
   std::array<CollectiveAlgorithm, kCollectiveAlgorithms.size()> out{};
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -120,19 +155,8 @@ std::string quoted_algorithm_names();
 /// "send_recv: ring; ...; all_to_all: flat, two_tier (DeepEP normal) or low_latency (...)".
 std::string algorithms_by_op();
 
-// The table is in enum order, so algorithm_row and op_name index it.
-static_assert([] {
-  for (std::size_t i = 0; i < kCollectiveAlgorithms.size(); ++i) {
-    if (static_cast<std::size_t>(kCollectiveAlgorithms[i].algorithm) != i) {
-      return false;
-    }
-  }
-  for (std::size_t i = 0; i < kCollectiveOps.size(); ++i) {
-    if (static_cast<std::size_t>(kCollectiveOps[i].op) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+// The tables are in enum order, so algorithm_row and op_name index them.
+static_assert(in_enum_order(kCollectiveAlgorithms, &AlgorithmRow::algorithm));
+static_assert(in_enum_order(kCollectiveOps, &OpRow::op));
 
 }  // namespace hopsim::work

@@ -8,7 +8,9 @@
 namespace hopsim::work {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 }  // namespace
 
@@ -19,11 +21,10 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
   const LayerParams lp = layer_params(m, false);
   const std::int64_t sp_tokens = dm.tokens / p.tp;  // sequence parallelism
   // QKV (MLA: every projection before attention) as one GEMM of the same weights.
-  const auto qkv_n = static_cast<std::int64_t>(
-      (lp.attention - d(m.heads * dm.d_v * m.hidden)) / d(m.hidden) / d(p.tp));
+  const auto qkv_n = static_cast<std::int64_t>((lp.attention - d(m.heads * dm.d_v * m.hidden)) /
+                                               d(m.hidden) / d(p.tp));
   AttentionLayerKernels k;
-  add_memory("attention_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model,
-             k.before);
+  add_memory("attention_norm", KernelClass::Norm, norm_bytes(sp_tokens, m.hidden), model, k.before);
   // DeepSeek's FP8 recipe: MLA's projections each their own FP8 GEMM.
   const bool mla_fp8 = mla_projections_in_fp8(m, model);
   const MlaProjections mla = mla_fp8 ? mla_projections(m, dm.tokens, p.tp) : MlaProjections{};
@@ -33,8 +34,7 @@ AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const Parallel
     add_gemms({{"qkv_projection", dm.tokens, qkv_n, m.hidden}}, job.dtype, model, k.before);
   }
   add_memory("rotary", KernelClass::Rotary,
-             rotary_bytes(dm.tokens, rotary_width(m, dm.q_heads, dm.kv_heads)), model,
-             k.before);
+             rotary_bytes(dm.tokens, rotary_width(m, dm.q_heads, dm.kv_heads)), model, k.before);
   add_mla_kernels(m, dm.tokens, dm.q_heads, model, k.before);
   add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
              attention_bwd_prep_bytes(dm.tokens, dm.q_heads, dm.d_qk, dm.d_v), model, k.after);
@@ -68,24 +68,13 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   shape.d_v = dims.d_v;
   shape.gqa = std::max<std::int64_t>(1, dims.attn_q_heads / dims.attn_kv_heads);
   shape.bh = job.micro_batch * dims.attn_q_heads;
+  // Ring position 0's calls, as the simulation runs them (its algorithm's row says which).
   std::vector<AttentionShape> calls;
-  const auto add = [&](const std::vector<AttentionCall>& step) {
-    for (const AttentionCall& c : step) {
-      shape.s_q = c.s_q;
-      shape.s_kv = c.s_kv;
-      shape.mask = c.mask;
-      calls.push_back(shape);
-    }
-  };
-  // Ring position 0's calls, as the simulation runs them: over every position's keys (pass-KV,
-  // Ulysses' ring), every position's queries (pass-Q), or all keys at once (all-gather).
-  if (job.cp.algorithm == CpAlgorithm::AllGather) {
-    add(layout.calls_all_keys(0));
-  } else {
-    for (int other = 0; other < layout.ring(); ++other) {
-      add(job.cp.algorithm == CpAlgorithm::RingPassQ ? layout.calls(other, 0)
-                                                     : layout.calls(0, other));
-    }
+  for (const AttentionCall& c : cp_algorithm_row(job.cp.algorithm).calls(layout, 0)) {
+    shape.s_q = c.s_q;
+    shape.s_kv = c.s_kv;
+    shape.mask = c.mask;
+    calls.push_back(shape);
   }
   const AttentionLayerKernels k = attention_layer_kernels(m, p, job, model);
   LayerCosts out = k.before;
@@ -104,7 +93,8 @@ LayerFlops attention_layer_flops(const ModelSpec& m, const ParallelSpec& p,
   const auto [dqk, dv] = head_dims(m);
   // With 2*cp chunks paired i and 2cp-1-i, every rank does 1/cp of the whole causal work.
   const double pairs =
-      d(attention_pairs(job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None, job.seq_len, job.seq_len)) /
+      d(attention_pairs(job.mask != AttentionMask::Full ? Mask::CausalTopLeft : Mask::None,
+                        job.seq_len, job.seq_len)) /
       d(p.cp);
   const double heads = d(m.heads) / d(p.tp);
   const double out = d(m.heads) * dv * d(m.hidden);  // output projection weights
@@ -129,8 +119,8 @@ CpNumbers cp_numbers(const ParallelSpec& p, const topo::Spec& cluster) {
   n.min_seq_per_rank_nvlink = 6 * n.block_threshold_nvlink_tokens;
   n.min_seq_per_rank_network = 6 * n.block_threshold_network_tokens;
   const double c = d(p.cp);
-  n.contiguous_work_ratio = c;            // rank c-1 attends c blocks, rank 0 one
-  n.contiguous_flops_ratio = 2 * c - 1;   // (c-1 + 1/2) / (1/2)
+  n.contiguous_work_ratio = c;           // rank c-1 attends c blocks, rank 0 one
+  n.contiguous_flops_ratio = 2 * c - 1;  // (c-1 + 1/2) / (1/2)
   // (i + 1) + (2c - i); over one position a zigzag is one chunk, one unit (cp_layout.hpp)
   n.zigzag_units_per_rank = c > 1 ? 2 * c + 1 : 1;
   return n;

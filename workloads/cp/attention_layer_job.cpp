@@ -22,34 +22,18 @@ std::pair<std::int64_t, std::int64_t> heads_per_tp_rank(const ModelSpec& m, std:
   return {m.heads / tp, std::max<std::int64_t>(1, kv / tp)};
 }
 
-void check_ulysses(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
-  const ParallelSpec& p = env.mesh.spec();
-  if (job.cp.algorithm != CpAlgorithm::Ulysses) {
-    if (job.cp.ulysses_degree > 0) {
-      out.push_back({"/workload/cp/ulysses_degree",
-                     fmt::format("only for cp.algorithm \"ulysses\", not \"{}\"",
-                                 cp_algorithm_name(job.cp.algorithm))});
-    }
-    return;
+// ulysses_degree only where the algorithm has Ulysses groups; then the algorithm's own checks.
+void check_algorithm(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
+  const CpAlgorithmRow& row = cp_algorithm_row(job.cp.algorithm);
+  if (!row.ulysses && job.cp.ulysses_degree > 0) {
+    out.push_back({"/workload/cp/ulysses_degree",
+                   fmt::format("only for cp.algorithm {}, not \"{}\"",
+                               cp_algorithm_list([](const CpAlgorithmRow& r) { return r.ulysses; },
+                                                 true, " or "),
+                               row.name)});
   }
-  const std::int64_t u = job.ulysses(p.cp);
-  if (p.cp % u != 0) {
-    out.push_back({"/workload/cp/ulysses_degree",
-                   fmt::format("{} does not divide cp = {}", u, p.cp)});
-    return;
-  }
-  const auto [q_heads, kv_heads] = heads_per_tp_rank(*env.model, p.tp);
-  if (q_heads % u != 0) {
-    out.push_back({"/workload/cp/ulysses_degree",
-                   fmt::format("Ulysses degree {} must divide the {} query heads of a TP rank "
-                               "({} heads / tp {})",
-                               u, q_heads, env.model->heads, p.tp)});
-  } else if (kv_heads % u != 0 && !(u % kv_heads == 0 && job.cp.replicate_kv)) {
-    out.push_back({"/workload/cp/ulysses_degree",
-                   fmt::format("Ulysses degree {} exceeds or does not split the {} KV heads of a "
-                               "TP rank; set cp.replicate_kv to give each rank a copy of the KV "
-                               "head it needs (when {} is a multiple of {})",
-                               u, kv_heads, u, kv_heads)});
+  if (row.check != nullptr) {
+    row.check(job, env, out);
   }
 }
 
@@ -58,16 +42,15 @@ void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) 
   const bool zigzag = zigzag_splits(job.cp.balance, ring);
   const std::int64_t chunks = zigzag ? 2 * cp : cp;
   if (job.seq_len % chunks != 0) {
-    out.push_back(
-        {"/workload/seq_len",
-         fmt::format("{} tokens do not split into {} equal chunks ({}cp, cp = {}){}", job.seq_len,
-                     chunks, zigzag ? "2 x " : "", cp,
-                     zigzag ? "; zigzag balance needs 2 x cp to divide seq_len" : "")});
+    out.push_back({"/workload/seq_len",
+                   fmt::format("{} tokens do not split into {} equal chunks ({}cp, cp = {}){}",
+                               job.seq_len, chunks, zigzag ? "2 x " : "", cp,
+                               zigzag ? "; zigzag balance needs 2 x cp to divide seq_len" : "")});
   }
   if (job.cached_tokens % ring != 0) {
-    out.push_back({"/workload/cached_tokens",
-                   fmt::format("{} cached tokens do not split over {} ring ranks",
-                               job.cached_tokens, ring)});
+    out.push_back(
+        {"/workload/cached_tokens",
+         fmt::format("{} cached tokens do not split over {} ring ranks", job.cached_tokens, ring)});
   }
 }
 
@@ -76,22 +59,26 @@ void check_mode(const AttentionLayerJob& job, Problems& out) {
     out.push_back({"/workload/passes", fmt::format("mode \"prefill\" runs forward only, not \"{}\"",
                                                    passes_name(job.passes))});
   }
-  if (job.cp.algorithm == CpAlgorithm::RingPassQ && job.mode != LayerMode::Prefill) {
+  const CpAlgorithmRow& row = cp_algorithm_row(job.cp.algorithm);
+  if (row.prefill_only && job.mode != LayerMode::Prefill) {
     out.push_back({"/workload/cp/algorithm",
-                   "ring_pass_q is an inference algorithm (forward only): set mode \"prefill\""});
+                   fmt::format("{} is an inference algorithm (forward only): set mode "
+                               "\"prefill\"",
+                               row.name)});
   }
   if (job.cached_tokens > 0 && job.mode != LayerMode::Prefill) {
     out.push_back({"/workload/cached_tokens", "a KV cache needs mode \"prefill\""});
   }
   if (job.cached_tokens > 0 && job.mask != AttentionMask::Causal) {
-    out.push_back({"/workload/cached_tokens",
-                   fmt::format("a KV cache needs mask \"causal\", not \"{}\"",
-                               attention_mask_name(job.mask))});
+    out.push_back(
+        {"/workload/cached_tokens", fmt::format("a KV cache needs mask \"causal\", not \"{}\"",
+                                                attention_mask_name(job.mask))});
   }
-  if (job.cached_tokens > 0 && (job.cp.algorithm == CpAlgorithm::AllGather ||
-                                job.cp.algorithm == CpAlgorithm::Ulysses)) {
+  if (job.cached_tokens > 0 && !row.kv_cache) {
     out.push_back({"/workload/cached_tokens",
-                   "a KV cache is modelled for cp.algorithm ring and ring_pass_q"});
+                   fmt::format("a KV cache is modelled for cp.algorithm {}",
+                               cp_algorithm_list([](const CpAlgorithmRow& r) { return r.kv_cache; },
+                                                 false, " and "))});
   }
 }
 
@@ -115,9 +102,9 @@ void check_documents(const AttentionLayerJob& job, Problems& out) {
     sum += len;
   }
   if (given && sum != job.seq_len) {
-    out.push_back({"/workload/documents",
-                   fmt::format("document lengths sum to {} tokens, not seq_len {}", sum,
-                               job.seq_len)});
+    out.push_back(
+        {"/workload/documents",
+         fmt::format("document lengths sum to {} tokens, not seq_len {}", sum, job.seq_len)});
   }
 }
 
@@ -136,19 +123,18 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
   const double gemms = 2 * tokens * (lp.attention + (job.mlp ? lp.mlp : 0.0)) / f(p.tp);
   const double fwd = job.forward() ? 1.0 : 0.0;
   const double bwd = job.backward() ? 1.0 : 0.0;
-  const double flops =
-      f(job.layers) * (attention * (fwd + 2.5 * bwd) + gemms * (fwd + 2 * bwd));
+  const double flops = f(job.layers) * (attention * (fwd + 2.5 * bwd) + gemms * (fwd + 2 * bwd));
   const topo::GpuSpec& gpu = env.cluster.gpu;
   const double rate = std::min(gpu.peak_bf16_tflops, gpu.peak_fp8_tflops) * 1e12 *
                       std::min(gpu.gemm_efficiency, gpu.attention_efficiency);
   constexpr double kMaxSeconds = kMaxComputeSeconds;
   if (flops / rate > kMaxSeconds) {
-    out.push_back({job.layers > 1 ? "/workload/layers" : "/workload/seq_len",
-                   fmt::format("{} layer(s) of {} tokens take ~{:.3g} s of compute per GPU "
-                               "(roofline); at most {:.0e} s are simulated: fewer tokens or "
-                               "layers, or more cp",
-                               job.layers, job.seq_len + job.cached_tokens, flops / rate,
-                               kMaxSeconds)});
+    out.push_back(
+        {job.layers > 1 ? "/workload/layers" : "/workload/seq_len",
+         fmt::format("{} layer(s) of {} tokens take ~{:.3g} s of compute per GPU "
+                     "(roofline); at most {:.0e} s are simulated: fewer tokens or "
+                     "layers, or more cp",
+                     job.layers, job.seq_len + job.cached_tokens, flops / rate, kMaxSeconds)});
     return;
   }
   // K/V of the whole context (the all-gather's output), and TP activations of the layer.
@@ -163,8 +149,8 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
     return;
   }
   // Transfers at the slowest link, in series with the compute: within simulated time.
-  const double flows = (16.0 + 3.0 * f(p.cp) + 8.0 * f(p.tp)) * f(env.mesh.size()) *
-                       f(job.layers) * 2;
+  const double flows =
+      (16.0 + 3.0 * f(p.cp) + 8.0 * f(p.tp)) * f(env.mesh.size()) * f(job.layers) * 2;
   const PlanLoad load = layer_load(flows, plan, flops / rate, env.cluster, env.nccl);
   if (const auto problem = load_problem(load, env.cluster, "this layer")) {
     out.push_back({"/workload/seq_len", *problem});
@@ -173,21 +159,9 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
 
 }  // namespace
 
-std::string_view cp_algorithm_name(CpAlgorithm a) {
-  switch (a) {
-    case CpAlgorithm::Ring:
-      return "ring";
-    case CpAlgorithm::RingPassQ:
-      return "ring_pass_q";
-    case CpAlgorithm::AllGather:
-      return "allgather";
-    case CpAlgorithm::Ulysses:
-      return "ulysses";
-  }
-  return "ring";
+std::string_view mode_name(LayerMode m) {
+  return m == LayerMode::Prefill ? "prefill" : "training";
 }
-
-std::string_view mode_name(LayerMode m) { return m == LayerMode::Prefill ? "prefill" : "training"; }
 
 std::string_view passes_name(Passes p) {
   switch (p) {
@@ -202,7 +176,7 @@ std::string_view passes_name(Passes p) {
 }
 
 std::int64_t AttentionLayerJob::ulysses(std::int64_t cp_degree) const {
-  if (cp.algorithm != CpAlgorithm::Ulysses) {
+  if (!cp_algorithm_row(cp.algorithm).ulysses) {
     return 1;
   }
   return cp.ulysses_degree > 0 ? cp.ulysses_degree : cp_degree;
@@ -234,8 +208,8 @@ struct RingRates {
 RingRates ring_rates(Dtype dtype, const topo::Spec& cluster, bool over_network,
                      double net_efficiency) {
   RingRates r;
-  r.peak = (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) *
-           1e12;
+  r.peak =
+      (dtype == Dtype::Fp8 ? cluster.gpu.peak_fp8_tflops : cluster.gpu.peak_bf16_tflops) * 1e12;
   r.link = over_network ? cluster.nic.line_rate().bytes_per_s * net_efficiency
                         : cluster.nvlink.line_rate().bytes_per_s;
   return r;
@@ -303,8 +277,7 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   const ModelSpec& m = *env.model;
   // Model widths are at most 2^20 and heads 2^14 (the model parser's ranges), so the kernel
   // shapes stay within the compute model's 2^31 when these products do.
-  if ((seq_len + cached_tokens) * micro_batch > kMaxExtent ||
-      micro_batch * m.heads > kMaxExtent) {
+  if ((seq_len + cached_tokens) * micro_batch > kMaxExtent || micro_batch * m.heads > kMaxExtent) {
     out.push_back({"/workload/micro_batch",
                    fmt::format("{} sequences of {} tokens ({} heads) make kernels larger than "
                                "2^31 rows",
@@ -313,7 +286,7 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   }
   check_mode(*this, out);
   check_documents(*this, out);
-  check_ulysses(*this, env, out);
+  check_algorithm(*this, env, out);
   if (out.empty()) {
     check_chunks(*this, p.cp, out);
   }
@@ -356,8 +329,8 @@ double AttentionLayerJob::attended_pairs(std::uint64_t seed) const {
 
 Throughput AttentionLayerJob::throughput(const JobEnv& env, double gemm_flops_per_token) const {
   const ParallelSpec& p = env.mesh.spec();
-  const double sequences = static_cast<double>(env.mesh.size()) /
-                           static_cast<double>(p.tp * p.cp) * static_cast<double>(micro_batch);
+  const double sequences = static_cast<double>(env.mesh.size()) / static_cast<double>(p.tp * p.cp) *
+                           static_cast<double>(micro_batch);
   const double tokens = sequences * static_cast<double>(seq_len);
   const double scores = 4 * static_cast<double>(env.model->hidden) * attended_pairs(env.seed);
   const double flops = (tokens * gemm_flops_per_token + sequences * scores) *

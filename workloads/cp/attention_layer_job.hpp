@@ -8,10 +8,10 @@
 // the mesh runs; each TP rank runs its own CP ring, so with TP inside a node and CP across
 // nodes the rings cross the fabric on their own rails.
 //
-// CP algorithms (workloads/cp/): ring (pass-KV), ring_pass_q (prefill only), allgather (Llama
-// 3: all-gather K and V, exposed; backward reduce-scatters dK/dV), ulysses (all-to-all from
-// sequence to heads and back; with ulysses_degree < cp a pass-KV ring runs across the Ulysses
-// groups).
+// CP algorithms (workloads/cp/cp_algorithms.hpp, one row each): ring (pass-KV), ring_pass_q
+// (prefill only), allgather (Llama 3: all-gather K and V, exposed; backward reduce-scatters
+// dK/dV), ulysses (all-to-all from sequence to heads and back; with ulysses_degree < cp a
+// pass-KV ring runs across the Ulysses groups).
 #pragma once
 
 #include <cstdint>
@@ -20,20 +20,19 @@
 
 #include "sim/problem.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/cp/cp_algorithms.hpp"
 #include "workloads/cp/cp_layout.hpp"
 #include "workloads/env/job_env.hpp"
 
 namespace hopsim::work {
 
-enum class CpAlgorithm : std::uint8_t { Ring, RingPassQ, AllGather, Ulysses };
 enum class LayerMode : std::uint8_t { Training, Prefill };
 enum class Passes : std::uint8_t { Forward, Backward, Both };
 
-/// "ring", "ring_pass_q", "allgather", "ulysses"; "training", "prefill";
-/// "forward", "backward", "both".
-std::string_view cp_algorithm_name(CpAlgorithm a);
+/// "training", "prefill"; "forward", "backward", "both".
 std::string_view mode_name(LayerMode m);
 std::string_view passes_name(Passes p);
+
 /// Model FLOPs of `p` in forwards: the forward once, the backward twice (the model-FLOPs
 /// convention throughput counts by).
 inline double model_flops_passes(Passes p) {
@@ -56,9 +55,9 @@ struct AttentionDims {
   std::int64_t kv_heads = 0;  ///< per TP rank (at least 1: replicated beyond)
   std::int64_t d_qk = 0;
   std::int64_t d_v = 0;
-  std::int64_t elem = 2;  ///< bytes per element of the dtype
-  std::int64_t u = 1;     ///< Ulysses group
-  std::int64_t r = 1;     ///< ring positions: cp / u
+  std::int64_t elem = 2;           ///< bytes per element of the dtype
+  std::int64_t u = 1;              ///< Ulysses group
+  std::int64_t r = 1;              ///< ring positions: cp / u
   std::int64_t attn_q_heads = 0;   ///< per GPU inside attention (after Ulysses)
   std::int64_t attn_kv_heads = 0;  ///< per GPU inside attention (replicated when u exceeds)
 };
@@ -70,13 +69,13 @@ struct AttentionLayerJob {
   std::int64_t seq_len = 8192;  ///< new tokens per sequence
   std::int64_t micro_batch = 1;
   AttentionMask mask = AttentionMask::Causal;
-  std::vector<std::int64_t> documents;  ///< mask document: lengths summing to seq_len...
+  std::vector<std::int64_t> documents;    ///< mask document: lengths summing to seq_len...
   std::int64_t document_mean_tokens = 0;  ///< ... or drawn with this mean (seeded)
   std::int64_t cached_tokens = 0;         ///< prefill: context already in the KV cache
   /// Prefill: what a request costs beyond its layers (scheduling, sampling, the partitioning's
   /// bookkeeping), paid once on every GPU before the first layer
   Time request_overhead;
-  bool mlp = false;                       ///< the whole dense layer, not only attention
+  bool mlp = false;  ///< the whole dense layer, not only attention
   std::int64_t layers = 1;
   LayerMode mode = LayerMode::Training;
   Passes passes = Passes::Both;
@@ -89,7 +88,7 @@ struct AttentionLayerJob {
   /// One case: the layer(s), every GPU of the mesh.
   std::vector<Case> cases(const BuildEnv& b) const;
 
-  /// Ulysses group size (1 unless ulysses) and the ring over the rest.
+  /// Ulysses group size (1 unless the algorithm has Ulysses groups) and the ring over the rest.
   std::int64_t ulysses(std::int64_t cp_degree) const;
   AttentionDims dims(const ModelSpec& m, const ParallelSpec& p) const;
   /// F / B for the GPU's peak (of the dtype) and the line rate of the ring's link (across
@@ -99,6 +98,7 @@ struct AttentionLayerJob {
   double overlap_threshold_tokens(const ModelSpec& m, const ParallelSpec& p,
                                   const topo::Spec& cluster, bool over_network,
                                   double net_efficiency = 1.0) const;
+
   /// Meta's choice between pass-KV and pass-Q for a prefill of seq_len new tokens over
   /// cached_tokens (arXiv 2411.01783, Algorithm 5), with C the GPU's peak (of the dtype) and BW
   /// the rate of the ring's link as overlap_threshold_tokens takes it, per GPU (TP splits heads,
@@ -113,12 +113,16 @@ struct AttentionLayerJob {
     double miss_rate = 0;               ///< this job's T / (T + P)
     bool pass_kv = true;                ///< the rule's pick for this job
   };
+
   PassChoice pass_choice(const ModelSpec& m, const ParallelSpec& p, const topo::Spec& cluster,
                          bool over_network, double net_efficiency = 1.0) const;
   /// The token layout of a CP group's ring.
   CpLayout layout(std::int64_t cp_degree, std::uint64_t seed) const;
+
   bool forward() const { return passes != Passes::Backward; }
+
   bool backward() const { return passes != Passes::Forward; }
+
   /// (Query, key) pairs one sequence attends under the mask, cached context included
   /// (documents: the layer's, or drawn with `seed` as the layer draws them).
   double attended_pairs(std::uint64_t seed) const;

@@ -24,8 +24,7 @@ double compute_bound_s(const MoeLayerJob& job, const JobEnv& env, std::size_t n)
   const ModelSpec& m = *env.model;
   const std::int64_t sms = env.cluster.gpu.sms;
   const auto f = [](std::int64_t v) { return static_cast<double>(v); };
-  const double t =
-      f(job.routing.tokens_per_gpu) * (job.overlap == EpOverlap::DualPipePair ? 2 : 1);
+  const double t = f(job.routing.tokens_per_gpu) * (job.overlap == EpOverlap::DualPipePair ? 2 : 1);
   const double flops =
       2 * active_params(m) / f(m.layers) * t * f(static_cast<std::int64_t>(n)) +
       2 * f(m.heads) * 2 * f(m.head_dim + (m.mla ? m.mla_shape.qk_rope_head_dim : 0)) * t * t;
@@ -45,21 +44,25 @@ void check_recompute(const MoeLayerJob& job, const ModelSpec& m, Problems& out) 
   }
   const char* path = "/workload/recompute_modules";
   if (!job.backward()) {
-    out.push_back({path, "recomputation runs before a backward: passes \"both\" or "
-                         "\"backward\", not \"forward\""});
+    out.push_back({path,
+                   "recomputation runs before a backward: passes \"both\" or "
+                   "\"backward\", not \"forward\""});
   }
   if (has_module(mods, RecomputeModule::Mlp)) {
-    out.push_back({path, "mlp recomputes a dense layer's MLP, which a MoE layer does not have "
-                         "(moe_act: the experts' SwiGLU)"});
+    out.push_back({path,
+                   "mlp recomputes a dense layer's MLP, which a MoE layer does not have "
+                   "(moe_act: the experts' SwiGLU)"});
   }
   if (has_module(mods, RecomputeModule::MlaUpProj) && !m.mla) {
     out.push_back({path, fmt::format("mla_up_proj recomputes MLA's up-projections; model "
-                                     "\"{}\" has no MLA", m.name)});
+                                     "\"{}\" has no MLA",
+                                     m.name)});
   }
   if (!job.attention && (has_module(mods, RecomputeModule::CoreAttn) ||
                          has_module(mods, RecomputeModule::MlaUpProj))) {
-    out.push_back({path, "core_attn and mla_up_proj recompute the attention part, which this "
-                         "layer leaves out (attention false)"});
+    out.push_back({path,
+                   "core_attn and mla_up_proj recompute the attention part, which this "
+                   "layer leaves out (attention false)"});
   }
 }
 
@@ -82,8 +85,8 @@ bool MoeLayerJob::check_sizes(const JobEnv& env, Problems& out) const {
     return false;
   }
   if (env.model->moe.routed_experts == 0) {
-    out.push_back({"/workload/kind",
-                   fmt::format("model \"{}\" has no routed experts", env.model->name)});
+    out.push_back(
+        {"/workload/kind", fmt::format("model \"{}\" has no routed experts", env.model->name)});
     return false;
   }
   if (routing.tokens_per_gpu * routing.top_k > kMaxExtent) {
@@ -105,21 +108,19 @@ bool MoeLayerJob::check_sizes(const JobEnv& env, Problems& out) const {
 
 void MoeLayerJob::check_settings(const JobEnv& env, std::span<const topo::GpuId> group,
                                  Problems& out) const {
-  const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node,
-                                             "/workload", "/workload/placement",
-                                             "/workload/routing/counts");
+  const Problems bad_routing = check_routing(routing, group, env.cluster.gpus_per_node, "/workload",
+                                             "/workload/placement", "/workload/routing/counts");
   out.insert(out.end(), bad_routing.begin(), bad_routing.end());
   if (overlap == EpOverlap::DualPipePair && passes != Passes::Both) {
-    out.push_back({"/workload/passes",
-                   fmt::format("overlap \"dualpipe_pair\" runs a forward chunk against a "
-                               "backward chunk: passes \"both\", not \"{}\"",
-                               passes_name(passes))});
+    out.push_back(
+        {"/workload/passes", fmt::format("overlap \"dualpipe_pair\" runs a forward chunk against a "
+                                         "backward chunk: passes \"both\", not \"{}\"",
+                                         passes_name(passes))});
   }
   if (overlap == EpOverlap::TwoMicrobatch && routing.tokens_per_gpu % 2 != 0) {
     out.push_back({"/workload/tokens_per_gpu",
                    fmt::format("{} tokens do not split into {} micro-batches (overlap \"{}\")",
-                               routing.tokens_per_gpu, micro_batches(),
-                               ep_overlap_name(overlap))});
+                               routing.tokens_per_gpu, micro_batches(), ep_overlap_name(overlap))});
   }
   const std::int64_t sms = env.cluster.gpu.sms;
   if (comm_sms > 0 && comm_sms >= sms) {
@@ -140,17 +141,18 @@ void MoeLayerJob::check_settings(const JobEnv& env, std::span<const topo::GpuId>
                                "GPUs (a multiple of {}: extra slots per GPU)",
                                redundant_experts, n_ep, n_ep)});
   } else if (routing.experts % n_ep == 0) {  // (else check_routing says they do not spread)
-    const Problems room = check_redundancy(routing.experts, group.size(),
-                                           redundant_experts / n_ep, "/workload/redundant_experts");
+    const Problems room = check_redundancy(routing.experts, group.size(), redundant_experts / n_ep,
+                                           "/workload/redundant_experts");
     out.insert(out.end(), room.begin(), room.end());
   }
-  if (algorithm != EpAlgorithm::TwoTier) {
+  if (!ep_algorithm_row(algorithm).chunked) {
     for (const auto& [key, set] :
          {std::pair{"chunk_tokens", chunk_tokens > 0}, std::pair{"pieces", pieces.has_value()}}) {
       if (set) {
-        out.push_back({fmt::format("/workload/{}", key),
-                       fmt::format("only for algorithm \"two_tier\", not \"{}\"",
-                                   ep_algorithm_name(algorithm))});
+        out.push_back(
+            {fmt::format("/workload/{}", key),
+             fmt::format("only for algorithm {}, not \"{}\"", ep_algorithm_list(is_chunked, true),
+                         ep_algorithm_name(algorithm))});
       }
     }
   }
@@ -170,28 +172,22 @@ void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const topo::GpuId> g
                                layers, routing.tokens_per_gpu, seconds, kMaxComputeSeconds)});
     return;
   }
-  // Flows per exchange, at most: per source and node, one InfiniBand piece per chunk of its
-  // tokens (streamed: two), each forwarded to every GPU of the node (two_tier); one flow per
-  // pair otherwise.
+  // Flows per exchange, at most, as the algorithm's row bounds them; a (source, node) pair's
+  // InfiniBand pieces are at most one per chunk of its tokens (chunk_tokens, or the smallest a
+  // library picks, 8).
   const auto n = static_cast<double>(group.size());
   const double tokens = static_cast<double>(routing.tokens_per_gpu);
   const double pieces_per_pair =
       tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1;
-  const double per_exchange =
-      algorithm == EpAlgorithm::TwoTier
-          ? n * n /
-                static_cast<double>(std::min<std::int64_t>(static_cast<std::int64_t>(group.size()),
-                                                           env.cluster.gpus_per_node)) *
-                (pieces_used() == Pieces::Streamed ? std::min(pieces_per_pair, 2.0)
-                                                   : pieces_per_pair) *
-                static_cast<double>(env.cluster.gpus_per_node + 1)
-          : n * n;
+  const double per_exchange = ep_algorithm_row(algorithm).flows(
+      ExchangeShape{n, static_cast<double>(env.cluster.gpus_per_node), pieces_per_pair,
+                    pieces_used() == Pieces::Streamed});
   const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
   const double groups = static_cast<double>(env.mesh.size()) / n;
   const double tasks = 2 * per_exchange * exchanges * groups * static_cast<double>(layers);
   // Bytes, generously: every token to every GPU of its nodes, in the larger element size.
-  const double bytes = t * f(m.hidden) * std::max(dispatch_bytes_per_element,
-                                                  combine_bytes_per_element) *
+  const double bytes = t * f(m.hidden) *
+                       std::max(dispatch_bytes_per_element, combine_bytes_per_element) *
                        f(std::min(routing.top_k, static_cast<std::int64_t>(group.size()))) *
                        f(env.cluster.gpus_per_node + 1) * n * groups * exchanges * f(layers);
   const PlanLoad load = layer_load(tasks / 2, bytes, seconds, env.cluster, env.nccl);
@@ -209,18 +205,6 @@ void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const topo::GpuId> g
   }
 }
 
-std::string_view ep_algorithm_name(EpAlgorithm a) {
-  switch (a) {
-    case EpAlgorithm::Flat:
-      return "flat";
-    case EpAlgorithm::TwoTier:
-      return "two_tier";
-    case EpAlgorithm::LowLatency:
-      return "low_latency";
-  }
-  return "?";
-}
-
 std::string_view balancer_name(Balancer b) {
   switch (b) {
     case Balancer::None:
@@ -233,7 +217,9 @@ std::string_view balancer_name(Balancer b) {
   return "?";
 }
 
-double aux_uniform_share(double weight) { return weight / (weight + 0.01); }
+double aux_uniform_share(double weight) {
+  return weight / (weight + 0.01);
+}
 
 std::string_view ep_overlap_name(EpOverlap o) {
   switch (o) {

@@ -14,23 +14,20 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "sim/problem.hpp"
-#include "workloads/ep/moe_routing.hpp"
+#include "workloads/collectives/ep_algorithms.hpp"
 #include "workloads/cp/attention_layer_job.hpp"
 #include "workloads/env/job_env.hpp"
+#include "workloads/ep/moe_routing.hpp"
 #include "workloads/plan/probe.hpp"
 
 namespace hopsim::work {
 
-/// How dispatch and combine run (workloads/collectives): flat (every pair at once), two_tier
-/// (DeepEP normal kernels: InfiniBand once per node, then NVLink), low_latency (DeepEP's
-/// inference kernels: one RDMA message per selection).
-enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
 /// two_microbatch: the tokens split in two, one half's exchanges under the other's compute;
 /// dualpipe_pair: DualPipe's chunk pair, a forward chunk of one micro-batch against a backward
 /// chunk of another (each of tokens_per_gpu tokens), layer by layer.
@@ -46,9 +43,7 @@ enum class Balancer : std::uint8_t { None, Bias, AuxLoss };
 /// measurement ties a loss weight to a load imbalance.
 double aux_uniform_share(double weight);
 
-/// "flat", "two_tier", "low_latency"; "none", "two_microbatch", "dualpipe_pair"; "none",
-/// "bias", "aux_loss".
-std::string_view ep_algorithm_name(EpAlgorithm a);
+/// "none", "two_microbatch", "dualpipe_pair"; "none", "bias", "aux_loss".
 std::string_view ep_overlap_name(EpOverlap o);
 std::string_view balancer_name(Balancer b);
 
@@ -61,17 +56,19 @@ struct MoeLayerJob {
   /// experts.
   MoeRouting routing;
   Balancer balancer = Balancer::None;
-  std::int64_t balance_steps = 50;  ///< bias: training steps before the simulated one
-  double bias_update = 0.05;        ///< bias: gamma, in log-weight units per step
-  double aux_loss_weight = 0.01;    ///< aux_loss: the loss's weight (alpha)
+  std::int64_t balance_steps = 50;          ///< bias: training steps before the simulated one
+  double bias_update = 0.05;                ///< bias: gamma, in log-weight units per step
+  double aux_loss_weight = 0.01;            ///< aux_loss: the loss's weight (alpha)
   double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
   double combine_bytes_per_element = 2.0;   ///< BF16
+  /// How dispatch and combine run: a row of the EP exchange table
+  /// (workloads/collectives/ep_algorithms.hpp).
   EpAlgorithm algorithm = EpAlgorithm::TwoTier;
   Passes passes = Passes::Forward;
   EpOverlap overlap = EpOverlap::None;
   /// SMs the communication kernels hold for the whole layer; compute runs on the rest.
   std::int64_t comm_sms = 0;
-  bool attention = true;  ///< the layer's attention part (and its FLOPs) before the router
+  bool attention = true;    ///< the layer's attention part (and its FLOPs) before the router
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
   /// More than kRepeatAbove layers: 2, 3 and 4 layers are measured first, and when the fourth
   /// adds exactly what the third did (a steady schedule), four are simulated and the rest
@@ -80,11 +77,12 @@ struct MoeLayerJob {
   bool repeat_layers = true;
   static constexpr std::int64_t kRepeatAbove = 12;
   static constexpr std::int64_t kRepeatSimulated = 4;
-  /// two_tier: tokens per InfiniBand piece, forwarded as it lands; 0: DeepEP's for the EP size.
+  /// A chunked algorithm (two_tier): tokens per InfiniBand piece, forwarded as it lands; 0: its
+  /// library's for the EP size.
   std::int64_t chunk_tokens = 0;
-  /// two_tier: pieces as a stream (16 flows per node pair, 30-40 times fewer; DeepSeek-V3 layers
-  /// within about 1% of each piece its own flows) or each piece its own flows; unset: streamed
-  /// (set with another algorithm: an error).
+  /// A chunked algorithm (two_tier): pieces as a stream (16 flows per node pair, 30-40 times
+  /// fewer; DeepSeek-V3 layers within about 1% of each piece its own flows) or each piece its
+  /// own flows; unset: streamed (set with another algorithm: an error).
   std::optional<Pieces> pieces;
   /// Selective recomputation's modules (RecomputeModule bits) that each backward layer runs
   /// again first, from its own forward kernels (workloads/costs/recompute_kernels.hpp): the
@@ -102,14 +100,18 @@ struct MoeLayerJob {
   /// One case: the layers on every GPU of the mesh (four of them, the rest repeated, when the
   /// probes show a steady schedule).
   std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
+
   std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
+
   /// Tokens per GPU of one micro-batch: half with two_microbatch.
   std::int64_t micro_batch_tokens() const {
     return routing.tokens_per_gpu / (overlap == EpOverlap::TwoMicrobatch ? 2 : 1);
   }
 
   Pieces pieces_used() const { return pieces.value_or(Pieces::Streamed); }
+
   bool forward() const { return passes != Passes::Backward; }
+
   bool backward() const { return passes != Passes::Forward; }
 
  private:

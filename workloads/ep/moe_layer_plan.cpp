@@ -10,12 +10,11 @@
 
 #include "sim/assert.hpp"
 #include "workloads/collectives/collectives.hpp"
-#include "workloads/collectives/deepep.hpp"
 #include "workloads/costs/recompute_kernels.hpp"
 #include "workloads/ep/balancer.hpp"
 #include "workloads/ep/hbm_sharing.hpp"
-#include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/ep/moe_builder.hpp"
+#include "workloads/ep/moe_closed_forms.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -36,16 +35,6 @@ TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
   return m;
 }
 
-ByteMatrix transposed(const ByteMatrix& m) {
-  ByteMatrix t{m.n, std::vector<std::int64_t>(m.bytes.size())};
-  for (std::size_t i = 0; i < m.n; ++i) {
-    for (std::size_t j = 0; j < m.n; ++j) {
-      t.bytes[j * m.n + i] = m.at(i, j);
-    }
-  }
-  return t;
-}
-
 // Rows of one expert in a grouped GEMM are padded to a multiple of this block: DeepGEMM's
 // contiguous layout aligns each expert's rows to its 128-row M block, so an expert with 1 row
 // costs as much as one with 128.
@@ -57,9 +46,6 @@ struct GroupRouting {
   TwoTierMatrix tokens;
   RoutingLoad load;
 };
-
-// The exchanges of a pass in issue order on the communication stream, one at a time.
-enum class Direction : std::uint8_t { Out, Back };  // out: to the experts; back: to the tokens
 
 }  // namespace
 
@@ -76,9 +62,9 @@ class MoeBuilder::Impl {
         ready_{std::vector<TaskList>(static_cast<std::size_t>(mesh_.size())),
                std::vector<TaskList>(static_cast<std::size_t>(mesh_.size()))} {
     const topo::GpuSpec& gpu = b.env.cluster.gpu;
-    slowdown_ = job.comm_sms > 0 ? static_cast<double>(gpu.sms) /
-                                       static_cast<double>(gpu.sms - job.comm_sms)
-                                 : 1.0;
+    slowdown_ = job.comm_sms > 0
+                    ? static_cast<double>(gpu.sms) / static_cast<double>(gpu.sms - job.comm_sms)
+                    : 1.0;
     const std::vector<std::vector<topo::GpuId>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
@@ -101,8 +87,8 @@ class MoeBuilder::Impl {
             job.redundant_experts / static_cast<std::int64_t>(groups[g].size()));
       }
       if (g == 0) {
-        placement_ = r.placement.empty() ? even_placement(r.experts, groups[g].size())
-                                         : r.placement;
+        placement_ =
+            r.placement.empty() ? even_placement(r.experts, groups[g].size()) : r.placement;
       }
       for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
         r.seed = routing_seed(job.routing.seed, g, mb);
@@ -131,13 +117,19 @@ class MoeBuilder::Impl {
   }
 
   double slowdown() const { return slowdown_; }
+
   const MoeLayerJob& job() const { return job_; }
+
   const BuildEnv& build_env() const { return b_; }
+
   std::vector<TaskList>& ready(std::int64_t mb) { return ready_[static_cast<std::size_t>(mb)]; }
 
   const LayerCosts& pre_costs(std::int64_t mb) const { return pre_[static_cast<std::size_t>(mb)]; }
+
   const std::vector<double>& balance_steps() const { return balance_steps_; }
+
   const std::vector<std::vector<int>>& placement() const { return placement_; }
+
   const std::vector<GroupRouting>& routing(std::int64_t mb) const {
     return routing_[static_cast<std::size_t>(mb)];
   }
@@ -152,14 +144,15 @@ class MoeBuilder::Impl {
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       const std::vector<TaskList> pre =
           compute_all(pre_costs(mb).fwd, phase(pre_phase(), PhasePass::Fwd), ready(mb));
-      dispatched[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), pre);
+      dispatched[static_cast<std::size_t>(mb)] =
+          exchange(mb, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
+                   phase(PhaseKind::Dispatch, PhasePass::Fwd), pre);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
       const std::vector<TaskList> done =
           experts(mb, Pass::Fwd, dispatched[static_cast<std::size_t>(mb)]);
-      ready(mb) = exchange(mb, Direction::Back, job_.combine_bytes_per_element,
+      ready(mb) = exchange(mb, ExchangeOp::Combine, job_.combine_bytes_per_element,
                            phase(PhaseKind::Combine, PhasePass::Fwd), done);
     }
   }
@@ -171,16 +164,17 @@ class MoeBuilder::Impl {
     const std::int64_t mbs = job_.micro_batches();
     std::vector<std::vector<TaskList>> out(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
-      out[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(mb));
+      out[static_cast<std::size_t>(mb)] =
+          exchange(mb, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
+                   phase(PhaseKind::Combine, PhasePass::Bwd), ready(mb));
     }
     std::vector<std::vector<TaskList>> back(static_cast<std::size_t>(mbs));
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       compute_all(shared_backward(), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
-      const std::vector<TaskList> done =
-          experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
-      back[static_cast<std::size_t>(mb)] = exchange(
-          mb, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), done);
+      const std::vector<TaskList> done = experts(mb, Pass::Bwd, out[static_cast<std::size_t>(mb)]);
+      back[static_cast<std::size_t>(mb)] =
+          exchange(mb, ExchangeOp::Combine, job_.combine_bytes_per_element,
+                   phase(PhaseKind::Dispatch, PhasePass::Bwd), done);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       ready(mb) = compute_all(pre_backward(mb), phase(pre_phase(), PhasePass::Bwd),
@@ -194,20 +188,23 @@ class MoeBuilder::Impl {
   // experts, 1's attention backward. So each exchange runs under the other micro-batch's
   // compute.
   void pair() {
-    const std::vector<TaskList> b_out = exchange(
-        1, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
+    const std::vector<TaskList> b_out =
+        exchange(1, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
+                 phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
     const std::vector<TaskList> f_pre =
         compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
     compute_all(shared_backward(), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
-    const std::vector<TaskList> f_in = exchange(
-        0, Direction::Out, job_.dispatch_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
+    const std::vector<TaskList> f_in =
+        exchange(0, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
+                 phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
     compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
-    const std::vector<TaskList> b_back = exchange(
-        1, Direction::Back, job_.combine_bytes_per_element, phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
+    const std::vector<TaskList> b_back =
+        exchange(1, ExchangeOp::Combine, job_.combine_bytes_per_element,
+                 phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
     ready(1) = compute_all(pre_backward(1), phase(pre_phase(), PhasePass::Bwd), b_back);
-    ready(0) = exchange(0, Direction::Back, job_.combine_bytes_per_element,
+    ready(0) = exchange(0, ExchangeOp::Combine, job_.combine_bytes_per_element,
                         phase(PhaseKind::Combine, PhasePass::Fwd), f_experts);
   }
 
@@ -257,15 +254,15 @@ class MoeBuilder::Impl {
     out.insert(out.end(), run.begin(), run.end());
     return out;
   }
+
   KernelCosts pre_backward(std::int64_t mb) const {
     return again_then(again_pre_[static_cast<std::size_t>(mb)], pre_costs(mb).bwd);
   }
+
   KernelCosts shared_backward() const { return again_then(again_shared_, shared_.bwd); }
 
   // What runs before dispatch: attention and the router, or the router alone.
-  PhaseKind pre_phase() const {
-    return job_.attention ? PhaseKind::Attention : PhaseKind::Router;
-  }
+  PhaseKind pre_phase() const { return job_.attention ? PhaseKind::Attention : PhaseKind::Router; }
 
   PlanTaskId compute(topo::GpuId gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase, const TaskList& after) {
@@ -302,7 +299,8 @@ class MoeBuilder::Impl {
 
   // The experts of every GPU over the rows it received in micro-batch `mb`, after `arrived`.
   std::vector<TaskList> experts(std::int64_t mb, Pass pass, const std::vector<TaskList>& arrived) {
-    const std::uint32_t ph = phase(PhaseKind::Experts, pass == Pass::Fwd ? PhasePass::Fwd : PhasePass::Bwd);
+    const std::uint32_t ph =
+        phase(PhaseKind::Experts, pass == Pass::Fwd ? PhasePass::Fwd : PhasePass::Bwd);
     std::vector<TaskList> last(static_cast<std::size_t>(mesh_.size()));
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
@@ -339,11 +337,10 @@ class MoeBuilder::Impl {
 
   // One exchange of micro-batch `mb` in every EP group, `per_element` bytes per hidden element,
   // after each GPU's `after`; returns per GPU the tasks after which its data has arrived.
-  std::vector<TaskList> exchange(std::int64_t mb, Direction dir, double per_element,
+  std::vector<TaskList> exchange(std::int64_t mb, ExchangeOp op, double per_element,
                                  std::uint32_t ph, const std::vector<TaskList>& after) {
     std::vector<TaskList> arrived(static_cast<std::size_t>(mesh_.size()));
-    const std::int64_t token_bytes =
-        std::llround(static_cast<double>(hidden_) * per_element);
+    const std::int64_t token_bytes = std::llround(static_cast<double>(hidden_) * per_element);
     const std::vector<GroupRouting>& groups = routing(mb);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const GroupRouting& gr = groups[gi];
@@ -354,30 +351,20 @@ class MoeBuilder::Impl {
       }
       const TwoTierMatrix m = scaled(gr.tokens, token_bytes);
       Collectives c(plan_, b_.cluster, b_.env.nccl, ph);
-      const bool back = dir == Direction::Back;
-      Handle h;
-      switch (job_.algorithm) {
-        case EpAlgorithm::TwoTier: {
-          const std::int64_t chunk =
-              job_.chunk_tokens > 0
-                  ? job_.chunk_tokens
-                  : deepep_chunk_tokens(static_cast<std::int64_t>(gr.ranks.size()), back);
-          const double eff = b_.env.deepep != nullptr
-                                 ? b_.env.deepep->forward_efficiency(job_.comm_sms)
-                                 : 1.0;
-          h = c.all_to_all_two_tier(
-              gr.ranks, m, TwoTierOptions{back, chunk * token_bytes, eff, job_.pieces_used()},
-              start);
-          break;
-        }
-        case EpAlgorithm::LowLatency:
-          h = c.all_to_all_low_latency(gr.ranks, m.selections, back, start,
-                                       ll_call_time(b_.env.deepep, back));
-          break;
-        case EpAlgorithm::Flat:
-          h = c.all_to_all_flat(gr.ranks, back ? transposed(m.gpu) : m.gpu, start);
-          break;
-      }
+      const std::int64_t chunk =
+          job_.chunk_tokens > 0
+              ? job_.chunk_tokens
+              : default_chunk_tokens(job_.algorithm, static_cast<std::int64_t>(gr.ranks.size()),
+                                     op);
+      const Exchange x{gr.ranks,
+                       m,
+                       op,
+                       chunk * token_bytes,
+                       job_.pieces_used(),
+                       job_.comm_sms,
+                       LibraryConstants{b_.env.deepep},
+                       start};
+      const Handle h = add_exchange(c, job_.algorithm, x);
       comm_free_[gi] = h.done;
       // Each GPU waits for what lands on it; one that receives nothing, for the exchange.
       for (PlanTaskId t : h.done) {
@@ -391,18 +378,32 @@ class MoeBuilder::Impl {
     }
     return arrived;
   }
-
 };
-
 
 MoeBuilder::MoeBuilder(const MoeLayerJob& job, const BuildEnv& b, Plan& plan)
     : impl_(std::make_unique<Impl>(job, b, plan)) {}
+
 MoeBuilder::~MoeBuilder() = default;
-void MoeBuilder::forward() { impl_->forward(); }
-void MoeBuilder::backward() { impl_->backward(); }
-void MoeBuilder::pair() { impl_->pair(); }
-void MoeBuilder::join() { impl_->join(); }
-std::vector<TaskList>& MoeBuilder::ready(std::int64_t mb) { return impl_->ready(mb); }
+
+void MoeBuilder::forward() {
+  impl_->forward();
+}
+
+void MoeBuilder::backward() {
+  impl_->backward();
+}
+
+void MoeBuilder::pair() {
+  impl_->pair();
+}
+
+void MoeBuilder::join() {
+  impl_->join();
+}
+
+std::vector<TaskList>& MoeBuilder::ready(std::int64_t mb) {
+  return impl_->ready(mb);
+}
 
 EpDetails MoeBuilder::details() const {
   const Impl& builder = *impl_;
@@ -477,8 +478,8 @@ Case MoeLayerJob::build(const BuildEnv& b, std::int64_t simulated) const {
     details.hbm_share = exchange_hbm_share(plan, b.env.cluster.gpu.hbm_GBps * 1e9);
     share_hbm(plan, details.hbm_share);
   }
-  Case out{"layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {},
-           std::move(details)};
+  Case out{
+      "layer", std::move(plan), std::string(ep_algorithm_name(algorithm)), {}, std::move(details)};
   // Every GPU's tokens through router, shared and top-k routed experts (and the attention
   // projections when the layer has them); no attention scores (the kind has no sequence).
   const LayerParams lp = layer_params(*b.env.model, true);

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "workloads/costs/bounds.hpp"
-#include "workloads/collectives/deepep.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -34,7 +33,7 @@ double bytes_per_set(const CollectiveJob& job, double n, double size) {
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
       return job.algorithm == CollectiveAlgorithm::Direct ? n * (n - 1) * per_rank
-                                                           : (n - 1) * n * piece;
+                                                          : (n - 1) * n * piece;
     case CollectiveOp::AllReduce:  // the ring's; a tree moves about as much, NVLS less
       return 2 * (n - 1) * n * piece + 4 * n * size;
     case CollectiveOp::AllToAll:
@@ -44,11 +43,11 @@ double bytes_per_set(const CollectiveJob& job, double n, double size) {
 }
 
 // The largest size must fit in simulated time and byte counts; ring chunks carry a byte each.
-void check_load(const CollectiveJob& job, const JobEnv& env, double n, double sets,
-                Problems& out) {
+void check_load(const CollectiveJob& job, const JobEnv& env, double n, double sets, Problems& out) {
   const Bytes largest = *std::max_element(job.sizes.begin(), job.sizes.end());
   const Bytes smallest = *std::min_element(job.sizes.begin(), job.sizes.end());
-  const auto per_rank = (smallest.n + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n);
+  const auto per_rank =
+      (smallest.n + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n);
   if (job.algorithm == CollectiveAlgorithm::Ring && per_rank < job.chunks) {  // 0 passes
     out.push_back({"/workload/chunks",
                    fmt::format("{} chunks of a ring step of {} byte(s) ({} bytes over {} ranks): "
@@ -147,8 +146,9 @@ void check_sets(const CollectiveJob& job, const std::vector<std::vector<topo::Gp
   const double flows = collective_flows(job, static_cast<double>(n), gpus_per_node) *
                        static_cast<double>(sets.size());
   if (flows > kMaxFlows) {
-    const std::string over = sets.size() == 1 ? fmt::format("{} ranks", n)
-                                              : fmt::format("{} groups of {} ranks", sets.size(), n);
+    const std::string over = sets.size() == 1
+                                 ? fmt::format("{} ranks", n)
+                                 : fmt::format("{} groups of {} ranks", sets.size(), n);
     out.push_back({"/workload", fmt::format("{} {} over {} in {} chunk(s) makes {:.3g} flows per "
                                             "collective; at most {:.3g} are supported",
                                             algorithm_name(job.algorithm), op_name(job.op), over,
@@ -187,30 +187,36 @@ namespace {
 std::optional<Problem> tunables_problem(const CollectiveJob& j) {
   const Algo a = j.algorithm;
   if (!implements(j.op, a)) {
-    return Problem{"/workload/algorithm",
-                   fmt::format("algorithm \"{}\" does not implement {}; {} takes {}",
-                               algorithm_name(a), op_name(j.op), op_name(j.op),
-                               algorithms_of(j.op))};
+    return Problem{
+        "/workload/algorithm",
+        fmt::format("algorithm \"{}\" does not implement {}; {} takes {}", algorithm_name(a),
+                    op_name(j.op), op_name(j.op), algorithms_of(j.op))};
   }
   const AlgorithmRow& row = algorithm_row(a);
   if (j.chunks < 0 || (j.chunks != 0 && (!row.chunks || j.op == CollectiveOp::SendRecv))) {
-    return Problem{"/workload/chunks",
-                   fmt::format("chunks apply to ring, tree and auto algorithms and to two_tier "
-                               "all-to-all; {} {} sends each pair's data as one flow",
-                               algorithm_name(a), op_name(j.op))};
+    return Problem{
+        "/workload/chunks",
+        fmt::format("chunks apply to ring, tree and auto algorithms and to {} "
+                    "all-to-all; {} {} sends each pair's data as one flow",
+                    ep_algorithm_list(is_chunked, false), algorithm_name(a), op_name(j.op))};
   }
   if (j.channels != 0 && !row.channels) {
     return Problem{"/workload/channels", "channels apply to ring, tree and auto algorithms"};
   }
   if (j.combine && !row.combine) {
-    return Problem{"/workload/combine", "combine applies to all_to_all two_tier and low_latency"};
+    return Problem{"/workload/combine", fmt::format("combine applies to all_to_all {}",
+                                                    ep_algorithm_list(has_combine, false))};
   }
-  if (j.chunk_tokens != kDeepEpChunks && (!j.moe || a != Algo::TwoTier)) {
+  const std::optional<EpAlgorithm> x = exchange_of(a);
+  const bool chunked = x && ep_algorithm_row(*x).chunked;
+  if (j.chunk_tokens != kDeepEpChunks && (!j.moe || !chunked)) {
     return Problem{"/workload/chunk_tokens",
-                   "chunk_tokens applies to all_to_all two_tier with moe routing"};
+                   fmt::format("chunk_tokens applies to all_to_all {} with moe routing",
+                               ep_algorithm_list(is_chunked, false))};
   }
-  if (j.pieces && a != Algo::TwoTier) {
-    return Problem{"/workload/pieces", "pieces applies to all_to_all two_tier"};
+  if (j.pieces && !chunked) {
+    return Problem{"/workload/pieces", fmt::format("pieces applies to all_to_all {}",
+                                                   ep_algorithm_list(is_chunked, false))};
   }
   if (j.group && !j.ranks.empty()) {
     return Problem{"/workload/group", "give either ranks or group, not both"};
@@ -246,9 +252,9 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
       out.push_back({"/workload/moe", "\"moe\" routing applies to op \"all_to_all\" only"});
       return;
     }
-    const Problems routing = check_routing(*moe, sets.front(), env.cluster.gpus_per_node,
-                                           "/workload/moe", "/workload/moe/placement",
-                                           "/workload/moe/counts");
+    const Problems routing =
+        check_routing(*moe, sets.front(), env.cluster.gpus_per_node, "/workload/moe",
+                      "/workload/moe/placement", "/workload/moe/counts");
     out.insert(out.end(), routing.begin(), routing.end());
   }
 }

@@ -16,8 +16,8 @@
 
 namespace hopsim::work {
 
-
-/// `chunk_tokens` of a two-tier all-to-all when the job names none: DeepEP's for the EP size.
+/// `chunk_tokens` of a chunked all-to-all when the job names none: its library's for the EP size
+/// (the row's chunk_tokens, workloads/collectives/ep_algorithms.hpp).
 inline constexpr std::int64_t kDeepEpChunks = -1;
 
 struct CollectiveJob {

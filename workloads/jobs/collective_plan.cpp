@@ -2,12 +2,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "workloads/collectives/nccl_tuner.hpp"
-
-#include "workloads/collectives/deepep.hpp"
 #include "workloads/jobs/collective_job.hpp"
 
 namespace hopsim::work {
@@ -24,13 +23,14 @@ TwoTierMatrix all_to_all_matrix(const BuildEnv& env, const CollectiveJob& job,
   return Collectives::without_dedup(ranks, env.cluster, Collectives::uniform(ranks.size(), size));
 }
 
-// Bytes per InfiniBand piece of a two-tier exchange: chunk_tokens tokens with MoE routing (by
-// default DeepEP's for the EP size), else a pair's bytes split into `chunks` pieces.
-std::int64_t two_tier_chunk_bytes(const CollectiveJob& job, std::size_t ranks, Bytes size) {
+// Bytes per InfiniBand piece of a chunked exchange: chunk_tokens tokens with MoE routing (by
+// default the library's for the EP size), else a pair's bytes split into `chunks` pieces.
+std::int64_t exchange_chunk_bytes(const CollectiveJob& job, EpAlgorithm x, std::size_t ranks,
+                                  Bytes size) {
   if (job.moe) {
+    const ExchangeOp op = job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch;
     const std::int64_t tokens = job.chunk_tokens == kDeepEpChunks
-                                    ? deepep_chunk_tokens(static_cast<std::int64_t>(ranks),
-                                                          job.combine)
+                                    ? default_chunk_tokens(x, static_cast<std::int64_t>(ranks), op)
                                     : job.chunk_tokens;
     return tokens * job.token_bytes.n;
   }
@@ -102,30 +102,33 @@ Handle build_ring(const BuildArgs& a) {
   return a.c.ring(a.ranks, ring_steps(a.job.op, static_cast<int>(a.ranks.size())), a.size,
                   a.options, a.after);
 }
-Handle build_direct(const BuildArgs& a) { return a.c.all_gather_direct(a.ranks, a.size, a.after); }
-Handle build_flat(const BuildArgs& a) {
-  return a.c.all_to_all_flat(a.ranks, exchange_matrix(a).gpu, a.after);
+
+Handle build_direct(const BuildArgs& a) {
+  return a.c.all_gather_direct(a.ranks, a.size, a.after);
 }
-Handle build_two_tier(const BuildArgs& a) {
-  const TwoTierMatrix m = exchange_matrix(a);
-  const double nvlink = a.env.env.deepep != nullptr ? a.env.env.deepep->nvlink_efficiency : 1.0;
-  return a.c.all_to_all_two_tier(
-      a.ranks, m,
-      TwoTierOptions{a.job.combine, two_tier_chunk_bytes(a.job, a.ranks.size(), a.size), nvlink,
-                     a.job.pieces.value_or(Pieces::Each)},
-      a.after);
-}
+
 Handle build_tree(const BuildArgs& a) {
   RingOptions options = a.options;
   options.chunks = tree_pieces(a.job, a.size, options.channels);
   return a.c.all_reduce_tree(a.ranks, a.size, options, a.after);
 }
-Handle build_nvls(const BuildArgs& a) { return a.c.all_reduce_nvls(a.ranks, a.size, a.after); }
-Handle build_low_latency(const BuildArgs& a) {
+
+Handle build_nvls(const BuildArgs& a) {
+  return a.c.all_reduce_nvls(a.ranks, a.size, a.after);
+}
+
+// Every all-to-all algorithm: the EP exchange of its row (collectives/ep_algorithms.hpp).
+Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
   const TwoTierMatrix m = exchange_matrix(a);
-  return a.c.all_to_all_low_latency(a.ranks, m.selections.n > 0 ? m.selections : m.gpu,
-                                    a.job.combine, a.after,
-                                    ll_call_time(a.env.env.deepep, a.job.combine));
+  const Exchange exchange{a.ranks,
+                          m,
+                          a.job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch,
+                          exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
+                          a.job.pieces.value_or(Pieces::Each),
+                          0,
+                          LibraryConstants{a.env.env.deepep},
+                          a.after};
+  return add_exchange(a.c, x, exchange);
 }
 
 // Flows one collective over n ranks starts, counted generously (the job's load bound): ring
@@ -134,54 +137,55 @@ Handle build_low_latency(const BuildArgs& a) {
 double ring_flows(const CollectiveJob& job, double n, double channels) {
   return ring_steps(job.op, static_cast<int>(n)) * n * std::max(job.chunks, 1) * channels;
 }
+
 double tree_piece_flows(double n, double pieces, double channels) {
   return 4 * n * pieces * channels;
 }
+
 double tree_flows(const CollectiveJob& job, double n, double channels) {
   return tree_piece_flows(n, job.chunks > 0 ? job.chunks : kMaxTreePieces, channels);
 }
+
 double auto_flows(const CollectiveJob& job, double n, double channels) {
   // The tuner's tree cuts its own pieces, at most kMaxTreePieces.
   return ring_flows(job, n, channels) + tree_piece_flows(n, kMaxTreePieces, channels);
 }
-double pair_flows(const CollectiveJob& /*job*/, double n, double /*channels*/) {
+
+double direct_flows(const CollectiveJob& /*job*/, double n, double /*channels*/) {
   return n * (n - 1);
 }
-double two_tier_flows(const CollectiveJob& job, double n, double /*channels*/) {
-  double pieces = std::max(job.chunks, 1);
-  if (job.moe && job.chunk_tokens != 0) {
+
+// InfiniBand pieces of one (source, node) pair of a chunked exchange, generously: with MoE
+// routing its tokens over chunk_tokens (DeepEP's are at least 8), else every pair of the node
+// (at most one per GPU there) cut in `chunks`.
+double exchange_pieces(const CollectiveJob& job, double n, int gpus_per_node) {
+  if (job.moe) {
+    if (job.chunk_tokens == 0) {
+      return 1;
+    }
     const double per_chunk = job.chunk_tokens > 0 ? static_cast<double>(job.chunk_tokens) : 8;
-    pieces = std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
+    return std::ceil(static_cast<double>(job.moe->tokens_per_gpu) / per_chunk);
   }
-  return n * (n - 1) * (pieces + 1);
+  return job.chunks > 1 ? job.chunks * std::min<double>(n, gpus_per_node) : 1;
 }
 
-// The behaviour columns of the algorithm table (collectives/algorithms.hpp holds the name, ops
-// and tunables), in its order: a new algorithm is a row there and one here.
+// The behaviour columns of NCCL's rows of the algorithm table (collectives/algorithms.hpp
+// holds the name, ops and tunables), in its order: a new algorithm is a row there and one here.
+// The all-to-all rows run their EP exchange (build_exchange) and take its flow bound.
 struct AlgorithmImpl {
   CollectiveAlgorithm algorithm;
   Handle (*build)(const BuildArgs&);
   double (*flows)(const CollectiveJob&, double n, double channels);
 };
 
-constexpr std::array<AlgorithmImpl, kCollectiveAlgorithms.size()> kAlgorithmImpls{{
+constexpr std::array<AlgorithmImpl, kNcclAlgorithms.size()> kAlgorithmImpls{{
     {CollectiveAlgorithm::Ring, build_ring, ring_flows},
-    {CollectiveAlgorithm::Direct, build_direct, pair_flows},
-    {CollectiveAlgorithm::Flat, build_flat, pair_flows},
-    {CollectiveAlgorithm::TwoTier, build_two_tier, two_tier_flows},
+    {CollectiveAlgorithm::Direct, build_direct, direct_flows},
     {CollectiveAlgorithm::Tree, build_tree, tree_flows},
-    {CollectiveAlgorithm::Nvls, build_nvls, pair_flows},
-    {CollectiveAlgorithm::LowLatency, build_low_latency, pair_flows},
+    {CollectiveAlgorithm::Nvls, build_nvls, direct_flows},
     {CollectiveAlgorithm::Auto, build_ring, auto_flows},
 }};
-static_assert([] {
-  for (std::size_t i = 0; i < kAlgorithmImpls.size(); ++i) {
-    if (static_cast<std::size_t>(kAlgorithmImpls[i].algorithm) != i) {
-      return false;
-    }
-  }
-  return true;
-}());
+static_assert(in_enum_order(kAlgorithmImpls, &AlgorithmImpl::algorithm));
 
 const AlgorithmImpl& impl(CollectiveAlgorithm a) {
   return kAlgorithmImpls[static_cast<std::size_t>(a)];
@@ -192,10 +196,12 @@ Handle add_collective(Collectives& c, const BuildEnv& env, const CollectiveJob& 
                       std::size_t set, Bytes size, std::array<double, 3>& deepep,
                       std::span<const PlanTaskId> after = {}) {
   const int channels = ring_channels(job, ranks, env.cluster);
-  const RingOptions options{choice.protocol, std::max(job.chunks, 1), channels,
-                            job.streamed_rings};
-  return impl(choice.algorithm)
-      .build(BuildArgs{c, env, job, ranks, set, size, options, deepep, after});
+  const RingOptions options{choice.protocol, std::max(job.chunks, 1), channels, job.streamed_rings};
+  const BuildArgs args{c, env, job, ranks, set, size, options, deepep, after};
+  if (const std::optional<EpAlgorithm> x = exchange_of(choice.algorithm)) {
+    return build_exchange(*x, args);
+  }
+  return impl(choice.algorithm).build(args);
 }
 
 CollectiveAlgorithm from_nccl(NcclAlgo a) {
@@ -279,6 +285,11 @@ std::vector<Case> CollectiveJob::cases(const BuildEnv& env) const {
 double collective_flows(const CollectiveJob& job, double n, int gpus_per_node) {
   if (job.op == CollectiveOp::SendRecv) {
     return 1;
+  }
+  if (const std::optional<EpAlgorithm> x = exchange_of(job.algorithm)) {
+    return ep_algorithm_row(*x).flows(ExchangeShape{n, static_cast<double>(gpus_per_node),
+                                                    exchange_pieces(job, n, gpus_per_node),
+                                                    job.pieces == Pieces::Streamed});
   }
   const double channels = job.channels > 0 ? job.channels : std::min<double>(gpus_per_node, n);
   return impl(job.algorithm).flows(job, n, channels);

@@ -116,7 +116,8 @@ Time roofline_time(const Roofline& r, double flops, std::int64_t bytes) {
 
 CollectiveAlgorithm ChakraJob::algorithm_for(CollectiveOp op) const {
   return algorithms[static_cast<std::size_t>(op)].value_or(
-      op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Flat : CollectiveAlgorithm::Auto);
+      op == CollectiveOp::AllToAll ? exchange_algorithm(EpAlgorithm::Flat)
+                                   : CollectiveAlgorithm::Auto);
 }
 
 void ChakraJob::check(const JobEnv& env, Problems& out) const {

@@ -1,0 +1,138 @@
+// The EP exchange algorithms in one table: how a MoE layer's dispatch and combine run, and the
+// all-to-all algorithms of the collective kind (algorithms.hpp appends these rows to its own).
+// A row is one algorithm: its name in configs and reports, the ops it implements, its builder
+// (the flow DAG of one exchange), its flow bound (for the load checks), what its library's
+// kernels reach on the cluster (the constants it reads) and the cluster keys they come from.
+// The MoE layer (workloads/ep/), the collective kind (workloads/jobs/), the parsers, the checks
+// and the reference read this table, so a new EP library is a row here and its constants.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/ep_exchange.hpp"
+#include "workloads/compute/enum_names.hpp"
+
+namespace hopsim::work {
+
+enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
+
+/// One EP exchange algorithm. `library` names whose kernels it models (the reference's note;
+/// empty: none), `how` says what moves, `chunked` whether it takes chunk_tokens and pieces
+/// (InfiniBand pieces forwarded as they land). `build` adds one exchange with what `reach`
+/// gives; `flows` bounds the flows one exchange starts, generously; `chunk_tokens` is the
+/// library's tokens per piece by ranks and op (chunked rows; null otherwise).
+struct EpAlgorithmRow {
+  EpAlgorithm algorithm;
+  std::string_view name;
+  std::uint8_t ops;
+  bool chunked;
+  std::string_view library;
+  std::string_view how;
+  Handle (*build)(Collectives&, const Exchange&, const KernelReach&);
+  double (*flows)(const ExchangeShape&);
+  KernelReach (*reach)(const LibraryConstants&, ExchangeOp, std::int64_t comm_sms);
+  std::int64_t (*chunk_tokens)(std::int64_t ranks, ExchangeOp op);
+  /// The cluster keys it reads beyond the links ("" after the last): its latencies' and what
+  /// `reach` reads.
+  std::array<std::string_view, 3> cluster_keys;
+};
+
+// The rows' columns (ep_algorithms.cpp): builders, flow bounds, what the kernels reach.
+Handle flat_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle two_tier_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+double pair_flows(const ExchangeShape& s);
+double two_tier_flows(const ExchangeShape& s);
+KernelReach links_only(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op);
+
+inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
+    {EpAlgorithm::Flat,
+     "flat",
+     kBothOps,
+     false,
+     "",
+     "every pair at once",
+     flat_exchange,
+     pair_flows,
+     links_only,
+     nullptr,
+     {"nccl.ring.simple"}},
+    {EpAlgorithm::TwoTier,
+     "two_tier",
+     kBothOps,
+     true,
+     "DeepEP normal",
+     "DeepEP's normal kernels (InfiniBand once per node, then NVLink)",
+     two_tier_exchange,
+     two_tier_flows,
+     deepep_normal,
+     deepep_normal_chunk_tokens,
+     {"deepep.nvlink_efficiency", "deepep.sms", "deepep.sm_exponent"}},
+    {EpAlgorithm::LowLatency,
+     "low_latency",
+     kBothOps,
+     false,
+     "DeepEP low-latency",
+     "DeepEP's low-latency kernels (a message per selection)",
+     low_latency_exchange,
+     pair_flows,
+     deepep_low_latency,
+     nullptr,
+     {"deepep.ll_dispatch_us", "deepep.ll_combine_us"}},
+}};
+
+constexpr const EpAlgorithmRow& ep_algorithm_row(EpAlgorithm a) {
+  return kEpAlgorithms[static_cast<std::size_t>(a)];
+}
+
+constexpr std::string_view ep_algorithm_name(EpAlgorithm a) {
+  return ep_algorithm_row(a).name;
+}
+
+constexpr bool implements(const EpAlgorithmRow& row, ExchangeOp op) {
+  return (row.ops & exchange_op_bit(op)) != 0;
+}
+
+/// Every row's name, in table order (for parsers).
+constexpr std::array<std::string_view, kEpAlgorithms.size()> ep_algorithm_names() {
+  std::array<std::string_view, kEpAlgorithms.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = kEpAlgorithms[i].name;
+  }
+  return out;
+}
+
+/// One exchange of algorithm `a`: its builder, with what its kernels reach.
+Handle add_exchange(Collectives& c, EpAlgorithm a, const Exchange& x);
+/// Tokens per InfiniBand piece when a config names none: the library's for `ranks` and `op`
+/// (0: not a chunked algorithm).
+std::int64_t default_chunk_tokens(EpAlgorithm a, std::int64_t ranks, ExchangeOp op);
+
+/// The names of the rows `keep` keeps (every row: null), in table order, "a, b or c", each in
+/// double quotes with `quoted`.
+std::string ep_algorithm_list(bool (*keep)(const EpAlgorithmRow&), bool quoted);
+
+constexpr bool is_chunked(const EpAlgorithmRow& row) {
+  return row.chunked;
+}
+
+constexpr bool has_combine(const EpAlgorithmRow& row) {
+  return implements(row, ExchangeOp::Combine);
+}
+
+/// For the reference: each row's name, what moves and the cluster keys it reads, "flat: every
+/// pair at once, reading nccl.ring.simple; two_tier: ...".
+std::string ep_algorithms_described();
+
+// The table is in enum order, so ep_algorithm_row indexes it.
+static_assert(in_enum_order(kEpAlgorithms, &EpAlgorithmRow::algorithm));
+
+}  // namespace hopsim::work

@@ -1,0 +1,62 @@
+// One EP exchange as an algorithm's builder and flow bound see it (ep_algorithms.hpp): its
+// direction, its ranks and bytes, its pieces, the libraries' constants, and what a library's
+// kernels reach from them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "workloads/collectives/collectives.hpp"
+#include "workloads/collectives/deepep.hpp"
+
+namespace hopsim::work {
+
+/// An exchange's direction: dispatch sends each token to its experts' GPUs, combine sends the
+/// results back (in backward, the gradients travel the same two ways).
+enum class ExchangeOp : std::uint8_t { Dispatch, Combine };
+
+/// The EP libraries' constants as the cluster gives them; null where it gives none (its
+/// `deepep` section), and then each row's `reach` says what its kernels reach without them.
+struct LibraryConstants {
+  const DeepEpModel* deepep = nullptr;
+};
+
+/// What a library's kernels reach in one exchange beyond the links: the share of NVLink's rate
+/// its forwarding moves at (1: the links' rate), and its own time per call before the messages
+/// leave (launch, layout, polling; 0: none).
+struct KernelReach {
+  double nvlink_share = 1.0;
+  Time call{};
+};
+
+/// One exchange over one EP group. `bytes` is in dispatch's direction whatever `op`: row i,
+/// column j, what rank i's tokens bring rank j's experts (combine sends it back, j to i).
+struct Exchange {
+  std::span<const topo::GpuId> ranks;
+  const TwoTierMatrix& bytes;
+  ExchangeOp op = ExchangeOp::Dispatch;
+  std::int64_t chunk_bytes = 0;  ///< chunked rows: bytes per InfiniBand piece; 0: one piece
+  Pieces pieces = Pieces::Each;  ///< chunked rows: how the pieces become flows
+  std::int64_t comm_sms = 0;     ///< SMs the kernels hold; 0: the library's own count
+  LibraryConstants constants;
+  std::span<const PlanTaskId> after;
+};
+
+/// What a flow bound reads: the ranks of one exchange, GPUs per node, and for chunked rows the
+/// InfiniBand pieces of one (source, node) pair and whether they are streamed.
+struct ExchangeShape {
+  double ranks = 0;
+  double gpus_per_node = 1;
+  double pieces = 1;
+  bool streamed = false;
+};
+
+/// A set of ExchangeOps, one bit each.
+constexpr std::uint8_t exchange_op_bit(ExchangeOp op) {
+  return static_cast<std::uint8_t>(1U << static_cast<unsigned>(op));
+}
+
+inline constexpr std::uint8_t kBothOps =
+    exchange_op_bit(ExchangeOp::Dispatch) | exchange_op_bit(ExchangeOp::Combine);
+
+}  // namespace hopsim::work
