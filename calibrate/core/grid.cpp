@@ -150,12 +150,12 @@ TableSpec attn_spec(const AttnFamily& family,
   return s;
 }
 
-TableSpec memory_spec(MemoryKernel kernel, Pass pass, std::vector<double> bytes) {
+TableSpec memory_spec(std::string_view kernel, Pass pass, std::vector<double> bytes) {
   TableSpec s;
   s.op = Op::Memory;
   s.pass = pass;
   s.impl = "hopsim_cuda";
-  s.key = {{"dtype", std::string("bf16")}, {"kernel", std::string(to_string(kernel))}};
+  s.key = {{"dtype", std::string("bf16")}, {"kernel", std::string(kernel)}};
   s.axes = {{"bytes", sorted_unique(std::move(bytes))}};
   return s;
 }

@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "calibrate/core/memory_shapes.hpp"
 #include "calibrate/core/table.hpp"
 
 namespace hopsim::calib {
@@ -97,6 +96,6 @@ TableSpec attn_spec(const AttnFamily& family,
                     std::vector<double> bh);
 
 /// A memory-bound kernel's table over the bytes it moves (the harness's own CUDA kernels).
-TableSpec memory_spec(MemoryKernel kernel, Pass pass, std::vector<double> bytes);
+TableSpec memory_spec(std::string_view kernel, Pass pass, std::vector<double> bytes);
 
 }  // namespace hopsim::calib
