@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -66,18 +67,11 @@ std::vector<GridPoint> shard_points(const std::vector<GridPoint>& points, Shard 
 }
 
 Table empty_table(const TableSpec& spec) {
-  Table t;
-  t.op = spec.op;
-  t.pass = spec.pass;
-  t.impl = spec.impl;
-  t.key = spec.key;
-  t.axes = spec.axes;
-  t.flops = std::string(flops_formula(spec.op, spec.pass));
-  const std::size_t n = cell_count(spec.axes);
-  t.time_us.assign(n, std::nullopt);
-  t.p10_us.assign(n, std::nullopt);
-  t.p90_us.assign(n, std::nullopt);
-  return t;
+  Table family;
+  std::tie(family.op, family.pass, family.impl, family.key) =
+      std::tie(spec.op, spec.pass, spec.impl, spec.key);
+  family.flops = std::string(flops_formula(spec.op, spec.pass));
+  return empty_like(family, spec.axes);
 }
 
 TableSpec gemm_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,

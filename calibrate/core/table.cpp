@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -93,6 +94,21 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+Table empty_like(const Table& like, std::vector<Axis> axes) {
+  Table t;
+  t.op = like.op;
+  t.pass = like.pass;
+  t.impl = like.impl;
+  t.key = like.key;
+  t.flops = like.flops;
+  t.axes = std::move(axes);
+  const std::size_t n = cell_count(t.axes);
+  t.time_us.assign(n, std::nullopt);
+  t.p10_us.assign(n, std::nullopt);
+  t.p90_us.assign(n, std::nullopt);
+  return t;
 }
 
 }  // namespace hopsim::calib

@@ -52,6 +52,10 @@ struct Table {
   std::size_t measured_cells() const;
 };
 
+/// An empty table (every cell null) of the family of `like` (op, pass, impl, key, flops) over
+/// `axes`.
+Table empty_like(const Table& like, std::vector<Axis> axes);
+
 /// Same op, pass, impl and categorical key: two tables describing the same kernel family.
 bool same_family(const Table& a, const Table& b);
 
