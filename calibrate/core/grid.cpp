@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -68,8 +67,7 @@ std::vector<GridPoint> shard_points(const std::vector<GridPoint>& points, Shard 
 
 Table empty_table(const TableSpec& spec) {
   Table family;
-  std::tie(family.op, family.pass, family.impl, family.key) =
-      std::tie(spec.op, spec.pass, spec.impl, spec.key);
+  static_cast<TableFamily&>(family) = spec;
   family.flops = std::string(flops_formula(spec.op, spec.pass));
   return empty_like(family, spec.axes);
 }

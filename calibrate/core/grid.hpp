@@ -11,11 +11,7 @@
 namespace hopsim::calib {
 
 /// One table to fill: its family, its axes, and which cells to measure (row-major).
-struct TableSpec {
-  Op op = Op::Gemm;
-  Pass pass = Pass::Fwd;
-  std::string impl;
-  KeyMap key;
+struct TableSpec : TableFamily {
   std::vector<Axis> axes;
   /// Empty = every cell; otherwise one flag per cell (e.g. only the diagonal of a causal grid).
   std::vector<bool> wanted;

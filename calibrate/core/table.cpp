@@ -70,7 +70,7 @@ std::size_t Table::measured_cells() const {
       std::count_if(time_us.begin(), time_us.end(), [](const auto& t) { return t.has_value(); }));
 }
 
-bool same_family(const Table& a, const Table& b) {
+bool same_family(const TableFamily& a, const TableFamily& b) {
   return a.op == b.op && a.pass == b.pass && a.impl == b.impl && a.key == b.key;
 }
 
@@ -98,10 +98,7 @@ std::string utc_now() {
 
 Table empty_like(const Table& like, std::vector<Axis> axes) {
   Table t;
-  t.op = like.op;
-  t.pass = like.pass;
-  t.impl = like.impl;
-  t.key = like.key;
+  static_cast<TableFamily&>(t) = like;
   t.flops = like.flops;
   t.axes = std::move(axes);
   const std::size_t n = cell_count(t.axes);
