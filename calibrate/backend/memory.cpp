@@ -42,8 +42,9 @@ void MemoryRunner::run() const {
 MemoryReadback MemoryRunner::readback() const {
   const auto read = [this](std::span<const MemoryBuffer> declared,
                            const std::vector<DeviceBuffer>& buffers, std::size_t i) {
+    const DeviceBuffer& buffer = buffers.at(i);  // the same count as `declared`
     const MemoryBuffer& b = declared[i];
-    return download(buffers.at(i).get(), b.elem,
+    return download(buffer.get(), b.elem,
                     static_cast<std::size_t>(b.count(args_.rows, args_.width)));
   };
   return {args_.rows, args_.width, [=, this](std::size_t i) { return read(pass_.in, in_, i); },
