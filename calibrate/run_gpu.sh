@@ -112,12 +112,13 @@ build_direct() {
   mkdir -p "$dir/obj" "$dir/bin"
   local inc=(-I"$PWD" -I"$CUDA_HOME/include" -I"$CUBLAS_ROOT/include" -I"$CUDNN_ROOT/include")
   if [ -d "$DEPS_INCLUDE" ]; then inc+=(-I"$DEPS_INCLUDE"); fi
-  for cu in calibrate/backend/*.cu; do
-    nvcc -std=c++17 -O2 -gencode=arch=compute_90,code=sm_90 "${inc[@]}" -c "$cu" \
+  for cu in calibrate/backend/*.cu calibrate/memory/*.cu; do
+    nvcc -std=c++20 -O2 -gencode=arch=compute_90,code=sm_90 "${inc[@]}" -c "$cu" \
       -o "$dir/obj/$(basename "$cu" .cu).o"
   done
   # shellcheck disable=SC2016  # $(basename ...) must run in the inner shell
-  printf '%s\n' calibrate/core/*.cpp calibrate/backend/*.cpp calibrate/cli/main.cpp |
+  printf '%s\n' calibrate/core/*.cpp calibrate/memory/*.cpp calibrate/backend/*.cpp \
+    calibrate/cli/main.cpp |
     xargs -P "$JOBS" -I{} sh -c 'g++ -std=c++20 -O2 -DFMT_HEADER_ONLY "$@" -c {} -o '"$dir"'/obj/$(basename {} .cpp).o' \
       sh "${inc[@]}"
   # Wheels ship only versioned libraries (libcublasLt.so.13): link each by its file name.

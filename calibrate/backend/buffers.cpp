@@ -10,18 +10,6 @@
 
 namespace hopsim::calib {
 
-std::size_t elem_bytes(Elem e) {
-  switch (e) {
-    case Elem::Bf16:
-      return 2;
-    case Elem::Fp8E4m3:
-      return 1;
-    case Elem::F32:
-      return 4;
-  }
-  return 1;
-}
-
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes > 0) {
     HOPSIM_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
@@ -95,6 +83,12 @@ std::vector<double> download(const void* data, Elem elem, std::size_t count) {
         float f = 0.0F;
         std::memcpy(&f, raw.data() + 4 * i, 4);
         out[i] = f;
+        break;
+      }
+      case Elem::I32: {
+        std::int32_t v = 0;
+        std::memcpy(&v, raw.data() + 4 * i, 4);
+        out[i] = v;
         break;
       }
     }

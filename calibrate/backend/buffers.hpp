@@ -7,12 +7,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "calibrate/core/types.hpp"
+
 namespace hopsim::calib {
-
-/// Element types the harness stores on the device.
-enum class Elem { Bf16, Fp8E4m3, F32 };
-
-std::size_t elem_bytes(Elem e);
 
 /// cudaMalloc'd memory, freed on destruction. Move-only.
 class DeviceBuffer {
@@ -37,7 +34,8 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-/// Fills `count` elements with N(0, scale²) values from a counter-based hash of (seed, index).
+/// Fills `count` elements with N(0, scale²) values from a counter-based hash of (seed, index);
+/// not int32 ids (CalibError).
 /// Defined in fill.cu.
 void fill_random(void* data, Elem elem, std::size_t count, std::uint64_t seed, float scale,
                  cudaStream_t stream);

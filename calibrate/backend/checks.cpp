@@ -13,17 +13,6 @@
 
 namespace hopsim::calib {
 
-// Appends the comparison of `got` with `want` to `detail`; false when out of tolerance.
-bool judge(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
-           double tolerance, std::string& detail) {
-  const ErrorStats e = compare(got, want);
-  const bool ok = e.finite && e.rel <= tolerance;
-  detail +=
-      fmt::format("{}{}: rel {:.2e} (max err {:.3g}, max {:.3g}){}", detail.empty() ? "" : "; ",
-                  what, e.rel, e.max_abs, e.max_want, e.finite ? "" : " NON-FINITE");
-  return ok;
-}
-
 CheckResult guarded(Op op, const std::string& name, const std::function<bool(std::string&)>& body) {
   CheckResult r{op, name, false, {}, {}};
   try {

@@ -31,10 +31,6 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
 /// The memory-bound kernels' checks, each kernel and pass on a small shape (memory_checks.cpp).
 std::vector<CheckResult> memory_checks(GpuContext& ctx);
 
-/// Appends the comparison of `got` with `want` to `detail` (max |got − want| / max |want|);
-/// false when out of tolerance or not finite.
-bool judge(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
-           double tolerance, std::string& detail);
 /// Runs `body` as the check `name` of `op`; an exception fails it with its message.
 CheckResult guarded(Op op, const std::string& name, const std::function<bool(std::string&)>& body);
 
@@ -42,8 +38,5 @@ CheckResult guarded(Op op, const std::string& name, const std::function<bool(std
 inline constexpr double kGemmTolerance = 1e-2;
 inline constexpr double kAttnFwdTolerance = 2e-2;
 inline constexpr double kAttnBwdTolerance = 5e-2;
-/// Memory-bound kernels: BF16 outputs of FP32 arithmetic; FP8 E4M3 keeps 3 mantissa bits.
-inline constexpr double kMemoryTolerance = 1e-2;
-inline constexpr double kFp8Tolerance = 7e-2;
 
 }  // namespace hopsim::calib

@@ -74,6 +74,8 @@ void fill_random(void* data, Elem elem, std::size_t count, std::uint64_t seed, f
     case Elem::F32:
       fill_kernel<<<blocks, threads, 0, stream>>>(static_cast<float*>(data), count, seed, scale);
       break;
+    case Elem::I32:
+      throw CalibError("fill_random: int32 ids are not random normals (memory_ids makes them)");
   }
   HOPSIM_CUDA_CHECK(cudaGetLastError());
 }

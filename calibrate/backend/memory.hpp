@@ -1,5 +1,6 @@
-// One memory-bound kernel at `rows` rows of its width: device buffers filled at random (the
-// permute's row ids a seeded shuffle), and its launch (memory_kernels.hpp lists the buffers).
+// One memory-bound kernel (a row of memory/memory_kernel.hpp) at `rows` rows of a width: device
+// buffers as the row declares them, inputs filled (at random, or with the ids the row names),
+// outputs poisoned, and its launch.
 #pragma once
 
 #include <cstdint>
@@ -7,29 +8,26 @@
 
 #include "calibrate/backend/buffers.hpp"
 #include "calibrate/backend/context.hpp"
-#include "calibrate/backend/memory_kernels.hpp"
+#include "calibrate/memory/memory_kernel.hpp"
 
 namespace hopsim::calib {
 
 class MemoryRunner {
  public:
   /// Throws CalibError for a kernel without that pass or a width it cannot run.
-  MemoryRunner(GpuContext& ctx, MemoryKernel kernel, Pass pass, std::int64_t rows,
+  MemoryRunner(GpuContext& ctx, const MemoryKernelRow& kernel, Pass pass, std::int64_t rows,
                std::int64_t width);
 
   void run() const;
 
-  const DeviceBuffer& in(std::size_t i) const { return in_.at(i); }
-  const DeviceBuffer& out(std::size_t i) const { return out_.at(i); }
-  /// The permute's row ids or the cross-entropy's targets (host copy).
-  const std::vector<std::int32_t>& ids() const { return ids_; }
+  /// The buffers read back (waits for the device), for the pass's check.
+  MemoryReadback readback() const;
 
  private:
-  GpuContext& ctx_;
-  MemoryLaunch launch_;
+  const MemoryPass& pass_;
+  MemoryArgs args_;
   std::vector<DeviceBuffer> in_;
   std::vector<DeviceBuffer> out_;
-  std::vector<std::int32_t> ids_;
 };
 
 }  // namespace hopsim::calib

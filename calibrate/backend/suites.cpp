@@ -116,15 +116,13 @@ Measurement measure_point(GpuContext& ctx, TimerBackend& timer, SuiteState& stat
           ctx, timer, [&] { runner.run(); }, config);
     }
     case Op::Memory: {
-      const MemoryKernel kernel = parse_memory_kernel(key_string(spec.key, "kernel"));
-      const std::int64_t width = memory_width(kernel);
+      const MemoryKernelRow& kernel = memory_kernel(key_string(spec.key, "kernel"));
       const std::int64_t rows = memory_rows(kernel, spec.pass, point.values[0]);
-      const MemoryRunner runner(ctx, kernel, spec.pass, rows, width);
+      const MemoryRunner runner(ctx, kernel, spec.pass, rows, kernel.width);
       Measurement m = timed(
           ctx, timer, [&] { runner.run(); }, config);
       // The cell is the axis's bytes; whole rows moved a little more or less: scale to it.
-      const double scale = point.values[0] /
-                           (static_cast<double>(rows) * memory_row_bytes(kernel, spec.pass, width));
+      const double scale = point.values[0] / rule_bytes(kernel.pass(spec.pass), rows, kernel.width);
       m.summary.median_us *= scale;
       m.summary.p10_us *= scale;
       m.summary.p90_us *= scale;

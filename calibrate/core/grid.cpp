@@ -66,18 +66,10 @@ std::vector<GridPoint> shard_points(const std::vector<GridPoint>& points, Shard 
 }
 
 Table empty_table(const TableSpec& spec) {
-  Table t;
-  t.op = spec.op;
-  t.pass = spec.pass;
-  t.impl = spec.impl;
-  t.key = spec.key;
-  t.axes = spec.axes;
-  t.flops = std::string(flops_formula(spec.op, spec.pass));
-  const std::size_t n = cell_count(spec.axes);
-  t.time_us.assign(n, std::nullopt);
-  t.p10_us.assign(n, std::nullopt);
-  t.p90_us.assign(n, std::nullopt);
-  return t;
+  Table family;
+  static_cast<TableFamily&>(family) = spec;
+  family.flops = std::string(flops_formula(spec.op, spec.pass));
+  return empty_like(family, spec.axes);
 }
 
 TableSpec gemm_spec(Dtype dtype, std::vector<double> m, std::vector<double> n,
@@ -150,12 +142,12 @@ TableSpec attn_spec(const AttnFamily& family,
   return s;
 }
 
-TableSpec memory_spec(MemoryKernel kernel, Pass pass, std::vector<double> bytes) {
+TableSpec memory_spec(std::string_view kernel, Pass pass, std::vector<double> bytes) {
   TableSpec s;
   s.op = Op::Memory;
   s.pass = pass;
   s.impl = "hopsim_cuda";
-  s.key = {{"dtype", std::string("bf16")}, {"kernel", std::string(to_string(kernel))}};
+  s.key = {{"dtype", std::string("bf16")}, {"kernel", std::string(kernel)}};
   s.axes = {{"bytes", sorted_unique(std::move(bytes))}};
   return s;
 }

@@ -6,17 +6,12 @@
 #include <string_view>
 #include <vector>
 
-#include "calibrate/core/memory_shapes.hpp"
 #include "calibrate/core/table.hpp"
 
 namespace hopsim::calib {
 
 /// One table to fill: its family, its axes, and which cells to measure (row-major).
-struct TableSpec {
-  Op op = Op::Gemm;
-  Pass pass = Pass::Fwd;
-  std::string impl;
-  KeyMap key;
+struct TableSpec : TableFamily {
   std::vector<Axis> axes;
   /// Empty = every cell; otherwise one flag per cell (e.g. only the diagonal of a causal grid).
   std::vector<bool> wanted;
@@ -97,6 +92,6 @@ TableSpec attn_spec(const AttnFamily& family,
                     std::vector<double> bh);
 
 /// A memory-bound kernel's table over the bytes it moves (the harness's own CUDA kernels).
-TableSpec memory_spec(MemoryKernel kernel, Pass pass, std::vector<double> bytes);
+TableSpec memory_spec(std::string_view kernel, Pass pass, std::vector<double> bytes);
 
 }  // namespace hopsim::calib

@@ -11,6 +11,7 @@
 
 #include "calibrate/core/flops.hpp"
 #include "calibrate/core/grid.hpp"
+#include "calibrate/memory/memory_kernel.hpp"
 
 namespace hopsim::calib {
 namespace {
@@ -67,15 +68,12 @@ void add_experts(Grid& g, GroupedFamily family, const std::vector<double>& exper
   }
 }
 
-/// Every memory-bound kernel class, each pass it has, at `bytes`.
+/// Every memory-bound kernel (a row of memory/rows.cpp), each pass it has, at `bytes`.
 void add_memory(Grid& g, const std::vector<double>& bytes) {
-  for (MemoryKernel k : {MemoryKernel::Norm, MemoryKernel::Residual, MemoryKernel::Rotary,
-                         MemoryKernel::SwiGlu, MemoryKernel::Fp8Cast, MemoryKernel::Router,
-                         MemoryKernel::Permute, MemoryKernel::AttnBwdPrep,
-                         MemoryKernel::CrossEntropy}) {
+  for (const MemoryKernelRow* kernel : memory_kernel_rows()) {
     for (Pass pass : {Pass::Fwd, Pass::Bwd}) {
-      if (memory_row_bytes(k, pass, memory_width(k)) > 0) {
-        g.tables.push_back(memory_spec(k, pass, bytes));
+      if (kernel->pass(pass).exists()) {
+        g.tables.push_back(memory_spec(kernel->name, pass, bytes));
       }
     }
   }
@@ -123,22 +121,25 @@ void cap_expert_cells(TableSpec& spec) {
   }
 }
 
-Grid full_grid() {
-  Grid g{"full", {}};
+/// Dense GEMMs, and weight gradients over the shipped models' weights (input features x
+/// outputs: Llama 3 8B, 70B and 405B under TP 1-8, DeepSeek-V3's projections and experts) and
+/// 2K-16K tokens.
+void add_full_gemms(Grid& g) {
   const std::vector<double> gemm_m{16,   32,   64,   128,  192,  256,  384,  512,   768,
                                    1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
   const std::vector<double> gemm_nk{1024, 2048, 4096, 5120, 7168, 8192, 14336, 28672};
-  // Weight gradients over the shipped models' weights (input features x outputs: Llama 3 8B,
-  // 70B and 405B under TP 1-8, DeepSeek-V3's projections and experts) and 2K-16K tokens.
   const std::vector<double> wgrad_in{1536, 2048, 4096, 7168, 8192, 14336, 16384};
   const std::vector<double> wgrad_out{2112, 4096, 6144, 7168, 8192, 14336, 24576, 28672, 32768};
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
     g.tables.push_back(gemm_spec(dtype, gemm_m, gemm_nk, gemm_nk));
     g.tables.push_back(wgrad_spec(dtype, wgrad_in, wgrad_out, {2048, 4096, 8192, 16384}));
   }
-  // (hidden H, expert FFN I): Qwen3-30B-A3B, DeepSeek-V2-Lite, Qwen3-235B, DeepSeek-V2,
-  // DeepSeek-V3, Mixtral-8x7B. Forward FC1 (2I, H), FC2 (H, I); dgrad FC1 (H, 2I), FC2 (I, H);
-  // wgrad (pass bwd) of FC1 and FC2.
+}
+
+/// (hidden H, expert FFN I): Qwen3-30B-A3B, DeepSeek-V2-Lite, Qwen3-235B, DeepSeek-V2,
+/// DeepSeek-V3, Mixtral-8x7B. Forward FC1 (2I, H), FC2 (H, I); dgrad FC1 (H, 2I), FC2 (I, H);
+/// wgrad (pass bwd) of FC1 and FC2.
+void add_full_experts(Grid& g) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> models{
       {2048, 768}, {2048, 1408}, {4096, 1536}, {5120, 1536}, {7168, 2048}, {4096, 14336}};
   const std::vector<double> experts{1, 2, 4, 8, 16, 32, 64};
@@ -158,6 +159,10 @@ Grid full_grid() {
   for (std::size_t t = first_expert_table; t < g.tables.size(); ++t) {
     cap_expert_cells(g.tables[t]);
   }
+}
+
+/// Head dims (d_qk, d_v) with their GQA groups, every mask's blocks, bh that the group divides.
+void add_full_attention(Grid& g) {
   const std::vector<double> seqs{1024, 2048, 4096, 8192, 16384, 32768, 65536};
   const std::vector<double> bh{8, 16, 32, 64, 128};
   const std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::vector<std::int64_t>>>
@@ -183,6 +188,13 @@ Grid full_grid() {
   for (std::size_t t = first_attn_table; t < g.tables.size(); ++t) {
     cap_attn_cells(g.tables[t]);
   }
+}
+
+Grid full_grid() {
+  Grid g{"full", {}};
+  add_full_gemms(g);
+  add_full_experts(g);
+  add_full_attention(g);
   std::vector<double> bytes;
   for (double mib = 1; mib <= 1024; mib *= 4) {
     bytes.push_back(mib * (1 << 20));

@@ -24,22 +24,6 @@ double relative_spread(const Table& t, std::size_t cell) {
   return (*t.p90_us[cell] - *t.p10_us[cell]) / *t.time_us[cell];
 }
 
-/// An empty table of the family of `like` over `axes`.
-Table empty_like(const Table& like, std::vector<Axis> axes) {
-  Table t;
-  t.op = like.op;
-  t.pass = like.pass;
-  t.impl = like.impl;
-  t.key = like.key;
-  t.flops = like.flops;
-  t.axes = std::move(axes);
-  const std::size_t n = cell_count(t.axes);
-  t.time_us.assign(n, std::nullopt);
-  t.p10_us.assign(n, std::nullopt);
-  t.p90_us.assign(n, std::nullopt);
-  return t;
-}
-
 /// Index of `v` in sorted `values` (present by construction).
 std::size_t position(const std::vector<double>& values, double v) {
   return static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), v) -

@@ -178,4 +178,28 @@ ErrorStats compare(const std::vector<double>& got, const std::vector<double>& wa
   return e;
 }
 
+std::vector<double> softmax_row(const std::vector<double>& x, std::size_t r, std::size_t w) {
+  const auto row = x.begin() + static_cast<std::ptrdiff_t>(r * w);
+  const double m = *std::max_element(row, row + static_cast<std::ptrdiff_t>(w));
+  double sum = 0;
+  for (std::size_t i = 0; i < w; ++i) {
+    sum += std::exp(x[r * w + i] - m);
+  }
+  std::vector<double> p;
+  for (std::size_t i = 0; i < w; ++i) {
+    p.push_back(std::exp(x[r * w + i] - m) / sum);
+  }
+  return p;
+}
+
+bool judge(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
+           double tolerance, std::string& detail) {
+  const ErrorStats e = compare(got, want);
+  const bool ok = e.finite && e.rel <= tolerance;
+  detail +=
+      fmt::format("{}{}: rel {:.2e} (max err {:.3g}, max {:.3g}){}", detail.empty() ? "" : "; ",
+                  what, e.rel, e.max_abs, e.max_want, e.finite ? "" : " NON-FINITE");
+  return ok;
+}
+
 }  // namespace hopsim::calib

@@ -1,4 +1,5 @@
-// FP64 CPU references for the correctness checks: attention forward/backward and TN GEMM.
+// FP64 CPU references for the correctness checks: attention forward/backward, TN GEMM and a row
+// softmax, and the comparison that judges a result against one.
 //
 // Tensors are dense row-major BHSD: Q [b, h_q, s_q, d_qk], K [b, h_k, s_kv, d_qk],
 // V [b, h_k, s_kv, d_v], O/dO [b, h_q, s_q, d_v]; query head h reads KV head h / (h_q / h_k).
@@ -8,7 +9,9 @@
 // dK = scale·dSᵀ·Q (GQA: summed over the query heads of a group).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "calibrate/core/types.hpp"
@@ -61,5 +64,13 @@ struct ErrorStats {
 
 /// Throws CalibError when sizes differ.
 ErrorStats compare(const std::vector<double>& got, const std::vector<double>& want);
+
+/// Row `r` of `x` (rows of `w`) through a softmax, shifted by the row's maximum.
+std::vector<double> softmax_row(const std::vector<double>& x, std::size_t r, std::size_t w);
+
+/// Appends the comparison of `got` with `want` to `detail` (max |got − want| / max |want|);
+/// false when out of tolerance or not finite.
+bool judge(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
+           double tolerance, std::string& detail);
 
 }  // namespace hopsim::calib

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -69,7 +70,7 @@ std::size_t Table::measured_cells() const {
       std::count_if(time_us.begin(), time_us.end(), [](const auto& t) { return t.has_value(); }));
 }
 
-bool same_family(const Table& a, const Table& b) {
+bool same_family(const TableFamily& a, const TableFamily& b) {
   return a.op == b.op && a.pass == b.pass && a.impl == b.impl && a.key == b.key;
 }
 
@@ -93,6 +94,18 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+Table empty_like(const Table& like, std::vector<Axis> axes) {
+  Table t;
+  static_cast<TableFamily&>(t) = like;
+  t.flops = like.flops;
+  t.axes = std::move(axes);
+  const std::size_t n = cell_count(t.axes);
+  t.time_us.assign(n, std::nullopt);
+  t.p10_us.assign(n, std::nullopt);
+  t.p90_us.assign(n, std::nullopt);
+  return t;
 }
 
 }  // namespace hopsim::calib

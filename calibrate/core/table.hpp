@@ -37,11 +37,15 @@ std::vector<double> cell_values(const std::vector<Axis>& axes, std::size_t cell)
 /// The axis names a table of `op` must have, in order.
 std::vector<std::string> expected_axes(Op op);
 
-struct Table {
+/// What names a kernel family: a table's op, pass, implementation and categorical key.
+struct TableFamily {
   Op op = Op::Gemm;
   Pass pass = Pass::Fwd;
   std::string impl;
   KeyMap key;
+};
+
+struct Table : TableFamily {
   std::vector<Axis> axes;
   std::string flops;
   std::vector<std::optional<double>> time_us;
@@ -52,8 +56,12 @@ struct Table {
   std::size_t measured_cells() const;
 };
 
+/// An empty table (every cell null) of the family of `like` (op, pass, impl, key, flops) over
+/// `axes`.
+Table empty_like(const Table& like, std::vector<Axis> axes);
+
 /// Same op, pass, impl and categorical key: two tables describing the same kernel family.
-bool same_family(const Table& a, const Table& b);
+bool same_family(const TableFamily& a, const TableFamily& b);
 
 /// "attn/fwd/cudnn_composite {d_qk=128 ...}" for logs.
 std::string describe(const Table& t);

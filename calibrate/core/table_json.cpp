@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/core/memory_shapes.hpp"
+#include "calibrate/memory/memory_kernel.hpp"
 
 namespace hopsim::calib {
 namespace {
@@ -198,7 +198,7 @@ void check_key(const Reader& r, const Table& t) {
   if (t.op == Op::Memory) {
     need("kernel", false);
     try {
-      parse_memory_kernel(key_string(t.key, "kernel"));
+      memory_kernel(key_string(t.key, "kernel"));
     } catch (const CalibError& e) {
       r.at("kernel").fail(e.what());
     }

@@ -36,9 +36,9 @@ std::string_view enum_name(E e, const std::array<std::pair<E, std::string_view>,
 }
 
 constexpr std::array<std::pair<Op, std::string_view>, 4> kOps{{{Op::Gemm, "gemm"},
-                                                                {Op::GroupedGemm, "grouped_gemm"},
-                                                                {Op::Attn, "attn"},
-                                                                {Op::Memory, "memory"}}};
+                                                               {Op::GroupedGemm, "grouped_gemm"},
+                                                               {Op::Attn, "attn"},
+                                                               {Op::Memory, "memory"}}};
 constexpr std::array<std::pair<Pass, std::string_view>, 2> kPasses{
     {{Pass::Fwd, "fwd"}, {Pass::Bwd, "bwd"}}};
 constexpr std::array<std::pair<Dtype, std::string_view>, 2> kDtypes{
@@ -54,6 +54,19 @@ constexpr std::array<std::pair<Suite, std::string_view>, 5> kSuites{{{Suite::All
                                                                      {Suite::Memory, "memory"}}};
 
 }  // namespace
+
+std::size_t elem_bytes(Elem e) {
+  switch (e) {
+    case Elem::Bf16:
+      return 2;
+    case Elem::Fp8E4m3:
+      return 1;
+    case Elem::F32:
+    case Elem::I32:
+      return 4;
+  }
+  return 1;
+}
 
 std::string_view to_string(Op op) {
   return enum_name(op, kOps);

@@ -1,6 +1,7 @@
 // Vocabulary of the calibration harness: ops, passes, dtypes, masks and their table spellings.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -14,6 +15,8 @@ enum class Op { Gemm, GroupedGemm, Attn, Memory };
 enum class Pass { Fwd, Bwd };
 enum class Dtype { Bf16, Fp8 };
 enum class Mask { None, CausalTopLeft, CausalBottomRight };
+/// Element types the harness stores on the device (int32 ids: row ids, class ids).
+enum class Elem { Bf16, Fp8E4m3, F32, I32 };
 
 /// Which part of the grid a run measures (`--suite`).
 enum class Suite { All, Gemm, Experts, Attn, Memory };
@@ -33,6 +36,9 @@ std::string_view to_string(Pass pass);
 std::string_view to_string(Dtype dtype);
 std::string_view to_string(Mask mask);
 std::string_view to_string(Suite suite);
+
+/// Bytes per element: 2, 1, 4, 4.
+std::size_t elem_bytes(Elem e);
 
 /// Parsers accept exactly the spellings `to_string` produces; anything else throws CalibError.
 Op parse_op(std::string_view s);

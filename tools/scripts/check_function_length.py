@@ -52,7 +52,7 @@ def scan(root, folders, limit):
     for folder in folders:
         for dirpath, _, files in os.walk(os.path.join(root, folder)):
             for name in sorted(files):
-                if not name.endswith((".cpp", ".hpp")):
+                if not name.endswith((".cpp", ".hpp", ".cu", ".cuh")):
                     continue
                 path = os.path.join(dirpath, name)
                 with open(path, encoding="utf-8") as f:

@@ -1,0 +1,70 @@
+// Device helpers the memory-bound kernels share (nvcc only, through row_file.hpp): element types,
+// conversions and block-wide reductions. The kernels are straightforward: each reads and writes its
+// bytes once, in FP32 arithmetic.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+namespace hopsim::calib {
+
+using bf16 = __nv_bfloat16;
+using fp8 = __nv_fp8_e4m3;
+
+/// Threads per block of the kernels that take one block per row.
+inline constexpr int kThreads = 256;
+
+__device__ inline float to_f(bf16 v) {
+  return __bfloat162float(v);
+}
+
+__device__ inline bf16 to_b(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// `op` over the block (blockDim.x a multiple of 32, at most 1024): warp shuffles, then the
+// warps' partials, which every thread reads.
+template <typename Op>
+__device__ float block_reduce(float v, Op op) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    v = op(v, __shfl_xor_sync(0xffffffffU, v, o));
+  }
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) {
+    part[warp] = v;
+  }
+  __syncthreads();
+  float r = part[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) {
+    r = op(r, part[w]);
+  }
+  return r;
+}
+
+struct Add {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+__device__ inline float block_sum(float v) {
+  return block_reduce(v, Add{});
+}
+
+__device__ inline float block_max(float v) {
+  return block_reduce(v, Max{});
+}
+
+/// One block per row: the grid of a kernel over `rows` rows.
+inline unsigned row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>(rows);
+}
+
+}  // namespace hopsim::calib

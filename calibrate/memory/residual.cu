@@ -1,0 +1,51 @@
+// residual: the residual add, BF16 over rows of DeepSeek-V3's hidden 7168.
+//   fwd  in a[r w], b[r w]  out c[r w]  6w a row
+//   bwd  the same kernel (the backward sums two gradients), checked as the forward
+#include "calibrate/memory/row_file.hpp"
+
+namespace hopsim::calib {
+namespace {
+
+#ifdef __CUDACC__
+// A grid-stride loop over all elements.
+__global__ void residual(const bf16* a, const bf16* b, bf16* c, long long n) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += stride) {
+    c[i] = to_b(to_f(a[i]) + to_f(b[i]));
+  }
+}
+
+void launch(const MemoryArgs& a) {
+  const long long n = a.rows * a.width;
+  const long long blocks = (n + kThreads - 1) / kThreads;
+  residual<<<static_cast<unsigned>(blocks < 65535LL * 16 ? blocks : 65535LL * 16), kThreads, 0,
+             a.stream>>>(a.input<bf16>(0), a.input<bf16>(1), a.output<bf16>(0), n);
+}
+#endif
+
+bool check(const MemoryReadback& k, std::string& detail) {
+  const std::vector<double> a = k.in(0);
+  const std::vector<double> b = k.in(1);
+  std::vector<double> want;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    want.push_back(a[i] + b[i]);
+  }
+  return judge("c", k.out(0), want, kMemoryTolerance, detail);
+}
+
+constexpr MemoryBuffer kIn[] = {{.name = "a", .count = per_element},
+                                {.name = "b", .count = per_element}};
+constexpr MemoryBuffer kOut[] = {{.name = "c", .count = per_element}};
+constexpr MemoryPass kPass{.in = kIn,
+                           .out = kOut,
+                           .bytes = {.per_element = 6},
+                           .launch = HOPSIM_MEMORY_LAUNCH(launch),
+                           .check = check};
+
+}  // namespace
+
+extern const MemoryKernelRow kResidualKernel{
+    .name = "residual", .width = 7168, .check_width = 512, .fwd = kPass, .bwd = same_kernel(kPass)};
+
+}  // namespace hopsim::calib
