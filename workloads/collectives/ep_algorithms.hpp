@@ -40,6 +40,9 @@ struct EpAlgorithmRow {
   /// The cluster keys it reads beyond the links ("" after the last): its latencies' and what
   /// `reach` reads.
   std::array<std::string_view, 3> cluster_keys;
+  /// Its messages go through the NICs alone, even within a node (RDMA without NVLink
+  /// forwarding): a perturbed NIC or spine link touches its exchanges inside a node too.
+  bool through_nics = false;
 };
 
 // The rows' columns (ep_algorithms.cpp): builders, flow bounds, what the kernels reach.
@@ -86,7 +89,8 @@ inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
      pair_flows,
      deepep_low_latency,
      nullptr,
-     {"deepep.ll_dispatch_us", "deepep.ll_combine_us"}},
+     {"deepep.ll_dispatch_us", "deepep.ll_combine_us"},
+     true},
 }};
 
 constexpr const EpAlgorithmRow& ep_algorithm_row(EpAlgorithm a) {

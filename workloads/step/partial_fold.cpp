@@ -219,7 +219,7 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env) {
     }
   }
   const bool nics_only = env.model != nullptr && has_moe(job, *env.model) &&
-                         job.layer.moe->algorithm == EpAlgorithm::LowLatency;
+                         ep_algorithm_row(job.layer.moe->algorithm).through_nics;
   spine_touched(env, nics_only, groups, link_stage);
   std::set<int> drawing;
   const std::map<int, KernelSpeeds> speed = compute_speeds(env, drawing);
