@@ -22,10 +22,6 @@ for _i, _name in enumerate(ORDER):
                         if d not in APART.get(_name, set())}
 WORKLOADS["model"] = {"workloads/mesh", "workloads/model"}
 WORKLOADS["collectives"] = {"workloads/compute", "workloads/plan", "workloads/collectives"}
-# A Case carries each kind's report data: the three details headers (plain data) are the only
-# files env/ may take from above it.
-WORKLOADS["env"] |= {"workloads/cp/cp_details.hpp", "workloads/ep/ep_details.hpp",
-                     "workloads/step/step_details.hpp"}
 WORKLOADS["experiment"] = {"workloads"}
 LOWER = {"sim": {"sim"}, "topology": {"sim", "topology"}}
 PROJECT = ("sim/", "topology/", "workloads/", "tools/", "calibrate/")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workloads/cp/attention_layer_job.hpp"
+#include "workloads/cp/cp_details.hpp"
 #include "workloads/env/job_env.hpp"
 
 namespace hopsim::work {

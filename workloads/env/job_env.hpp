@@ -1,11 +1,11 @@
 // What a job sees of its experiment: to check itself, and to build the plans it simulates.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -13,11 +13,8 @@
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
 #include "workloads/compute/compute_model.hpp"
-#include "workloads/cp/cp_details.hpp"
-#include "workloads/ep/ep_details.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
-#include "workloads/step/step_details.hpp"
 #include "workloads/plan/plan.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -39,23 +36,6 @@ struct BuildEnv {
   const topo::Cluster& cluster;
   const ComputeModel* compute = nullptr;  ///< null when the job needs none
 };
-
-/// A transformer layer's report data: its attention under CP, and its MoE part's (MoE layers).
-struct TransformerDetails {
-  CpDetails cp;
-  std::optional<EpDetails> ep;
-};
-
-/// What a case's report section needs beyond its plan and times, one alternative per kind
-/// that has any: attention layers (CP), MoE layers (EP), transformer layers (both), steps.
-using CaseDetails =
-    std::variant<std::monostate, CpDetails, EpDetails, TransformerDetails, StepDetails>;
-
-/// The CP, EP or step details of a case, or null: a transformer layer's parts count as CP
-/// and EP details.
-const CpDetails* cp_details(const CaseDetails& d);
-const EpDetails* ep_details(const CaseDetails& d);
-const StepDetails* step_details(const CaseDetails& d);
 
 /// What a case's run is worth to the user who pays for its GPUs: the GPUs it occupies, the
 /// tokens it processes and their model FLOPs (the Llama 3 / DeepSeek-V3 convention: GEMMs and
@@ -97,7 +77,11 @@ struct Case {
   std::string choice{};  ///< what the job chose for it, e.g. "tree/simple"; may be empty
   /// Figures of the case's own input that reports divide by its time (name, value).
   std::vector<std::pair<std::string, double>> metrics{};
-  CaseDetails details{};
+  /// What the kind's report section needs beyond the plan and its times, of the kind's own
+  /// type (an attention layer's CpDetails, a step's StepDetails; none for flows and
+  /// collectives), read back by that kind's accessor (cp_details, ep_details in
+  /// workloads/layer/case_details.hpp; step_details in workloads/step/step_details.hpp).
+  std::any details{};
   std::optional<Throughput> throughput{};
   CaseTraffic traffic{};
   /// A folded step's compute by kernel class, from its probes (its plan holds layers as
@@ -105,21 +89,5 @@ struct Case {
   std::optional<KernelTally> kernels{};
   std::optional<Repeat> repeat{};
 };
-
-inline const CpDetails* cp_details(const CaseDetails& d) {
-  if (const auto* t = std::get_if<TransformerDetails>(&d)) {
-    return &t->cp;
-  }
-  return std::get_if<CpDetails>(&d);
-}
-inline const EpDetails* ep_details(const CaseDetails& d) {
-  if (const auto* t = std::get_if<TransformerDetails>(&d)) {
-    return t->ep ? &*t->ep : nullptr;
-  }
-  return std::get_if<EpDetails>(&d);
-}
-inline const StepDetails* step_details(const CaseDetails& d) {
-  return std::get_if<StepDetails>(&d);
-}
 
 }  // namespace hopsim::work

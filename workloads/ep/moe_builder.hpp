@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workloads/cp/attention_builder.hpp"
+#include "workloads/ep/ep_details.hpp"
 #include "workloads/ep/moe_layer_job.hpp"
 
 namespace hopsim::work {

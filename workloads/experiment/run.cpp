@@ -259,7 +259,7 @@ RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
     none.problems = check(e);  // names every candidate's problem
     return none;
   }
-  if (auto* details = std::get_if<StepDetails>(&best->cases.front().details)) {
+  if (auto* details = std::any_cast<StepDetails>(&best->cases.front().details)) {
     details->schedules_tried = std::move(tried);
   }
   if (options.on_case) {

@@ -2,6 +2,7 @@
 // threads at once on different experiments (nothing is shared between calls).
 #pragma once
 
+#include <any>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,10 +12,12 @@
 #include "sim/problem.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/experiment/experiment.hpp"
+#include "workloads/layer/case_details.hpp"
 #include "workloads/plan/plan.hpp"
 #include "workloads/plan/probe.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/plan/summary.hpp"
+#include "workloads/step/step_details.hpp"
 
 namespace hopsim::work {
 
@@ -63,7 +66,7 @@ struct CaseResult {
   Outcome outcome;
   Summary summary;
   std::vector<LinkLoad> link_loads;  ///< with RunOptions::watch_links
-  CaseDetails details;               ///< what the kind's report section needs
+  std::any details;                  ///< what the kind's report section needs (Case::details)
   std::optional<Throughput> throughput;  ///< steps and layers: GPUs, tokens, model FLOPs
   /// Units of the run per unit its plan holds (a MoE layer's repeated layers, Repeat: layers
   /// over layers simulated), by which figures read off the plan's flows (bytes per exchange or

@@ -8,6 +8,7 @@
 #include "sim/assert.hpp"
 #include "workloads/cp/attention_builder.hpp"
 #include "workloads/ep/moe_builder.hpp"
+#include "workloads/layer/case_details.hpp"
 #include "workloads/layer/transformer_layer_job.hpp"
 
 namespace hopsim::work {

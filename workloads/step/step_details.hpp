@@ -2,6 +2,7 @@
 // and gradient-sync times it was folded from, and the closed-form memory and FLOPs.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -135,5 +136,10 @@ struct StepDetails {
   /// schedule "auto": every schedule tried, in the order tried (empty otherwise)
   std::vector<ScheduleTried> schedules_tried;
 };
+
+/// A case's step data (Case::details), or null.
+inline const StepDetails* step_details(const std::any& d) {
+  return std::any_cast<StepDetails>(&d);
+}
 
 }  // namespace hopsim::work

@@ -12,6 +12,7 @@
 
 #include "workloads/jobs/collective_job.hpp"
 #include "workloads/plan/probe.hpp"
+#include "workloads/step/step_details.hpp"
 #include "workloads/step/training_step_job.hpp"
 
 namespace hopsim::work::step_parts {
