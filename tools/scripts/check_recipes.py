@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Checks docs/architecture.md's recipes against the code, so that they cannot drift.
 
-Each recipe ("### Adding a workload kind", "... a collective algorithm", "... a GPU type")
-names the files it touches in backquotes (`<kind>` and the like stand for any name). This
-fails when:
+Each recipe ("### Adding a workload kind", "... a config key", "... a collective algorithm",
+"... a GPU type") names the files it touches in backquotes (`<kind>` and the like stand for any
+name). This fails when:
 - a named file does not exist;
 - a source file is a registry of the family and the recipe does not name it: for kinds, a
-  file that names two thirds of the kinds' types (read from the Job variant); for
+  file that names two thirds of the kinds' types (read from the Job variant); for config keys,
+  a file that declares a key (an IntegerKey, ChoiceKey, ...) or checks a section's keys
+  (allow_only), so that keys are declared and read only where the recipe says; for
   algorithms, one that names three or more CollectiveAlgorithm enumerators; for GPU types,
   any source file holding a GPU model's name as a string literal (a GPU is data).
 Prints what is wrong; exits 1 if anything is.
@@ -23,10 +25,13 @@ import tempfile
 DOC = "docs/architecture.md"
 SOURCES = ("sim", "topology", "workloads", "tools")
 RECIPES = {"kind": "### Adding a workload kind",
+           "key": "### Adding a config key",
            "algorithm": "### Adding a collective algorithm",
            "gpu": "### Adding a GPU type"}
 PATH = re.compile(r"`([A-Za-z0-9_.<>/-]+/[A-Za-z0-9_.<>/-]*)`")
 GPU_LITERAL = re.compile(r'(?<!\\)"(?:NVIDIA )?[ABH]\d{3}\b[^"\\]*"')
+KEY_DECLARATION = re.compile(r"\bconstexpr\s+(Integer|Number|Boolean|String|Choice|Value)Key\s+k")
+KEY_CHECK = re.compile(r"[.>]allow_only\(")
 
 
 def recipe_paths(doc):
@@ -62,7 +67,7 @@ def registries(root):
     with open(os.path.join(root, "workloads/collectives/algorithms.hpp"), encoding="utf-8") as f:
         enum = re.search(r"enum class CollectiveAlgorithm[^{]*\{([^}]*)\}", f.read())
     algorithms = [a.strip() for a in enum.group(1).split(",") if a.strip()]
-    found = {"kind": [], "algorithm": [], "gpu": []}
+    found = {"kind": [], "key": [], "algorithm": [], "gpu": []}
     for rel, text in sources(root):
         code = re.sub(r"//[^\n]*", "", text)  # comments may name anything
         if sum(1 for k in kinds if re.search(rf"\b{k}\b", code)) * 3 >= 2 * len(kinds):
@@ -72,6 +77,8 @@ def registries(root):
             found["algorithm"].append(rel)
         if GPU_LITERAL.search(code):
             found["gpu"].append(rel)
+        if KEY_DECLARATION.search(code) or KEY_CHECK.search(code):
+            found["key"].append(rel)
     return found
 
 
@@ -97,6 +104,7 @@ def self_test(root):
         "tools/commands/extra_registry.cpp":
             "FlowsJob CollectiveJob AttentionLayerJob MoeLayerJob TransformerLayerJob\n",
         "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
+        "tools/commands/stray_key.cpp": 'inline constexpr IntegerKey kStray{.name = "stray"};\n',
     }
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

@@ -38,22 +38,6 @@ std::string algorithms_of(CollectiveOp op) {
                         [](const AlgorithmRow& row) { return fmt::format("\"{}\"", row.name); });
 }
 
-std::string quoted_op_names() {
-  std::vector<std::string> names;
-  for (const OpRow& row : kCollectiveOps) {
-    names.push_back(fmt::format("\"{}\"", row.name));
-  }
-  return listing(names, ", ");
-}
-
-std::string quoted_algorithm_names() {
-  std::vector<std::string> names;
-  for (const AlgorithmRow& row : kCollectiveAlgorithms) {
-    names.push_back(fmt::format("\"{}\"", row.name));
-  }
-  return listing(names, ", ");
-}
-
 std::string algorithms_by_op() {
   std::vector<std::string> parts;
   for (const OpRow& op : kCollectiveOps) {

@@ -95,27 +95,8 @@ constexpr bool implements(CollectiveOp op, CollectiveAlgorithm a) {
   return (algorithm_row(a).ops & op_bit(op)) != 0;
 }
 
-/// Every op and every algorithm, in table order (for parsers).
-constexpr std::array<CollectiveOp, kCollectiveOps.size()> all_ops() {
-  std::array<CollectiveOp, kCollectiveOps.size()> out{};
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i] = kCollectiveOps[i].op;
-  }
-  return out;
-}
-constexpr std::array<CollectiveAlgorithm, kCollectiveAlgorithms.size()> all_algorithms() {
-  std::array<CollectiveAlgorithm, kCollectiveAlgorithms.size()> out{};
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i] = kCollectiveAlgorithms[i].algorithm;
-  }
-  return out;
-}
-
 /// The algorithms that implement `op`, quoted, in table order: "\"ring\", \"tree\" or \"auto\"".
 std::string algorithms_of(CollectiveOp op);
-/// Every op's or algorithm's name, quoted, comma-separated, in table order (the reference).
-std::string quoted_op_names();
-std::string quoted_algorithm_names();
 /// Per op, the algorithms that implement it with their notes (the reference):
 /// "send_recv: ring; ...; all_to_all: flat, two_tier (DeepEP normal) or low_latency (...)".
 std::string algorithms_by_op();
