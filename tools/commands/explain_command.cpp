@@ -2,9 +2,12 @@
 #include "tools/commands/explain_command.hpp"
 
 #include <algorithm>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/step_section.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
@@ -378,6 +381,20 @@ int explain_command(const RunOptions& o) {
     fmt::print("{}", format_explanation(r));
   }
   return 0;
+}
+
+Command declare_explain_command(CLI::App& program) {
+  auto s = std::make_shared<WithUnsets<RunOptions>>();
+  RunOptions& x = s->options;
+  CLI::App* app =
+      program.add_subcommand("explain", "print the closed-form numbers of an experiment");
+  app->add_option("experiment", x.experiment, "experiment JSON file")->required();
+  app->add_option("--set", x.overrides,
+                  "override a config key: KEY=VALUE (dotted path; VALUE null removes it)");
+  app->add_option("--unset", s->unset, "remove an optional key: --set KEY=null");
+  app->add_flag("--json", x.json, "print JSON instead of a summary");
+  return {app,
+          [s](const std::string& /*command_line*/) { return explain_command(s->resolved()); }};
 }
 
 }  // namespace hopsim::tools

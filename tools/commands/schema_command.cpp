@@ -1,8 +1,12 @@
 // The config reference, printed from the tables the parser checks keys against.
 #include "tools/commands/schema_command.hpp"
 
+#include <memory>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/config/schema.hpp"
 
 namespace hopsim::tools {
@@ -56,6 +60,15 @@ int schema_command(bool markdown) {
     }
   }
   return 0;
+}
+
+Command declare_schema_command(CLI::App& program) {
+  auto markdown = std::make_shared<bool>(false);
+  CLI::App* app = program.add_subcommand("schema", "list every config key the parser accepts");
+  app->add_flag("--markdown", *markdown, "print the reference as Markdown (docs/)");
+  return {app, [markdown](const std::string& /*command_line*/) {
+            return schema_command(*markdown);
+          }};
 }
 
 }  // namespace hopsim::tools

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Checks docs/architecture.md's recipes against the code, so that they cannot drift.
 
-Each recipe ("### Adding a workload kind", "... a config key", "... a collective algorithm",
-"... a GPU type") names the files it touches in backquotes (`<kind>` and the like stand for any
+Each recipe ("### Adding a workload kind", "... a config key", "... a subcommand", "... a
+collective algorithm", "... a GPU type") names the files it touches in backquotes (`<kind>` and the like stand for any
 name). This fails when:
 - a named file does not exist;
 - a source file is a registry of the family and the recipe does not name it: for kinds, a
   file that names two thirds of the kinds' types (read from the Job variant); for config keys,
   a file that declares a key (an IntegerKey, ChoiceKey, ...) or checks a section's keys
   (allow_only), so that keys are declared and read only where the recipe says; for
+  subcommands, a file that names two thirds of the subcommands' declarations (the list in
+  hopsim_main.cpp) or adds a subcommand to CLI11 (add_subcommand); for
   algorithms, one that names three or more CollectiveAlgorithm enumerators; for GPU types,
   any source file holding a GPU model's name as a string literal (a GPU is data).
 Prints what is wrong; exits 1 if anything is.
@@ -26,12 +28,15 @@ DOC = "docs/architecture.md"
 SOURCES = ("sim", "topology", "workloads", "tools")
 RECIPES = {"kind": "### Adding a workload kind",
            "key": "### Adding a config key",
+           "command": "### Adding a subcommand",
            "algorithm": "### Adding a collective algorithm",
            "gpu": "### Adding a GPU type"}
 PATH = re.compile(r"`([A-Za-z0-9_.<>/-]+/[A-Za-z0-9_.<>/-]*)`")
 GPU_LITERAL = re.compile(r'(?<!\\)"(?:NVIDIA )?[ABH]\d{3}\b[^"\\]*"')
 KEY_DECLARATION = re.compile(r"\bconstexpr\s+(Integer|Number|Boolean|String|Choice|Value)Key\s+k")
 KEY_CHECK = re.compile(r"[.>]allow_only\(")
+COMMAND_DECLARATION = re.compile(r"\bCommand\s+(declare_\w+_command)\(")
+COMMAND_ADDED = re.compile(r"[.>]add_subcommand\(")
 
 
 def recipe_paths(doc):
@@ -67,7 +72,9 @@ def registries(root):
     with open(os.path.join(root, "workloads/collectives/algorithms.hpp"), encoding="utf-8") as f:
         enum = re.search(r"enum class CollectiveAlgorithm[^{]*\{([^}]*)\}", f.read())
     algorithms = [a.strip() for a in enum.group(1).split(",") if a.strip()]
-    found = {"kind": [], "key": [], "algorithm": [], "gpu": []}
+    commands = sorted({m.group(1) for _, text in sources(root)
+                       for m in COMMAND_DECLARATION.finditer(text)})
+    found = {"kind": [], "key": [], "command": [], "algorithm": [], "gpu": []}
     for rel, text in sources(root):
         code = re.sub(r"//[^\n]*", "", text)  # comments may name anything
         if sum(1 for k in kinds if re.search(rf"\b{k}\b", code)) * 3 >= 2 * len(kinds):
@@ -79,6 +86,9 @@ def registries(root):
             found["gpu"].append(rel)
         if KEY_DECLARATION.search(code) or KEY_CHECK.search(code):
             found["key"].append(rel)
+        listed = sum(1 for c in commands if re.search(rf"\b{c}\b", code))
+        if (commands and listed * 3 >= 2 * len(commands)) or COMMAND_ADDED.search(code):
+            found["command"].append(rel)
     return found
 
 
@@ -105,6 +115,7 @@ def self_test(root):
             "FlowsJob CollectiveJob AttentionLayerJob MoeLayerJob TransformerLayerJob\n",
         "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
         "tools/commands/stray_key.cpp": 'inline constexpr IntegerKey kStray{.name = "stray"};\n',
+        "tools/stray_cli.cpp": 'void f(CLI::App& app) { app.add_subcommand("x", "y"); }\n',
     }
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
