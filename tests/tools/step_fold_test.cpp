@@ -73,7 +73,7 @@ TEST_CASE("step fold: assembled from synthetic measurements, in closed form") {
   const work::Experiment& e = f.experiment;
   const auto& job = std::get<work::TrainingStepJob>(e.job);
   const work::Mesh mesh(e.parallel);
-  const work::JobEnv env{e.cluster, e.nccl, mesh, &*e.model, e.seed, &e.deepep};
+  const work::JobEnv env{e.cluster, e.nccl, mesh, &*e.model, e.seed, &e.ep_libraries};
   const topo::Cluster cluster(e.cluster);
   const work::ComputeModel compute = work::compute_model(e);
   const work::BuildEnv build{env, cluster, &compute};

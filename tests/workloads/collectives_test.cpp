@@ -230,7 +230,8 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
   const Bytes s{64LL << 20};
   const Time route = cluster.latency(cluster.nic_route(topo::GpuId{0}, topo::GpuId{8}).span());
   const Time message = transfer_time(Bytes{s.n / 2}, Bandwidth::gigabytes_per_s(47)) + route;
-  DeepEpModel deepep;
+  LibraryConstants libraries;
+  DeepEpModel& deepep = libraries.deepep;
   deepep.ll_dispatch_call = Time::ns(11'460);
   deepep.ll_combine_call = Time::ns(27'580);
   Env env(cluster);
@@ -242,7 +243,7 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
     return simulate(cluster, plan).makespan;
   };
   CHECK(std::llabs((time(false) - message).count_ps()) <= 1);  // no DeepEP figures: none
-  env.job.deepep = &deepep;
+  env.job.libraries = &libraries;
   CHECK(std::llabs((time(false) - (deepep.ll_dispatch_call + message)).count_ps()) <= 1);
   CHECK(std::llabs((time(true) - (deepep.ll_combine_call + message)).count_ps()) <= 1);
 }
@@ -344,10 +345,10 @@ TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it 
   // brings it minus what it sends, and it receives at least its share.
   const topo::Cluster cluster = two_nodes();
   const std::vector<topo::GpuId> ranks = hopsim::test::first_gpus(16);
-  DeepEpModel deepep;
-  deepep.nvlink_efficiency = 0.8;
-  deepep.ll_dispatch_call = Time::ns(5'000);
-  deepep.ll_combine_call = Time::ns(7'000);
+  LibraryConstants libraries;
+  libraries.deepep.nvlink_efficiency = 0.8;
+  libraries.deepep.ll_dispatch_call = Time::ns(5'000);
+  libraries.deepep.ll_combine_call = Time::ns(7'000);
   for (const EpAlgorithmRow& row : kEpAlgorithms) {
     for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
       for (const bool skewed : {false, true}) {
@@ -365,7 +366,7 @@ TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it 
           Plan plan;
           Collectives c(plan, cluster, kModel);
           add_exchange(c, row.algorithm,
-                       Exchange{ranks, m, op, chunk, pieces, 0, LibraryConstants{&deepep}, {}});
+                       Exchange{ranks, m, op, chunk, pieces, 0, libraries, {}});
           std::vector<std::int64_t> in(16, 0);
           std::vector<std::int64_t> out(16, 0);
           double flows = 0;

@@ -1,9 +1,13 @@
 // Summary of a calibration table: families, grid sizes, measured cells.
 #include "tools/commands/check_calibration_command.hpp"
 
+#include <memory>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "tools/commands/calibration_against.hpp"
+#include "tools/commands/command.hpp"
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/experiment_file.hpp"
@@ -73,6 +77,30 @@ int check_calibration_command(const std::string& path, const std::string& gpu_na
   }
   print_tables(cal);
   return 0;
+}
+
+Command declare_check_calibration_command(CLI::App& program) {
+  struct Options {
+    std::string table;
+    std::string gpu;
+    std::string cluster;
+    std::string against;
+    bool cells = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = program.add_subcommand(
+      "check-calibration", "read a calibration table as the simulator does and summarize it");
+  app->add_option("table", o->table, "calibration JSON file")->required();
+  app->add_option("--gpu", o->gpu, "also check that the table fits this GPU, e.g. \"H100\"");
+  app->add_option("--cluster", o->cluster,
+                  "also check the table against this cluster file's GPU (name, peaks, SMs, HBM)");
+  app->add_option("--against", o->against,
+                  "print each timed cell beside what a run on --cluster's GPU would price it at "
+                  "with this other table");
+  app->add_flag("--cells", o->cells, "with --against: every cell, not only each family's");
+  return {app, [o](const std::string& /*command_line*/) {
+            return check_calibration_command(o->table, o->gpu, o->cluster, o->against, o->cells);
+          }};
 }
 
 }  // namespace hopsim::tools

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 /// Parses `path` (errors are ConfigErrors naming the file and JSON pointer), optionally checks
@@ -15,5 +17,8 @@ namespace hopsim::tools {
 int check_calibration_command(const std::string& path, const std::string& gpu_name,
                               const std::string& cluster_path, const std::string& against = {},
                               bool cells = false);
+
+/// `hopsim check-calibration TABLE`: its options, and check_calibration_command.
+Command declare_check_calibration_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -72,7 +72,7 @@ CollectiveFigures collective_figures(const work::Experiment& experiment,
   const work::Experiment& e = experiment;
   const work::Mesh mesh(e.parallel);
   const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed,
-                         &e.deepep};
+                         &e.ep_libraries};
   const work::BuildEnv build{env, *result.cluster, nullptr};
   const std::vector<std::vector<topo::GpuId>> sets = job.rank_sets(e.cluster, mesh);
   CollectiveFigures f;

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <initializer_list>
-#include <utility>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/config/json_file.hpp"
 #include "tools/config/node.hpp"
 
@@ -239,6 +242,16 @@ int compare_command(const CompareOptions& o) {
     fmt::print("{}", text(c));
   }
   return 0;
+}
+
+Command declare_compare_command(CLI::App& program) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* app = program.add_subcommand(
+      "compare", "two reports side by side (run --json or --out), with the change in each figure");
+  app->add_option("a", o->a, "the first report (A)")->required();
+  app->add_option("b", o->b, "the second report (B)")->required();
+  app->add_flag("--json", o->json, "print the comparison as JSON");
+  return {app, [o](const std::string& /*command_line*/) { return compare_command(*o); }};
 }
 
 }  // namespace hopsim::tools

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 struct CompareOptions {
@@ -25,5 +27,8 @@ nlohmann::ordered_json compare_reports(const nlohmann::ordered_json& a,
 /// Prints the comparison (a table, or JSON); returns 0. Throws config::ConfigError on an
 /// unreadable file or one that is not a report.
 int compare_command(const CompareOptions& options);
+
+/// `hopsim compare A B`: its options, and compare_command.
+Command declare_compare_command(CLI::App& program);
 
 }  // namespace hopsim::tools

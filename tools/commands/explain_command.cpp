@@ -2,9 +2,12 @@
 #include "tools/commands/explain_command.hpp"
 
 #include <algorithm>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/step_section.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
@@ -263,7 +266,7 @@ Json ideal_bubble(const work::TrainingStepJob& job, const work::StepShape& shape
 // the bubble of an ideal pipeline (equal stages, no communication).
 void step_section(const work::Experiment& exp, const work::TrainingStepJob& job, Json& r) {
   const work::Mesh mesh(exp.parallel);
-  const work::JobEnv env{exp.cluster, exp.nccl, mesh, &*exp.model, exp.seed, &exp.deepep};
+  const work::JobEnv env{exp.cluster, exp.nccl, mesh, &*exp.model, exp.seed, &exp.ep_libraries};
   const work::StepShape shape = job.shape(env);
   const double gpus = static_cast<double>(mesh.size());
   const double tokens = static_cast<double>(job.global_batch * job.layer.attention.seq_len);
@@ -386,6 +389,20 @@ int explain_command(const RunOptions& o) {
     fmt::print("{}", format_explanation(r));
   }
   return 0;
+}
+
+Command declare_explain_command(CLI::App& program) {
+  auto s = std::make_shared<WithUnsets<RunOptions>>();
+  RunOptions& x = s->options;
+  CLI::App* app =
+      program.add_subcommand("explain", "print the closed-form numbers of an experiment");
+  app->add_option("experiment", x.experiment, "experiment JSON file")->required();
+  app->add_option("--set", x.overrides,
+                  "override a config key: KEY=VALUE (dotted path; VALUE null removes it)");
+  app->add_option("--unset", s->unset, "remove an optional key: --set KEY=null");
+  app->add_flag("--json", x.json, "print JSON instead of a summary");
+  return {app,
+          [s](const std::string& /*command_line*/) { return explain_command(s->resolved()); }};
 }
 
 }  // namespace hopsim::tools

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/config/experiment_file.hpp"
 
@@ -19,5 +20,8 @@ std::string format_explanation(const nlohmann::ordered_json& explanation);
 
 /// Prints the explanation (readable text, or JSON with options.json). Returns the exit code.
 int explain_command(const RunOptions& options);
+
+/// `hopsim explain EXPERIMENT`: its options, and explain_command.
+Command declare_explain_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -2,13 +2,16 @@
 #include "tools/commands/export_chakra_command.hpp"
 
 #include <filesystem>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tools/chakra/et_file.hpp"
-#include "tools/commands/output_file.hpp"
 #include "tools/commands/case_run.hpp"
+#include "tools/commands/command.hpp"
+#include "tools/commands/output_file.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
 #include "workloads/trace/plan_export.hpp"
@@ -74,6 +77,23 @@ int export_chakra_command(const ExportChakraOptions& o) {
                "stage, measured layers as kernels)\n");
   }
   return 0;
+}
+
+Command declare_export_chakra_command(CLI::App& program) {
+  auto s = std::make_shared<WithUnsets<ExportChakraOptions>>();
+  ExportChakraOptions& ex = s->options;
+  CLI::App* app = program.add_subcommand(
+      "export-chakra", "write what hopsim simulated as Chakra execution traces, one per GPU");
+  app->add_option("experiment", ex.experiment, "experiment JSON file")->required();
+  app->add_option("--out", ex.out, "folder for the .et files and the replay experiment")
+      ->required();
+  app->add_option("--set", ex.overrides, "override an experiment key: KEY=VALUE");
+  app->add_option("--unset", s->unset, "remove an optional key: --set KEY=null");
+  app->add_option("--case", ex.case_name,
+                  "the case to export (a collective's size); default: the only one");
+  return {app, [s](const std::string& /*command_line*/) {
+            return export_chakra_command(s->resolved());
+          }};
 }
 
 }  // namespace hopsim::tools

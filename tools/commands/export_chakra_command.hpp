@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 struct ExportChakraOptions {
@@ -18,5 +20,8 @@ struct ExportChakraOptions {
 /// DIR/NAME.json (the chakra experiment on the same cluster), and prints what it wrote.
 /// Returns 0; bad input is a config::ConfigError, an unwritable folder an OutputError.
 int export_chakra_command(const ExportChakraOptions& options);
+
+/// `hopsim export-chakra EXPERIMENT --out DIR`: its options, and export_chakra_command.
+Command declare_export_chakra_command(CLI::App& program);
 
 }  // namespace hopsim::tools

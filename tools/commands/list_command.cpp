@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <system_error>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/config/presets.hpp"
 
 namespace hopsim::tools {
@@ -48,6 +51,12 @@ int list_command() {
   }
   fmt::print("\n");
   return 0;
+}
+
+Command declare_list_command(CLI::App& program) {
+  CLI::App* app = program.add_subcommand(
+      "list", "list the presets an experiment can name (clusters, models, calibration tables)");
+  return {app, [](const std::string& /*command_line*/) { return list_command(); }};
 }
 
 }  // namespace hopsim::tools

@@ -3,13 +3,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "tools/commands/output_file.hpp"
 #include "tools/commands/case_run.hpp"
+#include "tools/commands/command.hpp"
+#include "tools/commands/output_file.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/node.hpp"
 #include "tools/config/presets.hpp"
@@ -188,6 +191,43 @@ int profile_check_command(const ProfileCheckOptions& o) {
                wrote.empty() ? std::string() : wrote + "\n");
   }
   return 0;
+}
+
+Command declare_profile_check_command(CLI::App& program) {
+  struct State : WithUnsets<ProfileCheckOptions> {
+    std::int64_t device = -1;  ///< -1: every GPU
+  };
+  auto s = std::make_shared<State>();
+  ProfileCheckOptions& p = s->options;
+  CLI::App* app = program.add_subcommand(
+      "profile-check", "a PyTorch profiler trace beside hopsim's prediction, by kernel class");
+  app->add_option("trace", p.trace, "the trace (Chrome/Kineto JSON, plain or gzip)")->required();
+  app->add_option("experiment", p.experiment, "the experiment meant to describe it")->required();
+  app->add_option("--set", p.overrides, "override an experiment key: KEY=VALUE");
+  app->add_option("--unset", s->unset, "remove an optional key: --set KEY=null");
+  app->add_option("--rules", p.rules,
+                  "kernel classification rules (default: the shipped "
+                  "configs/profile/kernel-classes.json)");
+  app->add_option("--case", p.case_name,
+                  "the experiment's case to compare with (default: its only one)");
+  app->add_option("--steps", p.steps,
+                  "profiler steps the trace covers (default: its ProfilerStep#N annotations, "
+                  "else 1)");
+  app->add_option("--device", s->device,
+                  "count only this GPU's kernels (default: every GPU, averaged)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--unmatched", p.unmatched,
+                  "unclassified kernel names to list, the longest first (default 5)");
+  app->add_flag("--json", p.json, "print the check as JSON");
+  app->add_option("--write-calibration", p.write_calibration,
+                  "also write the trace's GEMM and norm kernels (with their shapes) as a "
+                  "calibration table");
+  return {app, [s](const std::string& /*command_line*/) {
+            if (s->device >= 0) {
+              s->options.device = s->device;
+            }
+            return profile_check_command(s->resolved());
+          }};
 }
 
 }  // namespace hopsim::tools

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/commands/command.hpp"
 #include "tools/profile/profile_check.hpp"
 
 namespace hopsim::tools {
@@ -36,5 +37,8 @@ nlohmann::ordered_json profile_check_json(const profile::ProfileCheck& check,
 /// Runs the experiment and prints the check (a table, or JSON). Returns 0; bad input is a
 /// config::ConfigError naming the file.
 int profile_check_command(const ProfileCheckOptions& options);
+
+/// `hopsim profile-check TRACE EXPERIMENT`: its options, and profile_check_command.
+Command declare_profile_check_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -7,13 +7,16 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/config/experiment_file.hpp"
@@ -328,6 +331,18 @@ int regress_command(const RegressOptions& o) {
                      })
              ? 1
              : 0;
+}
+
+Command declare_regress_command(CLI::App& program) {
+  auto o = std::make_shared<RegressOptions>();
+  CLI::App* app = program.add_subcommand(
+      "regress", "rerun a suite of experiments and compare their times with expected reports");
+  app->add_option("dir", o->dir,
+                  "folder with suite.json and the expected reports (default tests/golden)");
+  app->add_option("--tolerance", o->tolerance, "relative change that fails (default 0.01)");
+  app->add_flag("--update", o->update, "rewrite the expected reports");
+  app->add_option("--junit", o->junit, "also write the results as JUnit XML to FILE (for CI)");
+  return {app, [o](const std::string& /*command_line*/) { return regress_command(*o); }};
 }
 
 }  // namespace hopsim::tools

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 struct RegressOptions {
@@ -22,5 +24,8 @@ struct RegressOptions {
 /// else 0. Paths in suite.json are relative to its folder, so it runs from anywhere. Throws
 /// config::ConfigError on a missing or malformed suite or expected report.
 int regress_command(const RegressOptions& options);
+
+/// `hopsim regress [DIR]`: its options, and regress_command.
+Command declare_regress_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -8,14 +8,17 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/report.hpp"
 #include "tools/commands/trace.hpp"
@@ -233,6 +236,35 @@ double available_memory_bytes() {
     }
   }
   return 0;
+}
+
+Command declare_run_command(CLI::App& program) {
+  auto s = std::make_shared<WithUnsets<RunOptions>>();
+  RunOptions& o = s->options;
+  CLI::App* app = program.add_subcommand("run", "simulate an experiment and report");
+  app->add_option("experiment", o.experiment, "experiment JSON file")->required();
+  app->add_option("--set", o.overrides,
+                  "override a config key: KEY=VALUE (dotted path; VALUE null removes it)");
+  app->add_option("--unset", s->unset, "remove an optional key: --set KEY=null");
+  app->add_flag("--json", o.json, "print the report as JSON instead of a summary");
+  app->add_option("--out", o.out_dir,
+                  "write report.json and config.json into DIR (atomically; a stale trace.json "
+                  "there is removed)");
+  app->add_option("--trace", o.trace_file,
+                  "write a Chrome trace (Perfetto) of every case of the run to FILE");
+  app->add_option("--trace-links", o.trace_links,
+                  "links whose load the trace draws, the busiest first (default 8)");
+  app->add_option("--trace-ranks", o.trace_ranks,
+                  "GPUs the trace draws, e.g. 0-7,64 (default: all of a run of up to 64 GPUs, "
+                  "else node 0's and the busiest)");
+  app->add_flag("--no-fold", o.no_fold,
+                "a training step with every GPU in one plan (workload.fold=false), to check the "
+                "folded one on a small cluster");
+  app->add_flag("--force-memory", o.force_memory,
+                "build a plan even when its estimate exceeds the memory available");
+  app->add_flag("--no-wall-time", o.no_wall_time,
+                "leave sim.wall_s out of the report, so that reruns are byte-identical");
+  return {app, [s](const std::string& /*command_line*/) { return run_command(s->resolved()); }};
 }
 
 }  // namespace hopsim::tools

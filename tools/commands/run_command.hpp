@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 struct RunOptions {
@@ -34,5 +36,8 @@ double available_memory_bytes();
 /// Returns the exit code: 0 ok, 1 the run failed or an output could not be written.
 /// Throws config::ConfigError on bad input.
 int run_command(const RunOptions& options);
+
+/// `hopsim run EXPERIMENT`: its options, and run_command.
+Command declare_run_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -1,8 +1,12 @@
 // The config reference, printed from the tables the parser checks keys against.
 #include "tools/commands/schema_command.hpp"
 
+#include <memory>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/config/schema.hpp"
 
 namespace hopsim::tools {
@@ -27,16 +31,17 @@ std::string schema_markdown() {
       "and so is a value outside its range. Units are in key names: `_us` microseconds, "
       "`_GBps` 10^9 bytes/s, `_GB` 10^9 bytes, `_tflops` 10^12 FLOP/s.\n";
   std::string_view file;
-  for (const config::SectionDoc& s : config::schema()) {
-    if (s.file != file) {
-      file = s.file;
+  for (const config::Section* s : config::schema()) {
+    if (s->file != file) {
+      file = s->file;
       out += fmt::format("\n## {} files\n", file);
     }
     out += fmt::format("\n### `{}`: {}\n\n| key | type | default | meaning |\n|---|---|---|---|\n",
-                       s.path, s.doc);
-    for (const config::KeyDoc& k : s.keys) {
-      out += fmt::format("| `{}` | {} | {} | {} |\n", k.name, cell(k.type), cell(k.fallback),
-                         cell(k.doc));
+                       s->path, s->doc);
+    for (const config::KeyRef& k : s->keys) {
+      out +=
+          fmt::format("| `{}` | {} | {} | {} |\n", config::key_name(k), cell(config::type_text(k)),
+                      cell(config::default_text(k)), cell(config::doc_text(k)));
     }
   }
   return out;
@@ -47,13 +52,23 @@ int schema_command(bool markdown) {
     fmt::print("{}", schema_markdown());
     return 0;
   }
-  for (const config::SectionDoc& s : config::schema()) {
-    fmt::print("{} {}: {}\n", s.file, s.path, s.doc);
-    for (const config::KeyDoc& k : s.keys) {
-      fmt::print("  {:<28} {}; default {}. {}\n", k.name, k.type, k.fallback, k.doc);
+  for (const config::Section* s : config::schema()) {
+    fmt::print("{} {}: {}\n", s->file, s->path, s->doc);
+    for (const config::KeyRef& k : s->keys) {
+      fmt::print("  {:<28} {}; default {}. {}\n", config::key_name(k), config::type_text(k),
+                 config::default_text(k), config::doc_text(k));
     }
   }
   return 0;
+}
+
+Command declare_schema_command(CLI::App& program) {
+  auto markdown = std::make_shared<bool>(false);
+  CLI::App* app = program.add_subcommand("schema", "list every config key the parser accepts");
+  app->add_flag("--markdown", *markdown, "print the reference as Markdown (docs/)");
+  return {app, [markdown](const std::string& /*command_line*/) {
+            return schema_command(*markdown);
+          }};
 }
 
 }  // namespace hopsim::tools

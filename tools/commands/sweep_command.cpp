@@ -7,20 +7,23 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <utility>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tools/commands/command.hpp"
 #include "tools/commands/csv.hpp"
 #include "tools/commands/sweep_best.hpp"
 #include "tools/commands/sweep_csv.hpp"
@@ -360,6 +363,34 @@ int sweep_command(const SweepOptions& o) {
     return 130;
   }
   return t.errors > 0 ? 1 : 0;
+}
+
+Command declare_sweep_command(CLI::App& program) {
+  auto s = std::make_shared<WithUnsets<SweepOptions>>();
+  SweepOptions& w = s->options;
+  CLI::App* app = program.add_subcommand(
+      "sweep", "run an experiment over every combination of varied keys; a CSV row per point");
+  app->add_option("experiment", w.experiment, "experiment JSON file")->required();
+  app->add_option("--vary", w.vary,
+                  "KEY=V1,V2,... or KEY=START:STOP:FACTOR; several --vary multiply");
+  app->add_option("--grid", w.grid,
+                  "a JSON array of points, each an object of KEY: VALUE; multiplies with --vary");
+  app->add_option("--set", w.overrides, "override a config key for every point");
+  app->add_option("--unset", s->unset, "remove an optional key for every point");
+  app->add_option("--out", w.out,
+                  "write the rows to this CSV file, afresh (with --resume: after its rows); "
+                  "default: stdout");
+  app->add_option("--rank-by", w.rank_by,
+                  "the figure the closing lines rank points by (default tokens_per_s_per_gpu "
+                  "where the kind has it, else step_time_s)");
+  app->add_option("--jobs", w.jobs, "points simulated at once, on threads (default 1)");
+  app->add_flag("--resume", w.resume, "skip the points --out already has rows for");
+  app->add_option("--shard", w.shard,
+                  "I/N: run only every N-th point from the I-th, I from 1 (a job array)");
+  return {app, [s](const std::string& command_line) {
+            s->options.command_line = command_line;
+            return sweep_command(s->resolved());
+          }};
 }
 
 }  // namespace hopsim::tools

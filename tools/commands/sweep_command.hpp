@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/commands/command.hpp"
+
 namespace hopsim::tools {
 
 struct SweepOptions {
@@ -39,11 +41,17 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string
 /// or headers that differ.
 int sweep_merge_command(const std::string& out, const std::vector<std::string>& inputs);
 
+/// `hopsim sweep-merge OUT IN...`: its options, and sweep_merge_command.
+Command declare_sweep_merge_command(CLI::App& program);
+
 /// Returns the exit code: 0 when every point ran (invalid points are rows, not failures), 1 when
 /// some point failed at run time or the CSV could not be written, 130 when SIGINT or SIGTERM
 /// stopped it (the points under way finish and are written first). Throws config::ConfigError
 /// on a malformed command line, a --vary key the experiment does not have, or an --out file
 /// of another sweep (other keys or other values).
 int sweep_command(const SweepOptions& options);
+
+/// `hopsim sweep EXPERIMENT`: its options, and sweep_command.
+Command declare_sweep_command(CLI::App& program);
 
 }  // namespace hopsim::tools

@@ -16,22 +16,15 @@
 #include <fmt/ranges.h>
 
 #include "tools/config/json_file.hpp"
+#include "tools/config/keys/calibration_keys.hpp"
+#include "tools/config/keys/calibration_table_keys.hpp"
 #include "tools/config/presets.hpp"
 
 namespace hopsim::config {
 namespace {
 
-constexpr std::string_view kSchema = "hopsim.calibration/1";
-// Axis values and integer key values: counts and extents, within the compute model's range.
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
-
-std::string non_empty(const Node& n) {
-  std::string s = n.string();
-  if (s.empty()) {
-    n.fail("must not be empty");
-  }
-  return s;
-}
+namespace dk = keys::device;
+namespace tk = keys::table;
 
 // Library and driver versions: written as text ("580.159") or as numbers (13000).
 void version(const Node& n) {
@@ -43,63 +36,53 @@ void version(const Node& n) {
 }
 
 void parse_ceilings(const Node& n, work::CalibrationCeilings& c) {
-  n.allow_only(Section::CalibrationCeilings);
-  if (n.has("copy_GBps")) {
-    c.copy_GBps = n.at("copy_GBps").positive();
-  }
-  if (n.has("bf16_gemm_tflops")) {
-    c.bf16_tflops = n.at("bf16_gemm_tflops").positive();
-  }
-  if (n.has("fp8_gemm_tflops")) {
-    c.fp8_tflops = n.at("fp8_gemm_tflops").positive();
-  }
+  namespace ck = keys::ceilings;
+  n.allow_only(ck::kSection);
+  c.copy_GBps = n.read_if(ck::kCopyGBps);
+  c.bf16_tflops = n.read_if(ck::kBf16GemmTflops);
+  c.fp8_tflops = n.read_if(ck::kFp8GemmTflops);
 }
 
 void parse_device(const Node& n, work::Calibration& cal) {
-  n.allow_only(Section::CalibrationDevice);
-  cal.device = non_empty(n.at("name"));
-  if (n.has("equivalent_gpus")) {
-    const Node list = n.at("equivalent_gpus");
+  n.allow_only(dk::kSection);
+  cal.device = n.read(dk::kName);
+  if (n.has(dk::kEquivalentGpus)) {
+    const Node list = n.at(dk::kEquivalentGpus);
     list.expect_array();
     for (std::size_t i = 0; i < list.size(); ++i) {
-      cal.equivalent_gpus.push_back(non_empty(list.at(i)));
+      cal.equivalent_gpus.push_back(list.at(i).string());
+      if (cal.equivalent_gpus.back().empty()) {
+        list.at(i).fail("must not be empty");
+      }
     }
   }
-  if (n.has("cc")) {
-    n.at("cc").string();
+  (void)n.read_if(dk::kCc);
+  if (const auto sms = n.read_if(dk::kSmCount)) {
+    cal.sm_count = *sms;
   }
-  if (n.has("sm_count")) {
-    cal.sm_count = n.at("sm_count").integer_in(1, 1'000'000);
-  }
-  for (std::string_view key : {"driver", "cuda_runtime", "cublas", "cudnn"}) {
+  for (const std::string_view key :
+       {dk::kDriver.name, dk::kCudaRuntime.name, dk::kCublas.name, dk::kCudnn.name}) {
     if (n.has(key)) {
       version(n.at(key));
     }
   }
-  if (n.has("clocks_mhz")) {
-    const Node clocks = n.at("clocks_mhz");
+  if (n.has(dk::kClocksMhz)) {
+    const Node clocks = n.at(dk::kClocksMhz);
     clocks.expect_object();
     for (const auto& item : clocks.json().items()) {
       clocks.at(item.key()).positive();
     }
   }
-  if (n.has("ceilings")) {
-    parse_ceilings(n.at("ceilings"), cal.ceilings);
+  if (n.has(dk::kCeilings)) {
+    parse_ceilings(n.at(dk::kCeilings), cal.ceilings);
   }
-  if (n.has("hbm_bytes")) {
-    cal.hbm_bytes = static_cast<double>(n.at("hbm_bytes").integer_in(1, INT64_MAX));
+  if (const auto bytes = n.read_if(dk::kHbmBytes)) {
+    cal.hbm_bytes = static_cast<double>(*bytes);
   }
   // Datasheet figures, which let another GPU use the table scaled ("calibration": "auto").
-  constexpr double kMaxFigure = 1e6;  // TFLOP/s or GB/s: far above any GPU
-  if (n.has("peak_bf16_tflops")) {
-    cal.peaks.bf16_tflops = n.at("peak_bf16_tflops").positive(kMaxFigure);
-  }
-  if (n.has("peak_fp8_tflops")) {
-    cal.peaks.fp8_tflops = n.at("peak_fp8_tflops").positive(kMaxFigure);
-  }
-  if (n.has("hbm_GBps")) {
-    cal.peaks.hbm_GBps = n.at("hbm_GBps").positive(kMaxFigure);
-  }
+  cal.peaks.bf16_tflops = n.read_if(dk::kPeakBf16Tflops);
+  cal.peaks.fp8_tflops = n.read_if(dk::kPeakFp8Tflops);
+  cal.peaks.hbm_GBps = n.read_if(dk::kHbmGBps);
 }
 
 // Free-form, but flat: how the numbers were taken (timer, L2 flush, statistic, ...).
@@ -117,47 +100,48 @@ void parse_method(const Node& n) {
 // The optional descriptive keys of a table (see CalibrationTable::variant).
 std::map<std::string, std::string> parse_variant(const Node& n, const std::string& op) {
   std::map<std::string, std::string> variant;
-  if (op == "gemm" && n.has("layout")) {
-    variant.emplace("layout", n.at("layout").one_of({"NN", "NT", "TN", "TT"}));
+  if (op == "gemm" && n.has(keys::gemm_key::kLayout)) {
+    variant.emplace(keys::gemm_key::kLayout.name, n.read_text(&keys::gemm_key::kLayout));
   }
-  if (op == "grouped_gemm" && n.has("imbalance")) {
-    const Node v = n.at("imbalance");
+  namespace gk = keys::grouped_gemm_key;
+  if (op == "grouped_gemm" && n.has(gk::kImbalance)) {
+    const Node v = n.at(gk::kImbalance);
     const std::string text = v.string();
     if (text != "uniform" && !(text.starts_with("ramp") && text.size() > 4 &&
                                text.find_first_not_of("0123456789.", 4) == std::string::npos)) {
       v.fail(fmt::format("expected \"uniform\" or \"rampR\" (max/mean R), got \"{}\"", text));
     }
-    variant.emplace("imbalance", text);
+    variant.emplace(gk::kImbalance.name, text);
   }
-  if ((op == "gemm" || op == "grouped_gemm") && n.has("role")) {
-    variant.emplace("role", n.at("role").one_of({"wgrad", "dgrad"}));
+  // The two roles are the same key, documented per op.
+  const ChoiceKey& role = op == "gemm" ? keys::gemm_key::kRole : gk::kRole;
+  if ((op == "gemm" || op == "grouped_gemm") && n.has(role)) {
+    variant.emplace(role.name, n.read_text(&role));
   }
   return variant;
 }
 
-std::map<std::string, std::string> parse_key(const Node& n, const std::string& op) {
+// The op's section of key declarations: which keys its table key may hold.
+const Section& key_section(const std::string& op) {
   if (op == "gemm") {
-    n.allow_only(Section::GemmKey);
-  } else if (op == "grouped_gemm") {
-    n.allow_only(Section::GroupedGemmKey);
-  } else {
-    n.allow_only(op == "memory" ? Section::MemoryKey : Section::AttentionKey);
+    return keys::gemm_key::kSection;
   }
+  if (op == "grouped_gemm") {
+    return keys::grouped_gemm_key::kSection;
+  }
+  return op == "memory" ? keys::memory_key::kSection : keys::attention_key::kSection;
+}
+
+// The categorical keys the op's tables are found by (work::calibration_keys), each read through
+// its declaration in the op's section.
+std::map<std::string, std::string> parse_key(const Node& n, const std::string& op) {
+  const Section& section = key_section(op);
+  n.allow_only(section);
   std::map<std::string, std::string> key;
   for (std::string_view name : work::calibration_keys(op)) {
-    const Node value = n.at(name);
-    std::string text;
-    if (name == "dtype") {
-      text = value.one_of({"bf16", "fp8"});
-    } else if (name == "mask") {
-      text = value.one_of({"none", "causal_top_left", "causal_bottom_right"});
-    } else if (name == "kernel") {
-      text = value.one_of({"attention_bwd_prep", "fp8_cast", "norm", "rotary", "swiglu",
-                           "residual", "router", "permute", "cross_entropy"});
-    } else {
-      text = std::to_string(value.integer_in(1, kMaxExtent));
-    }
-    key.emplace(name, std::move(text));
+    const KeyRef* declared = find_key(section, name);
+    HOPSIM_ASSERT(declared != nullptr, "calibration key \"{}\" of op {} is not declared", name, op);
+    key.emplace(name, n.read_text(*declared));
   }
   return key;
 }
@@ -171,23 +155,24 @@ std::vector<work::CalibrationAxis> parse_axes(const Node& n, const std::string& 
         fmt::format("{} tables have {} axes ({}), got {}", op, names.size(), expected, n.size()));
   }
   std::vector<work::CalibrationAxis> axes;
+  namespace xk = keys::axis;
   for (std::size_t j = 0; j < names.size(); ++j) {
     const Node a = n.at(j);
-    a.allow_only(Section::CalibrationAxis);
+    a.allow_only(xk::kSection);
     work::CalibrationAxis axis;
-    const Node name = a.at("name");
-    axis.name = name.string();
+    const Node name = a.at(xk::kName);
+    axis.name = a.read(xk::kName);
     if (axis.name != names[j]) {
       name.fail(fmt::format("expected \"{}\" ({} axes are {}, in this order), got \"{}\"", names[j],
                             op, expected, axis.name));
     }
-    const Node values = a.at("values");
+    const Node values = a.at(xk::kValues);
     values.expect_array();
     if (values.size() == 0) {
       values.fail("expected at least one value");
     }
     for (std::size_t i = 0; i < values.size(); ++i) {
-      const std::int64_t v = values.at(i).integer_in(1, kMaxExtent);
+      const std::int64_t v = values.at(i).read_item(xk::kValues);
       if (!axis.values.empty() && v <= axis.values.back()) {
         values.at(i).fail(fmt::format("got {} after {}; axis values must be strictly ascending", v,
                                       axis.values.back()));
@@ -231,35 +216,36 @@ std::vector<std::optional<double>> parse_times(const Node& n,
 }
 
 work::CalibrationTable parse_table(const Node& n, bool published) {
-  n.allow_only(Section::CalibrationTable);
+  n.allow_only(tk::kSection);
   work::CalibrationTable t;
-  t.op = n.at("op").one_of({"gemm", "grouped_gemm", "attn", "memory"});
-  t.pass = n.at("pass").one_of({"fwd", "bwd"});
-  t.impl = non_empty(n.at("impl"));
-  t.key = parse_key(n.at("key"), t.op);
-  t.variant = parse_variant(n.at("key"), t.op);
+  t.op = tk::kOpNames[n.read(tk::kOp)];
+  t.pass = tk::kPassNames[n.read(tk::kPass)];
+  t.impl = n.read(tk::kImpl);
+  t.key = parse_key(n.at(tk::kKey), t.op);
+  t.variant = parse_variant(n.at(tk::kKey), t.op);
   if (t.variant.contains("role") && t.pass != "bwd") {
-    n.at("key").at("role").fail(fmt::format(
-        "a role says which backward GEMM a bwd table times; this table's pass is \"{}\"",
-        t.pass));
+    n.at(tk::kKey)
+        .at(keys::gemm_key::kRole)
+        .fail(fmt::format(
+            "a role says which backward GEMM a bwd table times; this table's pass is \"{}\"",
+            t.pass));
   }
-  t.axes = parse_axes(n.at("axes"), t.op);
-  const Node flops = n.at("flops");
-  t.flops =
-      flops.one_of({"gemm_v1", "grouped_gemm_v1", "attn_fwd_v1", "attn_bwd_v1", "bytes_v1"});
+  t.axes = parse_axes(n.at(tk::kAxes), t.op);
+  t.flops = tk::kFlopsNames[n.read(tk::kFlops)];
   const std::string_view expected = work::calibration_flops(t.op, t.pass);
   if (t.flops != expected) {
-    flops.fail(fmt::format("\"{}\" is not the work of a {} {} table; expected \"{}\"", t.flops,
-                           t.op, t.pass, expected));
+    n.at(tk::kFlops)
+        .fail(fmt::format("\"{}\" is not the work of a {} {} table; expected \"{}\"", t.flops, t.op,
+                          t.pass, expected));
   }
-  t.time_us = parse_times(n.at("time_us"), t.axes);
-  for (std::string_view spread : {"p10_us", "p90_us"}) {
+  t.time_us = parse_times(n.at(tk::kTimeUs), t.axes);
+  for (const std::string_view spread : {tk::kP10Us.name, tk::kP90Us.name}) {
     if (n.has(spread)) {
       parse_times(n.at(spread), t.axes);
     }
   }
-  if (n.has("source")) {
-    t.citation = non_empty(n.at("source"));
+  if (n.has(tk::kSource)) {
+    t.citation = n.read(tk::kSource);
   } else if (published) {
     n.fail(
         "missing key \"source\"; every table of a published file cites where its numbers "
@@ -283,27 +269,19 @@ std::vector<std::string> words(const std::string& s) {
 }  // namespace
 
 work::Calibration parse_calibration(const Node& root) {
+  namespace ck = keys::calibration;
   root.expect_object();
-  const Node schema = root.at("schema");
-  if (schema.string() != kSchema) {
-    schema.fail(fmt::format("expected \"{}\", got \"{}\"", kSchema, schema.string()));
-  }
-  root.allow_only(Section::Calibration);
-  root.at("created_utc").string();
+  (void)root.read(ck::kSchema);
+  root.allow_only(ck::kSection);
+  (void)root.read(ck::kCreatedUtc);
   work::Calibration cal;
-  cal.source = root.at("source").one_of({"measured", "published"});
-  parse_device(root.at("device"), cal);
-  parse_method(root.at("method"));
-  if (root.has("description")) {
-    root.at("description").string();
-  }
-  if (root.has("base")) {
-    cal.base = non_empty(root.at("base"));
-  }
-  if (root.has("auto")) {
-    cal.automatic = root.at("auto").boolean();
-  }
-  const Node tables = root.at("tables");
+  cal.source = ck::kSourceNames[root.read(ck::kSource)];
+  parse_device(root.at(ck::kDevice), cal);
+  parse_method(root.at(ck::kMethod));
+  (void)root.read_if(ck::kDescription);
+  cal.base = root.read_if(ck::kBase).value_or(cal.base);
+  cal.automatic = root.read(ck::kAuto);
+  const Node tables = root.at(ck::kTables);
   tables.expect_array();
   if (tables.size() == 0) {
     tables.fail("expected at least one table");

@@ -6,40 +6,49 @@
 
 #include <fmt/format.h>
 
+#include "sim/assert.hpp"
 #include "tools/chakra/et_file.hpp"
+#include "tools/config/keys/chakra_keys.hpp"
 #include "tools/config/presets.hpp"
 
 namespace hopsim::config {
 namespace {
 
-constexpr std::int64_t kMaxRank = std::int64_t{1} << 20;
+namespace ck = keys::chakra;
 
-std::vector<int> parse_rank_list(const Node& list, std::int64_t max) {
+std::vector<int> parse_rank_list(const Node& list) {
   list.expect_array();
   std::vector<int> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    out.push_back(static_cast<int>(list.at(i).integer_in(0, max)));
+    out.push_back(static_cast<int>(list.at(i).read_item(ck::kGpus)));
   }
   return out;
 }
 
-// Per op, the algorithm the trace's collectives of that op run with.
-void parse_algorithms(const Node& n, work::ChakraJob& job) {
-  n.allow_only(Section::ChakraAlgorithms);
-  for (const work::CollectiveOp op : work::all_ops()) {
-    const std::string_view key = work::op_name(op);
-    if (op == work::CollectiveOp::SendRecv || !n.has(key)) {
-      continue;
+// The algorithm named `name` (one that the key's choices, the table's, hold).
+work::CollectiveAlgorithm algorithm_named(std::string_view name) {
+  for (const work::AlgorithmRow& row : work::kCollectiveAlgorithms) {
+    if (row.name == name) {
+      return row.algorithm;
     }
-    std::vector<std::string_view> names;
-    std::vector<work::CollectiveAlgorithm> algorithms;
-    for (const work::CollectiveAlgorithm a : work::all_algorithms()) {
-      if (work::implements(op, a)) {
-        names.push_back(work::algorithm_name(a));
-        algorithms.push_back(a);
+  }
+  HOPSIM_ASSERT(false, "no collective algorithm is named \"{}\"", name);
+  return work::CollectiveAlgorithm::Ring;
+}
+
+// Per op (each key is an op's name), the algorithm the trace's collectives of that op run with.
+void parse_algorithms(const Node& n, work::ChakraJob& job) {
+  namespace ak = keys::chakra_algorithms;
+  n.allow_only(ak::kSection);
+  for (const ChoiceKey* key : {&ak::kAllGather, &ak::kReduceScatter, &ak::kAllReduce,
+                               &ak::kAllToAll}) {  // in the op table's order
+    if (const auto k = n.read_if(*key)) {
+      for (const work::OpRow& op : work::kCollectiveOps) {
+        if (op.name == key->name) {
+          job.algorithms[static_cast<std::size_t>(op.op)] = algorithm_named(key->choices[*k]);
+        }
       }
     }
-    job.algorithms[static_cast<std::size_t>(op)] = algorithms[n.at(key).index_of(names)];
   }
 }
 
@@ -47,10 +56,9 @@ void parse_algorithms(const Node& n, work::ChakraJob& job) {
 
 template <>
 work::ChakraJob parse_job<work::ChakraJob>(const Node& workload, const JobParseContext& /*ctx*/) {
-  workload.allow_only(Section::ChakraWorkload);
+  workload.allow_only(ck::kSection);
   work::ChakraJob job;
-  const Node trace = workload.at("trace");
-  const std::string named = trace.string();
+  const std::string named = workload.read(ck::kTrace);
   const std::filesystem::path p(named);
   job.source = p.is_absolute()
                    ? named
@@ -61,26 +69,23 @@ work::ChakraJob parse_job<work::ChakraJob>(const Node& workload, const JobParseC
   } catch (const chakra::EtError& e) {
     throw ConfigError(e.what());
   }
-  if (workload.has("gpus")) {
-    job.gpus = parse_rank_list(workload.at("gpus"), kMaxRank);
+  if (workload.has(ck::kGpus)) {
+    job.gpus = parse_rank_list(workload.at(ck::kGpus));
   }
-  if (workload.has("groups")) {
-    const Node groups = workload.at("groups");
+  if (workload.has(ck::kGroups)) {
+    const Node groups = workload.at(ck::kGroups);
     groups.expect_object();
     for (const auto& [name, members] : groups.json().items()) {
       const Node list = groups.at(name);
-      job.groups[name] = parse_rank_list(list, kMaxRank);
+      job.groups[name] = parse_rank_list(list);  // trace ranks, bounded as gpus' entries
       if (job.groups[name].empty()) {
         list.fail("a group has at least one rank");
       }
     }
   }
-  if (workload.has("compute")) {
-    job.compute = static_cast<work::TraceCompute>(
-        workload.at("compute").index_of(work::kTraceComputeNames));
-  }
-  if (workload.has("algorithms")) {
-    parse_algorithms(workload.at("algorithms"), job);
+  job.compute = workload.read_as<work::TraceCompute>(ck::kCompute);
+  if (workload.has(ck::kAlgorithms)) {
+    parse_algorithms(workload.at(ck::kAlgorithms), job);
   }
   return job;
 }

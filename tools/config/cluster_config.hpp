@@ -5,7 +5,7 @@
 
 #include "tools/config/node.hpp"
 #include "topology/spec.hpp"
-#include "workloads/collectives/deepep.hpp"
+#include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/collectives/nccl_model.hpp"
 
 namespace hopsim::config {
@@ -14,8 +14,8 @@ struct ClusterConfig {
   topo::Spec topology;  ///< with the GPU's figures and the links' peak line rates
   /// NCCL's constants for collectives (optional "nccl" section).
   work::NcclModel nccl;
-  /// What DeepEP's kernels reach (optional "deepep" section).
-  work::DeepEpModel deepep;
+  /// What the EP libraries' kernels reach: DeepEP's from the optional "deepep" section.
+  work::LibraryConstants ep_libraries;
 };
 
 /// Parses and checks a whole cluster file (topo::check_spec included). Optional keys keep

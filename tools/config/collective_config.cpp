@@ -10,31 +10,23 @@
 #include <fmt/format.h>
 
 #include "tools/config/json_file.hpp"
+#include "tools/config/keys/collective_keys.hpp"
 #include "workloads/costs/bounds.hpp"
 
 namespace hopsim::config {
 namespace {
 
+namespace ck = keys::collective;
+namespace mk = keys::collective_moe;
+namespace pk = keys::popularity;
 using work::CollectiveAlgorithm;
 using work::CollectiveOp;
-
-constexpr std::int64_t kMaxSize = INT64_MAX / 4;
-constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
-
-template <class E, std::size_t N>
-E parse_enum(const Node& n, const std::array<E, N>& values, std::string_view (*name)(E)) {
-  std::array<std::string_view, N> names{};
-  for (std::size_t i = 0; i < N; ++i) {
-    names[i] = name(values[i]);
-  }
-  return values[n.index_of(names)];
-}
 
 std::vector<int> parse_ranks(const Node& list) {
   list.expect_array();
   std::vector<int> ranks;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    ranks.push_back(static_cast<int>(list.at(i).integer_in(0, kMaxRank)));
+    ranks.push_back(static_cast<int>(list.at(i).read_item(ck::kRanks)));
   }
   if (ranks.empty()) {
     list.fail("expected at least 2 ranks, got none (leave \"ranks\" out for every GPU)");
@@ -46,7 +38,7 @@ std::vector<Bytes> parse_sizes(const Node& n) {
   std::vector<Bytes> sizes;
   if (n.is_array()) {
     for (std::size_t i = 0; i < n.size(); ++i) {
-      sizes.push_back(Bytes{n.at(i).integer_in(1, kMaxSize)});
+      sizes.push_back(Bytes{n.at(i).read_item(ck::kBytes)});
     }
     if (sizes.empty()) {
       n.fail("expected at least one size");
@@ -54,12 +46,13 @@ std::vector<Bytes> parse_sizes(const Node& n) {
     return sizes;
   }
   if (!n.is_object()) {
-    return {Bytes{n.integer_in(1, kMaxSize)}};
+    return {Bytes{n.read_item(ck::kBytes)}};
   }
-  n.allow_only(Section::SizeRange);
-  const std::int64_t lo = n.at("min").integer_in(1, kMaxSize);
-  const std::int64_t hi = n.at("max").integer_in(lo, kMaxSize);
-  const std::int64_t factor = n.at("factor").integer_in(2, 1024);
+  namespace rk = keys::size_range;
+  n.allow_only(rk::kSection);
+  const std::int64_t lo = n.read(rk::kMin);
+  const std::int64_t hi = n.read(rk::kMax, {.lo = lo});
+  const std::int64_t factor = n.read(rk::kFactor);
   for (std::int64_t s = lo;; s *= factor) {
     sizes.push_back(Bytes{s});
     if (s > hi / factor) {  // the next size would pass max (or overflow)
@@ -70,64 +63,38 @@ std::vector<Bytes> parse_sizes(const Node& n) {
 }
 
 work::MoeRouting parse_moe(const Node& n, std::uint64_t seed, Bytes& token_bytes) {
-  n.allow_only(Section::CollectiveMoe);
+  n.allow_only(mk::kSection);
   work::MoeRouting m;
-  m.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, 1 << 20);
-  m.experts = n.at("experts").integer_in(1, 1 << 20);
-  m.top_k = n.at("top_k").integer_in(1, 1 << 20);
-  if (n.has("max_nodes_per_token")) {
-    m.max_nodes_per_token = n.at("max_nodes_per_token").integer_in(0, 1 << 20);
-  }
-  const std::int64_t hidden = n.at("hidden").integer_in(1, 1 << 24);
-  const Node per = n.has("bytes_per_element") ? n.at("bytes_per_element") : n;
-  const double per_element = n.has("bytes_per_element") ? per.positive(64) : 2;
+  m.tokens_per_gpu = n.read(mk::kTokensPerGpu);
+  m.experts = n.read(mk::kExperts);
+  m.top_k = n.read(mk::kTopK);
+  m.max_nodes_per_token = n.read(mk::kMaxNodesPerToken);
+  const std::int64_t hidden = n.read(mk::kHidden);
+  const double per_element = n.read(mk::kBytesPerElement);
   if (const auto problem = work::token_bytes_problem(hidden, per_element)) {
-    per.fail(*problem);
+    (n.has(mk::kBytesPerElement) ? n.at(mk::kBytesPerElement) : n).fail(*problem);
   }
   token_bytes = Bytes{std::llround(static_cast<double>(hidden) * per_element)};
-  m.seed = n.has("seed") ? static_cast<std::uint64_t>(n.at("seed").integer_in(0, INT64_MAX))
-                         : seed;
+  m.seed = n.has(mk::kSeed) ? static_cast<std::uint64_t>(n.read(mk::kSeed)) : seed;
   m.popularity_seed = m.seed;
   parse_popularity(n, m);
   return m;
 }
 
-}  // namespace
-
-void parse_popularity(const Node& n, work::MoeRouting& routing) {
-  using work::RoutingDistribution;
-  if (n.has("distribution")) {
-    routing.distribution = static_cast<RoutingDistribution>(n.at("distribution").index_of(
-        std::array<std::string_view, 4>{"uniform", "zipf", "dirichlet", "counts"}));
+// The counts of distribution "counts": inline, or in a file beside the config that holds the
+// array (a router's histogram).
+void parse_counts(const Node& n, work::MoeRouting& routing) {
+  if (!n.has(pk::kCounts)) {
+    n.at(pk::kDistribution)
+        .fail(
+            "distribution \"counts\" needs counts: an array of one number per expert, or a "
+            "JSON file that holds one");
   }
-  const auto only = [&](const char* key, RoutingDistribution d) {
-    if (n.has(key) && routing.distribution != d) {
-      n.at(key).fail(fmt::format("only with distribution \"{}\"", work::distribution_name(d)));
-    }
-  };
-  only("zipf_s", RoutingDistribution::Zipf);
-  only("alpha", RoutingDistribution::Dirichlet);
-  only("counts", RoutingDistribution::Counts);
-  if (n.has("zipf_s")) {
-    routing.zipf_s = n.at("zipf_s").number_in(0, 8);
-  }
-  if (n.has("alpha")) {
-    routing.dirichlet_alpha = n.at("alpha").number_in(1e-3, 1e3);
-  }
-  if (routing.distribution != RoutingDistribution::Counts) {
-    return;
-  }
-  if (!n.has("counts")) {
-    n.at("distribution").fail("distribution \"counts\" needs counts: an array of one number per "
-                              "expert, or a JSON file that holds one");
-  }
-  // Inline, or a file beside the config that holds the array (a router's histogram).
-  const Node at = n.at("counts");
+  const Node at = n.at(pk::kCounts);
   nlohmann::json from_file;
   std::optional<Node> list;
   if (at.is_string()) {
-    const std::filesystem::path path =
-        std::filesystem::path(at.file()).parent_path() / at.string();
+    const std::filesystem::path path = std::filesystem::path(at.file()).parent_path() / at.string();
     try {
       from_file = read_json_file(path.string());
     } catch (const ConfigError& e) {
@@ -153,60 +120,72 @@ void parse_popularity(const Node& n, work::MoeRouting& routing) {
   }
 }
 
+}  // namespace
+
+void parse_popularity(const Node& n, work::MoeRouting& routing) {
+  using work::RoutingDistribution;
+  routing.distribution = n.read_as<RoutingDistribution>(pk::kDistribution);
+  const auto only = [&](std::string_view key, RoutingDistribution d) {
+    if (n.has(key) && routing.distribution != d) {
+      n.at(key).fail(fmt::format("only with distribution \"{}\"", work::distribution_name(d)));
+    }
+  };
+  only(pk::kZipfS.name, RoutingDistribution::Zipf);
+  only(pk::kAlpha.name, RoutingDistribution::Dirichlet);
+  only(pk::kCounts.name, RoutingDistribution::Counts);
+  routing.zipf_s = n.read(pk::kZipfS);
+  routing.dirichlet_alpha = n.read(pk::kAlpha);
+  if (routing.distribution == RoutingDistribution::Counts) {
+    parse_counts(n, routing);
+  }
+}
+
 template <>
 work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
                                                    const JobParseContext& ctx) {
-  workload.allow_only(Section::CollectiveWorkload);
+  workload.allow_only(ck::kSection);
   work::CollectiveJob job;
-  job.op = parse_enum(workload.at("op"), work::all_ops(), work::op_name);
+  job.op = work::kCollectiveOps[workload.read(ck::kOp)].op;
   job.algorithm = job.op == CollectiveOp::AllToAll
                       ? work::exchange_algorithm(work::EpAlgorithm::Flat)
                       : CollectiveAlgorithm::Ring;
-  if (workload.has("algorithm")) {
-    job.algorithm =
-        parse_enum(workload.at("algorithm"), work::all_algorithms(), work::algorithm_name);
+  if (const auto a = workload.read_if(ck::kAlgorithm)) {
+    job.algorithm = work::kCollectiveAlgorithms[*a].algorithm;
   }
-  if (workload.has("ranks")) {
-    job.ranks = parse_ranks(workload.at("ranks"));
+  if (workload.has(ck::kRanks)) {
+    job.ranks = parse_ranks(workload.at(ck::kRanks));
   }
-  if (workload.has("group")) {
-    job.group = parse_enum(workload.at("group"),
-                           std::array{work::Dim::Tp, work::Dim::Cp, work::Dim::Pp, work::Dim::Dp,
-                                      work::Dim::Ep},
-                           work::dim_name);
+  if (const auto group = workload.read_if(ck::kGroup)) {
+    job.group = static_cast<work::Dim>(*group);
   }
-  if (workload.has("moe")) {
-    job.moe = parse_moe(workload.at("moe"), ctx.seed, job.token_bytes);
-    if (workload.has("bytes")) {
-      workload.at("bytes").fail("with \"moe\", the size comes from the routing: tokens_per_gpu x "
-                                "hidden x bytes_per_element; leave \"bytes\" out");
+  if (workload.has(ck::kMoe)) {
+    job.moe = parse_moe(workload.at(ck::kMoe), ctx.seed, job.token_bytes);
+    if (workload.has(ck::kBytes)) {
+      workload.at(ck::kBytes)
+          .fail(
+              "with \"moe\", the size comes from the routing: tokens_per_gpu x "
+              "hidden x bytes_per_element; leave \"bytes\" out");
     }
     job.sizes = {Bytes{job.moe->tokens_per_gpu * job.token_bytes.n}};
   } else {
-    job.sizes = parse_sizes(workload.at("bytes"));
+    job.sizes = parse_sizes(workload.at(ck::kBytes));
   }
-  if (workload.has("chunks")) {
-    job.chunks = static_cast<int>(workload.at("chunks").integer_in(1, 1024));
+  if (const auto chunks = workload.read_if(ck::kChunks)) {
+    job.chunks = static_cast<int>(*chunks);
   }
-  if (workload.has("channels")) {
-    job.channels = static_cast<int>(workload.at("channels").integer_in(1, 64));
+  if (const auto channels = workload.read_if(ck::kChannels)) {
+    job.channels = static_cast<int>(*channels);
   }
-  if (workload.has("protocol")) {
-    const Node p = workload.at("protocol");
-    if (p.is_string() && p.string() == "auto") {
-      job.auto_protocol = true;
-    } else {
-      job.protocol = parse_enum(p, work::kProtocols, work::protocol_name);
+  if (const auto p = workload.read_if(ck::kProtocol)) {
+    job.auto_protocol = ck::kProtocolNames[*p] == "auto";
+    if (!job.auto_protocol) {
+      job.protocol = work::kProtocols[*p];
     }
   }
-  if (workload.has("combine")) {
-    job.combine = workload.at("combine").boolean();
-  }
-  if (workload.has("chunk_tokens")) {
-    job.chunk_tokens = workload.at("chunk_tokens").integer_in(0, 1 << 20);
-  }
-  if (workload.has("pieces")) {
-    job.pieces = static_cast<work::Pieces>(workload.at("pieces").index_of(work::kPieceNames));
+  job.combine = workload.read(ck::kCombine);
+  job.chunk_tokens = workload.read_if(ck::kChunkTokens).value_or(job.chunk_tokens);
+  if (workload.has(ck::kPieces)) {
+    job.pieces = workload.read_as<work::Pieces>(ck::kPieces);
   }
   return job;
 }

@@ -15,6 +15,9 @@
 #include "tools/config/flows_config.hpp"
 #include "tools/config/job_config.hpp"
 #include "tools/config/json_file.hpp"
+#include "tools/config/keys/attention_keys.hpp"
+#include "tools/config/keys/experiment_keys.hpp"
+#include "tools/config/keys/perturbation_keys.hpp"
 #include "tools/config/layer_config.hpp"
 #include "tools/config/model_config.hpp"
 #include "tools/config/overrides.hpp"
@@ -31,17 +34,18 @@ namespace {
 constexpr std::string_view kClusterPrefix = "cluster.";
 constexpr std::string_view kModelPrefix = "model.";
 
+namespace ek = keys::experiment;
+
 work::Validation parse_validation(const Node& n) {
-  n.allow_only(Section::Validation);
+  namespace vk = keys::validation;
+  n.allow_only(vk::kSection);
   work::Validation v;
-  v.metric = n.at("metric").one_of(
-      {"busbw_GBps", "time_s", "deepep_rdma_GBps", "deepep_nvl_GBps", "model_tflops_per_gpu",
-       "tokens_per_s_per_gpu"});
-  if (n.has("bytes")) {
-    v.bytes = Bytes{n.at("bytes").integer_in(1, INT64_MAX)};
+  v.metric = vk::kMetric.choices[n.read(vk::kMetric)];
+  if (const auto bytes = n.read_if(vk::kBytes)) {
+    v.bytes = Bytes{*bytes};
   }
-  v.published = n.at("published").positive();
-  v.source = n.at("source").string();
+  v.published = n.read(vk::kPublished);
+  v.source = n.read(vk::kSource);
   return v;
 }
 
@@ -114,7 +118,7 @@ ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
 // The experiment's calibration table (read_table), for the cluster's GPU.
 void read_calibration(const Node& root, ExperimentFile& f) {
   work::Experiment& e = f.experiment;
-  ReadTable t = read_table(root.at("calibration"), e.cluster.gpu, f.warnings);
+  ReadTable t = read_table(root.at(ek::kCalibration), e.cluster.gpu, f.warnings);
   e.calibration_note = std::move(t.note);
   if (!t.table) {
     return;
@@ -129,15 +133,16 @@ void read_calibration(const Node& root, ExperimentFile& f) {
 // ("auto" unless the experiment has none); its kernels then priced against the cluster GPU's.
 void price_gpu_types(const Node& root, ExperimentFile& f) {
   work::Experiment& e = f.experiment;
-  const bool calibrated = root.has("calibration") && root.at("calibration").string() != "none";
+  const bool calibrated = root.has(ek::kCalibration) && root.read(ek::kCalibration) != "none";
   std::vector<work::TypeCalibration> tables;
   for (const topo::Perturbation& p : e.cluster.perturbations) {
     if (p.part != topo::PerturbedPart::GpuType) {
       continue;
     }
-    const Node n = root.at("perturbations").at(p.entry);
+    const Node n = root.at(ek::kPerturbations).at(p.entry);
     const nlohmann::json fallback = calibrated ? "auto" : "none";
-    const Node at = n.has("calibration") ? n.at("calibration") : Node(fallback, n.origin());
+    namespace pk = keys::perturbation;
+    const Node at = n.has(pk::kCalibration) ? n.at(pk::kCalibration) : Node(fallback, n.origin());
     ReadTable t = read_table(at, *p.gpu, f.warnings);
     tables.push_back({std::move(t.table), t.scaling, t.file.empty() ? "none" : t.file});
   }
@@ -247,6 +252,81 @@ void ExperimentFile::fail(const Problem& problem) const {
   fail_at(*origin, Node::Pointer(problem.path), problem.message);
 }
 
+namespace {
+
+// The workload's keys that set the experiment's compute model rather than the job (those of the
+// kinds with FP8 GEMMs, and with attention, only), and the other optional parts: validation,
+// perturbations, the solver.
+void parse_parts(const Node& root, work::Experiment& e) {
+  const Node workload = root.at(ek::kWorkload);
+  if (workload.has(keys::attention::kFp8Recipe)) {
+    const ChoiceKey& key = keys::attention::kFp8Recipe;
+    e.fp8_recipe = *work::fp8_recipe_named(key.choices[workload.read(key)]);
+  }
+  if (workload.has(keys::attention::kAttentionKernel)) {
+    const ChoiceKey& key = keys::attention::kAttentionKernel;
+    e.attention_kernel = *work::attention_kernel_named(key.choices[workload.read(key)]);
+  }
+  if (root.has(ek::kValidation)) {
+    e.validation = parse_validation(root.at(ek::kValidation));
+  }
+  if (root.has(ek::kPerturbations)) {
+    e.cluster.perturbations = parse_perturbations(root.at(ek::kPerturbations), e.cluster);
+    for (topo::Perturbation& p : e.cluster.perturbations) {
+      if (p.kernel_draw) {
+        p.kernel_draw->seed = e.seed;  // each kernel's speed draws with the experiment's seed
+      }
+    }
+  }
+  if (root.has(ek::kSolver)) {
+    const Node solver = root.at(ek::kSolver);
+    solver.expect_object();
+    solver.allow_only(keys::solver::kSection);
+    e.solver_tolerance = solver.read(keys::solver::kTolerance);
+  }
+}
+
+// The experiment's models: its cluster (a file or inline), model, calibration, mesh, workload.
+void parse_models(const Node& root, const Linked& cluster, const Linked& model, ExperimentFile& f) {
+  work::Experiment& e = f.experiment;
+  f.cluster_file = cluster.origin->file;
+  const ClusterConfig parsed = parse_cluster(node_of(cluster, root, ek::kCluster.name));
+  f.hardware_warnings = cluster_plausibility(node_of(cluster, root, ek::kCluster.name));
+  f.warnings = f.hardware_warnings;
+  e.cluster = parsed.topology;
+  e.nccl = parsed.nccl;
+  e.ep_libraries = parsed.ep_libraries;
+  if (root.has(ek::kModel)) {
+    e.model = parse_model(node_of(model, root, ek::kModel.name));
+    f.model_file = model.origin->file;
+  }
+  if (root.has(ek::kCalibration)) {
+    read_calibration(root, f);
+  }
+  if (root.has(ek::kParallel)) {
+    e.parallel = parse_parallel(root.at(ek::kParallel));
+  }
+  const work::ModelSpec* model_spec = e.model ? &*e.model : nullptr;
+  e.job = parse_workload(root.at(ek::kWorkload), JobParseContext{model_spec, e.seed});
+}
+
+// work::check, with the straggler draws made once the mesh checks out (its GPUs are the ones to
+// draw from); the first problem is an error.
+void check_experiment(ExperimentFile& f) {
+  work::Experiment& e = f.experiment;
+  Problems problems = work::check(e);
+  const auto undrawn = [](const topo::Perturbation& p) { return p.drawn && p.gpus.empty(); };
+  if (problems.empty() && std::ranges::any_of(e.cluster.perturbations, undrawn)) {
+    work::draw_stragglers(e);
+    problems = work::check(e);
+  }
+  if (!problems.empty()) {
+    f.fail(problems.front());
+  }
+}
+
+}  // namespace
+
 ExperimentFile load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   ExperimentFile f;
   f.file = path;
@@ -260,67 +340,13 @@ ExperimentFile load_experiment(const std::string& path, const std::vector<std::s
   f.model_origin = model.origin;
   const Node root(doc, f.origin);
   root.expect_object();
-  root.allow_only(Section::Experiment);
+  root.allow_only(ek::kSection);
   work::Experiment& e = f.experiment;
-  e.name = root.has("name") ? root.at("name").string()
-                            : std::filesystem::path(path).stem().string();
-  e.seed = root.has("seed") ? static_cast<std::uint64_t>(root.at("seed").integer_in(0, INT64_MAX))
-                            : 1;
-  f.cluster_file = cluster.origin->file;
-  const ClusterConfig parsed = parse_cluster(node_of(cluster, root, "cluster"));
-  f.hardware_warnings = cluster_plausibility(node_of(cluster, root, "cluster"));
-  f.warnings = f.hardware_warnings;
-  e.cluster = parsed.topology;
-  e.nccl = parsed.nccl;
-  e.deepep = parsed.deepep;
-  if (root.has("model")) {
-    e.model = parse_model(node_of(model, root, "model"));
-    f.model_file = model.origin->file;
-  }
-  if (root.has("calibration")) {
-    read_calibration(root, f);
-  }
-  if (root.has("parallel")) {
-    e.parallel = parse_parallel(root.at("parallel"));
-  }
-  const work::ModelSpec* model_spec = e.model ? &*e.model : nullptr;
-  e.job = parse_workload(root.at("workload"), JobParseContext{model_spec, e.seed});
-  if (root.at("workload").has("fp8_recipe")) {  // a key of the kinds with FP8 GEMMs only
-    e.fp8_recipe = *work::fp8_recipe_named(
-        root.at("workload").at("fp8_recipe").one_of({"cast_transpose", "deepseek"}));
-  }
-  if (root.at("workload").has("attention_kernel")) {  // a key of the kinds with attention only
-    e.attention_kernel = *work::attention_kernel_named(
-        root.at("workload").at("attention_kernel").one_of({"auto", "fa2", "fa3", "cudnn"}));
-  }
-  if (root.has("validation")) {
-    e.validation = parse_validation(root.at("validation"));
-  }
-  if (root.has("perturbations")) {
-    e.cluster.perturbations = parse_perturbations(root.at("perturbations"), e.cluster);
-    for (topo::Perturbation& p : e.cluster.perturbations) {
-      if (p.kernel_draw) {
-        p.kernel_draw->seed = e.seed;  // each kernel's speed draws with the experiment's seed
-      }
-    }
-  }
-  if (root.has("solver")) {
-    const Node solver = root.at("solver");
-    solver.expect_object();
-    solver.allow_only(Section::Solver);
-    if (solver.has("tolerance")) {
-      e.solver_tolerance = solver.at("tolerance").number_in(0, 0.1);
-    }
-  }
-  Problems problems = work::check(e);
-  const auto undrawn = [](const topo::Perturbation& p) { return p.drawn && p.gpus.empty(); };
-  if (problems.empty() && std::ranges::any_of(e.cluster.perturbations, undrawn)) {
-    work::draw_stragglers(e);  // on a mesh that checked out: its GPUs are the ones to draw from
-    problems = work::check(e);
-  }
-  if (!problems.empty()) {
-    f.fail(problems.front());
-  }
+  e.name = root.read_if(ek::kName).value_or(std::filesystem::path(path).stem().string());
+  e.seed = static_cast<std::uint64_t>(root.read(ek::kSeed));
+  parse_models(root, cluster, model, f);
+  parse_parts(root, e);
+  check_experiment(f);
   price_gpu_types(root, f);
   f.resolved = nlohmann::ordered_json::parse(doc.dump());
   if (cluster.in_file) {

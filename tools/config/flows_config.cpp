@@ -6,22 +6,21 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/keys/flows_keys.hpp"
+
 namespace hopsim::config {
 namespace {
 
-constexpr std::int64_t kMaxRank = std::int64_t{1} << 24;
+namespace fk = keys::flow;
 
 work::ExplicitFlow parse_flow(const Node& n, std::size_t index) {
-  n.allow_only(Section::Flow);
+  n.allow_only(fk::kSection);
   work::ExplicitFlow f;
-  f.id = n.has("id") ? n.at("id").string() : std::to_string(index);
-  f.src = static_cast<int>(n.at("src").integer_in(0, kMaxRank));
-  f.dst = static_cast<int>(n.at("dst").integer_in(0, kMaxRank));
-  f.bytes = Bytes{n.at("bytes").integer_in(0, INT64_MAX)};
-  if (n.has("start_us")) {
-    const double us = n.at("start_us").non_negative();
-    f.start = Time::from_seconds(us * 1e-6);
-  }
+  f.id = n.read_if(fk::kId).value_or(std::to_string(index));
+  f.src = static_cast<int>(n.read(fk::kSrc));
+  f.dst = static_cast<int>(n.read(fk::kDst));
+  f.bytes = Bytes{n.read(fk::kBytes)};
+  f.start = Time::from_seconds(n.read(fk::kStartUs) * 1e-6);
   return f;
 }
 
@@ -29,29 +28,30 @@ work::ExplicitFlow parse_flow(const Node& n, std::size_t index) {
 
 template <>
 work::FlowsJob parse_job<work::FlowsJob>(const Node& workload, const JobParseContext& /*ctx*/) {
-  workload.allow_only(Section::FlowsWorkload);
-  const Node flows = workload.at("flows");
+  workload.allow_only(keys::flows::kSection);
+  const Node flows = workload.at(keys::flows::kFlows);
   flows.expect_array();
   work::FlowsJob job;
   std::unordered_map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < flows.size(); ++i) {
     job.flows.push_back(parse_flow(flows.at(i), i));
     const auto [it, inserted] = index_of.emplace(job.flows.back().id, i);
-    if (!inserted && flows.at(i).has("id")) {
-      flows.at(i).at("id").fail(fmt::format("duplicate flow id \"{:.40}\" (flow {} has it too)",
-                                            job.flows.back().id, it->second));
+    if (!inserted && flows.at(i).has(fk::kId)) {
+      flows.at(i).at(fk::kId).fail(fmt::format("duplicate flow id \"{:.40}\" (flow {} has it too)",
+                                               job.flows.back().id, it->second));
     }
     if (!inserted) {
-      flows.at(i).fail(fmt::format("this flow has no \"id\", and its default id, its index "
-                                   "\"{}\", is flow {}'s id; give it an \"id\"",
-                                   i, it->second));
+      flows.at(i).fail(
+          fmt::format("this flow has no \"id\", and its default id, its index "
+                      "\"{}\", is flow {}'s id; give it an \"id\"",
+                      i, it->second));
     }
   }
   for (std::size_t i = 0; i < flows.size(); ++i) {
-    if (!flows.at(i).has("after")) {
+    if (!flows.at(i).has(fk::kAfter)) {
       continue;
     }
-    const Node after = flows.at(i).at("after");
+    const Node after = flows.at(i).at(fk::kAfter);
     after.expect_array();
     for (std::size_t k = 0; k < after.size(); ++k) {
       const std::string id = after.at(k).string();

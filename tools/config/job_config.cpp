@@ -4,9 +4,10 @@
 #include <array>
 #include <utility>
 
-#include "tools/config/collective_config.hpp"  // every kind's parse_job specialization
 #include "tools/config/chakra_config.hpp"
+#include "tools/config/collective_config.hpp"  // every kind's parse_job specialization
 #include "tools/config/flows_config.hpp"
+#include "tools/config/keys/experiment_keys.hpp"
 #include "tools/config/layer_config.hpp"
 
 namespace hopsim::config {
@@ -27,7 +28,7 @@ constexpr auto kParsers = make_parsers(std::make_index_sequence<std::variant_siz
 
 work::Job parse_workload(const Node& workload, const JobParseContext& ctx) {
   workload.expect_object();
-  const std::size_t kind = workload.at("kind").index_of(work::kJobKinds);
+  const std::size_t kind = workload.read(keys::workload::kKind);
   return kParsers[kind](workload, ctx);
 }
 

@@ -2,99 +2,65 @@
 // (work::Mesh::check, the jobs' check()).
 #include "tools/config/layer_config.hpp"
 
-#include "tools/config/collective_config.hpp"
-
 #include <array>
 
 #include <fmt/format.h>
 
+#include "tools/config/collective_config.hpp"
+#include "tools/config/keys/experiment_keys.hpp"
+#include "tools/config/keys/transformer_keys.hpp"
+
 namespace hopsim::config {
 namespace {
 
-constexpr std::int64_t kMaxDegree = std::int64_t{1} << 24;  // the most GPUs of a cluster
+namespace ak = keys::attention;
+namespace mk = keys::moe_layer;
+namespace tk = keys::transformer;
 
-work::Dim parse_dim(const Node& n) {
-  const std::string name = n.one_of({"tp", "cp", "pp", "dp"});
-  for (work::Dim d : {work::Dim::Tp, work::Dim::Cp, work::Dim::Pp, work::Dim::Dp}) {
-    if (work::dim_name(d) == name) {
-      return d;
-    }
-  }
-  return work::Dim::Tp;
-}
+// An explicit expert placement: at most this many ranks, and experts per rank.
+constexpr std::size_t kMaxPlacementRanks = std::size_t{1} << 16;
+constexpr std::size_t kMaxPlacementSlots = 4096;
+// Documents at least 1 token each, at most 2^24 of them.
+constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
 
 }  // namespace
 
 work::ParallelSpec parse_parallel(const Node& n) {
-  n.allow_only(Section::Parallel);
+  namespace pk = keys::parallel;
+  n.allow_only(pk::kSection);
   work::ParallelSpec p;
-  const auto degree = [&](std::string_view key, std::int64_t& out) {
-    if (n.has(key)) {
-      out = n.at(key).integer_in(1, kMaxDegree);
-    }
-  };
-  degree("tp", p.tp);
-  degree("cp", p.cp);
-  degree("ep", p.ep);
-  degree("pp", p.pp);
-  degree("dp", p.dp);
-  if (n.has("order")) {
-    const Node order = n.at("order");
+  p.tp = n.read(pk::kTp);
+  p.cp = n.read(pk::kCp);
+  p.ep = n.read(pk::kEp);
+  p.pp = n.read(pk::kPp);
+  p.dp = n.read(pk::kDp);
+  if (n.has(pk::kOrder)) {
+    const Node order = n.at(pk::kOrder);
     order.expect_array();
     if (order.size() != 4) {
-      order.fail(fmt::format("expected the 4 dimensions tp, cp, pp and dp, innermost first; got "
-                             "{} entries",
-                             order.size()));
+      order.fail(
+          fmt::format("expected the 4 dimensions tp, cp, pp and dp, innermost first; got "
+                      "{} entries",
+                      order.size()));
     }
     for (std::size_t i = 0; i < 4; ++i) {
-      p.order[i] = parse_dim(order.at(i));
+      p.order[i] = static_cast<work::Dim>(order.at(i).read_item(pk::kOrder));
     }
   }
-  if (n.has("tp_across_nodes")) {
-    p.tp_across_nodes = n.at("tp_across_nodes").boolean();
-  }
+  p.tp_across_nodes = n.read(pk::kTpAcrossNodes);
   return p;
 }
 
 namespace {
 
-// Index of a string key among `names` (enum order), a clear error for anything else.
-template <class E, std::size_t N>
-E parse_enum(const Node& n, const std::array<std::string_view, N>& names) {
-  return static_cast<E>(n.index_of(names));
-}
-
-constexpr std::array<std::string_view, 2> kBalances{"contiguous", "zigzag"};
-constexpr std::array<std::string_view, 3> kMasks{"causal", "full", "document"};
-constexpr std::array<std::string_view, 2> kModes{"training", "prefill"};
-constexpr std::array<std::string_view, 3> kPasses{"forward", "backward", "both"};
-constexpr std::array<std::string_view, 2> kDtypes{"bf16", "fp8"};
-constexpr std::array<std::string_view, 3> kEpOverlaps{"none", "two_microbatch",
-                                                      "dualpipe_pair"};
-constexpr std::array<std::string_view, 3> kBalancers{"none", "bias", "aux_loss"};
-constexpr std::array<std::string_view, 2> kFfns{"dense", "moe"};
-// An explicit expert placement: at most this many ranks, and experts per rank.
-constexpr std::size_t kMaxPlacementRanks = std::size_t{1} << 16;
-constexpr std::size_t kMaxPlacementSlots = 4096;
-// Sequences up to 2^31 tokens; documents at least 1 token each, at most 2^24 of them.
-constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
-constexpr std::size_t kMaxDocuments = std::size_t{1} << 24;
-
 work::CpSettings parse_cp(const Node& n) {
-  n.allow_only(Section::AttentionCp);
+  namespace ck = keys::attention_cp;
+  n.allow_only(ck::kSection);
   work::CpSettings cp;
-  if (n.has("algorithm")) {
-    cp.algorithm = parse_enum<work::CpAlgorithm>(n.at("algorithm"), work::cp_algorithm_names());
-  }
-  if (n.has("balance")) {
-    cp.balance = parse_enum<work::CpBalance>(n.at("balance"), kBalances);
-  }
-  if (n.has("ulysses_degree")) {
-    cp.ulysses_degree = n.at("ulysses_degree").integer_in(1, kMaxDegree);
-  }
-  if (n.has("replicate_kv")) {
-    cp.replicate_kv = n.at("replicate_kv").boolean();
-  }
+  cp.algorithm = n.read_as<work::CpAlgorithm>(ck::kAlgorithm);
+  cp.balance = n.read_as<work::CpBalance>(ck::kBalance);
+  cp.ulysses_degree = n.read_if(ck::kUlyssesDegree).value_or(cp.ulysses_degree);
+  cp.replicate_kv = n.read(ck::kReplicateKv);
   return cp;
 }
 
@@ -106,9 +72,9 @@ std::vector<std::int64_t> parse_documents(const Node& n) {
   std::vector<std::int64_t> lengths;
   std::int64_t sum = 0;
   for (std::size_t i = 0; i < n.size(); ++i) {
-    lengths.push_back(n.at(i).integer_in(1, kMaxTokens));
+    lengths.push_back(n.at(i).read_item(ak::kDocuments));
     sum += lengths.back();
-    if (sum > kMaxTokens) {
+    if (sum > ak::kMaxTokens) {
       n.at(i).fail("document lengths sum to more than 2^31 tokens");
     }
   }
@@ -118,45 +84,68 @@ std::vector<std::int64_t> parse_documents(const Node& n) {
 // The attention part's keys (the section's allow_only has said which may appear).
 work::AttentionLayerJob parse_attention(const Node& n) {
   work::AttentionLayerJob job;
-  job.seq_len = n.at("seq_len").integer_in(1, kMaxTokens);
-  if (n.has("micro_batch")) {
-    job.micro_batch = n.at("micro_batch").integer_in(1, 1 << 20);
+  job.seq_len = n.read(ak::kSeqLen);
+  job.micro_batch = n.read(ak::kMicroBatch);
+  job.mask = n.read_as<work::AttentionMask>(ak::kMask);
+  if (n.has(ak::kDocuments)) {
+    job.documents = parse_documents(n.at(ak::kDocuments));
   }
-  if (n.has("mask")) {
-    job.mask = parse_enum<work::AttentionMask>(n.at("mask"), kMasks);
-  }
-  if (n.has("documents")) {
-    job.documents = parse_documents(n.at("documents"));
-  }
-  if (n.has("document_mean_tokens")) {
-    job.document_mean_tokens = n.at("document_mean_tokens").integer_in(1, kMaxTokens);
-  }
-  if (n.has("cached_tokens")) {
-    job.cached_tokens = n.at("cached_tokens").integer_in(0, kMaxTokens);
-  }
-  if (n.has("mlp")) {
-    job.mlp = n.at("mlp").boolean();
-  }
-  if (n.has("layers")) {
-    job.layers = n.at("layers").integer_in(1, 1 << 20);
-  }
-  if (n.has("mode")) {
-    job.mode = parse_enum<work::LayerMode>(n.at("mode"), kModes);
-  }
+  job.document_mean_tokens = n.read_if(ak::kDocumentMeanTokens).value_or(job.document_mean_tokens);
+  job.cached_tokens = n.read(ak::kCachedTokens);
+  job.mlp = n.read(ak::kMlp);
+  job.layers = n.read(ak::kLayers);
+  job.mode = n.read_as<work::LayerMode>(ak::kMode);
   // Prefill runs forward only; training both passes unless told.
   job.passes = job.mode == work::LayerMode::Prefill ? work::Passes::Forward : work::Passes::Both;
-  if (n.has("passes")) {
-    job.passes = parse_enum<work::Passes>(n.at("passes"), kPasses);
+  if (n.has(ak::kPasses)) {
+    job.passes = n.read_as<work::Passes>(ak::kPasses);
   }
-  if (n.has("dtype")) {
-    job.dtype = parse_enum<work::Dtype>(n.at("dtype"), kDtypes);
-  }
-  job.mlp_dtype = n.has("mlp_dtype") ? parse_enum<work::Dtype>(n.at("mlp_dtype"), kDtypes)
-                                     : job.dtype;
-  if (n.has("cp")) {
-    job.cp = parse_cp(n.at("cp"));
+  job.dtype = n.read_as<work::Dtype>(ak::kDtype);
+  job.mlp_dtype = n.has(ak::kMlpDtype) ? n.read_as<work::Dtype>(ak::kMlpDtype) : job.dtype;
+  if (n.has(ak::kCp)) {
+    job.cp = parse_cp(n.at(ak::kCp));
   }
   return job;
+}
+
+// The routing object's balancer keys (its popularity keys are parse_popularity's).
+void parse_balancer(const Node& routing, work::MoeLayerJob& job) {
+  namespace rk = keys::routing;
+  job.balancer = routing.read_as<work::Balancer>(rk::kBalancer);
+  for (const std::string_view key : {rk::kSteps.name, rk::kBiasUpdate.name}) {
+    if (routing.has(key) && job.balancer != work::Balancer::Bias) {
+      routing.at(key).fail("only with balancer \"bias\"");
+    }
+  }
+  if (routing.has(rk::kAuxLossWeight) && job.balancer != work::Balancer::AuxLoss) {
+    routing.at(rk::kAuxLossWeight).fail("only with balancer \"aux_loss\"");
+  }
+  job.aux_loss_weight = routing.read(rk::kAuxLossWeight);
+  job.balance_steps = routing.read(rk::kSteps);
+  job.bias_update = routing.read(rk::kBiasUpdate);
+}
+
+// Which experts each rank of an EP group hosts (the job checks that they fit).
+std::vector<std::vector<int>> parse_placement(const Node& list) {
+  list.expect_array();
+  if (list.size() == 0 || list.size() > kMaxPlacementRanks) {
+    list.fail(fmt::format("expected 1 to {} lists of experts, one per rank of the EP group",
+                          kMaxPlacementRanks));
+  }
+  std::vector<std::vector<int>> placement;
+  for (std::size_t g = 0; g < list.size(); ++g) {
+    const Node rank = list.at(g);
+    rank.expect_array();
+    if (rank.size() > kMaxPlacementSlots) {
+      rank.fail(fmt::format("more than {} experts on one rank", kMaxPlacementSlots));
+    }
+    std::vector<int> slots;
+    for (std::size_t k = 0; k < rank.size(); ++k) {
+      slots.push_back(static_cast<int>(rank.at(k).integer_in(0, mk::kMaxCount)));
+    }
+    placement.push_back(std::move(slots));
+  }
+  return placement;
 }
 
 // The MoE exchange's keys: routing, payloads, capacity, algorithm, SMs, pieces; defaults from
@@ -168,78 +157,26 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
   r.experts = moe.routed_experts;
   r.seed = ctx.seed;
   r.popularity_seed = ctx.seed;
-  r.top_k = n.has("top_k") ? n.at("top_k").integer_in(1, 1 << 20) : moe.top_k;
-  r.max_nodes_per_token = n.has("max_nodes_per_token")
-                              ? n.at("max_nodes_per_token").integer_in(0, 1 << 20)
-                              : moe.max_nodes_per_token;
-  if (n.has("dispatch_bytes_per_element")) {
-    job.dispatch_bytes_per_element = n.at("dispatch_bytes_per_element").positive(64);
-  }
-  if (n.has("combine_bytes_per_element")) {
-    job.combine_bytes_per_element = n.at("combine_bytes_per_element").positive(64);
-  }
-  if (n.has("routing")) {
-    const Node& routing = n.at("routing");
-    routing.allow_only(Section::MoeRoutingSection);
+  r.top_k = n.read_if(mk::kTopK).value_or(moe.top_k);
+  r.max_nodes_per_token = n.read_if(mk::kMaxNodesPerToken).value_or(moe.max_nodes_per_token);
+  job.dispatch_bytes_per_element = n.read(mk::kDispatchBytesPerElement);
+  job.combine_bytes_per_element = n.read(mk::kCombineBytesPerElement);
+  if (n.has(mk::kRouting)) {
+    const Node routing = n.at(mk::kRouting);
+    routing.allow_only(keys::routing::kSection);
     parse_popularity(routing, r);
-    if (routing.has("balancer")) {
-      job.balancer = parse_enum<work::Balancer>(routing.at("balancer"), kBalancers);
-    }
-    for (const char* key : {"steps", "bias_update"}) {
-      if (routing.has(key) && job.balancer != work::Balancer::Bias) {
-        routing.at(key).fail("only with balancer \"bias\"");
-      }
-    }
-    if (routing.has("aux_loss_weight")) {
-      if (job.balancer != work::Balancer::AuxLoss) {
-        routing.at("aux_loss_weight").fail("only with balancer \"aux_loss\"");
-      }
-      job.aux_loss_weight = routing.at("aux_loss_weight").number_in(0, 100);
-    }
-    if (routing.has("steps")) {
-      job.balance_steps = routing.at("steps").integer_in(1, 10000);
-    }
-    if (routing.has("bias_update")) {
-      job.bias_update = routing.at("bias_update").number_in(1e-6, 1);
-    }
+    parse_balancer(routing, job);
   }
-  if (n.has("capacity_factor")) {
-    r.capacity_factor = n.at("capacity_factor").number_in(0.01, 1000);
+  r.capacity_factor = n.read_if(mk::kCapacityFactor).value_or(r.capacity_factor);
+  job.algorithm = n.read_as<work::EpAlgorithm>(mk::kAlgorithm);
+  job.comm_sms = n.read(mk::kCommSms);
+  job.chunk_tokens = n.read_if(mk::kChunkTokens).value_or(job.chunk_tokens);
+  if (n.has(mk::kPieces)) {
+    job.pieces = n.read_as<work::Pieces>(mk::kPieces);  // the job checks the algorithm
   }
-  if (n.has("algorithm")) {
-    job.algorithm = parse_enum<work::EpAlgorithm>(n.at("algorithm"), work::ep_algorithm_names());
-  }
-  if (n.has("comm_sms")) {
-    job.comm_sms = n.at("comm_sms").integer_in(0, 1 << 20);
-  }
-  if (n.has("chunk_tokens")) {
-    job.chunk_tokens = n.at("chunk_tokens").integer_in(1, std::int64_t{1} << 24);
-  }
-  if (n.has("pieces")) {
-    job.pieces = parse_enum<work::Pieces>(n.at("pieces"), work::kPieceNames);  // job checks
-  }
-  if (n.has("redundant_experts")) {
-    job.redundant_experts = n.at("redundant_experts").integer_in(0, 1 << 20);
-  }
-  if (n.has("placement")) {  // which experts each rank of an EP group hosts (job checks fit)
-    const Node list = n.at("placement");
-    list.expect_array();
-    if (list.size() == 0 || list.size() > kMaxPlacementRanks) {
-      list.fail(fmt::format("expected 1 to {} lists of experts, one per rank of the EP group",
-                            kMaxPlacementRanks));
-    }
-    for (std::size_t g = 0; g < list.size(); ++g) {
-      const Node rank = list.at(g);
-      rank.expect_array();
-      if (rank.size() > kMaxPlacementSlots) {
-        rank.fail(fmt::format("more than {} experts on one rank", kMaxPlacementSlots));
-      }
-      std::vector<int> slots;
-      for (std::size_t k = 0; k < rank.size(); ++k) {
-        slots.push_back(static_cast<int>(rank.at(k).integer_in(0, 1 << 20)));
-      }
-      r.placement.push_back(std::move(slots));
-    }
+  job.redundant_experts = n.read(mk::kRedundantExperts);
+  if (n.has(mk::kPlacement)) {
+    r.placement = parse_placement(n.at(mk::kPlacement));
   }
   return job;
 }
@@ -249,28 +186,26 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
 template <>
 work::AttentionLayerJob parse_job<work::AttentionLayerJob>(const Node& workload,
                                                            const JobParseContext& /*ctx*/) {
-  workload.allow_only(Section::AttentionLayerWorkload);
+  workload.allow_only(ak::kSection);
   work::AttentionLayerJob job = parse_attention(workload);
-  if (workload.has("request_overhead_ms")) {
-    const Node n = workload.at("request_overhead_ms");
+  if (workload.has(ak::kRequestOverheadMs)) {
     if (job.mode != work::LayerMode::Prefill) {
-      n.fail("request_overhead_ms is a prefill request's fixed cost; set mode to \"prefill\" or "
-             "remove it (--set workload.request_overhead_ms=null)");
+      workload.at(ak::kRequestOverheadMs)
+          .fail(
+              "request_overhead_ms is a prefill request's fixed cost; set mode to \"prefill\" "
+              "or remove it (--set workload.request_overhead_ms=null)");
     }
-    job.request_overhead = Time::from_seconds(n.number_in(0, 1e6) * 1e-3);
+    job.request_overhead = Time::from_seconds(workload.read(ak::kRequestOverheadMs) * 1e-3);
   }
   return job;
 }
 
-std::uint8_t parse_recompute_modules(const Node& list) {
-  std::array<std::string_view, work::kRecomputeModules.size()> names{};
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    names[k] = work::kRecomputeModules[k].second;
-  }
+std::uint8_t parse_recompute_modules(const Node& list, const ChoiceKey& key) {
   list.expect_array();
   std::uint8_t modules = 0;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    modules |= static_cast<std::uint8_t>(work::kRecomputeModules[list.at(i).index_of(names)].first);
+    const std::size_t k = list.at(i).read_item(key);
+    modules |= static_cast<std::uint8_t>(work::kRecomputeModules[k].first);
   }
   if (modules == 0) {
     list.fail("selective recomputation needs at least one module (or recompute \"none\")");
@@ -281,32 +216,25 @@ std::uint8_t parse_recompute_modules(const Node& list) {
 template <>
 work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobParseContext& ctx) {
   const Node& n = workload;
-  n.allow_only(Section::MoeLayerWorkload);
+  n.allow_only(mk::kSection);
   if (ctx.model == nullptr) {
-    n.at("kind").fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");
+    n.at(mk::kKind).fail("workload kind \"moe_layer\" needs a model (the experiment's \"model\")");
   }
   work::MoeLayerJob job = parse_moe_exchange(n, ctx);
-  job.routing.tokens_per_gpu = n.at("tokens_per_gpu").integer_in(1, std::int64_t{1} << 24);
-  if (n.has("passes")) {
-    job.passes = parse_enum<work::Passes>(n.at("passes"), kPasses);
+  job.routing.tokens_per_gpu = n.read(mk::kTokensPerGpu);
+  if (n.has(mk::kPasses)) {
+    job.passes = n.read_as<work::Passes>(mk::kPasses);
   }
-  if (n.has("overlap")) {
-    job.overlap = parse_enum<work::EpOverlap>(n.at("overlap"), kEpOverlaps);
-    if (job.overlap == work::EpOverlap::DualPipePair && !n.has("passes")) {
-      job.passes = work::Passes::Both;  // a forward chunk against a backward chunk
-    }
+  job.overlap = n.read_as<work::EpOverlap>(mk::kOverlap);
+  if (job.overlap == work::EpOverlap::DualPipePair && !n.has(mk::kPasses)) {
+    job.passes = work::Passes::Both;  // a forward chunk against a backward chunk
   }
-  if (n.has("attention")) {
-    job.attention = n.at("attention").boolean();
-  }
-  if (n.has("layers")) {
-    job.layers = n.at("layers").integer_in(1, 1 << 20);
-  }
-  if (n.has("repeat_layers")) {
-    job.repeat_layers = n.at("repeat_layers").boolean();
-  }
-  if (n.has("recompute_modules")) {  // the job checks that a backward runs
-    job.recompute_modules = parse_recompute_modules(n.at("recompute_modules"));
+  job.attention = n.read(mk::kAttention);
+  job.layers = n.read(mk::kLayers);
+  job.repeat_layers = n.read(mk::kRepeatLayers);
+  if (n.has(mk::kRecomputeModules)) {  // the job checks that a backward runs
+    job.recompute_modules =
+        parse_recompute_modules(n.at(mk::kRecomputeModules), mk::kRecomputeModules);
   }
   return job;
 }
@@ -314,32 +242,34 @@ work::MoeLayerJob parse_job<work::MoeLayerJob>(const Node& workload, const JobPa
 work::TransformerLayerJob parse_transformer_layer(const Node& n, const JobParseContext& ctx,
                                                   std::string_view kind) {
   if (ctx.model == nullptr) {
-    n.at("kind").fail(fmt::format(
-        "workload kind \"{}\" needs a model (the experiment's \"model\")", kind));
+    n.at(tk::kKind).fail(
+        fmt::format("workload kind \"{}\" needs a model (the experiment's \"model\")", kind));
   }
   work::TransformerLayerJob job;
   job.attention = parse_attention(n);
   // The feed-forward part: the model's (MoE when it has routed experts) unless told.
   const bool has_experts = ctx.model->moe.routed_experts > 0;
   bool moe = has_experts;
-  if (n.has("ffn")) {
-    moe = n.at("ffn").index_of(kFfns) == 1;
+  if (n.has(tk::kFfn)) {
+    moe = tk::kFfnNames[n.read(tk::kFfn)] == "moe";
     if (moe && !has_experts) {
-      n.at("ffn").fail(fmt::format("model \"{}\" has no routed experts", ctx.model->name));
+      n.at(tk::kFfn).fail(fmt::format("model \"{}\" has no routed experts", ctx.model->name));
     }
   }
   // The moe object is read (and checked) even when ffn is dense, so that a sweep can vary ffn
   // over a config that has one.
-  if (n.has("moe")) {
-    n.at("moe").allow_only(Section::TransformerMoe);
+  if (n.has(tk::kMoe)) {
+    n.at(tk::kMoe).allow_only(keys::transformer_moe::kSection);
   }
   if (moe) {
     static const nlohmann::json kNone = nlohmann::json::object();  // every key at its default
     job.moe = parse_moe_exchange(
-        n.has("moe") ? n.at("moe") : Node(kNone, n.origin(), n.path() / "moe"), ctx);
+        n.has(tk::kMoe) ? n.at(tk::kMoe)
+                        : Node(kNone, n.origin(), n.path() / std::string(tk::kMoe.name)),
+        ctx);
   } else {
-    if (n.has("moe") && has_experts) {
-      (void)parse_moe_exchange(n.at("moe"), ctx);
+    if (n.has(tk::kMoe) && has_experts) {
+      (void)parse_moe_exchange(n.at(tk::kMoe), ctx);
     }
     job.attention.mlp = true;
   }
@@ -349,7 +279,7 @@ work::TransformerLayerJob parse_transformer_layer(const Node& n, const JobParseC
 template <>
 work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workload,
                                                                const JobParseContext& ctx) {
-  workload.allow_only(Section::TransformerLayerWorkload);
+  workload.allow_only(tk::kSection);
   return parse_transformer_layer(workload, ctx, work::TransformerLayerJob::kKind);
 }
 

@@ -15,9 +15,9 @@ namespace hopsim::config {
 /// cluster and the model is work::Mesh::check's and work::check_model_fit's.
 work::ParallelSpec parse_parallel(const Node& n);
 
-/// A list of selective recomputation's module names (recompute_modules: "core_attn",
+/// A list of selective recomputation's module names (`key`, a recompute_modules: "core_attn",
 /// "layernorm", "mlp", "moe_act", "mla_up_proj") as RecomputeModule bits; at least one.
-std::uint8_t parse_recompute_modules(const Node& list);
+std::uint8_t parse_recompute_modules(const Node& list, const ChoiceKey& key);
 
 /// /workload of kind "attention_layer".
 template <>
@@ -39,7 +39,7 @@ work::TransformerLayerJob parse_job<work::TransformerLayerJob>(const Node& workl
                                                                const JobParseContext& ctx);
 
 /// /workload of kind "training_step": a transformer layer's keys (its layers and passes are
-/// the step's) and global_batch, schedule, virtual_stages, microbatch_group, zero, recompute, grad_dtype.
+/// the step's) and the step's own (keys::step).
 template <>
 work::TrainingStepJob parse_job<work::TrainingStepJob>(const Node& workload,
                                                        const JobParseContext& ctx);

@@ -229,17 +229,20 @@ std::string Node::one_of(std::initializer_list<std::string_view> choices) const 
 std::size_t Node::index_of(std::span<const std::string_view> choices) const {
   const std::string v = string();
   const auto it = std::find(choices.begin(), choices.end(), v);
+  if (it == choices.end() && choices.size() == 1) {
+    fail(fmt::format("expected \"{}\", got \"{:.60}\"", choices.front(), v));
+  }
   if (it == choices.end()) {
     fail(fmt::format("expected one of \"{}\", got \"{:.60}\"", fmt::join(choices, "\", \""), v));
   }
   return static_cast<std::size_t>(it - choices.begin());
 }
 
-void Node::allow_only(Section section) const {
+void Node::allow_only(const Section& section) const {
   expect_object();
   std::vector<std::string_view> keys;
-  for (const KeyDoc& k : keys_of(section)) {
-    keys.push_back(k.name);
+  for (const KeyRef& k : section.keys) {
+    keys.push_back(key_name(k));
   }
   for (const auto& [key, value] : json_->items()) {
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {

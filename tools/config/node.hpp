@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -13,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/config/schema.hpp"
+#include "tools/config/key.hpp"
 
 namespace hopsim::config {
 
@@ -32,6 +33,13 @@ struct Origin {
 
   /// The --set argument that wrote `path` or a value above it (the latest such), else the file.
   std::string describe(const Pointer& path) const;
+};
+
+/// A key's bounds at parse time, where another key of the section gives them (lo_key, hi_key).
+template <class T>
+struct Bounds {
+  std::optional<T> lo = std::nullopt;
+  std::optional<T> hi = std::nullopt;
 };
 
 class Node {
@@ -58,9 +66,7 @@ class Node {
   void expect_array() const;
 
   double number() const;
-  /// Numbers are at most this unless a key says otherwise: products of a few of them stay
-  /// finite, and far beyond any real cluster (1e12 GB/s, 1e12 TFLOP/s).
-  static constexpr double kMaxNumber = 1e12;
+  static constexpr double kMaxNumber = config::kMaxNumber;
   /// A number that must be > 0 and at most `max` (bandwidths, sizes, peaks).
   double positive(double max = kMaxNumber) const;
   /// A number in [lo, hi] (efficiencies, shares).
@@ -78,7 +84,50 @@ class Node {
   std::size_t index_of(std::span<const std::string_view> choices) const;
 
   /// Rejects typos: every key present must be one of `section`'s (the reference's) keys.
-  void allow_only(Section section) const;
+  void allow_only(const Section& section) const;
+
+  // Reading a key of this object through its declaration (key.hpp): the value if present,
+  // checked against the validator; else the declared default, or "missing key" for a required
+  // key. A key whose default is not a plain value is read with read_if. Where another key
+  // bounds it (lo_key, hi_key), `bounds` gives that key's value.
+  std::int64_t read(const IntegerKey& key, Bounds<std::int64_t> bounds = {}) const;
+  double read(const NumberKey& key, Bounds<double> bounds = {}) const;
+  bool read(const BooleanKey& key) const;
+  std::string read(const StringKey& key) const;
+  /// The index of the value in key.choices.
+  std::size_t read(const ChoiceKey& key) const;
+
+  template <class E>
+  E read_as(const ChoiceKey& key) const {
+    return static_cast<E>(read(key));
+  }
+
+  /// The value if the key is present.
+  template <class K>
+  auto read_if(const K& key) const -> std::optional<decltype(read(key))> {
+    if (!has(key.name)) {
+      return std::nullopt;
+    }
+    return read(key);
+  }
+
+  /// This node as one element of a key whose shape is List or Pair (or as a value of the key).
+  std::int64_t read_item(const IntegerKey& key) const;
+  double read_item(const NumberKey& key) const;
+  std::size_t read_item(const ChoiceKey& key) const;
+  /// A scalar key's value as text (a choice's name, an integer in decimal).
+  std::string read_text(KeyRef key) const;
+
+  template <class K>
+
+  requires requires(const K& k) { k.name; }
+
+  bool has(const K& key) const { return has(key.name); }
+  template <class K>
+
+  requires requires(const K& k) { k.name; }
+
+  Node at(const K& key) const { return at(key.name); }
 
   [[noreturn]] void fail(std::string_view what) const;
 

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "tools/config/json_file.hpp"
+#include "tools/config/keys/kernel_rule_keys.hpp"
 #include "tools/config/node.hpp"
 #include "tools/config/presets.hpp"
-#include "tools/config/schema.hpp"
 #include "workloads/compute/kernel_class.hpp"
 
 namespace hopsim::profile {
@@ -22,14 +22,14 @@ struct KernelRules::Compiled {
 namespace {
 
 using config::Node;
-using config::Section;
+namespace rk = config::keys::kernel_rule;
+namespace fk = config::keys::kernel_rules;
 
-constexpr std::string_view kSchema = "hopsim.kernel_rules/1";
 constexpr std::size_t kMaxRules = 10000;
 constexpr std::size_t kMaxPattern = 1000;
 
 std::vector<std::string> classes_of(const Node& rule) {
-  const Node c = rule.at("class");
+  const Node c = rule.at(rk::kClass);
   std::vector<Node> items;
   if (c.is_array()) {
     if (c.size() == 0) {
@@ -58,11 +58,11 @@ std::vector<std::string> classes_of(const Node& rule) {
 }
 
 KernelRule rule_of(const Node& n, std::vector<std::regex>& compiled) {
-  n.allow_only(Section::KernelRule);
+  n.allow_only(rk::kSection);
   KernelRule r;
   r.classes = classes_of(n);
-  const Node match = n.at("match");
-  r.pattern = match.string();
+  const Node match = n.at(rk::kMatch);
+  r.pattern = n.read(rk::kMatch);
   if (r.pattern.empty() || r.pattern.size() > kMaxPattern) {
     match.fail(fmt::format("an expression of 1 to {} characters", kMaxPattern));
   }
@@ -71,9 +71,7 @@ KernelRule rule_of(const Node& n, std::vector<std::regex>& compiled) {
   } catch (const std::regex_error& e) {
     match.fail(fmt::format("not a regular expression ({})", e.what()));
   }
-  if (n.has("note")) {
-    (void)n.at("note").string();
-  }
+  (void)n.read_if(rk::kNote);
   return r;
 }
 
@@ -93,14 +91,10 @@ bool communication_class(std::string_view name) { return name == kNccl || name =
 KernelRules KernelRules::read(const std::string& path) {
   const nlohmann::json json = config::read_json_file(path);
   const Node root(json, path);
-  root.allow_only(Section::KernelRules);
-  if (root.at("schema").string() != kSchema) {
-    root.at("schema").fail(fmt::format("expected \"{}\"", kSchema));
-  }
-  if (root.has("description")) {
-    (void)root.at("description").string();
-  }
-  const Node rules = root.at("rules");
+  root.allow_only(fk::kSection);
+  (void)root.read(fk::kSchema);
+  (void)root.read_if(fk::kDescription);
+  const Node rules = root.at(fk::kRules);
   rules.expect_array();
   if (rules.size() == 0 || rules.size() > kMaxRules) {
     rules.fail(fmt::format("1 to {} rules", kMaxRules));

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """Checks docs/architecture.md's recipes against the code, so that they cannot drift.
 
-Each recipe ("### Adding a workload kind", "... a collective algorithm", "... an EP library",
-"... a CP algorithm", "... a GPU type") names the files it touches in backquotes (`<kind>` and
-the like stand for any name). This fails when:
+Each recipe ("### Adding a workload kind", "... a config key", "... a subcommand", "... a
+collective algorithm", "... an EP library", "... a CP algorithm", "... a pipeline schedule",
+"... a GPU type") names the files it touches in backquotes (`<kind>` and the like stand for any
+name). This fails when:
 - a named file does not exist;
 - a source file is a registry of the family and the recipe does not name it: for kinds, a
-  file that names two thirds of the kinds' types (read from the Job variant); for
+  file that names two thirds of the kinds' types (read from the Job variant); for config keys,
+  a file that declares a key (an IntegerKey, ChoiceKey, ...) or checks a section's keys
+  (allow_only), so that keys are declared and read only where the recipe says; for
+  subcommands, a file that names two thirds of the subcommands' declarations (the list in
+  hopsim_main.cpp) or adds a subcommand to CLI11 (add_subcommand); for
   algorithms, one that names three or more CollectiveAlgorithm enumerators; for EP exchange
   and CP algorithms, one that names every enumerator of EpAlgorithm (CpAlgorithm) or holds
-  every row's name of its table as a string literal ("flat", "two_tier", ...); for GPU types,
+  every row's name of its table as a string literal ("flat", "two_tier", ...); for pipeline
+  schedules, a file that defines a schedule row (a ScheduleRow) or holds every schedule's name
+  as a string literal; for GPU types,
   any source file holding a GPU model's name as a string literal (a GPU is data).
 Prints what is wrong; exits 1 if anything is.
 
@@ -25,9 +32,12 @@ import tempfile
 DOC = "docs/architecture.md"
 SOURCES = ("sim", "topology", "workloads", "tools")
 RECIPES = {"kind": "### Adding a workload kind",
+           "key": "### Adding a config key",
+           "command": "### Adding a subcommand",
            "algorithm": "### Adding a collective algorithm",
            "ep": "### Adding an EP library",
            "cp": "### Adding a CP algorithm",
+           "schedule": "### Adding a pipeline schedule",
            "gpu": "### Adding a GPU type"}
 # The tables of the EP exchanges and the CP algorithms: their enum and the file whose rows
 # name them ({Enum::X, "name", ...}).
@@ -35,6 +45,11 @@ TABLES = {"ep": ("EpAlgorithm", "workloads/collectives/ep_algorithms.hpp"),
           "cp": ("CpAlgorithm", "workloads/cp/cp_algorithms.hpp")}
 PATH = re.compile(r"`([A-Za-z0-9_.<>/-]+/[A-Za-z0-9_.<>/-]*)`")
 GPU_LITERAL = re.compile(r'(?<!\\)"(?:NVIDIA )?[ABH]\d{3}\b[^"\\]*"')
+KEY_DECLARATION = re.compile(r"\bconstexpr\s+(Integer|Number|Boolean|String|Choice|Value)Key\s+k")
+KEY_CHECK = re.compile(r"[.>]allow_only\(")
+COMMAND_DECLARATION = re.compile(r"\bCommand\s+(declare_\w+_command)\(")
+COMMAND_ADDED = re.compile(r"[.>]add_subcommand\(")
+SCHEDULE_ROW = re.compile(r"\bconst\s+ScheduleRow\s+k\w+\s*\{")
 
 
 def recipe_paths(doc):
@@ -78,6 +93,19 @@ def names_every_row(code, enum, enumerators, names):
     return bool(names) and all(f'"{n}"' in code for n in names)
 
 
+def schedule_names(root):
+    """The pipeline schedules' names, as their rows (workloads/step/schedule_*.cpp) give them."""
+    names = []
+    for dirpath, _, files in os.walk(os.path.join(root, "workloads/step")):
+        for name in sorted(files):
+            if name.startswith("schedule_") and name.endswith(".cpp"):
+                with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+                    m = re.search(r"ScheduleRow\s+k\w+\s*\{\s*\.name\s*=\s*\"([^\"]+)\"", f.read())
+                if m:
+                    names.append(m.group(1))
+    return names
+
+
 def registries(root):
     """Per family, the source files that enumerate it."""
     with open(os.path.join(root, "workloads/experiment/job.hpp"), encoding="utf-8") as f:
@@ -87,6 +115,9 @@ def registries(root):
         enum = re.search(r"enum class CollectiveAlgorithm[^{]*\{([^}]*)\}", f.read())
     algorithms = [a.strip() for a in enum.group(1).split(",") if a.strip()]
     tables = {key: table_rows(root, *table) for key, table in TABLES.items()}
+    commands = sorted({m.group(1) for _, text in sources(root)
+                       for m in COMMAND_DECLARATION.finditer(text)})
+    schedules = schedule_names(root)
     found = {key: [] for key in RECIPES}
     for rel, text in sources(root):
         code = re.sub(r"//[^\n]*", "", text)  # comments may name anything
@@ -100,6 +131,13 @@ def registries(root):
             found["algorithm"].append(rel)
         if GPU_LITERAL.search(code):
             found["gpu"].append(rel)
+        if KEY_DECLARATION.search(code) or KEY_CHECK.search(code):
+            found["key"].append(rel)
+        listed = sum(1 for c in commands if re.search(rf"\b{c}\b", code))
+        if (commands and listed * 3 >= 2 * len(commands)) or COMMAND_ADDED.search(code):
+            found["command"].append(rel)
+        if SCHEDULE_ROW.search(code) or (schedules and all(f'"{n}"' in code for n in schedules)):
+            found["schedule"].append(rel)
     return found
 
 
@@ -129,6 +167,11 @@ def self_test(root):
         "workloads/cp/attention_switch.cpp":
             "CpAlgorithm::Ring CpAlgorithm::RingPassQ CpAlgorithm::AllGather "
             "CpAlgorithm::Ulysses\n",
+        "tools/commands/stray_key.cpp": 'inline constexpr IntegerKey kStray{.name = "stray"};\n',
+        "tools/stray_cli.cpp": 'void f(CLI::App& app) { app.add_subcommand("x", "y"); }\n',
+        "workloads/step/stray_rows.cpp": "const ScheduleRow kStraySchedule{};\n",
+        "tools/commands/schedule_list.cpp":
+            'const char* k[] = {"1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"};\n',
     }
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

@@ -148,9 +148,6 @@ constexpr std::array<CollectiveAlgorithm, kCollectiveAlgorithms.size()> all_algo
 
 /// The algorithms that implement `op`, quoted, in table order: "\"ring\", \"tree\" or \"auto\"".
 std::string algorithms_of(CollectiveOp op);
-/// Every op's or algorithm's name, quoted, comma-separated, in table order (the reference).
-std::string quoted_op_names();
-std::string quoted_algorithm_names();
 /// Per op, the algorithms that implement it with their notes (the reference):
 /// "send_recv: ring; ...; all_to_all: flat, two_tier (DeepEP normal) or low_latency (...)".
 std::string algorithms_by_op();

@@ -67,12 +67,12 @@ KernelReach links_only(const LibraryConstants& /*k*/, ExchangeOp /*op*/,
 }
 
 KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp /*op*/, std::int64_t comm_sms) {
-  return {k.deepep != nullptr ? k.deepep->forward_efficiency(comm_sms) : 1.0, Time{}};
+  return {k.deepep.forward_efficiency(comm_sms), Time{}};
 }
 
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op,
                                std::int64_t /*comm_sms*/) {
-  return {1.0, ll_call_time(k.deepep, op == ExchangeOp::Combine)};
+  return {1.0, ll_call_time(&k.deepep, op == ExchangeOp::Combine)};
 }
 
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op) {

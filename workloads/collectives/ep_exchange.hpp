@@ -15,10 +15,13 @@ namespace hopsim::work {
 /// results back (in backward, the gradients travel the same two ways).
 enum class ExchangeOp : std::uint8_t { Dispatch, Combine };
 
-/// The EP libraries' constants as the cluster gives them; null where it gives none (its
-/// `deepep` section), and then each row's `reach` says what its kernels reach without them.
+/// The EP libraries' constants as the cluster gives them, one member per library that has any
+/// (DeepEP's: the cluster's `deepep` section; its defaults reach the links' full rate): the
+/// experiment holds them, a job's environment carries them, each row's `reach` reads its own.
+/// A library whose constants a cluster sets adds its member here, its keys
+/// (tools/config/keys/) and their parse (tools/config/cluster_config.cpp).
 struct LibraryConstants {
-  const DeepEpModel* deepep = nullptr;
+  DeepEpModel deepep;
 };
 
 /// What a library's kernels reach in one exchange beyond the links: the share of NVLink's rate

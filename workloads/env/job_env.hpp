@@ -11,7 +11,7 @@
 #include "topology/cluster.hpp"
 #include "topology/spec.hpp"
 #include "workloads/collectives/collectives.hpp"
-#include "workloads/collectives/deepep.hpp"
+#include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
@@ -27,7 +27,13 @@ struct JobEnv {
   const Mesh& mesh;
   const ModelSpec* model = nullptr;  ///< null when the experiment names none
   std::uint64_t seed = 1;
-  const DeepEpModel* deepep = nullptr;  ///< null: DeepEP reaches the links' full rate
+  /// The EP libraries' constants (the experiment's); null: each library's defaults.
+  const LibraryConstants* libraries = nullptr;
+  /// What the EP exchanges read: `libraries`, or the defaults.
+  const LibraryConstants& ep_libraries() const {
+    static const LibraryConstants kDefaults{};
+    return libraries != nullptr ? *libraries : kDefaults;
+  }
 };
 
 /// A job builds its plans from these.

@@ -362,7 +362,7 @@ class MoeBuilder::Impl {
                        chunk * token_bytes,
                        job_.pieces_used(),
                        job_.comm_sms,
-                       LibraryConstants{b_.env.deepep},
+                       b_.env.ep_libraries(),
                        start};
       const Handle h = add_exchange(c, job_.algorithm, x);
       comm_free_[gi] = h.done;

@@ -188,7 +188,7 @@ void check_perturbations(const Experiment& e, Problems& out) {
   }
   if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
     const Mesh mesh(e.parallel);
-    const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
+    const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.ep_libraries};
     step_parts::check_partial_fold(*step, env, out);
   }
 }
@@ -222,7 +222,7 @@ Problems check(const Experiment& e) {
     return out;
   }
   const Mesh mesh(e.parallel);
-  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.deepep};
+  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.ep_libraries};
   std::visit([&](const auto& job) { job.check(env, out); }, e.job);
   if (out.empty() && e.validation) {
     check_validation(e, out);

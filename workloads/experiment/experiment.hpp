@@ -10,7 +10,7 @@
 #include "sim/problem.hpp"
 #include "topology/spec.hpp"
 #include "workloads/collectives/collectives.hpp"
-#include "workloads/collectives/deepep.hpp"
+#include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/experiment/job.hpp"
@@ -31,7 +31,7 @@ struct Experiment {
   std::string name;
   topo::Spec cluster;  ///< the fabric and its GPU model
   NcclModel nccl;  ///< NCCL's constants for collectives
-  DeepEpModel deepep;  ///< what DeepEP's kernels reach on this cluster
+  LibraryConstants ep_libraries;  ///< what the EP libraries' kernels reach on this cluster
   std::optional<ModelSpec> model;
   ParallelSpec parallel;
   /// Kernel times for the compute model; null: the roofline answers alone. Shared, so that

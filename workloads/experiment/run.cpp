@@ -225,7 +225,7 @@ JobEnv job_env(const Experiment& e, const Mesh& mesh) {
                 .mesh = mesh,
                 .model = e.model ? &*e.model : nullptr,
                 .seed = e.seed,
-                .deepep = &e.deepep};
+                .libraries = &e.ep_libraries};
 }
 
 // schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with

@@ -126,7 +126,7 @@ Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
                           exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
                           a.job.pieces.value_or(Pieces::Each),
                           0,
-                          LibraryConstants{a.env.env.deepep},
+                          a.env.env.ep_libraries(),
                           a.after};
   return add_exchange(a.c, x, exchange);
 }

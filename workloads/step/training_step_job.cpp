@@ -145,7 +145,7 @@ bool check_layer_group(const TrainingStepJob& job, const JobEnv& env, Problems& 
     return false;
   }
   const Mesh layer_mesh(lp);
-  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.deepep};
+  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.libraries};
   if (step_parts::has_dense(job, m)) {
     step_parts::one_layer(job.layer, false, Passes::Both).check(layer_env, out);
   }

@@ -32,7 +32,7 @@ DpKey dp_key(CollectiveOp op, double dense_bytes, double expert_bytes) {
 struct LayerGroup {
   explicit LayerGroup(const BuildEnv& b)
       : mesh(TrainingStepJob::layer_spec(b.env.mesh.spec())),
-        env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.deepep},
+        env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.libraries},
         build{env, b.cluster, b.compute} {}
 
   LayerGroup(const LayerGroup&) = delete;

@@ -1,7 +1,9 @@
 // `hopsim sweep-merge`: the rows of several CSVs of one sweep (its shards) into one, by point.
 #include <fstream>
 #include <map>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "tools/commands/csv.hpp"
@@ -71,6 +73,21 @@ int sweep_merge_command(const std::string& out, const std::vector<std::string>& 
                      : "",
              missing > 0 ? fmt::format("; {} point(s) below the last are missing", missing) : "");
   return 0;
+}
+
+Command declare_sweep_merge_command(CLI::App& program) {
+  struct Options {
+    std::string out;
+    std::vector<std::string> inputs;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = program.add_subcommand(
+      "sweep-merge", "merge the CSVs of one sweep's shards into one, ordered by point");
+  app->add_option("out", o->out, "the merged CSV (written atomically)")->required();
+  app->add_option("inputs", o->inputs, "the shards' CSVs")->required();
+  return {app, [o](const std::string& /*command_line*/) {
+            return sweep_merge_command(o->out, o->inputs);
+          }};
 }
 
 }  // namespace hopsim::tools

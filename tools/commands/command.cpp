@@ -1,0 +1,12 @@
+// What the subcommands' declarations share.
+#include "tools/commands/command.hpp"
+
+namespace hopsim::tools {
+
+void append_unsets(std::vector<std::string>& overrides, const std::vector<std::string>& unset) {
+  for (const std::string& key : unset) {
+    overrides.push_back(key + "=null");
+  }
+}
+
+}  // namespace hopsim::tools
