@@ -68,6 +68,7 @@ Json layer_rows(const work::StepDetails& d) {
                       {"forward_s", lt.forward.seconds()},
                       {"backward_s", lt.backward.seconds()},
                       {"weight_s", lt.weight.seconds()},
+                      {"backward_input_s", lt.backward_input.seconds()},
                       {"recompute_s", lt.recomputed.seconds()},
                       {"pair_s", lt.pair.seconds()},
                       {"compute_s", lt.compute.seconds()},
