@@ -83,8 +83,8 @@ inline constexpr IntegerKey kZero{
         "0: gradients all-reduced, every DP rank holds all optimizer states; 1: reduce-scatter, "
         "optimizer states sharded over DP, updated parameters all-gathered; 3: parameters and "
         "gradients sharded too, each layer gathered before every forward and backward (prefetched "
-        "one layer ahead) and reduce-scattered after every backward (docs/training-step.md); not "
-        "with `dualpipe`"};
+        "one layer ahead) and reduce-scattered after every backward (docs/training-step.md); "
+        "under 1f1b and interleaved only"};
 
 inline constexpr ChoiceKey kRecompute{
     .name = "recompute",
@@ -194,7 +194,8 @@ inline constexpr IntegerKey kStageLayers{
     .fallback = "even split",
     .doc =
         "layers of each model stage in order (Megatron's --pipeline-model-parallel-layout as "
-        "counts; pp x virtual_stages stages, pp under dualpipe), summing to the model's layers and "
+        "counts; the schedule's model stages: pp x virtual_stages, pp under dualpipe, 2 pp under "
+        "dualpipev), summing to the model's layers and "
         "its MTP blocks; the default gives the first and last stages the fewest "
         "(docs/training-step.md#stage-layers)"};
 
