@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/mix64.hpp"
 #include "topology/leaves.hpp"
 #include "topology/spec_check.hpp"
 
@@ -53,14 +54,6 @@ void validate(const Spec& spec) {
                 partitions.empty() ? "" : partitions.front().message);
 }
 
-// splitmix64's finaliser: a fixed, portable mix, so that ECMP choices never vary by platform.
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31U);
-}
-
 }  // namespace
 
 Cluster::Cluster(const Spec& spec) : spec_(spec) {
@@ -82,19 +75,6 @@ Cluster::Cluster(const Spec& spec) : spec_(spec) {
   for (const auto e : boost::make_iterator_range(boost::edges(graph_->g))) {
     graph_->edge_of[graph_->g[e].link.index()] = e;
   }
-}
-
-double Cluster::kernel_speed(GpuId gpu, std::uint64_t kernel) const {
-  if (kernel_draw_.empty()) {
-    return 1.0;
-  }
-  const DrawOf& d = kernel_draw_[gpu.index()];
-  if (d.span == 0.0) {
-    return d.lo;
-  }
-  const double unit = static_cast<double>(mix64(d.key + kernel * 0x9E3779B97F4A7C15ULL) >> 11U) *
-                      0x1.0p-53;
-  return d.lo + d.span * unit;
 }
 
 Cluster::~Cluster() = default;
@@ -180,7 +160,8 @@ void Cluster::build_fabric() {
 }
 
 // After the fabric: a leaf's up-links keep the bandwidth its healthy NICs would fill. A failed
-// link keeps its figures: no route crosses it (failures_).
+// link keeps its figures: no route crosses it (failures_). Compute perturbations change no link;
+// the workloads read them (work::ComputeSpeeds).
 void Cluster::apply_perturbations() {
   const auto scale = [this](LinkId id, const Perturbation& p) {
     Link& link = links_[id.index()];
@@ -189,8 +170,11 @@ void Cluster::apply_perturbations() {
   };
   for (std::size_t entry = 0; entry < spec_.perturbations.size(); ++entry) {
     const Perturbation& p = spec_.perturbations[entry];
-    HOPSIM_ASSERT(p.compute_speed > 0 && p.bandwidth > 0 && p.extra_latency >= Time{},
-                  "a perturbation of speed {}, bandwidth {}", p.compute_speed, p.bandwidth);
+    HOPSIM_ASSERT(p.bandwidth > 0 && p.extra_latency >= Time{}, "a perturbation of bandwidth {}",
+                  p.bandwidth);
+    if (p.part == PerturbedPart::Compute) {
+      continue;
+    }
     if (p.part == PerturbedPart::Spine) {
       for (const auto& [leaf, spine] : spine_links_of(spec_, p)) {
         HOPSIM_ASSERT(leaf < leaf_count_ && spine < spine_count_, "leaf {} spine {}", leaf, spine);
@@ -212,19 +196,6 @@ void Cluster::apply_perturbations() {
     for (const int rank : p.gpus) {
       const GpuId gpu{rank};
       HOPSIM_ASSERT(contains(gpu), "a perturbation of GPU {} of {}", rank, gpu_count());
-      if (p.part == PerturbedPart::Compute) {
-        compute_speed_.resize(as_index(gpu_count()), 1.0);
-        compute_speed_[gpu.index()] *= p.compute_speed;
-        if (p.kernel_draw) {
-          const KernelDraw& d = *p.kernel_draw;
-          kernel_draw_.resize(as_index(gpu_count()));
-          kernel_draw_[gpu.index()] = {d.speed_min, d.speed_max - d.speed_min,
-                                       mix64(mix64(d.seed ^ (0xD1B54A32D192ED03ULL *
-                                                             (p.entry + 1))) ^
-                                             static_cast<std::uint64_t>(rank))};
-        }
-        continue;
-      }
       const bool nvlink = p.part == PerturbedPart::NvLink;
       scale(nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()], p);
       scale(nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()], p);
@@ -238,7 +209,7 @@ int Cluster::spine_for(GpuId src, GpuId dst) const {
   }
   const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(src.value())} << 32U) |
                             static_cast<std::uint32_t>(dst.value());
-  return static_cast<int>(mix64(key) % static_cast<std::uint64_t>(spec_.spines));
+  return static_cast<int>(sim::mix64(key) % static_cast<std::uint64_t>(spec_.spines));
 }
 
 Route Cluster::healthy_route(GpuId src, GpuId dst) const {
@@ -303,7 +274,7 @@ int Cluster::working_spine_for(GpuId src, GpuId dst, int from_leaf, int to_leaf)
   HOPSIM_ASSERT(count > 0, "leaves {} and {} share no working spine", from_leaf, to_leaf);
   const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(src.value())} << 32U) |
                             static_cast<std::uint32_t>(dst.value());
-  int pick = count == 1 ? 0 : static_cast<int>(mix64(key) % static_cast<std::uint64_t>(count));
+  int pick = count == 1 ? 0 : static_cast<int>(sim::mix64(key) % static_cast<std::uint64_t>(count));
   for (int spine = 0; spine < spine_count_; ++spine) {
     if (works(spine) && pick-- == 0) {
       return spine;

@@ -49,18 +49,6 @@ class Cluster {
   const Spec& spec() const { return spec_; }
   int gpu_count() const { return spec_.gpu_count(); }
 
-  /// The share of the compute model's rate `gpu` computes at (1 unless a perturbation says).
-  double compute_speed(GpuId gpu) const {
-    return compute_speed_.empty() ? 1.0 : compute_speed_[gpu.index()];
-  }
-
-  /// The share of its rate kernel `kernel` (its place in the plan) of `gpu` runs at beyond
-  /// compute_speed(): drawn from a perturbation's KernelDraw, 1 without one. The same GPU,
-  /// kernel and seed give the same speed on every platform.
-  double kernel_speed(GpuId gpu, std::uint64_t kernel) const;
-  /// True when some GPU draws a speed per kernel.
-  bool kernel_draws() const { return !kernel_draw_.empty(); }
-
   /// The perturbation that made `gpu`'s node another model; null on the cluster's own.
   const Perturbation* gpu_type_source(GpuId gpu) const {
     return type_of_.empty() || type_of_[gpu.index()] == 0
@@ -130,13 +118,6 @@ class Cluster {
   std::vector<LinkId> nvl_up_, nvl_down_, nic_up_, nic_down_;
   std::vector<LinkId> leaf_up_, leaf_down_;  // [leaf * spines + spine]
   std::vector<int> leaf_of_nic_;             // [rank]
-  std::vector<double> compute_speed_;        // [rank]; empty: every GPU at full speed
-  struct DrawOf {
-    double lo = 1.0;
-    double span = 0.0;      // max - min: 0 for a GPU without a draw
-    std::uint64_t key = 0;  // seed, entry and GPU, mixed
-  };
-  std::vector<DrawOf> kernel_draw_;          // [rank]; empty: no GPU draws per kernel
   // [rank] 0: the cluster's model; else 1 + the index in spec_.perturbations of the GpuType
   // perturbation that gave its node another; empty: every GPU the cluster's
   std::vector<std::size_t> type_of_;

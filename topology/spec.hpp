@@ -63,7 +63,7 @@ struct StragglerDraw {
 
 /// Kernel-to-kernel jitter: each kernel a GPU runs at its own speed, drawn uniformly from
 /// [speed_min, speed_max] with the experiment's seed, the perturbation's entry, the GPU and the
-/// kernel's place in the plan (Cluster::kernel_speed).
+/// kernel's place in the plan (the workloads draw it when they simulate the plan).
 struct KernelDraw {
   double speed_min = 1.0;
   double speed_max = 1.0;
@@ -95,13 +95,6 @@ struct Perturbation {
   /// cluster's), as the cluster file `gpu_source` describes it.
   std::optional<GpuSpec> gpu;
   std::string gpu_source;
-  /// GpuType: per kernel class (indexed as the workloads number them), the share of the
-  /// cluster GPU's rate this model runs it at, priced by the workloads from each model's
-  /// calibration table; empty: the datasheets' roofline ratio.
-  std::vector<double> class_speed;
-  /// GpuType: the calibration its kernels were priced by, as reports name it ("none": the
-  /// roofline).
-  std::string gpu_calibration;
   /// Its position in the experiment's list (/perturbations/entry); a draw's GPUs share it.
   std::size_t entry = 0;
   /// A straggler draw: before the draw (gpus empty) what to draw; after it, on each GPU drawn

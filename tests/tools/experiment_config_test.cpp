@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/approx.hpp"
+#include "workloads/compute/compute_speeds.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {
@@ -691,25 +692,32 @@ TEST_CASE("a mixed cluster: nodes of another GPU model, and the model that sets 
 TEST_CASE("a mixed cluster: each GPU model priced by its own calibration table") {
   const std::string file =
       std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/mixed-h100-h200-moe-layer.json";
+  // The experiment holds the prices (the cluster keeps the perturbation as written); a GPU of
+  // node 1 computes at them.
   const auto speeds = [&](const std::string& list) {
     const ExperimentFile f = load_experiment(file, {"cluster.nodes=2", "perturbations=" + list});
-    return f.experiment.cluster.perturbations.front();
+    const hopsim::work::Experiment& e = f.experiment;
+    REQUIRE(e.gpu_types.size() == 1);
+    CHECK(e.gpu_types.front().entry == 0);
+    const hopsim::work::ComputeSpeeds on(e.cluster, e.gpu_types);
+    CHECK(on.speeds(hopsim::topo::GpuId{9}) == e.gpu_types.front().speed);
+    CHECK(on.speeds(hopsim::topo::GpuId{0}) == hopsim::work::speeds_at(1.0));
+    return e.gpu_types.front();
   };
   using hopsim::work::KernelClass;
-  const auto at = [](const hopsim::topo::Perturbation& p, KernelClass k) {
-    return p.class_speed.at(static_cast<std::size_t>(k));
+  const auto at = [](const hopsim::work::PricedGpuType& p, KernelClass k) {
+    return p.speed.at(static_cast<std::size_t>(k));
   };
   // "auto": the H200's shipped table (cuDNN attention measured on an H200) against the H100's.
-  const hopsim::topo::Perturbation own = speeds(R"([{"nodes": [1], "gpu": "h200-hgx"}])");
-  CHECK(own.gpu_calibration.ends_with("h200-published.json"));
-  REQUIRE(own.class_speed.size() == hopsim::work::kKernelClasses);
+  const hopsim::work::PricedGpuType own = speeds(R"([{"nodes": [1], "gpu": "h200-hgx"}])");
+  CHECK(own.calibration.ends_with("h200-published.json"));
   CHECK(at(own, KernelClass::AttentionFwd) != hopsim::test::approx(1.0).epsilon(0.02));
   CHECK(at(own, KernelClass::Norm) > 1.3);  // memory-bound: 4.8 against 3.35 TB/s
   // "none": the H200's roofline against the H100's table, which beats the roofline's 0.7 of
   // the peak on these GEMMs.
-  const hopsim::topo::Perturbation roof =
+  const hopsim::work::PricedGpuType roof =
       speeds(R"([{"nodes": [1], "gpu": "h200-hgx", "calibration": "none"}])");
-  CHECK(roof.gpu_calibration == "none");
+  CHECK(roof.calibration == "none");
   CHECK(at(roof, KernelClass::GemmFprop) < 0.97);
   // A class the layer does not run (a step's optimizer) takes the datasheets' roofline ratio.
   CHECK(at(own, KernelClass::Other) == hopsim::test::approx(4.8 / 3.35).epsilon(0.01));

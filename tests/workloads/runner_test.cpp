@@ -103,8 +103,7 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
   nic.extra_latency = Time::us(1);
   spec.perturbations = {slower(1, 0.4), nic, slower(1, 0.5)};
   const topo::Cluster cluster(spec);
-  CHECK(cluster.compute_speed(topo::GpuId{1}) == hopsim::test::approx(0.2));  // they multiply
-  CHECK(cluster.compute_speed(topo::GpuId{0}) == 1.0);
+  const ComputeSpeeds speeds(spec, {});  // GPU 1 at 0.4 x 0.5 (compute_speeds_test.cpp)
   Plan plan;
   const auto slow = plan.add_compute(topo::GpuId{1}, Time::us(10));
   const auto fast = plan.add_compute(topo::GpuId{2}, Time::us(10));
@@ -113,7 +112,7 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
   const auto ib = plan.add_flow(topo::GpuId{0}, topo::GpuId{8}, Bytes{50'000'000});
   const auto back = plan.add_flow(topo::GpuId{8}, topo::GpuId{0}, Bytes{50'000'000});
   const auto other = plan.add_flow(topo::GpuId{1}, topo::GpuId{9}, Bytes{50'000'000});
-  const Outcome out = simulate(cluster, plan);
+  const Outcome out = simulate(cluster, plan, {.speeds = &speeds});
   CHECK(out.times[slow].end == Time::us(50));  // 10 us at 0.2 of the rate
   CHECK(out.times[fast].end == Time::us(10));
   CHECK(out.times[hold].end == Time::us(10));  // held communication is not compute
@@ -121,6 +120,8 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
   CHECK(out.times[ib].end == Time::ns(4'000) + Time::us(2'000));
   CHECK(out.times[back].end == Time::ns(4'000) + Time::us(2'000));
   CHECK(out.times[other].end == Time::ns(3'000) + Time::us(1'000));
+  // Without the speeds every GPU computes at the compute model's rate (a plan that carries them).
+  CHECK(simulate(cluster, plan).times[slow].end == Time::us(10));
 }
 
 TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic mean on average") {
@@ -132,6 +133,7 @@ TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic 
     p.kernel_draw = topo::KernelDraw{.speed_min = 0.8, .speed_max = 1.0, .seed = seed};
     spec.perturbations = {p};
     const topo::Cluster cluster(spec);
+    const ComputeSpeeds speeds(spec, {});
     Plan plan;
     std::vector<PlanTaskId> chain;
     for (int i = 0; i < 4000; ++i) {
@@ -141,7 +143,7 @@ TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic 
       }
     }
     const auto other = plan.add_compute(topo::GpuId{2}, Time::us(10));
-    const Outcome out = simulate(cluster, plan);
+    const Outcome out = simulate(cluster, plan, {.speeds = &speeds});
     CHECK(out.times[other].end == Time::us(10));  // a GPU without a draw keeps its rate
     Time shortest = Time::max();
     Time longest;
@@ -226,7 +228,8 @@ TEST_CASE("a mixed cluster: another GPU model's kernels at its roofline ratio, p
   const auto norm_f = kernel(8, KernelClass::Norm);
   const auto gemm_f = kernel(8, KernelClass::GemmFprop);
   const auto adam_f = kernel(9, KernelClass::Other);
-  const Outcome out = simulate(cluster, plan);
+  const ComputeSpeeds speeds(spec, {});  // no priced types: the roofline ratios
+  const Outcome out = simulate(cluster, plan, {.speeds = &speeds});
   const auto took = [&out](PlanTaskId t) { return out.times[t].end - out.times[t].start; };
   CHECK(took(norm_h) == Time::us(30));
   CHECK(took(gemm_h) == Time::us(30));

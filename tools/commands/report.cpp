@@ -51,8 +51,10 @@ void link_keys(const topo::Perturbation& p, const topo::Failures& failures, Json
   }
 }
 
-// The what-ifs as the experiment gave them, every field explicit.
-Json perturbations(const topo::Spec& cluster) {
+// The what-ifs as the experiment gave them, every field explicit; another GPU model's class
+// speeds as the experiment priced them.
+Json perturbations(const work::Experiment& e) {
+  const topo::Spec& cluster = e.cluster;
   const topo::Failures failures = topo::failures_of(cluster);
   Json out = Json::array();
   for (const topo::Perturbation& p : cluster.perturbations) {
@@ -79,12 +81,12 @@ Json perturbations(const topo::Spec& cluster) {
     } else if (p.part == topo::PerturbedPart::GpuType) {
       one["gpu"] = p.gpu->name;
       one["gpu_file"] = p.gpu_source;
-      one["calibration"] = p.gpu_calibration.empty() ? "none" : p.gpu_calibration;
+      const work::PricedGpuType* priced = work::priced_type(e.gpu_types, p.entry);
+      one["calibration"] = priced != nullptr ? priced->calibration : "none";
+      const work::KernelSpeeds type = work::type_speeds(cluster.gpu, p, e.gpu_types);
       Json speeds = Json::object();  // per kernel class, of the cluster GPU's rate
       for (std::size_t k = 0; k < work::kKernelClasses; ++k) {
-        const auto kind = static_cast<work::KernelClass>(k);
-        speeds[std::string(work::kernel_class_name(kind))] =
-            work::type_speed(cluster.gpu, p, kind);
+        speeds[std::string(work::kernel_class_name(static_cast<work::KernelClass>(k)))] = type[k];
       }
       one["class_speed"] = std::move(speeds);
     } else {
@@ -112,7 +114,7 @@ Json setup_keys(const ReportInput& in) {
   }
   r["seed"] = e.seed;
   if (!e.cluster.perturbations.empty()) {
-    r["perturbations"] = perturbations(e.cluster);
+    r["perturbations"] = perturbations(e);
   }
   return r;
 }

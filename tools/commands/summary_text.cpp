@@ -71,16 +71,18 @@ std::string carrier_words(const topo::Perturbation& p, const topo::Failures& fai
                      p.gpus.size() == 1 ? "its" : "their", gpu_list(carriers));
 }
 
-// Another GPU model on some nodes: which, and its rates against the cluster's.
-std::string type_words(const topo::Perturbation& p, const topo::GpuSpec& base) {
-  const auto ratio = [&](work::KernelClass k) { return work::type_speed(base, p, k); };
+// Another GPU model on some nodes: which, and its rates against the cluster's, as the
+// experiment priced them.
+std::string type_words(const topo::Perturbation& p, const work::Experiment& e) {
+  const work::KernelSpeeds speeds = work::type_speeds(e.cluster.gpu, p, e.gpu_types);
+  const auto ratio = [&](work::KernelClass k) { return speeds[static_cast<std::size_t>(k)]; };
+  const work::PricedGpuType* priced = work::priced_type(e.gpu_types, p.entry);
   return fmt::format(
       "the GPUs of {} are {} ({}, calibration {}): GEMMs at {:.3g}, attention "
       "at {:.3g} forward and {:.3g} backward, norms at {:.3g} of the {}'s rate",
-      target_words(p), p.gpu->name, p.gpu_source,
-      p.gpu_calibration.empty() ? "none" : p.gpu_calibration, ratio(work::KernelClass::GemmFprop),
-      ratio(work::KernelClass::AttentionFwd), ratio(work::KernelClass::AttentionBwd),
-      ratio(work::KernelClass::Norm), base.name);
+      target_words(p), p.gpu->name, p.gpu_source, priced != nullptr ? priced->calibration : "none",
+      ratio(work::KernelClass::GemmFprop), ratio(work::KernelClass::AttentionFwd),
+      ratio(work::KernelClass::AttentionBwd), ratio(work::KernelClass::Norm), e.cluster.gpu.name);
 }
 
 // A speed drawn per kernel, when the perturbation draws one.
@@ -168,7 +170,7 @@ std::string header(const work::Experiment& e) {
   const topo::Failures failures = topo::failures_of(e.cluster);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].part == topo::PerturbedPart::GpuType) {
-      out += fmt::format("\nwhat-if        {}", type_words(list[i], e.cluster.gpu));
+      out += fmt::format("\nwhat-if        {}", type_words(list[i], e));
     } else if (!list[i].drawn) {
       out += fmt::format("\nwhat-if        {}", perturbation_words(list[i], failures));
     } else if (i == 0 || list[i - 1].entry != list[i].entry) {  // a draw's GPUs follow each other

@@ -17,7 +17,9 @@ name). This fails when:
   every row's name of its table as a string literal ("flat", "two_tier", ...); for pipeline
   schedules, a file that defines a schedule row (a ScheduleRow) or holds every schedule's name
   as a string literal; for GPU types,
-  any source file holding a GPU model's name as a string literal (a GPU is data).
+  any source file holding a GPU model's name as a string literal (a GPU is data); for sources of
+  GPU speed ("... a source of GPU speed"), a file that reads a perturbation's compute_speed or
+  kernel_draw, so that speeds are combined only where the recipe says (ComputeSpeeds).
 Prints what is wrong; exits 1 if anything is.
 
 Usage: check_recipes.py [SOURCE_DIR] | --self-test
@@ -38,7 +40,8 @@ RECIPES = {"kind": "### Adding a workload kind",
            "ep": "### Adding an EP library",
            "cp": "### Adding a CP algorithm",
            "schedule": "### Adding a pipeline schedule",
-           "gpu": "### Adding a GPU type"}
+           "gpu": "### Adding a GPU type",
+           "speed": "### Adding a source of GPU speed"}
 # The tables of the EP exchanges and the CP algorithms: their enum and the file whose rows
 # name them ({Enum::X, "name", ...}).
 TABLES = {"ep": ("EpAlgorithm", "workloads/collectives/ep_algorithms.hpp"),
@@ -50,6 +53,7 @@ KEY_CHECK = re.compile(r"[.>]allow_only\(")
 COMMAND_DECLARATION = re.compile(r"\bCommand\s+(declare_\w+_command)\(")
 COMMAND_ADDED = re.compile(r"[.>]add_subcommand\(")
 SCHEDULE_ROW = re.compile(r"\bconst\s+ScheduleRow\s+k\w+\s*\{")
+SPEED_READ = re.compile(r"\.compute_speed\b|\bkernel_draw\b")
 
 
 def recipe_paths(doc):
@@ -138,6 +142,8 @@ def registries(root):
             found["command"].append(rel)
         if SCHEDULE_ROW.search(code) or (schedules and all(f'"{n}"' in code for n in schedules)):
             found["schedule"].append(rel)
+        if SPEED_READ.search(code):
+            found["speed"].append(rel)
     return found
 
 
@@ -172,6 +178,8 @@ def self_test(root):
         "workloads/step/stray_rows.cpp": "const ScheduleRow kStraySchedule{};\n",
         "tools/commands/schedule_list.cpp":
             'const char* k[] = {"1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"};\n',
+        "workloads/step/stray_speed.cpp":
+            "double slow(const topo::Perturbation& p) { return 0.9 * p.compute_speed; }\n",
     }
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

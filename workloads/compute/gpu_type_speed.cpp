@@ -24,12 +24,27 @@ double type_speed(const topo::GpuSpec& base, const topo::GpuSpec& other, KernelC
   return from > 0 && to > 0 ? to / from : 1.0;
 }
 
-double type_speed(const topo::GpuSpec& base, const topo::Perturbation& p, KernelClass k) {
-  const auto i = static_cast<std::size_t>(k);
-  if (i < p.class_speed.size()) {
-    return p.class_speed[i];
+const PricedGpuType* priced_type(std::span<const PricedGpuType> priced, std::size_t entry) {
+  for (const PricedGpuType& t : priced) {
+    if (t.entry == entry) {
+      return &t;
+    }
   }
-  return p.gpu ? type_speed(base, *p.gpu, k) : 1.0;
+  return nullptr;
+}
+
+KernelSpeeds type_speeds(const topo::GpuSpec& base, const topo::Perturbation& p,
+                         std::span<const PricedGpuType> priced) {
+  if (const PricedGpuType* t = priced_type(priced, p.entry)) {
+    return t->speed;
+  }
+  KernelSpeeds out = speeds_at(1.0);
+  if (p.gpu) {
+    for (std::size_t k = 0; k < kKernelClasses; ++k) {
+      out[k] = type_speed(base, *p.gpu, static_cast<KernelClass>(k));
+    }
+  }
+  return out;
 }
 
 }  // namespace hopsim::work

@@ -13,6 +13,7 @@
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/compute/compute_speeds.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/plan/plan.hpp"
@@ -33,6 +34,16 @@ struct JobEnv {
   const LibraryConstants& ep_libraries() const {
     static const LibraryConstants kDefaults{};
     return libraries != nullptr ? *libraries : kDefaults;
+  }
+
+  /// The speeds the GPUs compute at, built once per run from `cluster`'s perturbations and the
+  /// experiment's priced GPU types; null: every GPU at the compute model's rate.
+  const ComputeSpeeds* speeds = nullptr;
+
+  /// `speeds`, or every GPU at the compute model's rate.
+  const ComputeSpeeds& compute_speeds() const {
+    static const ComputeSpeeds kFull{};
+    return speeds != nullptr ? *speeds : kFull;
   }
 };
 

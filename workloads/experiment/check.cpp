@@ -138,7 +138,7 @@ std::optional<Problem> typed_twice(const std::vector<topo::Perturbation>& list) 
 
 // Each perturbed GPU exists and runs something (a layer's or a step's GPUs are its mesh's);
 // what one GPU's perturbations multiply to stays in one perturbation's range; failed links
-// leave a route between every two GPUs; a folded step can fold around them (partial_fold.hpp).
+// leave a route between every two GPUs.
 void check_perturbations(const Experiment& e, Problems& out) {
   const int gpus = e.cluster.gpu_count();
   const int used = mesh_gpus(e);
@@ -186,11 +186,6 @@ void check_perturbations(const Experiment& e, Problems& out) {
     out.push_back(partition);
     return;
   }
-  if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
-    const Mesh mesh(e.parallel);
-    const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.ep_libraries};
-    step_parts::check_partial_fold(*step, env, out);
-  }
 }
 
 }  // namespace
@@ -222,7 +217,20 @@ Problems check(const Experiment& e) {
     return out;
   }
   const Mesh mesh(e.parallel);
-  const JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed, &e.ep_libraries};
+  const ComputeSpeeds speeds(e.cluster, e.gpu_types);
+  const JobEnv env{.cluster = e.cluster,
+                   .nccl = e.nccl,
+                   .mesh = mesh,
+                   .model = e.model ? &*e.model : nullptr,
+                   .seed = e.seed,
+                   .libraries = &e.ep_libraries,
+                   .speeds = &speeds};
+  if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
+    step_parts::check_partial_fold(*step, env, out);  // what a folded step cannot fold around
+    if (!out.empty()) {
+      return out;
+    }
+  }
   std::visit([&](const auto& job) { job.check(env, out); }, e.job);
   if (out.empty() && e.validation) {
     check_validation(e, out);

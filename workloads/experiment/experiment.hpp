@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/problem.hpp"
 #include "topology/spec.hpp"
@@ -13,6 +14,7 @@
 #include "workloads/collectives/ep_exchange.hpp"
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/compute/gpu_type_speed.hpp"
 #include "workloads/experiment/job.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
@@ -42,6 +44,10 @@ struct Experiment {
   std::optional<TableScaling> calibration_scaling;
   /// How "calibration": "auto" chose (empty when the experiment named its table).
   std::string calibration_note;
+  /// The cluster's GpuType perturbations priced by their own calibration against its GPU,
+  /// when the experiment is read (gpu_types.hpp); one without an entry runs at the roofline
+  /// ratio.
+  std::vector<PricedGpuType> gpu_types;
   Job job;
   /// The attention kernel the workload runs (its `attention_kernel`).
   AttentionKernel attention_kernel = AttentionKernel::Auto;

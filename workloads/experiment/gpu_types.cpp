@@ -78,7 +78,8 @@ void price_gpu_types(Experiment& e, const std::vector<TypeCalibration>& tables) 
   const ComputeModel own = compute_model(e);
   const LayerCosts kernels = job_kernels(e, own);
   std::size_t i = 0;
-  for (topo::Perturbation& p : e.cluster.perturbations) {
+  e.gpu_types.clear();
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
     if (p.part != topo::PerturbedPart::GpuType) {
       continue;
     }
@@ -87,9 +88,8 @@ void price_gpu_types(Experiment& e, const std::vector<TypeCalibration>& tables) 
     const TypeCalibration& t = tables[i++];
     const ComputeModel model(t.table.get(), roofline_of(*p.gpu), t.scaling, e.attention_kernel,
                              e.fp8_recipe);
-    const KernelSpeeds s = class_speeds(kernels, job_kernels(e, model), e.cluster.gpu, *p.gpu);
-    p.class_speed.assign(s.begin(), s.end());
-    p.gpu_calibration = t.name;
+    e.gpu_types.push_back(
+        {p.entry, class_speeds(kernels, job_kernels(e, model), e.cluster.gpu, *p.gpu), t.name});
   }
 }
 

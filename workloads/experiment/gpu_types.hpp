@@ -35,7 +35,7 @@ LayerCosts job_kernels(const Experiment& e, const ComputeModel& model);
 KernelSpeeds class_speeds(const LayerCosts& kernels_base, const LayerCosts& kernels_other,
                           const topo::GpuSpec& base, const topo::GpuSpec& other);
 
-/// Sets each GpuType perturbation's class_speed and gpu_calibration: its model with
+/// Prices each GpuType perturbation into the experiment's gpu_types: its model with
 /// `tables[i]` (one per GpuType perturbation, in order) against the experiment's own, over the
 /// experiment's kernels.
 void price_gpu_types(Experiment& e, const std::vector<TypeCalibration>& tables);

@@ -140,8 +140,8 @@ std::vector<topo::LinkId> busiest_links(const topo::Cluster& cluster, const Plan
   return links;
 }
 
-CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
-                         const RunOptions& options) {
+CaseResult simulate_case(const topo::Cluster& cluster, const ComputeSpeeds* speeds, Case c,
+                         double tolerance, const RunOptions& options) {
   const CaseTraffic traffic = c.traffic;
   const std::optional<KernelTally> kernels = c.kernels;
   const std::optional<Repeat> repeat = std::move(c.repeat);
@@ -156,8 +156,9 @@ CaseResult simulate_case(const topo::Cluster& cluster, Case c, double tolerance,
   if (options.on_progress) {
     progress.emplace(options, r, watch);
   }
-  r.outcome = simulate(cluster, r.plan,
-                       {.observer = progress ? &*progress : watch, .tolerance = tolerance});
+  r.outcome = simulate(
+      cluster, r.plan,
+      {.observer = progress ? &*progress : watch, .tolerance = tolerance, .speeds = speeds});
   if (recorder) {
     r.link_loads = recorder->take();
   }
@@ -218,14 +219,16 @@ namespace {
 
 RunResult run_one(const Experiment& e, const RunOptions& options);
 
-// What a job of `e` builds on, over `mesh` (e's own).
-JobEnv job_env(const Experiment& e, const Mesh& mesh) {
+// What a job of `e` builds on, over `mesh` (e's own), its GPUs at `speeds` (null: at the
+// compute model's rate).
+JobEnv job_env(const Experiment& e, const Mesh& mesh, const ComputeSpeeds* speeds = nullptr) {
   return JobEnv{.cluster = e.cluster,
                 .nccl = e.nccl,
                 .mesh = mesh,
                 .model = e.model ? &*e.model : nullptr,
                 .seed = e.seed,
-                .libraries = &e.ep_libraries};
+                .libraries = &e.ep_libraries,
+                .speeds = speeds};
 }
 
 // schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with
@@ -302,13 +305,15 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
   if (!result.problems.empty()) {
     return result;
   }
-  // A folded step with perturbations runs its pipeline without the compute ones (its measured
-  // layers carry them); its probes say which cluster each runs on (partial_fold.hpp).
+  // The GPUs' speeds, once; every plan reads them. A folded step runs its pipeline without
+  // them and on its links alone (its measured layers carry its GPUs' speeds); its probes say
+  // which cluster and speeds each runs on (partial_fold.hpp).
+  const ComputeSpeeds speeds(e.cluster, e.gpu_types);
   const auto* step = std::get_if<TrainingStepJob>(&e.job);
-  result.cluster.emplace(step != nullptr && step->fold ? step_parts::pipeline_cluster(e.cluster)
-                                                       : e.cluster);
+  const bool folded = step != nullptr && step->fold;
+  result.cluster.emplace(folded ? step_parts::pipeline_cluster(e.cluster) : e.cluster);
   const Mesh mesh(e.parallel);
-  const JobEnv env = job_env(e, mesh);
+  const JobEnv env = job_env(e, mesh, &speeds);
   std::optional<ComputeModel> compute;
   if (e.cluster.gpu.peak_bf16_tflops > 0 && e.cluster.gpu.peak_fp8_tflops > 0 &&
       e.cluster.gpu.hbm_GBps > 0) {
@@ -324,8 +329,8 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
     return result;
   }
   for (Case& c : *cases) {
-    result.cases.push_back(
-        simulate_case(*result.cluster, std::move(c), e.solver_tolerance, options));
+    result.cases.push_back(simulate_case(*result.cluster, folded ? nullptr : &speeds, std::move(c),
+                                         e.solver_tolerance, options));
     if (options.on_case) {
       options.on_case(result.cases.size() - 1, cases->size(), result.cases.back());
     }

@@ -162,8 +162,9 @@ class Plan {
   PlanTaskId append(const Plan& other, std::span<const topo::GpuId> gpu_of);
 
   /// Every compute task of GPU g takes its duration / speed[g][its class], rounded up, as the
-  /// runner runs a perturbed GPU's kernels: a plan simulated on a healthy cluster stands for
-  /// slow GPUs or another GPU model.
+  /// runner runs a perturbed GPU's kernels: a plan simulated without speeds then stands for slow
+  /// GPUs or another GPU model (speed[g] read from ComputeSpeeds::speeds for the GPU that plan
+  /// GPU g stands for).
   void slow_compute(std::span<const KernelSpeeds> speed);
   /// The tasks that `keep` marks (one flag per task), as a plan of their own with this plan's
   /// phases, streams and labels: each kept task waits for the kept tasks it waited for,

@@ -20,13 +20,18 @@ namespace hopsim::work {
 
 /// A sub-plan a job asks to have measured; names are unique within a job.
 struct Probe {
-  Probe(std::string n, Plan p, std::shared_ptr<const topo::Cluster> c = nullptr)
-      : name(std::move(n)), plan(std::move(p)), cluster(std::move(c)) {}
+  Probe(std::string n, Plan p, std::shared_ptr<const topo::Cluster> c = nullptr,
+        const ComputeSpeeds* s = nullptr)
+      : name(std::move(n)), plan(std::move(p)), cluster(std::move(c)), speeds(s) {}
+
   std::string name;
   Plan plan;
   /// The cluster it runs on when not the run's (a folded step with perturbations measures its
   /// healthy layers on a healthy cluster and the groups a perturbation touches on the real one).
   std::shared_ptr<const topo::Cluster> cluster;
+  /// The speeds its GPUs compute at when simulated (the run's, for a group a perturbation
+  /// touches measured at its place); null: the compute model's rate, or what its plan carries.
+  const ComputeSpeeds* speeds = nullptr;
 };
 
 /// A probe as simulated.
@@ -54,8 +59,8 @@ class Measured {
 };
 
 /// Simulates and summarizes `probes` on up to `threads` threads (0: one per core), each
-/// with its own engine and network, on `cluster` or the probe's own; results in the probes'
-/// order, identical for any thread count.
+/// with its own engine and network, on `cluster` or the probe's own, at the probe's speeds;
+/// results in the probes' order, identical for any thread count.
 std::vector<ProbeResult> run_probes(const topo::Cluster& cluster, std::vector<Probe> probes,
                                     double tolerance, unsigned threads);
 

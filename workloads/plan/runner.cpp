@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "sim/assert.hpp"
-#include "workloads/compute/gpu_type_speed.hpp"
 
 namespace hopsim::work {
 
@@ -39,27 +38,19 @@ std::span<const sim::ResourceId> resources_of(
   return {to.data(), route.size()};
 }
 
-// Kernel `i`'s time on its GPU: the plan's, divided by the GPU's speed (a perturbation), by its
-// own drawn speed where the GPU draws one per kernel and, on a node of another GPU model, by
-// that model's rate for the kernel's class; rounded up. Held communication keeps its time.
-Time on_gpu(const topo::Cluster& cluster, const PlanTask& t, std::size_t i) {
-  double speed = cluster.compute_speed(t.src);
-  if (cluster.kernel_draws() && t.kind == PlanTaskKind::Compute) {
-    speed *= cluster.kernel_speed(t.src, i);
-  }
-  if (cluster.mixed() && t.kind == PlanTaskKind::Compute) {
-    if (const topo::Perturbation* type = cluster.gpu_type_source(t.src)) {
-      speed *= type_speed(cluster.spec().gpu, *type, t.kernel);
-    }
-  }
-  if (speed == 1.0 || t.kind != PlanTaskKind::Compute) {
+// Kernel `i`'s time on its GPU: the plan's at the GPU's speed for it (ComputeSpeeds: its
+// perturbations, its own drawn speed where the GPU draws one per kernel, its model's rate for
+// the kernel's class), rounded up. Held communication keeps its time.
+Time on_gpu(const ComputeSpeeds* speeds, const PlanTask& t, std::size_t i) {
+  if (speeds == nullptr || t.kind != PlanTaskKind::Compute) {
     return t.duration;
   }
-  return at_speed(t.duration, speed);
+  const double speed = speeds->kernel_speed(t.src, t.kernel, i);
+  return speed == 1.0 ? t.duration : at_speed(t.duration, speed);
 }
 
-void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& executor,
-               Outcome& out) {
+void add_tasks(const topo::Cluster& cluster, const ComputeSpeeds* speeds, const Plan& plan,
+               sim::Executor& executor, Outcome& out) {
   const auto streams = static_cast<sim::StreamId>(plan.streams().size());
   for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
     const PlanTask& t = plan.tasks()[i];
@@ -69,7 +60,7 @@ void add_tasks(const topo::Cluster& cluster, const Plan& plan, sim::Executor& ex
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src.value()) * streams + t.stream,
-                                on_gpu(cluster, t, i));
+                                on_gpu(speeds, t, i));
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
     } else {
@@ -104,7 +95,7 @@ Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateO
   Outcome out;
   out.latency.assign(plan.tasks().size(), Time{});
   route_flows(cluster, plan, out);
-  add_tasks(cluster, plan, executor, out);
+  add_tasks(cluster, options.speeds, plan, executor, out);
   for (const auto& [before, after] : plan.dependencies()) {
     executor.add_dependency(before, after);
   }

@@ -7,6 +7,7 @@
 
 #include "sim/executor.hpp"
 #include "topology/cluster.hpp"
+#include "workloads/compute/compute_speeds.hpp"
 #include "workloads/plan/plan.hpp"
 
 namespace hopsim::work {
@@ -49,6 +50,9 @@ struct SimulateOptions {
   RunObserver* observer = nullptr;
   /// The flow solver's approximate mode (sim::FlowNetwork::set_tolerance); 0 is exact.
   double tolerance = 0;
+  /// The speeds its GPUs compute at (ComputeSpeeds::kernel_speed, per kernel); null: every GPU
+  /// at the compute model's rate (a plan whose compute carries its GPUs' speeds already).
+  const ComputeSpeeds* speeds = nullptr;
 };
 
 /// The links flow `t` crosses: through the NICs alone where the plan says so
@@ -58,7 +62,8 @@ inline topo::Route route_of(const topo::Cluster& cluster, const PlanTask& t) {
 }
 
 /// Runs `plan` to completion. Flows take route_of's links; a flow from a GPU to itself takes
-/// no time and no link. Compute tasks run on stream (gpu, stream).
+/// no time and no link. Compute tasks run on stream (gpu, stream), each at its GPU's speed for
+/// it (options.speeds).
 Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateOptions& options);
 inline Outcome simulate(const topo::Cluster& cluster, const Plan& plan,
                         RunObserver* observer = nullptr) {

@@ -3,14 +3,12 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "topology/leaves.hpp"
-#include "workloads/compute/gpu_type_speed.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work::step_parts {
@@ -153,35 +151,6 @@ void spine_touched(const JobEnv& env, bool nics_only, GroupMap& groups,
   }
 }
 
-// Per GPU of the mesh that computes perturbed (slow, or another GPU model): its perturbations'
-// product, per kernel class; the GPUs that draw a speed per kernel into `drawing`.
-std::map<int, KernelSpeeds> compute_speeds(const JobEnv& env, std::set<int>& drawing) {
-  std::map<int, KernelSpeeds> speed;
-  for (const topo::Perturbation& p : env.cluster.perturbations) {
-    if (p.part != topo::PerturbedPart::Compute && p.part != topo::PerturbedPart::GpuType) {
-      continue;
-    }
-    for (const int gpu : p.gpus) {
-      if (gpu >= env.mesh.size()) {
-        continue;
-      }
-      KernelSpeeds& s = speed.try_emplace(gpu, speeds_at(1.0)).first->second;
-      // A speed drawn per kernel counts as the one that gives each kernel its expected time
-      // (the stage's optimizer); its group is measured with the draws.
-      const double drawn = p.kernel_draw ? p.kernel_draw->mean_speed() : 1.0;
-      if (p.kernel_draw) {
-        drawing.insert(gpu);
-      }
-      for (std::size_t k = 0; k < kKernelClasses; ++k) {
-        s[k] *= p.part == topo::PerturbedPart::Compute
-                    ? p.compute_speed * drawn
-                    : type_speed(env.cluster.gpu, p, static_cast<KernelClass>(k));
-      }
-    }
-  }
-  return speed;
-}
-
 // Groups of the same speeds (compute only), drawn or not alike, share the first one's probes.
 void share_probes(std::vector<TouchedGroup>& groups) {
   // (draws, speeds) -> the probe's suffix
@@ -192,6 +161,44 @@ void share_probes(std::vector<TouchedGroup>& groups) {
       const auto [it, fresh] = measured.try_emplace({g.draws, g.speed}, g.probe);
       g.probe = it->second;
       g.own_probe = fresh;
+    }
+  }
+}
+
+// The groups whose GPUs compute perturbed (slow, drawing per kernel, another GPU model), each
+// GPU at its speeds (ComputeSpeeds); each stage's slowest GPU per kernel class, and whether every
+// GPU of it is perturbed.
+void compute_touched(const JobEnv& env, GroupMap& groups, Touched& out) {
+  const Mesh& mesh = env.mesh;
+  const auto stages = at(mesh.spec().pp);
+  const ComputeSpeeds& speeds = env.compute_speeds();
+  std::vector<topo::GpuId> computing;
+  for (const topo::GpuId gpu : speeds.perturbed()) {
+    if (gpu.value() < mesh.size()) {
+      computing.push_back(gpu);
+    }
+  }
+  std::vector<int> perturbed(stages, 0);
+  for (const topo::GpuId gpu : computing) {
+    ++perturbed[at(mesh.coordinate(gpu.value(), Dim::Pp))];
+  }
+  for (std::size_t r = 0; r < stages; ++r) {
+    out.every_gpu.push_back(perturbed[r] == mesh.size() / static_cast<int>(stages));
+    // A stage's slowest GPU: an untouched one at 1, unless every GPU is perturbed.
+    out.stage_speed.push_back(speeds_at(out.every_gpu.back() ? 1e9 : 1.0));
+  }
+  for (const topo::GpuId gpu : computing) {
+    TouchedGroup& g = groups.of(gpu);
+    const auto i =
+        static_cast<std::size_t>(std::find(g.gpus.begin(), g.gpus.end(), gpu) - g.gpus.begin());
+    // A speed drawn per kernel counts at its mean (the stage's optimizer); the group is
+    // measured with the draws.
+    const KernelSpeeds s = speeds.speeds(gpu);
+    g.speed[i] = s;
+    g.draws = g.draws || speeds.draws(gpu);
+    KernelSpeeds& slowest = out.stage_speed[at(g.stage)];
+    for (std::size_t k = 0; k < kKernelClasses; ++k) {
+      slowest[k] = std::min(slowest[k], s[k]);
     }
   }
 }
@@ -221,28 +228,7 @@ Touched touched(const TrainingStepJob& job, const JobEnv& env) {
   const bool nics_only = env.model != nullptr && has_moe(job, *env.model) &&
                          ep_algorithm_row(job.layer.moe->algorithm).through_nics;
   spine_touched(env, nics_only, groups, link_stage);
-  std::set<int> drawing;
-  const std::map<int, KernelSpeeds> speed = compute_speeds(env, drawing);
-  std::vector<int> perturbed(stages, 0);
-  for (const auto& [gpu, s] : speed) {
-    ++perturbed[at(mesh.coordinate(gpu, Dim::Pp))];
-  }
-  for (std::size_t r = 0; r < stages; ++r) {
-    out.every_gpu.push_back(perturbed[r] == mesh.size() / static_cast<int>(stages));
-    // A stage's slowest GPU: an untouched one at 1, unless every GPU is perturbed.
-    out.stage_speed.push_back(speeds_at(out.every_gpu.back() ? 1e9 : 1.0));
-  }
-  for (const auto& [gpu, s] : speed) {
-    TouchedGroup& g = groups.of(topo::GpuId{gpu});
-    const auto i = static_cast<std::size_t>(
-        std::find(g.gpus.begin(), g.gpus.end(), topo::GpuId{gpu}) - g.gpus.begin());
-    g.speed[i] = s;
-    g.draws = g.draws || drawing.contains(gpu);
-    KernelSpeeds& slowest = out.stage_speed[at(g.stage)];
-    for (std::size_t k = 0; k < kKernelClasses; ++k) {
-      slowest[k] = std::min(slowest[k], s[k]);
-    }
-  }
+  compute_touched(env, groups, out);
   out.groups = groups.take();
   share_probes(out.groups);
   for (std::size_t s = 0; s < stages; ++s) {

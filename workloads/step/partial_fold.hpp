@@ -24,12 +24,12 @@ struct TouchedGroup {
   /// NVLink, or its own traffic crosses changed spine links): measured at its place on the
   /// perturbed cluster. Otherwise only compute differs
   /// (slow GPUs, another GPU model): the healthy group's plan with its kernels at `speed` (per
-  /// layer-group rank, per kernel class).
+  /// layer-group rank, its GPU's ComputeSpeeds::speeds).
   bool links = false;
   /// One of its GPUs draws a speed per kernel (kernel_speed): measured at its place on the
-  /// perturbed cluster, whose runner draws them, as the mean of kDrawSamples layers in a row,
-  /// since each of its syncs waits for the slowest draw (the healthy plan slowed by each GPU's
-  /// mean speed misses that).
+  /// perturbed cluster at the run's speeds, whose runner draws them, as the mean of
+  /// kDrawSamples layers in a row, since each of its syncs waits for the slowest draw (the
+  /// healthy plan slowed by each GPU's mean speed misses that).
   bool draws = false;
   std::vector<KernelSpeeds> speed;
   /// " @ stage 1 GPUs 2, 3": what its probes' names add to the healthy probes'.
@@ -90,8 +90,10 @@ inline constexpr std::size_t kMaxColumns = 64;
 /// consecutive stages cross changed spine links (they share them at once), ascending.
 std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env);
 
-/// The cluster a folded step's pipeline runs on: `spec` without its compute and GPU model
-/// perturbations (the layers measured on those GPUs carry them), its link perturbations kept.
+/// The cluster a folded step's pipeline runs on, which run() simulates without the GPUs' speeds:
+/// `spec` with its link perturbations alone, every GPU the cluster's model (the layers measured
+/// on perturbed GPUs carry their speeds, read from the same ComputeSpeeds the unfolded step's
+/// runner reads).
 topo::Spec pipeline_cluster(const topo::Spec& spec);
 
 /// What partial folding cannot take: link perturbations under ZeRO-3, more than kMaxColumns

@@ -32,7 +32,13 @@ DpKey dp_key(CollectiveOp op, double dense_bytes, double expert_bytes) {
 struct LayerGroup {
   explicit LayerGroup(const BuildEnv& b)
       : mesh(TrainingStepJob::layer_spec(b.env.mesh.spec())),
-        env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.libraries},
+        env{.cluster = b.env.cluster,
+            .nccl = b.env.nccl,
+            .mesh = mesh,
+            .model = b.env.model,
+            .seed = b.env.seed,
+            .libraries = b.env.libraries,
+            .speeds = b.env.speeds},
         build{env, b.cluster, b.compute} {}
 
   LayerGroup(const LayerGroup&) = delete;
@@ -426,19 +432,21 @@ std::vector<std::string> layer_probe_names() {
 }
 
 // The healthy layer probe `plan` (named `name`) again on touched group `g`: at its place on the
-// perturbed cluster (compute included) where its links or per-kernel draws differ (the draws
-// also `kDrawSamples` times in a row), else the healthy group's plan slowed, at its place.
+// perturbed cluster at the GPUs' speeds (`speeds`) where its links or per-kernel draws differ
+// (the draws also `kDrawSamples` times in a row), else the healthy group's plan slowed to its
+// GPUs' speeds, at its place.
 void add_group_probe(const TouchedGroup& g, const std::string& name, const Plan& plan,
                      const std::shared_ptr<const topo::Cluster>& healthy,
                      const std::shared_ptr<const topo::Cluster>& perturbed,
-                     std::vector<Probe>& more) {
+                     const ComputeSpeeds& speeds, std::vector<Probe>& more) {
   Probe probe{name + g.probe, Plan{}, nullptr};
   if (g.links || g.draws) {
     probe.plan.append(plan, g.gpus);
     probe.cluster = perturbed;
+    probe.speeds = &speeds;
     if (g.draws) {
-      more.push_back(
-          {name + g.probe + in_a_row_suffix(), in_a_row(plan, g.gpus, kDrawSamples), perturbed});
+      more.push_back({name + g.probe + in_a_row_suffix(), in_a_row(plan, g.gpus, kDrawSamples),
+                      perturbed, &speeds});
     }
   } else {
     probe.plan = plan;
@@ -471,7 +479,7 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
     }
     for (const std::string& name : layer_probe_names()) {
       if (const Plan* plan = healthy(name)) {  // none: no layer of that kind, or no pair
-        add_group_probe(g, name, *plan, healthy_cluster, perturbed, more);
+        add_group_probe(g, name, *plan, healthy_cluster, perturbed, b.env.compute_speeds(), more);
       }
     }
   }
@@ -479,7 +487,8 @@ void add_touched_probes(const TrainingStepJob& job, const BuildEnv& b, std::vect
     for (const DpKey& key : dp_requests(job, b)) {
       Plan plan = dp_plan(job, b, key, stage);
       if (!plan.tasks().empty()) {
-        more.push_back({dp_probe_name(key) + stage_suffix(stage), std::move(plan), perturbed});
+        more.push_back({dp_probe_name(key) + stage_suffix(stage), std::move(plan), perturbed,
+                        &b.env.compute_speeds()});
       }
     }
   }
