@@ -71,8 +71,7 @@ Popularity weights(const MoeRouting& r) {
     case RoutingDistribution::Zipf: {
       std::vector<int> ranking(experts);
       std::iota(ranking.begin(), ranking.end(), 0);
-      ModuloDraws draws(rng, experts);
-      pick(draws, std::span<int>(ranking), experts);
+      pick(ModuloDraws(experts), rng, std::span<int>(ranking), experts);
       for (std::size_t k = 0; k < experts; ++k) {
         const auto e = static_cast<std::size_t>(ranking[k]);
         weight[e] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
