@@ -33,11 +33,15 @@ struct JobEnv {
   const DeepEpModel* deepep = nullptr;  ///< null: DeepEP reaches the links' full rate
 };
 
+class RoutingCache;  // workloads/ep/routing_cache.hpp
+
 /// A job builds its plans from these.
 struct BuildEnv {
   const JobEnv& env;
   const topo::Cluster& cluster;
   const ComputeModel* compute = nullptr;  ///< null when the job needs none
+  /// The run's MoE routings, which the plans it builds share; null: each plan routes its own.
+  RoutingCache* routings = nullptr;
 };
 
 /// A transformer layer's report data: its attention under CP, and its MoE part's (MoE layers).

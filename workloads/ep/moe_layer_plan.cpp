@@ -2,6 +2,7 @@
 // over the rows each GPU received, combine (docs/expert-parallelism.md).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "workloads/ep/hbm_sharing.hpp"
 #include "workloads/ep/moe_builder.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/ep/routing_cache.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -40,11 +42,11 @@ TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
 // costs as much as one with 128.
 constexpr std::int64_t kExpertRowBlock = 128;
 
-// One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction).
+// One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction); the
+// run's other plans may share it.
 struct GroupRouting {
   std::vector<topo::GpuId> ranks;
-  TwoTierMatrix tokens;
-  RoutingLoad load;
+  std::shared_ptr<const GroupTokens> routed;
 };
 
 }  // namespace
@@ -92,9 +94,8 @@ class MoeBuilder::Impl {
       }
       for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
         r.seed = routing_seed(job.routing.seed, g, mb);
-        GroupRouting gr{groups[g], {}, {}};
-        gr.tokens = route_tokens(gr.ranks, b.cluster, r, Bytes{1}, &gr.load);
-        routing_[static_cast<std::size_t>(mb)].push_back(std::move(gr));
+        routing_[static_cast<std::size_t>(mb)].push_back(
+            {groups[g], route_group(b.routings, groups[g], b.cluster, r)});
       }
     }
     hidden_ = model_.hidden;
@@ -305,7 +306,7 @@ class MoeBuilder::Impl {
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
         // The rows of each of the GPU's expert slots, padded to the grouped GEMM's row block.
-        const std::vector<std::int64_t>& slots = gr.load.slot_tokens[j];
+        const std::vector<std::int64_t>& slots = gr.routed->load.slot_tokens[j];
         const auto local = static_cast<std::int64_t>(slots.size());
         std::int64_t rows = 0;
         std::int64_t padded = 0;
@@ -349,7 +350,7 @@ class MoeBuilder::Impl {
         const TaskList& a = after[r.index()];
         start.insert(start.end(), a.begin(), a.end());
       }
-      const TwoTierMatrix m = scaled(gr.tokens, token_bytes);
+      const TwoTierMatrix m = scaled(gr.routed->tokens, token_bytes);
       Collectives c(plan_, b_.cluster, b_.env.nccl, ph);
       const std::int64_t chunk =
           job_.chunk_tokens > 0
@@ -421,7 +422,7 @@ EpDetails MoeBuilder::details() const {
   double nodes = 0;
   double gpus = 0;
   for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
-    const GroupRouting& gr = builder.routing(mb).front();
+    const GroupTokens& gr = *builder.routing(mb).front().routed;
     const std::vector<std::int64_t>& taken = gr.load.expert_tokens;
     if (details.tokens_per_expert.empty()) {
       details.tokens_per_expert.assign(taken.size(), 0);

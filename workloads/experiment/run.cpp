@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/problem.hpp"
+#include "workloads/ep/routing_cache.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
@@ -318,7 +319,8 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
     result.problems.push_back(std::move(*large));
     return result;
   }
-  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr};
+  RoutingCache routings;  // this run's: its plans share the routings they make
+  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr, &routings};
   std::optional<std::vector<Case>> cases = build_cases(e, build, options, result);
   if (!cases) {
     return result;

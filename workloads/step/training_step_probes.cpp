@@ -33,7 +33,7 @@ struct LayerGroup {
   explicit LayerGroup(const BuildEnv& b)
       : mesh(TrainingStepJob::layer_spec(b.env.mesh.spec())),
         env{b.env.cluster, b.env.nccl, mesh, b.env.model, b.env.seed, b.env.deepep},
-        build{env, b.cluster, b.compute} {}
+        build{env, b.cluster, b.compute, b.routings} {}
 
   LayerGroup(const LayerGroup&) = delete;
   LayerGroup& operator=(const LayerGroup&) = delete;
