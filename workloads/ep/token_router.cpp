@@ -42,10 +42,12 @@ class TokenRouter {
   Selection copy_of(int e) const;
   Selection least_loaded_copy(int e) const;
   void reach(const Selection& s);
-  void choose_weighted(std::uint64_t stamp);
+  void choose_weighted(RoutingRng& rng, std::uint64_t stamp);
   std::size_t list_experts(std::uint64_t stamp);
   void choose_uniform(RoutingRng& rng, std::uint64_t stamp);
   void land(std::size_t src, std::uint64_t stamp);
+  void route_weighted();
+  void route_uniform();
 
   const ExpertLayout l_;
   const std::size_t n_;
@@ -62,7 +64,7 @@ class TokenRouter {
   std::vector<std::int64_t> slot_tokens_;  // per slot, rank by rank: the selections it took
   std::vector<Selection> only_copy_;       // per expert: its copy, or rank -1 (several)
   std::int64_t dropped_ = 0;
-  RoutingRng rng_;
+  const std::uint64_t seed_;
   Popularity popular_;
   std::vector<int> node_pool_;     // 0, 1, ..., nodes - 1 between tokens
   std::vector<int> listing_;       // uniform: the chosen nodes' experts, in order, each once
@@ -99,7 +101,7 @@ TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster
       capacity_(capacity_of(r, ranks.size())),
       weighted_(r.distribution != RoutingDistribution::Uniform || !r.bias.empty()),
       taken_(static_cast<std::size_t>(r.experts), 0),
-      rng_(r.seed),
+      seed_(r.seed),
       popular_(weighted_ ? weights(r) : Popularity{}),
       node_pool_(nodes_),
       chosen_(top_k_),
@@ -188,16 +190,16 @@ void TokenRouter::reach(const Selection& s) {
 }
 
 // Zipf, or any bias: experts drawn one after another by weight among those still allowed.
-void TokenRouter::choose_weighted(std::uint64_t stamp) {
+void TokenRouter::choose_weighted(RoutingRng& rng, std::uint64_t stamp) {
   reached_ = 0;
   for (std::size_t k = 0; k < top_k_; ++k) {
     int e = -1;
     for (int attempt = 0; attempt < 64 && e < 0; ++attempt) {
-      const int c = draw_expert(rng_, popular_);
+      const int c = draw_expert(rng, popular_);
       e = allowed(c) ? c : -1;
     }
     if (e < 0) {  // the allowed experts are rare: one exact draw among them
-      e = draw_allowed(rng_, popular_, [this](int x) { return allowed(x); });
+      e = draw_allowed(rng, popular_, [this](int x) { return allowed(x); });
     }
     HOPSIM_ASSERT(e >= 0, "top-{} within {} nodes", top_k_, node_limit_);
     expert_hit_[static_cast<std::size_t>(e)] = stamp;
@@ -273,18 +275,36 @@ void TokenRouter::land(std::size_t src, std::uint64_t stamp) {
   }
 }
 
-TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
-  RoutingRng rng = rng_;  // the uniform draws': a local, which stays in registers
+// Every token of every rank, weighted or uniform, each path with a generator of its own: a
+// local, which the uniform draws keep in registers (the weighted path's calls would not let
+// them, were it the same variable).
+void TokenRouter::route_weighted() {
+  RoutingRng rng(seed_);
   for (std::size_t src = 0; src < n_; ++src) {
     for (std::int64_t t = 0; t < tokens_per_rank_; ++t) {
       const std::uint64_t stamp = ++stamp_;
-      if (weighted_) {
-        choose_weighted(stamp);
-      } else {
-        choose_uniform(rng, stamp);
-      }
+      choose_weighted(rng, stamp);
       land(src, stamp);
     }
+  }
+}
+
+void TokenRouter::route_uniform() {
+  RoutingRng rng(seed_);
+  for (std::size_t src = 0; src < n_; ++src) {
+    for (std::int64_t t = 0; t < tokens_per_rank_; ++t) {
+      const std::uint64_t stamp = ++stamp_;
+      choose_uniform(rng, stamp);
+      land(src, stamp);
+    }
+  }
+}
+
+TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
+  if (weighted_) {
+    route_weighted();
+  } else {
+    route_uniform();
   }
   if (load != nullptr) {
     load->expert_tokens = std::move(taken_);
