@@ -1,5 +1,6 @@
 // The run's routing cache: what route_tokens makes, once per distinct input, shared after; a
-// change of any input (seed, another field, the ranks' nodes) routes again.
+// change of any input (seed, another field, the ranks' nodes) routes again, and so does a
+// cleared cache.
 #include "workloads/ep/routing_cache.hpp"
 
 #include <memory>
@@ -74,6 +75,11 @@ TEST_CASE("routing cache: route_tokens' routing, made once and shared for equal 
   CHECK(same(*spread, direct(ranks, fours, r)));
   CHECK(spread->tokens.nodes == 16);
   CHECK(cache.route(ranks, cluster, r) == first);
+  // Cleared, the cache routes again; what it handed out before lives on where it is held.
+  cache.clear();
+  const std::shared_ptr<const GroupTokens> after = cache.route(ranks, cluster, r);
+  CHECK(after != first);
+  CHECK(same(*after, *first));
 }
 
 TEST_CASE("routing cache: requests from two threads at once share one routing per input") {

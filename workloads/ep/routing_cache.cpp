@@ -49,6 +49,11 @@ std::shared_ptr<const GroupTokens> RoutingCache::route(std::span<const topo::Gpu
   return made;
 }
 
+void RoutingCache::clear() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  by_seed_.clear();
+}
+
 std::shared_ptr<const GroupTokens> route_group(RoutingCache* cache,
                                                std::span<const topo::GpuId> ranks,
                                                const topo::Cluster& cluster, const MoeRouting& r) {

@@ -24,13 +24,18 @@ struct GroupTokens {
 /// The routings of one run, by their inputs, shared by every plan that asks again. Routing is
 /// a pure function of the routing spec and of each rank's node (all that route_tokens reads of
 /// the cluster), so a routing made once serves every later request with equal inputs, byte
-/// for byte. A run owns one (BuildEnv::routings); its calls may come from several threads.
+/// for byte. A run owns one (BuildEnv::routings) while it builds plans; its calls may come from
+/// several threads.
 class RoutingCache {
  public:
   /// route_tokens(ranks, cluster, r, Bytes{1}, &load): made on the first call with these
   /// inputs, shared after.
   std::shared_ptr<const GroupTokens> route(std::span<const topo::GpuId> ranks,
                                            const topo::Cluster& cluster, const MoeRouting& r);
+
+  /// Forgets every routing (plans that share one keep it): a run clears its cache once a batch
+  /// of plans is built, so that no routing takes memory while they are simulated.
+  void clear();
 
  private:
   struct Entry {

@@ -188,7 +188,11 @@ std::optional<std::vector<Case>> build_cases(const Experiment& e, const BuildEnv
     return std::visit(
         [&](const auto& job) -> std::vector<Case> {
           if constexpr (Probing<std::decay_t<decltype(job)>>) {
-            result.probes = run_probes(*result.cluster, job.probes(build), e.solver_tolerance,
+            std::vector<Probe> probes = job.probes(build);
+            if (build.routings != nullptr) {  // the probes are built: no routing held as they run
+              build.routings->clear();
+            }
+            result.probes = run_probes(*result.cluster, std::move(probes), e.solver_tolerance,
                                        options.probe_threads);
             return job.cases(build, Measured(result.probes));
           } else if constexpr (std::decay_t<decltype(job)>::kSimulated) {
@@ -319,9 +323,10 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
     result.problems.push_back(std::move(*large));
     return result;
   }
-  RoutingCache routings;  // this run's: its plans share the routings they make
+  RoutingCache routings;  // the plans built next share the routings they make
   const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr, &routings};
   std::optional<std::vector<Case>> cases = build_cases(e, build, options, result);
+  routings.clear();
   if (!cases) {
     return result;
   }
