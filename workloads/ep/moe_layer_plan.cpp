@@ -245,6 +245,8 @@ class MoeBuilder::Impl {
   std::vector<TaskList> ready_[2];
   /// The communication stream: what the next exchange of each EP group starts after.
   std::map<std::size_t, TaskList> comm_free_;
+  /// The experts' kernels by (rows per expert, experts), priced once: GPUs share them.
+  std::map<std::pair<std::int64_t, std::int64_t>, LayerCosts> expert_costs_;
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
@@ -261,6 +263,16 @@ class MoeBuilder::Impl {
   }
 
   KernelCosts shared_backward() const { return again_then(again_shared_, shared_.bwd); }
+
+  // The kernels of a grouped GEMM over `local` experts of `rows` rows each.
+  const LayerCosts& expert_costs(std::int64_t rows, std::int64_t local) {
+    const std::pair<std::int64_t, std::int64_t> key{rows, local};
+    auto it = expert_costs_.find(key);
+    if (it == expert_costs_.end()) {
+      it = expert_costs_.emplace(key, moe_expert_costs(model_, p_, rows, *b_.compute, local)).first;
+    }
+    return it->second;
+  }
 
   // What runs before dispatch: attention and the router, or the router alone.
   PhaseKind pre_phase() const { return job_.attention ? PhaseKind::Attention : PhaseKind::Router; }
@@ -317,8 +329,7 @@ class MoeBuilder::Impl {
         const topo::GpuId gpu = gr.ranks[j];
         const std::size_t g = gpu.index();
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
-        const LayerCosts costs =
-            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
+        const LayerCosts& costs = expert_costs((padded + local - 1) / local, local);
         const KernelCosts k =
             pass == Pass::Fwd
                 ? costs.fwd
