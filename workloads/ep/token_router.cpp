@@ -30,17 +30,18 @@ class TokenRouter {
   TwoTierMatrix route(RoutingLoad* load);
 
  private:
-  /// A selection: the expert and the copy it lands on (its rank, and its slot's index among
-  /// every rank's slots, rank by rank).
+  /// A selection: the expert and the copy it lands on (its rank, and the selections its slot
+  /// took so far, in slot_tokens_).
   struct Selection {
     int expert = -1;
     int rank = -1;
-    std::size_t slot = 0;
+    std::int64_t* tokens = nullptr;
   };
 
   bool allowed(int e) const;
-  Selection copy_of(int e) const;
-  Selection least_loaded_copy(int e) const;
+  Selection copy(int e, std::pair<int, int> rank_slot);
+  Selection copy_of(int e);
+  Selection least_loaded_copy(int e);
   void reach(const Selection& s);
   void choose_weighted(RoutingRng& rng, std::uint64_t stamp);
   std::size_t list_experts(std::uint64_t stamp);
@@ -60,9 +61,8 @@ class TokenRouter {
   const bool weighted_;
   TwoTierMatrix m_;
   std::vector<std::int64_t> taken_;
-  std::vector<std::size_t> first_slot_;    // per rank: the index of its first slot
-  std::vector<std::int64_t> slot_tokens_;  // per slot, rank by rank: the selections it took
-  std::vector<Selection> only_copy_;       // per expert: its copy, or rank -1 (several)
+  std::vector<std::vector<std::int64_t>> slot_tokens_;  // per rank and slot: selections taken
+  std::vector<Selection> only_copy_;  // per expert: its copy, or rank -1 (several)
   std::int64_t dropped_ = 0;
   const std::uint64_t seed_;
   Popularity popular_;
@@ -116,15 +116,12 @@ TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster
   m_.to_node.assign(n_ * nodes_, 0);
   std::iota(node_pool_.begin(), node_pool_.end(), 0);
   for (const std::vector<int>& slots : l_.slots) {
-    first_slot_.push_back(slot_tokens_.size());
-    slot_tokens_.resize(slot_tokens_.size() + slots.size(), 0);
+    slot_tokens_.emplace_back(slots.size(), 0);
   }
   for (std::size_t e = 0; e < l_.copies.size(); ++e) {
-    Selection only{static_cast<int>(e), -1, 0};
+    Selection only{static_cast<int>(e), -1, nullptr};
     if (l_.copies[e].size() == 1) {
-      const auto [g, k] = l_.copies[e].front();
-      only = {static_cast<int>(e), g,
-              first_slot_[static_cast<std::size_t>(g)] + static_cast<std::size_t>(k)};
+      only = copy(static_cast<int>(e), l_.copies[e].front());
     }
     only_copy_.push_back(only);
   }
@@ -158,27 +155,31 @@ bool TokenRouter::allowed(int e) const {
 }
 
 // The copy of e the token sends to: its only one, or least_loaded_copy.
-TokenRouter::Selection TokenRouter::copy_of(int e) const {
+TokenRouter::Selection TokenRouter::copy_of(int e) {
   const Selection& only = only_copy_[static_cast<std::size_t>(e)];
   return only.rank >= 0 ? only : least_loaded_copy(e);
 }
 
 // Of e's copies: one on a node the token reaches, else any (a node it may still reach); among
 // those the one that took the fewest selections so far (ties: the first).
-TokenRouter::Selection TokenRouter::least_loaded_copy(int e) const {
-  Selection best{e, -1, 0};
+TokenRouter::Selection TokenRouter::least_loaded_copy(int e) {
+  Selection best{e, -1, nullptr};
   bool best_reached = false;
-  for (const auto& [g, k] : l_.copies[static_cast<std::size_t>(e)]) {
-    const auto rank = static_cast<std::size_t>(g);
-    const std::size_t slot = first_slot_[rank] + static_cast<std::size_t>(k);
-    const bool on = node_hit_[l_.node_of_rank[rank]] == stamp_;
+  for (const std::pair<int, int>& c : l_.copies[static_cast<std::size_t>(e)]) {
+    const bool on = node_hit_[l_.node_of_rank[static_cast<std::size_t>(c.first)]] == stamp_;
+    const Selection s = copy(e, c);
     if (best.rank < 0 || (on && !best_reached) ||
-        (on == best_reached && slot_tokens_[slot] < slot_tokens_[best.slot])) {
-      best = {e, g, slot};
+        (on == best_reached && *s.tokens < *best.tokens)) {
+      best = s;
       best_reached = on;
     }
   }
   return best;
+}
+
+TokenRouter::Selection TokenRouter::copy(int e, std::pair<int, int> rank_slot) {
+  const auto [g, k] = rank_slot;
+  return {e, g, &slot_tokens_[static_cast<std::size_t>(g)][static_cast<std::size_t>(k)]};
 }
 
 void TokenRouter::reach(const Selection& s) {
@@ -260,7 +261,7 @@ void TokenRouter::land(std::size_t src, std::uint64_t stamp) {
       continue;
     }
     ++taken;
-    ++slot_tokens_[s.slot];
+    ++*s.tokens;
     const auto dst = static_cast<std::size_t>(s.rank);
     selections[dst] += bytes;
     if (gpu_hit_[dst] != stamp) {
@@ -308,11 +309,7 @@ TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
   }
   if (load != nullptr) {
     load->expert_tokens = std::move(taken_);
-    load->slot_tokens.resize(n_);
-    for (std::size_t g = 0; g < n_; ++g) {
-      const auto first = slot_tokens_.begin() + static_cast<std::ptrdiff_t>(first_slot_[g]);
-      load->slot_tokens[g].assign(first, first + static_cast<std::ptrdiff_t>(l_.slots[g].size()));
-    }
+    load->slot_tokens = std::move(slot_tokens_);
     load->dropped = dropped_;
   }
   return std::move(m_);
