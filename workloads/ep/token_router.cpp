@@ -47,8 +47,8 @@ class TokenRouter {
   std::size_t list_experts(std::uint64_t stamp);
   void choose_uniform(RoutingRng& rng, std::uint64_t stamp);
   void land(std::size_t src, std::uint64_t stamp);
-  void route_weighted();
-  void route_uniform();
+  template <class Choose>
+  void each_token(Choose choose);
 
   const ExpertLayout l_;
   const std::size_t n_;
@@ -276,26 +276,16 @@ void TokenRouter::land(std::size_t src, std::uint64_t stamp) {
   }
 }
 
-// Every token of every rank, weighted or uniform, each path with a generator of its own: a
-// local, which the uniform draws keep in registers (the weighted path's calls would not let
-// them, were it the same variable).
-void TokenRouter::route_weighted() {
+// Every token of every rank, its selections chosen by `choose` from a generator of this
+// function's own: a local, which the uniform draws keep in registers (the weighted path's
+// calls would not let them, were both paths to share one variable).
+template <class Choose>
+void TokenRouter::each_token(Choose choose) {
   RoutingRng rng(seed_);
   for (std::size_t src = 0; src < n_; ++src) {
     for (std::int64_t t = 0; t < tokens_per_rank_; ++t) {
       const std::uint64_t stamp = ++stamp_;
-      choose_weighted(rng, stamp);
-      land(src, stamp);
-    }
-  }
-}
-
-void TokenRouter::route_uniform() {
-  RoutingRng rng(seed_);
-  for (std::size_t src = 0; src < n_; ++src) {
-    for (std::int64_t t = 0; t < tokens_per_rank_; ++t) {
-      const std::uint64_t stamp = ++stamp_;
-      choose_uniform(rng, stamp);
+      choose(rng, stamp);
       land(src, stamp);
     }
   }
@@ -303,9 +293,9 @@ void TokenRouter::route_uniform() {
 
 TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
   if (weighted_) {
-    route_weighted();
+    each_token([this](RoutingRng& rng, std::uint64_t stamp) { choose_weighted(rng, stamp); });
   } else {
-    route_uniform();
+    each_token([this](RoutingRng& rng, std::uint64_t stamp) { choose_uniform(rng, stamp); });
   }
   if (load != nullptr) {
     load->expert_tokens = std::move(taken_);
