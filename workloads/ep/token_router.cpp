@@ -2,9 +2,11 @@
 // whose output is the same on every platform.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/assert.hpp"
@@ -17,8 +19,9 @@ namespace {
 
 // One EP group's routing, token by token: the layout, what one token's draws share (stamps
 // instead of cleared flags: a token costs O(top_k) here, not O(ranks)), and the matrices and
-// loads it fills. A DeepSeek-V3 layer group routes 2^18 tokens with a dozen draws each, so the
-// per-token work stays in flat arrays and the uniform draws run on a local generator.
+// loads it fills. A DeepSeek-V3 layer group routes 2^18 tokens with a dozen draws each, so a
+// token reads tables built once (each expert's only copy) and the draws run on a local
+// generator.
 class TokenRouter {
  public:
   TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster, const MoeRouting& r,
@@ -61,7 +64,8 @@ class TokenRouter {
   const bool weighted_;
   TwoTierMatrix m_;
   std::vector<std::int64_t> taken_;
-  std::vector<std::vector<std::int64_t>> slot_tokens_;  // per rank and slot: selections taken
+  // Per rank and slot: the selections it took. Selections point into it: never resized.
+  std::vector<std::vector<std::int64_t>> slot_tokens_;
   std::vector<Selection> only_copy_;  // per expert: its copy, or rank -1 (several)
   std::int64_t dropped_ = 0;
   const std::uint64_t seed_;
@@ -177,6 +181,7 @@ TokenRouter::Selection TokenRouter::least_loaded_copy(int e) {
   return best;
 }
 
+// The selection of e on its copy in `rank_slot` (a rank of the group, and a slot of it).
 TokenRouter::Selection TokenRouter::copy(int e, std::pair<int, int> rank_slot) {
   const auto [g, k] = rank_slot;
   return {e, g, &slot_tokens_[static_cast<std::size_t>(g)][static_cast<std::size_t>(k)]};
