@@ -2,6 +2,7 @@
 // skew, and what the load statistics mean.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -16,6 +17,7 @@
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/ep/moe_layer_job.hpp"
 #include "workloads/ep/moe_routing.hpp"
+#include "workloads/ep/popularity.hpp"
 
 using hopsim::Bandwidth;
 using hopsim::Bytes;
@@ -608,5 +610,52 @@ TEST_CASE("balancer: tokens per step shrink past 200 steps, never below 32 per e
   // Total work: at most 200 full steps up to 3,200 steps, then linear in steps x experts.
   for (std::int64_t steps : {1, 50, 200, 1000, 3200}) {
     CHECK(steps * sample_tokens(steps, 256, 8) <= 200 * 16384);
+  }
+}
+
+TEST_CASE("popularity: the guide table finds the expert a search of the whole cdf finds") {
+  // At every cumulative weight and bucket edge, the doubles either side of them, 0 and the
+  // total, over skews from mild to extreme, never-chosen experts and a bias.
+  std::vector<MoeRouting> routings;
+  for (const double s : {0.0, 1.2, 3.0, 8.0}) {
+    MoeRouting r{1, 256, 8, 4, 1};
+    r.distribution = RoutingDistribution::Zipf;
+    r.zipf_s = s;
+    routings.push_back(r);
+  }
+  MoeRouting dirichlet{1, 64, 8, 4, 1};
+  dirichlet.distribution = RoutingDistribution::Dirichlet;
+  dirichlet.dirichlet_alpha = 0.05;
+  routings.push_back(dirichlet);
+  MoeRouting counts{1, 16, 2, 4, 1};
+  counts.distribution = RoutingDistribution::Counts;
+  counts.counts = {0, 5, 0, 0, 1e-300, 3, 0, 7, 7, 0, 1, 0, 0, 2, 0, 0};
+  routings.push_back(counts);
+  MoeRouting bias{1, 32, 8, 4, 1};
+  for (int e = 0; e < 32; ++e) {
+    bias.bias.push_back(e % 3 == 0 ? 30.0 : -5.0);
+  }
+  routings.push_back(bias);
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (const MoeRouting& r : routings) {
+    const Popularity p = weights(r);
+    REQUIRE(p.edge.size() == 2 * p.cdf.size() + 1);
+    std::vector<double> at{0.0};
+    for (const std::vector<double>* v : {&p.cdf, &p.edge}) {
+      for (const double x : *v) {
+        if (std::isfinite(x)) {
+          at.insert(at.end(), {std::nextafter(x, 0.0), x, std::nextafter(x, kInf)});
+        }
+      }
+    }
+    for (const double u : at) {
+      if (u < 0 || u > p.cdf.back()) {
+        continue;
+      }
+      const auto whole = std::upper_bound(p.cdf.begin(), p.cdf.end(), u) - p.cdf.begin();
+      CAPTURE(u);
+      CHECK(expert_at(p, u) ==
+            std::min<std::ptrdiff_t>(whole, static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
+    }
   }
 }

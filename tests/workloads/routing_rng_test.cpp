@@ -1,17 +1,22 @@
 // The routing's generator and its division-free modulo: deterministic, spread evenly, and
-// ModuloDraws returns exactly rng() % n.
+// ModuloDraws returns exactly rng() % n; unpick() undoes pick() on 0, 1, ..., n - 1.
 #include "workloads/ep/routing_rng.hpp"
 
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <numeric>
+#include <span>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 #include "workloads/ep/modulo_draws.hpp"
 
 using hopsim::work::ModuloDraws;
+using hopsim::work::pick;
 using hopsim::work::RoutingRng;
+using hopsim::work::unpick;
 
 TEST_CASE("routing rng: a seed fixes the sequence, seeds differ, draws spread evenly") {
   RoutingRng a(42);
@@ -47,10 +52,10 @@ TEST_CASE("modulo draws: exactly rng() % n, for every n it tabulates and beyond"
   const std::uint64_t most = 300;
   RoutingRng reference(11);
   RoutingRng rng(11);
-  ModuloDraws draws(rng, most);
+  const ModuloDraws draws(most);
   for (std::uint64_t round = 0; round < 20000; ++round) {
     const std::uint64_t n = 1 + round % (most + 50);  // past `most`: the plain modulo
-    CHECK(draws(n) == reference() % n);
+    CHECK(draws(rng, n) == reference() % n);
   }
   // The largest x and the multiples of n, where the estimate of x / n is furthest off.
   for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{7}, std::uint64_t{128},
@@ -61,6 +66,31 @@ TEST_CASE("modulo draws: exactly rng() % n, for every n it tabulates and beyond"
       CAPTURE(n);
       CAPTURE(x);
       CHECK(ModuloDraws::reduce(x, n, top / n) == x % n);
+    }
+  }
+}
+
+TEST_CASE("unpick: after pick() takes k of 0, 1, ..., n - 1, the pool holds them in order again") {
+  RoutingRng rng(5);
+  const ModuloDraws draws(40);
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{8}, std::size_t{40}}) {
+    std::vector<int> identity(n);
+    std::iota(identity.begin(), identity.end(), 0);
+    std::vector<int> pool = identity;
+    int moved = 0;  // rounds whose pick changed the pool
+    for (int round = 0; round < 200; ++round) {
+      const std::size_t k = static_cast<std::size_t>(round) % (n + 1);
+      pick(draws, rng, std::span<int>(pool), k);
+      moved += pool != identity ? 1 : 0;
+      CAPTURE(n);
+      CAPTURE(k);
+      unpick(std::span<int>(pool), k);
+      CHECK(pool == identity);
+    }
+    if (n == 1) {
+      CHECK(moved == 0);  // one value: nothing to move
+    } else {
+      CHECK(moved > 50);
     }
   }
 }

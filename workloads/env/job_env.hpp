@@ -47,11 +47,15 @@ struct JobEnv {
   }
 };
 
+class RoutingCache;  // workloads/ep/routing_cache.hpp
+
 /// A job builds its plans from these.
 struct BuildEnv {
   const JobEnv& env;
   const topo::Cluster& cluster;
   const ComputeModel* compute = nullptr;  ///< null when the job needs none
+  /// The run's MoE routings, which the plans it builds share; null: each plan routes its own.
+  RoutingCache* routings = nullptr;
 };
 
 /// What a case's run is worth to the user who pays for its GPUs: the GPUs it occupies, the

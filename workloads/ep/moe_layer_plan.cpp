@@ -2,6 +2,7 @@
 // over the rows each GPU received, combine (docs/expert-parallelism.md).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "workloads/ep/hbm_sharing.hpp"
 #include "workloads/ep/moe_builder.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
+#include "workloads/ep/routing_cache.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -40,11 +42,11 @@ TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
 // costs as much as one with 128.
 constexpr std::int64_t kExpertRowBlock = 128;
 
-// One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction).
+// One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction); the
+// run's other plans may share it.
 struct GroupRouting {
   std::vector<topo::GpuId> ranks;
-  TwoTierMatrix tokens;
-  RoutingLoad load;
+  std::shared_ptr<const GroupTokens> routed;
 };
 
 }  // namespace
@@ -92,9 +94,8 @@ class MoeBuilder::Impl {
       }
       for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
         r.seed = routing_seed(job.routing.seed, g, mb);
-        GroupRouting gr{groups[g], {}, {}};
-        gr.tokens = route_tokens(gr.ranks, b.cluster, r, Bytes{1}, &gr.load);
-        routing_[static_cast<std::size_t>(mb)].push_back(std::move(gr));
+        routing_[static_cast<std::size_t>(mb)].push_back(
+            {groups[g], route_group(b.routings, groups[g], b.cluster, r)});
       }
     }
     hidden_ = model_.hidden;
@@ -244,6 +245,8 @@ class MoeBuilder::Impl {
   std::vector<TaskList> ready_[2];
   /// The communication stream: what the next exchange of each EP group starts after.
   std::map<std::size_t, TaskList> comm_free_;
+  /// The experts' kernels by (rows per expert, experts), priced once: GPUs share them.
+  std::map<std::pair<std::int64_t, std::int64_t>, LayerCosts> expert_costs_;
 
   std::uint32_t phase(PhaseKind kind, PhasePass pass) { return plan_.phase(kind, pass); }
 
@@ -260,6 +263,16 @@ class MoeBuilder::Impl {
   }
 
   KernelCosts shared_backward() const { return again_then(again_shared_, shared_.bwd); }
+
+  // The kernels of a grouped GEMM over `local` experts of `rows` rows each.
+  const LayerCosts& expert_costs(std::int64_t rows, std::int64_t local) {
+    const std::pair<std::int64_t, std::int64_t> key{rows, local};
+    auto it = expert_costs_.find(key);
+    if (it == expert_costs_.end()) {
+      it = expert_costs_.emplace(key, moe_expert_costs(model_, p_, rows, *b_.compute, local)).first;
+    }
+    return it->second;
+  }
 
   // What runs before dispatch: attention and the router, or the router alone.
   PhaseKind pre_phase() const { return job_.attention ? PhaseKind::Attention : PhaseKind::Router; }
@@ -305,7 +318,7 @@ class MoeBuilder::Impl {
     for (const GroupRouting& gr : routing(mb)) {
       for (std::size_t j = 0; j < gr.ranks.size(); ++j) {
         // The rows of each of the GPU's expert slots, padded to the grouped GEMM's row block.
-        const std::vector<std::int64_t>& slots = gr.load.slot_tokens[j];
+        const std::vector<std::int64_t>& slots = gr.routed->load.slot_tokens[j];
         const auto local = static_cast<std::int64_t>(slots.size());
         std::int64_t rows = 0;
         std::int64_t padded = 0;
@@ -316,8 +329,7 @@ class MoeBuilder::Impl {
         const topo::GpuId gpu = gr.ranks[j];
         const std::size_t g = gpu.index();
         // A grouped GEMM over the GPU's experts at their mean padded rows (rounded up).
-        const LayerCosts costs =
-            moe_expert_costs(model_, p_, (padded + local - 1) / local, *b_.compute, local);
+        const LayerCosts& costs = expert_costs((padded + local - 1) / local, local);
         const KernelCosts k =
             pass == Pass::Fwd
                 ? costs.fwd
@@ -349,7 +361,7 @@ class MoeBuilder::Impl {
         const TaskList& a = after[r.index()];
         start.insert(start.end(), a.begin(), a.end());
       }
-      const TwoTierMatrix m = scaled(gr.tokens, token_bytes);
+      const TwoTierMatrix m = scaled(gr.routed->tokens, token_bytes);
       Collectives c(plan_, b_.cluster, b_.env.nccl, ph);
       const std::int64_t chunk =
           job_.chunk_tokens > 0
@@ -421,7 +433,7 @@ EpDetails MoeBuilder::details() const {
   double nodes = 0;
   double gpus = 0;
   for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
-    const GroupRouting& gr = builder.routing(mb).front();
+    const GroupTokens& gr = *builder.routing(mb).front().routed;
     const std::vector<std::int64_t>& taken = gr.load.expert_tokens;
     if (details.tokens_per_expert.empty()) {
       details.tokens_per_expert.assign(taken.size(), 0);

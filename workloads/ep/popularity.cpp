@@ -43,6 +43,25 @@ double log_gamma_draw(RoutingRng& rng, double alpha) {
   }
 }
 
+// Popularity's guide table: kBucketsPerExpert buckets per expert, of equal weight. None where
+// the total weight is not a finite number (no bucket edges then).
+void guide(Popularity& p) {
+  constexpr std::size_t kBucketsPerExpert = 2;
+  const double total = p.cdf.back();
+  if (!std::isfinite(total)) {
+    return;
+  }
+  const std::size_t buckets = kBucketsPerExpert * p.cdf.size();
+  for (std::size_t b = 0; b < buckets; ++b) {
+    p.edge.push_back(total * static_cast<double>(b) / static_cast<double>(buckets));
+    p.first.push_back(static_cast<std::size_t>(
+        std::upper_bound(p.cdf.begin(), p.cdf.end(), p.edge.back()) - p.cdf.begin()));
+  }
+  p.edge.push_back(std::numeric_limits<double>::infinity());
+  p.first.push_back(p.cdf.size());
+  p.buckets_per_weight = static_cast<double>(buckets) / total;
+}
+
 }  // namespace
 
 std::string_view distribution_name(RoutingDistribution d) {
@@ -71,8 +90,7 @@ Popularity weights(const MoeRouting& r) {
     case RoutingDistribution::Zipf: {
       std::vector<int> ranking(experts);
       std::iota(ranking.begin(), ranking.end(), 0);
-      ModuloDraws draws(rng, experts);
-      pick(draws, std::span<int>(ranking), experts);
+      pick(ModuloDraws(experts), rng, std::span<int>(ranking), experts);
       for (std::size_t k = 0; k < experts; ++k) {
         const auto e = static_cast<std::size_t>(ranking[k]);
         weight[e] = std::pow(static_cast<double>(k + 1), -r.zipf_s);
@@ -117,12 +135,26 @@ Popularity weights(const MoeRouting& r) {
   }
   p.cdf.resize(experts);
   std::partial_sum(weight.begin(), weight.end(), p.cdf.begin());
+  guide(p);
   return p;
 }
 
-int draw_expert(RoutingRng& rng, const Popularity& p) {
-  const double u = unit(rng) * p.cdf.back();
-  const auto it = std::upper_bound(p.cdf.begin(), p.cdf.end(), u);
+int expert_at(const Popularity& p, double u) {
+  auto from = p.cdf.begin();
+  auto to = p.cdf.end();
+  if (!p.first.empty()) {  // u's bucket by its weight, then by the edges (rounding may be off)
+    const std::size_t last = p.first.size() - 2;
+    auto b = std::min(static_cast<std::size_t>(u * p.buckets_per_weight), last);
+    while (b > 0 && u < p.edge[b]) {
+      --b;
+    }
+    while (u >= p.edge[b + 1]) {
+      ++b;
+    }
+    from = p.cdf.begin() + static_cast<std::ptrdiff_t>(p.first[b]);
+    to = p.cdf.begin() + static_cast<std::ptrdiff_t>(p.first[b + 1]);
+  }
+  const auto it = std::upper_bound(from, to, u);
   return static_cast<int>(std::min<std::ptrdiff_t>(it - p.cdf.begin(),
                                                    static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
 }

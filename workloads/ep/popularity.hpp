@@ -14,10 +14,16 @@ namespace hopsim::work {
 
 /// The experts' popularity: the cumulative weights by expert id (for draws over all experts),
 /// and each weight's natural log (-inf: never chosen; exact where a weight underflows as a
-/// double).
+/// double). A guide table speeds up the search of the cdf (Chen and Asau's indexed search): a
+/// draw u with edge[b] <= u < edge[b + 1] is in bucket b, whose experts are
+/// [first[b], first[b + 1]] (first[b]: the first expert whose cdf exceeds edge[b]), so the
+/// search narrows to them and finds the expert a search of the whole cdf finds.
 struct Popularity {
   std::vector<double> cdf;
   std::vector<double> log_weight;
+  std::vector<double> edge;        ///< buckets + 1, the last +inf; empty: no guide
+  std::vector<std::size_t> first;  ///< per edge
+  double buckets_per_weight = 0;   ///< buckets / cdf.back(): a draw's bucket, near enough
 };
 
 /// Weights by expert id: the distribution's (Zipf over a ranking drawn from `popularity_seed`,
@@ -30,8 +36,14 @@ Popularity weights(const MoeRouting& r);
 /// `uniform_share`, times e^bias.
 std::vector<double> expert_weights(const MoeRouting& routing);
 
+/// The expert whose share of the cdf holds `u` in [0, cdf.back()]: the first whose cumulative
+/// weight exceeds u (the last expert for u = cdf.back()), through the guide table.
+int expert_at(const Popularity& p, double u);
+
 /// An expert drawn by weight over all experts.
-int draw_expert(RoutingRng& rng, const Popularity& p);
+inline int draw_expert(RoutingRng& rng, const Popularity& p) {
+  return expert_at(p, unit(rng) * p.cdf.back());
+}
 
 /// An expert drawn by weight among those `allowed` takes: exact, over the weights' logs (those
 /// too light for the cdf too), or -1 when no allowed expert can ever be chosen.

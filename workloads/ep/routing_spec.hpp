@@ -42,6 +42,8 @@ struct MoeRouting {
   /// copies, and a token sends to the copy that took the fewest selections so far (one on a
   /// node it already reaches first). Empty: even_placement.
   std::vector<std::vector<int>> placement{};
+
+  bool operator==(const MoeRouting&) const = default;
 };
 
 }  // namespace hopsim::work

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/problem.hpp"
+#include "workloads/ep/routing_cache.hpp"
 #include "workloads/plan/runner.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
@@ -188,7 +189,11 @@ std::optional<std::vector<Case>> build_cases(const Experiment& e, const BuildEnv
     return std::visit(
         [&](const auto& job) -> std::vector<Case> {
           if constexpr (Probing<std::decay_t<decltype(job)>>) {
-            result.probes = run_probes(*result.cluster, job.probes(build), e.solver_tolerance,
+            std::vector<Probe> probes = job.probes(build);
+            if (build.routings != nullptr) {  // the probes are built: no routing held as they run
+              build.routings->clear();
+            }
+            result.probes = run_probes(*result.cluster, std::move(probes), e.solver_tolerance,
                                        options.probe_threads);
             return job.cases(build, Measured(result.probes));
           } else if constexpr (std::decay_t<decltype(job)>::kSimulated) {
@@ -323,8 +328,10 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
     result.problems.push_back(std::move(*large));
     return result;
   }
-  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr};
+  RoutingCache routings;  // the plans built next share the routings they make
+  const BuildEnv build{env, *result.cluster, compute ? &*compute : nullptr, &routings};
   std::optional<std::vector<Case>> cases = build_cases(e, build, options, result);
+  routings.clear();
   if (!cases) {
     return result;
   }

@@ -39,7 +39,7 @@ struct LayerGroup {
             .seed = b.env.seed,
             .libraries = b.env.libraries,
             .speeds = b.env.speeds},
-        build{env, b.cluster, b.compute} {}
+        build{env, b.cluster, b.compute, b.routings} {}
 
   LayerGroup(const LayerGroup&) = delete;
   LayerGroup& operator=(const LayerGroup&) = delete;

@@ -35,7 +35,7 @@ UnfoldedStage::UnfoldedStage(const TrainingStepJob& job, const BuildEnv& b, Plan
       shape_(job.shape(b.env)),
       stage_mesh_(one_stage(b.env.mesh.spec())),
       stage_env_{b.env.cluster, b.env.nccl, stage_mesh_, b.env.model, b.env.seed, b.env.libraries},
-      stage_build_{stage_env_, b.cluster, b.compute} {
+      stage_build_{stage_env_, b.cluster, b.compute, b.routings} {
   join_phase_ = plan.phase(PhaseKind::Join, PhasePass::Step);
   const Mesh& mesh = b.env.mesh;
   const ParallelSpec& p = mesh.spec();
