@@ -4,14 +4,10 @@
 #include <vector>
 
 namespace hopsim::work {
-namespace {
-
 bool weight_kernel(const PlanTask& t) {
   return t.kind == PlanTaskKind::Compute &&
          (t.kernel == KernelClass::GemmWgrad || t.kernel == KernelClass::GroupedWgrad);
 }
-
-}  // namespace
 
 Plan backward_part(const Plan& backward, OpWork part) {
   if (part != OpWork::BackwardInput && part != OpWork::Weight) {

@@ -26,8 +26,8 @@ struct LayerTiming {
   /// GPU of the layer group spends in its weight-gradient GEMMs (dense and grouped).
   Time weight;
   /// The backward's input-gradient part (recomputation as in `backward`): the backward's probe
-  /// without its weight-gradient kernels where the schedule splits backwards (the
-  /// communication they hid shows), else backward - weight.
+  /// without its weight-gradient kernels, every other task as long as it took there
+  /// (critical_path.hpp: the communication those kernels hid shows).
   Time backward_input;
   /// DualPipe: this layer's forward overlapped with another micro-batch's backward of it;
   /// forward + backward when nothing is simulated to overlap (dense layers).

@@ -130,9 +130,6 @@ Plan dp_plan(const TrainingStepJob& job, const BuildEnv& b, const DpKey& key,
 /// Probe names, shared by the declaration and the lookup.
 std::string layer_probe_name(bool moe, Passes passes);
 std::string dp_probe_name(const DpKey& key);
-/// The probe of a layer kind's backward without its weight-gradient kernels (a schedule that
-/// splits backwards declares it): "moe layer bwd input".
-std::string input_probe_name(bool moe);
 inline constexpr std::string_view kPairProbe = "moe layer dualpipe pair";
 /// Whether the step measures a DualPipe pair of its MoE layer (no TP, no CP).
 bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p);

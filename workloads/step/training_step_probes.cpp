@@ -11,6 +11,7 @@
 
 #include "sim/assert.hpp"
 #include "workloads/costs/recompute_kernels.hpp"
+#include "workloads/plan/critical_path.hpp"
 #include "workloads/step/backward_parts.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/piece.hpp"
@@ -48,6 +49,25 @@ struct LayerGroup {
   BuildEnv build;
 };
 
+// A backward probe's parts as a zero-bubble schedule runs them (backward_parts.hpp): the
+// weight part, the most any GPU's weight-gradient kernels take; the input part, the backward
+// without them, each other task as long as it took in the probe (critical_path.hpp).
+void add_backward_parts(const ProbeResult& r, LayerTiming& t) {
+  std::map<topo::GpuId, Time> per_gpu;
+  std::vector<char> weight;
+  weight.reserve(r.plan.tasks().size());
+  for (const PlanTask& task : r.plan.tasks()) {
+    weight.push_back(static_cast<char>(weight_kernel(task)));
+    if (weight.back() != 0) {
+      per_gpu[task.src] += task.duration;
+    }
+  }
+  for (const auto& [gpu, time] : per_gpu) {
+    t.weight = std::max(t.weight, time);
+  }
+  t.backward_input = makespan_without(r.plan, r.outcome, weight);
+}
+
 // One pass's probe into `t`: its time, the busiest GPU's compute and communication, the
 // exposed communication by kind and (forward) the GEMMs' time.
 void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
@@ -72,15 +92,8 @@ void add_pass(const ProbeResult& r, Passes passes, LayerTiming& t,
   if (passes == Passes::Forward) {
     t.forward_kernels.add(s.compute_kernels);
   }
-  if (passes == Passes::Backward) {  // the weight part: the most any GPU's wgrad kernels take
-    std::map<topo::GpuId, Time> per_gpu;
-    const Plan weight = backward_part(r.plan, OpWork::Weight);
-    for (const PlanTask& task : weight.tasks()) {
-      per_gpu[task.src] += task.duration;
-    }
-    for (const auto& [gpu, time] : per_gpu) {
-      t.weight = std::max(t.weight, time);
-    }
+  if (passes == Passes::Backward) {
+    add_backward_parts(r, t);
   }
 }
 
@@ -187,9 +200,7 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
                      ? t.forward
                      : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus);
   t.backward += t.recomputed;
-  const std::string input = input_probe_name(moe) + suffix;
-  t.backward_input =
-      m.find(input) != nullptr ? layer_time(m, input, draws) + t.recomputed : t.backward - t.weight;
+  t.backward_input += t.recomputed;
   t.pair = t.forward + t.backward;
   if (moe && measures_pair(job, p)) {
     // The simulated pair runs selective recomputation inside its backward half, as DualPipe
@@ -264,10 +275,6 @@ std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b) {
 std::string layer_probe_name(bool moe, Passes passes) {
   return fmt::format("{} layer {}", moe ? "moe" : "dense",
                      passes == Passes::Forward ? "fwd" : "bwd");
-}
-
-std::string input_probe_name(bool moe) {
-  return layer_probe_name(moe, Passes::Backward) + " input";
 }
 
 std::string dp_probe_name(const DpKey& key) {
@@ -419,14 +426,13 @@ probe_clusters(const BuildEnv& b, bool perturbed_too) {
 
 namespace {
 
-// Each layer probe a step may declare (a kind's passes and backward input part, the MoE pair).
+// Each layer probe a step may declare (a kind's passes, the MoE pair).
 std::vector<std::string> layer_probe_names() {
   std::vector<std::string> out{std::string(kPairProbe)};
   for (const bool moe : {false, true}) {
     for (const Passes passes : {Passes::Forward, Passes::Backward}) {
       out.push_back(layer_probe_name(moe, passes));
     }
-    out.push_back(input_probe_name(moe));
   }
   return out;
 }
@@ -513,10 +519,6 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     for (const Passes passes : {Passes::Forward, Passes::Backward}) {
       out.push_back({step_parts::layer_probe_name(moe, passes),
                      step_parts::layer_plan(*this, b, moe, passes)});
-    }
-    if (schedule->splits_backward) {  // the input part a deferred weight part leaves
-      out.push_back({step_parts::input_probe_name(moe),
-                     backward_part(out.back().plan, OpWork::BackwardInput)});
     }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
