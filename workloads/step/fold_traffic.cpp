@@ -56,17 +56,18 @@ std::pair<std::int64_t, std::int64_t> stage_layers(const TrainingStepJob& job,
 // forwards, each backward's input part (a whole backward, a split one's input part, a pair's
 // backward half) its layers' backwards and, where full recomputation rebuilds them, their
 // forwards again; a deferred weight part moves nothing of its own (the backward probe holds
-// it). A pair moves the bytes of its two halves.
-std::pair<std::int64_t, std::int64_t> probe_runs(const TrainingStepJob& job, const StepShape& shape,
-                                                 const std::vector<PipeOp>& ops, bool moe) {
+// it). A pair moves the bytes of its two halves. `per_stage`: each stage's stage_layers.
+std::pair<std::int64_t, std::int64_t> probe_runs(
+    const std::vector<PipeOp>& ops,
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& per_stage) {
   std::int64_t forwards = 0;
   std::int64_t backwards = 0;
   for (const PipeOp& op : ops) {
     if (const auto f = forward_of(op)) {
-      forwards += stage_layers(job, shape, f->stage, moe).first;
+      forwards += per_stage[static_cast<std::size_t>(f->stage)].first;
     }
     if (const auto b = input_gradient_of(op)) {
-      const auto [layers, again] = stage_layers(job, shape, b->stage, moe);
+      const auto [layers, again] = per_stage[static_cast<std::size_t>(b->stage)];
       backwards += layers;
       forwards += again;
     }
@@ -83,10 +84,16 @@ void add_layers(CaseTraffic& t, const TrainingStepJob& job, const BuildEnv& b, c
   const PipeOrder order = schedule_order(*job.schedule, pipe_shape(shape));
   const std::int64_t groups =
       b.env.mesh.size() / p.pp / Mesh(TrainingStepJob::layer_spec(p)).size();
+  std::vector<std::pair<std::int64_t, std::int64_t>> per_stage[2];
+  for (int stage = 0; stage < model_stages(shape); ++stage) {
+    for (const bool moe : {false, true}) {
+      per_stage[moe ? 1 : 0].push_back(stage_layers(job, shape, stage, moe));
+    }
+  }
   for (int r = 0; r < p.pp; ++r) {
     for (const bool moe : {false, true}) {
       const auto [forwards, backwards] =
-          probe_runs(job, shape, order[static_cast<std::size_t>(r)], moe);
+          probe_runs(order[static_cast<std::size_t>(r)], per_stage[moe ? 1 : 0]);
       if (backwards == 0) {
         continue;
       }

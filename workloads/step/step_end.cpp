@@ -25,16 +25,15 @@ struct BucketChain {
   std::optional<PlanTaskId> prev;
 };
 
-// The other ranks' last ops computing stage `stage`'s weight gradients.
-std::vector<PlanTaskId> other_holders(const LaidPipeline& laid, int rank, int stage) {
+// The other ranks' last ops computing stage `stage`'s weight gradients: those of `sharers`
+// (the ranks that share a stage with this one) that hold it.
+std::vector<PlanTaskId> other_holders(const LaidPipeline& laid,
+                                      const std::vector<std::map<int, std::size_t>>& sharers,
+                                      const std::vector<int>& sharer_ranks, int stage) {
   std::vector<PlanTaskId> out;
-  for (std::size_t r = 0; r < laid.size(); ++r) {
-    if (static_cast<int>(r) == rank) {
-      continue;
-    }
-    const std::map<int, std::size_t> last = last_weight_ops(laid[r]);
-    if (const auto it = last.find(stage); it != last.end()) {
-      out.push_back(laid[r][it->second].tasks.last());
+  for (std::size_t i = 0; i < sharers.size(); ++i) {
+    if (const auto it = sharers[i].find(stage); it != sharers[i].end()) {
+      out.push_back(laid[static_cast<std::size_t>(sharer_ranks[i])][it->second].tasks.last());
     }
   }
   return out;
@@ -50,6 +49,12 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, SyncSource& sync, const Traini
   const int stages = model_stages(shape);
   const auto& ops = laid[static_cast<std::size_t>(rank)];
   const std::map<int, std::size_t> last = last_weight_ops(ops);
+  std::vector<int> sharer_ranks = sharing_ranks(shape, rank);
+  sharer_ranks.erase(sharer_ranks.begin());  // itself
+  std::vector<std::map<int, std::size_t>> sharers;
+  for (const int q : sharer_ranks) {
+    sharers.push_back(last_weight_ops(laid[static_cast<std::size_t>(q)]));
+  }
   BucketChain chain;
   int stage = 0;
   const auto bucket = [&](PlanTaskId piece, const DpKey& key) {
@@ -68,7 +73,7 @@ std::optional<PlanTaskId> add_buckets(Plan& plan, SyncSource& sync, const Traini
     if (!s || (!is_last && !every_op)) {
       continue;
     }
-    chain.holders = other_holders(laid, rank, *s);
+    chain.holders = other_holders(laid, sharers, sharer_ranks, *s);
     stage = *s;
     const auto& pieces = ops[k].tasks.pieces;
     const auto first = details.first_layer[static_cast<std::size_t>(*s)];
