@@ -17,6 +17,7 @@
 #include "tests/approx.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "tools/config/measured_table.hpp"
 #include "workloads/compute/compute_model.hpp"
 
 namespace hopsim::config {
@@ -413,14 +414,37 @@ TEST_CASE("plausibility: times that fall as a shape grows are a warning, with th
   json j = base();
   const work::Calibration ok = parse_calibration(Node(j, "t.json"));
   CHECK(check_calibration_plausible(ok, h100_figures(), "t.json").empty());
-  j["tables"][0]["time_us"][1] = 9;  // (1024, 1024, 4096) faster than (1024, 1024, 1024)
+  // (1024, 1024, 4096) faster than (1024, 1024, 1024), whose 10 us is the table's fastest
+  // cell, its launch floor: libraries switch algorithms there, no warning.
+  j["tables"][0]["time_us"][1] = 9;
+  CHECK(check_calibration_plausible(parse_calibration(Node(j, "t.json")), h100_figures(),
+                                    "t.json")
+            .empty());
+  // Ten times slower (the floor 90 us): above twice the floor, a fall within 5% (timing
+  // spread) is no warning either; 6% is.
+  j["tables"][0]["time_us"] = {100, 90, 300, 286, 300, 1000, 1000, nullptr};
+  CHECK(check_calibration_plausible(parse_calibration(Node(j, "t.json")), h100_figures(),
+                                    "t.json")
+            .empty());
+  j["tables"][0]["time_us"][3] = 282;  // (1024, 4096, 4096) after 300 us at k = 1024
   const work::Calibration c = parse_calibration(Node(j, "t.json"));
   const std::vector<std::string> w = check_calibration_plausible(c, h100_figures(), "t.json");
   REQUIRE(w.size() == 1);
   CHECK(w.front() ==
         "t.json: /tables/0/time_us: the time falls as a shape grows in 1 place(s), first gemm "
-        "fwd (cublaslt): 10 us at k = 1024, 9 us at k = 4096 (cells 0 and 1); a bigger kernel "
-        "should not be faster");
+        "fwd (cublaslt): 300 us at k = 1024, 282 us at k = 4096 (cells 2 and 3); a bigger "
+        "kernel should not be faster");
+}
+
+TEST_CASE("plausibility: every shipped table passes without a warning") {
+  for (const char* name : {"h100-published", "h200-published", "h200-measured", "h800-published",
+                           "h800-deepseek-profile"}) {
+    CAPTURE(name);
+    const std::string file = std::string("configs/calibration/") + name + ".json";
+    const work::Calibration cal = parse_calibration(Node(read(file), file));
+    CHECK(check_calibration_plausible(cal, datasheet_figures_of(cal), file).empty());
+    CHECK(check_calibration_plausible(cal, figures_of(cal), file).empty());
+  }
 }
 
 TEST_CASE("plausibility: the shipped H100 table fits the shipped H100 and H800 clusters") {
@@ -434,6 +458,64 @@ TEST_CASE("plausibility: the shipped H100 table fits the shipped H100 and H800 c
   }
 }
 
+
+TEST_CASE("calibration \"auto\": a measured table only when each of its families passes") {
+  const std::string file = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/default.json";
+  const ClusterConfig h200 = parse_cluster(
+      Node(read("configs/clusters/h200-hgx.json"), "configs/clusters/h200-hgx.json"));
+  const topo::GpuSpec& gpu = h200.topology.gpu;
+  const std::string measured_file = "configs/calibration/h200-measured.json";
+  const std::string published_file = "configs/calibration/h200-published.json";
+  const work::Calibration measured = parse_calibration(Node(read(measured_file), measured_file));
+  work::Calibration published = parse_calibration(Node(read(published_file), published_file));
+  (void)attach_base(published, published_file, gpu.name);
+  // The shipped measurement: its GEMMs and attention within 25% of the published answers,
+  // cublasGemmGroupedBatchedEx (2.4x slower than the loops) and most of its plain-CUDA memory
+  // kernels not (RMSNorm and the FP8 cast at 0.35 and 0.09 of Liger's and the roofline's rate;
+  // the permute is within 3%).
+  const std::vector<FamilyVerdict> v = judge_measured(measured, gpu, &published, "h200-published");
+  REQUIRE(v.size() == measured.tables.size());
+  std::size_t rejected = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    CAPTURE(v[i].family);
+    CAPTURE(v[i].rejected);
+    const work::CalibrationTable& t = measured.tables[i];
+    if (t.op != "memory") {
+      CHECK(v[i].rejected.empty() == (t.impl != "cublas_grouped_ex"));
+    } else if (t.key.at("kernel") == "norm" || t.key.at("kernel") == "fp8_cast") {
+      CHECK_FALSE(v[i].rejected.empty());
+    } else if (t.key.at("kernel") == "permute") {
+      CHECK(v[i].rejected.empty());
+    }
+    rejected += v[i].rejected.empty() ? 0U : 1U;
+    if (!v[i].rejected.empty()) {
+      CHECK(v[i].rejected.find("off what h200-published answers (at most 25%)") !=
+            std::string::npos);
+    }
+  }
+  // So "auto" on the H200 takes the published table, and its note says why not the measured.
+  const ExperimentFile run = load_experiment(file, {"cluster=\"h200-hgx\""});
+  CHECK(run.calibration_file.ends_with("h200-published.json"));
+  const std::string& note = run.experiment.calibration_note;
+  CHECK(note.starts_with("auto: h200-published (NVIDIA H200), which fits the H200 SXM; the "
+                         "measured h200-measured passed over, " +
+                         std::to_string(rejected) + " of " + std::to_string(v.size()) +
+                         " families rejected: "));
+  // A family out of bounds rejects the table: one whose times are doubled, in a table of
+  // families that pass.
+  work::Calibration good = measured;
+  std::erase_if(good.tables, [](const work::CalibrationTable& t) {
+    return t.op == "memory" || t.impl == "cublas_grouped_ex";
+  });
+  CHECK(rejections(judge_measured(good, gpu, &published, "h200-published")).empty());
+  for (auto& cell : good.tables[0].time_us) {
+    cell = cell ? std::optional<double>(*cell * 2) : std::nullopt;
+  }
+  const std::string why = rejections(judge_measured(good, gpu, &published, "h200-published"));
+  CHECK(why.starts_with("1 of " + std::to_string(good.tables.size()) +
+                        " families rejected: gemm fwd cublaslt dtype=bf16 layout=TN: its 16 "
+                        "cells are a median "));
+}
 
 TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one scaled, or none") {
   const std::string file = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/default.json";
@@ -455,7 +537,7 @@ TEST_CASE("calibration \"auto\": the table for the GPU, else the nearest one sca
 
   // The H200's table answers attention; its GEMMs come from its base, the H100 table, scaled
   // by the datasheet figures in that table's device block. h200-measured.json, a measured table
-  // and so first in line, says "auto": false and is passed over.
+  // and so first in line, is judged family by family and passed over (the next test case).
   const ExperimentFile h200 = load_experiment(file, {"cluster=\"h200-hgx\""});
   CHECK(h200.calibration_file.ends_with("h200-published.json"));
   CHECK_FALSE(h200.experiment.calibration_scaling.has_value());

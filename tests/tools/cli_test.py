@@ -1477,6 +1477,116 @@ def case_calibration_against(ctx):
           f"has {len(families)} families; 3 bad option sets exit 2")
 
 
+def one_line_error(args, says, what):
+    """Runs hopsim ARGS; expects exit 2, nothing on stdout and one stderr line holding each of
+    `says`."""
+    rc, out, err = run(args)
+    expect(rc == 2 and not out and len(err.strip().splitlines()) == 1 and
+           all(s in err for s in says), f"{what}: exit {rc}, {out!r}, {err!r}")
+    return err.strip()
+
+
+def case_calibration_checks(ctx):
+    """The one check of a table for a GPU, everywhere: `check-calibration --gpu` holds cells
+    against the GPU's peaks as --cluster and run do; an implausible --against table, a p10 above
+    its p90, a table claiming a GPU it is not equivalent to, a --set that makes a cell
+    implausible and a table "auto" chose are each one line naming what to fix, exit 2."""
+    calib = os.path.join(ctx.source_dir, "configs/calibration")
+    h100 = os.path.join(ctx.source_dir, "configs/clusters/h100-dgx.json")
+    exp = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    with open(os.path.join(calib, "h100-published.json"), encoding="utf-8") as f:
+        published = json.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(name, doc):
+            path = os.path.join(tmp, name)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            return path
+        fast = copy.deepcopy(published)
+        for t in fast["tables"]:
+            t["time_us"] = [x / 1000 if x is not None else None for x in t["time_us"]]
+        fast_path = write("fast.json", fast)
+        cell = "/tables/0/time_us/0: gemm fwd (torch.matmul)"
+        for args in (["--gpu", "H100"], ["--cluster", h100]):
+            one_line_error([ctx.hopsim, "check-calibration", fast_path, *args],
+                           [fast_path, cell, "faster than the GPU's peak"], f"1000x faster {args}")
+        one_line_error([ctx.hopsim, "run", exp, "--set", f"calibration={fast_path}"],
+                       [fast_path, cell], "run with the fast table")
+        slow = copy.deepcopy(published)
+        slow["tables"][1]["time_us"][0] = 1e12  # ended in an internal error (exit 1)
+        slow_path = write("slow.json", slow)
+        for other, says in ((fast_path, cell), (slow_path, "/tables/1/time_us/0: gemm fwd")):
+            one_line_error([ctx.hopsim, "check-calibration", os.path.join(calib,
+                            "h100-published.json"), "--cluster", h100, "--against", other],
+                           [other, says], f"--against {other}")
+        z9 = copy.deepcopy(fast)
+        z9["device"]["name"] = "Z9"
+        one_line_error([ctx.hopsim, "check-calibration", write("z9.json", z9), "--gpu", "Z9"],
+                       ["--gpu Z9", "--cluster"], "--gpu without a shipped cluster")
+        spread = copy.deepcopy(published)
+        spread["tables"][0]["p10_us"] = [x + 1 if x else None for x in spread["tables"][0]["time_us"]]
+        spread["tables"][0]["p90_us"] = spread["tables"][0]["time_us"]
+        one_line_error([ctx.hopsim, "check-calibration", write("spread.json", spread)],
+                       ["/tables/0/p10_us/0:", "above the 90th"], "p10 above p90")
+        a100 = copy.deepcopy(published)
+        a100["device"].update({"name": "NVIDIA A100-SXM4-80GB", "sm_count": 108,
+                               "peak_bf16_tflops": 312, "peak_fp8_tflops": 624,
+                               "equivalent_gpus": ["H100"]})
+        a100["device"].pop("ceilings")
+        for t in a100["tables"]:
+            t["time_us"] = [x * 4 if x is not None else None for x in t["time_us"]]
+        a100_path = write("a100.json", a100)
+        for args in (["--gpu", "H100"], ["--cluster", h100]):
+            one_line_error([ctx.hopsim, "check-calibration", a100_path, *args],
+                           [a100_path, "/device/equivalent_gpus/0", "not equivalent"],
+                           f"A100 as an H100 {args}")
+    one_line_error([ctx.hopsim, "run", exp, "--set", "cluster.gpu.hbm_GBps=1"],
+                   ["--set cluster.gpu.hbm_GBps=1", "h100-published.json: /tables/"],
+                   "a --set that makes a cell implausible")
+    err = one_line_error([ctx.hopsim, "run", exp, "--set", "cluster=h100-meta-500w"],
+                         ["calibration \"auto\" chose", "h100-published.json",
+                          "H100 SXM 500 W", "names the H100", "/tables/"],
+                         "auto on the 500 W H100")
+    rc, out, err2 = run([ctx.hopsim, "explain", exp])
+    expect(rc == 0 and "warning" not in err2, f"explain warns on the shipped table: {err2}")
+    print(f"calibration checks: --gpu and --cluster refuse a table 1000x too fast, 8 more "
+          f"inputs exit 2 with one line; auto says: {err[:100]}...")
+
+
+def case_profile_check_bounds(ctx):
+    """profile-check refuses --steps 0, a kernel of 1e300 us and a trace none of whose kernels
+    a rule matches, each with one line; a rule with nested quantifiers runs in linear time."""
+    trace = os.path.join(ctx.source_dir, "tests/data/profile/kineto-moe-layer.json")
+    exp = os.path.join(ctx.source_dir,
+                       "configs/validation/deepseek-v3-dualpipe-pair-profile.json")
+    with open(trace, encoding="utf-8") as f:
+        doc = json.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(name, content):
+            path = os.path.join(tmp, name)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(content, f)
+            return path
+        one_line_error([ctx.hopsim, "profile-check", trace, exp, "--steps", "0"],
+                       ["--steps", "at least 1"], "--steps 0")
+        long = copy.deepcopy(doc)
+        index = next(i for i, e in enumerate(long["traceEvents"]) if e.get("cat") == "kernel")
+        long["traceEvents"][index]["dur"] = 1e300
+        long_path = write("long.json", long)
+        one_line_error([ctx.hopsim, "profile-check", long_path, exp],
+                       [long_path, f"/traceEvents/{index}/dur"], "a 1e300 us kernel")
+        # Nested quantifiers: std::regex backtracks for minutes on each long name; linear here.
+        slow = write("rules.json", {"schema": "hopsim.kernel_rules/1",
+                                    "rules": [{"class": "norm", "match": "^(\\w+:*)*Kernel$"}]})
+        started = time.monotonic()
+        one_line_error([ctx.hopsim, "profile-check", trace, exp, "--rules", slow],
+                       ["no kernel of the trace matched a rule of", slow], "nothing classified")
+        seconds = time.monotonic() - started
+        expect(seconds < 20, f"nested quantifiers took {seconds:.1f} s")
+    print(f"profile-check: --steps 0, a 1e300 us kernel and nothing classified exit 2; "
+          f"^(\\w+:*)*Kernel$ over the trace in {seconds:.2f} s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hopsim", required=True)
@@ -1509,7 +1619,9 @@ def main():
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64,
               "profile-check": case_profile_check, "chakra": case_chakra,
               "export-chakra": case_export_chakra,
-              "calibration-against": case_calibration_against}
+              "calibration-against": case_calibration_against,
+              "calibration-checks": case_calibration_checks,
+              "profile-check-bounds": case_profile_check_bounds}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

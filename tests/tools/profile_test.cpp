@@ -115,9 +115,16 @@ TEST_CASE("profile.trace_errors: one message naming the file and the event") {
   json t = {{"traceEvents", {kernel("a", 0, 1), kernel("b", 0, 1)}}};
   t["traceEvents"][1].erase("dur");
   CHECK(parse_error(t.dump()) == "t.json: /traceEvents/1/dur: a kernel event needs \"dur\" as a "
-                                 "number of microseconds, at least 0");
+                                 "number of microseconds, from 0 to 8.64e+10");
   t["traceEvents"][1]["dur"] = -2;
   CHECK(parse_error(t.dump()).starts_with("t.json: /traceEvents/1/dur:"));
+  t["traceEvents"][1]["dur"] = 1e300;  // a kernel longer than a day: no measurement
+  CHECK(parse_error(t.dump()) == "t.json: /traceEvents/1/dur: a kernel event needs \"dur\" as a "
+                                 "number of microseconds, from 0 to 8.64e+10, got 1e+300");
+  t["traceEvents"][1]["dur"] = 1;
+  t["traceEvents"][1]["ts"] = 1e300;
+  CHECK(parse_error(t.dump()).starts_with("t.json: /traceEvents/1/ts:"));
+  t["traceEvents"][1]["ts"] = 0;
   t["traceEvents"][1]["dur"] = 2;
   t["traceEvents"][1]["name"] = 5;
   CHECK(parse_error(t.dump()) ==

@@ -28,6 +28,14 @@ struct Against {
 Against read_against(const std::string& path, const topo::GpuSpec& gpu) {
   Against a{config::parse_calibration(config::Node(config::read_json_file(path), path)), {}, {}};
   a.scaling = config::scaling_to(a.calibration, gpu.name, path);
+  // Held as a run would hold it (its cells against the GPU, or against its own GPU's datasheet
+  // figures where it is scaled): an implausible one is an error naming its cell.
+  if (a.scaling) {
+    (void)config::check_calibration_plausible(a.calibration,
+                                              config::datasheet_figures_of(a.calibration), path);
+  } else {
+    (void)config::check_calibration_on(a.calibration, gpu, path);
+  }
   if (a.scaling) {
     a.note = fmt::format("its times scaled from \"{}\" to the {}", a.calibration.device, gpu.name);
   }
@@ -80,20 +88,6 @@ std::string spread(const std::vector<double>& d) {
 
 }  // namespace
 
-std::string table_key(const work::CalibrationTable& table) {
-  std::string out;
-  for (const auto* part : {&table.key, &table.variant}) {
-    for (const auto& [k, v] : *part) {
-      out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
-    }
-  }
-  return out;
-}
-
-std::string table_family(const work::CalibrationTable& table) {
-  return fmt::format("{} {} {} {}", table.op, table.pass, table.impl, table_key(table));
-}
-
 int print_against(const work::Calibration& table, const std::string& table_path,
                   const std::string& against_path, const topo::GpuSpec& gpu, bool cells) {
   const Against other = read_against(against_path, gpu);
@@ -110,7 +104,7 @@ int print_against(const work::Calibration& table, const std::string& table_path,
       continue;
     }
     if (cells) {
-      fmt::print("\n{}\n", table_family(t));
+      fmt::print("\n{}\n", work::table_family(t));
     }
     std::vector<double> family;
     std::map<std::string, int> sources;  // how many cells each source answered
@@ -122,8 +116,9 @@ int print_against(const work::Calibration& table, const std::string& table_path,
       std::string why;
       const auto answer = work::model_answer(model, t, p, why);
       if (!answer) {
-        fmt::print("  {}{:<30} {:>10.1f} us  no answer: {}\n", cells ? "" : table_family(t) + ": ",
-                   point_label(t, p), *t.time_us[c], why);
+        fmt::print("  {}{:<30} {:>10.1f} us  no answer: {}\n",
+                   cells ? "" : work::table_family(t) + ": ", point_label(t, p), *t.time_us[c],
+                   why);
         continue;
       }
       const double us = answer->time.seconds() * 1e6;
@@ -141,7 +136,7 @@ int print_against(const work::Calibration& table, const std::string& table_path,
       answered += fmt::format("{}{} {}", answered.empty() ? "" : ", ", count, source);
     }
     if (!cells) {
-      fmt::print("{}\n", table_family(t));
+      fmt::print("{}\n", work::table_family(t));
     }
     fmt::print("  {}\n  answered by: {}\n", spread(family), answered.empty() ? "none" : answered);
     all.insert(all.end(), family.begin(), family.end());

@@ -10,13 +10,6 @@
 
 namespace hopsim::tools {
 
-/// "dtype=bf16 layout=TN role=wgrad": a table's key, then its variant.
-std::string table_key(const work::CalibrationTable& table);
-
-/// "gemm bwd cublaslt dtype=bf16 layout=TN role=wgrad": a table's op, pass, impl, key and
-/// variant.
-std::string table_family(const work::CalibrationTable& table);
-
 /// Reads `against_path` as a run reads a calibration it names (its base attached; scaled from
 /// its own GPU's datasheet figures when it was made for another GPU than `gpu`, else an error
 /// naming the file), then prints per family of `table`'s own tables, and in all, the median and

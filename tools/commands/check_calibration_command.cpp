@@ -2,6 +2,7 @@
 #include "tools/commands/check_calibration_command.hpp"
 
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "tools/config/shipped_gpu.hpp"
 
 namespace hopsim::tools {
 
@@ -26,11 +28,36 @@ void print_tables(const work::Calibration& cal) {
       have += c.has_value() ? 1U : 0U;
     }
     fmt::print("  {:<13} {:<4} {:<18} {:<60} {:>6} of {:>6} cells{}\n", t.op, t.pass, t.impl,
-               table_key(t) + " ", have, t.time_us.size(), t.tier >= 1 ? "  base" : "");
+               work::table_key(t) + " ", have, t.time_us.size(), t.tier >= 1 ? "  base" : "");
     measured += have;
     grid_cells += t.time_us.size();
   }
   fmt::print("{} of {} cells have a time\n", measured, grid_cells);
+}
+
+}  // namespace
+
+namespace {
+
+// The GPU the table is held against: --cluster's, else --gpu's as a shipped cluster has it
+// (config::shipped_gpu); none without either.
+std::optional<topo::GpuSpec> gpu_to_check(const std::string& gpu_name,
+                                          const std::string& cluster_path) {
+  if (!cluster_path.empty()) {
+    return config::parse_cluster(config::Node(config::read_json_file(cluster_path), cluster_path))
+        .topology.gpu;
+  }
+  if (gpu_name.empty()) {
+    return std::nullopt;
+  }
+  const std::optional<config::ShippedGpu> shipped = config::shipped_gpu(gpu_name);
+  if (!shipped) {
+    throw config::ConfigError(fmt::format(
+        "--gpu {}: no shipped cluster has this GPU to take its peaks from; give a cluster "
+        "file with --cluster FILE",
+        config::echo(gpu_name, 40)));
+  }
+  return shipped->gpu;
 }
 
 }  // namespace
@@ -50,27 +77,23 @@ int check_calibration_command(const std::string& path, const std::string& gpu_na
   }
   work::Calibration cal =
       config::parse_calibration(config::Node(config::read_json_file(path), path));
-  std::string gpu = gpu_name;
   if (!gpu_name.empty()) {
     config::check_calibration_for(cal, gpu_name, path);
   }
-  // Against the cluster's GPU where one is named, else against the table's own ceilings.
-  work::GpuFigures figures = config::figures_of(cal);
-  if (!cluster_path.empty()) {
-    const config::ClusterConfig cluster =
-        config::parse_cluster(config::Node(config::read_json_file(cluster_path), cluster_path));
-    config::check_calibration_for(cal, cluster.topology.gpu.name, path);
-    figures = config::figures_of(cluster.topology.gpu);
-    gpu = cluster.topology.gpu.name;
-    if (!against.empty()) {
-      return print_against(cal, path, against, cluster.topology.gpu, cells);
-    }
+  // Against the GPU where one is named (the one check a run makes), else against the table's
+  // own ceilings.
+  const std::optional<topo::GpuSpec> gpu = gpu_to_check(gpu_name, cluster_path);
+  const std::vector<std::string> warnings =
+      gpu ? config::check_calibration_on(cal, *gpu, path)
+          : config::check_calibration_plausible(cal, config::figures_of(cal), path);
+  if (!against.empty()) {
+    return print_against(cal, path, against, *gpu, cells);
   }
-  for (const std::string& w : config::check_calibration_plausible(cal, figures, path)) {
+  for (const std::string& w : warnings) {
     fmt::print(stderr, "warning: {}\n", w);
   }
   const std::size_t own = cal.tables.size();
-  const std::string base = config::attach_base(cal, path, gpu);
+  const std::string base = config::attach_base(cal, path, gpu ? gpu->name : std::string());
   fmt::print("{}: {} table for \"{}\", {} tables\n", path, cal.source, cal.device, own);
   if (!base.empty()) {
     fmt::print("  {}; listed below with \"base\"\n", base);
@@ -87,11 +110,14 @@ Command declare_check_calibration_command(CLI::App& program) {
     std::string against;
     bool cells = false;
   };
+
   auto o = std::make_shared<Options>();
   CLI::App* app = program.add_subcommand(
       "check-calibration", "read a calibration table as the simulator does and summarize it");
   app->add_option("table", o->table, "calibration JSON file")->required();
-  app->add_option("--gpu", o->gpu, "also check that the table fits this GPU, e.g. \"H100\"");
+  app->add_option("--gpu", o->gpu,
+                  "also check the table against this GPU as a shipped cluster has it, e.g. "
+                  "\"H100\"");
   app->add_option("--cluster", o->cluster,
                   "also check the table against this cluster file's GPU (name, peaks, SMs, HBM)");
   app->add_option("--against", o->against,

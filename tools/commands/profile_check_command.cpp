@@ -26,13 +26,17 @@ using Json = nlohmann::ordered_json;
 using profile::ClassRow;
 using profile::ProfileCheck;
 
-std::string row_name(const ClassRow& r) { return fmt::format("{}", fmt::join(r.classes, " + ")); }
+std::string row_name(const ClassRow& r) {
+  return fmt::format("{}", fmt::join(r.classes, " + "));
+}
 
 Json ratio(std::optional<double> hopsim, double trace) {
   return hopsim && trace > 0 ? Json(*hopsim / trace) : Json(nullptr);
 }
 
-std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
+std::string ms(double s) {
+  return fmt::format("{:.3f}", s * 1e3);
+}
 
 std::string ratio_text(std::optional<double> hopsim, double trace) {
   return hopsim && trace > 0 ? fmt::format("{:.2f}", *hopsim / trace) : std::string("-");
@@ -68,8 +72,8 @@ std::string format_check(const ProfileCheck& c, const profile::KinetoTrace& t,
   }
   out += row_line("unclassified", c.unclassified.kernels, c.unclassified.trace_s, std::nullopt);
   out += "\n";
-  out += total_line("compute kernels hopsim prices, summed", c.trace_compute_s(),
-                    c.hopsim_compute_s);
+  out +=
+      total_line("compute kernels hopsim prices, summed", c.trace_compute_s(), c.hopsim_compute_s);
   out += total_line("communication kernels (nccl, deepep)", c.trace_comm_s(), c.hopsim_comm_s);
   out += total_line("first kernel to last (hopsim: the step)", c.trace_span_s, c.hopsim_step_s);
   if (!c.unmatched.empty() && o.unmatched > 0) {
@@ -107,16 +111,19 @@ Json profile_check_json(const ProfileCheck& c, const ProfileCheckOptions& o) {
           {"streams", c.streams},
           {"steps", c.steps},
           {"rows", std::move(rows)},
-          {"unclassified", {{"kernels", c.unclassified.kernels},
-                            {"trace_s", c.unclassified.trace_s},
-                            {"longest", std::move(unmatched)}}},
-          {"compute", {{"trace_s", c.trace_compute_s()},
-                       {"hopsim_s", c.hopsim_compute_s},
-                       {"ratio", ratio(c.hopsim_compute_s, c.trace_compute_s())}}},
+          {"unclassified",
+           {{"kernels", c.unclassified.kernels},
+            {"trace_s", c.unclassified.trace_s},
+            {"longest", std::move(unmatched)}}},
+          {"compute",
+           {{"trace_s", c.trace_compute_s()},
+            {"hopsim_s", c.hopsim_compute_s},
+            {"ratio", ratio(c.hopsim_compute_s, c.trace_compute_s())}}},
           {"communication", {{"trace_s", c.trace_comm_s()}, {"hopsim_s", c.hopsim_comm_s}}},
-          {"span", {{"trace_s", c.trace_span_s},
-                    {"hopsim_step_s", c.hopsim_step_s},
-                    {"ratio", ratio(c.hopsim_step_s, c.trace_span_s)}}}};
+          {"span",
+           {{"trace_s", c.trace_span_s},
+            {"hopsim_step_s", c.hopsim_step_s},
+            {"ratio", ratio(c.hopsim_step_s, c.trace_span_s)}}}};
 }
 
 // The shipped table a written one falls back on: the experiment's (its base when it has one,
@@ -138,28 +145,44 @@ std::string base_for(const config::ExperimentFile& file) {
 }
 
 // --write-calibration: the table, written atomically; what it holds, one line.
-std::string write_calibration(const profile::KinetoTrace& trace,
-                              const profile::KernelRules& rules,
+std::string write_calibration(const profile::KinetoTrace& trace, const profile::KernelRules& rules,
                               const config::ExperimentFile& file, const ProfileCheckOptions& o) {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  const profile::TraceCalibration t = profile::calibration_from_trace(
-      trace, rules,
-      {.trace = o.trace,
-       .base = base_for(file),
-       .device = o.device,
-       .created_utc = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)});
+  const profile::TraceCalibration t =
+      profile::calibration_from_trace(trace, rules,
+                                      {.trace = o.trace,
+                                       .base = base_for(file),
+                                       .device = o.device,
+                                       .created_utc = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)});
   write_file_atomically(o.write_calibration, t.file.dump(2) + "\n");
   std::vector<std::string> left;
   for (const auto& [why, count] : t.left_out) {
     left.push_back(fmt::format("{} {}", count, why));
   }
-  return fmt::format("wrote {}: {} tables, {} cells from {} kernels{}{}", o.write_calibration,
-                     t.file["tables"].size(), t.cells, t.kernels,
-                     t.file.contains("base")
-                         ? fmt::format(", base {}", t.file["base"].get<std::string>())
-                         : std::string(),
-                     left.empty() ? std::string()
-                                  : fmt::format("; left out: {}", fmt::join(left, ", ")));
+  return fmt::format(
+      "wrote {}: {} tables, {} cells from {} kernels{}{}", o.write_calibration,
+      t.file["tables"].size(), t.cells, t.kernels,
+      t.file.contains("base") ? fmt::format(", base {}", t.file["base"].get<std::string>())
+                              : std::string(),
+      left.empty() ? std::string() : fmt::format("; left out: {}", fmt::join(left, ", ")));
+}
+
+// Throws when no kernel of the trace matched a rule: a comparison of nothing.
+void check_classified(const ProfileCheck& c, const std::string& rules_file) {
+  double classified = 0;
+  for (const ClassRow& row : c.rows) {
+    classified += row.kernels;
+  }
+  if (classified > 0) {
+    return;
+  }
+  throw config::ConfigError(fmt::format(
+      "profile-check: no kernel of the trace matched a rule of {}{}; give rules for its kernel "
+      "names with --rules FILE",
+      rules_file,
+      c.unmatched.empty()
+          ? std::string()
+          : fmt::format(" (the longest: \"{}\")", config::echo(c.unmatched.front().name, 80))));
 }
 
 int profile_check_command(const ProfileCheckOptions& o) {
@@ -167,8 +190,7 @@ int profile_check_command(const ProfileCheckOptions& o) {
     throw config::ConfigError(o.steps < 0 ? "--steps: a number of steps, at least 1"
                                           : "--unmatched: a count, at least 0");
   }
-  const std::string rules_file =
-      o.rules.empty() ? profile::KernelRules::default_path() : o.rules;
+  const std::string rules_file = o.rules.empty() ? profile::KernelRules::default_path() : o.rules;
   const profile::KernelRules rules = profile::KernelRules::read(rules_file);
   const profile::KinetoTrace trace = profile::read_kineto_trace(o.trace);
   const CaseRun run = run_for_case(o.experiment, o.overrides, o.case_name);
@@ -176,6 +198,7 @@ int profile_check_command(const ProfileCheckOptions& o) {
   const work::CaseResult& c = run.picked();
   const ProfileCheck check =
       profile::check_profile(trace, rules, c, {.steps = o.steps, .device = o.device});
+  check_classified(check, rules_file);
   const std::string wrote =
       o.write_calibration.empty() ? std::string() : write_calibration(trace, rules, file, o);
   if (o.json) {
@@ -197,6 +220,7 @@ Command declare_profile_check_command(CLI::App& program) {
   struct State : WithUnsets<ProfileCheckOptions> {
     std::int64_t device = -1;  ///< -1: every GPU
   };
+
   auto s = std::make_shared<State>();
   ProfileCheckOptions& p = s->options;
   CLI::App* app = program.add_subcommand(
@@ -222,7 +246,11 @@ Command declare_profile_check_command(CLI::App& program) {
   app->add_option("--write-calibration", p.write_calibration,
                   "also write the trace's GEMM and norm kernels (with their shapes) as a "
                   "calibration table");
-  return {app, [s](const std::string& /*command_line*/) {
+  return {app, [s, app](const std::string& /*command_line*/) {
+            if (app->count("--steps") > 0 && s->options.steps < 1) {
+              throw config::ConfigError(fmt::format(
+                  "--steps: a number of profiler steps, at least 1; got {}", s->options.steps));
+            }
             if (s->device >= 0) {
               s->options.device = s->device;
             }

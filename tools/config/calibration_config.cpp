@@ -215,6 +215,26 @@ std::vector<std::optional<double>> parse_times(const Node& n,
   return times;
 }
 
+// The optional p10_us and p90_us: one time per cell each, and no cell's p10 above its p90.
+void parse_spread(const Node& n, const std::vector<work::CalibrationAxis>& axes) {
+  std::vector<std::optional<double>> p10;
+  if (n.has(tk::kP10Us)) {
+    p10 = parse_times(n.at(tk::kP10Us), axes);
+  }
+  if (!n.has(tk::kP90Us)) {
+    return;
+  }
+  const std::vector<std::optional<double>> p90 = parse_times(n.at(tk::kP90Us), axes);
+  for (std::size_t c = 0; c < p10.size(); ++c) {
+    if (p10[c] && p90[c] && *p10[c] > *p90[c]) {
+      n.at(tk::kP10Us)
+          .at(c)
+          .fail(fmt::format("the 10th percentile, {:g} us, is above the 90th, {:g} us (p90_us/{})",
+                            *p10[c], *p90[c], c));
+    }
+  }
+}
+
 work::CalibrationTable parse_table(const Node& n, bool published) {
   n.allow_only(tk::kSection);
   work::CalibrationTable t;
@@ -239,11 +259,7 @@ work::CalibrationTable parse_table(const Node& n, bool published) {
                           t.pass, expected));
   }
   t.time_us = parse_times(n.at(tk::kTimeUs), t.axes);
-  for (const std::string_view spread : {tk::kP10Us.name, tk::kP90Us.name}) {
-    if (n.has(spread)) {
-      parse_times(n.at(spread), t.axes);
-    }
-  }
+  parse_spread(n, t.axes);
   if (n.has(tk::kSource)) {
     t.citation = n.read(tk::kSource);
   } else if (published) {
@@ -312,8 +328,8 @@ bool calibration_names_gpu(const work::Calibration& calibration, const std::stri
 bool calibration_fits(const work::Calibration& calibration, const std::string& gpu_name) {
   const std::string model = words(gpu_name).front();
   return calibration_names_gpu(calibration, gpu_name) ||
-         std::find(calibration.equivalent_gpus.begin(), calibration.equivalent_gpus.end(),
-                   model) != calibration.equivalent_gpus.end();
+         std::find(calibration.equivalent_gpus.begin(), calibration.equivalent_gpus.end(), model) !=
+             calibration.equivalent_gpus.end();
 }
 
 void check_calibration_for(const work::Calibration& calibration, const std::string& gpu_name,
@@ -329,12 +345,33 @@ void check_calibration_for(const work::Calibration& calibration, const std::stri
       file, calibration.device, gpu_name, model));
 }
 
+namespace {
+
+// "--set cluster.gpu.hbm_GBps=1" when a --set wrote the figure under `gpu_node`, else "".
+std::string set_of(const Node* gpu_node, const std::string& figure) {
+  if (gpu_node == nullptr || figure.empty() || !gpu_node->is_object() || !gpu_node->has(figure)) {
+    return {};
+  }
+  const Node value = gpu_node->at(figure);
+  std::string where = value.origin()->describe(value.path());
+  return where.starts_with("--set") ? where : std::string();
+}
+
+}  // namespace
+
 std::vector<std::string> check_calibration_plausible(const work::Calibration& calibration,
                                                      const work::GpuFigures& gpu,
-                                                     const std::string& file) {
+                                                     const std::string& file,
+                                                     const Node* gpu_node) {
   const work::CalibrationFindings found = work::check_plausible(calibration, gpu);
   if (!found.problems.empty()) {
-    const Problem& p = found.problems.front();
+    const work::CalibrationProblem& p = found.problems.front();
+    if (const std::string set = set_of(gpu_node, p.figure); !set.empty()) {
+      throw ConfigError(
+          fmt::format("{}: the GPU's {} makes the calibration table implausible: "
+                      "{}: {}: {}",
+                      set, p.figure, file, p.path, p.message));
+    }
     throw ConfigError(fmt::format("{}: {}: {}", file, p.path, p.message));
   }
   std::vector<std::string> warnings;
@@ -342,6 +379,41 @@ std::vector<std::string> check_calibration_plausible(const work::Calibration& ca
     warnings.push_back(fmt::format("{}: {}: {}", file, w.path, w.message));
   }
   return warnings;
+}
+
+void check_equivalence(const work::Calibration& calibration, const topo::GpuSpec& gpu,
+                       const std::string& file) {
+  if (calibration_names_gpu(calibration, gpu.name) || !calibration_fits(calibration, gpu.name)) {
+    return;
+  }
+  const std::string model = words(gpu.name).front();
+  const auto& list = calibration.equivalent_gpus;
+  const auto at = fmt::format("{}: /device/equivalent_gpus/{}", file,
+                              std::find(list.begin(), list.end(), model) - list.begin());
+  const auto& peak = calibration.peaks.bf16_tflops;
+  if (!calibration.sm_count || !peak) {
+    throw ConfigError(fmt::format(
+        "{}: the table lists the {} as equivalent, but its device block lacks the sm_count and "
+        "peak_bf16_tflops that would show the same SMs and clocks",
+        at, model));
+  }
+  const auto off = [](double a, double b) { return std::abs(a / b - 1) > work::kPeakMargin; };
+  if ((gpu.sms > 0 && *calibration.sm_count != gpu.sms) || off(*peak, gpu.peak_bf16_tflops) ||
+      (calibration.peaks.fp8_tflops && off(*calibration.peaks.fp8_tflops, gpu.peak_fp8_tflops))) {
+    throw ConfigError(fmt::format(
+        "{}: the table's device \"{}\" has {} SMs and a BF16 peak of {:g} TFLOP/s, the {} {} and "
+        "{:g}: not the same SMs and clocks, so not equivalent",
+        at, calibration.device, *calibration.sm_count, *peak, gpu.name, gpu.sms,
+        gpu.peak_bf16_tflops));
+  }
+}
+
+std::vector<std::string> check_calibration_on(const work::Calibration& calibration,
+                                              const topo::GpuSpec& gpu, const std::string& file,
+                                              const Node* gpu_node) {
+  check_calibration_for(calibration, gpu.name, file);
+  check_equivalence(calibration, gpu, file);
+  return check_calibration_plausible(calibration, figures_of(gpu), file, gpu_node);
 }
 
 work::GpuFigures figures_of(const topo::GpuSpec& gpu) {

@@ -33,7 +33,7 @@ std::optional<work::TableScaling> scaling_to(const work::Calibration& calibratio
 /// /base when the base is not a shipped table, the chain of bases leads back to itself or is
 /// longer than 4, a base lacks the datasheet figures it must be scaled by, or is implausible.
 std::string attach_base(work::Calibration& calibration, const std::string& file,
-                 const std::string& gpu_name);
+                        const std::string& gpu_name);
 
 /// Whether the table's device name contains the model of the cluster's GPU (the first word of
 /// `gpu_name`, "H100" of "H100 SXM") as a word, case-insensitively, or lists it among its
@@ -51,10 +51,26 @@ void check_calibration_for(const work::Calibration& calibration, const std::stri
 /// Throws ConfigError naming `file` and the cell or device key when the table is implausible
 /// for `gpu` (work::check_plausible: a cell faster than the peak or slower than any working
 /// kernel, a device block that contradicts the GPU); returns the warnings ("file: /pointer:
-/// message"), such as times that fall as a shape grows.
+/// message"), such as times that fall as a shape grows. With `gpu_node`, the cluster's gpu
+/// object that `gpu` was read from: when a --set wrote the figure the cell contradicts, the
+/// error names that --set first ("--set cluster.gpu.hbm_GBps=1: the GPU's hbm_GBps makes ...").
 std::vector<std::string> check_calibration_plausible(const work::Calibration& calibration,
                                                      const work::GpuFigures& gpu,
-                                                     const std::string& file);
+                                                     const std::string& file,
+                                                     const Node* gpu_node = nullptr);
+
+/// Where the table fits `gpu` only through equivalent_gpus: throws ConfigError at
+/// /device/equivalent_gpus/N unless its device block gives sm_count and peak_bf16_tflops and
+/// they (and peak_fp8_tflops, where given) are the GPU's, the peaks within kPeakMargin.
+void check_equivalence(const work::Calibration& calibration, const topo::GpuSpec& gpu,
+                       const std::string& file);
+
+/// The one check of a table for a cluster's GPU, which `run`, `explain` and `check-calibration`
+/// (`--gpu`, `--cluster`) make: check_calibration_for, check_equivalence, then
+/// check_calibration_plausible against the GPU's figures. Returns the warnings.
+std::vector<std::string> check_calibration_on(const work::Calibration& calibration,
+                                              const topo::GpuSpec& gpu, const std::string& file,
+                                              const Node* gpu_node = nullptr);
 
 /// The figures of a cluster's GPU, for check_calibration_plausible.
 work::GpuFigures figures_of(const topo::GpuSpec& gpu);

@@ -79,13 +79,34 @@ struct ReadTable {
   std::string note;  // how "auto" chose, and the base table attached
 };
 
+// "auto" chose `t` for `gpu_spec`: its checks, each error prefixed with what chose the table
+// and why.
+std::vector<std::string> check_auto_choice(const ReadTable& t, const topo::GpuSpec& gpu_spec,
+                                           const std::string& why, const Node* gpu_node) {
+  try {
+    if (t.scaling) {  // checked against its own GPU's figures
+      return check_calibration_plausible(*t.table, datasheet_figures_of(*t.table), t.file);
+    }
+    return check_calibration_on(*t.table, gpu_spec, t.file, gpu_node);
+  } catch (const ConfigError& e) {
+    if (std::string_view(e.what()).starts_with("--set ")) {
+      throw;  // the --set is what to fix, not the choice
+    }
+    throw ConfigError(
+        fmt::format("calibration \"auto\" chose {} for the cluster's {} ({}); {}; "
+                    "name another table or \"none\" (the roofline)",
+                    t.file, gpu_spec.name, why, e.what()));
+  }
+}
+
 ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
-                     std::vector<std::string>& warnings) {
+                     std::vector<std::string>& warnings, const Node* gpu_node = nullptr) {
   ReadTable out;
   const std::string named = at.string();
   if (named == "none") {
     return out;
   }
+  std::vector<std::string> found;
   if (named == "auto") {
     CalibrationChoice choice = choose_calibration(gpu_spec);
     out.note = choice.note;
@@ -95,17 +116,14 @@ ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
     out.file = choice.file;
     out.table = std::move(choice.table);
     out.scaling = choice.scaling;
+    found = check_auto_choice(out, gpu_spec, choice.why, gpu_node);
   } else {
     out.file = referenced_file(at, "calibration");
     const nlohmann::json table = read_referenced(at, out.file, "calibration");
     out.table = std::make_shared<work::Calibration>(parse_calibration(Node(table, out.file)));
-    check_calibration_for(*out.table, gpu_spec.name, out.file);
+    found = check_calibration_on(*out.table, gpu_spec, out.file, gpu_node);
   }
-  work::GpuFigures gpu = figures_of(gpu_spec);
-  if (out.scaling) {  // the table's own GPU
-    gpu = datasheet_figures_of(*out.table);
-  }
-  for (std::string& w : check_calibration_plausible(*out.table, gpu, out.file)) {
+  for (std::string& w : found) {
     warnings.push_back(std::move(w));
   }
   const std::string base = attach_base(*out.table, out.file, gpu_spec.name);
@@ -115,10 +133,15 @@ ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
   return out;
 }
 
-// The experiment's calibration table (read_table), for the cluster's GPU.
-void read_calibration(const Node& root, ExperimentFile& f) {
+// The experiment's calibration table (read_table), for the cluster's GPU; `cluster` is the
+// cluster's document, whose gpu figures a --set may have written.
+void read_calibration(const Node& root, const Node& cluster, ExperimentFile& f) {
   work::Experiment& e = f.experiment;
-  ReadTable t = read_table(root.at(ek::kCalibration), e.cluster.gpu, f.warnings);
+  const std::optional<Node> gpu = cluster.is_object() && cluster.has("gpu")
+                                      ? std::optional<Node>(cluster.at("gpu"))
+                                      : std::nullopt;
+  ReadTable t =
+      read_table(root.at(ek::kCalibration), e.cluster.gpu, f.warnings, gpu ? &*gpu : nullptr);
   e.calibration_note = std::move(t.note);
   if (!t.table) {
     return;
@@ -168,7 +191,9 @@ Node node_of(const Linked& l, const Node& root, std::string_view key) {
 }
 
 // "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
-std::string set_text(const std::string& o) { return "--set " + echo(o, 60); }
+std::string set_text(const std::string& o) {
+  return "--set " + echo(o, 60);
+}
 
 // A file that a --set gives for the cluster, model or calibration table is relative to the
 // working directory, as any path on a command line (a preset name stays a name); where no such
@@ -225,9 +250,10 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
     const std::string text = set_text(assignment);
     const std::string_view section = key.starts_with(kClusterPrefix) ? "cluster" : "model";
     if (!doc.is_object() || !doc.contains(std::string(section))) {
-      throw ConfigError(fmt::format("{}: the experiment names no {}; name one first (--set "
-                                    "{}=FILE.json, or inline)",
-                                    text, section, section));
+      throw ConfigError(
+          fmt::format("{}: the experiment names no {}; name one first (--set "
+                      "{}=FILE.json, or inline)",
+                      text, section, section));
     }
     if (target.in_file) {
       apply(target.doc, key, key.substr(key.find('.') + 1), value, *target.origin, text);
@@ -241,7 +267,8 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
 
 void ExperimentFile::fail(const Problem& problem) const {
   const auto in = [&](std::string_view prefix, const std::shared_ptr<const Origin>& part) {
-    return part != origin && (problem.path == prefix || problem.path.starts_with(std::string(prefix) + "/"));
+    return part != origin &&
+           (problem.path == prefix || problem.path.starts_with(std::string(prefix) + "/"));
   };
   for (const auto& [prefix, part] : {std::pair{std::string_view("/cluster"), cluster_origin},
                                      std::pair{std::string_view("/model"), model_origin}}) {
@@ -301,7 +328,7 @@ void parse_models(const Node& root, const Linked& cluster, const Linked& model, 
     f.model_file = model.origin->file;
   }
   if (root.has(ek::kCalibration)) {
-    read_calibration(root, f);
+    read_calibration(root, node_of(cluster, root, ek::kCluster.name), f);
   }
   if (root.has(ek::kParallel)) {
     e.parallel = parse_parallel(root.at(ek::kParallel));

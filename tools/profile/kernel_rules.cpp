@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -11,12 +10,13 @@
 #include "tools/config/keys/kernel_rule_keys.hpp"
 #include "tools/config/node.hpp"
 #include "tools/config/presets.hpp"
+#include "tools/profile/linear_regex.hpp"
 #include "workloads/compute/kernel_class.hpp"
 
 namespace hopsim::profile {
 
 struct KernelRules::Compiled {
-  std::vector<std::regex> expressions;  // one per rule
+  std::vector<LinearRegex> expressions;  // one per rule
 };
 
 namespace {
@@ -45,9 +45,10 @@ std::vector<std::string> classes_of(const Node& rule) {
   for (const Node& item : items) {
     std::string name = item.string();
     if (!known_class(name)) {
-      item.fail(fmt::format("unknown class \"{}\"; a kernel class (gemm_fprop, ..., other), "
-                            "nccl, deepep or unmodelled",
-                            config::echo(name)));
+      item.fail(
+          fmt::format("unknown class \"{}\"; a kernel class (gemm_fprop, ..., other), "
+                      "nccl, deepep or unmodelled",
+                      config::echo(name)));
     }
     if (items.size() > 1 && (communication_class(name) || name == kUnmodelled)) {
       item.fail(fmt::format("\"{}\" cannot share a rule with other classes", name));
@@ -57,7 +58,7 @@ std::vector<std::string> classes_of(const Node& rule) {
   return out;
 }
 
-KernelRule rule_of(const Node& n, std::vector<std::regex>& compiled) {
+KernelRule rule_of(const Node& n, std::vector<LinearRegex>& compiled) {
   n.allow_only(rk::kSection);
   KernelRule r;
   r.classes = classes_of(n);
@@ -67,9 +68,9 @@ KernelRule rule_of(const Node& n, std::vector<std::regex>& compiled) {
     match.fail(fmt::format("an expression of 1 to {} characters", kMaxPattern));
   }
   try {
-    compiled.emplace_back(r.pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    match.fail(fmt::format("not a regular expression ({})", e.what()));
+    compiled.emplace_back(r.pattern);
+  } catch (const std::invalid_argument& e) {
+    match.fail(fmt::format("not a regular expression hopsim matches ({})", e.what()));
   }
   (void)n.read_if(rk::kNote);
   return r;
@@ -86,7 +87,9 @@ bool known_class(std::string_view name) {
   return communication_class(name) || name == kUnmodelled;
 }
 
-bool communication_class(std::string_view name) { return name == kNccl || name == kDeepEp; }
+bool communication_class(std::string_view name) {
+  return name == kNccl || name == kDeepEp;
+}
 
 KernelRules KernelRules::read(const std::string& path) {
   const nlohmann::json json = config::read_json_file(path);
@@ -125,12 +128,12 @@ std::size_t KernelRules::match(const std::string& name) const {
   if (const auto it = cache_.find(name); it != cache_.end()) {
     return it->second;
   }
-  // libstdc++'s regex recurses once per character: a name is matched on its first
-  // kMaxMatchedName characters (DeepSeek's longest is 1,464), never a stack overflow.
-  const std::size_t n = std::min(name.size(), kMaxMatchedName);
+  // A name is matched on its first kMaxMatchedName characters (DeepSeek's longest is 1,464):
+  // the time of a search grows with the name times the pattern's states.
+  const std::string_view head(name.data(), std::min(name.size(), kMaxMatchedName));
   std::size_t found = rules_.size();
   for (std::size_t i = 0; i < rules_.size(); ++i) {
-    if (std::regex_search(name.data(), name.data() + n, compiled_->expressions[i])) {
+    if (compiled_->expressions[i].search(head)) {
       found = i;
       break;
     }

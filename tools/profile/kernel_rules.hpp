@@ -32,7 +32,7 @@ struct KernelRule {
   /// The classes the kernel may be: one, or several a name cannot tell apart (an FP8 GEMM's
   /// fprop, dgrad and wgrad run one kernel); a check merges those classes into one row.
   std::vector<std::string> classes;
-  std::string pattern;  ///< ECMAScript regular expression, searched in the name
+  std::string pattern;  ///< a regular expression (linear_regex.hpp), searched in the name
 };
 
 class KernelRules {
@@ -52,7 +52,7 @@ class KernelRules {
   const std::string& file() const { return file_; }
 
  private:
-  struct Compiled;  // the expressions, compiled (std::regex stays in kernel_rules.cpp)
+  struct Compiled;  // the expressions, compiled (linear_regex.hpp)
   std::string file_;
   std::vector<KernelRule> rules_;
   std::shared_ptr<const Compiled> compiled_;

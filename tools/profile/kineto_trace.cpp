@@ -35,16 +35,23 @@ std::optional<std::int64_t> integer(const Json& j, const char* key) {
   return std::nullopt;
 }
 
-// A number at `key` that is finite and not negative, or a ConfigError at the event's key.
-double time_field(const Json& e, const char* key, const std::string& at) {
+// The largest time a kernel event may give, in microseconds: a start ("ts", from the epoch or
+// the trace's own origin) before the year 5000, a duration ("dur") within a day.
+constexpr double kMaxStartUs = 1e17;
+constexpr double kMaxDurationUs = 86400e6;
+
+// A number at `key` from 0 to `max`, or a ConfigError at the event's key.
+double time_field(const Json& e, const char* key, double max, const std::string& at) {
   const auto it = e.find(key);
-  if (it == e.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
-      it->get<double>() < 0) {
-    throw ConfigError(fmt::format("{}/{}: a kernel event needs \"{}\" as a number of "
-                                  "microseconds, at least 0",
-                                  at, key, key));
+  const double v = it != e.end() && it->is_number() ? it->get<double>() : -1;
+  if (!(v >= 0 && v <= max)) {
+    throw ConfigError(fmt::format(
+        "{}/{}: a kernel event needs \"{}\" as a number of "
+        "microseconds, from 0 to {:g}{}",
+        at, key, key, max,
+        it != e.end() && it->is_number() ? fmt::format(", got {:g}", v) : std::string()));
   }
-  return it->get<double>();
+  return v;
 }
 
 // A CPU operator's input shapes, kept when it has an External id and Input Dims (an input that
@@ -91,8 +98,8 @@ void take_event(const Json& e, const std::string& at, KinetoTrace& out,
   if (cat == e.end() || !cat->is_string()) {
     return;  // metadata events ("ph": "M") and flow arrows have no category
   }
-  if (name != e.end() && name->is_string() && name->get_ref<const std::string&>().starts_with(
-                                                  "ProfilerStep#")) {
+  if (name != e.end() && name->is_string() &&
+      name->get_ref<const std::string&>().starts_with("ProfilerStep#")) {
     steps.insert(name->get<std::string>());
   }
   if (cat->get_ref<const std::string&>() == "cpu_op") {
@@ -107,14 +114,14 @@ void take_event(const Json& e, const std::string& at, KinetoTrace& out,
   }
   KernelEvent k;
   k.name = name->get<std::string>();
-  k.start_us = time_field(e, "ts", at);
-  k.duration_us = time_field(e, "dur", at);
+  k.start_us = time_field(e, "ts", kMaxStartUs, at);
+  k.duration_us = time_field(e, "dur", kMaxDurationUs, at);
   const auto args = e.find("args");
   const bool has_args = args != e.end() && args->is_object();
-  k.device = (has_args ? integer(*args, "device") : std::nullopt)
-                 .value_or(integer(e, "pid").value_or(0));
-  k.stream = (has_args ? integer(*args, "stream") : std::nullopt)
-                 .value_or(integer(e, "tid").value_or(0));
+  k.device =
+      (has_args ? integer(*args, "device") : std::nullopt).value_or(integer(e, "pid").value_or(0));
+  k.stream =
+      (has_args ? integer(*args, "stream") : std::nullopt).value_or(integer(e, "tid").value_or(0));
   k.external_id = has_args ? integer(*args, "External id") : std::nullopt;
   out.kernels.push_back(std::move(k));
 }
@@ -182,15 +189,16 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
   config::check_json_structure(text, where);
   KinetoTrace out;
   const Json top = parse_events(text, where, out);
-  if (!top.is_array() && !(top.is_object() && top.contains("traceEvents") &&
-                           top["traceEvents"].is_array())) {
-    throw ConfigError(fmt::format("{}: not a PyTorch profiler trace (no \"traceEvents\" array)",
-                                  where));
+  if (!top.is_array() &&
+      !(top.is_object() && top.contains("traceEvents") && top["traceEvents"].is_array())) {
+    throw ConfigError(
+        fmt::format("{}: not a PyTorch profiler trace (no \"traceEvents\" array)", where));
   }
   if (out.kernels.empty()) {
-    throw ConfigError(fmt::format("{}: no GPU kernels (events of category \"kernel\"); profile "
-                                  "with ProfilerActivity.CUDA",
-                                  where));
+    throw ConfigError(
+        fmt::format("{}: no GPU kernels (events of category \"kernel\"); profile "
+                    "with ProfilerActivity.CUDA",
+                    where));
   }
   if (top.is_object()) {
     const Json& devices = top.value("deviceProperties", Json::array());

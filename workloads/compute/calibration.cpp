@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include <fmt/format.h>
+
 namespace hopsim::work {
 namespace {
 
@@ -33,6 +35,20 @@ std::vector<std::int64_t> CalibrationTable::cell_point(std::size_t cell) const {
     cell /= size;
   }
   return point;
+}
+
+std::string table_key(const CalibrationTable& table) {
+  std::string out;
+  for (const auto* part : {&table.key, &table.variant}) {
+    for (const auto& [k, v] : *part) {
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v);
+    }
+  }
+  return out;
+}
+
+std::string table_family(const CalibrationTable& table) {
+  return fmt::format("{} {} {} {}", table.op, table.pass, table.impl, table_key(table));
 }
 
 std::span<const std::string_view> calibration_axes(std::string_view op) {

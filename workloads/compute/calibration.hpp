@@ -105,6 +105,13 @@ struct Calibration {
   std::vector<CalibrationTable> tables;
 };
 
+/// "dtype=bf16 layout=TN role=wgrad": a table's key, then its variant.
+std::string table_key(const CalibrationTable& table);
+
+/// "gemm bwd cublaslt dtype=bf16 layout=TN role=wgrad": a table's op, pass, impl, key and
+/// variant: its family.
+std::string table_family(const CalibrationTable& table);
+
 /// The axis names of `op`, in grid order; empty for an unknown op.
 std::span<const std::string_view> calibration_axes(std::string_view op);
 /// The key names `op` requires; empty for an unknown op.

@@ -33,8 +33,23 @@ inline constexpr double kPeakMargin = 0.05;
 inline constexpr double kSlowestShareOfPeak = 1e-3;
 inline constexpr double kSlowAllowanceSeconds = 1e-3;
 
+/// A time that falls as a shape grows is a warning only when it falls by more than this share
+/// (the spread of repeated timings)...
+inline constexpr double kFallTolerance = 0.05;
+/// ...from a cell slower than this many times the table's fastest: below it a kernel's time is
+/// its launch and tail, and libraries switch algorithms there (XLA's H100 cuBLAS grid: 256 x 256
+/// x 2048 in 8.6 us, x 4096 in 6.2 us with split-K, the fastest cell 5.2 us).
+inline constexpr double kLaunchBoundFactor = 2.0;
+
+/// A refused cell or device key, and the GPU figure it contradicts: the name of the GpuFigures
+/// member, which is the cluster's gpu key ("hbm_GBps"); empty for none.
+struct CalibrationProblem : Problem {
+  std::string figure;
+};
+
 struct CalibrationFindings {
-  Problems problems;  ///< refused: under the table's pointers ("/tables/3/time_us/17")
+  /// Refused: under the table's pointers ("/tables/3/time_us/17").
+  std::vector<CalibrationProblem> problems;
   Problems warnings;  ///< accepted, but worth a look (times that fall as a shape grows)
 };
 

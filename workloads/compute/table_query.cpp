@@ -104,4 +104,19 @@ std::optional<ComputeCost> model_answer(const ComputeModel& model, const Calibra
   return std::nullopt;
 }
 
+std::vector<double> answer_errors(const ComputeModel& model, const CalibrationTable& table) {
+  std::vector<double> out;
+  for (std::size_t c = 0; c < table.time_us.size(); ++c) {
+    if (!table.time_us[c]) {
+      continue;
+    }
+    std::string why;
+    const std::vector<std::int64_t> point = table.cell_point(c);
+    if (const auto answer = model_answer(model, table, point, why)) {
+      out.push_back(answer->time.seconds() * 1e6 / *table.time_us[c] - 1);
+    }
+  }
+  return out;
+}
+
 }  // namespace hopsim::work

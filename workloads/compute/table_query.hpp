@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/compute_model.hpp"
@@ -24,5 +25,9 @@ namespace hopsim::work {
 /// mask or kernel class); `why` then says what.
 std::optional<ComputeCost> model_answer(const ComputeModel& model, const CalibrationTable& table,
                                         std::span<const std::int64_t> point, std::string& why);
+
+/// The signed differences (answer - cell) / cell of `model`'s answers from `table`'s timed
+/// cells, one per cell the model answers, in cell order.
+std::vector<double> answer_errors(const ComputeModel& model, const CalibrationTable& table);
 
 }  // namespace hopsim::work

@@ -52,7 +52,8 @@ inline constexpr BooleanKey kAuto{
     .value = true,
     .doc =
         "whether \"calibration\": \"auto\" may choose this table (false: only experiments "
-        "that name it use it, e.g. a partial measurement)"};
+        "that name it use it, e.g. a partial measurement); a measured table auto takes only "
+        "when each of its families passes its checks"};
 
 inline constexpr ValueKey kTables{.name = "tables",
                                   .type = "array of objects",
@@ -119,7 +120,9 @@ inline constexpr IntegerKey kHbmBytes{.name = "hbm_bytes",
 inline constexpr ValueKey kEquivalentGpus{.name = "equivalent_gpus",
                                           .type = "array of non-empty strings",
                                           .fallback = "[]",
-                                          .doc = "GPU models with the same SMs and clocks"};
+                                          .doc = "GPU models with the same SMs and clocks "
+                                                 "(the device's sm_count and "
+                                                 "peak_bf16_tflops must then be theirs)"};
 
 inline constexpr NumberKey kPeakBf16Tflops{
     .name = "peak_bf16_tflops",

@@ -57,7 +57,7 @@ inline constexpr ValueKey kP10Us{.name = "p10_us",
                                  .type = "array like time_us",
                                  .unit = Unit::Microseconds,
                                  .fallback = "none",
-                                 .doc = "10th percentile"};
+                                 .doc = "10th percentile (at most the cell's p90_us)"};
 
 inline constexpr ValueKey kP90Us{.name = "p90_us",
                                  .type = "array like time_us",
