@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The Debian packages (README.md lists the same, and a test keeps the two lists equal).
 # python3-matplotlib is for tools/plot_sweep.py only; the build does not need it.
-packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev zlib1g-dev protobuf-compiler libprotobuf-dev)
+packages=(g++ cmake ninja-build make python3 python3-matplotlib libboost-graph-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev zlib1g-dev protobuf-compiler libprotobuf-dev pkg-config libre2-dev)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -28,7 +28,7 @@ if ! command -v apt-get >/dev/null; then
   reason=$(grep -m1 -E "Could not find|not found|CMake Error|No such" "$log" || true)
   echo "hopsim: build dependencies missing${reason:+ (${reason})}. Install CMake >= 3.25, Ninja," \
        "a C++20 compiler, Python 3, Boost.Graph, fmt, nlohmann-json, CLI11, doctest, zlib" \
-       "and protobuf (compiler and library)" \
+       "protobuf (compiler and library) and RE2 (with pkg-config)" \
        "with your package manager, then: cmake --preset release && cmake --build --preset release" >&2
   exit 1
 fi
