@@ -67,7 +67,7 @@ STEPS=("build 300" "dry-run 30" "check 150" "fp8-probe 60" "measure rest" "valid
 dry_run() {
   local bin="$BIN_ARG" b
   if [ -z "$bin" ]; then
-    for b in build/cuda/bin/hopsim-calibrate build/release/bin/hopsim-calibrate \
+    for b in build/cuda/bin/hopsim-calibrate build/bin/hopsim-calibrate \
              build/*/bin/hopsim-calibrate; do
       if [ -x "$b" ]; then bin="$b"; break; fi
     done
@@ -209,7 +209,7 @@ build_direct() {
   local roots=("$CUDNN_ROOT" "$CUBLAS_ROOT" "$CUDA_HOME") libs=() r l
   for l in libcudnn.so libcublasLt.so libcublas.so libcudart.so; do libs+=("$(lib_flag "$l" "${roots[@]}")"); done
   for r in "${roots[@]}"; do libs+=("-L$r/lib" "-L$r/lib64" "-Wl,-rpath,$r/lib" "-Wl,-rpath,$r/lib64"); done
-  g++ -o "$dir/bin/hopsim-calibrate" "$dir"/obj/*.o "${libs[@]}"
+  g++ -o "$dir/bin/hopsim-calibrate" "$dir"/obj/*.o "${libs[@]}" -ldl
 }
 # lib_flag LIB ROOT...: -l:FILE for the shortest-named LIB* in the first ROOT's lib/ or lib64/
 # that has one (libcudnn.so.9 before libcudnn_graph.so.9).

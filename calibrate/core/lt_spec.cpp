@@ -61,6 +61,9 @@ void check_scales(std::vector<std::string>& out, const LtMatmulSpec& s) {
             "CUBLASLT_MATMUL_DESC_B_SCALE_MODE: the blockwise recipe scales B (weights) by "
             "BLK128x128_32F");
     require(out, s.k % 128 == 0, "k " + text(s.k) + " is not a multiple of 128 (block scales)");
+    require(out, !s.fast_accum,
+            "CUBLASLT_MATMUL_DESC_FAST_ACCUM: the blockwise recipe accumulates in FP32 (as the "
+            "LtBlk128x128Fp8Matmul sample)");
   } else {
     require(out, s.a.scale == LtScaleMode::Scalar32F && s.b.scale == LtScaleMode::Scalar32F,
             "CUBLASLT_MATMUL_DESC_A/B_SCALE_MODE: per-tensor scaling is SCALAR_32F");
@@ -118,7 +121,9 @@ LtMatmulSpec lt_matmul_spec(Dtype dtype, std::int64_t m, std::int64_t n, std::in
   s.c = matrix(out, s.m, s.n, LtScaleMode::None);
   s.d = s.c;
   s.beta = output == GemmOutput::Fp32Accumulate ? 1.0F : 0.0F;
-  s.fast_accum = fp8 && fast_accum;
+  // Fast accumulation is the per-tensor recipe's (Transformer Engine's forward GEMMs); the
+  // blockwise sample accumulates in FP32 throughout, and so does DeepGEMM (promoted every 128).
+  s.fast_accum = fp8 && fast_accum && !block;
   return s;
 }
 

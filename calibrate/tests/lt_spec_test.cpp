@@ -68,6 +68,7 @@ TEST_CASE("FP8 blockwise descriptor: as NVIDIA's LtBlk128x128Fp8Matmul sample") 
   CHECK(s.transa);
   CHECK_FALSE(s.transb);
   CHECK_FALSE(s.a_is_weights);  // A = the activations, 1x128 scales
+  CHECK_FALSE(s.fast_accum);    // asked for, but the blockwise recipe accumulates in FP32
   CHECK(s.d_transposed);
   CHECK(s.a.scale == LtScaleMode::Vec128_32F);
   CHECK(s.b.scale == LtScaleMode::Blk128x128_32F);
@@ -110,6 +111,9 @@ TEST_CASE("FP8 requirements: each broken one is named") {
   CHECK(mentions(lt_requirement_failures(s), "EPILOGUE"));
   s = lt_matmul_spec(Dtype::Fp8, 128, 4096, 7000, GemmOutput::Bf16, true, Fp8Recipe::Block128);
   CHECK(mentions(lt_requirement_failures(s), "multiple of 128"));
+  s = lt_matmul_spec(Dtype::Fp8, 128, 4096, 7168, GemmOutput::Bf16, false, Fp8Recipe::Block128);
+  s.fast_accum = true;
+  CHECK(mentions(lt_requirement_failures(s), "accumulates in FP32"));
 }
 
 TEST_CASE("FP8 requirements: pointers 16-byte aligned, scales not null") {

@@ -80,10 +80,10 @@ TEST_CASE("the cuBLASLt descriptor holds the spec's documented FP8 attributes (n
     CHECK(desc_attribute<cublasOperation_t>(d.op, CUBLASLT_MATMUL_DESC_TRANSB) == CUBLAS_OP_N);
     CHECK(desc_attribute<cublasLtEpilogue_t>(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE) ==
           CUBLASLT_EPILOGUE_DEFAULT);
-    CHECK(desc_attribute<std::int8_t>(d.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM) == 1);
+    const bool block = recipe == Fp8Recipe::Block128;
+    CHECK(desc_attribute<std::int8_t>(d.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM) == (block ? 0 : 1));
     CHECK(desc_attribute<const void*>(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER) == &scale);
     CHECK(desc_attribute<const void*>(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER) == &scale);
-    const bool block = recipe == Fp8Recipe::Block128;
     CHECK(desc_attribute<std::int32_t>(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE) ==
           (block ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F : 0));
     CHECK(desc_attribute<std::int32_t>(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE) ==
