@@ -14,7 +14,7 @@
 namespace hopsim::calib {
 
 CheckResult guarded(Op op, const std::string& name, const std::function<bool(std::string&)>& body) {
-  CheckResult r{op, name, false, {}, {}};
+  CheckResult r{op, name, false, {}, {}, {}};
   try {
     r.passed = body(r.detail);
   } catch (const std::exception& e) {
@@ -29,8 +29,20 @@ std::size_t sz(std::int64_t v) {
   return static_cast<std::size_t>(v);
 }
 
+// Row-major rows × cols → cols × rows.
+std::vector<double> transposed(const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
+  std::vector<double> out(v.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      out[sz(c * rows + r)] = v[sz(r * cols + c)];
+    }
+  }
+  return out;
+}
+
 // C = A·Bᵀ, or for a weight gradient C += A·Bᵀ into a random FP32 C.
-bool gemm_check(GpuContext& ctx, Dtype dtype, GemmOutput output, std::string& detail) {
+bool gemm_check(GpuContext& ctx, Dtype dtype, GemmOutput output, Fp8Recipe recipe,
+                std::string& detail) {
   const std::int64_t m = 64;
   const std::int64_t n = 96;
   const std::int64_t k = 128;
@@ -40,9 +52,6 @@ bool gemm_check(GpuContext& ctx, Dtype dtype, GemmOutput output, std::string& de
   DeviceBuffer a(in, sz(m * k));
   DeviceBuffer b(in, sz(n * k));
   DeviceBuffer c(out, sz(m * n));
-  DeviceBuffer scales(Elem::F32, 2);
-  const float ones[2] = {1.0F, 1.0F};
-  HOPSIM_CUDA_CHECK(cudaMemcpy(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
   fill_random(a.get(), in, sz(m * k), 21, 1.0F, ctx.stream());
   fill_random(b.get(), in, sz(n * k), 22, 1.0F, ctx.stream());
   if (accumulate) {
@@ -52,15 +61,17 @@ bool gemm_check(GpuContext& ctx, Dtype dtype, GemmOutput output, std::string& de
   }
   const std::vector<double> before =
       accumulate ? download(c.get(), out, sz(m * n)) : std::vector<double>(sz(m * n), 0.0);
-  LtGemm gemm(dtype, m, n, k, false, output);
+  LtGemm gemm(dtype, m, n, k, false, output, recipe);
   if (dtype == Dtype::Fp8) {
-    const auto* s = static_cast<const float*>(scales.get());
-    gemm.set_scales(s, s + 1);
+    gemm.use_unit_scales();
   }
   gemm.select_algo(ctx.lt(), GpuContext::kLtWorkspaceBytes);
   gemm.run(ctx.lt(), ctx.stream(), a.get(), b.get(), c.get(), ctx.lt_workspace(0));
   std::vector<double> want = gemm_tn_reference(m, n, k, download(a.get(), in, sz(m * k)),
                                                download(b.get(), in, sz(n * k)));
+  if (gemm.spec().d_transposed) {  // the blockwise recipe writes the output transposed
+    want = transposed(want, m, n);
+  }
   for (std::size_t i = 0; i < want.size(); ++i) {
     want[i] += before[i];
   }
@@ -174,10 +185,16 @@ std::vector<CheckResult> run_checks(GpuContext& ctx, AttnPlanCache& cache, Suite
         const bool wgrad = o == GemmOutput::Fp32Accumulate;
         out.push_back(guarded(
             Op::Gemm, fmt::format("gemm {} 64x96x128{}", to_string(d), wgrad ? " wgrad" : ""),
-            [&](std::string& detail) { return gemm_check(ctx, d, o, detail); }));
+            [&](std::string& detail) { return gemm_check(ctx, d, o, Fp8Recipe::Tensor, detail); }));
         out.back().dtype = d;
       }
     }
+    // Blockwise FP8 (1x128 / 128x128 scales): its own check, covering its own tables only.
+    out.push_back(guarded(Op::Gemm, "gemm fp8 64x96x128 blk128", [&](std::string& detail) {
+      return gemm_check(ctx, Dtype::Fp8, GemmOutput::Bf16, Fp8Recipe::Block128, detail);
+    }));
+    out.back().dtype = Dtype::Fp8;
+    out.back().impl = gemm_impl(Fp8Recipe::Block128);
   }
   if (suite_includes(suite, Op::GroupedGemm)) {
     const std::vector<std::pair<ExpertImpl, Dtype>> impls{

@@ -20,6 +20,8 @@ struct CheckResult {
   std::string detail;
   /// The dtype the check covers; none: every dtype of `op` (a failure skips them all).
   std::optional<Dtype> dtype;
+  /// The implementation the check covers ("cublaslt_blk128"); empty: every one of op and dtype.
+  std::string impl;
 };
 
 /// The attention shapes checked: b=1, h_q=2 (h_k 2 or 1 for GQA), s 128..256, d 64/128, all masks.

@@ -72,16 +72,12 @@ ExpertRunner::ExpertRunner(GpuContext& ctx, ExpertImpl impl, ExpertProblem probl
                     std::max<std::size_t>(1, fwd ? total * sz(problem_.n) : experts * nk));
   fill_random(a_.get(), in, a_.bytes() / elem_bytes(in), 11, 1.0F, ctx_.stream());
   fill_random(b_.get(), in, b_.bytes() / elem_bytes(in), 12, 1.0F, ctx_.stream());
-  scales_ = DeviceBuffer(Elem::F32, 2);
-  const float ones[2] = {1.0F, 1.0F};
-  HOPSIM_CUDA_CHECK(cudaMemcpy(scales_.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
-  const auto* scale_ptr = static_cast<const float*>(scales_.get());
   for (const ExpertGemmShape& s : shapes_) {
     const auto key = std::make_tuple(s.m, s.n, s.k);
     if (gemms_.count(key) == 0 && impl_ != ExpertImpl::CublasGroupedEx) {
       LtGemm g(problem_.dtype, s.m, s.n, s.k, /*fast_accum=*/problem_.pass == Pass::Fwd);
       if (problem_.dtype == Dtype::Fp8) {
-        g.set_scales(scale_ptr, scale_ptr + 1);
+        g.use_unit_scales();  // per-tensor FP32 scales, each in its own buffer
       }
       g.select_algo(ctx_.lt(), GpuContext::kLtWorkspaceBytes);
       gemms_.emplace(key, std::move(g));

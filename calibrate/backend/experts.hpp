@@ -70,7 +70,7 @@ class ExpertRunner {
   ExpertImpl impl_;
   ExpertProblem problem_;
   std::vector<ExpertGemmShape> shapes_;
-  DeviceBuffer a_, b_, c_, scales_;
+  DeviceBuffer a_, b_, c_;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, LtGemm> gemms_;
   // cublasGemmGroupedBatchedEx arguments (host shape arrays, device pointer arrays).
   std::vector<int> gm_, gn_, gk_, group_size_;

@@ -1,27 +1,30 @@
 // One cuBLASLt GEMM in the harness's "TN" form: row-major C[M, N] = A[M, K] · B[N, K]ᵀ.
 //
-// A holds activations (tokens × features), B weights (out × in), C is BF16. In cuBLAS's
-// column-major terms this is Cᵀ (N×M) = op(B)·A with op = transpose on the first operand —
-// the "TN" layout that FP8 GEMMs on Hopper require. FP8 uses E4M3 for A and B with per-tensor
-// FP32 scales (device pointers), BF16 output, FP32 accumulation; `fast_accum` turns on cuBLASLt's
-// FP8 fast accumulation, as Transformer Engine does for forward GEMMs (not for gradients).
+// A holds activations (tokens × features), B weights (out × in), C is BF16. The descriptor is
+// core/lt_spec.hpp's LtMatmulSpec (the documented FP8 one: TN, CUBLAS_COMPUTE_32F, FP32 scale
+// pointers for A and B in their own device buffers, BF16 or FP32 D with C of the same type),
+// created by backend/lt_desc.hpp. Per tensor, cuBLAS's A is the weights: Cᵀ (N×M column-major)
+// = op(W)·X. The blockwise FP8 recipe (1×128 activation and 128×128 weight scales) follows
+// NVIDIA's sample instead: cuBLAS's A is the activations and C holds the output transposed.
+// `fast_accum` turns on FP8 fast accumulation, as Transformer Engine does for forward GEMMs.
 // A weight gradient (GemmOutput::Fp32Accumulate) writes FP32 C and adds to it (beta = 1): the
 // main gradient Megatron and Transformer Engine accumulate into, M x N the weight, K the tokens.
+// Before its first matmul it checks the descriptor and the pointers against the documented
+// requirements (lt_requirement_failures) and throws naming each one broken.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "calibrate/backend/buffers.hpp"
+#include "calibrate/core/lt_spec.hpp"
 #include "calibrate/core/types.hpp"
 #include <cublasLt.h>
 
 namespace hopsim::calib {
 
 /// Scratch memory for one cuBLASLt call (one per concurrently used stream).
-/// What the GEMM writes: BF16 C, or FP32 C accumulated in place (C += A·Bᵀ).
-enum class GemmOutput { Bf16, Fp32Accumulate };
-
 struct LtWorkspace {
   void* data = nullptr;
   std::size_t bytes = 0;
@@ -31,13 +34,19 @@ class LtGemm {
  public:
   /// Creates the matmul and layout descriptors; needs no device.
   LtGemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool fast_accum = false,
-         GemmOutput output = GemmOutput::Bf16);
+         GemmOutput output = GemmOutput::Bf16, Fp8Recipe recipe = Fp8Recipe::Tensor);
+  explicit LtGemm(const LtMatmulSpec& spec);
   ~LtGemm();
   LtGemm(LtGemm&&) noexcept;
   LtGemm& operator=(LtGemm&&) noexcept;
 
-  /// FP8 only: per-tensor dequantisation scales of A and B (device floats).
+  /// FP8 only: the dequantisation scales of the activations (A) and the weights (B), device
+  /// floats (as many as lt_scale_count of their matrices).
   void set_scales(const float* a_scale, const float* b_scale);
+  /// FP8 only: allocates both scales, each in its own (256-byte aligned) device buffer, all 1.
+  void use_unit_scales();
+
+  const LtMatmulSpec& spec() const;
 
   /// How many of cuBLASLt's heuristic choices are kept: the first that runs is used.
   static constexpr int kAlgoCandidates = 8;
@@ -54,6 +63,9 @@ class LtGemm {
   std::string describe() const;
 
  private:
+  /// Throws naming every documented requirement the descriptor or the pointers break (once).
+  void check_requirements(const void* a, const void* b, const void* c) const;
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -2,7 +2,9 @@
 // the budget, writing the table (also every 20 s, so a killed run keeps partial results).
 #include <chrono>
 #include <optional>
+#include <fstream>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,6 +14,8 @@
 #include "calibrate/backend/cuda_check.hpp"
 #include "calibrate/backend/device.hpp"
 #include "calibrate/backend/suites.hpp"
+#include "calibrate/core/clocks.hpp"
+#include "calibrate/core/lt_spec.hpp"
 #include "calibrate/core/plan.hpp"
 #include "calibrate/core/run_options.hpp"
 #include "calibrate/core/table_json.hpp"
@@ -25,8 +29,9 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// An op, and the dtype a failed check covered (none: every dtype of the op).
-using FailedCheck = std::pair<Op, std::optional<Dtype>>;
+/// An op, the dtype a failed check covered (none: every dtype of the op) and the impl (empty:
+/// every impl).
+using FailedCheck = std::tuple<Op, std::optional<Dtype>, std::string>;
 
 /// Prints the checks; returns the ops (and dtypes) whose checks failed.
 std::set<FailedCheck> report_checks(const std::vector<CheckResult>& checks) {
@@ -34,7 +39,7 @@ std::set<FailedCheck> report_checks(const std::vector<CheckResult>& checks) {
   for (const CheckResult& c : checks) {
     fmt::print(stderr, "check {} {}: {}\n", c.passed ? "PASS" : "FAIL", c.name, c.detail);
     if (!c.passed) {
-      failed.insert({c.op, c.dtype});
+      failed.insert({c.op, c.dtype, c.impl});
     }
   }
   return failed;
@@ -58,6 +63,17 @@ nlohmann::json clocks_json(std::optional<double> before, std::optional<double> a
   return j.empty() ? nlohmann::json(nullptr) : j;
 }
 
+/// The method block: how the numbers were taken, the clocks during the grid, and what each
+/// FP8 table measured (which recipe).
+nlohmann::json method_json(const ClockLog& clocks) {
+  nlohmann::json m = default_method();
+  m.update(clocks.method_fields());
+  m["fp8_recipe_gemm_cublaslt"] = recipe_text(Fp8Recipe::Tensor);
+  m["fp8_recipe_gemm_cublaslt_blk128"] = recipe_text(Fp8Recipe::Block128);
+  m["fp8_recipe_grouped_gemm"] = recipe_text(Fp8Recipe::Tensor) + ", per expert";
+  return m;
+}
+
 /// One measuring run over the points of a shard.
 class MeasurementRun {
  public:
@@ -73,6 +89,10 @@ class MeasurementRun {
     fmt::print(stderr, "device: {} (cc {}, {} SMs, {} MiB L2), driver {}, cuBLAS {}, cuDNN {}\n",
                info.name, info.cc, info.sm_count, info.l2_bytes >> 20, info.driver, info.cublas,
                info.cudnn);
+    if (!sampler_) {
+      fmt::print(stderr, "clocks: no NVML ({}): points are not sampled or re-measured\n",
+                 nvml_why_not_);
+    }
     failed_ops_ = report_checks(run_checks(ctx_, state_.attn_plans, o_.suite));
     if (o_.check_only) {
       return failed_ops_.empty() ? 0 : 1;
@@ -80,11 +100,17 @@ class MeasurementRun {
     const auto clock_before = sm_clock_mhz();
     const nlohmann::json ceilings = measure_ceilings(ctx_, timer_, o_.measure);
     fmt::print(stderr, "ceilings: {}\n", ceilings.dump());
+    clocks_.start();  // right after the ceilings' work: the reference for the 3% rule
+    if (const auto s = clocks_.start_sample()) {
+      fmt::print(stderr, "clocks at the start: SM {} MHz, memory {} MHz, {} C, {:.0f} W\n",
+                 s->sm_mhz, s->mem_mhz, s->temp_c, s->power_w);
+    }
     header_.created_utc = utc_now();
-    header_.method = default_method();
+    header_.method = method_json(clocks_);
     header_.device = device_json(info, nullptr, ceilings);
     measure_points();
-    header_.device = device_json(info, clocks_json(clock_before, sm_clock_mhz()), ceilings);
+    header_.device = device_json(info, run_clocks(clock_before), ceilings);
+    header_.method = method_json(clocks_);
     write();
     fmt::print(
         stderr,
@@ -116,12 +142,31 @@ class MeasurementRun {
     }
   }
 
-  /// Whether a failed check covers the table: one for its op and every dtype, or for its dtype.
+  /// Whether a failed check covers the table: one for its op and every dtype, or for its dtype
+  /// (of every impl, or of its own).
   bool failed_check_covers(const TableSpec& spec) const {
-    const auto dtype = spec.key.find("dtype");
-    return failed_ops_.count({spec.op, std::nullopt}) != 0 ||
-           (dtype != spec.key.end() &&
-            failed_ops_.count({spec.op, parse_dtype(key_string(spec.key, "dtype"))}) != 0);
+    if (failed_ops_.count({spec.op, std::nullopt, ""}) != 0) {
+      return true;
+    }
+    if (spec.key.find("dtype") == spec.key.end()) {
+      return false;
+    }
+    const Dtype dtype = parse_dtype(key_string(spec.key, "dtype"));
+    return failed_ops_.count({spec.op, dtype, ""}) != 0 ||
+           failed_ops_.count({spec.op, dtype, spec.impl}) != 0;
+  }
+
+  /// The SM clock before and after (nvidia-smi), and NVML's per-point min/median.
+  nlohmann::json run_clocks(std::optional<double> before) const {
+    nlohmann::json j = clocks_json(before, sm_clock_mhz());
+    const nlohmann::json nvml = clocks_.clocks_mhz();
+    if (!nvml.is_null()) {
+      if (j.is_null()) {
+        j = nlohmann::json::object();
+      }
+      j.update(nvml);
+    }
+    return j;
   }
 
   /// Measures point i into its table; false when the CUDA context can no longer be used.
@@ -136,7 +181,10 @@ class MeasurementRun {
         fmt::format("{} {} {} [{}] at {}", to_string(spec.op), to_string(spec.pass), spec.impl,
                     key_to_string(spec.key), fmt::join(p.values, ","));
     try {
-      const Measurement m = measure_point(ctx_, timer_, state_, spec, p, o_.measure);
+      Measurement m;
+      const PointClocks clocks = clocks_.around(
+          what, [&] { m = measure_point(ctx_, timer_, state_, spec, p, o_.measure); });
+      report_clocks(what, clocks);
       Table& t = tables_[p.table];
       t.time_us[p.cell] = m.summary.median_us;
       t.p10_us[p.cell] = m.summary.p10_us;
@@ -153,8 +201,20 @@ class MeasurementRun {
     return true;
   }
 
-  /// Writes the tables that have at least one measured cell.
+  void report_clocks(const std::string& what, const PointClocks& c) const {
+    if (c.remeasured) {
+      fmt::print(stderr, "{}: SM clock fell more than 3% below the start's {} MHz: re-measured{}\n",
+                 what, clocks_.start_sample()->sm_mhz,
+                 c.throttled ? fmt::format(", still at {} MHz: flagged (throttled)",
+                                           c.sample ? c.sample->sm_mhz : 0.0)
+                             : "");
+    }
+  }
+
+  /// Writes the tables that have at least one measured cell, and the clocks per point beside
+  /// them (TABLE.clocks.csv).
   void write() const {
+    std::ofstream(o_.out + ".clocks.csv") << clocks_.csv();
     CalibrationFile f = header_;
     for (const Table& t : tables_) {
       if (t.measured_cells() > 0) {
@@ -173,6 +233,9 @@ class MeasurementRun {
   GpuContext ctx_;
   CudaTimer timer_{ctx_.stream()};
   SuiteState state_;
+  std::string nvml_why_not_;
+  std::unique_ptr<ClockSampler> sampler_ = make_nvml_sampler(nvml_why_not_);
+  ClockLog clocks_{sampler_.get()};
   std::set<FailedCheck> failed_ops_;
   std::size_t measured_ = 0;
   std::size_t skipped_ = 0;

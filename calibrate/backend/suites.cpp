@@ -28,23 +28,19 @@ std::size_t sz(std::int64_t v) {
 /// forward GEMMs).
 struct GemmSetup {
   GemmSetup(GpuContext& ctx, Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-            GemmOutput output = GemmOutput::Bf16)
-      : gemm(dtype, m, n, k, /*fast_accum=*/output == GemmOutput::Bf16, output),
+            GemmOutput output, Fp8Recipe recipe)
+      : gemm(dtype, m, n, k, /*fast_accum=*/output == GemmOutput::Bf16, output, recipe),
         a(dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16, sz(m * k)),
         b(dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16, sz(n * k)),
-        c(output == GemmOutput::Fp32Accumulate ? Elem::F32 : Elem::Bf16, sz(m * n)),
-        scales(Elem::F32, 2) {
+        c(output == GemmOutput::Fp32Accumulate ? Elem::F32 : Elem::Bf16, sz(m * n)) {
     const Elem in = dtype == Dtype::Fp8 ? Elem::Fp8E4m3 : Elem::Bf16;
     fill_random(a.get(), in, sz(m * k), 31, 1.0F, ctx.stream());
     fill_random(b.get(), in, sz(n * k), 32, 1.0F, ctx.stream());
     if (output == GemmOutput::Fp32Accumulate) {
       fill_random(c.get(), Elem::F32, sz(m * n), 33, 1.0F, ctx.stream());
     }
-    const float ones[2] = {1.0F, 1.0F};
-    HOPSIM_CUDA_CHECK(cudaMemcpy(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
     if (dtype == Dtype::Fp8) {
-      const auto* s = static_cast<const float*>(scales.get());
-      gemm.set_scales(s, s + 1);
+      gemm.use_unit_scales();
     }
     gemm.select_algo(ctx.lt(), GpuContext::kLtWorkspaceBytes);
   }
@@ -54,7 +50,7 @@ struct GemmSetup {
   }
 
   LtGemm gemm;
-  DeviceBuffer a, b, c, scales;
+  DeviceBuffer a, b, c;
 };
 
 Measurement timed(GpuContext& ctx, TimerBackend& timer, const std::function<void()>& op,
@@ -87,7 +83,8 @@ Measurement measure_point(GpuContext& ctx, TimerBackend& timer, SuiteState& stat
     case Op::Gemm: {
       const GemmSetup g(ctx, dtype, as_int(point.values[0]), as_int(point.values[1]),
                         as_int(point.values[2]),
-                        spec.pass == Pass::Bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16);
+                        spec.pass == Pass::Bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16,
+                        gemm_recipe(spec.impl));
       return timed(
           ctx, timer, [&] { g.run(ctx); }, config);
     }
@@ -159,7 +156,7 @@ nlohmann::json measure_ceilings(GpuContext& ctx, TimerBackend& timer, const Meas
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
     const std::string name = fmt::format("{}_gemm_tflops", to_string(dtype));
     try {
-      const GemmSetup g(ctx, dtype, 8192, 8192, 8192);
+      const GemmSetup g(ctx, dtype, 8192, 8192, 8192, GemmOutput::Bf16, Fp8Recipe::Tensor);
       const Measurement m = timed(
           ctx, timer, [&] { g.run(ctx); }, quick);
       out[name] = std::round(gemm_flops(8192, 8192, 8192) / (m.summary.median_us * 1e6));

@@ -6,8 +6,10 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibrate/core/grid.hpp"
+#include "calibrate/core/lt_spec.hpp"
 #include "calibrate/core/merge.hpp"
 #include "calibrate/core/plan.hpp"
 #include "calibrate/core/run_options.hpp"
@@ -40,12 +42,28 @@ int merge_command(const std::vector<std::string>& args) {
   return 0;
 }
 
+/// The FP8 descriptors a run uses (at the FP8 ceiling's 8192³), and whether each meets the
+/// documented requirements.
+void print_fp8_descriptors() {
+  for (Fp8Recipe recipe : {Fp8Recipe::Tensor, Fp8Recipe::Block128}) {
+    const LtMatmulSpec spec =
+        lt_matmul_spec(Dtype::Fp8, 8192, 8192, 8192, GemmOutput::Bf16, true, recipe);
+    const std::vector<std::string> failures = lt_requirement_failures(spec);
+    fmt::print("FP8 descriptor, recipe {} (gemm impl {}; {}):\n{}  documented FP8 requirements: {}\n",
+               to_string(recipe), gemm_impl(recipe), recipe_text(recipe), describe(spec),
+               failures.empty() ? "all met" : fmt::format("BROKEN: {}", fmt::join(failures, "; ")));
+  }
+}
+
 int dry_run_command(const RunOptions& o) {
   const Grid grid = make_grid(o.grid);
   const std::vector<GridPoint> points = shard_points(grid_points(grid, o.suite), o.shard);
   std::fputs(
       format_plan(grid, points, o.measure, EstimateModel{}, o.budget_s, o.shard_text).c_str(),
       stdout);
+  if (suite_includes(o.suite, Op::Gemm)) {
+    print_fp8_descriptors();
+  }
   if (!o.out.empty()) {
     // The grid's tables with every cell null: the exact file a run fills in, for checking that
     // the simulator reads what the harness writes (no GPU needed).

@@ -1,6 +1,7 @@
 // The `smoke` and `full` grids (calibrate/README.md, "Build and run").
 //
-// smoke: a few minutes of device time. Dense BF16/FP8 GEMMs and weight gradients (FP32
+// smoke: a few minutes of device time. Dense BF16/FP8 GEMMs (FP8 per tensor and blockwise,
+// 1x128/128x128 scales) and weight gradients (FP32
 // accumulated, DeepSeek-V3's and Llama's widths over 4K tokens); grouped expert GEMMs (ramp1.5
 // uneven tokens) in every implementation; attention d=128, GQA 8, BF16, fwd and bwd: causal
 // squares, full squares and the rectangular (s, s/2) / (s/2, s) blocks of zigzag CP, and
@@ -11,6 +12,7 @@
 
 #include "calibrate/core/flops.hpp"
 #include "calibrate/core/grid.hpp"
+#include "calibrate/core/lt_spec.hpp"
 #include "calibrate/memory/memory_kernel.hpp"
 
 namespace hopsim::calib {
@@ -79,12 +81,21 @@ void add_memory(Grid& g, const std::vector<double>& bytes) {
   }
 }
 
+/// The blockwise FP8 recipe's dense GEMMs (1x128 activation, 128x128 weight scales): a table of
+/// its own, impl cublaslt_blk128 (core/lt_spec.hpp).
+TableSpec blk128_spec(std::vector<double> m, std::vector<double> n, std::vector<double> k) {
+  TableSpec s = gemm_spec(Dtype::Fp8, std::move(m), std::move(n), std::move(k));
+  s.impl = gemm_impl(Fp8Recipe::Block128);
+  return s;
+}
+
 Grid smoke_grid() {
   Grid g{"smoke", {}};
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp8}) {
     g.tables.push_back(gemm_spec(dtype, {128, 1024, 4096, 8192}, {4096, 8192}, {4096, 8192}));
     g.tables.push_back(wgrad_spec(dtype, {4096, 7168}, {4096, 7168}, {4096}));
   }
+  g.tables.push_back(blk128_spec({128, 1024, 4096, 8192}, {4096, 8192}, {4096, 8192}));
   // DeepSeek-V3 FC1 per expert: N = 2·I = 4096, K = H = 7168.
   add_experts(g, {Dtype::Bf16, "", 4096, 7168, "ramp1.5", Pass::Fwd}, {8, 32}, {128, 512, 2048});
   const std::vector<double> bh{16, 64};
@@ -134,6 +145,7 @@ void add_full_gemms(Grid& g) {
     g.tables.push_back(gemm_spec(dtype, gemm_m, gemm_nk, gemm_nk));
     g.tables.push_back(wgrad_spec(dtype, wgrad_in, wgrad_out, {2048, 4096, 8192, 16384}));
   }
+  g.tables.push_back(blk128_spec(gemm_m, gemm_nk, gemm_nk));
 }
 
 /// (hidden H, expert FFN I): Qwen3-30B-A3B, DeepSeek-V2-Lite, Qwen3-235B, DeepSeek-V2,

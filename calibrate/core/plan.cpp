@@ -55,7 +55,41 @@ double attn_us(const TableSpec& spec, const GridPoint& p, const EstimateModel& m
   return roofline_us(flops, bytes, fwd ? model.attn_fwd_tflops : model.attn_bwd_tflops, model);
 }
 
+/// The suite a table belongs to (the FP8 GEMMs reported apart: the first run lost them all).
+std::string suite_of(const TableSpec& spec) {
+  const auto dtype = spec.key.find("dtype");
+  const bool fp8 = dtype != spec.key.end() && key_string(spec.key, "dtype") == "fp8";
+  switch (spec.op) {
+    case Op::Gemm:
+      return fp8 ? "gemm fp8" : "gemm bf16";
+    case Op::GroupedGemm:
+      return fp8 ? "experts fp8" : "experts bf16";
+    case Op::Attn:
+      return "attn";
+    case Op::Memory:
+      return "memory";
+  }
+  return "?";
+}
+
 }  // namespace
+
+std::string format_suites(const Grid& grid, const std::vector<GridPoint>& points,
+                          const MeasureConfig& config, const EstimateModel& model) {
+  std::map<std::string, std::pair<std::size_t, double>> per_suite;
+  std::set<std::string> planned;
+  for (const GridPoint& p : points) {
+    auto& [count, seconds] = per_suite[suite_of(grid.tables[p.table])];
+    ++count;
+    seconds += estimate_point_s(grid.tables[p.table], p, config, model, &planned);
+  }
+  std::string out = "per suite:";
+  for (const auto& [name, stats] : per_suite) {
+    out += fmt::format(" {} {} pts {:.1f} s;", name, stats.first, stats.second);
+  }
+  out.back() = '\n';
+  return out;
+}
 
 double point_flops(const TableSpec& spec, const GridPoint& p) {
   switch (spec.op) {
@@ -154,6 +188,7 @@ std::string format_plan(const Grid& grid, const std::vector<GridPoint>& points,
                        to_string(spec.pass), spec.impl, key_to_string(spec.key), stats.first,
                        stats.second);
   }
+  out += format_suites(grid, points, config, model);
   const PlanSummary s = summarize_plan(grid, points, config, model, budget_s);
   out += fmt::format(
       "estimated device time: {:.1f} s ({:.1f} min): points {:.1f} s + checks {:.0f} s + "

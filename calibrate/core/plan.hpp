@@ -55,6 +55,11 @@ PlanSummary summarize_plan(const Grid& grid, const std::vector<GridPoint>& point
                            const MeasureConfig& config, const EstimateModel& model,
                            double budget_s);
 
+/// One line: each suite's points and estimated seconds ("gemm bf16", "gemm fp8", "experts
+/// bf16", "experts fp8", "attn", "memory").
+std::string format_suites(const Grid& grid, const std::vector<GridPoint>& points,
+                          const MeasureConfig& config, const EstimateModel& model);
+
 /// Human-readable plan: one line per table with points and estimated time, then totals.
 std::string format_plan(const Grid& grid, const std::vector<GridPoint>& points,
                         const MeasureConfig& config, const EstimateModel& model, double budget_s,

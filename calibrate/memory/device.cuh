@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -65,6 +66,39 @@ __device__ inline float block_max(float v) {
 /// One block per row: the grid of a kernel over `rows` rows.
 inline unsigned row_blocks(std::int64_t rows) {
   return static_cast<unsigned>(rows);
+}
+
+/// Eight BF16 values: one 128-bit load or store (the pointer 16-byte aligned, as cudaMalloc's
+/// buffers and rows of a multiple of 8 elements are).
+struct alignas(16) Bf16x8 {
+  bf16 v[8];
+};
+
+__device__ inline Bf16x8 load8(const bf16* p) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  Bf16x8 x;
+  static_assert(sizeof x == sizeof raw);
+  memcpy(&x, &raw, sizeof x);
+  return x;
+}
+
+__device__ inline void store8(bf16* p, const Bf16x8& x) {
+  uint4 raw;
+  memcpy(&raw, &x, sizeof raw);
+  *reinterpret_cast<uint4*>(p) = raw;
+}
+
+/// Blocks for a grid-stride kernel over `items` work items of one thread each: as many as the
+/// GPU keeps resident (SMs × the kernel's occupancy at `threads`), fewer when the work needs
+/// fewer. Occupancy is asked once per kernel (host work inside a timed window would count).
+/// Resident blocks of `kernel` at `threads` on this GPU (SMs × occupancy), asked once per kernel.
+int resident_blocks(const void* kernel, int threads);
+
+template <typename Kernel>
+unsigned stride_blocks(Kernel kernel, long long items, int threads) {
+  const long long resident = resident_blocks(reinterpret_cast<const void*>(kernel), threads);
+  const long long need = (items + threads - 1) / threads;
+  return static_cast<unsigned>(need < resident ? (need > 0 ? need : 1) : resident);
 }
 
 }  // namespace hopsim::calib

@@ -13,35 +13,62 @@ __device__ float sigmoid(float v) {
   return 1.0f / (1.0f + __expf(-v));
 }
 
-__global__ void swiglu_fwd(const bf16* gu, bf16* y, int w) {
-  const long long row = blockIdx.x;
-  for (int i = threadIdx.x; i < w; i += blockDim.x) {
-    const float g = to_f(gu[row * 2 * w + i]);
-    const float u = to_f(gu[row * 2 * w + w + i]);
-    y[row * w + i] = to_b(g * sigmoid(g) * u);
+// Grid-stride over 8-element (128-bit) groups of the output: group i is row i / (w/8), and its
+// gate and up are the same columns of the row's two halves.
+__global__ void swiglu_fwd(const bf16* gu, bf16* y, int w, long long groups) {
+  const long long per_row = w / 8;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
+       i += stride) {
+    const long long row = i / per_row;
+    const long long col = 8 * (i % per_row);
+    const Bf16x8 g = load8(gu + row * 2 * w + col);
+    const Bf16x8 u = load8(gu + row * 2 * w + w + col);
+    Bf16x8 out;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float gf = to_f(g.v[j]);
+      out.v[j] = to_b(gf * sigmoid(gf) * to_f(u.v[j]));
+    }
+    store8(y + row * w + col, out);
   }
 }
 
-__global__ void swiglu_bwd(const bf16* gu, const bf16* dy, bf16* dgu, int w) {
-  const long long row = blockIdx.x;
-  for (int i = threadIdx.x; i < w; i += blockDim.x) {
-    const float g = to_f(gu[row * 2 * w + i]);
-    const float u = to_f(gu[row * 2 * w + w + i]);
-    const float d = to_f(dy[row * w + i]);
-    const float s = sigmoid(g);
-    dgu[row * 2 * w + i] = to_b(d * u * s * (1.0f + g * (1.0f - s)));
-    dgu[row * 2 * w + w + i] = to_b(d * g * s);
+__global__ void swiglu_bwd(const bf16* gu, const bf16* dy, bf16* dgu, int w, long long groups) {
+  const long long per_row = w / 8;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
+       i += stride) {
+    const long long row = i / per_row;
+    const long long col = 8 * (i % per_row);
+    const Bf16x8 g = load8(gu + row * 2 * w + col);
+    const Bf16x8 u = load8(gu + row * 2 * w + w + col);
+    const Bf16x8 d = load8(dy + row * w + col);
+    Bf16x8 dg;
+    Bf16x8 du;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float gf = to_f(g.v[j]);
+      const float df = to_f(d.v[j]);
+      const float s = sigmoid(gf);
+      dg.v[j] = to_b(df * to_f(u.v[j]) * s * (1.0f + gf * (1.0f - s)));
+      du.v[j] = to_b(df * gf * s);
+    }
+    store8(dgu + row * 2 * w + col, dg);
+    store8(dgu + row * 2 * w + w + col, du);
   }
 }
 
 void launch_fwd(const MemoryArgs& a) {
-  swiglu_fwd<<<row_blocks(a.rows), kThreads, 0, a.stream>>>(a.input<bf16>(0), a.output<bf16>(0),
-                                                            static_cast<int>(a.width));
+  const long long groups = a.rows * a.width / 8;
+  swiglu_fwd<<<stride_blocks(swiglu_fwd, groups, kThreads), kThreads, 0, a.stream>>>(
+      a.input<bf16>(0), a.output<bf16>(0), static_cast<int>(a.width), groups);
 }
 
 void launch_bwd(const MemoryArgs& a) {
-  swiglu_bwd<<<row_blocks(a.rows), kThreads, 0, a.stream>>>(
-      a.input<bf16>(0), a.input<bf16>(1), a.output<bf16>(0), static_cast<int>(a.width));
+  const long long groups = a.rows * a.width / 8;
+  swiglu_bwd<<<stride_blocks(swiglu_bwd, groups, kThreads), kThreads, 0, a.stream>>>(
+      a.input<bf16>(0), a.input<bf16>(1), a.output<bf16>(0), static_cast<int>(a.width), groups);
 }
 #endif
 
@@ -99,11 +126,13 @@ extern const MemoryKernelRow kSwiGluKernel{
     .fwd = {.in = kFwdIn,
             .out = kFwdOut,
             .bytes = {.per_element = 6},
+            .width_multiple = 8,
             .launch = HOPSIM_MEMORY_LAUNCH(launch_fwd),
             .check = check_fwd},
     .bwd = {.in = kBwdIn,
             .out = kBwdOut,
             .bytes = {.per_element = 10},
+            .width_multiple = 8,
             .launch = HOPSIM_MEMORY_LAUNCH(launch_bwd),
             .check = check_bwd},
 };

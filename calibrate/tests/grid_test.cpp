@@ -21,11 +21,11 @@ std::size_t count_op(const Grid& g, const std::vector<GridPoint>& pts, Op op) {
 TEST_CASE("smoke grid: contents") {
   const Grid g = make_grid("smoke");
   const std::vector<GridPoint> pts = grid_points(g, Suite::All);
-  CHECK(count_op(g, pts, Op::Gemm) == 40);  // bf16 and fp8, 4 x 2 x 2 fprop, 2 x 2 x 1 wgrad
+  CHECK(count_op(g, pts, Op::Gemm) == 56);  // bf16, fp8, fp8 blk128: 4 x 2 x 2 fprop; 2 x 2 x 1 wgrad
   CHECK(count_op(g, pts, Op::GroupedGemm) == 30);  // 5 implementations x 2 x 3
   CHECK(count_op(g, pts, Op::Attn) == 44);         // 22 shapes, fwd and bwd
   CHECK(count_op(g, pts, Op::Memory) == 34);       // 9 kernels, 17 passes, 2 sizes
-  CHECK(pts.size() == 148);
+  CHECK(pts.size() == 164);
   // The weight gradients: bwd gemm tables of role wgrad, as the simulator's tables name them.
   std::size_t wgrad = 0;
   for (const TableSpec& t : g.tables) {
@@ -66,7 +66,7 @@ TEST_CASE("smoke grid: attention cells are the listed pairs only") {
 
 TEST_CASE("suites select their ops") {
   const Grid g = make_grid("smoke");
-  CHECK(grid_points(g, Suite::Gemm).size() == 40);
+  CHECK(grid_points(g, Suite::Gemm).size() == 56);
   CHECK(grid_points(g, Suite::Experts).size() == 30);
   CHECK(grid_points(g, Suite::Attn).size() == 44);
   CHECK(grid_points(g, Suite::Memory).size() == 34);
@@ -103,7 +103,7 @@ TEST_CASE("parse_shard") {
 TEST_CASE("full grid: large, valid, and capped") {
   const Grid g = make_grid("full");
   const std::vector<GridPoint> pts = grid_points(g, Suite::All);
-  CHECK(count_op(g, pts, Op::Gemm) == 2 * 18 * 8 * 8 + 2 * 7 * 9 * 4);  // fprop, wgrad
+  CHECK(count_op(g, pts, Op::Gemm) == 3 * 18 * 8 * 8 + 2 * 7 * 9 * 4);  // fprop (fp8 twice), wgrad
   CHECK(count_op(g, pts, Op::GroupedGemm) > 10000);
   CHECK(count_op(g, pts, Op::Attn) > 1000);
   CHECK(count_op(g, pts, Op::Memory) == 17 * 6);  // 1 MiB to 1 GiB, by 4

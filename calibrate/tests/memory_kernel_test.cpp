@@ -131,6 +131,11 @@ TEST_CASE("memory kernels: the widths timed and checked are widths they run at")
   CHECK_THROWS_AS(runnable_pass(memory_kernel("rotary"), Pass::Fwd, 96), CalibError);
   CHECK_THROWS_AS(runnable_pass(memory_kernel("permute"), Pass::Fwd, 8), CalibError);
   CHECK_NOTHROW(runnable_pass(memory_kernel("permute"), Pass::Bwd, 8));  // 16 bytes of BF16
+  // 128-bit groups of 8 BF16 values; RMSNorm keeps a row in 128 threads' registers.
+  CHECK_THROWS_AS(runnable_pass(memory_kernel("residual"), Pass::Fwd, 7164), CalibError);
+  CHECK_THROWS_AS(runnable_pass(memory_kernel("swiglu"), Pass::Bwd, 2044), CalibError);
+  CHECK_THROWS_AS(runnable_pass(memory_kernel("norm"), Pass::Fwd, 8200), CalibError);
+  CHECK_NOTHROW(runnable_pass(memory_kernel("norm"), Pass::Bwd, 8192));
   CHECK_THROWS_WITH_AS(runnable_pass(memory_kernel("attention_bwd_prep"), Pass::Fwd, 128),
                        "memory kernel attention_bwd_prep has no fwd pass", CalibError);
 }

@@ -23,19 +23,19 @@ TEST_CASE("smoke grid fits a few minutes of device time") {
   const Grid g = make_grid("smoke");
   const std::vector<GridPoint> pts = grid_points(g, Suite::All);
   const PlanSummary s = summarize_plan(g, pts, MeasureConfig{}, EstimateModel{}, 0.0);
-  CHECK(s.points == 148);
-  CHECK(s.points_within_budget == 148);
+  CHECK(s.points == 164);
+  CHECK(s.points_within_budget == 164);
   CHECK(s.total_s > 60.0);
   CHECK(s.total_s < 240.0);
   const PlanSummary tight = summarize_plan(g, pts, MeasureConfig{}, EstimateModel{}, 60.0);
-  CHECK(tight.points_within_budget < 148);
+  CHECK(tight.points_within_budget < 164);
 }
 
 TEST_CASE("plan text names every table and the total") {
   const Grid g = make_grid("smoke");
   const std::string text = format_plan(g, shard_points(grid_points(g, Suite::All), Shard{1, 2}),
                                        MeasureConfig{}, EstimateModel{}, 300.0, "1/2");
-  CHECK(text.find("grid smoke shard 1/2: 32 tables, 74 points") == 0);
+  CHECK(text.find("grid smoke shard 1/2: 33 tables, 82 points") == 0);
   CHECK(text.find("role=wgrad") != std::string::npos);
   CHECK(text.find("kernel=fp8_cast") != std::string::npos);
   CHECK(text.find("cudnn_composite") != std::string::npos);

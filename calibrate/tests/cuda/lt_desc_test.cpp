@@ -7,6 +7,7 @@
 #include "calibrate/backend/buffers.hpp"
 #include "calibrate/backend/device.hpp"
 #include "calibrate/backend/experts.hpp"
+#include "calibrate/backend/lt_desc.hpp"
 #include "calibrate/backend/lt_gemm.hpp"
 #include "calibrate/backend/suites.hpp"
 #include "calibrate/core/grid.hpp"
@@ -23,7 +24,8 @@ TEST_CASE("cuBLASLt descriptors for every smoke GEMM shape, BF16 and FP8 (no GPU
     const bool bwd = g.tables[p.table].pass == Pass::Bwd;  // a weight gradient: FP32 C += A·Bᵀ
     LtGemm gemm(dtype, static_cast<std::int64_t>(p.values[0]),
                 static_cast<std::int64_t>(p.values[1]), static_cast<std::int64_t>(p.values[2]),
-                /*fast_accum=*/false, bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16);
+                /*fast_accum=*/false, bwd ? GemmOutput::Fp32Accumulate : GemmOutput::Bf16,
+                gemm_recipe(g.tables[p.table].impl));
     wgrad += bwd ? 1U : 0U;
     if (dtype == Dtype::Fp8) {
       gemm.set_scales(&scale, &scale);
@@ -31,12 +33,69 @@ TEST_CASE("cuBLASLt descriptors for every smoke GEMM shape, BF16 and FP8 (no GPU
     CHECK_FALSE(gemm.has_algo());
     ++built;
   }
-  CHECK(built == 40);
+  CHECK(built == 56);
   CHECK(wgrad == 8);
   CHECK_FALSE(LtGemm(Dtype::Fp8, 8192, 8192, 8192, /*fast_accum=*/true).has_algo());
   CHECK(LtGemm(Dtype::Fp8, 128, 4096, 7168).describe() == "fp8 GEMM m=128 n=4096 k=7168 (TN)");
   CHECK(LtGemm(Dtype::Bf16, 4096, 7168, 4096, false, GemmOutput::Fp32Accumulate).describe() ==
         "bf16 GEMM m=4096 n=7168 k=4096 (TN, FP32 C += A·Bᵀ)");
+}
+
+namespace {
+
+template <typename T>
+T desc_attribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr) {
+  T value{};
+  std::size_t written = 0;
+  REQUIRE(cublasLtMatmulDescGetAttribute(d, attr, &value, sizeof value, &written) ==
+          CUBLAS_STATUS_SUCCESS);
+  CHECK(written == sizeof value);
+  return value;
+}
+
+template <typename T>
+T layout_attribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr) {
+  T value{};
+  std::size_t written = 0;
+  REQUIRE(cublasLtMatrixLayoutGetAttribute(l, attr, &value, sizeof value, &written) ==
+          CUBLAS_STATUS_SUCCESS);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("the cuBLASLt descriptor holds the spec's documented FP8 attributes (no GPU)") {
+  for (Fp8Recipe recipe : {Fp8Recipe::Tensor, Fp8Recipe::Block128}) {
+    const LtMatmulSpec spec =
+        lt_matmul_spec(Dtype::Fp8, 128, 4096, 7168, GemmOutput::Bf16, true, recipe);
+    LtDesc d;
+    lt_create(d, spec);
+    const float scale = 1.0F;
+    lt_set_scale_pointers(d, &scale, &scale);
+    REQUIRE_MESSAGE(d.ok(), d.failed);
+    CHECK(desc_attribute<cublasComputeType_t>(d.op, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE) ==
+          CUBLAS_COMPUTE_32F);
+    CHECK(desc_attribute<cudaDataType_t>(d.op, CUBLASLT_MATMUL_DESC_SCALE_TYPE) == CUDA_R_32F);
+    CHECK(desc_attribute<cublasOperation_t>(d.op, CUBLASLT_MATMUL_DESC_TRANSA) == CUBLAS_OP_T);
+    CHECK(desc_attribute<cublasOperation_t>(d.op, CUBLASLT_MATMUL_DESC_TRANSB) == CUBLAS_OP_N);
+    CHECK(desc_attribute<cublasLtEpilogue_t>(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE) ==
+          CUBLASLT_EPILOGUE_DEFAULT);
+    const bool block = recipe == Fp8Recipe::Block128;
+    CHECK(desc_attribute<std::int8_t>(d.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM) == (block ? 0 : 1));
+    CHECK(desc_attribute<const void*>(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER) == &scale);
+    CHECK(desc_attribute<const void*>(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER) == &scale);
+    CHECK(desc_attribute<std::int32_t>(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE) ==
+          (block ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F : 0));
+    CHECK(desc_attribute<std::int32_t>(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE) ==
+          (block ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : 0));
+    CHECK(layout_attribute<cudaDataType_t>(d.a, CUBLASLT_MATRIX_LAYOUT_TYPE) == CUDA_R_8F_E4M3);
+    CHECK(layout_attribute<cudaDataType_t>(d.b, CUBLASLT_MATRIX_LAYOUT_TYPE) == CUDA_R_8F_E4M3);
+    CHECK(layout_attribute<cudaDataType_t>(d.c, CUBLASLT_MATRIX_LAYOUT_TYPE) == CUDA_R_16BF);
+    CHECK(layout_attribute<cudaDataType_t>(d.d, CUBLASLT_MATRIX_LAYOUT_TYPE) == CUDA_R_16BF);
+    CHECK(layout_attribute<std::int64_t>(d.a, CUBLASLT_MATRIX_LAYOUT_LD) == 7168);
+    CHECK(layout_attribute<std::uint64_t>(d.d, CUBLASLT_MATRIX_LAYOUT_ROWS) ==
+          (block ? 128U : 4096U));
+  }
 }
 
 TEST_CASE("expert GEMM shapes: offsets follow the token prefix sums, empty experts are skipped") {
