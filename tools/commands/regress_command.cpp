@@ -3,7 +3,6 @@
 #include "tools/commands/regress_command.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -22,8 +21,8 @@
 #include "tools/commands/report.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/json_file.hpp"
-#include "tools/config/key.hpp"
 #include "tools/config/node.hpp"
+#include "tools/config/suite_config.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -97,53 +96,11 @@ double change(double before, double after) {
   return before != 0 ? (after - before) / before : INFINITY;
 }
 
-// A suite entry's keys: what allow_only checks them against (a typo gets "did you mean").
-constexpr config::StringKey kExperimentKey{
-    .name = "experiment", .non_empty = true, .fallback = config::kRequired};
-constexpr config::ValueKey kSetKey{.name = "set", .type = "array of \"KEY=VALUE\" strings"};
-constexpr std::array<config::KeyRef, 2> kEntryKeys{&kExperimentKey, &kSetKey};
-constexpr config::Section kEntrySection{"suite", "/NAME", "a suite entry", kEntryKeys};
-
 // One entry of a suite: its name, and its experiment as loaded with its --sets.
 struct Entry {
   std::string name;
   config::ExperimentFile file;
 };
-
-// Entry `name` of `suite` (suite.json in `dir`), checked and loaded: a name that is not a file
-// name in the folder, an unknown key, a "set" that is not an array of strings, or an experiment
-// that is not there is one error at its JSON path.
-Entry load_entry(const fs::path& dir, const config::Node& suite, const std::string& name) {
-  const config::Node at = suite.at(name);
-  if (name.empty() || name.find('/') != std::string::npos) {
-    at.fail(fmt::format("the name \"{}\" names the expected report NAME.json beside suite.json, "
-                        "so it must be a file name: {}",
-                        config::echo(name, 60), name.empty() ? "not empty" : "no \"/\""));
-  }
-  at.expect_object();
-  at.allow_only(kEntrySection);
-  const std::string experiment = at.read(kExperimentKey);
-  std::vector<std::string> sets;
-  if (at.has(kSetKey.name)) {
-    const config::Node set = at.at(kSetKey.name);
-    if (!set.is_array()) {
-      set.fail(fmt::format("expected an array of \"KEY=VALUE\" strings, got {}",
-                           set.json().type_name()));
-    }
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      if (!set.json()[i].is_string()) {
-        set.at(i).fail("expected a string \"KEY=VALUE\"");
-      }
-      sets.push_back(set.json()[i].get<std::string>());
-    }
-  }
-  const std::string path = (dir / experiment).string();
-  if (const std::string problem = config::file_problem(path); !problem.empty()) {
-    at.at(kExperimentKey.name)
-        .fail(fmt::format("experiment file \"{}\": {}", config::echo(path, 200), problem));
-  }
-  return {name, config::load_experiment(path, sets)};
-}
 
 // The report of an entry as `hopsim run` writes it, less "sim" (how the simulator got there,
 // not what it predicts).
@@ -340,7 +297,8 @@ std::vector<Entry> load_suite(const fs::path& dir, std::vector<std::string>& inp
   const config::Node root(plain, suite_path);
   std::vector<Entry> entries;
   for (const auto& item : suite.items()) {
-    entries.push_back(load_entry(dir, root, item.key()));
+    const config::SuiteEntry e = config::parse_suite_entry(root, item.key(), dir.string());
+    entries.push_back({e.name, config::load_experiment(e.experiment, e.sets)});
     inputs.insert(inputs.end(), entries.back().file.inputs.begin(),
                   entries.back().file.inputs.end());
   }
