@@ -66,7 +66,7 @@ class Sweep:
                              f"{', '.join(missing) or 'point before step_time_s'})")
         self.keys = header[header.index("point") + 1:header.index("step_time_s")]
         self.metrics = [c for c in header[header.index("step_time_s"):]
-                        if c not in ("status", "error")]
+                        if c not in ("status", "error", "sweep_id")]
         self.rows = []
         for line_number, fields in enumerate(lines[1:], start=2):
             if not fields:

@@ -654,7 +654,8 @@ def case_what_if(ctx):
                report["step_time_s"] != with_table["step_time_s"],
                f"{unset}: the roofline should price the kernels")
     rc, _, err = run([ctx.hopsim, "run", exp, "--unset", "model"])
-    expect(rc == 2 and "--set model=null" in err and "model" in err, f"--unset model: {rc}, {err}")
+    expect(rc == 2 and "--unset model" in err and "=null" not in err,
+           f"--unset model: {rc}, {err}")
     with tempfile.TemporaryDirectory() as tmp:
         with open(exp, encoding="utf-8") as f:
             copied = json.load(f)
@@ -982,6 +983,178 @@ def case_regress(ctx):
     print("suite passes from another folder with JUnit XML; a 10% slower NIC and NVLink each "
           "fail it; one slower experiment named; --update prints step times; a new entry and "
           "a missing suite explained")
+
+
+def one_line_exit(result, code, says, what):
+    """Checks that (rc, out, err) is exit `code` with one line on stderr holding every one of
+    `says`."""
+    rc, out, err = result
+    lines = err.strip().splitlines()
+    expect(rc == code and len(lines) == 1 and all(s in lines[0] for s in says),
+           f"{what}: exit {rc}, stderr {err!r}")
+
+
+def case_outputs_not_inputs(ctx):
+    """Nothing a command writes may replace an input: regress --update over an experiment
+    beside suite.json, a suite name that leaves the folder, run --out and --trace, sweep --out
+    (also through a symbolic link), sweep-merge, export-chakra over the trace it replays and
+    profile-check --write-calibration: each exits 2 with one line, and the input is unchanged."""
+    src = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
+    with open(src, encoding="utf-8") as f:
+        text = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        suite = os.path.join(tmp, "suite")
+        os.mkdir(suite)
+        layer = os.path.join(suite, "layer.json")
+        with open(layer, "w", encoding="utf-8") as f:
+            f.write(text)
+        write_suite(suite, {"first": {"experiment": "layer.json"},
+                            "layer": {"experiment": "layer.json"}})
+        one_line_exit(run([ctx.hopsim, "regress", suite, "--update"]), 2,
+                      ["--update: writing", "layer.json would replace", "an input of the suite"],
+                      "regress --update over an experiment")
+        expect(open(layer, encoding="utf-8").read() == text and
+               not os.path.exists(os.path.join(suite, "first.json")),
+               "regress --update wrote before refusing")
+        write_suite(suite, {"../victim": {"experiment": "layer.json"}})
+        victim = os.path.join(tmp, "victim.json")
+        with open(victim, "w", encoding="utf-8") as f:
+            f.write("{}")
+        one_line_exit(run([ctx.hopsim, "regress", suite, "--update"]), 2,
+                      ["suite.json: /..~1victim: ", "file name"], "a name leaving the suite")
+        expect(open(victim, encoding="utf-8").read() == "{}", "../victim was overwritten")
+        write_suite(suite, {"layer2": {"experiment": "layer.json"}})
+        one_line_exit(run([ctx.hopsim, "regress", suite, "--junit", layer]), 2,
+                      ["--junit", "would replace"], "regress --junit over an experiment")
+        # run: --out DIR holding the experiment as config.json; --trace onto the experiment.
+        out_dir = os.path.join(tmp, "out")
+        os.mkdir(out_dir)
+        config = os.path.join(out_dir, "config.json")
+        shutil.copy(src, config)
+        one_line_exit(run([ctx.hopsim, "run", config, "--out", out_dir]), 2,
+                      ["--out", "config.json would replace"], "run --out over its experiment")
+        one_line_exit(run([ctx.hopsim, "run", layer, "--trace", layer]), 2,
+                      ["--trace", "would replace"], "run --trace over its experiment")
+        # sweep --out: the experiment itself, and a link to it.
+        link = os.path.join(tmp, "rows.csv")
+        os.symlink(layer, link)
+        for out in (layer, link):
+            one_line_exit(run([ctx.hopsim, "sweep", layer, "--vary", "seed=1,2", "--out", out]),
+                          2, ["--out", "would replace", "an input of this sweep"],
+                          f"sweep --out {out}")
+        expect(open(layer, encoding="utf-8").read() == text, "sweep wrote over its experiment")
+        part = os.path.join(tmp, "part.csv")
+        rc, _, err = run([ctx.hopsim, "sweep", layer, "--vary", "seed=1,2", "--out", part])
+        expect(rc == 0, f"sweep: exit {rc}, {err}")
+        one_line_exit(run([ctx.hopsim, "sweep-merge", part, part]), 2,
+                      ["sweep-merge: writing", "would replace"], "sweep-merge over a shard")
+        # export-chakra of a replay, under the name of the trace it replays, into its folder.
+        chakra = os.path.join(tmp, "chakra")
+        default = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+        rc, _, err = run([ctx.hopsim, "export-chakra", default, "--out", chakra])
+        expect(rc == 0, f"export-chakra: exit {rc}, {err}")
+        et = os.path.join(chakra, "default.0.et")
+        before = open(et, "rb").read()
+        one_line_exit(run([ctx.hopsim, "export-chakra", os.path.join(chakra, "default.json"),
+                           "--set", "name=default", "--out", chakra]), 2,
+                      ["--out", "default.0.et would replace"], "export-chakra over its trace")
+        expect(open(et, "rb").read() == before, "export-chakra replaced its trace")
+        trace = os.path.join(ctx.source_dir, "tests/data/profile/kineto-moe-layer.json")
+        exp = os.path.join(ctx.source_dir,
+                           "configs/validation/deepseek-v3-dualpipe-pair-profile.json")
+        copied = os.path.join(tmp, "kineto.json")
+        shutil.copy(trace, copied)
+        one_line_exit(run([ctx.hopsim, "profile-check", copied, exp, "--write-calibration",
+                           copied]), 2, ["--write-calibration", "would replace"],
+                      "profile-check --write-calibration over its trace")
+        expect(open(copied, "rb").read() == open(trace, "rb").read(),
+               "profile-check replaced its trace")
+    print("regress --update/--junit, a suite name with /, run --out/--trace, sweep --out (and a "
+          "link), sweep-merge, export-chakra, profile-check: each refused, inputs unchanged")
+
+
+def case_exit_codes(ctx):
+    """Exit codes CI can trust: a sweep whose every point is invalid exits 2 with one line (its
+    rows still written); one with an ok point exits 0; a regress entry whose experiment is
+    missing exits 2 naming the entry and the file."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = os.path.join(tmp, "rows.csv")
+        one_line_exit(run([ctx.hopsim, "sweep", exp, "--vary", "parallel.ep=24,48", "--out",
+                           rows]), 2, ["every point is invalid (2 of 2)", "/parallel/ep"],
+                      "a sweep of invalid points")
+        expect([r["status"] for r in read_sweep(rows)] == ["invalid", "invalid"],
+               "the invalid rows were not written")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, "--vary", "parallel.ep=24,16"])
+        expect(rc == 0, f"a sweep with an ok point: exit {rc}, {err}")
+        write_suite(tmp, {"a": {"experiment": "nothere.json"}})
+        one_line_exit(run([ctx.hopsim, "regress", tmp]), 2,
+                      ["suite.json: /a/experiment: ", "nothere.json", "no such file"],
+                      "a regress entry without its experiment")
+    print("all-invalid sweep exits 2, a missing regress experiment exits 2 naming the entry")
+
+
+def case_sweep_bad_input(ctx):
+    """sweep-merge refuses shards of two sweeps naming both; --resume after a changed --set is
+    refused saying why; a full disk gives the OS's reason (exit 1); --unset errors name the
+    --unset as typed."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+    vary = ["--vary", "workload.tokens_per_gpu=256,512"]
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = os.path.join(tmp, "a.csv"), os.path.join(tmp, "b.csv")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--shard", "1/2", "--out", a])
+        expect(rc == 0, f"shard 1: exit {rc}, {err}")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--shard", "2/2", "--out", b,
+                          "--set", "seed=7"])
+        expect(rc == 0, f"shard 2 of another sweep: exit {rc}, {err}")
+        merged = os.path.join(tmp, "merged.csv")
+        one_line_exit(run([ctx.hopsim, "sweep-merge", merged, a, b]), 2,
+                      [a, b, "two different sweeps"], "sweep-merge of two sweeps")
+        expect(not os.path.exists(merged), "sweep-merge wrote the rows of two sweeps")
+        with open(a, encoding="utf-8") as f:
+            before = f.read()
+        one_line_exit(run([ctx.hopsim, "sweep", exp, *vary, "--resume", "--out", a, "--set",
+                           "seed=7"]), 2, [a, "another sweep", "--set"],
+                      "--resume with a changed --set")
+        expect(open(a, encoding="utf-8").read() == before, "--resume changed the rows")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--resume", "--out", a])
+        expect(rc == 0 and "1 already in" in err, f"--resume unchanged: exit {rc}, {err}")
+        one_line_exit(run([ctx.hopsim, "sweep", exp, *vary, "--out", "/dev/full"]), 1,
+                      ["/dev/full: cannot write the rows: No space left on device"],
+                      "a full disk")
+        rc, _, err = run([ctx.hopsim, "sweep", exp, *vary, "--out", "/dev/full", "--jobs", "2"])
+        expect(rc == 1 and "No space left on device" in err and "Success" not in err,
+               f"a full disk, 2 jobs: exit {rc}, {err!r}")
+    one_line_exit(run([ctx.hopsim, "run", exp, "--unset", "workload.kind"]), 2,
+                  ["--unset workload.kind: ", "missing key"], "--unset of a required key")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--unset", "nosuch"])
+    expect(rc == 0 and "--unset nosuch: " in err and "=null" not in err,
+           f"--unset of an absent key: exit {rc}, {err!r}")
+    print("sweep-merge of two sweeps, --resume after a changed --set, /dev/full, --unset: each "
+          "says what it is")
+
+
+def case_regress_bad_suite(ctx):
+    """hopsim regress refuses a suite entry key it does not know (with a did-you-mean), a "set"
+    that is a string, and an expected report without cases, each one line, exit 2."""
+    experiment = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = [({"e": {"experiment": experiment, "sett": []}},
+                ['suite.json: /e: unknown key "sett"; did you mean "set"?']),
+               ({"e": {"experiment": experiment, "set": "seed=2"}},
+                ["suite.json: /e/set: expected an array", "got string"]),
+               ({"e": {"experiment": experiment, "set": ["seed=2", 3]}},
+                ["suite.json: /e/set/1: expected a string"])]
+        for suite, says in bad:
+            write_suite(tmp, suite)
+            one_line_exit(run([ctx.hopsim, "regress", tmp]), 2, says, f"suite {suite}")
+        write_suite(tmp, {"e": {"experiment": experiment}})
+        with open(os.path.join(tmp, "e.json"), "w", encoding="utf-8") as f:
+            json.dump({"results": []}, f)
+        one_line_exit(run([ctx.hopsim, "regress", tmp]), 2, ["e.json: /results: empty"],
+                      "an expected report without cases")
+    print("an unknown suite key, a string \"set\", an element not a string and an empty "
+          "expected report: each refused, exit 2")
 
 
 def case_reports_sane(ctx):
@@ -1621,7 +1794,10 @@ def main():
               "export-chakra": case_export_chakra,
               "calibration-against": case_calibration_against,
               "calibration-checks": case_calibration_checks,
-              "profile-check-bounds": case_profile_check_bounds}
+              "profile-check-bounds": case_profile_check_bounds,
+              "outputs-not-inputs": case_outputs_not_inputs, "exit-codes": case_exit_codes,
+              "sweep-bad-input": case_sweep_bad_input,
+              "regress-bad-suite": case_regress_bad_suite}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

@@ -23,7 +23,8 @@ struct Command {
 /// Adds a subcommand to the program's app: its name, help, options and their help.
 using DeclareCommand = Command (*)(CLI::App& program);
 
-/// `--unset KEY` arguments as `--set KEY=null` overrides, after the --set ones.
+/// `--unset KEY` arguments as overrides that remove KEY (config::unset_override: as `--set
+/// KEY=null`, named `--unset KEY` in messages), after the --set ones.
 void append_unsets(std::vector<std::string>& overrides, const std::vector<std::string>& unset);
 
 /// What the options of a command that reads an experiment fill: its options, and the keys of

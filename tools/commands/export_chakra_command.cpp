@@ -52,11 +52,6 @@ int export_chakra_command(const ExportChakraOptions& o) {
   const std::string name =
       file.experiment.name.empty() ? fs::path(o.experiment).stem().string()
                                    : file.experiment.name;
-  std::error_code ec;
-  fs::create_directories(o.out, ec);
-  if (ec) {
-    throw OutputError(fmt::format("{}: cannot make the folder: {}", o.out, ec.message()));
-  }
   std::vector<std::pair<std::string, std::string>> files;
   std::size_t nodes = 0;
   for (std::size_t r = 0; r < exported.trace.ranks.size(); ++r) {
@@ -66,6 +61,14 @@ int export_chakra_command(const ExportChakraOptions& o) {
   }
   const std::string replay = (fs::path(o.out) / (name + ".json")).string();
   files.emplace_back(replay, replay_experiment(file, name, exported).dump(2) + "\n");
+  for (const auto& [path, text] : files) {
+    refuse_input("--out " + o.out, path, file.inputs, "this export");
+  }
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) {
+    throw OutputError(fmt::format("{}: cannot make the folder: {}", o.out, ec.message()));
+  }
   write_files_atomically(files);
   fmt::print("wrote {} Chakra ET files ({} nodes, schema {}) of {}{} to {}\n",
              exported.trace.ranks.size(), nodes, chakra::kSchemaVersion, o.experiment,

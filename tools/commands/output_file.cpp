@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/config/node.hpp"
+
 namespace hopsim::tools {
 namespace {
 
@@ -72,6 +74,22 @@ void write_temporary(const std::string& path, const std::string& tmp, const std:
 }
 
 }  // namespace
+
+void refuse_input(const std::string& flag, const std::string& output,
+                  const std::vector<std::string>& inputs, const std::string& what) {
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) {
+    return;  // nothing there to replace
+  }
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      throw config::ConfigError(fmt::format(
+          "{}: writing {} would replace {}, an input of {}; write it elsewhere", flag,
+          config::echo(output, 200), config::echo(input, 200), what));
+    }
+  }
+}
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   write_files_atomically({{path, text}});

@@ -15,6 +15,15 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Refuses an output that would replace an input: when `output` (a file the command is about to
+/// write, or remove) is one of `inputs` (the same file: by device and inode, so that another
+/// path to it, a symbolic or hard link, counts), throws config::ConfigError (exit 2) "FLAG:
+/// writing OUTPUT would replace INPUT, an input of WHAT; write it elsewhere". An output that
+/// does not exist yet replaces nothing. Every command that writes files calls this for each
+/// before writing any.
+void refuse_input(const std::string& flag, const std::string& output,
+                  const std::vector<std::string>& inputs, const std::string& what);
+
 /// Writes `text` to a temporary file beside `path`, flushes it to disk, closes it (checking
 /// every step), then renames it over `path`. Refuses a `path` that exists and is not a regular
 /// file. Throws OutputError naming the path and the reason.

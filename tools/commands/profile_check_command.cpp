@@ -195,6 +195,12 @@ int profile_check_command(const ProfileCheckOptions& o) {
   const profile::KinetoTrace trace = profile::read_kineto_trace(o.trace);
   const CaseRun run = run_for_case(o.experiment, o.overrides, o.case_name);
   const config::ExperimentFile& file = run.file;
+  if (!o.write_calibration.empty()) {
+    std::vector<std::string> inputs = file.inputs;
+    inputs.push_back(o.trace);
+    inputs.push_back(rules_file);
+    refuse_input("--write-calibration", o.write_calibration, inputs, "this check");
+  }
   const work::CaseResult& c = run.picked();
   const ProfileCheck check =
       profile::check_profile(trace, rules, c, {.steps = o.steps, .device = o.device});

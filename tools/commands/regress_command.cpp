@@ -21,6 +21,8 @@
 #include "tools/commands/report.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/json_file.hpp"
+#include "tools/config/node.hpp"
+#include "tools/config/suite_config.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -57,6 +59,11 @@ bool is_string(const Json& v) { return v.is_string(); }
 std::map<std::string, double> times(const Json& report, const std::string& file) {
   std::map<std::string, double> out;
   const Json& results = member(report, "results", is_array, file, "", "an array of cases");
+  if (results.empty()) {
+    throw ConfigError(fmt::format("{}: /results: empty; an expected report has a case at least "
+                                  "(is it a report of hopsim run?)",
+                                  file));
+  }
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Json& c = results[i];
     const std::string at = fmt::format("/results/{}", i);
@@ -89,21 +96,15 @@ double change(double before, double after) {
   return before != 0 ? (after - before) / before : INFINITY;
 }
 
-// The report of one suite entry as `hopsim run` writes it, less "sim" (how the simulator got
-// there, not what it predicts). `at` names the entry in suite.json for errors.
-Json entry_report(const fs::path& dir, const Json& entry, const std::string& at) {
-  if (!entry.is_object() || !entry.contains("experiment") || !entry["experiment"].is_string()) {
-    throw ConfigError(at + ": expected {\"experiment\": PATH, \"set\": [KEY=VALUE, ...]}");
-  }
-  std::vector<std::string> sets;
-  for (const Json& kv : entry.value("set", Json::array())) {
-    if (!kv.is_string()) {
-      throw ConfigError(at + "/set: expected strings KEY=VALUE");
-    }
-    sets.push_back(kv.get<std::string>());
-  }
-  const config::ExperimentFile file =
-      config::load_experiment((dir / entry["experiment"].get<std::string>()).string(), sets);
+// One entry of a suite: its name, and its experiment as loaded with its --sets.
+struct Entry {
+  std::string name;
+  config::ExperimentFile file;
+};
+
+// The report of an entry as `hopsim run` writes it, less "sim" (how the simulator got there,
+// not what it predicts).
+Json entry_report(const config::ExperimentFile& file) {
   const work::RunResult result = work::run(file.experiment);
   if (!result.ok()) {
     file.fail(result.problems.front());
@@ -286,6 +287,42 @@ Json read_suite(const fs::path& dir) {
   return suite;
 }
 
+// Every entry of the suite in `dir`, checked and loaded before any runs; `inputs` gets
+// suite.json and every file the entries read.
+std::vector<Entry> load_suite(const fs::path& dir, std::vector<std::string>& inputs) {
+  const std::string suite_path = (dir / "suite.json").string();
+  const Json suite = read_suite(dir);
+  inputs.push_back(suite_path);
+  const nlohmann::json plain = nlohmann::json::parse(suite.dump());  // Node reads this type
+  const config::Node root(plain, suite_path);
+  std::vector<Entry> entries;
+  for (const auto& item : suite.items()) {
+    const config::SuiteEntry e = config::parse_suite_entry(root, item.key(), dir.string());
+    entries.push_back({e.name, config::load_experiment(e.experiment, e.sets)});
+    inputs.insert(inputs.end(), entries.back().file.inputs.begin(),
+                  entries.back().file.inputs.end());
+  }
+  return entries;
+}
+
+// What regress writes must replace none of its inputs: --update's expected reports, and
+// --junit's file (which in a comparison must not be an expected report either).
+void refuse_inputs(const RegressOptions& o, const std::vector<Entry>& entries,
+                   std::vector<std::string> inputs) {
+  const std::string what = fmt::format("the suite {}", (fs::path(o.dir) / "suite.json").string());
+  for (const Entry& e : entries) {
+    const std::string expected = (fs::path(o.dir) / (e.name + ".json")).string();
+    if (o.update) {
+      refuse_input("--update", expected, inputs, what);
+    } else {
+      inputs.push_back(expected);
+    }
+  }
+  if (!o.junit.empty()) {
+    refuse_input("--junit " + o.junit, o.junit, inputs, what);
+  }
+}
+
 }  // namespace
 
 int regress_command(const RegressOptions& o) {
@@ -294,23 +331,24 @@ int regress_command(const RegressOptions& o) {
   }
   const auto started = std::chrono::steady_clock::now();
   const fs::path dir(o.dir);
-  const Json suite = read_suite(dir);
-  const std::string suite_path = (dir / "suite.json").string();
+  std::vector<std::string> inputs;
+  const std::vector<Entry> entries = load_suite(dir, inputs);
+  refuse_inputs(o, entries, inputs);
   fmt::print("{:<32} {:>14} {:>14} {:>9}  {}\n", "experiment", "expected_s", "new_s", "change",
              "status");
   std::vector<EntryResult> results;
-  for (const auto& [name, entry] : suite.items()) {
+  for (const Entry& entry : entries) {
     const auto entry_started = std::chrono::steady_clock::now();
-    const Json report = entry_report(dir, entry, fmt::format("{}: /{}", suite_path, name));
-    const fs::path expected_path = dir / (name + ".json");
+    const Json report = entry_report(entry.file);
+    const fs::path expected_path = dir / (entry.name + ".json");
     EntryResult r;
     if (o.update) {
       write_file_atomically(expected_path.string(), report.dump(1) + "\n");
-      r.name = name;
+      r.name = entry.name;
       r.new_s = headline(report);
       r.status = "updated";
     } else {
-      r = compare_entry(name, report, expected_path, o.tolerance);
+      r = compare_entry(entry.name, report, expected_path, o.tolerance);
     }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry_started)
                    .count();

@@ -78,6 +78,20 @@ bool traces_into_out_dir(const RunOptions& o) {
   return !ec && a == b;
 }
 
+// --trace FILE and --out DIR's files (report.json, config.json, and trace.json, which a run
+// may also remove) must not be files the experiment was read from.
+void refuse_inputs(const RunOptions& o, const config::ExperimentFile& file) {
+  if (!o.trace_file.empty()) {
+    refuse_input("--trace " + o.trace_file, o.trace_file, file.inputs, "this run");
+  }
+  if (!o.out_dir.empty()) {
+    for (const char* name : {"report.json", "config.json", "trace.json"}) {
+      refuse_input("--out " + o.out_dir, (std::filesystem::path(o.out_dir) / name).string(),
+                   file.inputs, "this run");
+    }
+  }
+}
+
 // The GPUs a trace draws when --trace-ranks does not say: all of a small run, else node 0's and
 // the busiest.
 std::set<topo::GpuId> default_trace_ranks(const work::Experiment& e,
@@ -195,6 +209,7 @@ int run_command(const RunOptions& o) {
     }
     ranks = parse_trace_ranks(o.trace_ranks, file.experiment.cluster.gpu_count());
   }
+  refuse_inputs(o, file);
   for (const std::string& w : file.hardware_warnings) {
     fmt::print(stderr, "warning: {}\n", w);
   }

@@ -74,6 +74,7 @@ void BestPoints::add(const std::vector<std::string>& row) {
   if (status_col_ >= row.size() || row[status_col_] != "ok") {
     return;
   }
+  ++ok_rows_;
   double v = 0;
   if (value_at(row, gpus_col_, v)) {
     gpus_.insert(v);

@@ -31,6 +31,9 @@ class BestPoints {
   /// rows' GPU counts differ. Empty when no row was ok.
   std::string text() const;
 
+  /// How many of the rows added were ok.
+  std::size_t ok_rows() const { return ok_rows_; }
+
  private:
   struct Ranked {
     std::vector<std::pair<double, std::vector<std::string>>> rows;  // best first
@@ -51,6 +54,7 @@ class BestPoints {
   Ranked by_tokens_;      // by tokens_per_s_per_gpu, when metric_ is empty
   Ranked by_step_;        // by step_time_s, when metric_ is empty
   std::set<double> gpus_;  // of the ok rows
+  std::size_t ok_rows_ = 0;
 };
 
 }  // namespace hopsim::tools::sweep

@@ -25,10 +25,12 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/csv.hpp"
+#include "tools/commands/output_file.hpp"
 #include "tools/commands/sweep_best.hpp"
 #include "tools/commands/sweep_csv.hpp"
 #include "tools/commands/sweep_points.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "tools/config/json_file.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -196,10 +198,14 @@ std::FILE* open_out(const SweepOptions& o, const std::string& head, bool fresh) 
   if (out == nullptr) {
     throw ConfigError(fmt::format("{}: cannot open: {}", o.out, std::strerror(errno)));
   }
-  if (fresh) {
-    std::fputs((head + "\n").c_str(), out);
+  if ((fresh && std::fputs((head + "\n").c_str(), out) == EOF) || std::fflush(out) != 0) {
+    const std::string why = std::strerror(errno);
+    if (out != stdout) {
+      std::fclose(out);
+    }
+    throw OutputError(fmt::format("{}: cannot write the rows: {}",
+                                  o.out.empty() ? "stdout" : o.out, why));
   }
-  std::fflush(out);
   return out;
 }
 
@@ -209,7 +215,9 @@ struct Tally {
   std::size_t finished = 0;
   std::size_t errors = 0;
   std::size_t invalid = 0;
+  std::string first_invalid;  // "point P: why", of the first invalid row written
   bool write_failed = false;
+  int write_errno = 0;  // the OS's reason of the first failed write
   double elapsed_s = 0;
 };
 
@@ -219,9 +227,9 @@ class PointPool {
  public:
   PointPool(const SweepOptions& o, const std::vector<std::vector<std::string>>& points,
             std::vector<std::size_t> todo, std::FILE* out, bool terminal,
-            const std::string& head)
+            const std::string& head, std::string id)
       : o_(o), points_(points), todo_(std::move(todo)), out_(out), terminal_(terminal),
-        best_(split_csv(head), o.rank_by) {}
+        id_(std::move(id)), best_(split_csv(head), o.rank_by) {}
 
   /// Runs every point on up to --jobs threads (this one among them), then closes --out.
   Tally run();
@@ -230,13 +238,15 @@ class PointPool {
 
  private:
   void work();
-  void record(const Outcome& result, const std::string& line);
+  void record(std::size_t point, const Outcome& result, const std::string& line);
+  void write_failed();
 
   const SweepOptions& o_;
   const std::vector<std::vector<std::string>>& points_;
   const std::vector<std::size_t> todo_;  // indexes into points_
   std::FILE* const out_;
   const bool terminal_;
+  const std::string id_;  // the sweep's, in every row
   const Clock::time_point started_ = Clock::now();
   std::atomic<std::size_t> next_{0};  // into todo_
   std::mutex lock_;                   // over what follows
@@ -255,7 +265,7 @@ Tally PointPool::run() {
     t.join();
   }
   if (out_ != stdout && std::fclose(out_) != 0) {
-    tally_.write_failed = true;
+    write_failed();
   }
   tally_.elapsed_s = seconds_since(started_);
   return tally_;
@@ -266,23 +276,37 @@ void PointPool::work() {
   for (std::size_t i = next_++; i < todo_.size() && g_stop == 0; i = next_++) {
     const std::size_t p = todo_[i];
     const Outcome result = run_point(o_, points_[p]);
-    record(result, sweep::row(p, points_[p], result.fields));
+    record(p, result, sweep::row(p, points_[p], result.fields, id_));
   }
+}
+
+// A write or close of the rows failed: the first failure's reason (errno) is kept.
+void PointPool::write_failed() {
+  if (!tally_.write_failed) {
+    tally_.write_errno = errno;
+  }
+  tally_.write_failed = true;
 }
 
 // A point's row written and counted, and the progress shown: after every point on a terminal,
 // else every 2 s (but not after the last point).
-void PointPool::record(const Outcome& result, const std::string& line) {
+void PointPool::record(std::size_t point, const Outcome& result, const std::string& line) {
   const std::lock_guard<std::mutex> guard(lock_);
   // One write and a flush per row: a killed sweep leaves whole rows (or a cut last line, which
   // --resume reruns).
   if (std::fputs(line.c_str(), out_) == EOF || std::fflush(out_) != 0) {
-    tally_.write_failed = true;
+    write_failed();
   }
   best_.add(split_csv(line.substr(0, line.find_last_not_of('\n') + 1)));
   ++tally_.finished;
   tally_.errors += result.error ? 1U : 0U;
-  tally_.invalid += result.fields[sweep::kStatusField] == "invalid" ? 1U : 0U;
+  if (result.fields[sweep::kStatusField] == "invalid") {
+    ++tally_.invalid;
+    if (tally_.first_invalid.empty()) {
+      tally_.first_invalid =
+          fmt::format("point {}: {}", point, result.fields[sweep::kStatusField + 1]);
+    }
+  }
   const auto now = Clock::now();
   if (terminal_ ||
       (now - last_progress_ > std::chrono::seconds(2) && tally_.finished < todo_.size())) {
@@ -324,28 +348,70 @@ void stopped(const SweepOptions& o, std::size_t finished) {
              what, finished, o.out, again);
 }
 
+// What a sweep runs, read and checked before any point: its points, its id, and the files it
+// read (the experiment's, a --grid), which --out must not be.
+struct SweepPlan {
+  std::vector<std::vector<std::string>> points;
+  std::string id;
+};
+
+SweepPlan plan_sweep(const SweepOptions& o) {
+  SweepPlan plan;
+  std::vector<std::string> inputs;
+  {
+    const config::InputLog log(inputs);
+    plan.points = sweep_points(o.vary, o.grid);
+    // The experiment itself must load (a point's own values may still be invalid), and every
+    // varied key must be one of its keys.
+    const config::ExperimentFile base = config::load_experiment(o.experiment, o.overrides);
+    check_keys(o, plan.points.front());
+    plan.id = sweep::sweep_id(base.resolved.dump(), plan.points);
+  }
+  if (!o.out.empty()) {
+    refuse_input("--out " + o.out, o.out, inputs, "this sweep");
+  }
+  return plan;
+}
+
+// A sweep that ran nothing, an error a CI job must see rather than a CSV of reasons: every
+// point of this run invalid, none failed at run time, and no ok row among those --resume kept.
+// Throws the one line that says so (exit 2); the rows are written by then.
+void refuse_all_invalid(const SweepOptions& o, const std::string& head, const Tally& t,
+                        bool resumed) {
+  if (t.invalid == 0 || t.invalid != t.finished || t.write_failed || g_stop != 0) {
+    return;
+  }
+  if (resumed) {
+    sweep::BestPoints all(split_csv(head), o.rank_by);
+    sweep::for_each_row(o.out, [&](const std::vector<std::string>& row) { all.add(row); });
+    if (all.ok_rows() > 0) {
+      return;
+    }
+  }
+  throw ConfigError(fmt::format("sweep: every point is invalid ({} of {}), so none ran; {}",
+                                t.invalid, t.finished, t.first_invalid));
+}
+
 }  // namespace
 
 int sweep_command(const SweepOptions& o) {
   check_options(o);
-  const std::vector<std::vector<std::string>> points = sweep_points(o.vary, o.grid);
+  const SweepPlan plan = plan_sweep(o);
+  const std::vector<std::vector<std::string>>& points = plan.points;
   const sweep::Shard shard = sweep::parse_shard(o.shard);
-  // The experiment itself must load (a point's own values may still be invalid), and every
-  // varied key must be one of its keys.
-  (void)config::load_experiment(o.experiment, o.overrides);
-  check_keys(o, points.front());
   const std::string head = sweep::header(points.front());
   const std::set<std::size_t> done =
-      o.resume ? sweep::done_points(o.out, head, points) : std::set<std::size_t>{};
+      o.resume ? sweep::done_points(o.out, head, points, plan.id) : std::set<std::size_t>{};
   std::vector<std::size_t> todo = todo_points(points.size(), shard, done);
   std::FILE* out = open_out(o, head, !o.resume || done.empty());
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   const StopSignals signals;
-  PointPool pool(o, points, std::move(todo), out, terminal, head);
+  PointPool pool(o, points, std::move(todo), out, terminal, head, plan.id);
   const Tally t = pool.run();
   if (terminal && t.finished > 0) {
     fmt::print(stderr, "\n");  // past the bar
   }
+  refuse_all_invalid(o, head, t, !done.empty());
   fmt::print(stderr, "sweep: {} point(s) in {:.1f} s: {} ok, {} invalid, {} error(s){}{}\n",
              t.finished, t.elapsed_s, t.finished - t.invalid - t.errors, t.invalid, t.errors,
              done.empty() ? "" : fmt::format("; {} already in {}", done.size(), o.out),
@@ -354,7 +420,7 @@ int sweep_command(const SweepOptions& o) {
                              : "");
   if (t.write_failed) {
     fmt::print(stderr, "{}: cannot write the rows: {}\n", o.out.empty() ? "stdout" : o.out,
-               std::strerror(errno));
+               std::strerror(t.write_errno));
     return 1;
   }
   report_best(o, head, pool.best());

@@ -37,8 +37,8 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<std::string
 
 /// `hopsim sweep-merge OUT.csv IN.csv...`: the rows of sweeps of the same header (shards, or
 /// a sweep resumed elsewhere) into one CSV ordered by point, written atomically; a point in
-/// two files keeps its first row. Returns 0. Throws config::ConfigError on an unreadable file
-/// or headers that differ.
+/// two files keeps its first row. Returns 0. Throws config::ConfigError on an unreadable file,
+/// headers that differ, rows of two sweeps (their sweep_id), or an `out` that is an input.
 int sweep_merge_command(const std::string& out, const std::vector<std::string>& inputs);
 
 /// `hopsim sweep-merge OUT IN...`: its options, and sweep_merge_command.
@@ -47,8 +47,9 @@ Command declare_sweep_merge_command(CLI::App& program);
 /// Returns the exit code: 0 when every point ran (invalid points are rows, not failures), 1 when
 /// some point failed at run time or the CSV could not be written, 130 when SIGINT or SIGTERM
 /// stopped it (the points under way finish and are written first). Throws config::ConfigError
-/// on a malformed command line, a --vary key the experiment does not have, or an --out file
-/// of another sweep (other keys or other values).
+/// on a malformed command line, a --vary key the experiment does not have, an --out that is
+/// one of its inputs, an --out file of another sweep (other keys, other values or another
+/// sweep_id), or, once the rows are written, when every point is invalid (none ran).
 int sweep_command(const SweepOptions& options);
 
 /// `hopsim sweep EXPERIMENT`: its options, and sweep_command.

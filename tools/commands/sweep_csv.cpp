@@ -21,14 +21,14 @@
 namespace hopsim::tools::sweep {
 namespace {
 
-// The columns after the varied keys: the figures(), then row_fields()' own three.
-// The columns after the varied keys: the figures(), then row_fields()' own three. The
-// throughput columns are blank for kinds without tokens (collectives, flows).
+// The columns after the varied keys: the figures(), then row_fields()' own three, then the
+// sweep's id (row()). The throughput columns are blank for kinds without tokens (collectives,
+// flows).
 const char* const kColumns[] = {
     "step_time_s",    "gpus",   "tokens",          "tokens_per_s_per_gpu", "model_tflops_per_gpu",
     "mfu",            "compute_s", "comm_s",       "exposed_comm_s",       "compute_comm_ratio",
     "bytes_ib",       "bytes_nvlink", "imbalance", "wall_s",               "status",
-    "error"};
+    "error",          kSweepIdColumn};
 
 constexpr std::size_t kFigures = 13;
 static_assert(kStatusField == kFigures + 1);
@@ -91,8 +91,26 @@ std::vector<std::string> row_fields(std::vector<std::string> figs, double wall_s
   return figs;
 }
 
+std::string sweep_id(const std::string& experiment,
+                     const std::vector<std::vector<std::string>>& points) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a
+  const auto add = [&h](const std::string& text) {
+    for (const char c : text) {
+      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+    h = (h ^ 0xFFU) * 1099511628211ULL;  // a separator no UTF-8 text holds
+  };
+  add(experiment);
+  for (const std::vector<std::string>& point : points) {
+    for (const std::string& kv : point) {
+      add(kv);
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
 std::string row(std::size_t index, const std::vector<std::string>& point,
-                const std::vector<std::string>& fields) {
+                const std::vector<std::string>& fields, const std::string& id) {
   std::string line = fmt::format("{}", index);
   for (const std::string& kv : point) {
     line += "," + csv_field(kv.substr(kv.find('=') + 1));
@@ -100,7 +118,7 @@ std::string row(std::size_t index, const std::vector<std::string>& point,
   for (const std::string& f : fields) {
     line += "," + csv_field(f);
   }
-  line += "\n";
+  line += "," + csv_field(id) + "\n";
   return line;
 }
 
@@ -132,7 +150,8 @@ void check_row(const std::string& path, const std::vector<std::string>& fields,
 }  // namespace
 
 std::set<std::size_t> done_points(const std::string& path, const std::string& head,
-                                  const std::vector<std::vector<std::string>>& points) {
+                                  const std::vector<std::vector<std::string>>& points,
+                                  const std::string& id) {
   const std::size_t columns = column_count(points.front());
   std::set<std::size_t> done;
   std::ifstream in(path);
@@ -157,6 +176,13 @@ std::set<std::size_t> done_points(const std::string& path, const std::string& he
     if (f.size() == columns && parse_number(f[0], index) && index >= 0 &&
         index == std::floor(index)) {
       check_row(path, f, static_cast<std::size_t>(index), points);
+      if (f.back() != id) {
+        throw config::ConfigError(fmt::format(
+            "{}: its rows are of another sweep (sweep_id {} there, {} here): the experiment, "
+            "its --set and --unset, or the points differ from those that wrote them; remove "
+            "it, pick another --out, or leave out --resume",
+            path, config::echo(f.back(), 20), id));
+      }
       done.insert(static_cast<std::size_t>(index));
     }
   }

@@ -8,6 +8,7 @@
 
 #include "sim/assert.hpp"
 #include "tools/chakra/et_file.hpp"
+#include "tools/config/json_file.hpp"
 #include "tools/config/keys/chakra_keys.hpp"
 #include "tools/config/presets.hpp"
 
@@ -65,6 +66,9 @@ work::ChakraJob parse_job<work::ChakraJob>(const Node& workload, const JobParseC
                    : display_path((std::filesystem::path(workload.file()).parent_path() / p)
                                       .lexically_normal());
   try {
+    for (const std::string& file : chakra::trace_files(job.source)) {
+      note_input(file);
+    }
     job.trace = std::make_shared<const work::EtTrace>(chakra::read_trace(job.source));
   } catch (const chakra::EtError& e) {
     throw ConfigError(e.what());

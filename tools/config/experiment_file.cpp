@@ -49,13 +49,32 @@ work::Validation parse_validation(const Node& n) {
   return v;
 }
 
-// "KEY=VALUE" split at the first '='; KEY must not be empty.
-std::pair<std::string, std::string> split_override(const std::string& o) {
+// "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
+std::string set_text(const std::string& o) { return "--set " + echo(o, 60); }
+
+// One override: its dotted key, its value (JSON text, or a plain string), and the argument as
+// the user typed it, for messages.
+struct Override {
+  std::string key;
+  std::string value;
+  std::string text;
+};
+
+// "KEY=VALUE" split at the first '=' (KEY must not be empty), or unset_override(KEY): KEY=null,
+// named "--unset KEY".
+Override split_override(const std::string& o) {
+  if (o.starts_with(kUnsetPrefix)) {
+    const std::string key = o.substr(kUnsetPrefix.size());
+    if (key.empty()) {
+      throw ConfigError("--unset: expected a KEY");
+    }
+    return {key, "null", "--unset " + echo(key, 60)};
+  }
   const std::size_t eq = o.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw ConfigError(fmt::format("--set: expected KEY=VALUE, got \"{:.60}\"", o));
   }
-  return {o.substr(0, eq), o.substr(eq + 1)};
+  return {o.substr(0, eq), o.substr(eq + 1), set_text(o)};
 }
 
 // A part of the experiment that may live in a file of its own ("cluster", "model"): its
@@ -190,11 +209,6 @@ Node node_of(const Linked& l, const Node& root, std::string_view key) {
   return l.in_file ? Node(l.doc, l.origin) : root.at(key);
 }
 
-// "--set KEY=VALUE", shortened: values can be long (a list of ranks, a whole object).
-std::string set_text(const std::string& o) {
-  return "--set " + echo(o, 60);
-}
-
 // A file that a --set gives for the cluster, model or calibration table is relative to the
 // working directory, as any path on a command line (a preset name stays a name); where no such
 // file exists there, it stays relative to the experiment's file, as the file's own keys are
@@ -229,25 +243,21 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
     where.overrides.emplace_back(a.pointer, text);
     changes.push_back({text, key, std::move(a.before), std::move(a.after)});
   };
-  std::vector<std::pair<std::string, std::string>> linked_overrides;
+  std::vector<Override> linked_overrides;
   for (const std::string& o : overrides) {
-    auto [key, value] = split_override(o);
-    value = path_from_here(key, value);
-    if (key.starts_with(kClusterPrefix) || key.starts_with(kModelPrefix)) {
-      linked_overrides.emplace_back(std::move(key), std::move(value));
+    Override split = split_override(o);
+    split.value = path_from_here(split.key, split.value);
+    if (split.key.starts_with(kClusterPrefix) || split.key.starts_with(kModelPrefix)) {
+      linked_overrides.push_back(std::move(split));
     } else {
-      apply(doc, key, key, value, *origin, set_text(o));
+      apply(doc, split.key, split.key, split.value, *origin, split.text);
     }
   }
   const Node root(doc, origin);
   cluster = link(root, "cluster");
   model = link(root, "model");
-  for (const auto& [key, value] : linked_overrides) {
+  for (const auto& [key, value, text] : linked_overrides) {
     Linked& target = key.starts_with(kClusterPrefix) ? cluster : model;
-    std::string assignment = key;
-    assignment += '=';
-    assignment += value;
-    const std::string text = set_text(assignment);
     const std::string_view section = key.starts_with(kClusterPrefix) ? "cluster" : "model";
     if (!doc.is_object() || !doc.contains(std::string(section))) {
       throw ConfigError(
@@ -356,6 +366,7 @@ void check_experiment(ExperimentFile& f) {
 
 ExperimentFile load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   ExperimentFile f;
+  const InputLog log(f.inputs);
   f.file = path;
   nlohmann::json doc = read_json_file(path);
   auto origin = std::make_shared<Origin>(Origin{path, {}});

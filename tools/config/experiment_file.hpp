@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,10 @@ struct ExperimentFile {
   /// (`hardware_warnings`, which run prints too).
   std::vector<std::string> warnings;
   std::vector<std::string> hardware_warnings;
+  /// Every file read to load it (the experiment, its cluster, model, calibration tables and
+  /// their bases, routing counts, a Chakra trace's files), as named when read: the inputs no
+  /// output of its run may replace (tools/commands/output_file.hpp).
+  std::vector<std::string> inputs;
   /// The --set arguments in the order applied, with what each changed.
   std::vector<OverrideChange> changes;
 
@@ -50,7 +55,17 @@ struct ExperimentFile {
   [[noreturn]] void fail(const Problem& problem) const;
 };
 
-/// Loads `path`, applies `overrides` ("a.b.c=VALUE", VALUE as JSON or else as a string;
+/// How an override that `--unset KEY` gave starts: unset_override(KEY) removes KEY as "KEY=null"
+/// does, and messages name it "--unset KEY", as the user typed it.
+inline constexpr std::string_view kUnsetPrefix = "--unset ";
+
+/// The override of `--unset KEY`, for load_experiment's `overrides`.
+inline std::string unset_override(const std::string& key) {
+  return std::string(kUnsetPrefix) + key;
+}
+
+/// Loads `path`, applies `overrides` ("a.b.c=VALUE", VALUE as JSON or else as a string, or
+/// unset_override(KEY);
 /// keys under "cluster." and "model." go into those files' documents), parses, and checks
 /// (work::check). Throws ConfigError naming the file (or --set argument) and JSON pointer of
 /// the first bad value.

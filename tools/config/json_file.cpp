@@ -184,13 +184,30 @@ std::string read_json_text(const std::string& path) {
   return text;
 }
 
+// The innermost InputLog of this thread, or null.
+thread_local InputLog* t_input_log = nullptr;
+
 }  // namespace
 
+InputLog::InputLog(std::vector<std::string>& files) : files_(files), outer_(t_input_log) {
+  t_input_log = this;
+}
+
+InputLog::~InputLog() { t_input_log = outer_; }
+
+void note_input(const std::string& path) {
+  for (InputLog* log = t_input_log; log != nullptr; log = log->outer_) {
+    log->files_.push_back(path);
+  }
+}
+
 nlohmann::json read_json_file(const std::string& path) {
+  note_input(path);
   return parse_checked<nlohmann::json>(read_json_text(path), path);
 }
 
 nlohmann::ordered_json read_ordered_json_file(const std::string& path) {
+  note_input(path);
   return parse_checked<nlohmann::ordered_json>(read_json_text(path), path);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,26 @@ nlohmann::json read_json_file(const std::string& path);
 
 /// The same, keeping the order of every object's keys (a regression suite runs in its order).
 nlohmann::ordered_json read_ordered_json_file(const std::string& path);
+
+/// While it lives, every input file this thread reads (read_json_file, read_ordered_json_file,
+/// and what note_input is told, such as a Chakra trace's files) is appended to `files`: what a
+/// loaded experiment read, so that no output of the run may replace one of them. Logs nest: an
+/// inner one records for itself and for the outer ones.
+class InputLog {
+ public:
+  explicit InputLog(std::vector<std::string>& files);
+  ~InputLog();
+  InputLog(const InputLog&) = delete;
+  InputLog& operator=(const InputLog&) = delete;
+
+ private:
+  friend void note_input(const std::string& path);
+  std::vector<std::string>& files_;
+  InputLog* outer_;
+};
+
+/// Records `path` as read, in every InputLog of this thread (none: nothing happens).
+void note_input(const std::string& path);
 
 /// Nesting deeper than kMaxDepth, arrays longer than kMaxArrayElements and keys repeated in one
 /// object are ConfigErrors "WHERE: ...";

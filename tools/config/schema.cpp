@@ -15,6 +15,7 @@
 #include "tools/config/keys/nccl_keys.hpp"
 #include "tools/config/keys/perturbation_keys.hpp"
 #include "tools/config/keys/step_keys.hpp"
+#include "tools/config/keys/suite_keys.hpp"
 #include "tools/config/keys/transformer_keys.hpp"
 
 namespace hopsim::config {
@@ -65,6 +66,7 @@ constexpr auto kSections = std::to_array<const Section*>({
     &memory_key::kSection,
     &kernel_rules::kSection,
     &kernel_rule::kSection,
+    &suite::kSection,
 });
 
 }  // namespace
