@@ -7,6 +7,7 @@
 #include <cstring>
 #include <system_error>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,12 @@ int run_cli(int argc, char** argv) {
     return 1;
   } catch (const std::system_error& e) {  // fmt::print to a full disk or a closed pipe
     fmt::print(stderr, "hopsim: cannot write to standard output: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {  // the memory ran out where no estimate foresaw it
+    fmt::print(stderr,
+               "hopsim: out of memory (std::bad_alloc): the run needed more than this process "
+               "may use ({:.3g} GB available now); simulate fewer GPUs or sizes\n",
+               hopsim::tools::available_memory_bytes() / 1e9);
     return 1;
   }
 }

@@ -771,6 +771,29 @@ def case_long_run(ctx):
           f"(this machine has {available / 1e9:.0f} GB available): refused")
 
 
+def case_max_memory(ctx):
+    """--max-memory refuses, before building, any kind whose plan is estimated above it: a
+    flat all-to-all over 128 GPUs (16,256 flows, ~19 MB) under 5M exits 2 with one line giving
+    the estimate and the limit; with 100M it runs; --force-memory lifts the limit; a size that
+    does not read is refused naming the flag."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/a2a-16gpu-h100.json")
+    small = ["--set", "workload.ranks=null", "--set", "workload.bytes.max=1048576"]
+    rc, _, err = run([ctx.hopsim, "run", exp, *small, "--max-memory", "5M"])
+    expect(rc == 2 and len(err.splitlines()) == 1 and "/workload: this plan needs about 0.0" in err
+           and "more than the 0.005 GB memory limit (--max-memory)" in err,
+           f"under 5M: exit {rc}, {err!r}")
+    gb = float(err.split("needs about ")[1].split(" GB")[0])
+    expect(0.01 < gb < 0.05, f"estimate {gb} GB for 16,256 flows")
+    rc, _, err = run([ctx.hopsim, "run", exp, *small, "--max-memory", "100M"])
+    expect(rc == 0, f"under 100M: exit {rc}, {err!r}")
+    rc, _, err = run([ctx.hopsim, "run", exp, *small, "--max-memory", "5M", "--force-memory"])
+    expect(rc == 0, f"--force-memory: exit {rc}, {err!r}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--max-memory", "lots"])
+    expect(rc == 2 and err.startswith("--max-memory lots: expected a positive size"),
+           f"a bad size: exit {rc}, {err!r}")
+    print(f"refused under 5M (estimate {gb * 1e3:.0f} MB), ran under 100M and when forced")
+
+
 def case_compare(ctx):
     """hopsim compare: two reports side by side; a slower NIC shows as a longer step, more
     exposed communication and the same bytes; a file that is not a report exits 2 naming it."""
@@ -1797,7 +1820,8 @@ def main():
               "profile-check-bounds": case_profile_check_bounds,
               "outputs-not-inputs": case_outputs_not_inputs, "exit-codes": case_exit_codes,
               "sweep-bad-input": case_sweep_bad_input,
-              "regress-bad-suite": case_regress_bad_suite}
+              "regress-bad-suite": case_regress_bad_suite,
+              "max-memory": case_max_memory}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

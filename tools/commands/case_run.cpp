@@ -14,7 +14,7 @@ CaseRun run_for_case(const std::string& experiment, const std::vector<std::strin
   CaseRun out{config::load_experiment(experiment, overrides), {}, 0};
   work::RunOptions options;
   options.watch_links = 0;
-  options.memory_limit_bytes = available_memory_bytes();
+  set_memory_limit(options, "", false);
   out.result = work::run(out.file.experiment, options);
   if (!out.result.ok()) {
     out.file.fail(out.result.problems.front());

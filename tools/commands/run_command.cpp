@@ -1,13 +1,16 @@
 // `hopsim run` for every workload kind: the library's run(), then the report and outputs.
 #include "tools/commands/run_command.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -24,6 +27,7 @@
 #include "tools/commands/trace.hpp"
 #include "tools/commands/what_if.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "tools/config/node.hpp"
 #include "workloads/experiment/run.hpp"
 
 namespace hopsim::tools {
@@ -145,10 +149,7 @@ std::function<void(const work::SimProgress&)> progress_line(bool terminal) {
 
 work::RunOptions run_options(const RunOptions& o) {
   work::RunOptions options;
-  if (!o.force_memory) {
-    options.memory_limit_bytes = available_memory_bytes();
-    options.memory_hint = " (hopsim run --force-memory builds it anyway)";
-  }
+  set_memory_limit(options, o.max_memory, o.force_memory);
   options.watch_links =
       o.trace_file.empty() ? work::kReportLinks : std::max(work::kReportLinks, o.trace_links);
   const auto started = std::chrono::steady_clock::now();
@@ -240,17 +241,87 @@ int run_command(const RunOptions& o) {
   return 0;
 }
 
+namespace {
+
+// A number from the first line of `path`, or `fallback` when it cannot be read ("max": none).
+double file_number(const char* path, double fallback) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word == "max") {
+    return fallback;
+  }
+  try {
+    return std::stod(word);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
 double available_memory_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   double kb = 0;
   std::string unit;
+  double bytes = std::numeric_limits<double>::infinity();
   while (meminfo >> key >> kb >> unit) {
     if (key == "MemAvailable:") {
-      return kb * 1024;
+      bytes = kb * 1024;
+      break;
     }
   }
-  return 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  const double cgroup_max = file_number("/sys/fs/cgroup/memory.max", inf);
+  if (std::isfinite(cgroup_max)) {
+    bytes = std::min(bytes, cgroup_max - file_number("/sys/fs/cgroup/memory.current", 0));
+  }
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    bytes = std::min(bytes, static_cast<double>(as.rlim_cur));
+  }
+  return std::isfinite(bytes) ? std::max(bytes, 0.0) : 0.0;
+}
+
+double default_memory_limit_bytes() { return kDefaultMemoryShare * available_memory_bytes(); }
+
+double parse_memory_size(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) {
+    unit.pop_back();
+  }
+  static const std::vector<std::pair<std::string, double>> kUnits{
+      {"", 1}, {"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}};
+  const auto it = std::ranges::find(kUnits, unit, &std::pair<std::string, double>::first);
+  if (used == 0 || it == kUnits.end() || !(value > 0) || !std::isfinite(value)) {
+    throw config::ConfigError(fmt::format(
+        "--max-memory {}: expected a positive size in bytes, e.g. 8G, 500M or 2.5e9",
+        config::echo(text, 40)));
+  }
+  return value * it->second;
+}
+
+void set_memory_limit(work::RunOptions& options, const std::string& max_memory, bool force) {
+  if (force) {
+    return;
+  }
+  options.memory_hint = " (--force-memory builds it anyway)";
+  if (!max_memory.empty()) {
+    options.memory_limit_bytes = parse_memory_size(max_memory);
+    options.memory_limit_source = " (--max-memory)";
+  } else {
+    options.memory_limit_bytes = default_memory_limit_bytes();
+    options.memory_limit_source =
+        fmt::format(" ({:.0f}% of the memory available; --max-memory sets it)",
+                    kDefaultMemoryShare * 100);
+  }
 }
 
 Command declare_run_command(CLI::App& program) {
@@ -275,8 +346,11 @@ Command declare_run_command(CLI::App& program) {
   app->add_flag("--no-fold", o.no_fold,
                 "a training step with every GPU in one plan (workload.fold=false), to check the "
                 "folded one on a small cluster");
+  app->add_option("--max-memory", o.max_memory,
+                  "refuse a run whose plan is estimated above SIZE (8G, 500M; default 80% of "
+                  "the memory available)");
   app->add_flag("--force-memory", o.force_memory,
-                "build a plan even when its estimate exceeds the memory available");
+                "build a plan even when its estimate exceeds the memory limit");
   app->add_flag("--no-wall-time", o.no_wall_time,
                 "leave sim.wall_s out of the report, so that reruns are byte-identical");
   return {app, [s](const std::string& /*command_line*/) { return run_command(s->resolved()); }};

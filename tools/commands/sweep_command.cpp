@@ -26,6 +26,7 @@
 #include "tools/commands/command.hpp"
 #include "tools/commands/csv.hpp"
 #include "tools/commands/output_file.hpp"
+#include "tools/commands/run_command.hpp"
 #include "tools/commands/sweep_best.hpp"
 #include "tools/commands/sweep_csv.hpp"
 #include "tools/commands/sweep_points.hpp"
@@ -69,6 +70,7 @@ Outcome run_point(const SweepOptions& o, const std::vector<std::string>& point) 
     work::RunOptions options;
     options.watch_links = 0;  // a row has no link loads
     options.probe_threads = 1;  // the points already run on a pool of threads
+    set_memory_limit(options, "", false);  // each point's plan, against the default
     const work::RunResult result = work::run(file->experiment, options);
     if (!result.ok()) {
       try {

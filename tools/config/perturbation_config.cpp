@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 
 #include "tools/config/cluster_config.hpp"
@@ -82,9 +83,12 @@ std::vector<int> index_list(const Node& list, std::int64_t hi, const char* what)
                           kMaxGpus));
   }
   std::vector<int> out;
+  out.reserve(list.size());
+  std::unordered_set<int> seen;  // a value listed twice fails at its second place, in O(n)
+  seen.reserve(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
     const auto v = static_cast<int>(list.at(i).integer_in(0, hi));
-    if (std::ranges::find(out, v) != out.end()) {
+    if (!seen.insert(v).second) {
       list.at(i).fail(fmt::format("{} {} is listed twice", what, v));
     }
     out.push_back(v);

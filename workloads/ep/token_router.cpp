@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/assert.hpp"
+#include "workloads/ep/allowed_draws.hpp"
 #include "workloads/ep/modulo_draws.hpp"
 #include "workloads/ep/moe_routing.hpp"
 #include "workloads/ep/routing_rng.hpp"
@@ -42,6 +43,8 @@ class TokenRouter {
   };
 
   bool allowed(int e) const;
+  bool on_chosen(double u, std::size_t k) const;
+  const std::vector<int>& allowed_key(std::size_t k);
   Selection copy(int e, std::pair<int, int> rank_slot);
   Selection copy_of(int e);
   Selection least_loaded_copy(int e);
@@ -70,6 +73,8 @@ class TokenRouter {
   std::int64_t dropped_ = 0;
   const std::uint64_t seed_;
   Popularity popular_;
+  AllowedDraws exact_;             // weighted: a draw among the allowed experts, when 64 missed
+  std::vector<int> key_;           // the allowed experts' key (allowed_key)
   std::vector<int> node_pool_;     // 0, 1, ..., nodes - 1 between tokens
   std::vector<int> listing_;       // uniform: the chosen nodes' experts, in order, each once
   std::vector<Selection> chosen_;  // the token's top_k selections
@@ -107,6 +112,7 @@ TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster
       taken_(static_cast<std::size_t>(r.experts), 0),
       seed_(r.seed),
       popular_(weighted_ ? weights(r) : Popularity{}),
+      exact_(popular_),
       node_pool_(nodes_),
       chosen_(top_k_),
       gpu_hit_(n_, 0),
@@ -195,17 +201,57 @@ void TokenRouter::reach(const Selection& s) {
   }
 }
 
+// Does u (a draw over all experts' cdf) land on one of the token's first k selections? Then
+// expert_at(u) is that expert (u in [cdf[e - 1], cdf[e]), the last expert's up to +inf), which
+// is not allowed: the test saves the cdf's search for the draws a skewed routing wastes.
+bool TokenRouter::on_chosen(double u, std::size_t k) const {
+  const std::vector<double>& cdf = popular_.cdf;
+  for (std::size_t j = 0; j < k; ++j) {
+    const auto e = static_cast<std::size_t>(chosen_[j].expert);
+    if ((e == 0 || cdf[e - 1] <= u) && (e + 1 == cdf.size() || u < cdf[e])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What allowed() depends on after k selections, as AllowedDraws' key: the chosen experts, and
+// once the token may reach no other node, -1 and the nodes it reached (sorted).
+const std::vector<int>& TokenRouter::allowed_key(std::size_t k) {
+  key_.clear();
+  for (std::size_t j = 0; j < k; ++j) {
+    key_.push_back(chosen_[j].expert);
+  }
+  std::sort(key_.begin(), key_.end());
+  if (reached_ >= node_limit_) {
+    key_.push_back(-1);
+    const auto from = key_.size();
+    for (std::size_t j = 0; j < k; ++j) {
+      key_.push_back(static_cast<int>(l_.node_of_rank[static_cast<std::size_t>(chosen_[j].rank)]));
+    }
+    std::sort(key_.begin() + static_cast<std::ptrdiff_t>(from), key_.end());
+    key_.erase(std::unique(key_.begin() + static_cast<std::ptrdiff_t>(from), key_.end()),
+               key_.end());
+  }
+  key_.push_back(-2);  // never empty: the first selection's key is {-2}
+  return key_;
+}
+
 // Zipf, or any bias: experts drawn one after another by weight among those still allowed.
 void TokenRouter::choose_weighted(RoutingRng& rng, std::uint64_t stamp) {
   reached_ = 0;
   for (std::size_t k = 0; k < top_k_; ++k) {
     int e = -1;
     for (int attempt = 0; attempt < 64 && e < 0; ++attempt) {
-      const int c = draw_expert(rng, popular_);
+      const double u = unit(rng) * popular_.cdf.back();  // draw_expert's draw
+      if (attempt > 0 && on_chosen(u, k)) {  // after a miss: the routing may be skewed
+        continue;
+      }
+      const int c = expert_at(popular_, u);
       e = allowed(c) ? c : -1;
     }
-    if (e < 0) {  // the allowed experts are rare: one exact draw among them
-      e = draw_allowed(rng, popular_, [this](int x) { return allowed(x); });
+    if (e < 0) {  // the allowed experts are rare: one exact draw among them (draw_allowed's)
+      e = exact_.draw(rng, allowed_key(k), [this](int x) { return allowed(x); });
     }
     HOPSIM_ASSERT(e >= 0, "top-{} within {} nodes", top_k_, node_limit_);
     expert_hit_[static_cast<std::size_t>(e)] = stamp;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <concepts>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -30,22 +31,27 @@ concept Estimating = requires(const J& job, const JobEnv& env) {
   { job.estimated_plan_bytes(env) } -> std::same_as<double>;
 };
 
-// The problem of a job whose plan would take more than `limit` bytes (0: none).
+// The problem of a job whose plan would take more than the limit (0: none): one line with the
+// estimate and the limit. Every kind that builds plans estimates them before building.
 std::optional<Problem> too_large(const Job& job, const JobEnv& env, const RunOptions& options) {
   if (options.memory_limit_bytes <= 0) {
     return std::nullopt;
   }
   return std::visit(
       [&](const auto& j) -> std::optional<Problem> {
-        if constexpr (Estimating<std::decay_t<decltype(j)>>) {
+        using J = std::decay_t<decltype(j)>;
+        if constexpr (Estimating<J>) {
           const double bytes = j.estimated_plan_bytes(env);
           if (bytes > options.memory_limit_bytes) {
-            return Problem{"/workload/fold",
-                           fmt::format("this plan needs about {:.1f} GB to build and simulate, "
-                                       "more than the {:.1f} GB of memory available; fold the "
-                                       "step (workload.fold, the default) or simulate fewer "
-                                       "GPUs{}",
+            constexpr bool kStep = std::is_same_v<J, TrainingStepJob>;
+            return Problem{kStep ? "/workload/fold" : "/workload",
+                           fmt::format("this plan needs about {:.3g} GB to build and simulate, "
+                                       "more than the {:.3g} GB memory limit{}; {}{}",
                                        bytes / 1e9, options.memory_limit_bytes / 1e9,
+                                       options.memory_limit_source,
+                                       kStep ? "fold the step (workload.fold, the default) or "
+                                               "simulate fewer GPUs"
+                                             : "simulate fewer ranks or sizes",
                                        options.memory_hint)};
           }
         }

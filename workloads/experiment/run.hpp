@@ -46,8 +46,10 @@ struct RunOptions {
   /// while it runs; results do not depend on it.
   std::function<void(const SimProgress&)> on_progress;
   /// Memory a plan may take, as its job estimates it before building it (0: no limit); a
-  /// larger one is a problem at the key that makes it large, ending with `memory_hint`.
+  /// larger one is a problem at the key that makes it large, naming the limit and where it
+  /// came from (`memory_limit_source`, e.g. " (--max-memory)") and ending with `memory_hint`.
   double memory_limit_bytes = 0;
+  std::string memory_limit_source;
   std::string memory_hint;
 };
 

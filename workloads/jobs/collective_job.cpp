@@ -163,6 +163,18 @@ std::pair<double, double> shape_of(const std::vector<std::vector<topo::GpuId>>& 
 
 }  // namespace
 
+double CollectiveJob::estimated_plan_bytes(const JobEnv& env) const {
+  const auto sets = rank_sets(env.cluster, env.mesh);
+  if (sets.empty() || sets.front().size() < 2) {
+    return 0;
+  }
+  const double flows =
+      collective_flows(*this, static_cast<double>(sets.front().size()),
+                       env.cluster.gpus_per_node) *
+      static_cast<double>(sets.size());
+  return flows * (kPlanBytesPerFlow * static_cast<double>(sizes.size()) + kSimulatedBytesPerFlow);
+}
+
 std::vector<std::vector<topo::GpuId>> CollectiveJob::rank_sets(const topo::Spec& cluster,
                                                                const Mesh& mesh) const {
   if (group) {
