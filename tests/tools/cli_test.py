@@ -1152,6 +1152,39 @@ def case_readme_deps(ctx):
     print(f"README lists the {len(listed)} packages the install script installs")
 
 
+def preset_value(presets, name, key):
+    """A cache variable of a configure preset, through the presets it inherits (None: unset)."""
+    preset = next(p for p in presets["configurePresets"] if p["name"] == name)
+    if key in preset.get("cacheVariables", {}):
+        return preset["cacheVariables"][key]
+    parents = preset.get("inherits", [])
+    for parent in [parents] if isinstance(parents, str) else parents:
+        value = preset_value(presets, parent, key)
+        if value is not None:
+            return value
+    return None
+
+
+def case_werror_default(ctx):
+    """-Werror is off for users (a newer compiler's new warning must not stop their build) and
+    on in CI: every configure preset takes HOPSIM_WERROR from the environment (unset: off), and
+    .ci/run sets it to ON before it configures anything."""
+    with open(os.path.join(ctx.source_dir, "CMakePresets.json"), encoding="utf-8") as f:
+        presets = json.load(f)
+    for preset in presets["configurePresets"]:
+        value = preset_value(presets, preset["name"], "HOPSIM_WERROR")
+        expect(value in (None, "OFF", "$env{HOPSIM_WERROR}"),
+               f"preset {preset['name']}: HOPSIM_WERROR is {value!r}; users get -Werror")
+    with open(os.path.join(ctx.source_dir, ".ci/run"), encoding="utf-8") as f:
+        ci = f.read()
+    exported = ci.find("export HOPSIM_WERROR=ON")
+    first_build = min(i for i in (ci.find("make "), ci.find("cmake ")) if i >= 0)
+    expect(0 <= exported < first_build, ".ci/run does not export HOPSIM_WERROR=ON before it builds")
+    with open(os.path.join(ctx.source_dir, "README.md"), encoding="utf-8") as f:
+        expect("HOPSIM_WERROR=ON" in f.read(), "README does not say how to turn -Werror on")
+    print(f"{len(presets['configurePresets'])} presets leave -Werror to $HOPSIM_WERROR; CI sets it")
+
+
 def case_schema_docs(ctx):
     """docs/reference.md is exactly `hopsim schema --markdown`: keys cannot drift."""
     rc, out, err = run([ctx.hopsim, "schema", "--markdown"])
@@ -1509,7 +1542,8 @@ def main():
               "step-report": case_step_report, "solver": case_solver, "ep64": case_ep64,
               "profile-check": case_profile_check, "chakra": case_chakra,
               "export-chakra": case_export_chakra,
-              "calibration-against": case_calibration_against}
+              "calibration-against": case_calibration_against,
+              "werror-default": case_werror_default}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
