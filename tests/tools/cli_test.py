@@ -693,7 +693,8 @@ def case_what_if(ctx):
 
 def case_install(ctx):
     """cmake --install puts hopsim, its presets and hopsim-plot-sweep under a prefix; the
-    installed program runs an experiment that names presets from any folder and lists them."""
+    installed program runs an experiment that names presets from any folder and lists them,
+    and runs the shipped experiments by name."""
     build = os.path.dirname(os.path.dirname(ctx.hopsim))
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "prefix")
@@ -724,7 +725,24 @@ def case_install(ctx):
                            timeout=TIMEOUT_S, check=False)
         expect(p.returncode == 0 and os.path.join(prefix, "share/hopsim/configs") in p.stdout,
                f"installed hopsim list: {p.stdout}{p.stderr}")
-    print("installed under a prefix; runs a preset-naming experiment from another folder")
+        # The built program finds them by name in the source tree's configs/.
+        p = subprocess.run([ctx.hopsim, "run", "flows-two-sharing", "--json"], cwd=work,
+                           capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and json.loads(p.stdout)["experiment"] == "flows-two-sharing",
+               f"built hopsim run flows-two-sharing: exit {p.returncode}, {p.stderr}")
+        # Shipped experiments by name, from another folder (a Chakra one reads its traces).
+        for name in ("moe-layer-ep16-what-if", "chakra-moe-layer"):
+            p = subprocess.run([hopsim, "run", name, "--json"], cwd=work, capture_output=True,
+                               text=True, timeout=TIMEOUT_S, check=False)
+            expect(p.returncode == 0 and json.loads(p.stdout)["experiment"] == name,
+                   f"installed hopsim run {name}: exit {p.returncode}, {p.stderr}")
+        p = subprocess.run([hopsim, "run", "no-such-experiment"], cwd=work, capture_output=True,
+                           text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 2 and "no-such-experiment" in p.stderr and
+               "moe-layer-ep16-what-if" in p.stderr,
+               f"an unknown name lists the shipped ones: exit {p.returncode}, {p.stderr}")
+    print("installed under a prefix; runs a preset-naming experiment and shipped experiments by "
+          "name from another folder")
 
 
 def case_long_run(ctx):
@@ -1469,6 +1487,25 @@ def case_export_chakra(ctx):
                f"repeated layers: exit {rc}: {err!r}")
 
 
+def case_what_if_validation(ctx):
+    """A what-if's validation line is labelled as the healthy cluster's published figure (the
+    report's validation says what_if); the healthy run's says error, as before."""
+    exp = "nemo-llama2-7b-128k"  # by name: a folded step with a published TFLOPs figure
+    slow = ["--set", 'perturbations=[{"gpus": [3], "compute_speed": 0.9}]']
+    rc, out, err = run([ctx.hopsim, "run", exp])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and ", error " in line and "healthy" not in line, f"healthy: {rc} {line}{err}")
+    rc, out, err = run([ctx.hopsim, "run", exp, *slow])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and "healthy published figure 555" in line and ", error " not in line,
+           f"what-if: exit {rc}, {line!r}, {err}")
+    _, healthy = run_json(ctx, exp)
+    _, perturbed = run_json(ctx, exp, *slow)
+    expect(healthy["validation"]["what_if"] is False and perturbed["validation"]["what_if"] is True,
+           f"what_if: {healthy['validation']}, {perturbed['validation']}")
+    print(f"what-if validation labelled: {line}")
+
+
 def case_calibration_against(ctx):
     """check-calibration --against: a table read against itself answers every cell exactly; the
     measured H200 table against the published one prints a line per family and the total; bad
@@ -1543,7 +1580,8 @@ def main():
               "profile-check": case_profile_check, "chakra": case_chakra,
               "export-chakra": case_export_chakra,
               "calibration-against": case_calibration_against,
-              "werror-default": case_werror_default}
+              "werror-default": case_werror_default,
+              "what-if-validation": case_what_if_validation}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
