@@ -1506,6 +1506,75 @@ def case_what_if_validation(ctx):
     print(f"what-if validation labelled: {line}")
 
 
+def case_export_chakra_perturbed(ctx):
+    """export-chakra of a what-if: the slow GPU's kernels are exported at their slowed
+    durations, so replaying the files gives the what-if's step, not the healthy one; a link
+    perturbation, which a trace cannot hold, is warned on stderr (one line naming it) and kept
+    in the replay experiment, whose replay reproduces the run."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    _, healthy = run_json(ctx, exp, "--set", "perturbations=[]")
+    slow = '[{"gpus": [5], "compute_speed": 0.8}]'
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, sets in (("file", []), ("slow GPU", ["--set", f"perturbations={slow}"])):
+            out_dir = os.path.join(tmp, label.replace(" ", "-"))
+            rc, out, err = run([ctx.hopsim, "export-chakra", exp, "--out", out_dir, *sets])
+            expect(rc == 0, f"{label}: exit {rc}: {err}")
+            warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+            links = label == "file"  # the file's GPU 10 NIC at half rate
+            expect(len(warnings) == (1 if links else 0) and
+                   all("/perturbations/1" in w and '"nic"' in w for w in warnings),
+                   f"{label}: warnings {warnings}")
+            _, what_if = run_json(ctx, exp, *sets)
+            replay_file = os.path.join(out_dir, "moe-layer-ep16-what-if.json")
+            with open(replay_file, encoding="utf-8") as f:
+                kept = json.load(f).get("perturbations", [])
+            expect(kept == ([{"gpus": [10], "links": "nic", "bandwidth": 0.5}] if links else []),
+                   f"{label}: the replay experiment keeps {kept}")
+            _, replay = run_json(ctx, replay_file)
+            error = relative_error(replay["step_time_s"], what_if["step_time_s"])
+            off = relative_error(replay["step_time_s"], healthy["step_time_s"])
+            expect(error < 0.005 and off > 0.01,
+                   f"{label}: replay {replay['step_time_s']}, what-if {what_if['step_time_s']}, "
+                   f"healthy {healthy['step_time_s']}")
+            print(f"{label}: what-if {what_if['step_time_s'] * 1e3:.3f} ms, replayed "
+                  f"{replay['step_time_s'] * 1e3:.3f} ms ({error:+.2%}), healthy "
+                  f"{healthy['step_time_s'] * 1e3:.3f} ms; {len(warnings)} warning(s)")
+
+
+def case_what_if_idle(ctx):
+    """A perturbation that changes nothing is warned with the reason, whether the experiment
+    or --set gives it, by the same check: identities (compute_speed 1, bandwidth 1), links no
+    flow crosses, GPUs that run no kernel; the real what-ifs are not warned."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    cases = (('{"gpus": [5], "compute_speed": 1.0}', "compute_speed 1 is the compute model"),
+             ('{"gpus": [10], "links": "nic", "bandwidth": 1.0}', "bandwidth 1 with no extra"),
+             # EP16 over 2 nodes of one pod: PXN keeps every flow on its rail's leaf.
+             ('{"links": "spine", "leaves": [0], "bandwidth": 0.5}', "no flow crosses its 2 links"))
+    with open(exp, encoding="utf-8") as f:
+        doc = json.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        for entry, reason in cases:
+            rc, _, from_set = run([ctx.hopsim, "run", exp, "--set", f"perturbations=[{entry}]"])
+            expect(rc == 0 and f"/perturbations/0: changes nothing" in from_set and
+                   reason in from_set, f"--set {entry}: exit {rc}, {from_set}")
+            doc["perturbations"] = [json.loads(entry)]
+            path = os.path.join(tmp, "idle.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, from_file = run([ctx.hopsim, "run", path])
+            line = f"warning: {path}: /perturbations/0: changes nothing"
+            expect(rc == 0 and line in from_file and reason in from_file,
+                   f"{entry} in the file: exit {rc}, {from_file}")
+    rc, _, err = run([ctx.hopsim, "run", exp])
+    expect(rc == 0 and "changes nothing" not in err, f"the real what-ifs: {err}")
+    collective = os.path.join(ctx.source_dir, "configs/experiments/nccl-allreduce-h100-2n.json")
+    rc, _, err = run([ctx.hopsim, "run", collective, "--set",
+                      'perturbations=[{"gpus": [5], "compute_speed": 0.5}]'])
+    expect(rc == 0 and "changes nothing in this run: GPU 5 runs no kernel" in err,
+           f"a slow GPU under a collective: exit {rc}, {err}")
+    print(f"{len(cases) + 1} perturbations that change nothing warned, from the file and --set")
+
+
 def case_calibration_against(ctx):
     """check-calibration --against: a table read against itself answers every cell exactly; the
     measured H200 table against the published one prints a line per family and the total; bad
@@ -1581,7 +1650,9 @@ def main():
               "export-chakra": case_export_chakra,
               "calibration-against": case_calibration_against,
               "werror-default": case_werror_default,
-              "what-if-validation": case_what_if_validation}
+              "what-if-validation": case_what_if_validation,
+              "export-chakra-perturbed": case_export_chakra_perturbed,
+              "what-if-idle": case_what_if_idle}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
