@@ -1,5 +1,7 @@
 # Warnings as an INTERFACE target, -Werror and sanitizers as project options.
-option(HOPSIM_WERROR "Treat compiler warnings as errors" OFF)  # presets turn it ON
+# Off for users (a newer compiler's new warning must not stop their build); CI turns it on: the
+# presets pass $HOPSIM_WERROR, which .ci/run sets to ON.
+option(HOPSIM_WERROR "Treat compiler warnings as errors" OFF)
 set(HOPSIM_CXX_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
     -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough)
 add_library(hopsim_warnings INTERFACE)

@@ -9,8 +9,8 @@ axis, labelled with both. Writes into DIR (created if missing), printing each fi
 what it shows:
   breakdown.png  one bar per point: the busiest GPU's compute with its exposed communication
                  stacked on it (hidden communication overlaps compute, so it is not stacked),
-                 in ms, and a tick at the step time; invalid and error points keep an empty,
-                 labelled slot;
+                 in ms, and a tick at the step time; the best point's bar outlined and its
+                 label marked; invalid and error points keep an empty, labelled slot;
   line.png       (one axis) the metric against it, the best point circled; log2 x axis for
                  positive numbers that span a factor of 4 or more;
   heatmap.png    (two or more axes) the metric over two axes (--x, --y: a key of each; default
@@ -194,16 +194,18 @@ def save(plt, fig, path):
     plt.close(fig)
 
 
-def plot_breakdown(plt, sweep, path):
-    """Per point, compute with exposed communication on it, and a tick at the step time."""
+def plot_breakdown(plt, sweep, metric, path):
+    """Per point, compute with exposed communication on it, and a tick at the step time; the
+    best point (by the metric) outlined."""
     rows = sweep.rows
+    best = sweep.best(metric)
     compute, exposed, step, labels = [], [], [], []
     for r in rows:
         ok = r["status"] == "ok"
         compute.append(r["compute_s"] * 1e3 if ok else 0.0)
         exposed.append(r["exposed_comm_s"] * 1e3 if ok else 0.0)
         step.append(r["step_time_s"] * 1e3 if ok else math.nan)
-        labels.append(sweep.label(r))
+        labels.append(("best: " if r is best else "") + sweep.label(r))
     x = range(len(rows))
     fig, ax = plt.subplots(figsize=(min(max(6.0, 0.6 * len(rows) + 2), 40), 5.5))
     ax.bar(x, compute, label="compute (busiest GPU)", color="tab:blue")
@@ -211,7 +213,11 @@ def plot_breakdown(plt, sweep, path):
     ax.plot(x, step, "_", color="black", markersize=18, mew=2, label="step time")
     top = max([c + e for c, e in zip(compute, exposed)] +
               [s for s in step if not math.isnan(s)])
-    ax.set_ylim(0, top * 1.25)  # room for the one-row legend
+    if best is not None:
+        i = rows.index(best)
+        ax.bar([i], [compute[i] + exposed[i]], fill=False, edgecolor="tab:orange", linewidth=2.5,
+               label=f"best {metric}")
+    ax.set_ylim(0, top * 1.35)  # room for the two-row legend
     for i, r in enumerate(rows):
         if r["status"] != "ok":
             ax.text(i, top * 0.03, f"({r['status']})", rotation=90, ha="center", va="bottom",
@@ -223,10 +229,11 @@ def plot_breakdown(plt, sweep, path):
     bad = sum(r["status"] != "ok" for r in rows)
     note = f" ({bad} point(s) not ok: empty slots)" if bad else ""
     ax.set_title(f"Time breakdown per point{note}\n{os.path.basename(sweep.path)}")
-    ax.legend(loc="upper left", ncol=3, fontsize=8)
+    ax.legend(loc="upper left", ncol=2, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     save(plt, fig, path)
-    return "compute + exposed communication per point"
+    return (f"compute + exposed communication per point; best: point "
+            f"{best['point'] if best else 'none'}")
 
 
 def plot_line(plt, sweep, axis, metric, path):
@@ -376,7 +383,7 @@ def plots_of(sweep, args):
     if not sweep.has(args.metric):
         raise SweepError(f"{args.csv}: no ok point has a value of {args.metric} (this kind has "
                          f"none); pick another --metric")
-    plots = [("breakdown.png", lambda plt, p: plot_breakdown(plt, sweep, p))]
+    plots = [("breakdown.png", lambda plt, p: plot_breakdown(plt, sweep, args.metric, p))]
     axes = list(sweep.axes)
     x_axis = sweep.axis_of(args.x) if args.x else None
     y_axis = sweep.axis_of(args.y) if args.y else None

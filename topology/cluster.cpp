@@ -172,18 +172,6 @@ void Cluster::apply_perturbations() {
     const Perturbation& p = spec_.perturbations[entry];
     HOPSIM_ASSERT(p.bandwidth > 0 && p.extra_latency >= Time{}, "a perturbation of bandwidth {}",
                   p.bandwidth);
-    if (p.part == PerturbedPart::Compute) {
-      continue;
-    }
-    if (p.part == PerturbedPart::Spine) {
-      for (const auto& [leaf, spine] : spine_links_of(spec_, p)) {
-        HOPSIM_ASSERT(leaf < leaf_count_ && spine < spine_count_, "leaf {} spine {}", leaf, spine);
-        const std::size_t slot = as_index(leaf) * as_index(spine_count_) + as_index(spine);
-        scale(leaf_up_[slot], p);
-        scale(leaf_down_[slot], p);
-      }
-      continue;
-    }
     if (p.part == PerturbedPart::GpuType) {
       HOPSIM_ASSERT(p.gpu.has_value(), "a GPU type perturbation without its GPU");
       type_of_.resize(as_index(gpu_count()), 0);
@@ -193,14 +181,31 @@ void Cluster::apply_perturbations() {
       }
       continue;
     }
+    for (const LinkId link : links_of(p)) {
+      scale(link, p);
+    }
+  }
+}
+
+std::vector<LinkId> Cluster::links_of(const Perturbation& p) const {
+  std::vector<LinkId> out;
+  if (p.part == PerturbedPart::Spine) {
+    for (const auto& [leaf, spine] : spine_links_of(spec_, p)) {
+      HOPSIM_ASSERT(leaf < leaf_count_ && spine < spine_count_, "leaf {} spine {}", leaf, spine);
+      const std::size_t slot = as_index(leaf) * as_index(spine_count_) + as_index(spine);
+      out.push_back(leaf_up_[slot]);
+      out.push_back(leaf_down_[slot]);
+    }
+  } else if (p.part == PerturbedPart::NvLink || p.part == PerturbedPart::Nic) {
     for (const int rank : p.gpus) {
       const GpuId gpu{rank};
       HOPSIM_ASSERT(contains(gpu), "a perturbation of GPU {} of {}", rank, gpu_count());
       const bool nvlink = p.part == PerturbedPart::NvLink;
-      scale(nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()], p);
-      scale(nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()], p);
+      out.push_back(nvlink ? nvl_up_[gpu.index()] : nic_up_[gpu.index()]);
+      out.push_back(nvlink ? nvl_down_[gpu.index()] : nic_down_[gpu.index()]);
     }
   }
+  return out;
 }
 
 int Cluster::spine_for(GpuId src, GpuId dst) const {

@@ -96,6 +96,14 @@ class Cluster {
   Route nic_route(GpuId src, GpuId dst) const {
     return failures_.any ? detour(src, dst, true) : healthy_nic_route(src, dst);
   }
+  /// The route from src to dst (nic_route's when `nics_only`) as if no link had failed: the
+  /// links a flow would cross on the healthy fabric. src != dst.
+  Route unfailed_route(GpuId src, GpuId dst, bool nics_only) const {
+    return nics_only ? healthy_nic_route(src, dst) : healthy_route(src, dst);
+  }
+  /// The links a perturbation of NVLink, NIC or spine links changes or fails (both directions);
+  /// none for a perturbation of compute or of the GPU model.
+  std::vector<LinkId> links_of(const Perturbation& p) const;
   /// What the spec's perturbations fail, and the carriers of failed NICs.
   const Failures& failures() const { return failures_; }
   /// True when `route` from src to dst differs from the healthy cluster's route() (its

@@ -694,7 +694,8 @@ def case_what_if(ctx):
 
 def case_install(ctx):
     """cmake --install puts hopsim, its presets and hopsim-plot-sweep under a prefix; the
-    installed program runs an experiment that names presets from any folder and lists them."""
+    installed program runs an experiment that names presets from any folder and lists them,
+    and runs the shipped experiments by name."""
     build = os.path.dirname(os.path.dirname(ctx.hopsim))
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "prefix")
@@ -725,7 +726,24 @@ def case_install(ctx):
                            timeout=TIMEOUT_S, check=False)
         expect(p.returncode == 0 and os.path.join(prefix, "share/hopsim/configs") in p.stdout,
                f"installed hopsim list: {p.stdout}{p.stderr}")
-    print("installed under a prefix; runs a preset-naming experiment from another folder")
+        # The built program finds them by name in the source tree's configs/.
+        p = subprocess.run([ctx.hopsim, "run", "flows-two-sharing", "--json"], cwd=work,
+                           capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 0 and json.loads(p.stdout)["experiment"] == "flows-two-sharing",
+               f"built hopsim run flows-two-sharing: exit {p.returncode}, {p.stderr}")
+        # Shipped experiments by name, from another folder (a Chakra one reads its traces).
+        for name in ("moe-layer-ep16-what-if", "chakra-moe-layer"):
+            p = subprocess.run([hopsim, "run", name, "--json"], cwd=work, capture_output=True,
+                               text=True, timeout=TIMEOUT_S, check=False)
+            expect(p.returncode == 0 and json.loads(p.stdout)["experiment"] == name,
+                   f"installed hopsim run {name}: exit {p.returncode}, {p.stderr}")
+        p = subprocess.run([hopsim, "run", "no-such-experiment"], cwd=work, capture_output=True,
+                           text=True, timeout=TIMEOUT_S, check=False)
+        expect(p.returncode == 2 and "no-such-experiment" in p.stderr and
+               "moe-layer-ep16-what-if" in p.stderr,
+               f"an unknown name lists the shipped ones: exit {p.returncode}, {p.stderr}")
+    print("installed under a prefix; runs a preset-naming experiment and shipped experiments by "
+          "name from another folder")
 
 
 def case_long_run(ctx):
@@ -1348,6 +1366,39 @@ def case_readme_deps(ctx):
     print(f"README lists the {len(listed)} packages the install script installs")
 
 
+def preset_value(presets, name, key):
+    """A cache variable of a configure preset, through the presets it inherits (None: unset)."""
+    preset = next(p for p in presets["configurePresets"] if p["name"] == name)
+    if key in preset.get("cacheVariables", {}):
+        return preset["cacheVariables"][key]
+    parents = preset.get("inherits", [])
+    for parent in [parents] if isinstance(parents, str) else parents:
+        value = preset_value(presets, parent, key)
+        if value is not None:
+            return value
+    return None
+
+
+def case_werror_default(ctx):
+    """-Werror is off for users (a newer compiler's new warning must not stop their build) and
+    on in CI: every configure preset takes HOPSIM_WERROR from the environment (unset: off), and
+    .ci/run sets it to ON before it configures anything."""
+    with open(os.path.join(ctx.source_dir, "CMakePresets.json"), encoding="utf-8") as f:
+        presets = json.load(f)
+    for preset in presets["configurePresets"]:
+        value = preset_value(presets, preset["name"], "HOPSIM_WERROR")
+        expect(value in (None, "OFF", "$env{HOPSIM_WERROR}"),
+               f"preset {preset['name']}: HOPSIM_WERROR is {value!r}; users get -Werror")
+    with open(os.path.join(ctx.source_dir, ".ci/run"), encoding="utf-8") as f:
+        ci = f.read()
+    exported = ci.find("export HOPSIM_WERROR=ON")
+    first_build = min(i for i in (ci.find("make "), ci.find("cmake ")) if i >= 0)
+    expect(0 <= exported < first_build, ".ci/run does not export HOPSIM_WERROR=ON before it builds")
+    with open(os.path.join(ctx.source_dir, "README.md"), encoding="utf-8") as f:
+        expect("HOPSIM_WERROR=ON" in f.read(), "README does not say how to turn -Werror on")
+    print(f"{len(presets['configurePresets'])} presets leave -Werror to $HOPSIM_WERROR; CI sets it")
+
+
 def case_schema_docs(ctx):
     """docs/reference.md is exactly `hopsim schema --markdown`: keys cannot drift."""
     rc, out, err = run([ctx.hopsim, "schema", "--markdown"])
@@ -1632,6 +1683,94 @@ def case_export_chakra(ctx):
                f"repeated layers: exit {rc}: {err!r}")
 
 
+def case_what_if_validation(ctx):
+    """A what-if's validation line is labelled as the healthy cluster's published figure (the
+    report's validation says what_if); the healthy run's says error, as before."""
+    exp = "nemo-llama2-7b-128k"  # by name: a folded step with a published TFLOPs figure
+    slow = ["--set", 'perturbations=[{"gpus": [3], "compute_speed": 0.9}]']
+    rc, out, err = run([ctx.hopsim, "run", exp])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and ", error " in line and "healthy" not in line, f"healthy: {rc} {line}{err}")
+    rc, out, err = run([ctx.hopsim, "run", exp, *slow])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and "healthy published figure 555" in line and ", error " not in line,
+           f"what-if: exit {rc}, {line!r}, {err}")
+    _, healthy = run_json(ctx, exp)
+    _, perturbed = run_json(ctx, exp, *slow)
+    expect(healthy["validation"]["what_if"] is False and perturbed["validation"]["what_if"] is True,
+           f"what_if: {healthy['validation']}, {perturbed['validation']}")
+    print(f"what-if validation labelled: {line}")
+
+
+def case_export_chakra_perturbed(ctx):
+    """export-chakra of a what-if: the slow GPU's kernels are exported at their slowed
+    durations, so replaying the files gives the what-if's step, not the healthy one; a link
+    perturbation, which a trace cannot hold, is warned on stderr (one line naming it) and kept
+    in the replay experiment, whose replay reproduces the run."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    _, healthy = run_json(ctx, exp, "--set", "perturbations=[]")
+    slow = '[{"gpus": [5], "compute_speed": 0.8}]'
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, sets in (("file", []), ("slow GPU", ["--set", f"perturbations={slow}"])):
+            out_dir = os.path.join(tmp, label.replace(" ", "-"))
+            rc, out, err = run([ctx.hopsim, "export-chakra", exp, "--out", out_dir, *sets])
+            expect(rc == 0, f"{label}: exit {rc}: {err}")
+            warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+            links = label == "file"  # the file's GPU 10 NIC at half rate
+            expect(len(warnings) == (1 if links else 0) and
+                   all("/perturbations/1" in w and '"nic"' in w for w in warnings),
+                   f"{label}: warnings {warnings}")
+            _, what_if = run_json(ctx, exp, *sets)
+            replay_file = os.path.join(out_dir, "moe-layer-ep16-what-if.json")
+            with open(replay_file, encoding="utf-8") as f:
+                kept = json.load(f).get("perturbations", [])
+            expect(kept == ([{"gpus": [10], "links": "nic", "bandwidth": 0.5}] if links else []),
+                   f"{label}: the replay experiment keeps {kept}")
+            _, replay = run_json(ctx, replay_file)
+            error = relative_error(replay["step_time_s"], what_if["step_time_s"])
+            off = relative_error(replay["step_time_s"], healthy["step_time_s"])
+            expect(error < 0.005 and off > 0.01,
+                   f"{label}: replay {replay['step_time_s']}, what-if {what_if['step_time_s']}, "
+                   f"healthy {healthy['step_time_s']}")
+            print(f"{label}: what-if {what_if['step_time_s'] * 1e3:.3f} ms, replayed "
+                  f"{replay['step_time_s'] * 1e3:.3f} ms ({error:+.2%}), healthy "
+                  f"{healthy['step_time_s'] * 1e3:.3f} ms; {len(warnings)} warning(s)")
+
+
+def case_what_if_idle(ctx):
+    """A perturbation that changes nothing is warned with the reason, whether the experiment
+    or --set gives it, by the same check: identities (compute_speed 1, bandwidth 1), links no
+    flow crosses, GPUs that run no kernel; the real what-ifs are not warned."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    cases = (('{"gpus": [5], "compute_speed": 1.0}', "compute_speed 1 is the compute model"),
+             ('{"gpus": [10], "links": "nic", "bandwidth": 1.0}', "bandwidth 1 with no extra"),
+             # EP16 over 2 nodes of one pod: PXN keeps every flow on its rail's leaf.
+             ('{"links": "spine", "leaves": [0], "bandwidth": 0.5}', "no flow crosses its 2 links"))
+    with open(exp, encoding="utf-8") as f:
+        doc = json.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        for entry, reason in cases:
+            rc, _, from_set = run([ctx.hopsim, "run", exp, "--set", f"perturbations=[{entry}]"])
+            expect(rc == 0 and f"/perturbations/0: changes nothing" in from_set and
+                   reason in from_set, f"--set {entry}: exit {rc}, {from_set}")
+            doc["perturbations"] = [json.loads(entry)]
+            path = os.path.join(tmp, "idle.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, from_file = run([ctx.hopsim, "run", path])
+            line = f"warning: {path}: /perturbations/0: changes nothing"
+            expect(rc == 0 and line in from_file and reason in from_file,
+                   f"{entry} in the file: exit {rc}, {from_file}")
+    rc, _, err = run([ctx.hopsim, "run", exp])
+    expect(rc == 0 and "changes nothing" not in err, f"the real what-ifs: {err}")
+    collective = os.path.join(ctx.source_dir, "configs/experiments/nccl-allreduce-h100-2n.json")
+    rc, _, err = run([ctx.hopsim, "run", collective, "--set",
+                      'perturbations=[{"gpus": [5], "compute_speed": 0.5}]'])
+    expect(rc == 0 and "changes nothing in this run: GPU 5 runs no kernel" in err,
+           f"a slow GPU under a collective: exit {rc}, {err}")
+    print(f"{len(cases) + 1} perturbations that change nothing warned, from the file and --set")
+
+
 def case_calibration_against(ctx):
     """check-calibration --against: a table read against itself answers every cell exactly; the
     measured H200 table against the published one prints a line per family and the total; bad
@@ -1821,7 +1960,12 @@ def main():
               "outputs-not-inputs": case_outputs_not_inputs, "exit-codes": case_exit_codes,
               "sweep-bad-input": case_sweep_bad_input,
               "regress-bad-suite": case_regress_bad_suite,
-              "max-memory": case_max_memory}
+              "max-memory": case_max_memory,
+"werror-default": case_werror_default,
+              "what-if-validation": case_what_if_validation,
+              "export-chakra-perturbed": case_export_chakra_perturbed,
+              "what-if-idle": case_what_if_idle}
+
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

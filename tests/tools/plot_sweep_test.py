@@ -144,17 +144,21 @@ def described(stdout, name):
 
 def check_ranked(script, ranked, tmp):
     """Keys that move together make one axis; the default metric is tokens/s per GPU and its
-    best point is marked; --x and --y choose the axes."""
+    best point is marked, on the heatmap and on the breakdown; --x and --y choose the axes."""
     rc, stdout, stderr = plot(script, ranked, "--out", os.path.join(tmp, "ranked"))
     expect(rc == 0, f"{ranked}: exited {rc}: {stderr}")
     what = described(stdout, "heatmap.png")
     expect(what == "x: cp, dp; y: distribution; best: point 2", f"heatmap: {what}")
+    what = described(stdout, "breakdown.png")  # the breakdown marks the same best point
+    expect(what.endswith("; best: point 2"), f"breakdown: {what}")
     rc, stdout, stderr = plot(script, ranked, "--out", os.path.join(tmp, "ranked_xy"), "--x",
                               "workload.moe.routing.distribution", "--y", "parallel.dp",
                               "--metric", "step_time_s")
     what = described(stdout, "heatmap.png")
     expect(rc == 0 and what == "x: distribution; y: cp, dp; best: point 4",
            f"--x/--y, step time: exit {rc}, {what}, {stderr}")
+    what = described(stdout, "breakdown.png")
+    expect(what.endswith("; best: point 4"), f"breakdown, step time: {what}")
     check_user_error(script, ranked, "--out", tmp, "--x", "parallel.cp", "--y", "parallel.dp",
                      mentions=("move together",))
     check_user_error(script, ranked, "--out", tmp, "--x", "parallel.tp", mentions=("not a varied",))

@@ -187,6 +187,50 @@ TEST_CASE("spine links of some leaves and spines change alike, both directions")
   }
 }
 
+TEST_CASE("links_of names the links a perturbation changes, unfailed_route ignores failures") {
+  Spec spec;
+  spec.nodes = 4;
+  spec.gpus_per_node = 2;
+  spec.nodes_per_leaf = 2;
+  spec.spines = 2;
+  const Perturbation nic = fail(PerturbedPart::Nic, {3}, 0);
+  const Perturbation nvlink = fail(PerturbedPart::NvLink, {0, 5}, 1);
+  Perturbation spine = spine_links({1}, {}, 2);
+  spine.failed = false;
+  spine.bandwidth = 0.5;
+  Perturbation compute;
+  compute.gpus = {2};
+  compute.compute_speed = 0.9;
+  const Cluster healthy(spec);
+  spec.perturbations = {nic, compute};  // GPU 3's NIC failed: its flows go round it
+  const Cluster c(spec);
+  const auto link_names = [&](const Perturbation& p) {
+    Names out;
+    for (const LinkId id : c.links_of(p)) {
+      out.push_back(c.link(id).name);
+    }
+    return out;
+  };
+  CHECK(link_names(nic) == Names{"n1.g1.nic.up", "n1.g1.nic.down"});
+  CHECK(link_names(nvlink) ==
+        Names{"n0.g0.nvl.up", "n0.g0.nvl.down", "n2.g1.nvl.up", "n2.g1.nvl.down"});
+  // Leaf 1's links to each of the 2 spines, up and down.
+  CHECK(link_names(spine).size() == 4);
+  CHECK(link_names(compute).empty());
+  for (int s = 0; s < c.gpu_count(); ++s) {
+    for (int d = 0; d < c.gpu_count(); ++d) {
+      for (const bool nics_only : {false, true}) {
+        if (s != d) {
+          const Route healthy_route = nics_only ? healthy.nic_route(g(s), g(d))
+                                                : healthy.route(g(s), g(d));
+          CHECK(names(c, c.unfailed_route(g(s), g(d), nics_only)) ==
+                names(healthy, healthy_route));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("a partition is an error naming the perturbation that made it") {
   Spec spec = two_nodes();
   spec.perturbations = {fail(PerturbedPart::NvLink, {3}), fail(PerturbedPart::Nic, {3}, 1)};

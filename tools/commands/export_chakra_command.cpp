@@ -1,8 +1,10 @@
 // Writing a simulated case as Chakra ET files and the experiment that replays them.
 #include "tools/commands/export_chakra_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,7 +23,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The experiment that replays the files: the same cluster (inline, as resolved), the GPUs.
+bool on_links(const topo::Perturbation& p) {
+  return p.part == topo::PerturbedPart::NvLink || p.part == topo::PerturbedPart::Nic ||
+         p.part == topo::PerturbedPart::Spine;
+}
+
+// The experiment's perturbations that change links (by their place in its list): the network's,
+// which an execution trace has no place for. The others change how fast GPUs compute, which
+// the exported kernels' durations carry.
+std::vector<std::size_t> link_entries(const work::Experiment& e) {
+  std::vector<std::size_t> entries;
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    if (on_links(p) && (entries.empty() || entries.back() != p.entry)) {
+      entries.push_back(p.entry);
+    }
+  }
+  return entries;
+}
+
+// The experiment that replays the files: the same cluster (inline, as resolved), the GPUs, and
+// the perturbations of its links (those of its GPUs' speeds are in the kernels' durations: the
+// replay must not slow them twice).
 nlohmann::ordered_json replay_experiment(const config::ExperimentFile& file,
                                          const std::string& name,
                                          const work::ExportedPlan& exported) {
@@ -33,7 +55,42 @@ nlohmann::ordered_json replay_experiment(const config::ExperimentFile& file,
       file.file);
   e["cluster"] = file.resolved.at("cluster");
   e["workload"] = {{"kind", "chakra"}, {"trace", name}, {"gpus", exported.gpus}};
+  const std::vector<std::size_t> links = link_entries(file.experiment);
+  if (!links.empty()) {
+    e["description"] = e["description"].get<std::string>() +
+                       " The perturbations of its links are the experiment's; those of its GPUs' "
+                       "speeds are in the kernels' durations.";
+    nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+    for (const std::size_t entry : links) {
+      kept.push_back(file.resolved.at("perturbations").at(entry));
+    }
+    e["perturbations"] = std::move(kept);
+  }
   return e;
+}
+
+// One line each for what the traces carry of the perturbations and what they cannot: the
+// slow GPUs' kernels as durations; the links' changes, which belong to the cluster a replay
+// runs on, only in the replay experiment written beside them.
+void print_perturbations(const config::ExperimentFile& file, bool folded,
+                         const std::string& replay) {
+  const work::Experiment& e = file.experiment;
+  if (std::ranges::any_of(e.cluster.perturbations, [](const auto& p) { return !on_links(p); })) {
+    fmt::print("perturbed GPUs: their kernels are exported at the durations the run {} them "
+               "(their speeds are in the traces; a replay must not perturb them again)\n",
+               folded ? "measured" : "simulated");
+  }
+  for (const std::size_t entry : link_entries(e)) {
+    fmt::print(stderr,
+               "warning: {}: /perturbations/{} {}: not in the .et files (a Chakra trace holds "
+               "no links; a replay runs on the links of its cluster): {} keeps it, so "
+               "`hopsim run` of it reproduces the run; a replay elsewhere (ASTRA-sim, another "
+               "cluster) must apply the same perturbation\n",
+               file.origin->describe(nlohmann::json::json_pointer(
+                   fmt::format("/perturbations/{}", entry))),
+               entry, config::echo(file.resolved.at("perturbations").at(entry).dump(), 80),
+               replay);
+  }
 }
 
 }  // namespace
@@ -48,7 +105,11 @@ int export_chakra_command(const ExportChakraOptions& o) {
         "repeated); export them all with --set workload.repeat_layers=false",
         o.experiment, c.plan_scale));
   }
-  const work::ExportedPlan exported = work::export_plan(c.plan);
+  // An unfolded case's kernels at their GPUs' speeds, as run() simulated them; a folded step's
+  // plan carries them already.
+  const work::ComputeSpeeds speeds(file.experiment.cluster, file.experiment.gpu_types);
+  const bool at_speeds = work::cases_at_speeds(file.experiment);
+  const work::ExportedPlan exported = work::export_plan(c.plan, at_speeds ? &speeds : nullptr);
   const std::string name =
       file.experiment.name.empty() ? fs::path(o.experiment).stem().string()
                                    : file.experiment.name;
@@ -75,6 +136,7 @@ int export_chakra_command(const ExportChakraOptions& o) {
              c.name.empty() ? "" : fmt::format(" (case \"{}\")", c.name), o.out);
   fmt::print("simulated step time {:.6f} ms; replay it: hopsim run {}\n",
              c.summary.step.seconds() * 1e3, replay);
+  print_perturbations(file, !at_speeds, replay);
   if (!run.result.probes.empty()) {
     fmt::print("note: a folded step: the files hold its folded plan (one GPU per pipeline "
                "stage, measured layers as kernels)\n");

@@ -41,9 +41,9 @@ int list_command() {
       }
     }
   }
-  fmt::print("experiments (hopsim run FILE):\n");
+  fmt::print("experiments (hopsim run NAME):\n");
   for (const auto& [name, file] : experiments) {
-    fmt::print("  {}\n", config::display_path(file));
+    fmt::print("  {:<32} {}\n", file.stem().string(), config::display_path(file));
   }
   fmt::print("preset folders, first match wins: ");
   for (std::size_t i = 0; i < roots.size(); ++i) {

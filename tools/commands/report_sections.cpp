@@ -294,6 +294,9 @@ void kind_section(const ReportInput& in, Json& r) {
                  },
              },
              in.file.experiment.job);
+  if (r.contains("validation")) {  // a what-if's published figure is the healthy cluster's
+    r["validation"]["what_if"] = !in.file.experiment.cluster.perturbations.empty();
+  }
 }
 
 }  // namespace hopsim::tools

@@ -404,13 +404,24 @@ std::string time_words(const work::TimeShares& shares) {
   return out + "\n";
 }
 
-// A published figure beside the prediction.
-std::string validation_line(const std::optional<ValidationFigures>& f) {
+// Whether the run is a what-if: its cluster is perturbed, so a published figure (of a healthy
+// cluster) measures the perturbations' effect beside it, not the model's error.
+bool what_if(const work::Experiment& e) { return !e.cluster.perturbations.empty(); }
+
+// A published figure beside the prediction; in a what-if, labelled as the healthy cluster's.
+std::string validation_line(const std::optional<ValidationFigures>& f, bool what_if) {
   if (!f) {
     return {};
   }
   const work::Validation& v = f->validation;
   const std::string at = v.bytes ? fmt::format(" at {} B", v.bytes->n) : std::string();
+  if (what_if) {
+    return fmt::format(
+        "validation     {}{}: predicted {:.4g} with the what-ifs above, healthy published "
+        "figure {:.4g} ({:+.1f}%: the what-ifs' effect and the model's error together; "
+        "run with --set perturbations=[] to validate)  ({})\n",
+        v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
+  }
   return fmt::format(
       "validation     {}{}: predicted {:.4g}, published {:.4g}, error "
       "{:+.1f}%  ({})\n",
@@ -454,7 +465,7 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
                                                   : std::string())
                  : std::string());
   out += time_words(work::time_shares(c.plan, c.summary));
-  return out + validation_line(cp ? cp->validation : ep->validation);
+  return out + validation_line(cp ? cp->validation : ep->validation, what_if(in.file.experiment));
 }
 
 // Schedule auto: what it tried, each step time or why it was rejected; empty otherwise.
@@ -526,7 +537,7 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
 }
 
 // A training step: throughput, where the busiest pipeline rank's time went, memory, folding.
-std::string step_text(const work::StepDetails& d, const StepFigures& f) {
+std::string step_text(const work::StepDetails& d, const StepFigures& f, bool perturbed) {
   std::string out = fmt::format(
       "throughput     {:.1f} tokens/s per GPU, {:.1f} model TFLOPs per GPU, MFU {:.1f}%\n",
       f.tokens_per_s_per_gpu, f.model_tflops_per_gpu, 100 * f.mfu);
@@ -536,7 +547,7 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f) {
   out += fmt::format("memory         peak {:.1f} GB per GPU of {:.1f} GB\n", f.memory.peak_GB,
                      f.memory.hbm_GB);
   out += fmt::format("folding        {}\n", d.folding);
-  return out + validation_line(f.validation);
+  return out + validation_line(f.validation, perturbed);
 }
 
 // Compute time by kernel class, largest first: the first six and the rest together.
@@ -633,7 +644,7 @@ std::string kind_text(const ReportInput& in) {
           },
           [&](const work::CollectiveJob& job) {
             const CollectiveFigures f = collective_figures(e, in.result, job);
-            return collective_table(job, f) + validation_line(f.validation);
+            return collective_table(job, f) + validation_line(f.validation, what_if(e));
           },
           [&](const work::AttentionLayerJob& job) { return layer_text(in, &job, nullptr); },
           [&](const work::MoeLayerJob& job) { return layer_text(in, nullptr, &job); },
@@ -645,7 +656,7 @@ std::string kind_text(const ReportInput& in) {
             return layer_text(in, &job.attention, &moe);
           },
           [&](const work::TrainingStepJob& /*job*/) {
-            return step_text(*c.step(), step_figures(c, e.validation));
+            return step_text(*c.step(), step_figures(c, e.validation), what_if(e));
           },
       },
       e.job);

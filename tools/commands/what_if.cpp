@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/commands/idle_perturbations.hpp"
+
 namespace hopsim::tools {
 namespace {
 
@@ -93,6 +95,9 @@ std::vector<std::string> what_if_lines(const config::ExperimentFile& file,
     if (warning) {
       lines.push_back(fmt::format("warning: {}: {}", c.text, *warning));
     }
+  }
+  for (const std::string& idle : idle_perturbations(file, result)) {  // the file's or a --set's
+    lines.push_back("warning: " + idle);
   }
   return lines;
 }

@@ -364,7 +364,10 @@ void check_experiment(ExperimentFile& f) {
 
 }  // namespace
 
-ExperimentFile load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+ExperimentFile load_experiment(const std::string& argument,
+                               const std::vector<std::string>& overrides) {
+  const std::filesystem::path found = find_experiment(argument);
+  const std::string path = found == argument ? argument : display_path(found);
   ExperimentFile f;
   const InputLog log(f.inputs);
   f.file = path;

@@ -103,6 +103,33 @@ fs::path find_preset(std::string_view key, const std::string& name, const std::s
       folder));
 }
 
+fs::path find_experiment(const std::string& argument) {
+  std::error_code ec;
+  if (!is_preset_name(argument) || fs::exists(argument, ec)) {
+    return argument;
+  }
+  std::vector<std::string> names;
+  for (const fs::path& root : preset_roots()) {
+    const fs::path file = root / "experiments" / (argument + ".json");
+    if (fs::is_regular_file(file, ec)) {
+      return file;
+    }
+    for (const fs::directory_entry& e : fs::directory_iterator(root / "experiments", ec)) {
+      if (e.path().extension() == ".json") {
+        names.push_back(e.path().stem().string());
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  throw ConfigError(fmt::format(
+      "{}: no such file, nor a shipped experiment of that name{}; give a file path (with a '/' "
+      "or \".json\") or set HOPSIM_PRESETS to a folder with experiments/",
+      echo(argument, 60),
+      names.empty() ? std::string(" (no preset folder found)")
+                    : fmt::format(" (experiments: {})", fmt::join(names, ", "))));
+}
+
 std::string display_path(const fs::path& file) {
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);

@@ -30,6 +30,13 @@ std::vector<std::filesystem::path> preset_roots();
 std::filesystem::path find_preset(std::string_view key, const std::string& name,
                                   const std::string& where);
 
+/// The experiment file that `argument` (a command's EXPERIMENT) names: itself when it is a
+/// file or looks like a path (a '/' or ".json"); else a shipped experiment by name
+/// ("deepseek-v3-moe-ep64"), experiments/NAME.json under the first preset root that has it
+/// (preset_roots(): the installed share/hopsim/configs, the source tree's configs/). Throws
+/// ConfigError listing the shipped experiments when there is no such name.
+std::filesystem::path find_experiment(const std::string& argument);
+
 /// A file path as reports show it: relative to the working directory when it lies under it,
 /// else absolute.
 std::string display_path(const std::filesystem::path& file);

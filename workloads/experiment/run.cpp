@@ -288,6 +288,11 @@ RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
 
 }  // namespace
 
+bool cases_at_speeds(const Experiment& e) {
+  const auto* step = std::get_if<TrainingStepJob>(&e.job);
+  return step == nullptr || !step->fold;
+}
+
 RunResult run(const Experiment& e, const RunOptions& options) {
   if (const auto* step = std::get_if<TrainingStepJob>(&e.job); step && step->schedule_auto) {
     Problems problems = check(e);
@@ -320,8 +325,7 @@ RunResult run_one(const Experiment& e, const RunOptions& options) {
   // them and on its links alone (its measured layers carry its GPUs' speeds); its probes say
   // which cluster and speeds each runs on (partial_fold.hpp).
   const ComputeSpeeds speeds(e.cluster, e.gpu_types);
-  const auto* step = std::get_if<TrainingStepJob>(&e.job);
-  const bool folded = step != nullptr && step->fold;
+  const bool folded = !cases_at_speeds(e);
   result.cluster.emplace(folded ? step_parts::pipeline_cluster(e.cluster) : e.cluster);
   const Mesh mesh(e.parallel);
   const JobEnv env = job_env(e, mesh, &speeds);

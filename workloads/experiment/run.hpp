@@ -94,6 +94,11 @@ struct RunResult {
   std::size_t stuck() const;
 };
 
+/// Whether run() simulates `experiment`'s cases at its GPUs' speeds (ComputeSpeeds); false for
+/// a folded step, whose plan carries them already (its measured layers and its stages' output
+/// layer and optimizer).
+bool cases_at_speeds(const Experiment& experiment);
+
 /// Checks `experiment`, builds its cases and simulates each one.
 RunResult run(const Experiment& experiment, const RunOptions& options = {});
 

@@ -38,17 +38,6 @@ std::span<const sim::ResourceId> resources_of(
   return {to.data(), route.size()};
 }
 
-// Kernel `i`'s time on its GPU: the plan's at the GPU's speed for it (ComputeSpeeds: its
-// perturbations, its own drawn speed where the GPU draws one per kernel, its model's rate for
-// the kernel's class), rounded up. Held communication keeps its time.
-Time on_gpu(const ComputeSpeeds* speeds, const PlanTask& t, std::size_t i) {
-  if (speeds == nullptr || t.kind != PlanTaskKind::Compute) {
-    return t.duration;
-  }
-  const double speed = speeds->kernel_speed(t.src, t.kernel, i);
-  return speed == 1.0 ? t.duration : at_speed(t.duration, speed);
-}
-
 void add_tasks(const topo::Cluster& cluster, const ComputeSpeeds* speeds, const Plan& plan,
                sim::Executor& executor, Outcome& out) {
   const auto streams = static_cast<sim::StreamId>(plan.streams().size());
@@ -60,7 +49,7 @@ void add_tasks(const topo::Cluster& cluster, const ComputeSpeeds* speeds, const 
     sim::TaskId id = 0;
     if (t.kind == PlanTaskKind::Compute || t.kind == PlanTaskKind::Hold) {
       id = executor.add_compute(static_cast<sim::StreamId>(t.src.value()) * streams + t.stream,
-                                on_gpu(speeds, t, i));
+                                time_on_gpu(speeds, t, i));
     } else if (t.kind == PlanTaskKind::Delay || out.route(task).empty()) {
       id = executor.add_delay(t.kind == PlanTaskKind::Delay ? t.duration : Time{});
     } else {
@@ -79,6 +68,14 @@ void add_tasks(const topo::Cluster& cluster, const ComputeSpeeds* speeds, const 
 }
 
 }  // namespace
+
+Time time_on_gpu(const ComputeSpeeds* speeds, const PlanTask& t, std::size_t i) {
+  if (speeds == nullptr || t.kind != PlanTaskKind::Compute) {
+    return t.duration;
+  }
+  const double speed = speeds->kernel_speed(t.src, t.kernel, i);
+  return speed == 1.0 ? t.duration : at_speed(t.duration, speed);
+}
 
 Outcome simulate(const topo::Cluster& cluster, const Plan& plan, const SimulateOptions& options) {
   RunObserver* const observer = options.observer;

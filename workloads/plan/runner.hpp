@@ -61,6 +61,12 @@ inline topo::Route route_of(const topo::Cluster& cluster, const PlanTask& t) {
   return t.nics_only ? cluster.nic_route(t.src, t.dst) : cluster.route(t.src, t.dst);
 }
 
+/// Task `i` (its index in its plan) `t`'s time on its GPU as simulate() runs it: a kernel's
+/// time in the plan at the GPU's speed for it (ComputeSpeeds::kernel_speed: its perturbations,
+/// its own drawn speed where the GPU draws one per kernel, its model's rate for the kernel's
+/// class), rounded up; every other task, and every task when `speeds` is null, its own.
+Time time_on_gpu(const ComputeSpeeds* speeds, const PlanTask& t, std::size_t i);
+
 /// Runs `plan` to completion. Flows take route_of's links; a flow from a GPU to itself takes
 /// no time and no link. Compute tasks run on stream (gpu, stream), each at its GPU's speed for
 /// it (options.speeds).

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/plan/runner.hpp"
+
 namespace hopsim::work {
 namespace {
 
@@ -14,7 +16,7 @@ constexpr std::size_t kNameChars = 120;
 
 class Exporter {
  public:
-  explicit Exporter(const Plan& plan) : plan_(plan) {
+  Exporter(const Plan& plan, const ComputeSpeeds* speeds) : plan_(plan), speeds_(speeds) {
     std::vector<topo::GpuId> gpus;
     for (const PlanTask& t : plan.tasks()) {
       gpus.push_back(t.src);
@@ -50,6 +52,7 @@ class Exporter {
 
  private:
   const Plan& plan_;
+  const ComputeSpeeds* speeds_;
   ExportedPlan out_;
   std::map<topo::GpuId, int> rank_of_;
   std::uint64_t next_id_ = 0;  ///< ids past the tasks' (task t is node t + 1 on its ranks)
@@ -80,7 +83,7 @@ class Exporter {
     switch (t.kind) {
       case PlanTaskKind::Compute:
       case PlanTaskKind::Hold:
-        n.duration = t.duration;
+        n.duration = time_on_gpu(speeds_, t, id);
         n.stream = t.stream;
         n.flops = t.flops.n;
         break;
@@ -177,6 +180,8 @@ class Exporter {
 
 }  // namespace
 
-ExportedPlan export_plan(const Plan& plan) { return Exporter(plan).run(); }
+ExportedPlan export_plan(const Plan& plan, const ComputeSpeeds* speeds) {
+  return Exporter(plan, speeds).run();
+}
 
 }  // namespace hopsim::work

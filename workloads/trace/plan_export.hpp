@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "workloads/compute/compute_speeds.hpp"
 #include "workloads/plan/plan.hpp"
 #include "workloads/trace/et_trace.hpp"
 
@@ -17,6 +18,9 @@ struct ExportedPlan {
   std::vector<int> gpus;  ///< the GPU of each rank
 };
 
-ExportedPlan export_plan(const Plan& plan);
+/// `plan` as ET nodes; a kernel's duration is its time on its GPU at `speeds`
+/// (time_on_gpu: a perturbed GPU's kernels as long as the run simulated them), so that a
+/// replay on the healthy cluster computes as slowly; null: the plan's own durations.
+ExportedPlan export_plan(const Plan& plan, const ComputeSpeeds* speeds = nullptr);
 
 }  // namespace hopsim::work
