@@ -1961,11 +1961,10 @@ def main():
               "sweep-bad-input": case_sweep_bad_input,
               "regress-bad-suite": case_regress_bad_suite,
               "max-memory": case_max_memory,
-"werror-default": case_werror_default,
+              "werror-default": case_werror_default,
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle}
-
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])
