@@ -12,34 +12,52 @@ namespace {
 constexpr int kHeadDim = 128;
 
 #ifdef __CUDACC__
-// One warp per (token, head).
+// FlashAttention's bwd preprocess and dQ conversion in one pass: 16 lanes per (token, head), each
+// an 8-element (128-bit) group of O and dO and the matching 8 FP32 of the dQ accumulator (two
+// 128-bit loads), dQ stored 128 bits at a time, delta a 16-lane shuffle sum. Grid-stride over the
+// groups; a warp's lanes iterate together (the count rounded up to 32) so that the shuffles
+// always see the whole warp.
+constexpr int kLanesPerHead = kHeadDim / 8;
+
 __global__ void attn_bwd_prep(const bf16* o, const bf16* d_o, const float* dq_acc, float* delta,
-                              bf16* dq, long long pairs) {
-  const long long pair = blockIdx.x * static_cast<long long>(blockDim.x / 32) + threadIdx.x / 32;
-  if (pair >= pairs) {
-    return;
-  }
-  const int lane = threadIdx.x % 32;
-  const long long base = pair * kHeadDim;
-  float sum = 0;
-  for (int d = lane; d < kHeadDim; d += 32) {
-    sum += to_f(o[base + d]) * to_f(d_o[base + d]);
-    dq[base + d] = to_b(dq_acc[base + d]);
-  }
-  for (int off = 16; off > 0; off >>= 1) {
-    sum += __shfl_xor_sync(0xffffffffU, sum, off);
-  }
-  if (lane == 0) {
-    delta[pair] = sum;
+                              bf16* dq, long long groups) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long padded = (groups + 31) / 32 * 32;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < padded;
+       i += stride) {
+    const bool in = i < groups;
+    float sum = 0;
+    if (in) {
+      const Bf16x8 a = load8(o + 8 * i);
+      const Bf16x8 b = load8(d_o + 8 * i);
+      const float4 lo = reinterpret_cast<const float4*>(dq_acc + 8 * i)[0];
+      const float4 hi = reinterpret_cast<const float4*>(dq_acc + 8 * i)[1];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        sum += to_f(a.v[e]) * to_f(b.v[e]);
+      }
+      const float acc[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+      Bf16x8 q;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        q.v[e] = to_b(acc[e]);
+      }
+      store8(dq + 8 * i, q);
+    }
+    for (int off = kLanesPerHead / 2; off > 0; off >>= 1) {
+      sum += __shfl_xor_sync(0xffffffffU, sum, off);
+    }
+    if (in && i % kLanesPerHead == 0) {
+      delta[i / kLanesPerHead] = sum;
+    }
   }
 }
 
 void launch(const MemoryArgs& a) {
-  const long long pairs = a.rows * a.width;
-  const long long blocks = (pairs + kThreads / 32 - 1) / (kThreads / 32);
-  attn_bwd_prep<<<static_cast<unsigned>(blocks), kThreads, 0, a.stream>>>(
+  const long long groups = a.rows * a.width * kLanesPerHead;
+  attn_bwd_prep<<<stride_blocks(attn_bwd_prep, groups, kThreads), kThreads, 0, a.stream>>>(
       a.input<bf16>(0), a.input<bf16>(1), a.input<float>(2), a.output<float>(0), a.output<bf16>(1),
-      pairs);
+      groups);
 }
 #endif
 

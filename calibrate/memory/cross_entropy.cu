@@ -5,49 +5,63 @@
 //   bwd  in dlogits[r w], dloss[r] (FP32)                 out dlogits scaled[r w]  4w + 4
 #include <cmath>
 
+#include "calibrate/memory/kernel_math.hpp"
 #include "calibrate/memory/row_file.hpp"
 
 namespace hopsim::calib {
 namespace {
 
 #ifdef __CUDACC__
-// One block per row: the row's maximum and sum of exponentials in one online pass, the loss
-// log(sum) + max - x[target], then, reading the row again, the gradient softmax -
-// onehot(target) in BF16.
+// One block per row, as Liger's and Apex's cross-entropy kernels: a first pass over the row in
+// 8-element (128-bit) groups keeps a running maximum and sum of exponentials (OnlineMax), merged
+// over the block; the loss is log(sum) + max - x[target]; a second pass reads the row again and
+// writes the gradient softmax - onehot(target) with 128-bit stores. w a multiple of 8.
 __global__ void cross_entropy_fwd(const bf16* logits, const int* targets, bf16* grad, float* loss,
                                   int w) {
   const long long row = blockIdx.x;
   const bf16* x = logits + row * w;
-  float m = -INFINITY;
-  float s = 0;
-  for (int i = threadIdx.x; i < w; i += blockDim.x) {
-    const float v = to_f(x[i]);
-    if (v > m) {
-      s = s * __expf(m - v) + 1.0f;
-      m = v;
-    } else {
-      s += __expf(v - m);
+  OnlineMax run;
+  for (int g = static_cast<int>(threadIdx.x); g < w / 8; g += blockDim.x) {
+    const Bf16x8 v = load8(x + 8 * g);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      run.push(to_f(v.v[e]));
     }
   }
-  const float row_max = block_max(m);
-  const float sum = block_sum(s > 0 ? s * __expf(m - row_max) : 0.0f);
+  const float row_max = block_max(run.max);
+  const float sum = block_sum(run.sum_at(row_max));
   const int t = targets[row];
   if (threadIdx.x == 0) {
     loss[row] = logf(sum) + row_max - to_f(x[t]);
   }
   const float inv = 1.0f / sum;
-  for (int i = threadIdx.x; i < w; i += blockDim.x) {
-    const float p = __expf(to_f(x[i]) - row_max) * inv;
-    grad[row * w + i] = to_b(i == t ? p - 1.0f : p);
+  for (int g = static_cast<int>(threadIdx.x); g < w / 8; g += blockDim.x) {
+    const Bf16x8 v = load8(x + 8 * g);
+    Bf16x8 out;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float p = __expf(to_f(v.v[e]) - row_max) * inv;
+      out.v[e] = to_b(8 * g + e == t ? p - 1.0f : p);
+    }
+    store8(grad + row * w + 8 * g, out);
   }
 }
 
-// The saved gradient times the loss's, row by row.
-__global__ void cross_entropy_bwd(const bf16* grad, const float* dloss, bf16* dlogits, int w) {
-  const long long row = blockIdx.x;
-  const float d = dloss[row];
-  for (int i = threadIdx.x; i < w; i += blockDim.x) {
-    dlogits[row * w + i] = to_b(to_f(grad[row * w + i]) * d);
+// The saved gradient times the loss's: grid-stride over 8-element (128-bit) groups.
+__global__ void cross_entropy_bwd(const bf16* grad, const float* dloss, bf16* dlogits, int w,
+                                  long long groups) {
+  const long long per_row = w / 8;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
+       i += stride) {
+    const float d = dloss[i / per_row];
+    const Bf16x8 v = load8(grad + 8 * i);
+    Bf16x8 out;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      out.v[e] = to_b(to_f(v.v[e]) * d);
+    }
+    store8(dlogits + 8 * i, out);
   }
 }
 
@@ -58,8 +72,9 @@ void launch_fwd(const MemoryArgs& a) {
 }
 
 void launch_bwd(const MemoryArgs& a) {
-  cross_entropy_bwd<<<row_blocks(a.rows), kThreads, 0, a.stream>>>(
-      a.input<bf16>(0), a.input<float>(1), a.output<bf16>(0), static_cast<int>(a.width));
+  const long long groups = a.rows * a.width / 8;
+  cross_entropy_bwd<<<stride_blocks(cross_entropy_bwd, groups, kThreads), kThreads, 0, a.stream>>>(
+      a.input<bf16>(0), a.input<float>(1), a.output<bf16>(0), static_cast<int>(a.width), groups);
 }
 #endif
 
@@ -110,11 +125,13 @@ extern const MemoryKernelRow kCrossEntropyKernel{
     .fwd = {.in = kFwdIn,
             .out = kFwdOut,
             .bytes = {.per_element = 6, .per_row = 8},
+            .width_multiple = 8,
             .launch = HOPSIM_MEMORY_LAUNCH(launch_fwd),
             .check = check_fwd},
     .bwd = {.in = kBwdIn,
             .out = kBwdOut,
             .bytes = {.per_element = 4, .per_row = 4},
+            .width_multiple = 8,
             .launch = HOPSIM_MEMORY_LAUNCH(launch_bwd),
             .check = check_bwd},
 };

@@ -4,61 +4,108 @@
 //   fwd  in x[r w]  out q[r w], q^T[w r] (FP8), scales[r w/128] (FP32)  4w a row
 //   bwd  the same kernel (an output gradient cast the same way), checked as the forward
 // The scales (w/32 bytes a row) are left out by the closed form.
+#include "calibrate/memory/kernel_math.hpp"
 #include "calibrate/memory/row_file.hpp"
 
 namespace hopsim::calib {
 namespace {
 
-constexpr int kCastGroup = 128;
-
 #ifdef __CUDACC__
-// A tile of 32 rows x 128 columns per block (128 threads): per row and group of 128 a scale of
-// amax / 448, the row-major FP8 copy and the transposed one.
-__global__ void fp8_cast(const bf16* x, fp8* q, fp8* qt, float* scales, long long rows, int w) {
-  __shared__ float tile[32][kCastGroup + 1];
-  __shared__ float scale[32];
-  const long long row0 = static_cast<long long>(blockIdx.y) * 32;
-  const int col0 = blockIdx.x * kCastGroup;
-  const int c = threadIdx.x;
-  for (int r = 0; r < 32; ++r) {
-    const long long row = row0 + r;
-    tile[r][c] = row < rows ? to_f(x[row * w + col0 + c]) : 0.0f;
-  }
-  __syncthreads();
-  const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
-  for (int r = warp; r < 32; r += 4) {
-    float m = 0;
-    for (int i = lane; i < kCastGroup; i += 32) {
-      m = fmaxf(m, fabsf(tile[r][i]));
+// Transformer Engine's cast_transpose, per 1x128 scales: each tile of 64 rows x 128 columns (one
+// scale group) is read once with 128-bit loads, quantized in registers (a row's amax over the
+// half-warp that holds it) and written row-major with 64-bit stores; the FP8 tile goes through
+// shared memory so that q^T is written 16 rows (128 bits) at a time. Grid-stride over tiles.
+// The shared tile is row-major, rows padded to 132 bytes: the half-warps' 32-bit writes hit
+// distinct banks, and the column reads of the transposed write conflict at most 2-way.
+constexpr int kTileStride = kCastGroup + 4;
+using TileBytes = unsigned char[kTileStride];
+
+struct CastTile {
+  long long row0;
+  int col0;
+};
+
+// Quantizes the thread's read chunks, writing q, the scales and the tile's FP8 bytes.
+__device__ void cast_rows(const bf16* x, fp8* q, float* scales, TileBytes* qs, CastTile t,
+                          long long rows, int w) {
+  for (int c = static_cast<int>(threadIdx.x); c < kCastReadChunks; c += kCastThreads) {
+    const TileCell cell = cast_read_chunk(c);
+    const long long row = t.row0 + cell.row;
+    const bool in = row < rows;  // the half-warp of a row is all in or all out
+    Bf16x8 v{};
+    if (in) {
+      v = load8(x + row * w + t.col0 + cell.col);
     }
-    for (int o = 16; o > 0; o >>= 1) {
+    float m = 0;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      m = fmaxf(m, fabsf(to_f(v.v[e])));
+    }
+    for (int o = 8; o > 0; o >>= 1) {
       m = fmaxf(m, __shfl_xor_sync(0xffffffffU, m, o));
     }
-    if (lane == 0) {
-      scale[r] = m > 0 ? m / 448.0f : 1.0f;
-      if (row0 + r < rows) {
-        scales[(row0 + r) * (w / kCastGroup) + blockIdx.x] = scale[r];
-      }
+    const float scale = m > 0 ? m / 448.0f : 1.0f;
+    unsigned char b[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      b[e] = __nv_cvt_float_to_fp8(to_f(v.v[e]) / scale, __NV_SATFINITE, __NV_E4M3);
     }
-  }
-  __syncthreads();
-  for (int r = 0; r < 32; ++r) {
-    const long long row = row0 + r;
-    if (row < rows) {
-      const fp8 v(tile[r][c] / scale[r]);
-      q[row * w + col0 + c] = v;
-      qt[static_cast<long long>(col0 + c) * rows + row] = v;
+    uint2 packed;
+    memcpy(&packed, b, sizeof packed);
+    *reinterpret_cast<unsigned*>(&qs[cell.row][cell.col]) = packed.x;
+    *reinterpret_cast<unsigned*>(&qs[cell.row][cell.col + 4]) = packed.y;
+    if (in) {
+      *reinterpret_cast<uint2*>(q + row * w + t.col0 + cell.col) = packed;
+      if (cell.col == 0) {
+        scales[row * (w / kCastGroup) + t.col0 / kCastGroup] = scale;
+      }
     }
   }
 }
 
+// q^T[col][row0 ..]: 16 FP8 a store where the rows allow it, else byte by byte.
+__device__ void store_transposed(const TileBytes* qs, fp8* qt, CastTile t, long long rows) {
+  for (int c = static_cast<int>(threadIdx.x); c < kCastWriteChunks; c += kCastThreads) {
+    const TileCell cell = cast_write_chunk(c);
+    const long long row = t.row0 + cell.row;
+    unsigned char b[16];
+#pragma unroll
+    for (int e = 0; e < 16; ++e) {
+      b[e] = qs[cell.row + e][cell.col];
+    }
+    auto* dst = reinterpret_cast<unsigned char*>(qt + (t.col0 + cell.col) * rows + row);
+    if (rows % 16 == 0 && row + 16 <= rows) {
+      uint4 packed;
+      memcpy(&packed, b, sizeof packed);
+      *reinterpret_cast<uint4*>(dst) = packed;
+    } else {
+      for (int e = 0; e < 16 && row + e < rows; ++e) {
+        dst[e] = b[e];
+      }
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kCastThreads)
+    fp8_cast(const bf16* x, fp8* q, fp8* qt, float* scales, long long rows, int w) {
+  __shared__ __align__(16) TileBytes qs[kCastTileRows];
+  const int groups = w / kCastGroup;
+  const long long tiles = (rows + kCastTileRows - 1) / kCastTileRows * groups;
+  for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {
+    const CastTile t{(i / groups) * kCastTileRows, static_cast<int>(i % groups) * kCastGroup};
+    cast_rows(x, q, scales, qs, t, rows, w);
+    __syncthreads();
+    store_transposed(qs, qt, t, rows);
+    __syncthreads();
+  }
+}
+
 void launch(const MemoryArgs& a) {
-  const dim3 grid(static_cast<unsigned>(a.width / kCastGroup),
-                  static_cast<unsigned>((a.rows + 31) / 32));
-  fp8_cast<<<grid, kCastGroup, 0, a.stream>>>(a.input<bf16>(0), a.output<fp8>(0), a.output<fp8>(1),
-                                              a.output<float>(2), a.rows,
-                                              static_cast<int>(a.width));
+  const long long tiles = (a.rows + kCastTileRows - 1) / kCastTileRows * (a.width / kCastGroup);
+  const long long resident = resident_blocks(reinterpret_cast<const void*>(fp8_cast), kCastThreads);
+  fp8_cast<<<static_cast<unsigned>(tiles < resident ? tiles : resident), kCastThreads, 0,
+             a.stream>>>(a.input<bf16>(0), a.output<fp8>(0), a.output<fp8>(1), a.output<float>(2),
+                         a.rows, static_cast<int>(a.width));
 }
 #endif
 
@@ -95,6 +142,7 @@ constexpr MemoryPass kPass{.in = kIn,
                            .out = kOut,
                            .bytes = {.per_element = 4},
                            .width_multiple = kCastGroup,
+                           .rows_multiple = kCastTileRows,
                            .launch = HOPSIM_MEMORY_LAUNCH(launch),
                            .check = check};
 

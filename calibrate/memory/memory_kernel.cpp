@@ -52,8 +52,9 @@ double buffer_bytes(const MemoryPass& pass, std::int64_t rows, std::int64_t widt
 }
 
 std::int64_t memory_rows(const MemoryKernelRow& kernel, Pass pass, double bytes) {
-  const double per_row = runnable_pass(kernel, pass, kernel.width).bytes.at(kernel.width);
-  return std::max<std::int64_t>(1, std::llround(bytes / per_row));
+  const MemoryPass& p = runnable_pass(kernel, pass, kernel.width);
+  const double per_row = p.bytes.at(kernel.width) * static_cast<double>(p.rows_multiple);
+  return p.rows_multiple * std::max<std::int64_t>(1, std::llround(bytes / per_row));
 }
 
 std::vector<std::int32_t> memory_ids(Fill fill, std::int64_t rows, std::int64_t width) {

@@ -115,6 +115,9 @@ struct MemoryPass {
   RowBytes bytes;                   ///< the bytes rule
   std::int64_t width_multiple = 1;  ///< widths it runs at are multiples of this
   std::int64_t max_width = 0;       ///< and at most this (0: no limit)
+  /// Rows timed are a multiple of this (the FP8 cast's 64-row tiles, whose transposed rows are
+  /// 16-byte stores); any row count runs, the rest on a slower path.
+  std::int64_t rows_multiple = 1;
   MemoryLaunchFn launch = nullptr;  ///< null without CUDA
   /// Null where the pass runs the other pass's kernel, checked there.
   MemoryCheckFn check = nullptr;
@@ -167,8 +170,8 @@ double rule_bytes(const MemoryPass& pass, std::int64_t rows, std::int64_t width)
 /// Bytes a call moves of the buffers the closed form counts (`counted`), or of the others.
 double buffer_bytes(const MemoryPass& pass, std::int64_t rows, std::int64_t width, bool counted);
 
-/// The rows to time so that the kernel moves about `bytes` by its rule (at least one row), at
-/// its width.
+/// The rows to time so that the kernel moves about `bytes` by its rule, at its width: the
+/// nearest multiple of the pass's rows_multiple (at least one).
 std::int64_t memory_rows(const MemoryKernelRow& kernel, Pass pass, double bytes);
 
 /// The int32 ids of an input filled by `fill` (RowShuffle or Targets).

@@ -136,6 +136,10 @@ TEST_CASE("memory kernels: the widths timed and checked are widths they run at")
   CHECK_THROWS_AS(runnable_pass(memory_kernel("swiglu"), Pass::Bwd, 2044), CalibError);
   CHECK_THROWS_AS(runnable_pass(memory_kernel("norm"), Pass::Fwd, 8200), CalibError);
   CHECK_NOTHROW(runnable_pass(memory_kernel("norm"), Pass::Bwd, 8192));
+  // One warp per router token, 8 experts a lane; the cross-entropy's rows in 128-bit groups.
+  CHECK_THROWS_AS(runnable_pass(memory_kernel("router"), Pass::Bwd, 252), CalibError);
+  CHECK_THROWS_AS(runnable_pass(memory_kernel("cross_entropy"), Pass::Fwd, 16036), CalibError);
+  CHECK_NOTHROW(runnable_pass(memory_kernel("cross_entropy"), Pass::Bwd, 16032));
   CHECK_THROWS_WITH_AS(runnable_pass(memory_kernel("attention_bwd_prep"), Pass::Fwd, 128),
                        "memory kernel attention_bwd_prep has no fwd pass", CalibError);
 }
@@ -144,6 +148,10 @@ TEST_CASE("memory kernels: the rows timed for a table's bytes") {
   // 256 MiB of RMSNorm forward at 7168 wide: 268435456 / 28676 = 9360.9 rows.
   CHECK(memory_rows(memory_kernel("norm"), Pass::Fwd, 268435456.0) == 9361);
   CHECK(memory_rows(memory_kernel("residual"), Pass::Fwd, 1.0) == 1);  // at least one row
+  // The FP8 cast times whole 64-row tiles (its transposed rows in 16-byte stores): 256 MiB at
+  // 4 x 7168 bytes a row is 9362.3 rows, 146.3 tiles.
+  CHECK(memory_rows(memory_kernel("fp8_cast"), Pass::Fwd, 268435456.0) == 146 * 64);
+  CHECK(memory_rows(memory_kernel("fp8_cast"), Pass::Bwd, 1.0) == 64);
   CHECK_THROWS_AS(memory_rows(memory_kernel("attention_bwd_prep"), Pass::Fwd, 1e6), CalibError);
 }
 
