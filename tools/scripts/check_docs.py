@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+import docs_values
+
 TIMEOUT_S = 300
 WALL = [re.compile(r"\bin [0-9.]+ s\b"), re.compile(r"\b[0-9.]+ points/s\b"),
         re.compile(r"about [0-9.]+ s left")]
@@ -153,13 +155,16 @@ def run(command, cwd):
     return p.returncode, p.stdout.splitlines(), p.stderr.splitlines()
 
 
-def check_file(path, source_dir, bin_dir):
-    """The mismatches of one document's transcripts; the count of commands run."""
+def check_file(path, source_dir, bin_dir, mutate=True):
+    """The mismatches of one document's transcripts and marked numbers; the count of commands
+    run and of numbers marked. With MUTATE, every marked number is then edited by one digit in
+    turn, and an edit the marks do not catch is a mismatch too."""
     with open(path, encoding="utf-8") as f:
-        found = transcripts(f.read())
+        text = f.read()
+    found = transcripts(text)
     problems, ran = [], 0
-    if not found:
-        return problems, ran
+    if not found and "<!-- docs-check: values" not in text:
+        return problems, ran, 0
     cwd = scratch(source_dir, bin_dir)
     rel = os.path.relpath(path, source_dir)
     for line_number, setup, skip, steps in found:
@@ -178,7 +183,18 @@ def check_file(path, source_dir, bin_dir):
                 shown = "\n".join("    | " + l for l in (out + err)[:40])
                 problems.append(f"{rel}:{line_number}: $ {command}\n  exit {rc}\n" +
                                 "\n".join(missing) + f"\n  printed:\n{shown}")
-    return problems, ran
+    outputs, values = docs_values.Outputs(run, cwd), {}
+    try:
+        p, marked = docs_values.check_text(text, rel, outputs, values)
+    except ValueError as e:
+        return problems + [f"{rel}: {e}"], ran, 0
+    problems += p
+    ran += len(outputs.cache)
+    if mutate and not p:
+        for where, edited in docs_values.mutations(text):
+            if not docs_values.check_text(edited, rel, outputs, values)[0]:
+                problems.append(f"{rel}: {where}: a one-digit edit the marks do not catch")
+    return problems, ran, marked
 
 
 def self_test_file(source_dir, bin_dir):
@@ -188,7 +204,7 @@ def self_test_file(source_dir, bin_dir):
     for step in ("5.409 ms", "5.419 ms"):
         with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
             f.write(f"```\n{command}\n...\nstep time      {step}\n```\n")
-        problems, ran = check_file(f.name, source_dir, bin_dir)
+        problems, ran, _ = check_file(f.name, source_dir, bin_dir)
         os.remove(f.name)
         results.append((ran, len(problems)))
     print(f"a transcript as printed: {results[0]}, edited: {results[1]} (commands, mismatches)")
@@ -211,11 +227,27 @@ def self_test():
     return 0 if ok else 1
 
 
+def list_unmarked(files, source):
+    """Prints each block with numbers but no marks, and the counts; exit 0."""
+    blocks, numbers = 0, 0
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            left = docs_values.unmarked(f.read())
+        for line, found in left:
+            print(f"{os.path.relpath(path, source)}:{line}: {len(found)}: {' '.join(found)}")
+        blocks += len(left)
+        numbers += sum(len(found) for _, found in left)
+    print(f"{numbers} number(s) in {blocks} block(s) not marked")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--source-dir")
     parser.add_argument("--bin")
     parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("--unmarked", action="store_true",
+                        help="list the numbers of prose and tables that no mark ties down")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
     if args.self_test:
@@ -224,19 +256,23 @@ def main():
                                                                os.path.abspath(args.bin)):
             code = 1
         return code
-    if not args.source_dir or not args.bin:
+    if not args.source_dir or (not args.bin and not args.unmarked):
         parser.error("--source-dir and --bin are needed")
     source = os.path.abspath(args.source_dir)
     files = args.files or [os.path.join(source, "README.md")] + sorted(
         glob.glob(os.path.join(source, "docs", "*.md")))
-    problems, ran = [], 0
+    if args.unmarked:
+        return list_unmarked(files, source)
+    problems, ran, marked = [], 0, 0
     for path in files:
-        p, n = check_file(os.path.abspath(path), source, os.path.abspath(args.bin))
+        p, n, m = check_file(os.path.abspath(path), source, os.path.abspath(args.bin))
         problems += p
         ran += n
+        marked += m
     for p in problems:
         print(p, file=sys.stderr)
-    print(f"{ran} documented command(s) in {len(files)} file(s); {len(problems)} mismatch(es)")
+    print(f"{ran} documented command(s) in {len(files)} file(s), {marked} marked number(s); "
+          f"{len(problems)} mismatch(es)")
     return 1 if problems else 0
 
 
