@@ -10,7 +10,8 @@ what it shows:
   breakdown.png  one bar per point: the busiest GPU's compute with its exposed communication
                  stacked on it (hidden communication overlaps compute, so it is not stacked),
                  in ms, and a tick at the step time; invalid and error points keep an empty,
-                 labelled slot;
+                 labelled slot; the numbers it plots are kept in its PNG text chunk
+                 `hopsim-data` (JSON), which the docs check compares with the sweep now;
   line.png       (one axis) the metric against it, the best point circled; log2 x axis for
                  positive numbers that span a factor of 4 or more;
   heatmap.png    (two or more axes) the metric over two axes (--x, --y: a key of each; default
@@ -27,6 +28,7 @@ stderr).
 
 import argparse
 import csv
+import json
 import math
 import os
 import shutil
@@ -187,15 +189,18 @@ def fmt(value):
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
-def save(plt, fig, path):
-    """Writes a figure as a PNG file and frees it."""
+def save(plt, fig, path, data=None):
+    """Writes a figure as a PNG file and frees it. DATA (the numbers plotted) goes into the
+    PNG's text chunk `hopsim-data` as JSON, so that a check can compare them without pixels."""
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    metadata = {"hopsim-data": json.dumps(data)} if data is not None else None
+    fig.savefig(path, dpi=120, metadata=metadata)
     plt.close(fig)
 
 
-def plot_breakdown(plt, sweep, path):
-    """Per point, compute with exposed communication on it, and a tick at the step time."""
+def breakdown_data(sweep):
+    """What breakdown.png plots, per point: its label, compute, exposed communication and step
+    time in ms (an invalid or error point: 0, 0 and NaN)."""
     rows = sweep.rows
     compute, exposed, step, labels = [], [], [], []
     for r in rows:
@@ -204,6 +209,13 @@ def plot_breakdown(plt, sweep, path):
         exposed.append(r["exposed_comm_s"] * 1e3 if ok else 0.0)
         step.append(r["step_time_s"] * 1e3 if ok else math.nan)
         labels.append(sweep.label(r))
+    return labels, compute, exposed, step
+
+
+def plot_breakdown(plt, sweep, path):
+    """Per point, compute with exposed communication on it, and a tick at the step time."""
+    rows = sweep.rows
+    labels, compute, exposed, step = breakdown_data(sweep)
     x = range(len(rows))
     fig, ax = plt.subplots(figsize=(min(max(6.0, 0.6 * len(rows) + 2), 40), 5.5))
     ax.bar(x, compute, label="compute (busiest GPU)", color="tab:blue")
@@ -225,7 +237,8 @@ def plot_breakdown(plt, sweep, path):
     ax.set_title(f"Time breakdown per point{note}\n{os.path.basename(sweep.path)}")
     ax.legend(loc="upper left", ncol=3, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    save(plt, fig, path)
+    save(plt, fig, path, {"labels": labels, "compute_ms": compute, "exposed_ms": exposed,
+                          "step_ms": [None if math.isnan(v) else v for v in step]})
     return "compute + exposed communication per point"
 
 

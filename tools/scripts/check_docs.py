@@ -155,7 +155,7 @@ def run(command, cwd):
     return p.returncode, p.stdout.splitlines(), p.stderr.splitlines()
 
 
-def check_file(path, source_dir, bin_dir, mutate=True):
+def check_file(path, source_dir, bin_dir, mutate=True, update_images=False):
     """The mismatches of one document's transcripts and marked numbers; the count of commands
     run and of numbers marked. With MUTATE, every marked number is then edited by one digit in
     turn, and an edit the marks do not catch is a mismatch too."""
@@ -163,7 +163,8 @@ def check_file(path, source_dir, bin_dir, mutate=True):
         text = f.read()
     found = transcripts(text)
     problems, ran = [], 0
-    if not found and "<!-- docs-check: values" not in text:
+    if not found and "<!-- docs-check: values" not in text and \
+            "<!-- docs-check: image" not in text:
         return problems, ran, 0
     cwd = scratch(source_dir, bin_dir)
     rel = os.path.relpath(path, source_dir)
@@ -188,7 +189,7 @@ def check_file(path, source_dir, bin_dir, mutate=True):
         p, marked = docs_values.check_text(text, rel, outputs, values)
     except ValueError as e:
         return problems + [f"{rel}: {e}"], ran, 0
-    problems += p
+    problems += p + docs_values.check_images(text, rel, cwd, source_dir, update_images)
     ran += len(outputs.cache)
     if mutate and not p:
         for where, edited in docs_values.mutations(text):
@@ -246,6 +247,8 @@ def main():
     parser.add_argument("--source-dir")
     parser.add_argument("--bin")
     parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("--update-images", action="store_true",
+                        help="redraw each marked image from what its sweep gives now")
     parser.add_argument("--unmarked", action="store_true",
                         help="list the numbers of prose and tables that no mark ties down")
     parser.add_argument("files", nargs="*")
@@ -265,7 +268,8 @@ def main():
         return list_unmarked(files, source)
     problems, ran, marked = [], 0, 0
     for path in files:
-        p, n, m = check_file(os.path.abspath(path), source, os.path.abspath(args.bin))
+        p, n, m = check_file(os.path.abspath(path), source, os.path.abspath(args.bin),
+                             update_images=args.update_images)
         problems += p
         ran += n
         marked += m

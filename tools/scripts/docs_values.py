@@ -335,3 +335,90 @@ def unmarked(text):
             out.append((i + 1, numbers))
         i = j
     return out
+
+
+IMAGE = re.compile(r"<!-- docs-check: image (\S+) (\S+)\s*-->")
+
+
+def png_text(path, key):
+    """The text chunk KEY of a PNG file, or None."""
+    with open(path, "rb") as f:
+        data = f.read()
+    at = 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind, body = data[at + 4:at + 8], data[at + 8:at + 8 + length]
+        at += 12 + length
+        if kind == b"tEXt":
+            name, _, value = body.partition(b"\0")
+            if name.decode("latin-1") == key:
+                return value.decode("latin-1")
+        elif kind == b"iTXt":
+            name, _, rest = body.partition(b"\0")
+            if name.decode("latin-1") == key and rest[0] == 0:
+                return rest[2:].split(b"\0", 2)[2].decode("utf-8")
+    return None
+
+
+def plot_module(source_dir):
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    spec = importlib.util.spec_from_file_location("plot_sweep",
+                                                  f"{source_dir}/tools/plot_sweep.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def same(a, b):
+    if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
+        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+
+
+def check_images(text, rel, cwd, source_dir, update=False):
+    """The problems of a document's image marks: `<!-- docs-check: image PNG SWEEP.csv -->`
+    says PNG (under the source tree) is plot_sweep.py's breakdown.png of SWEEP.csv (in the
+    scratch folder, written by a transcript); the numbers it plots, kept in its `hopsim-data`
+    text chunk, must be the CSV's now. UPDATE redraws the PNG from the CSV instead."""
+    problems = []
+    for m in IMAGE.finditer(text):
+        png, sweep_csv = f"{source_dir}/{m.group(1)}", f"{cwd}/{m.group(2)}"
+        plot = plot_module(source_dir)
+        try:
+            labels, compute, exposed, step = plot.breakdown_data(plot.Sweep(sweep_csv))
+        except plot.SweepError as e:
+            problems.append(f"{rel}: image {m.group(1)}: {e}")
+            continue
+        if update:
+            problems += redraw(source_dir, sweep_csv, png)
+            continue
+        try:
+            stored = json.loads(png_text(png, "hopsim-data") or "null")
+        except OSError as e:
+            stored, problems = None, problems + [f"{rel}: {m.group(1)}: {e.strerror}"]
+        if not stored:
+            problems.append(f"{rel}: image {m.group(1)} has no hopsim-data text chunk: redraw "
+                            f"it (check_docs.py --update-images)")
+            continue
+        want = {"labels": labels, "compute_ms": compute, "exposed_ms": exposed, "step_ms": step}
+        for key, values in want.items():
+            got = stored.get(key, [])
+            if len(got) != len(values) or not all(
+                    (g == v) if key == "labels" else same(g, v) for g, v in zip(got, values)):
+                problems.append(f"{rel}: image {m.group(1)} plots {key} {got}, the sweep gives "
+                                f"{values}: redraw it (check_docs.py --update-images)")
+    return problems
+
+
+def redraw(source_dir, sweep_csv, png):
+    import shutil  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import tempfile  # pylint: disable=import-outside-toplevel
+    out = tempfile.mkdtemp(prefix="docs-images.")
+    p = subprocess.run([f"{source_dir}/tools/plot_sweep.py", sweep_csv, "--out", out],
+                       capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        return [f"plot_sweep.py {sweep_csv} failed: {p.stderr.strip()}"]
+    shutil.copyfile(f"{out}/breakdown.png", png)
+    print(f"redrew {png}")
+    return []
