@@ -209,7 +209,34 @@ def self_test_file(source_dir, bin_dir):
         os.remove(f.name)
         results.append((ran, len(problems)))
     print(f"a transcript as printed: {results[0]}, edited: {results[1]} (commands, mismatches)")
-    return results == [(1, 0), (1, 1)]
+    return results == [(1, 0), (1, 1)] and self_test_values(source_dir, bin_dir)
+
+
+def self_test_values(source_dir, bin_dir):
+    """Marked prose passes as the program prints it; an edited number, an unmarked one, a
+    marked one not written and a mark whose number is right but not the field's fail; every
+    one-digit edit of the passing text fails."""
+    head = ("<!-- docs-check: cmd two build/bin/hopsim run "
+            "configs/experiments/flows-two-sharing.json --json --no-wall-time -->\n"
+            "<!-- docs-check: values\n{}\ngiven 1: one\n-->\n")
+    good = ("5.409 = two.step_time_s * 1e3\n2 = len(two.flows)",
+            "Both of the 2 flows end at 5.409 ms, 1 GB each.")
+    cases = [good,
+             (good[0], good[1].replace("5.409", "5.419")),
+             (good[0], good[1] + " 3 more."),
+             (good[0] + "\n7 = len(two.flows)", good[1]),
+             (good[0].replace("len(two.flows)", "len(two.flows) + 1"), good[1])]
+    counts = []
+    for marks, prose in cases:
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+            f.write(head.format(marks) + prose + "\n")
+        problems, _, marked = check_file(f.name, source_dir, bin_dir)
+        os.remove(f.name)
+        counts.append((marked, len(problems)))
+    ok = counts == [(3, 0), (3, 1), (3, 1), (4, 1), (3, 1)]
+    print(f"marked prose: as printed, edited, unmarked, marked not written, wrong field: "
+          f"{counts} (marked, mismatches){'' if ok else ': FAILED'}")
+    return ok
 
 
 def self_test():
