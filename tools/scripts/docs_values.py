@@ -34,6 +34,7 @@ here. A number is a run of digits with optional thousands commas and decimals, w
 
 import csv as csv_module
 import json
+import keyword
 import math
 import re
 
@@ -203,6 +204,9 @@ def blocks(text):
         body = body.split("-->")[0]
         if m.group(1) == "cmd":
             name, _, command = body.strip().partition(" ")
+            if not name.isidentifier() or keyword.iskeyword(name) or not command.strip():
+                raise ValueError(f"line {i + 1}: `cmd NAME COMMAND` needs a Python name that is "
+                                 f"not a keyword, and a command: {body.strip()[:80]}")
             commands[name] = command.strip()
         else:
             pending += parse_marks(body, f"line {i + 1}")
