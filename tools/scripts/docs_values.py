@@ -23,7 +23,8 @@ Marks are HTML comments on their own lines, so they do not show and merge easily
       matches, as a number), `find(LIST, key=value...)` (the first element whose keys have
       those values). `given`, `cited`, `past` and `measured` claim numbers that no command
       here prints: inputs, published figures (the source named), earlier versions' results,
-      wall-clock measurements; each takes a reason after a colon.
+      wall-clock measurements; `unchecked` claims a number that a run gives but no mark ties
+      to its command yet (what is left to do); each takes a reason after a colon.
 
 Every number in a marked block must be claimed, as often as it is written: a number edited by
 one digit is then either unclaimed, or its mark's number is no longer written, or its value
@@ -43,7 +44,7 @@ NUMBER = re.compile(r"(?<![\w.,−+-])([−+-]?)(\d+(?:,\d{3})*(?:\.\d+)?)(?![\w
 NOT_NUMBERS = [re.compile(p) for p in (
     r"`[^`]*`", r"\]\([^)]*\)", r"<!--.*?-->", r"https?://\S+", r"\b\d{4}-\d{2}-\d{2}\b",
     r"\b\d+(?:\.\d+)?e-?\d+\b")]
-CLAIMS = ("given", "cited", "past", "measured")
+CLAIMS = ("given", "cited", "past", "measured", "unchecked")
 
 
 class Node:
@@ -176,7 +177,7 @@ def parse_marks(body, where):
         m = re.fullmatch(r"(\S+)(?:\s+x(\d+))?\s*=\s*(.+)", line)
         if not m:
             raise ValueError(f"{where}: a values line is `NUMBER = EXPR` or "
-                             f"`given|cited|past|measured NUMBERS: REASON`: {line}")
+                             f"`{'|'.join(CLAIMS)} NUMBERS: REASON`: {line}")
         marks.append(("value", m.group(1), int(m.group(2) or 1), m.group(3)))
     return marks
 
