@@ -12,7 +12,17 @@ its expected output: each must be printed by it (stdout or stderr, in order with
 "<!-- docs-check: run COMMAND -->" runs COMMAND silently before the next transcript (to make
 what it reads); "<!-- docs-check: skip REASON -->" skips the next one.
 
-Usage: check_docs.py --source-dir DIR --bin DIR [FILE.md...]   (default: README.md docs/*.md)
+Numbers in prose and tables are checked too (docs_values.py: "<!-- docs-check: cmd NAME
+COMMAND -->" and "<!-- docs-check: values ... -->" before a paragraph or table tie each of its
+numbers to a field of a command's output, or claim it as an input, a cited figure, an earlier
+version's result or a wall time), in the same scratch folder after the document's transcripts;
+then each marked number is edited by one digit in turn and must fail. "<!-- docs-check: image
+PNG SWEEP.csv -->" compares the numbers PNG plots (plot_sweep.py keeps them in it) with the
+sweep a transcript wrote; --update-images redraws it. --unmarked lists what no mark covers.
+
+Usage: check_docs.py --source-dir DIR --bin DIR [--update-images] [FILE.md...]
+                                                          (default: README.md docs/*.md)
+       check_docs.py --source-dir DIR --unmarked [FILE.md...]
        check_docs.py --self-test [--source-dir DIR --bin DIR]
 Exit status: 0 all transcripts match, 1 a mismatch (each printed with the command, the
 expected line and the output), 2 usage.
