@@ -19,7 +19,8 @@ Marks are HTML comments on their own lines, so they do not show and merge easily
       rounded to the decimals it is written with. EXPR is Python over the NAMEs (JSON objects
       read with `.key` or `["key"]`, lists with `[i]`) and `csv(FILE)` (a CSV's rows, numbers
       as numbers), `row(SWEEP.csv, V1, V2...)` (the sweep's row whose varied keys have those
-      values, in the CSV's order), `load(FILE.json)`, `grep(NAME, REGEX)` (the first group of the first printed line that
+      values, in the CSV's order), `load(FILE.json)`, `match(TEXT, REGEX)` (the first group
+      in a report's message, as a number), `grep(NAME, REGEX)` (the first group of the first printed line that
       matches, as a number), `find(LIST, key=value...)` (the first element whose keys have
       those values). `given`, `cited`, `past` and `measured` claim numbers that no command
       here prints: inputs, published figures (the source named), earlier versions' results,
@@ -118,6 +119,14 @@ def grep(output, regex):
         if m:
             return numeric(m.group(1).replace(",", ""))
     raise KeyError(f"no printed line of `{output['command']}` matches {regex!r}")
+
+
+def match(text, regex):
+    """The first group of REGEX in TEXT (a report's message), as a number."""
+    m = re.search(regex, text)
+    if not m:
+        raise KeyError(f"{regex!r} not in {text[:120]!r}")
+    return numeric(m.group(1).replace(",", ""))
 
 
 def find(items, **keys):
@@ -243,12 +252,13 @@ def evaluate(expression, outputs):
              "row": lambda path, *v: sweep_row(read_csv(f"{outputs.cwd}/{path}"), v, path),
              "load": lambda path: load(f"{outputs.cwd}/{path}"),
              "grep": lambda name, regex: grep(outputs.get(name), regex),
-             "find": find, "abs": abs, "max": max, "min": min, "sum": sum, "len": len}
+             "match": match, "find": find, "abs": abs, "max": max, "min": min, "sum": sum,
+             "len": len}
     for name in outputs.commands:
         if re.search(rf"\b{re.escape(name)}\b", expression):
             out = outputs.get(name)
             names[name] = out["json"] if out["json"] is not None else out
-    return eval(expression, {"__builtins__": {}}, names)  # pylint: disable=eval-used
+    return eval(expression, {"__builtins__": {}, **names})  # pylint: disable=eval-used
 
 
 def check_block(marks, block, outputs, values=None):
