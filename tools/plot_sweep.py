@@ -10,7 +10,9 @@ what it shows:
   breakdown.png  one bar per point: the busiest GPU's compute with its exposed communication
                  stacked on it (hidden communication overlaps compute, so it is not stacked),
                  in ms, and a tick at the step time; the best point's bar outlined and its
-                 label marked; invalid and error points keep an empty, labelled slot;
+                 label marked; invalid and error points keep an empty, labelled slot; the
+                 numbers it plots are kept in its PNG text chunk `hopsim-data` (JSON), which
+                 the docs check compares with the sweep now;
   line.png       (one axis) the metric against it, the best point circled; log2 x axis for
                  positive numbers that span a factor of 4 or more;
   heatmap.png    (two or more axes) the metric over two axes (--x, --y: a key of each; default
@@ -27,6 +29,7 @@ stderr).
 
 import argparse
 import csv
+import json
 import math
 import os
 import shutil
@@ -187,11 +190,26 @@ def fmt(value):
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
-def save(plt, fig, path):
-    """Writes a figure as a PNG file and frees it."""
+def save(plt, fig, path, data=None):
+    """Writes a figure as a PNG file and frees it. DATA (the numbers plotted) goes into the
+    PNG's text chunk `hopsim-data` as JSON, so that a check can compare them without pixels."""
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    metadata = {"hopsim-data": json.dumps(data)} if data is not None else None
+    fig.savefig(path, dpi=120, metadata=metadata)
     plt.close(fig)
+
+
+def breakdown_data(sweep):
+    """What breakdown.png plots, per point: its label, compute, exposed communication and step
+    time in ms (an invalid or error point: 0, 0 and NaN)."""
+    compute, exposed, step, labels = [], [], [], []
+    for r in sweep.rows:
+        ok = r["status"] == "ok"
+        compute.append(r["compute_s"] * 1e3 if ok else 0.0)
+        exposed.append(r["exposed_comm_s"] * 1e3 if ok else 0.0)
+        step.append(r["step_time_s"] * 1e3 if ok else math.nan)
+        labels.append(sweep.label(r))
+    return labels, compute, exposed, step
 
 
 def plot_breakdown(plt, sweep, metric, path):
@@ -199,13 +217,8 @@ def plot_breakdown(plt, sweep, metric, path):
     best point (by the metric) outlined."""
     rows = sweep.rows
     best = sweep.best(metric)
-    compute, exposed, step, labels = [], [], [], []
-    for r in rows:
-        ok = r["status"] == "ok"
-        compute.append(r["compute_s"] * 1e3 if ok else 0.0)
-        exposed.append(r["exposed_comm_s"] * 1e3 if ok else 0.0)
-        step.append(r["step_time_s"] * 1e3 if ok else math.nan)
-        labels.append(("best: " if r is best else "") + sweep.label(r))
+    labels, compute, exposed, step = breakdown_data(sweep)
+    ticks = [("best: " if r is best else "") + label for r, label in zip(rows, labels)]
     x = range(len(rows))
     fig, ax = plt.subplots(figsize=(min(max(6.0, 0.6 * len(rows) + 2), 40), 5.5))
     ax.bar(x, compute, label="compute (busiest GPU)", color="tab:blue")
@@ -223,7 +236,7 @@ def plot_breakdown(plt, sweep, metric, path):
             ax.text(i, top * 0.03, f"({r['status']})", rotation=90, ha="center", va="bottom",
                     color="gray")
     rotation = 0 if len(rows) <= 3 else 30 if len(rows) <= 8 else 45
-    ax.set_xticks(x, labels, rotation=rotation, ha="right" if rotation else "center",
+    ax.set_xticks(x, ticks, rotation=rotation, ha="right" if rotation else "center",
                   rotation_mode="anchor", fontsize=8 if len(rows) > 12 else 9)
     ax.set_ylabel("time (ms)")
     bad = sum(r["status"] != "ok" for r in rows)
@@ -231,7 +244,8 @@ def plot_breakdown(plt, sweep, metric, path):
     ax.set_title(f"Time breakdown per point{note}\n{os.path.basename(sweep.path)}")
     ax.legend(loc="upper left", ncol=2, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    save(plt, fig, path)
+    save(plt, fig, path, {"labels": labels, "compute_ms": compute, "exposed_ms": exposed,
+                          "step_ms": [None if math.isnan(v) else v for v in step]})
     return (f"compute + exposed communication per point; best: point "
             f"{best['point'] if best else 'none'}")
 

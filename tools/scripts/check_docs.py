@@ -12,7 +12,17 @@ its expected output: each must be printed by it (stdout or stderr, in order with
 "<!-- docs-check: run COMMAND -->" runs COMMAND silently before the next transcript (to make
 what it reads); "<!-- docs-check: skip REASON -->" skips the next one.
 
-Usage: check_docs.py --source-dir DIR --bin DIR [FILE.md...]   (default: README.md docs/*.md)
+Numbers in prose and tables are checked too (docs_values.py: "<!-- docs-check: cmd NAME
+COMMAND -->" and "<!-- docs-check: values ... -->" before a paragraph or table tie each of its
+numbers to a field of a command's output, or claim it as an input, a cited figure, an earlier
+version's result or a wall time), in the same scratch folder after the document's transcripts;
+then each marked number is edited by one digit in turn and must fail. "<!-- docs-check: image
+PNG SWEEP.csv -->" compares the numbers PNG plots (plot_sweep.py keeps them in it) with the
+sweep a transcript wrote; --update-images redraws it. --unmarked lists what no mark covers.
+
+Usage: check_docs.py --source-dir DIR --bin DIR [--update-images] [FILE.md...]
+                                                          (default: README.md docs/*.md)
+       check_docs.py --source-dir DIR --unmarked [FILE.md...]
        check_docs.py --self-test [--source-dir DIR --bin DIR]
 Exit status: 0 all transcripts match, 1 a mismatch (each printed with the command, the
 expected line and the output), 2 usage.
@@ -26,6 +36,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+import docs_values
 
 TIMEOUT_S = 300
 WALL = [re.compile(r"\bin [0-9.]+ s\b"), re.compile(r"\b[0-9.]+ points/s\b"),
@@ -153,13 +165,17 @@ def run(command, cwd):
     return p.returncode, p.stdout.splitlines(), p.stderr.splitlines()
 
 
-def check_file(path, source_dir, bin_dir):
-    """The mismatches of one document's transcripts; the count of commands run."""
+def check_file(path, source_dir, bin_dir, mutate=True, update_images=False):
+    """The mismatches of one document's transcripts and marked numbers; the count of commands
+    run and of numbers marked. With MUTATE, every marked number is then edited by one digit in
+    turn, and an edit the marks do not catch is a mismatch too."""
     with open(path, encoding="utf-8") as f:
-        found = transcripts(f.read())
+        text = f.read()
+    found = transcripts(text)
     problems, ran = [], 0
-    if not found:
-        return problems, ran
+    if not found and "<!-- docs-check: values" not in text and \
+            "<!-- docs-check: image" not in text:
+        return problems, ran, 0
     cwd = scratch(source_dir, bin_dir)
     rel = os.path.relpath(path, source_dir)
     for line_number, setup, skip, steps in found:
@@ -178,7 +194,18 @@ def check_file(path, source_dir, bin_dir):
                 shown = "\n".join("    | " + l for l in (out + err)[:40])
                 problems.append(f"{rel}:{line_number}: $ {command}\n  exit {rc}\n" +
                                 "\n".join(missing) + f"\n  printed:\n{shown}")
-    return problems, ran
+    outputs, values = docs_values.Outputs(run, cwd), {}
+    try:
+        p, marked = docs_values.check_text(text, rel, outputs, values)
+    except ValueError as e:
+        return problems + [f"{rel}: {e}"], ran, 0
+    problems += p + docs_values.check_images(text, rel, cwd, source_dir, update_images)
+    ran += len(outputs.cache)
+    if mutate and not p:
+        for where, edited in docs_values.mutations(text):
+            if not docs_values.check_text(edited, rel, outputs, values)[0]:
+                problems.append(f"{rel}: {where}: a one-digit edit the marks do not catch")
+    return problems, ran, marked
 
 
 def self_test_file(source_dir, bin_dir):
@@ -188,11 +215,38 @@ def self_test_file(source_dir, bin_dir):
     for step in ("5.409 ms", "5.419 ms"):
         with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
             f.write(f"```\n{command}\n...\nstep time      {step}\n```\n")
-        problems, ran = check_file(f.name, source_dir, bin_dir)
+        problems, ran, _ = check_file(f.name, source_dir, bin_dir)
         os.remove(f.name)
         results.append((ran, len(problems)))
     print(f"a transcript as printed: {results[0]}, edited: {results[1]} (commands, mismatches)")
-    return results == [(1, 0), (1, 1)]
+    return results == [(1, 0), (1, 1)] and self_test_values(source_dir, bin_dir)
+
+
+def self_test_values(source_dir, bin_dir):
+    """Marked prose passes as the program prints it; an edited number, an unmarked one, a
+    marked one not written and a mark whose number is right but not the field's fail; every
+    one-digit edit of the passing text fails."""
+    head = ("<!-- docs-check: cmd two build/bin/hopsim run "
+            "configs/experiments/flows-two-sharing.json --json --no-wall-time -->\n"
+            "<!-- docs-check: values\n{}\ngiven 1: one\n-->\n")
+    good = ("5.409 = two.step_time_s * 1e3\n2 = len(two.flows)",
+            "Both of the 2 flows end at 5.409 ms, 1 GB each.")
+    cases = [good,
+             (good[0], good[1].replace("5.409", "5.419")),
+             (good[0], good[1] + " 3 more."),
+             (good[0] + "\n7 = len(two.flows)", good[1]),
+             (good[0].replace("len(two.flows)", "len(two.flows) + 1"), good[1])]
+    counts = []
+    for marks, prose in cases:
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+            f.write(head.format(marks) + prose + "\n")
+        problems, _, marked = check_file(f.name, source_dir, bin_dir)
+        os.remove(f.name)
+        counts.append((marked, len(problems)))
+    ok = counts == [(3, 0), (3, 1), (3, 1), (4, 1), (3, 1)]
+    print(f"marked prose: as printed, edited, unmarked, marked not written, wrong field: "
+          f"{counts} (marked, mismatches){'' if ok else ': FAILED'}")
+    return ok
 
 
 def self_test():
@@ -211,11 +265,29 @@ def self_test():
     return 0 if ok else 1
 
 
+def list_unmarked(files, source):
+    """Prints each block with numbers but no marks, and the counts; exit 0."""
+    blocks, numbers = 0, 0
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            left = docs_values.unmarked(f.read())
+        for line, found in left:
+            print(f"{os.path.relpath(path, source)}:{line}: {len(found)}: {' '.join(found)}")
+        blocks += len(left)
+        numbers += sum(len(found) for _, found in left)
+    print(f"{numbers} number(s) in {blocks} block(s) not marked")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--source-dir")
     parser.add_argument("--bin")
     parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("--update-images", action="store_true",
+                        help="redraw each marked image from what its sweep gives now")
+    parser.add_argument("--unmarked", action="store_true",
+                        help="list the numbers of prose and tables that no mark ties down")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
     if args.self_test:
@@ -224,19 +296,24 @@ def main():
                                                                os.path.abspath(args.bin)):
             code = 1
         return code
-    if not args.source_dir or not args.bin:
+    if not args.source_dir or (not args.bin and not args.unmarked):
         parser.error("--source-dir and --bin are needed")
     source = os.path.abspath(args.source_dir)
     files = args.files or [os.path.join(source, "README.md")] + sorted(
         glob.glob(os.path.join(source, "docs", "*.md")))
-    problems, ran = [], 0
+    if args.unmarked:
+        return list_unmarked(files, source)
+    problems, ran, marked = [], 0, 0
     for path in files:
-        p, n = check_file(os.path.abspath(path), source, os.path.abspath(args.bin))
+        p, n, m = check_file(os.path.abspath(path), source, os.path.abspath(args.bin),
+                             update_images=args.update_images)
         problems += p
         ran += n
+        marked += m
     for p in problems:
         print(p, file=sys.stderr)
-    print(f"{ran} documented command(s) in {len(files)} file(s); {len(problems)} mismatch(es)")
+    print(f"{ran} documented command(s) in {len(files)} file(s), {marked} marked number(s); "
+          f"{len(problems)} mismatch(es)")
     return 1 if problems else 0
 
 
