@@ -4,12 +4,6 @@
 #include "tools/profile/linear_regex.hpp"
 
 #include <chrono>
-// GCC 12 at -O1 with the sanitizers warns that libstdc++'s own regex automaton copies a
-// std::function it may not have initialised (a false positive inside <regex>, the reference
-// this test compares with).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <regex>
 #include <stdexcept>
 #include <string>
