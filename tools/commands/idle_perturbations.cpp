@@ -51,7 +51,8 @@ Used used_by(const work::RunResult& result, bool need_links) {
       if (t.kind == work::PlanTaskKind::Compute) {
         u.computes[t.src.index()] = 1;
       } else if (need_links && t.kind == work::PlanTaskKind::Flow && t.src != t.dst) {
-        for (const topo::LinkId l : cluster.unfailed_route(t.src, t.dst, t.nics_only).span()) {
+        const auto route = cluster.unfailed_route(t.src, t.dst, t.nics_only);  // outlives span()
+        for (const topo::LinkId l : route.span()) {
           u.links[l.index()] = 1;
         }
       }
