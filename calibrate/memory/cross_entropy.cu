@@ -51,9 +51,7 @@ __global__ void cross_entropy_fwd(const bf16* logits, const int* targets, bf16* 
 __global__ void cross_entropy_bwd(const bf16* grad, const float* dloss, bf16* dlogits, int w,
                                   long long groups) {
   const long long per_row = w / 8;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
-       i += stride) {
+  grid_stride(groups, [&](long long i) {
     const float d = dloss[i / per_row];
     const Bf16x8 v = load8(grad + 8 * i);
     Bf16x8 out;
@@ -62,7 +60,7 @@ __global__ void cross_entropy_bwd(const bf16* grad, const float* dloss, bf16* dl
       out.v[e] = to_b(to_f(v.v[e]) * d);
     }
     store8(dlogits + 8 * i, out);
-  }
+  });
 }
 
 void launch_fwd(const MemoryArgs& a) {

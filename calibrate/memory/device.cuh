@@ -88,6 +88,17 @@ __device__ inline void store8(bf16* p, const Bf16x8& x) {
   *reinterpret_cast<uint4*>(p) = raw;
 }
 
+/// body(i) for this thread's items of a grid-stride loop over `items`: i = the thread's global
+/// index, then every whole grid further (stride_blocks sizes the grid).
+template <typename Body>
+__device__ void grid_stride(long long items, Body body) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < items;
+       i += stride) {
+    body(i);
+  }
+}
+
 /// Blocks for a grid-stride kernel over `items` work items of one thread each: as many as the
 /// GPU keeps resident (SMs × the kernel's occupancy at `threads`), fewer when the work needs
 /// fewer. Occupancy is asked once per kernel (host work inside a timed window would count).

@@ -9,9 +9,7 @@ namespace {
 #ifdef __CUDACC__
 // A grid-stride loop over 8-element (128-bit) groups, as many blocks as stay resident.
 __global__ void residual(const bf16* a, const bf16* b, bf16* c, long long groups) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
-       i += stride) {
+  grid_stride(groups, [&](long long i) {
     const Bf16x8 x = load8(a + 8 * i);
     const Bf16x8 y = load8(b + 8 * i);
     Bf16x8 z;
@@ -20,7 +18,7 @@ __global__ void residual(const bf16* a, const bf16* b, bf16* c, long long groups
       z.v[j] = to_b(to_f(x.v[j]) + to_f(y.v[j]));
     }
     store8(c + 8 * i, z);
-  }
+  });
 }
 
 void launch(const MemoryArgs& a) {

@@ -17,9 +17,7 @@ __device__ float sigmoid(float v) {
 // gate and up are the same columns of the row's two halves.
 __global__ void swiglu_fwd(const bf16* gu, bf16* y, int w, long long groups) {
   const long long per_row = w / 8;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
-       i += stride) {
+  grid_stride(groups, [&](long long i) {
     const long long row = i / per_row;
     const long long col = 8 * (i % per_row);
     const Bf16x8 g = load8(gu + row * 2 * w + col);
@@ -31,14 +29,12 @@ __global__ void swiglu_fwd(const bf16* gu, bf16* y, int w, long long groups) {
       out.v[j] = to_b(gf * sigmoid(gf) * to_f(u.v[j]));
     }
     store8(y + row * w + col, out);
-  }
+  });
 }
 
 __global__ void swiglu_bwd(const bf16* gu, const bf16* dy, bf16* dgu, int w, long long groups) {
   const long long per_row = w / 8;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < groups;
-       i += stride) {
+  grid_stride(groups, [&](long long i) {
     const long long row = i / per_row;
     const long long col = 8 * (i % per_row);
     const Bf16x8 g = load8(gu + row * 2 * w + col);
@@ -56,7 +52,7 @@ __global__ void swiglu_bwd(const bf16* gu, const bf16* dy, bf16* dgu, int w, lon
     }
     store8(dgu + row * 2 * w + col, dg);
     store8(dgu + row * 2 * w + w + col, du);
-  }
+  });
 }
 
 void launch_fwd(const MemoryArgs& a) {
