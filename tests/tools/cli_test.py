@@ -1683,6 +1683,24 @@ def case_export_chakra(ctx):
                f"repeated layers: exit {rc}: {err!r}")
 
 
+def case_deepep_sms(ctx):
+    """DeepEP's intranode EP8 exchange on H100 over comm_sms: the rate grows with the SMs it
+    holds (twice the SMs, twice the rate below saturation), then stays at the links' share; a
+    cluster whose deepep section lacks the intranode constants is refused, naming the key."""
+    row = os.path.join(ctx.source_dir, "configs/validation/deepep-normal-ep8-dispatch-h100.json")
+    rate = {}
+    for sms in (8, 16, 24, 32):
+        _, report = run_json(ctx, row, "--set", f"workload.comm_sms={sms}")
+        rate[sms] = report["validation"]["predicted"]
+    expect(abs(rate[16] / rate[8] - 2) < 0.02, f"8 -> 16 SMs: {rate[8]} -> {rate[16]} GB/s")
+    expect(rate[24] > rate[16] and abs(rate[32] / rate[24] - 1) < 1e-9,
+           f"16, 24, 32 SMs: {rate[16]}, {rate[24]}, {rate[32]} GB/s (saturates by 24)")
+    rc, _, err = run([ctx.hopsim, "run", row, "--set",
+                      'cluster.deepep={"nvlink_efficiency": 0.5}'])
+    expect(rc == 2 and "intranode_GBps_per_sm" in err, f"exit {rc}: {err.strip()}")
+    print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
+
+
 def case_what_if_validation(ctx):
     """A what-if's validation line is labelled as the healthy cluster's published figure (the
     report's validation says what_if); the healthy run's says error, as before."""
@@ -1964,7 +1982,7 @@ def main():
               "werror-default": case_werror_default,
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
-              "what-if-idle": case_what_if_idle}
+              "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

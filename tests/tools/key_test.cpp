@@ -255,7 +255,8 @@ std::vector<Probe> probes() {
       {&deepep::kSection,
        kCollective,
        "cluster.deepep",
-       {R"(cluster.deepep={"nvlink_efficiency": 0.5})"}},
+       {R"(cluster.deepep={"nvlink_efficiency": 0.5, "intranode_GBps_per_sm": 10, )"
+        R"("intranode_link_share": 0.9})"}},
       {&model::kSection, kAttention, "model"},
       {&mla::kSection, kMoe, "model.mla"},
       {&model_moe::kSection, kMoe, "model.moe"},

@@ -248,6 +248,39 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
   CHECK(std::llabs((time(true) - (deepep.ll_combine_call + message)).count_ps()) <= 1);
 }
 
+TEST_CASE("DeepEP's intranode kernels: SMs x per-SM rate, saturating at the links' share") {
+  // One node of 8 on a switch at B: a uniform two-tier exchange sends (n-1) S/n per GPU up-link,
+  // every byte as 1/e of itself, e = min(share, SMs x per_sm / B): t(e) = L + X / e, so
+  // (t(e1) - t(1)) / (t(e2) - t(1)) = (1/e1 - 1) / (1/e2 - 1); past saturation t stays put.
+  // Internode forwarding (nvlink_efficiency) does not apply within one node.
+  const topo::Cluster cluster = switch_of(8);
+  const Bytes s{64LL << 20};
+  LibraryConstants libraries;
+  DeepEpModel& deepep = libraries.deepep;
+  deepep.nvlink_efficiency = 0.3;
+  deepep.intranode_GBps_per_sm = 5;
+  deepep.intranode_link_share = 0.9;
+  deepep.nvlink_GBps = kB.bytes_per_s / 1e9;
+  CHECK(deepep.intranode_efficiency(8) == hopsim::test::approx(0.4));
+  CHECK(deepep.intranode_efficiency(16) == hopsim::test::approx(0.8));
+  CHECK(deepep.intranode_efficiency(32) == hopsim::test::approx(0.9));
+  CHECK(deepep.intranode_efficiency(0) == hopsim::test::approx(0.9));  // DeepEP's own 24
+  Env env(cluster);
+  CollectiveJob job =
+      make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::TwoTier), iota(8));
+  // No DeepEP figures: the links' rate.
+  const Time links = simulate(cluster, hopsim::work::build_collective_plan(env.build, job, s)).makespan;
+  env.job.libraries = &libraries;
+  const auto extra = [&](std::int64_t sms) {
+    job.comm_sms = sms;
+    const Plan plan = hopsim::work::build_collective_plan(env.build, job, s);
+    return (simulate(cluster, plan).makespan - links).seconds();
+  };
+  CHECK(extra(8) / extra(16) == hopsim::test::approx((1 / 0.4 - 1) / (1 / 0.8 - 1)));
+  CHECK(extra(24) == hopsim::test::approx(extra(32)));
+  CHECK(extra(32) == hopsim::test::approx(extra(0)));
+}
+
 TEST_CASE("collectives deliver what their definitions say") {
   const int n = 8;
   const topo::Cluster cluster = switch_of(n);

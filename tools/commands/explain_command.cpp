@@ -9,6 +9,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/step_section.hpp"
+#include "workloads/collectives/ep_algorithms.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/step/megatron_estimate.hpp"
@@ -87,6 +88,23 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
   }
 }
 
+// What the layer's EP library reaches as the SMs it holds grow: the share of NVLink its
+// forwarding (across nodes) and its intranode kernels (within one node) move at, at 8 to 32
+// SMs and at the layer's comm_sms (0: the library's own count).
+Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
+  const work::EpAlgorithmRow& row = work::ep_algorithm_row(job.algorithm);
+  Json curve = {{"library", row.library.empty() ? "none (the links' rate)" : row.library}};
+  for (const std::int64_t sms : {std::int64_t{8}, std::int64_t{16}, std::int64_t{24},
+                                 std::int64_t{32}, job.comm_sms}) {
+    const work::KernelReach k = row.reach(exp.ep_libraries, work::ExchangeOp::Dispatch, sms);
+    const std::string at = sms == job.comm_sms ? fmt::format("comm_sms {}", sms)
+                                               : fmt::format("{} SMs", sms);
+    curve[at] = {{"forwarding_nvlink_share", k.nvlink_share},
+                 {"intranode_nvlink_share", k.intranode_share}};
+  }
+  return curve;
+}
+
 void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {
   const work::EpNumbers ep = work::ep_numbers(*exp.model, job, exp.cluster);
   r["per_layer_flops_per_gpu"] = flops_json(work::moe_layer_flops(*exp.model, exp.parallel, job));
@@ -100,6 +118,7 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
              {"comm_s_at_nic", ep.comm_s_at_nic},
              {"compute_comm_ratio_at_peak",
               ep.comm_s_at_nic > 0 ? Json(ep.compute_s_at_peak / ep.comm_s_at_nic) : Json()},
+             {"sm_curve", sm_curve(exp, job)},
              {"ratio_note",
               "compute at peak FLOPs over the InfiniBand bytes at the NIC's line rate; `hopsim "
               "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "

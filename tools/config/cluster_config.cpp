@@ -128,7 +128,7 @@ work::NcclModel parse_nccl(const Node& n) {
   return model;
 }
 
-work::DeepEpModel parse_deepep(const Node& d) {
+work::DeepEpModel parse_deepep(const Node& d, Bandwidth nvlink) {
   namespace dk = keys::deepep;
   d.allow_only(dk::kSection);
   work::DeepEpModel deepep;
@@ -137,6 +137,9 @@ work::DeepEpModel parse_deepep(const Node& d) {
   deepep.sm_exponent = d.read(dk::kSmExponent);
   deepep.ll_dispatch_call = microseconds(d.read(dk::kLlDispatchUs));
   deepep.ll_combine_call = microseconds(d.read(dk::kLlCombineUs));
+  deepep.intranode_GBps_per_sm = d.read(dk::kIntranodeGBpsPerSm);
+  deepep.intranode_link_share = d.read(dk::kIntranodeLinkShare);
+  deepep.nvlink_GBps = nvlink.bytes_per_s / 1e9;
   return deepep;
 }
 
@@ -162,7 +165,7 @@ ClusterConfig parse_cluster(const Node& root) {
     config.nccl = parse_nccl(root.at(ck::kNccl));
   }
   if (root.has(ck::kDeepep)) {
-    config.ep_libraries.deepep = parse_deepep(root.at(ck::kDeepep));
+    config.ep_libraries.deepep = parse_deepep(root.at(ck::kDeepep), spec.nvlink.bandwidth);
   }
   if (root.has(ck::kSources)) {
     check_sources(root);

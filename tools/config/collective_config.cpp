@@ -184,6 +184,7 @@ work::CollectiveJob parse_job<work::CollectiveJob>(const Node& workload,
   }
   job.combine = workload.read(ck::kCombine);
   job.chunk_tokens = workload.read_if(ck::kChunkTokens).value_or(job.chunk_tokens);
+  job.comm_sms = workload.read(ck::kCommSms);
   if (workload.has(ck::kPieces)) {
     job.pieces = workload.read_as<work::Pieces>(ck::kPieces);
   }

@@ -85,6 +85,8 @@ struct TwoTierOptions {
   std::int64_t chunk_bytes = 0;  ///< IB transfers in pieces of this many bytes; 0: one piece
   double nvlink_efficiency = 1.0;  ///< NVLink flows move payload / this (DeepEpModel)
   Pieces pieces = Pieces::Each;
+  /// The same for an exchange within one node (DeepEP's intranode kernels, not its forwarding).
+  double intranode_efficiency = 1.0;
 };
 
 class Collectives {

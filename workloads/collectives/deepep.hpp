@@ -23,6 +23,13 @@ struct DeepEpModel {
   /// paid once before the messages leave; 0: none.
   Time ll_dispatch_call{};
   Time ll_combine_call{};
+  /// DeepEP's intranode kernels (every rank on one node: its intranode.cu, not the internode
+  /// forwarding above) copy `intranode_GBps_per_sm` per SM they hold, up to
+  /// `intranode_link_share` of the NVLink rate the links carry (`nvlink_GBps`, the cluster's):
+  /// the rate rises with the SMs, then saturates at the links. 0 per SM: the links' share alone.
+  double intranode_GBps_per_sm = 0;
+  double intranode_link_share = 1.0;
+  double nvlink_GBps = 0;  ///< what the cluster's NVLink carries per direction (its parse sets it)
 
   /// The share of NVLink bandwidth forwarding reaches with `comm_sms` SMs (0: `sms`), at most 1.
   double forward_efficiency(std::int64_t comm_sms) const {
@@ -31,6 +38,16 @@ struct DeepEpModel {
     }
     const double ratio = static_cast<double>(comm_sms) / static_cast<double>(sms);
     return std::min(1.0, nvlink_efficiency * std::pow(ratio, sm_exponent));
+  }
+
+  /// The share of NVLink's rate the intranode kernels reach with `comm_sms` SMs (0: `sms`):
+  /// min(intranode_link_share, SMs x intranode_GBps_per_sm / nvlink_GBps).
+  double intranode_efficiency(std::int64_t comm_sms) const {
+    if (intranode_GBps_per_sm <= 0 || nvlink_GBps <= 0) {
+      return intranode_link_share;
+    }
+    const double held = static_cast<double>(comm_sms > 0 ? comm_sms : sms);
+    return std::min(intranode_link_share, held * intranode_GBps_per_sm / nvlink_GBps);
   }
 };
 

@@ -39,7 +39,7 @@ Handle flat_exchange(Collectives& c, const Exchange& x, const KernelReach& /*rea
 
 Handle two_tier_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
   return c.all_to_all_two_tier(
-      x.ranks, x.bytes, TwoTierOptions{is_combine(x), x.chunk_bytes, reach.nvlink_share, x.pieces},
+      x.ranks, x.bytes, TwoTierOptions{is_combine(x), x.chunk_bytes, reach.nvlink_share, x.pieces, reach.intranode_share},
       x.after);
 }
 
@@ -67,7 +67,7 @@ KernelReach links_only(const LibraryConstants& /*k*/, ExchangeOp /*op*/,
 }
 
 KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp /*op*/, std::int64_t comm_sms) {
-  return {k.deepep.forward_efficiency(comm_sms), Time{}};
+  return {k.deepep.forward_efficiency(comm_sms), Time{}, k.deepep.intranode_efficiency(comm_sms)};
 }
 
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op,

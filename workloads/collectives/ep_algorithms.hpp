@@ -39,7 +39,7 @@ struct EpAlgorithmRow {
   std::int64_t (*chunk_tokens)(std::int64_t ranks, ExchangeOp op);
   /// The cluster keys it reads beyond the links ("" after the last): its latencies' and what
   /// `reach` reads.
-  std::array<std::string_view, 3> cluster_keys;
+  std::array<std::string_view, 5> cluster_keys;
   /// Its messages go through the NICs alone, even within a node (RDMA without NVLink
   /// forwarding): a perturbed NIC or spine link touches its exchanges inside a node too.
   bool through_nics = false;
@@ -73,12 +73,14 @@ inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
      kBothOps,
      true,
      "DeepEP normal",
-     "DeepEP's normal kernels (InfiniBand once per node, then NVLink)",
+     "DeepEP's normal kernels (InfiniBand once per node, then NVLink; within one node its "
+     "intranode kernels)",
      two_tier_exchange,
      two_tier_flows,
      deepep_normal,
      deepep_normal_chunk_tokens,
-     {"deepep.nvlink_efficiency", "deepep.sms", "deepep.sm_exponent"}},
+     {"deepep.nvlink_efficiency", "deepep.sms", "deepep.sm_exponent",
+      "deepep.intranode_GBps_per_sm", "deepep.intranode_link_share"}},
     {EpAlgorithm::LowLatency,
      "low_latency",
      kBothOps,

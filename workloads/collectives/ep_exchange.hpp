@@ -25,11 +25,13 @@ struct LibraryConstants {
 };
 
 /// What a library's kernels reach in one exchange beyond the links: the share of NVLink's rate
-/// its forwarding moves at (1: the links' rate), and its own time per call before the messages
-/// leave (launch, layout, polling; 0: none).
+/// its forwarding moves at (1: the links' rate), its own time per call before the messages
+/// leave (launch, layout, polling; 0: none), and the share of NVLink's rate it moves at when
+/// every rank is on one node (DeepEP's intranode kernels).
 struct KernelReach {
   double nvlink_share = 1.0;
   Time call{};
+  double intranode_share = 1.0;
 };
 
 /// One exchange over one EP group. `bytes` is in dispatch's direction whatever `op`: row i,

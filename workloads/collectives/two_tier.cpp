@@ -97,7 +97,7 @@ Handle Collectives::all_to_all_two_tier(std::span<const topo::GpuId> ranks, cons
         for (std::size_t j : nodes.members[slot]) {
           if (j != i && m.gpu.at(i, j) > 0) {
             const std::int64_t bytes = m.gpu.at(i, j);
-            const double eff = o.nvlink_efficiency;
+            const double eff = m.nodes == 1 ? o.intranode_efficiency : o.nvlink_efficiency;
             h.done.push_back(o.combine
                                  ? route_hop(ranks[j], ranks[i], bytes, first, "nvlink", eff).arrived
                                  : route_hop(ranks[i], ranks[j], bytes, first, "nvlink", eff).arrived);

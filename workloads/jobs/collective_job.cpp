@@ -226,6 +226,10 @@ std::optional<Problem> tunables_problem(const CollectiveJob& j) {
                    fmt::format("chunk_tokens applies to all_to_all {} with moe routing",
                                ep_algorithm_list(is_chunked, false))};
   }
+  if (j.comm_sms != 0 && !x) {
+    return Problem{"/workload/comm_sms", fmt::format("comm_sms applies to all_to_all {}",
+                                                     ep_algorithm_list(nullptr, false))};
+  }
   if (j.pieces && !chunked) {
     return Problem{"/workload/pieces", fmt::format("pieces applies to all_to_all {}",
                                                    ep_algorithm_list(is_chunked, false))};

@@ -57,6 +57,8 @@ struct CollectiveJob {
   /// all_to_all two_tier: how pieces become flows; unset: each piece its own (DeepEP's
   /// kernels, what the validation rows measure).
   std::optional<Pieces> pieces;
+  /// all_to_all: SMs the EP library's kernels hold; 0: the library's own count.
+  std::int64_t comm_sms = 0;
   /// all_to_all only: route MoE tokens instead of a uniform matrix (sizes then hold one size,
   /// tokens_per_gpu x token_bytes).
   std::optional<MoeRouting> moe;

@@ -125,7 +125,7 @@ Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
                           a.job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch,
                           exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
                           a.job.pieces.value_or(Pieces::Each),
-                          0,
+                          a.job.comm_sms,
                           a.env.env.ep_libraries(),
                           a.after};
   return add_exchange(a.c, x, exchange);

@@ -144,6 +144,14 @@ inline constexpr ChoiceKey kPieces{
         "the first piece, the rest, and the last piece's second stage (16 flows, not 8 per "
         "piece)"};
 
+inline constexpr IntegerKey kCommSms{
+    .name = "comm_sms",
+    .lo = 0,
+    .hi = std::int64_t{1} << 20,
+    .value = 0,
+    .doc = "all_to_all: SMs the EP library's kernels hold (DeepEP's rate follows them); 0: the "
+           "library's own count"};
+
 inline constexpr ValueKey kMoe{
     .name = "moe",
     .type = "object",
@@ -152,7 +160,8 @@ inline constexpr ValueKey kMoe{
 
 inline constexpr auto kKeys =
     std::to_array<KeyRef>({&kKind, &kOp, &kAlgorithm, &kRanks, &kGroup, &kBytes, &kChunks,
-                           &kChannels, &kProtocol, &kCombine, &kChunkTokens, &kPieces, &kMoe});
+                           &kChannels, &kProtocol, &kCombine, &kChunkTokens, &kPieces, &kCommSms,
+                           &kMoe});
 inline constexpr Section kSection{"experiment", "/workload (kind collective)",
                                   "one collective over one or several sizes", kKeys};
 

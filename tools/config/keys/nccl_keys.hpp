@@ -142,8 +142,22 @@ inline constexpr NumberKey kLlCombineUs = cluster::latency_us(
     "on DeepEP's EP8 combine, docs)",
     0);
 
+inline constexpr NumberKey kIntranodeGBpsPerSm{
+    .name = "intranode_GBps_per_sm",
+    .sign = Sign::Positive,
+    .unit = Unit::GBps,
+    .fallback = kRequired,
+    .doc = "what each SM DeepEP's intranode kernels hold copies over NVLink (EP within one node;"
+           " fitted on a published H100 figure, docs)"};
+
+inline constexpr NumberKey kIntranodeLinkShare = cluster::share(
+    "intranode_link_share",
+    "the most of NVLink's rate DeepEP's intranode kernels reach, however many SMs they hold "
+    "(fitted on a published figure, docs)");
+
 inline constexpr auto kKeys =
-    std::to_array<KeyRef>({&kNvlinkEfficiency, &kSms, &kSmExponent, &kLlDispatchUs, &kLlCombineUs});
+    std::to_array<KeyRef>({&kNvlinkEfficiency, &kSms, &kSmExponent, &kLlDispatchUs, &kLlCombineUs,
+                           &kIntranodeGBpsPerSm, &kIntranodeLinkShare});
 inline constexpr Section kSection{"cluster", "/deepep", "DeepEP's kernels", kKeys};
 
 }  // namespace hopsim::config::keys::deepep
