@@ -2,6 +2,8 @@
 // groups at or above it that the change connects to, check the links left out, commit.
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "sim/assert.hpp"
 #include "sim/fair_share.hpp"
@@ -21,6 +23,31 @@ constexpr double kOverload = 1e-12;
 // does not flip back and forth while the flows near its capacity come and go.
 constexpr double kDemoteBelow = 0.5;
 constexpr std::uint32_t kDemoteAfter = 3;
+
+// Restores the order of a min-heap (std::greater, as std::make_heap makes it) whose top's key
+// grew: one pass down, where popping it and pushing it back would take two. Each link is in
+// the heap once, so (share, link) orders the entries totally: the links come out in the same
+// order whichever way the heap is kept.
+void sift_top(std::vector<std::pair<double, ResourceId>>& heap) {
+  const std::size_t n = heap.size();
+  const auto node = heap.front();
+  std::size_t at = 0;
+  for (;;) {
+    std::size_t child = 2 * at + 1;
+    if (child >= n) {
+      break;
+    }
+    if (child + 1 < n && heap[child + 1] < heap[child]) {
+      ++child;
+    }
+    if (!(heap[child] < node)) {
+      break;
+    }
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = node;
+}
 
 }  // namespace
 
@@ -177,19 +204,20 @@ void FairShare::fill() {
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>{});
   while (!heap_.empty()) {
+    const auto [key, l] = heap_.front();
+    if (weight_[l] > 0) {
+      const double share = std::max(left_[l], 0.0) / weight_[l];
+      if (share > key) {
+        heap_.front().first = share;  // stale: its share grew since it went in
+        sift_top(heap_);
+        continue;
+      }
+    }
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
-    const auto [key, l] = heap_.back();
     heap_.pop_back();
-    if (weight_[l] <= 0) {
-      continue;  // every group on it was fixed by other links
+    if (weight_[l] > 0) {  // else every group on it was fixed by other links
+      fix_on(l, key);
     }
-    const double share = std::max(left_[l], 0.0) / weight_[l];
-    if (share > key) {
-      heap_.emplace_back(share, l);
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
-      continue;
-    }
-    fix_on(l, key);
   }
   HOPSIM_ASSERT(order_.size() == region_groups_.size(), "the filling fixed {} of {} groups",
                 order_.size(), region_groups_.size());

@@ -15,8 +15,9 @@ namespace hopsim::test {
 struct RefFlow {
   std::vector<sim::ResourceId> route;
   Bytes size;
-  Time start;
+  Time start;  // after the finish of flow `after`, if it has one; else after time 0
   Time latency;
+  std::int64_t after = -1;  // the flow this one waits for (an earlier one), or -1
 };
 
 struct RefCase {
@@ -80,16 +81,31 @@ inline std::vector<Time> reference_finish(const RefCase& c) {
   std::vector<bool> active(n, false);
   std::vector<Time> due(n, Time::max());
   Time now;
+  // When a flow joins: its start (after its predecessor's finish, once that is known) and
+  // latency; Time::max() while its predecessor runs.
+  const auto join_of = [&](std::size_t f) {
+    const RefFlow& flow = c.flows[f];
+    if (flow.after < 0) {
+      return flow.start + flow.latency;
+    }
+    const Time before = finish[static_cast<std::size_t>(flow.after)];
+    return before == Time::max() ? Time::max() : before + flow.start + flow.latency;
+  };
   for (;;) {
     Time next = Time::max();
-    for (std::size_t f = 0; f < n; ++f) {
-      const Time join = c.flows[f].start + c.flows[f].latency;
-      if (finish[f] == Time::max() && !active[f] && join <= now) {
-        active[f] = c.flows[f].size.n > 0;
-        left[f] = static_cast<double>(c.flows[f].size.n);
-        finish[f] = active[f] ? Time::max() : now;
-      } else if (finish[f] == Time::max() && !active[f]) {
-        next = std::min(next, join);
+    for (bool joined = true; joined;) {  // again while zero-byte flows release others now
+      joined = false;
+      next = Time::max();
+      for (std::size_t f = 0; f < n; ++f) {
+        const Time join = join_of(f);
+        if (finish[f] == Time::max() && !active[f] && join <= now) {
+          active[f] = c.flows[f].size.n > 0;
+          left[f] = static_cast<double>(c.flows[f].size.n);
+          finish[f] = active[f] ? Time::max() : now;
+          joined = joined || !active[f];
+        } else if (finish[f] == Time::max() && !active[f]) {
+          next = std::min(next, join);
+        }
       }
     }
     const std::vector<double> rate = reference_rates(c, active);
