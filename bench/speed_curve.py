@@ -6,11 +6,12 @@ Usage: speed_curve.py [--hopsim build/bin/hopsim] [--runs 3] [--csv FILE] [--plo
 
 Runs `hopsim run` on shipped experiments scaled by --set from 8 GPUs up (POINTS below: an
 all-to-all and a ring all-reduce over every GPU, a DeepSeek-V3 MoE layer under EP, Llama 3
-405B training steps folded up to 65,536 GPUs, and a Llama 3 8B step unfolded), each in its own
+405B training steps folded from 1,024 to 65,536 GPUs (TP 8, PP 16, DP grows, 16 micro-batches
+per pipeline), and a Llama 3 8B step unfolded, every GPU in the plan), each in its own
 process: the median wall time of --runs runs, the peak memory of one (/usr/bin/time -v), and
 the events and flows its summary prints. Prints a table (wall s, events/s, flows/s, GPUs per
-wall second, peak MB); --csv writes it, --plot draws wall time and peak memory against GPUs,
-log-log, one line per family (matplotlib; without it here, /usr/bin/python3 draws it).
+wall second, peak MB); --csv writes it, --plot draws wall time, peak memory and events/s
+against GPUs, log-log, one line per family (matplotlib; without it here, /usr/bin/python3 draws it).
 """
 
 import argparse
@@ -41,7 +42,8 @@ def collective(op, algorithm, gpus):
 
 
 def ep_layer(gpus):
-    return (EP, cluster(gpus) + [f"parallel.ep={gpus}", f"parallel.dp={gpus}",
+    nodes = max(1, gpus // 8)
+    return (EP, cluster(gpus) + [f"cluster.fabric.nodes_per_leaf={min(32, nodes)}",f"parallel.ep={gpus}", f"parallel.dp={gpus}",
                                  "workload.layers=1", f"workload.max_nodes_per_token="
                                  f"{min(4, max(1, gpus // 8))}"])
 
@@ -63,9 +65,9 @@ POINTS = [
     ("all-to-all (flat, 1 GiB)", [8, 64, 256, 1024], lambda g: collective("all_to_all", "flat", g)),
     ("all-reduce (ring, 1 GiB)", [8, 64, 256, 1024],
      lambda g: collective("all_reduce", "ring", g)),
-    ("MoE layer (DeepSeek-V3, EP)", [8, 32, 128, 512, 2048], ep_layer),
-    ("step, folded (Llama 3 405B)", [128, 1024, 8192, 65536], folded_step),
-    ("step, unfolded (Llama 3 8B)", [8, 32, 128, 512], unfolded_step),
+    ("MoE layer (DeepSeek-V3, EP)", [8, 32, 64, 128, 256], ep_layer),
+    ("step, folded (Llama 3 405B)", [1024, 4096, 16384, 65536], folded_step),
+    ("step, unfolded (Llama 3 8B)", [8, 32, 128, 512, 2048], unfolded_step),
 ]
 
 SIMULATED = re.compile(r"^simulated\s+(\d+) events, (\d+) flows", re.M)
@@ -98,7 +100,7 @@ def measure(cmd, runs):
 
 
 def plot(rows, path):
-    """Wall time and peak memory against GPUs, log-log, one line per family."""
+    """Wall time and peak memory against GPUs, and events/s against GPUs, log-log, one line per family."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -113,23 +115,25 @@ def plot(rows, path):
                        check=True)
         os.unlink(f.name)
         return
-    fig, (wall, mem) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (wall, mem, rate) = plt.subplots(1, 3, figsize=(15, 4.4))
     for family in dict.fromkeys(r["family"] for r in rows):
         mine = [r for r in rows if r["family"] == family]
         gpus = [r["gpus"] for r in mine]
         wall.plot(gpus, [r["wall_s"] for r in mine], marker="o", label=family)
         mem.plot(gpus, [r["peak_MB"] for r in mine], marker="o", label=family)
-    for ax, label in ((wall, "wall time of `hopsim run` (s)"), (mem, "peak memory (MB)")):
+        rate.plot(gpus, [r["events_per_s"] for r in mine], marker="o", label=family)
+    for ax, label in ((wall, "wall time of `hopsim run` (s)"), (mem, "peak memory (MB)"),
+                      (rate, "simulated events per wall second")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("simulated GPUs")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
-    wall.legend(fontsize=7)
+    wall.legend(fontsize=7, loc="upper left")
     fig.suptitle("hopsim's cost as the cluster grows (make bench; one core, Release)")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    print(f"{path}: wall time and peak memory against GPUs, log-log")
+    print(f"{path}: wall time, peak memory and events/s against GPUs, log-log")
 
 
 FIELDS = ["family", "gpus", "wall_s", "events", "flows", "events_per_s", "flows_per_s",
