@@ -2,14 +2,14 @@
 """The speed curve (make bench): how a run's cost grows with the cluster, per workload.
 
 Usage: speed_curve.py [--hopsim build/bin/hopsim] [--runs 3] [--csv FILE] [--plot FILE.png]
-                      [--max-gpus N] [--only FAMILY]
+                      [--max-gpus N] [--only FAMILY] [--smallest]
 
 Runs `hopsim run` on shipped experiments scaled by --set from 8 GPUs up (POINTS below: an
 all-to-all and a ring all-reduce over every GPU, a DeepSeek-V3 MoE layer under EP, Llama 3
 405B training steps folded from 1,024 to 65,536 GPUs (TP 8, PP 16, DP grows, 16 micro-batches
 per pipeline), and a Llama 3 8B step unfolded, every GPU in the plan), each in its own
-process: the median wall time of --runs runs, the peak memory of one (/usr/bin/time -v), and
-the events and flows its summary prints. Prints a table (wall s, events/s, flows/s, GPUs per
+process: the median wall time of --runs runs, the peak memory of one (/usr/bin/time -v), and the events and flows its summary prints. Exit status 1 when a point fails to
+run (a renamed key, a config that no longer fits), so that ctest's smoke run catches it. Prints a table (wall s, events/s, flows/s, GPUs per
 wall second, peak MB); --csv writes it, --plot draws wall time, peak memory and events/s
 against GPUs, log-log, one line per family (matplotlib; without it here, /usr/bin/python3 draws it).
 """
@@ -80,23 +80,34 @@ def command(hopsim, experiment, sets):
     return cmd
 
 
+def peak_run(cmd):
+    """(exit status, stdout, stderr, peak resident MB) of one run of `cmd`: GNU time's figure,
+    or nan without /usr/bin/time (make bench requires it; the ctest smoke run does not)."""
+    timed = os.path.exists("/usr/bin/time")
+    with tempfile.NamedTemporaryFile("r") as timing:
+        prefix = ["/usr/bin/time", "-v", "-o", timing.name] if timed else []
+        child = subprocess.Popen(prefix + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        out, err = child.communicate()
+        if timed:
+            found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", timing.read())
+            return child.returncode, out, err, int(found.group(1)) / 1024 if found else 0
+    return child.returncode, out, err, float("nan")
+
+
 def measure(cmd, runs):
     """(median wall s, peak MB, events, flows) of `cmd`, or None with the reason printed."""
-    with tempfile.NamedTemporaryFile() as timing:
-        first = subprocess.run(["/usr/bin/time", "-v", "-o", timing.name] + cmd,
-                               capture_output=True, text=True, check=False)
-        if first.returncode != 0:
-            print(f"  failed ({first.returncode}): {first.stderr.strip()[:300]}", file=sys.stderr)
-            return None
-        peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
-                                open(timing.name, encoding="utf-8").read()).group(1))
-    found = SIMULATED.search(first.stdout)
+    rc, out, err, peak = peak_run(cmd)
+    found = SIMULATED.search(out)
+    if rc != 0 or not found:
+        print(f"  failed ({rc}): {' '.join(cmd)}: {err.strip()[:300]}", file=sys.stderr)
+        return None
     walls = []
     for _ in range(runs):
         start = time.perf_counter()
         subprocess.run(cmd, capture_output=True, check=True)
         walls.append(time.perf_counter() - start)
-    return statistics.median(walls), peak_kb / 1024, int(found.group(1)), int(found.group(2))
+    return statistics.median(walls), peak, int(found.group(1)), int(found.group(2))
 
 
 def plot(rows, path):
@@ -160,20 +171,23 @@ def main():
     parser.add_argument("--plot")
     parser.add_argument("--max-gpus", type=int, default=65536)
     parser.add_argument("--only", help="the families whose names contain this")
+    parser.add_argument("--smallest", action="store_true",
+                        help="each family's smallest point only (ctest's smoke run)")
     parser.add_argument("--from-csv", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.from_csv:
         plot(read_csv(args.from_csv), args.plot)
         return 0
-    rows = []
+    rows, failed = [], 0
     print(f"{'family':30} {'GPUs':>6} {'wall_s':>8} {'events':>10} {'events/s':>10} "
           f"{'flows/s':>10} {'GPUs/s':>10} {'peak_MB':>8}")
     for family, counts, point in POINTS:
         if args.only and args.only not in family:
             continue
-        for gpus in (g for g in counts if g <= args.max_gpus):
+        for gpus in [g for g in counts if g <= args.max_gpus][:1 if args.smallest else None]:
             got = measure(command(args.hopsim, *point(gpus)), args.runs)
             if got is None:
+                failed += 1
                 continue
             wall, peak, events, flows = got
             rows.append({"family": family, "gpus": gpus, "wall_s": round(wall, 4),
@@ -188,7 +202,7 @@ def main():
             write_csv(rows, f)
     if args.plot:
         plot(rows, args.plot)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
