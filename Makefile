@@ -6,7 +6,7 @@ help:
 	@echo "make run      install what is missing, build the hopsim program, run the default experiment"
 	@echo "make test     install what is missing, build everything, run every test"
 	@echo "make build    build everything (Release): the program, tests, bench, harness host code"
-	@echo "make bench    speed benchmarks: medians of several runs (hyperfine), peak memory"
+	@echo "make bench    speed benchmarks: medians of several runs (hyperfine), peak memory, and the speed curve (docs/images/speed-curve.png)"
 	@echo "make install  install hopsim, its presets, docs and hopsim-plot-sweep (PREFIX=~/.local)"
 	@echo "make asan     the tests under AddressSanitizer + UndefinedBehaviorSanitizer (not the docs and style checks, the slowest few, nor the calibration harness)"
 	@echo "make tsan     the concurrent run() test under ThreadSanitizer"

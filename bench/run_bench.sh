@@ -7,8 +7,13 @@
 # the exact run, which takes 20-26 minutes: README, Speed).
 # Then whole experiments through `hopsim run` (BENCH_EXPERIMENTS, medians of EXPERIMENT_RUNS):
 # a MoE layer, and training steps folded from 2,048 and 16,384 GPUs.
+# Then the speed curve (bench/speed_curve.py): wall time, events/s, flows/s, GPUs per wall
+# second and peak memory of collectives, EP layers and folded and unfolded steps from 8 to
+# 65,536 GPUs, written to docs/images/speed-curve.csv and drawn, log-log, into
+# docs/images/speed-curve.png (the README's Speed section shows both; CURVE=0 skips it).
 #   BENCH_CASES="f g" make bench     # a subset
 #   BENCH_CASES= BENCH_EXPERIMENTS=configs/experiments/deepseek-v3-step.json make bench
+#   BENCH_CASES= BENCH_EXPERIMENTS= make bench   # only the speed curve
 set -euo pipefail
 
 bin=${BENCH_BIN:-build/bin/hopsim_bench}
@@ -61,3 +66,9 @@ for e in $experiments; do
   printf '%-48s %10.3f %5d %10.1f\n' "$(basename "$e")" "$median" "$experiment_runs" \
     "$(awk -v k="$peak_kb" 'BEGIN {print k / 1024}')"
 done
+
+if [[ ${CURVE:-1} != 0 ]]; then
+  printf '\nspeed curve (medians of %s runs; bench/speed_curve.py)\n' "$experiment_runs"
+  python3 bench/speed_curve.py --hopsim "$hopsim" --runs "$experiment_runs" \
+    --csv docs/images/speed-curve.csv --plot docs/images/speed-curve.png
+fi

@@ -368,6 +368,44 @@ def case_text_summary(ctx):
     print("the summary names cluster and GPU; explain prints units (365.1 GB, 2198 tokens)")
 
 
+def case_flows_file(ctx):
+    """A flows CSV (flows_to_csv.py's) runs as the JSON list does; its errors are one line
+    naming the CSV and the line; the summary prints events/s, and --no-wall-time leaves it out."""
+    tour = os.path.join(ctx.source_dir, "configs/experiments/flows-tour.json")
+    script = os.path.join(ctx.source_dir, "tools/scripts/flows_to_csv.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path, exp = os.path.join(tmp, "tour.csv"), os.path.join(tmp, "tour.json")
+        rc, out, err = run([sys.executable, script, tour, csv_path, "--experiment", exp])
+        expect(rc == 0, f"flows_to_csv.py exited {rc}: {err}")
+        _, listed = run_json(ctx, tour, "--no-wall-time")
+        _, from_csv = run_json(ctx, exp, "--no-wall-time")
+        for key in ("flows", "links", "step_time_s", "sim"):
+            expect(listed[key] == from_csv[key], f"{key} differs: {listed[key]} vs {from_csv[key]}")
+        with open(csv_path, encoding="utf-8") as f:
+            rows = f.read().split("\n")
+        def edit(line, column, value):
+            """The CSV with one field of a line (1-based) replaced; column 6 adds a field."""
+            fields = rows[line - 1].split(",")
+            fields[column:column + 1] = [value]
+            return "\n".join(rows[:line - 1] + [",".join(fields)] + rows[line:])
+
+        for line, text, says in ((3, edit(3, 6, "extra"), "7 fields, expected 6"),
+                                 (2, edit(2, 3, "x"), 'bytes "x": expected a whole number'),
+                                 (4, edit(4, 1, "999"), "src: GPU 999 is not in the cluster")):
+            with open(csv_path, "w", encoding="utf-8") as f:
+                f.write(text)
+            rc, out, err = run([ctx.hopsim, "run", exp])
+            expect(rc == 2 and out == "" and err.count("\n") == 1,
+                   f"a bad CSV line {line}: exit {rc}, stderr {err!r}")
+            expect(err.startswith(f"{csv_path}:{line}: ") and says in err, f"stderr: {err!r}")
+            print(err.strip())
+    rc, out, _ = run([ctx.hopsim, "run", tour])
+    expect(rc == 0 and re.search(r"^simulated .* in [0-9.]+ s \([0-9.]+ (M )?events/s\)$", out,
+                                 re.M), f"the summary prints no events/s:\n{out}")
+    rc, out, _ = run([ctx.hopsim, "run", tour, "--no-wall-time"])
+    expect(rc == 0 and "events/s" not in out, f"--no-wall-time prints events/s:\n{out}")
+
+
 def case_solver(ctx):
     """solver.tolerance runs the approximate mode, and the report and summary say which ran."""
     exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
@@ -1962,6 +2000,7 @@ def main():
               "deterministic": case_deterministic, "out-dir": case_out_dir, "usage": case_usage,
               "trace": case_trace, "text-summary": case_text_summary,
               "multi-size": case_multi_size, "schema-docs": case_schema_docs,
+        "flows-file": case_flows_file,
               "readme-deps": case_readme_deps, "out-kill": case_out_kill,
               "out-concurrent": case_out_concurrent, "step-linear-dp": case_step_linear_dp,
               "reports-sane": case_reports_sane, "sweep": case_sweep,

@@ -172,7 +172,8 @@ work::RunOptions run_options(const RunOptions& o) {
 // The trace and --out folder, if asked for; false (with the reason on stderr) when one cannot
 // be written.
 bool write_outputs(const RunOptions& o, const config::ExperimentFile& file,
-                   const work::RunResult& result, const nlohmann::ordered_json& report,
+                   const work::RunResult& result,
+                   const std::optional<nlohmann::ordered_json>& report,
                    const std::set<topo::GpuId>& ranks) {
   try {
     std::optional<std::string> trace;
@@ -184,7 +185,7 @@ bool write_outputs(const RunOptions& o, const config::ExperimentFile& file,
       write_file_atomically(o.trace_file, *trace);
     }
     if (!o.out_dir.empty()) {
-      write_out_dir(o, report.dump(2) + "\n", file.resolved.dump(2) + "\n",
+      write_out_dir(o, report->dump(2) + "\n", file.resolved.dump(2) + "\n",
                     with_out ? trace : std::nullopt);
     }
   } catch (const OutputError& e) {
@@ -226,7 +227,12 @@ int run_command(const RunOptions& o) {
     return 1;
   }
   const ReportInput in{file, result, !o.no_wall_time};
-  const auto report = make_report(in);
+  // The JSON report only where it is printed or written: a text run's summary is formatted
+  // from the typed results, and the report of a big flow list (a row per flow) is not free.
+  std::optional<nlohmann::ordered_json> report;
+  if (o.json || !o.out_dir.empty()) {
+    report = make_report(in);
+  }
   if (!o.trace_file.empty() && o.trace_ranks.empty()) {
     ranks = default_trace_ranks(file.experiment, result);
   }
@@ -234,7 +240,7 @@ int run_command(const RunOptions& o) {
     return 1;
   }
   if (o.json) {
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", report->dump(2));
   } else {
     fmt::print("{}", format_summary(in));
   }

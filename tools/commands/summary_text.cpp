@@ -611,7 +611,7 @@ std::string case_lines(const work::CaseResult& c) {
   return out + kernel_line(s.compute_kernels);
 }
 
-// What the engine did; the wall time only when asked for.
+// What the engine did; the wall time and the events per wall second only when asked for.
 std::string sim_line(const SimTotals& t, bool wall_time) {
   std::string out = fmt::format("simulated      {} events, {} flows", t.events, t.flows);
   if (t.cases > 1) {
@@ -622,6 +622,11 @@ std::string sim_line(const SimTotals& t, bool wall_time) {
   }
   if (wall_time) {
     out += fmt::format(" in {:.3f} s", t.wall_s);
+    if (t.wall_s > 0) {  // the engine's speed: events per wall-clock second of simulation
+      const double rate = static_cast<double>(t.events) / t.wall_s;
+      out += rate >= 1e5 ? fmt::format(" ({:.2f} M events/s)", rate / 1e6)
+                         : fmt::format(" ({:.0f} events/s)", rate);
+    }
   }
   if (t.approximate()) {
     out += fmt::format("; approximate solver, tolerance {:g} ({} flows moved)", t.tolerance,

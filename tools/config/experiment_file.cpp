@@ -2,6 +2,7 @@
 #include "tools/config/experiment_file.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -275,6 +276,31 @@ void apply_overrides(const std::vector<std::string>& overrides, nlohmann::json& 
 
 }  // namespace
 
+namespace {
+
+// A problem with a flow read from a flows CSV ("/workload/flows/N/KEY"): the ConfigError
+// "FILE:LINE: KEY: message"; other problems return.
+void fail_in_flows_file(const work::Experiment& experiment, const Problem& problem) {
+  const auto* job = std::get_if<work::FlowsJob>(&experiment.job);
+  constexpr std::string_view kPrefix = "/workload/flows/";
+  if (job == nullptr || job->source.empty() || !problem.path.starts_with(kPrefix)) {
+    return;
+  }
+  // Flow N is the CSV's line N + 2 (the header is line 1; the file has no other lines).
+  std::size_t index = 0;
+  const std::string_view rest = std::string_view(problem.path).substr(kPrefix.size());
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+  if (ec != std::errc{}) {
+    return;
+  }
+  const std::string_view key = std::string_view(end, rest.data() + rest.size());
+  throw ConfigError(fmt::format("{}:{}: {}{}", job->source, index + 2,
+                                key.empty() ? "" : fmt::format("{}: ", key.substr(1)),
+                                problem.message));
+}
+
+}  // namespace
+
 void ExperimentFile::fail(const Problem& problem) const {
   const auto in = [&](std::string_view prefix, const std::shared_ptr<const Origin>& part) {
     return part != origin &&
@@ -286,6 +312,7 @@ void ExperimentFile::fail(const Problem& problem) const {
       fail_at(*part, Node::Pointer(problem.path.substr(prefix.size())), problem.message);
     }
   }
+  fail_in_flows_file(experiment, problem);
   fail_at(*origin, Node::Pointer(problem.path), problem.message);
 }
 

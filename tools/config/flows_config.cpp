@@ -1,12 +1,15 @@
 // The `flows` workload parser: ids become indices.
 #include "tools/config/flows_config.hpp"
 
+#include <filesystem>
 #include <string>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "tools/config/flows_csv.hpp"
 #include "tools/config/keys/flows_keys.hpp"
+#include "tools/config/presets.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -24,11 +27,31 @@ work::ExplicitFlow parse_flow(const Node& n, std::size_t index) {
   return f;
 }
 
+// "flows_file": the CSV beside the experiment (or an absolute path), read whole.
+work::FlowsJob read_flows_file(const Node& workload) {
+  if (workload.has(keys::flows::kFlows)) {
+    workload.at(keys::flows::kFlowsFile).fail("give \"flows\" or \"flows_file\", not both");
+  }
+  const std::string named = workload.read(keys::flows::kFlowsFile);
+  const std::filesystem::path p(named);
+  work::FlowsJob job;
+  job.source =
+      p.is_absolute()
+          ? named
+          : display_path(
+                (std::filesystem::path(workload.file()).parent_path() / p).lexically_normal());
+  job.flows = read_flows_csv(job.source);
+  return job;
+}
+
 }  // namespace
 
 template <>
 work::FlowsJob parse_job<work::FlowsJob>(const Node& workload, const JobParseContext& /*ctx*/) {
   workload.allow_only(keys::flows::kSection);
+  if (workload.has(keys::flows::kFlowsFile)) {
+    return read_flows_file(workload);
+  }
   const Node flows = workload.at(keys::flows::kFlows);
   flows.expect_array();
   work::FlowsJob job;

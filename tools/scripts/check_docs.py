@@ -8,7 +8,8 @@ configs/, tools/, docs/ and tests/ and the build's bin/ (as build/bin), one fold
 document, so that a command may read what an earlier one wrote. The lines after a command are
 its expected output: each must be printed by it (stdout or stderr, in order within each), with
 "..." standing for lines left out. Numbers are compared as printed; wall times are not
-("in 0.4 s", "0.482 s" after "in", the wall_s column of a sweep CSV). An HTML comment
+("in 0.4 s", "0.482 s" after "in", "0.40 M events/s", the wall_s column of a sweep CSV). An
+HTML comment
 "<!-- docs-check: run COMMAND -->" runs COMMAND silently before the next transcript (to make
 what it reads); "<!-- docs-check: skip REASON -->" skips the next one.
 
@@ -41,6 +42,7 @@ import docs_values
 
 TIMEOUT_S = 300
 WALL = [re.compile(r"\bin [0-9.]+ s\b"), re.compile(r"\b[0-9.]+ points/s\b"),
+        re.compile(r"\b[0-9.]+ (M )?events/s\b"),
         re.compile(r"about [0-9.]+ s left")]
 
 

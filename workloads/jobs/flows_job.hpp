@@ -25,6 +25,7 @@ struct FlowsJob {
   static constexpr bool kSimulated = true;
 
   std::vector<ExplicitFlow> flows;
+  std::string source;  ///< the CSV file the flows were read from; empty: the experiment's JSON
 
   /// At least one flow; GPUs of the cluster; src != dst; `after` without cycles; and a bound
   /// on the simulated time, so that every time fits in Time.

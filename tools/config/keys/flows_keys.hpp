@@ -16,10 +16,19 @@ inline constexpr ChoiceKey kKind{.name = "kind",
                                  .fallback = kRequired,
                                  .doc = "explicit flows between GPUs"};
 
-inline constexpr ValueKey kFlows{
-    .name = "flows", .type = "array of objects", .fallback = kRequired, .doc = "at least one flow"};
+inline constexpr ValueKey kFlows{.name = "flows",
+                                 .type = "array of objects",
+                                 .fallback = "required without flows_file",
+                                 .doc = "at least one flow"};
 
-inline constexpr auto kKeys = std::to_array<KeyRef>({&kKind, &kFlows});
+inline constexpr StringKey kFlowsFile{
+    .name = "flows_file",
+    .fallback = "none",
+    .doc = "instead of flows: a CSV file of them, relative to this file; its first line names "
+           "the columns (src, dst, bytes; optionally id, start_us, after: ids separated by "
+           "spaces), then one flow a line (docs/experiments.md, Big flow lists)"};
+
+inline constexpr auto kKeys = std::to_array<KeyRef>({&kKind, &kFlows, &kFlowsFile});
 inline constexpr Section kSection{"experiment", "/workload (kind flows)", "explicit flows", kKeys};
 
 }  // namespace hopsim::config::keys::flows
