@@ -105,6 +105,7 @@ work::AttentionLayerJob parse_attention(const Node& n) {
   if (n.has(ak::kCp)) {
     job.cp = parse_cp(n.at(ak::kCp));
   }
+  job.tp_overlap = n.read_as<work::TpOverlap>(ak::kTpOverlap);
   return job;
 }
 

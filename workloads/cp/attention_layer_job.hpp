@@ -22,6 +22,7 @@
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/cp/cp_algorithms.hpp"
 #include "workloads/cp/cp_layout.hpp"
+#include "workloads/cp/tp_overlap.hpp"
 #include "workloads/env/job_env.hpp"
 
 namespace hopsim::work {
@@ -82,6 +83,9 @@ struct AttentionLayerJob {
   Dtype dtype = Dtype::Bf16;      ///< attention, its projections and K/V on the wire
   Dtype mlp_dtype = Dtype::Bf16;  ///< the MLP's GEMMs (Llama 3 405B inference: FP8)
   CpSettings cp;
+  /// How the TP all-gathers and reduce-scatters run beside the GEMMs (tp_overlap.hpp): none
+  /// (Megatron's default, each exposed), userbuffers (Megatron's --tp-comm-overlap), async_tp
+  TpOverlap tp_overlap = TpOverlap::None;
 
   /// A model that the degrees split; chunks that divide; settings that fit the algorithm.
   void check(const JobEnv& env, Problems& out) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "workloads/cp/attention_builder.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/cp/cp_stage.hpp"
+#include "workloads/cp/tp_overlap.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -39,6 +41,11 @@ class AttentionBuilder::Impl {
     const std::uint32_t tp = phase(PhaseKind::TpComm, name);
     const std::uint32_t proj = phase(PhaseKind::Projections, name);
     const std::uint32_t attn = phase(PhaseKind::Attention, name);
+    const std::optional<LayerSites> sites = layer_sites(job_.tp_overlap, pass);
+    if (sites && p_.tp > 1) {
+      overlapped_layer(pass, *sites, record);
+      return;
+    }
     if (fwd) {
       tp_collective(true, tp);
       gemm_all(g[0], proj);
@@ -64,6 +71,31 @@ class AttentionBuilder::Impl {
     attention(pass, attn, record);
     gemm_all(g[0], proj);
     tp_collective(false, tp);
+  }
+
+  // The layer with its TP collectives beside its GEMMs: forward QKV (all-gather), attention,
+  // output projection (reduce-scatter), MLP (both); backward the reverse.
+  void overlapped_layer(Pass pass, const LayerSites& sites, CpDetails* record) {
+    const bool fwd = pass == Pass::Fwd;
+    const std::array<KernelCosts, 3>& g = kernels_[!fwd];  // before, after, mlp
+    const PhasePass name = fwd ? PhasePass::Fwd : PhasePass::Bwd;
+    const std::uint32_t tp = phase(PhaseKind::TpComm, name);
+    const std::uint32_t proj = phase(PhaseKind::Projections, name);
+    const std::uint32_t attn = phase(PhaseKind::Attention, name);
+    const auto mlp = [&] {
+      if (job_.mlp) {
+        overlapped_block(stage_, g[2], sites.mlp, fwd, tp, phase(PhaseKind::Mlp, name));
+      }
+    };
+    if (!fwd) {
+      mlp();
+    }
+    overlapped_block(stage_, g[fwd ? 0 : 1], sites.first, fwd, tp, proj);
+    attention(pass, attn, record);
+    overlapped_block(stage_, g[fwd ? 1 : 0], sites.second, fwd, tp, proj);
+    if (fwd) {
+      mlp();
+    }
   }
 
   std::int64_t cp_bytes_fwd() const { return stage_.cp_bytes_fwd(); }

@@ -140,10 +140,20 @@ inline constexpr ChoiceKey kAttentionKernel{
         "answer, and the roofline takes its published rates by call size (auto: any table, "
         "FlashAttention-3's rates; PyTorch SDPA's flash backend is fa2)"};
 
+inline constexpr ChoiceKey kTpOverlap{
+    .name = "tp_overlap",
+    .choices = work::kTpOverlapNames,
+    .value = "none",
+    .doc =
+        "how the TP all-gathers and reduce-scatters run beside their GEMMs: none (each exposed, "
+        "Megatron's default), userbuffers (Megatron/Transformer Engine's --tp-comm-overlap as "
+        "NeMo's H100 BF16 recipes set it), async_tp (PyTorch's AsyncTP, TorchTitan); "
+        "docs/transformer-layer.md#tp-overlap"};
+
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kKind, &kSeqLen, &kMicroBatch, &kMask, &kDocuments, &kDocumentMeanTokens, &kCachedTokens,
      &kRequestOverheadMs, &kMlp, &kLayers, &kMode, &kPasses, &kDtype, &kMlpDtype, &kCp, &kFp8Recipe,
-     &kAttentionKernel});
+     &kAttentionKernel, &kTpOverlap});
 inline constexpr Section kSection{"experiment", "/workload (kind attention_layer)",
                                   "an attention layer under context parallelism", kKeys};
 

@@ -54,7 +54,7 @@ inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kKind, &kSeqLen, &attention::kMicroBatch, &attention::kMask, &attention::kDocuments,
      &attention::kDocumentMeanTokens, &attention::kLayers, &attention::kMode, &kPasses,
      &attention::kDtype, &kMlpDtype, &kCp, &attention::kAttentionKernel, &attention::kFp8Recipe,
-     &kFfn, &kMoe});
+     &attention::kTpOverlap, &kFfn, &kMoe});
 inline constexpr Section kSection{
     "experiment", "/workload (kind transformer_layer)",
     "transformer layers: attention under CP, then a dense MLP or a MoE under EP", kKeys};
