@@ -1803,6 +1803,32 @@ def case_what_if_idle(ctx):
     print(f"{len(cases) + 1} perturbations that change nothing warned, from the file and --set")
 
 
+def case_what_if_idle_everywhere(ctx):
+    """run, sweep and explain warn of the same idle perturbations: an identity (explain, which
+    runs nothing, and each sweep point, the warning once with the points that gave it); a
+    folded step's GPU of the mesh computes (its probes stand for it), so a slow one is not
+    warned and an identity is, by run and explain alike."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    ident = ["--set", 'perturbations=[{"gpus": [5], "compute_speed": 1.0}]']
+    rc, _, err = run([ctx.hopsim, "explain", exp, *ident])
+    expect(rc == 0 and "/perturbations/0: changes nothing: compute_speed 1" in err,
+           f"explain with an identity: exit {rc}, {err}")
+    rc, _, err = run([ctx.hopsim, "explain", exp])
+    expect(rc == 0 and "changes nothing" not in err, f"explain, the real what-ifs: {err}")
+    rc, _, err = run([ctx.hopsim, "sweep", exp, *ident, "--vary", "seed=1,2"])
+    lines = [ln for ln in err.splitlines() if "changes nothing" in ln]
+    expect(rc == 0 and len(lines) == 1 and lines[0].startswith("sweep: warning: ")
+           and lines[0].endswith("(points 0, 1)"), f"sweep with an identity: exit {rc}, {err}")
+    step = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    for entry, idle in (('{"gpus": [3], "compute_speed": 0.5}', False),
+                        ('{"gpus": [3], "compute_speed": 1.0}', True)):
+        for command in ("run", "explain"):
+            rc, _, err = run([ctx.hopsim, command, step, "--set", f"perturbations=[{entry}]"])
+            expect(rc == 0 and ("changes nothing" in err) == idle,
+                   f"{command}, a folded step with {entry}: exit {rc}, {err}")
+    print("identities warned by explain and sweep; a folded step's by run and explain")
+
+
 def case_calibration_against(ctx):
     """check-calibration --against: a table read against itself answers every cell exactly; the
     measured H200 table against the published one prints a line per family and the total; bad
@@ -1994,6 +2020,7 @@ def main():
               "regress-bad-suite": case_regress_bad_suite,
               "max-memory": case_max_memory,
               "max-memory-kinds": case_max_memory_kinds,
+              "what-if-idle-everywhere": case_what_if_idle_everywhere,
               "werror-default": case_werror_default,
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
