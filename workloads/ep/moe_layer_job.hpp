@@ -101,6 +101,13 @@ struct MoeLayerJob {
   /// probes show a steady schedule).
   std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
 
+  /// Flows one exchange over `ranks` GPUs starts: as the algorithm's row bounds them, with the
+  /// chunk the layer uses, or (`generous`) the smallest any library picks.
+  double exchange_flows(const JobEnv& env, std::size_t ranks, bool generous) const;
+  /// Bytes its plans take to build and simulate: the exchanges' flows and the kernels of every
+  /// GPU, over the layers in plans at once (kBytesPerPlanFlow, kBytesPerPlanTask).
+  double estimated_plan_bytes(const JobEnv& env) const;
+
   std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
 
   /// Tokens per GPU of one micro-batch: half with two_microbatch.
