@@ -44,10 +44,10 @@ MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn) {
 
 MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
                            Fp8Recipe recipe) {
-  if (recipe == Fp8Recipe::DeepSeek) {
-    return {bytes(3 * d(rows) * d(k)), bytes(6 * d(rows) * d(k) + 6 * d(rows) * d(n))};
-  }
-  return {bytes(4 * d(rows) * d(k)), bytes(4 * d(rows) * d(n))};
+  const Fp8RecipeRow& row = fp8_recipe_row(recipe);
+  const double input = d(rows) * d(k);
+  return {bytes(row.fwd_input * input),
+          bytes(row.bwd_input * input + row.bwd_output_grad * d(rows) * d(n))};
 }
 
 MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k) {

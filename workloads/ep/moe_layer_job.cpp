@@ -53,6 +53,11 @@ void check_recompute(const MoeLayerJob& job, const ModelSpec& m, Problems& out) 
                    "mlp recomputes a dense layer's MLP, which a MoE layer does not have "
                    "(moe_act: the experts' SwiGLU)"});
   }
+  if (has_module(mods, RecomputeModule::Moe)) {
+    out.push_back({path,
+                   "moe recomputes the whole MoE part, its exchanges too, which a training "
+                   "step prices (kind training_step); here: moe_act and shared_experts"});
+  }
   if (has_module(mods, RecomputeModule::MlaUpProj) && !m.mla) {
     out.push_back({path, fmt::format("mla_up_proj recomputes MLA's up-projections; model "
                                      "\"{}\" has no MLA",

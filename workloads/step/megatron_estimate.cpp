@@ -35,7 +35,10 @@ std::optional<MegatronEstimate> megatron_estimate(const StepShape& s, std::strin
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   if (m.moe.routed_experts > 0 || m.mla) {
-    why_not = "Megatron's activation formula counts dense GPT layers: no experts, no MLA";
+    why_not =
+        "Megatron's formula does not describe a MoE or MLA model: it puts every routed expert "
+        "on each GPU (weights split over tp and pp, not ep) and counts a dense layer's "
+        "activations (ffn_hidden; no expert rows, no MLA latents)";
     return std::nullopt;
   }
   if (!s.schedule->megatron_formula) {

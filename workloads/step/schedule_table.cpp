@@ -17,12 +17,13 @@ extern const ScheduleRow kInterleavedSchedule;
 extern const ScheduleRow kZbH1Schedule;
 extern const ScheduleRow kDualPipeSchedule;
 extern const ScheduleRow kDualPipeVSchedule;
+extern const ScheduleRow kInterleavedOverlapSchedule;
 
 namespace {
 
-const std::array<const ScheduleRow*, 5> kSchedules{&kOneFOneBSchedule, &kInterleavedSchedule,
-                                                   &kZbH1Schedule, &kDualPipeSchedule,
-                                                   &kDualPipeVSchedule};
+const std::array<const ScheduleRow*, 6> kSchedules{
+    &kOneFOneBSchedule, &kInterleavedSchedule, &kZbH1Schedule,
+    &kDualPipeSchedule, &kDualPipeVSchedule,   &kInterleavedOverlapSchedule};
 
 double d(int v) {
   return static_cast<double>(v);

@@ -51,6 +51,10 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.moment_bytes = moment_bytes;
   s.fp8_attention = layer.attention.dtype == Dtype::Fp8;
   s.fp8_mlp = layer.attention.mlp_dtype == Dtype::Fp8;
+  if (layer.moe) {
+    s.fp8_experts = layer.moe->dtypes.experts == Dtype::Fp8;
+    s.fp8_shared = layer.moe->dtypes.shared == Dtype::Fp8;
+  }
   s.context_bytes = env.cluster.gpu.context_GB * 1e9;
   s.communicator_bytes = env.cluster.gpu.communicator_GB * 1e9;
   s.stage_layers = stage_layers;
