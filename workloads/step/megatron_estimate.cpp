@@ -1,16 +1,14 @@
 // Megatron-LM's theoretical memory per GPU, from its published formula (see the header).
 #include "workloads/step/megatron_estimate.hpp"
 
+#include "sim/int_math.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 // Parameters of the most loaded model shard as Megatron counts them: the transformer block's
 // (its layers and the final norm) over pp, plus the input embedding, over tp; the output
