@@ -7,6 +7,7 @@
 #include "sim/int_math.hpp"
 
 namespace hopsim::work {
+
 std::string_view protocol_name(Protocol p) {
   constexpr std::array<std::string_view, 3> kNames{"simple", "ll", "ll128"};
   return kNames[static_cast<std::size_t>(p)];

@@ -11,6 +11,7 @@
 #include "workloads/collectives/collectives.hpp"
 
 namespace hopsim::work {
+
 std::vector<std::vector<topo::GpuId>> Collectives::channel_rings(std::span<const topo::GpuId> ranks,
                                                                  const topo::Cluster& cluster,
                                                                  int channels) {

@@ -7,6 +7,7 @@
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
+
 AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const ParallelSpec& p,
                                               const AttentionLayerJob& job,
                                               const ComputeModel& model) {

@@ -9,6 +9,7 @@
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
+
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
                                std::int64_t keys_before, bool attention,
                                const ComputeModel& model) {

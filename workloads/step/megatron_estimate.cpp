@@ -1,11 +1,11 @@
 // Megatron-LM's theoretical memory per GPU, from its published formula (see the header).
 #include "workloads/step/megatron_estimate.hpp"
 
-#include "sim/int_math.hpp"
-
 #include <algorithm>
 
 #include <fmt/format.h>
+
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
 namespace {

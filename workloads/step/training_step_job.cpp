@@ -16,6 +16,7 @@
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
+
 ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
   ParallelSpec l = p;
   l.pp = 1;
