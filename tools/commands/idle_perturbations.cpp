@@ -18,11 +18,7 @@ namespace {
 
 using topo::Perturbation;
 using topo::PerturbedPart;
-
-bool on_links(const Perturbation& p) {
-  return p.part == PerturbedPart::NvLink || p.part == PerturbedPart::Nic ||
-         p.part == PerturbedPart::Spine;
-}
+using topo::on_links;
 
 // Why a perturbation is the healthy cluster itself, if it is.
 std::optional<std::string> identity(const Perturbation& p) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/int_math.hpp"
 #include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
@@ -12,7 +13,6 @@ namespace {
 // Whole bytes; beyond 9e18 (no real layer comes near) held there, which the compute model
 // then refuses as a kernel longer than can be simulated, rather than overflowing.
 Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(std::min(b, 9e18))}; }
-double d(std::int64_t v) { return static_cast<double>(v); }
 
 constexpr std::array<std::string_view, 3> kCrossEntropyNames{"unfused", "fused", "online"};
 

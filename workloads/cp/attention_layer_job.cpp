@@ -11,8 +11,6 @@
 namespace hopsim::work {
 namespace {
 
-// The compute model takes kernel dimensions up to 2^31.
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 // Tasks a plan may hold: far above any real layer, well below memory trouble (~100 B each).
 constexpr double kMaxTasks = kMaxPlanTasks;
 

@@ -5,16 +5,10 @@
 #include <string>
 #include <tuple>
 
+#include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
-namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
-
-}  // namespace
 
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
                                std::int64_t keys_before, bool attention, const ComputeModel& model,

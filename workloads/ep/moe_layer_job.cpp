@@ -14,9 +14,6 @@ namespace hopsim::work {
 
 namespace {
 
-// The compute model takes kernel dimensions up to 2^31.
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
-
 // Compute per GPU, generously: the layer's active weights over the tokens, attention over a
 // full mask, and in the worst case every selection of the group (`n` GPUs) on one GPU's
 // experts; forward and backward, seconds at the roofline.

@@ -42,14 +42,14 @@ TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
 // costs as much as one with 128.
 constexpr std::int64_t kExpertRowBlock = 128;
 
+}  // namespace
+
 // One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction); the
-// run's other plans may share it.
+// run's other plans may share it. Outside the anonymous namespace: MoeBuilder::Impl holds it.
 struct GroupRouting {
   std::vector<topo::GpuId> ranks;
   std::shared_ptr<const GroupTokens> routed;
 };
-
-}  // namespace
 
 class MoeBuilder::Impl {
  public:

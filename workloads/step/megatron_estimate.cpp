@@ -5,12 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "sim/int_math.hpp"
+
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 // Parameters of the most loaded model shard as Megatron counts them: the transformer block's
 // (its layers and the final norm) over pp, plus the input embedding, over tp; the output

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
 
@@ -24,10 +25,6 @@ namespace {
 const std::array<const ScheduleRow*, 6> kSchedules{
     &kOneFOneBSchedule, &kInterleavedSchedule, &kZbH1Schedule,
     &kDualPipeSchedule, &kDualPipeVSchedule,   &kInterleavedOverlapSchedule};
-
-double d(int v) {
-  return static_cast<double>(v);
-}
 
 // Whether (stage, micro-batch) is marked in `done` (stages x m flags).
 struct Marks {

@@ -6,13 +6,10 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 constexpr double kWeightBytes = 2;      // BF16 weights
 constexpr double kActivationBytes = 2;  // BF16 activations

@@ -11,18 +11,12 @@
 #include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 #include "workloads/costs/bounds.hpp"
 #include "workloads/step/schedule_choice.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
-namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
-
-}  // namespace
 
 ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
   ParallelSpec l = p;
