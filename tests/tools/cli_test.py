@@ -399,6 +399,12 @@ def case_flows_file(ctx):
                    f"a bad CSV line {line}: exit {rc}, stderr {err!r}")
             expect(err.startswith(f"{csv_path}:{line}: ") and says in err, f"stderr: {err!r}")
             print(err.strip())
+        with open(csv_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(rows))
+        rc, _, err = run([ctx.hopsim, "run", exp, "--max-memory", "1K"])
+        expect(rc == 2 and "/workload/flows_file: this plan needs about" in err
+               and "/workload/flows:" not in err,
+               f"a flows CSV too large names flows_file: exit {rc}, {err!r}")
     rc, out, _ = run([ctx.hopsim, "run", tour])
     expect(rc == 0 and re.search(r"^simulated .* in [0-9.]+ s \([0-9.]+ (M )?events/s\)$", out,
                                  re.M), f"the summary prints no events/s:\n{out}")
@@ -1788,6 +1794,19 @@ def case_what_if_validation(ctx):
     expect(healthy["validation"]["what_if"] is False and perturbed["validation"]["what_if"] is True,
            f"what_if: {healthy['validation']}, {perturbed['validation']}")
     print(f"what-if validation labelled: {line}")
+    batch = ["--set", "workload.global_batch=128"]
+    rc, out, err = run([ctx.hopsim, "run", exp, *batch, "--set", "seed=1"])  # seed: no change
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and "with --set workload.global_batch=128, published figure 555 for the "
+           "experiment without them" in line and ", error " not in line,
+           f"--set: exit {rc}, {line!r}, {err}")
+    _, changed = run_json(ctx, exp, *batch)
+    expect(changed["validation"]["what_ifs"] == ["--set workload.global_batch=128"],
+           f"{changed['validation']}")
+    rc, out, _ = run([ctx.hopsim, "run", exp, "--no-fold"])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and ", error " in line, f"--no-fold is no what-if: {line!r}")
+    print(f"--set validation labelled: {line}")
 
 
 def case_export_chakra_perturbed(ctx):

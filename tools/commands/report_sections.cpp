@@ -294,8 +294,10 @@ void kind_section(const ReportInput& in, Json& r) {
                  },
              },
              in.file.experiment.job);
-  if (r.contains("validation")) {  // a what-if's published figure is the healthy cluster's
-    r["validation"]["what_if"] = !in.file.experiment.cluster.perturbations.empty();
+  if (r.contains("validation")) {  // a what-if's published figure is the unchanged run's
+    const std::vector<std::string> changes = what_ifs(in.file);
+    r["validation"]["what_if"] = !changes.empty();
+    r["validation"]["what_ifs"] = changes;
   }
 }
 

@@ -2,6 +2,7 @@
 // formats the run's typed results and the figures the JSON report is written from
 // (*_figures.hpp, workloads/plan/time_shares.hpp); it never reads the report.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -404,28 +405,46 @@ std::string time_words(const work::TimeShares& shares) {
   return out + "\n";
 }
 
-// Whether the run is a what-if: its cluster is perturbed, so a published figure (of a healthy
-// cluster) measures the perturbations' effect beside it, not the model's error.
-bool what_if(const work::Experiment& e) { return !e.cluster.perturbations.empty(); }
+// A validation figure as the line prints it: four significant digits, and whole numbers
+// (not 1.205e+04) from ten thousand up.
+std::string figure(double v) {
+  return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+}
 
-// A published figure beside the prediction; in a what-if, labelled as the healthy cluster's.
-std::string validation_line(const std::optional<ValidationFigures>& f, bool what_if) {
+// Whether every what-if is a perturbation (the file's or a --set of them).
+bool perturbations_only(const std::vector<std::string>& what_ifs) {
+  return std::ranges::all_of(what_ifs, [](const std::string& w) {
+    return w == "perturbations" || w.starts_with("--set perturbations=");
+  });
+}
+
+// A published figure beside the prediction; in a what-if (what_ifs(file) not empty), labelled
+// as the figure of the cluster or experiment that the published run had.
+std::string validation_line(const std::optional<ValidationFigures>& f,
+                            const std::vector<std::string>& what_ifs) {
   if (!f) {
     return {};
   }
   const work::Validation& v = f->validation;
   const std::string at = v.bytes ? fmt::format(" at {} B", v.bytes->n) : std::string();
-  if (what_if) {
+  if (what_ifs.empty()) {
+    return fmt::format("validation     {}{}: predicted {}, published {}, error {:+.1f}%  ({})\n",
+                       v.metric, at, figure(f->predicted), figure(v.published),
+                       100 * f->error, v.source);
+  }
+  if (perturbations_only(what_ifs)) {
     return fmt::format(
-        "validation     {}{}: predicted {:.4g} with the what-ifs above, healthy published "
-        "figure {:.4g} ({:+.1f}%: the what-ifs' effect and the model's error together; "
+        "validation     {}{}: predicted {} with the what-ifs above, healthy published "
+        "figure {} ({:+.1f}%: the what-ifs' effect and the model's error together; "
         "run with --set perturbations=[] to validate)  ({})\n",
-        v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
+        v.metric, at, figure(f->predicted), figure(v.published), 100 * f->error, v.source);
   }
   return fmt::format(
-      "validation     {}{}: predicted {:.4g}, published {:.4g}, error "
-      "{:+.1f}%  ({})\n",
-      v.metric, at, f->predicted, v.published, 100 * f->error, v.source);
+      "validation     {}{}: predicted {} with {}, published figure {} for the experiment "
+      "without them ({:+.1f}%: their effect and the model's error together; run without them "
+      "to validate)  ({})\n",
+      v.metric, at, figure(f->predicted), fmt::join(what_ifs, ", "), figure(v.published),
+      100 * f->error, v.source);
 }
 
 // A CP layer, a MoE layer or both (a transformer layer): their settings and figures, the
@@ -465,7 +484,7 @@ std::string layer_text(const ReportInput& in, const work::AttentionLayerJob* att
                                                   : std::string())
                  : std::string());
   out += time_words(work::time_shares(c.plan, c.summary));
-  return out + validation_line(cp ? cp->validation : ep->validation, what_if(in.file.experiment));
+  return out + validation_line(cp ? cp->validation : ep->validation, what_ifs(in.file));
 }
 
 // Schedule auto: what it tried, each step time or why it was rejected; empty otherwise.
@@ -537,7 +556,8 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
 }
 
 // A training step: throughput, where the busiest pipeline rank's time went, memory, folding.
-std::string step_text(const work::StepDetails& d, const StepFigures& f, bool perturbed) {
+std::string step_text(const work::StepDetails& d, const StepFigures& f,
+                      const std::vector<std::string>& what_if) {
   std::string out = fmt::format(
       "throughput     {:.1f} tokens/s per GPU, {:.1f} model TFLOPs per GPU, MFU {:.1f}%\n",
       f.tokens_per_s_per_gpu, f.model_tflops_per_gpu, 100 * f.mfu);
@@ -547,7 +567,7 @@ std::string step_text(const work::StepDetails& d, const StepFigures& f, bool per
   out += fmt::format("memory         peak {:.1f} GB per GPU of {:.1f} GB\n", f.memory.peak_GB,
                      f.memory.hbm_GB);
   out += fmt::format("folding        {}\n", d.folding);
-  return out + validation_line(f.validation, perturbed);
+  return out + validation_line(f.validation, what_if);
 }
 
 // Compute time by kernel class, largest first: the first six and the rest together.
@@ -649,7 +669,7 @@ std::string kind_text(const ReportInput& in) {
           },
           [&](const work::CollectiveJob& job) {
             const CollectiveFigures f = collective_figures(e, in.result, job);
-            return collective_table(job, f) + validation_line(f.validation, what_if(e));
+            return collective_table(job, f) + validation_line(f.validation, what_ifs(in.file));
           },
           [&](const work::AttentionLayerJob& job) { return layer_text(in, &job, nullptr); },
           [&](const work::MoeLayerJob& job) { return layer_text(in, nullptr, &job); },
@@ -661,7 +681,7 @@ std::string kind_text(const ReportInput& in) {
             return layer_text(in, &job.attention, &moe);
           },
           [&](const work::TrainingStepJob& /*job*/) {
-            return step_text(*c.step(), step_figures(c, e.validation), what_if(e));
+            return step_text(*c.step(), step_figures(c, e.validation), what_ifs(in.file));
           },
       },
       e.job);

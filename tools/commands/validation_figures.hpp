@@ -1,6 +1,10 @@
 // A published figure beside what the run predicts of it.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/experiment.hpp"
 
 namespace hopsim::tools {
@@ -14,5 +18,11 @@ struct ValidationFigures {
 
 /// `predicted` against `v`'s published figure.
 ValidationFigures validation_figures(const work::Validation& v, double predicted);
+
+/// What sets the run apart from the experiment its published figure measured: "perturbations"
+/// when the cluster is perturbed, then each --set or --unset that changed a value, as typed
+/// (`workload.fold` excepted: folding changes how a step is simulated, not what it predicts).
+/// Empty: the published figure validates the run.
+std::vector<std::string> what_ifs(const config::ExperimentFile& file);
 
 }  // namespace hopsim::tools

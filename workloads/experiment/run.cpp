@@ -47,8 +47,8 @@ std::pair<std::string, std::string_view> too_large_fix(const Job& job) {
           [](const CollectiveJob&) -> std::pair<std::string, std::string_view> {
             return {"/workload", "simulate fewer ranks or sizes"};
           },
-          [](const FlowsJob&) -> std::pair<std::string, std::string_view> {
-            return {"/workload/flows", "simulate fewer flows"};
+          [](const FlowsJob& j) -> std::pair<std::string, std::string_view> {
+            return {std::string(j.flows_pointer()), "simulate fewer flows"};
           },
           [](const ChakraJob&) -> std::pair<std::string, std::string_view> {
             return {"/workload/trace", "simulate a smaller trace"};

@@ -60,7 +60,8 @@ std::vector<std::size_t> find_cycle(const std::vector<ExplicitFlow>& flows) {
 }
 
 // Simulated time and bytes that fit (bounds.hpp).
-void check_load(const std::vector<ExplicitFlow>& flows, const topo::Spec& spec, Problems& out) {
+void check_load(const FlowsJob& job, const topo::Spec& spec, Problems& out) {
+  const std::vector<ExplicitFlow>& flows = job.flows;
   PlanLoad load;
   load.flows = static_cast<double>(flows.size());
   load.flow_latency = longest_route_latency(spec);
@@ -69,7 +70,7 @@ void check_load(const std::vector<ExplicitFlow>& flows, const topo::Spec& spec, 
     load.fixed = std::max(load.fixed, f.start);
   }
   if (const auto problem = load_problem(load, spec, "these flows")) {
-    out.push_back({"/workload/flows", *problem});
+    out.push_back({std::string(job.flows_pointer()), *problem});
   }
 }
 
@@ -77,7 +78,7 @@ void check_load(const std::vector<ExplicitFlow>& flows, const topo::Spec& spec, 
 
 void FlowsJob::check(const JobEnv& env, Problems& out) const {
   if (flows.empty()) {
-    out.push_back({"/workload/flows", "expected at least one flow"});
+    out.push_back({std::string(flows_pointer()), "expected at least one flow"});
     return;
   }
   const int gpus = env.cluster.gpu_count();
@@ -102,7 +103,7 @@ void FlowsJob::check(const JobEnv& env, Problems& out) const {
                                cycle_text(flows, cycle))});
     return;
   }
-  check_load(flows, env.cluster, out);
+  check_load(*this, env.cluster, out);
 }
 
 double FlowsJob::estimated_plan_bytes(const JobEnv& /*env*/) const {

@@ -27,6 +27,12 @@ struct FlowsJob {
   std::vector<ExplicitFlow> flows;
   std::string source;  ///< the CSV file the flows were read from; empty: the experiment's JSON
 
+  /// The experiment's key that holds the flows, for problems with them all: /workload/flows,
+  /// or /workload/flows_file when they came from a CSV.
+  std::string_view flows_pointer() const {
+    return source.empty() ? "/workload/flows" : "/workload/flows_file";
+  }
+
   /// At least one flow; GPUs of the cluster; src != dst; `after` without cycles; and a bound
   /// on the simulated time, so that every time fits in Time.
   void check(const JobEnv& env, Problems& out) const;
