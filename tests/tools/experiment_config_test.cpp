@@ -443,6 +443,26 @@ TEST_CASE("attention layers: invalid CP settings are clear errors naming the key
   fails_with({"workload.cp.ulysses_degree=2"},
              "--set workload.cp.ulysses_degree=2: /workload/cp/ulysses_degree: only for "
              "cp.algorithm \"ulysses\", not \"ring\"");
+  // PyTorch's CP (cp.impl torch): its own keys, its ring only.
+  fails_with({"workload.cp.impl=pytorch"},
+             R"(--set workload.cp.impl=pytorch: /workload/cp/impl: expected one of "megatron", )"
+             R"("torch", got "pytorch")");
+  fails_with({"workload.cp.rotate_method=alltoall"},
+             "--set workload.cp.rotate_method=alltoall: /workload/cp/rotate_method: only with impl "
+             "\"torch\" (PyTorch's rotate method)");
+  fails_with({"workload.cp.impl=torch", "workload.cp.rotate_method=ring"},
+             R"(--set workload.cp.rotate_method=ring: /workload/cp/rotate_method: expected one of )"
+             R"("allgather", "alltoall", got "ring")");
+  fails_with({"parallel.cp=8", "workload.cp.impl=torch", "workload.cp.algorithm=ulysses",
+              "workload.cp.replicate_kv=true"},
+             "--set workload.cp.impl=torch: /workload/cp/impl: \"torch\" runs PyTorch's pass-KV "
+             "ring: cp.algorithm \"ring\", not \"ulysses\"");
+  fails_with({"workload.cp.impl=torch", "workload.mask=full"},
+             "--set workload.cp.impl=torch: /workload/cp/impl: \"torch\" takes mask \"causal\" (or "
+             "\"full\" with balance \"contiguous\": its load balance needs is_causal), not mask "
+             "\"full\" with balance \"zigzag\"");
+  CHECK_NOTHROW(load_experiment(cp, {"parallel.cp=8", "workload.cp.impl=torch",
+                                     "workload.cp.rotate_method=alltoall"}));
   fails_with({"workload.layers=1000000"},
              "--set workload.layers=1000000: /workload/layers: 1000000 layers over 8 GPUs make a "
              "plan of ~1.3e+09 tasks, more than 5e+07; simulate fewer layers");

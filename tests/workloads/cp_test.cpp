@@ -6,6 +6,7 @@
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
 #include "workloads/cp/cp_layout.hpp"
+#include "workloads/cp/cp_torch.hpp"
 #include "workloads/experiment/run.hpp"
 
 using hopsim::Bandwidth;
@@ -436,5 +437,80 @@ TEST_CASE("every CP row: its builder runs a small layer, and its calls attend ev
       }
     }
     CHECK(static_cast<double>(pairs) == job.attended_pairs(1));
+  }
+}
+
+TEST_CASE("PyTorch's ring: its SDPA calls attend exactly the pairs each step needs") {
+  // torch's load balance (zigzag) and its plain ring (contiguous): step 0 one causal call of the
+  // rank's S/r tokens; later steps half the block or half the queries, or the whole block of an
+  // earlier rank (a later one skipped). Every call's pairs are the layout's exact ones.
+  for (const CpBalance balance : {CpBalance::Zigzag, CpBalance::Contiguous}) {
+    for (const int r : {1, 2, 4, 8}) {
+      CAPTURE(r);
+      const std::int64_t s = 1024;
+      const CpLayout layout(s, r, balance, AttentionMask::Causal);
+      const std::int64_t n = s / r;
+      std::int64_t total = 0;
+      for (int q = 0; q < r; ++q) {
+        std::int64_t rank = 0;
+        for (int kv = 0; kv < r; ++kv) {
+          const std::vector<AttentionCall> calls =
+              torch_step_calls(layout, q, kv, AttentionMask::Causal);
+          std::int64_t pairs = 0;
+          for (const AttentionCall& c : calls) {
+            CHECK(c.pairs == (c.mask == Mask::None ? c.s_q * c.s_kv : c.s_q * (c.s_q + 1) / 2));
+            pairs += c.pairs;
+          }
+          CHECK(pairs == layout.pairs(q, kv));
+          CHECK(calls.size() == (pairs > 0 ? 1U : 0U));
+          if (kv == q) {
+            CHECK(calls.front().s_q == n);
+            CHECK(calls.front().mask == Mask::CausalTopLeft);
+          }
+          rank += pairs;
+        }
+        if (balance == CpBalance::Zigzag) {  // every rank the same work
+          CHECK(rank == n * (n + 1) / 2 + (r - 1) * n * (n / 2));
+        }
+        total += rank;
+      }
+      CHECK(total == s * (s + 1) / 2);
+    }
+  }
+}
+
+TEST_CASE("PyTorch's ring moves K/V with every query head, its dK/dV sums in FP32") {
+  // GQA (2 KV heads of 8) on one node, CP 4, forward and backward: torch's K/V carry the 8
+  // query heads (TorchTitan repeats them before SDPA); forward each rank receives the other 3
+  // blocks, once by all-gather or by 3 shifts; backward the same again, and its FP32 dK/dV
+  // partial sums (twice a BF16 block) shift 4 times, the last home.
+  const std::int64_t n = 8192;
+  const std::int64_t p = 4;
+  const std::int64_t block = n / p * 8 * (128 + 128) * 2;
+  for (const CpRotate rotate : {CpRotate::AllGather, CpRotate::AllToAll}) {
+    CAPTURE(cp_rotate_name(rotate));
+    AttentionLayerJob job;
+    job.seq_len = n;
+    job.cp.impl = CpImpl::Torch;
+    job.cp.rotate = rotate;
+    const RunResult r = run(layer_experiment(1, 8, job, p, 1, 2));
+    REQUIRE(r.ok());
+    const CaseResult& c = r.cases.front();
+    CHECK(c.cp()->cp_bytes_per_gpu_fwd == (p - 1) * block);
+    for (const std::int64_t bytes : sent(c, "attention", "fwd", static_cast<int>(p))) {
+      CHECK(bytes == (p - 1) * block);
+    }
+    for (const std::int64_t bytes : sent(c, "attention", "bwd", static_cast<int>(p))) {
+      CHECK(bytes == (p - 1) * block + p * 2 * block);
+    }
+    // The same FLOPs as Megatron's ring on the same layout, plus the merges' memory traffic.
+    double flops = 0;
+    for (const PlanTask& t : c.plan.tasks()) {
+      const Phase& ph = c.plan.phases()[t.phase];
+      if (t.kind == PlanTaskKind::Compute && ph.name() == "attention" && ph.pass() == "fwd") {
+        flops += static_cast<double>(t.flops.n);
+      }
+    }
+    CHECK(flops == hopsim::test::approx(4.0 * job.attended_pairs(1) * 8 * 128).epsilon(1e-12));
   }
 }

@@ -82,6 +82,10 @@ void attention_layer_section(const ReportInput& in, const work::AttentionLayerJo
   const CpFigures f = cp_figures(c, cp, job.layers, in.file.experiment.validation);
   Json out;
   out["algorithm"] = cp.algorithm;
+  if (cp.impl == "torch") {  // PyTorch's ring (megatron's reports keep their keys)
+    out["impl"] = cp.impl;
+    out["rotate_method"] = cp.rotate_method;
+  }
   out["balance"] = cp.balance;
   out["degree"] = cp.degree;
   out["ulysses_degree"] = cp.ulysses_degree;

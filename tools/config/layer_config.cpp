@@ -61,6 +61,11 @@ work::CpSettings parse_cp(const Node& n) {
   cp.balance = n.read_as<work::CpBalance>(ck::kBalance);
   cp.ulysses_degree = n.read_if(ck::kUlyssesDegree).value_or(cp.ulysses_degree);
   cp.replicate_kv = n.read(ck::kReplicateKv);
+  cp.impl = n.read_as<work::CpImpl>(ck::kImpl);
+  cp.rotate = n.read_as<work::CpRotate>(ck::kRotateMethod);
+  if (n.has(ck::kRotateMethod) && cp.impl != work::CpImpl::Torch) {
+    n.at(ck::kRotateMethod).fail("only with impl \"torch\" (PyTorch's rotate method)");
+  }
   return cp;
 }
 

@@ -5,6 +5,7 @@
 
 #include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
+#include "workloads/cp/cp_torch.hpp"
 
 namespace hopsim::work {
 
@@ -64,7 +65,9 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   shape.bh = job.micro_batch * dims.attn_q_heads;
   // Ring position 0's calls, as the simulation runs them (its algorithm's row says which).
   std::vector<AttentionShape> calls;
-  for (const AttentionCall& c : cp_algorithm_row(job.cp.algorithm).calls(layout, 0)) {
+  const bool torch = job.cp.impl == CpImpl::Torch;
+  for (const AttentionCall& c : torch ? torch_position_calls(layout, 0, job.mask)
+                                      : cp_algorithm_row(job.cp.algorithm).calls(layout, 0)) {
     shape.s_q = c.s_q;
     shape.s_kv = c.s_kv;
     shape.mask = c.mask;
@@ -72,7 +75,11 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   }
   const AttentionLayerKernels k = attention_layer_kernels(m, p, job, model);
   LayerCosts out = k.before;
-  add_attention(calls, job.dtype, model, out);
+  add_attention(calls, torch ? Dtype::Bf16 : job.dtype, model, out);  // SDPA runs BF16
+  if (torch) {  // the two entries add_attention appended: SDPA's rate
+    out.fwd.back().second = torch_sdpa(out.fwd.back().second);
+    out.bwd.back().second = torch_sdpa(out.bwd.back().second);
+  }
   for (const LayerCosts* part : {&k.after, &k.mlp}) {
     out.fwd.insert(out.fwd.end(), part->fwd.begin(), part->fwd.end());
     out.bwd.insert(out.bwd.end(), part->bwd.begin(), part->bwd.end());

@@ -20,6 +20,30 @@ std::pair<std::int64_t, std::int64_t> heads_per_tp_rank(const ModelSpec& m, std:
   return {m.heads / tp, std::max<std::int64_t>(1, kv / tp)};
 }
 
+// PyTorch's CP: the pass-KV ring over causal (or, without load balance, full) masks, no cache.
+void check_torch(const AttentionLayerJob& job, Problems& out) {
+  if (job.cp.impl != CpImpl::Torch) {
+    return;
+  }
+  if (job.cp.algorithm != CpAlgorithm::Ring) {
+    out.push_back({"/workload/cp/impl",
+                   fmt::format("\"torch\" runs PyTorch's pass-KV ring: cp.algorithm \"ring\", "
+                               "not \"{}\"",
+                               cp_algorithm_name(job.cp.algorithm))});
+  }
+  if (job.mask == AttentionMask::Document ||
+      (job.mask == AttentionMask::Full && job.cp.balance == CpBalance::Zigzag)) {
+    out.push_back({"/workload/cp/impl",
+                   fmt::format("\"torch\" takes mask \"causal\" (or \"full\" with balance "
+                               "\"contiguous\": its load balance needs is_causal), not mask "
+                               "\"{}\" with balance \"{}\"",
+                               attention_mask_name(job.mask), balance_name(job.cp.balance))});
+  }
+  if (job.cached_tokens > 0) {
+    out.push_back({"/workload/cp/impl", "\"torch\" models no KV cache: cached_tokens 0"});
+  }
+}
+
 // ulysses_degree only where the algorithm has Ulysses groups; then the algorithm's own checks.
 void check_algorithm(const AttentionLayerJob& job, const JobEnv& env, Problems& out) {
   const CpAlgorithmRow& row = cp_algorithm_row(job.cp.algorithm);
@@ -33,6 +57,7 @@ void check_algorithm(const AttentionLayerJob& job, const JobEnv& env, Problems& 
   if (row.check != nullptr) {
     row.check(job, env, out);
   }
+  check_torch(job, out);
 }
 
 void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) {
@@ -157,6 +182,14 @@ void check_work(const AttentionLayerJob& job, const JobEnv& env, Problems& out) 
 
 }  // namespace
 
+std::string_view cp_impl_name(CpImpl i) {
+  return i == CpImpl::Torch ? "torch" : "megatron";
+}
+
+std::string_view cp_rotate_name(CpRotate r) {
+  return r == CpRotate::AllToAll ? "alltoall" : "allgather";
+}
+
 std::string_view mode_name(LayerMode m) {
   return m == LayerMode::Prefill ? "prefill" : "training";
 }
@@ -191,6 +224,10 @@ AttentionDims AttentionLayerJob::dims(const ModelSpec& m, const ParallelSpec& p)
   d.r = p.cp / d.u;
   d.attn_q_heads = d.q_heads / d.u;
   d.attn_kv_heads = std::max<std::int64_t>(1, d.kv_heads / d.u);
+  if (cp.impl == CpImpl::Torch) {  // SDPA in BF16 on K/V repeated to the query heads
+    d.elem = 2;
+    d.attn_kv_heads = d.attn_q_heads;
+  }
   return d;
 }
 

@@ -40,8 +40,21 @@ inline double model_flops_passes(Passes p) {
   return (p != Passes::Backward ? 1.0 : 0.0) + (p != Passes::Forward ? 2.0 : 0.0);
 }
 
+/// Whose CP runs the ring (cp_torch.hpp): Megatron-Core's / Transformer Engine's (ring_attention.hpp),
+/// or PyTorch's context_parallel as TorchTitan runs it.
+enum class CpImpl : std::uint8_t { Megatron, Torch };
+/// How PyTorch's CP moves K/V (its _cp_options.rotate_method): one all-gather of every block
+/// after the first step's attention starts, or a shift to the next rank every step.
+enum class CpRotate : std::uint8_t { AllGather, AllToAll };
+
+/// "megatron", "torch"; "allgather", "alltoall".
+std::string_view cp_impl_name(CpImpl i);
+std::string_view cp_rotate_name(CpRotate r);
+
 struct CpSettings {
   CpAlgorithm algorithm = CpAlgorithm::Ring;
+  CpImpl impl = CpImpl::Megatron;
+  CpRotate rotate = CpRotate::AllGather;  ///< impl torch only
   CpBalance balance = CpBalance::Zigzag;
   /// Ulysses: ranks per all-to-all group (0: all of cp); a pass-KV ring runs over cp / this.
   std::int64_t ulysses_degree = 0;

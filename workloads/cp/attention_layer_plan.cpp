@@ -13,6 +13,7 @@
 #include "workloads/cp/attention_builder.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
 #include "workloads/cp/cp_stage.hpp"
+#include "workloads/cp/cp_torch.hpp"
 #include "workloads/cp/tp_overlap.hpp"
 
 namespace hopsim::work {
@@ -165,8 +166,12 @@ class AttentionBuilder::Impl {
     }
   }
 
-  // The CP part of the layer: its algorithm's builder (cp_algorithms.hpp).
+  // The CP part of the layer: its algorithm's builder (cp_algorithms.hpp), or PyTorch's ring.
   void attention(Pass pass, std::uint32_t phase, CpDetails* record) {
+    if (job_.cp.impl == CpImpl::Torch) {
+      attend_torch(stage_, pass, phase, record);
+      return;
+    }
     cp_algorithm_row(job_.cp.algorithm).attend(stage_, pass, phase, record);
   }
 };
@@ -179,6 +184,8 @@ CpDetails AttentionBuilder::details() const {
   const AttentionLayerJob& job = im.job();
   CpDetails details;
   details.algorithm = cp_algorithm_name(job.cp.algorithm);
+  details.impl = cp_impl_name(job.cp.impl);
+  details.rotate_method = job.cp.impl == CpImpl::Torch ? cp_rotate_name(job.cp.rotate) : "";
   details.balance = balance_name(job.cp.balance);
   details.degree = mesh.spec().cp;
   details.ulysses_degree = d.u;

@@ -12,6 +12,8 @@ namespace hopsim::work {
 
 struct CpDetails {
   std::string algorithm;
+  std::string impl;           ///< "megatron" or "torch" (cp.impl)
+  std::string rotate_method;  ///< impl torch: "allgather" or "alltoall"; else empty
   std::string balance;
   std::int64_t degree = 1;
   std::int64_t ulysses_degree = 1;

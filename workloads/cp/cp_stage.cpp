@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/cp/cp_torch.hpp"
+
 namespace hopsim::work {
 
 CpStage::CpStage(const AttentionLayerJob& job, const BuildEnv& b, Plan& plan)
@@ -53,11 +55,10 @@ ComputeCost CpStage::step_cost(int q, int kv, Pass pass) {
   if (it != step_costs_.end()) {
     return it->second;
   }
-  const std::vector<AttentionCall> calls =
-      kv < 0 ? layout_.calls_all_keys(q) : layout_.calls(q, kv);
+  const std::vector<AttentionCall> step_calls = calls(q, kv);
   ComputeCost total;
   total.source = Source::Exact;
-  for (const AttentionCall& c : calls) {
+  for (const AttentionCall& c : step_calls) {
     AttentionShape s;
     s.d_qk = d_.d_qk;
     s.d_v = d_.d_v;
@@ -66,18 +67,41 @@ ComputeCost CpStage::step_cost(int q, int kv, Pass pass) {
     s.s_q = c.s_q;
     s.s_kv = c.s_kv;
     s.bh = job_.micro_batch * d_.attn_q_heads;
-    const ComputeCost one = b_.compute->attention(job_.dtype, s, pass);
+    // PyTorch's SDPA runs BF16 (Float8 converts the linear layers only).
+    const Dtype dtype = job_.cp.impl == CpImpl::Torch ? Dtype::Bf16 : job_.dtype;
+    const ComputeCost kernel = b_.compute->attention(dtype, s, pass);
+    const ComputeCost one = job_.cp.impl == CpImpl::Torch ? torch_sdpa(kernel) : kernel;
     total.time += one.time;
     total.flops.n += one.flops.n;
     total.bytes = total.bytes + one.bytes;
     total.source = std::max(total.source, one.source);
   }
-  if (calls.empty()) {
+  if (step_calls.empty()) {
     total = ComputeCost{};
   }
   total.kind = pass == Pass::Fwd ? KernelClass::AttentionFwd : KernelClass::AttentionBwd;
   step_costs_.emplace(key, total);
   return total;
+}
+
+std::vector<AttentionCall> CpStage::calls(int q, int kv) const {
+  if (kv < 0) {
+    return layout_.calls_all_keys(q);
+  }
+  return job_.cp.impl == CpImpl::Torch ? torch_step_calls(layout_, q, kv, job_.mask)
+                                       : layout_.calls(q, kv);
+}
+
+ComputeCost CpStage::merge_cost(int q, int kv, Pass pass) {
+  std::int64_t bytes = 0;
+  for (const AttentionCall& c : calls(q, kv)) {
+    const TorchMergeBytes m = torch_merge_bytes(c, layout_.tokens_per_position(), d_.d_qk, d_.d_v);
+    bytes += pass == Pass::Fwd ? m.forward : m.backward;
+  }
+  ComputeCost cost = b_.compute->memory(KernelClass::Copy,
+                                        Bytes{bytes * job_.micro_batch * d_.attn_q_heads}, pass);
+  cost.kind = KernelClass::Copy;
+  return cost;
 }
 
 // Every position holds as many tokens (and as many cached ones).

@@ -48,6 +48,9 @@ class CpStage {
   /// Attention of position q's queries against position kv's keys (kv < 0: every key at once),
   /// one GPU's heads; computed once per (q, kv, pass).
   ComputeCost step_cost(int q, int kv, Pass pass);
+  /// Impl torch: the merge after position q's step on kv's block (forward: into the FP32
+  /// output; backward: the dQ and dK/dV sums), a memory-bound kernel (cp_torch.hpp).
+  ComputeCost merge_cost(int q, int kv, Pass pass);
   /// Bytes of one position's K and V block (cached keys included), queries, and partial output
   /// (BF16) with its softmax statistics (FP32 per query and head), for one GPU's heads.
   std::int64_t kv_block_bytes() const;
@@ -69,6 +72,7 @@ class CpStage {
   std::vector<std::vector<topo::GpuId>> rings_;
   std::vector<std::vector<topo::GpuId>> ulysses_groups_;
   std::map<std::tuple<int, int, Pass>, ComputeCost> step_costs_;
+  std::vector<AttentionCall> calls(int q, int kv) const;
   std::int64_t cp_bytes_fwd_ = 0;
 };
 

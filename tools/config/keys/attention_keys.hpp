@@ -192,8 +192,29 @@ inline constexpr BooleanKey kReplicateKv{
     .value = false,
     .doc = "ulysses with more ranks than KV heads: each rank receives a copy of its KV head"};
 
-inline constexpr auto kKeys =
-    std::to_array<KeyRef>({&kAlgorithm, &kBalance, &kUlyssesDegree, &kReplicateKv});
+// In work::CpImpl's and work::CpRotate's order.
+inline constexpr std::array<std::string_view, 2> kImplNames{"megatron", "torch"};
+inline constexpr std::array<std::string_view, 2> kRotateNames{"allgather", "alltoall"};
+
+inline constexpr ChoiceKey kImpl{
+    .name = "impl",
+    .choices = kImplNames,
+    .value = "megatron",
+    .doc = "whose ring runs: megatron (Megatron-Core/Transformer Engine's pass-KV ring), or "
+           "torch (PyTorch's context_parallel as TorchTitan runs it: SDPA per ring step, K/V "
+           "with every query head, load-balanced halves, FP32 merges and dK/dV; algorithm ring "
+           "only; docs/context-parallelism.md#pytorch-context-parallelism-torchtitan)"};
+
+inline constexpr ChoiceKey kRotateMethod{
+    .name = "rotate_method",
+    .choices = kRotateNames,
+    .value = "allgather",
+    .doc = "impl torch only (PyTorch's _cp_options.rotate_method, TorchTitan's "
+           "context_parallel_rotate_method): allgather gathers every K/V block once per "
+           "attention call, beside its first step; alltoall shifts the blocks one rank a step"};
+
+inline constexpr auto kKeys = std::to_array<KeyRef>(
+    {&kAlgorithm, &kBalance, &kUlyssesDegree, &kReplicateKv, &kImpl, &kRotateMethod});
 inline constexpr Section kSection{"experiment", "/workload/cp (kind attention_layer)",
                                   "the context-parallel algorithm", kKeys};
 
