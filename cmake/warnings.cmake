@@ -20,7 +20,9 @@ endif()
 
 # Precompiled headers (HOPSIM_PCH, the sanitizer presets): the standard and third-party headers
 # nearly every translation unit parses. Off in Release, so that a missing #include still fails
-# the build there.
+# the build there. The sanitizer presets also build as unity builds (CMAKE_UNITY_BUILD, 16 files
+# a unit; hopsim_config, hopsim_calib_core and the test binaries opt out): Release does not, so
+# its errors name the real files.
 option(HOPSIM_PCH "Precompile the common standard and third-party headers" OFF)
 if(HOPSIM_PCH)
   target_precompile_headers(hopsim_warnings INTERFACE

@@ -105,6 +105,12 @@ struct Perturbation {
   std::optional<KernelDraw> kernel_draw;
 };
 
+/// Whether a perturbation changes links (NVLink, NIC or spine) rather than GPUs.
+inline bool on_links(const Perturbation& p) {
+  return p.part == PerturbedPart::NvLink || p.part == PerturbedPart::Nic ||
+         p.part == PerturbedPart::Spine;
+}
+
 /// Bandwidth per direction and latency of one kind of link.
 struct LinkParams {
   Bandwidth bandwidth;  ///< what the links carry (the achievable figure, unless asked otherwise)

@@ -850,6 +850,38 @@ def case_max_memory(ctx):
     print(f"refused under 5M (estimate {gb * 1e3:.0f} MB), ran under 100M and when forced")
 
 
+def case_max_memory_kinds(ctx):
+    """Every kind estimates its plan before building it, folded steps too: each shipped
+    experiment below is refused under 1K with one line at its key (the estimate and the
+    limit), exit 2, and runs under the default limit; a 10,000-GPU data-parallel step (about
+    0.2 GB) is refused under 50M at /parallel and runs under 1G."""
+    kinds = {"llama3-70b-cp": "/workload/layers", "moe-layer-ep16-zipf": "/workload/layers",
+             "default": "/workload/layers", "flows-tour": "/workload/flows",
+             "chakra-moe-layer": "/workload/trace", "llama3-8b-step-32gpu": "/parallel"}
+    for name, key in kinds.items():
+        exp = os.path.join(ctx.source_dir, f"configs/experiments/{name}.json")
+        rc, _, err = run([ctx.hopsim, "run", exp, "--max-memory", "1K"])
+        expect(rc == 2 and len(err.splitlines()) == 1 and f"{key}: this plan needs about" in err
+               and "more than the 1e-06 GB memory limit (--max-memory)" in err,
+               f"{name} under 1K: exit {rc}, {err!r}")
+    for name in ("llama3-70b-cp", "flows-tour"):
+        rc, _, err = run([ctx.hopsim, "run",
+                          os.path.join(ctx.source_dir, f"configs/experiments/{name}.json")])
+        expect(rc == 0, f"{name} under the default limit: exit {rc}, {err!r}")
+    exp = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    dp = ["--set", "cluster.nodes=1250", "--set", "parallel.tp=1", "--set", "parallel.pp=1",
+          "--set", "parallel.dp=10000", "--set", "workload.global_batch=10000",
+          "--set", "workload.schedule=1f1b", "--set", "workload.virtual_stages=null"]
+    rc, _, err = run([ctx.hopsim, "run", exp, *dp, "--max-memory", "50M"])
+    last = err.splitlines()[-1] if err else ""
+    expect(rc == 2 and "/parallel: this plan needs about 0.1" in last
+           and "simulate fewer GPUs" in last, f"10,000-GPU DP step under 50M: exit {rc}, {err!r}")
+    rc, _, err = run([ctx.hopsim, "run", exp, *dp, "--max-memory", "1G"])
+    expect(rc == 0, f"10,000-GPU DP step under 1G: exit {rc}, {err[-300:]!r}")
+    print(f"{len(kinds)} kinds refused under 1K; the 10,000-GPU DP step refused under 50M "
+          f"({last.split('needs about ')[1].split(' GB')[0]} GB), ran under 1G")
+
+
 def case_compare(ctx):
     """hopsim compare: two reports side by side; a slower NIC shows as a longer step, more
     exposed communication and the same bytes; a file that is not a report exits 2 naming it."""
@@ -1832,6 +1864,32 @@ def case_what_if_idle(ctx):
     print(f"{len(cases) + 1} perturbations that change nothing warned, from the file and --set")
 
 
+def case_what_if_idle_everywhere(ctx):
+    """run, sweep and explain warn of the same idle perturbations: an identity (explain, which
+    runs nothing, and each sweep point, the warning once with the points that gave it); a
+    folded step's GPU of the mesh computes (its probes stand for it), so a slow one is not
+    warned and an identity is, by run and explain alike."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-what-if.json")
+    ident = ["--set", 'perturbations=[{"gpus": [5], "compute_speed": 1.0}]']
+    rc, _, err = run([ctx.hopsim, "explain", exp, *ident])
+    expect(rc == 0 and "/perturbations/0: changes nothing: compute_speed 1" in err,
+           f"explain with an identity: exit {rc}, {err}")
+    rc, _, err = run([ctx.hopsim, "explain", exp])
+    expect(rc == 0 and "changes nothing" not in err, f"explain, the real what-ifs: {err}")
+    rc, _, err = run([ctx.hopsim, "sweep", exp, *ident, "--vary", "seed=1,2"])
+    lines = [ln for ln in err.splitlines() if "changes nothing" in ln]
+    expect(rc == 0 and len(lines) == 1 and lines[0].startswith("sweep: warning: ")
+           and lines[0].endswith("(points 0, 1)"), f"sweep with an identity: exit {rc}, {err}")
+    step = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-step-32gpu.json")
+    for entry, idle in (('{"gpus": [3], "compute_speed": 0.5}', False),
+                        ('{"gpus": [3], "compute_speed": 1.0}', True)):
+        for command in ("run", "explain"):
+            rc, _, err = run([ctx.hopsim, command, step, "--set", f"perturbations=[{entry}]"])
+            expect(rc == 0 and ("changes nothing" in err) == idle,
+                   f"{command}, a folded step with {entry}: exit {rc}, {err}")
+    print("identities warned by explain and sweep; a folded step's by run and explain")
+
+
 def case_calibration_against(ctx):
     """check-calibration --against: a table read against itself answers every cell exactly; the
     measured H200 table against the published one prints a line per family and the total; bad
@@ -2023,6 +2081,8 @@ def main():
               "sweep-bad-input": case_sweep_bad_input,
               "regress-bad-suite": case_regress_bad_suite,
               "max-memory": case_max_memory,
+              "max-memory-kinds": case_max_memory_kinds,
+              "what-if-idle-everywhere": case_what_if_idle_everywhere,
               "werror-default": case_werror_default,
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,

@@ -102,7 +102,7 @@ TEST_CASE("memory: Megatron's interleaved penalty counts micro-batches that do n
   const work::JobEnv env{ds.experiment.cluster, ds.experiment.nccl, mesh, &*ds.experiment.model,
                          ds.experiment.seed, nullptr};
   CHECK_FALSE(work::megatron_estimate(job.shape(env), why_not).has_value());
-  CHECK(why_not.find("no experts, no MLA") != std::string::npos);
+  CHECK(why_not.find("no expert rows, no MLA latents") != std::string::npos);
 }
 
 }  // namespace hopsim::config

@@ -13,6 +13,7 @@
 
 #include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
+#include "workloads/costs/layer_kernels.hpp"
 #include "workloads/ep/moe_closed_forms.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -241,8 +242,12 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
              R"(experts' SwiGLU))");
   fails_with({"workload.passes=both", R"(workload.recompute_modules=["norms"])"},
              R"(--set workload.recompute_modules=["norms"]: /workload/recompute_modules/0: )"
-             R"(expected one of "core_attn", "layernorm", "mlp", "moe_act", "mla_up_proj", got )"
-             R"("norms")");
+             R"(expected one of "core_attn", "layernorm", "mlp", "moe_act", "mla_up_proj", "moe", )"
+             R"("shared_experts", got "norms")");
+  fails_with({"workload.passes=both", R"(workload.recompute_modules=["moe"])"},
+             R"(--set workload.recompute_modules=["moe"]: /workload/recompute_modules: moe )"
+             R"(recomputes the whole MoE part, its exchanges too, which a training step prices )"
+             R"((kind training_step); here: moe_act and shared_experts)");
 }
 
 TEST_CASE("moe layer: nodes and GPUs per token are means over every token routed") {
@@ -509,4 +514,88 @@ TEST_CASE("moe layer: routing counts from a file beside the experiment replay a 
   fs::remove_all(dir);
 }
 
+
+TEST_CASE("moe layer: BF16 experts run BF16 grouped GEMMs without casts, over BF16 rows") {
+  // The expert dtype follows the workload: BF16 experts have no FP8 casts, their grouped GEMMs
+  // ask the BF16 rate, their rows arrive in BF16 (dispatch 2 bytes per element unless set).
+  const std::string unset = "workload.dispatch_bytes_per_element=null";
+  const ExperimentFile fp8 = load_experiment(kEp, {"parallel.ep=16", "parallel.dp=16", unset});
+  const ExperimentFile bf16 = load_experiment(
+      kEp, {"parallel.ep=16", "parallel.dp=16", unset, R"(workload.expert_dtype="bf16")"});
+  const auto job = [](const ExperimentFile& f) {
+    return std::get<work::MoeLayerJob>(f.experiment.job);
+  };
+  CHECK(job(fp8).dtypes.experts == work::Dtype::Fp8);
+  CHECK(job(fp8).dtypes.shared == work::Dtype::Fp8);
+  CHECK(job(fp8).dispatch_bytes_per_element == 1.0);
+  CHECK(job(bf16).dtypes.experts == work::Dtype::Bf16);
+  CHECK(job(bf16).dtypes.shared == work::Dtype::Bf16);  // falls back to expert_dtype
+  CHECK(job(bf16).dtypes.router == work::Dtype::Bf16);
+  CHECK(job(bf16).dispatch_bytes_per_element == 2.0);
+  const work::ModelSpec& m = *fp8.experiment.model;
+  const work::ComputeModel model = work::compute_model(fp8.experiment);
+  const work::ParallelSpec& p = fp8.experiment.parallel;
+  const work::LayerCosts f8 = work::moe_expert_costs(m, p, 512, model, 0, work::Dtype::Fp8);
+  const work::LayerCosts b16 = work::moe_expert_costs(m, p, 512, model, 0, work::Dtype::Bf16);
+  const auto casts = [](const work::LayerCosts& c) {
+    int n = 0;
+    for (const work::KernelCosts* list : {&c.fwd, &c.bwd}) {
+      for (const auto& kernel : *list) {
+        n += kernel.second.kind == work::KernelClass::Fp8Cast ? 1 : 0;
+      }
+    }
+    return n;
+  };
+  CHECK(casts(f8) == 3);  // down's input forward; both output gradients backward
+  CHECK(casts(b16) == 0);
+  REQUIRE(f8.fwd.size() == b16.fwd.size() + 1);
+  const auto find = [](const work::KernelCosts& list, const std::string& name) {
+    const auto it = std::find_if(list.begin(), list.end(),
+                                 [&](const auto& kernel) { return kernel.first == name; });
+    REQUIRE(it != list.end());
+    return it->second;
+  };
+  const std::int64_t local = m.moe.routed_experts / p.ep;
+  CHECK(find(b16.fwd, "experts_gate_up").time ==
+        model.grouped_gemm(work::Dtype::Bf16, local, 512, 2 * m.moe.expert_ffn_hidden, m.hidden,
+                           work::GemmRole::Fprop).time);
+  CHECK(find(b16.fwd, "experts_gate_up").time > find(f8.fwd, "experts_gate_up").time);
+  // Permute reads BF16 rows: 2 bytes more per element than FP8's.
+  CHECK(find(b16.fwd, "permute").bytes.n - find(f8.fwd, "permute").bytes.n ==
+        2 * local * 512 * m.hidden);
+  // The shared experts and the router follow their own keys.
+  const work::LayerCosts shared16 = work::moe_shared_costs(m, 512, model, work::Dtype::Bf16);
+  CHECK(find(shared16.fwd, "shared_gate_up").time ==
+        model.gemm(work::Dtype::Bf16, 512, 2 * m.moe.expert_ffn_hidden, m.hidden,
+                   work::GemmRole::Fprop).time);
+  const work::LayerCosts router8 =
+      work::moe_attention_costs(m, p, 512, 0, false, model, work::Dtype::Fp8);
+  CHECK(find(router8.fwd, "router").time ==
+        model.gemm(work::Dtype::Fp8, 512, m.moe.routed_experts, m.hidden,
+                   work::GemmRole::Fprop).time);
+  // And the layer runs, slower than its FP8 twin.
+  const work::RunResult slow = layer({R"(workload.expert_dtype="bf16")"});
+  const work::RunResult fast = layer({});
+  CHECK(step(slow) > step(fast));
+}
+
+TEST_CASE("moe layer: each FP8 recipe row moves its own cast bytes") {
+  using R = work::Fp8Recipe;
+  const auto bytes = [](R r) { return work::fp8_cast_bytes(1000, 10, 30, r); };
+  CHECK(bytes(R::CastTranspose).fwd.n == 4 * 1000 * 10);
+  CHECK(bytes(R::CastTranspose).bwd.n == 4 * 1000 * 30);
+  CHECK(bytes(R::DeepSeek).fwd.n == 3 * 1000 * 10);
+  CHECK(bytes(R::DeepSeek).bwd.n == 6 * 1000 * 10 + 6 * 1000 * 30);
+  CHECK(bytes(R::Current).fwd.n == 6 * 1000 * 10);
+  CHECK(bytes(R::Current).bwd.n == 6 * 1000 * 30);
+  CHECK(bytes(R::Mxfp8).fwd.n == 40625);
+  CHECK(bytes(R::Mxfp8).bwd.n == 121875);
+  for (const R r : {R::CastTranspose, R::DeepSeek, R::Current, R::Mxfp8}) {
+    CHECK(work::fp8_recipe_named(work::fp8_recipe_name(r)) == r);
+  }
+  // Each is a workload choice.
+  const ExperimentFile current =
+      load_experiment(kEp, {"parallel.ep=16", "parallel.dp=16", R"(workload.fp8_recipe="current")"});
+  CHECK(current.experiment.fp8_recipe == R::Current);
+}
 }  // namespace hopsim::config

@@ -1,6 +1,7 @@
 // The training step end to end: a step without pipeline or data parallelism is the sum of its
 // parts to the picosecond; folded layers equal the same layers chained; memory and layouts
 // that cannot run are clear errors; the closed-form layout (layers per stage, activations).
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 #include "tests/approx.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
+#include "workloads/step/schedule_table.hpp"
 #include "workloads/step/step_model.hpp"
 
 namespace hopsim::config {
@@ -838,4 +840,129 @@ TEST_CASE("training step: full recomputation by method and number of layers") {
                   "stage holds at most 4") != std::string::npos);
 }
 
+
+TEST_CASE("training step: moe and shared_experts recompute what they drop, BF16 experts run") {
+  using work::RecomputeModule;
+  const auto bit = [](RecomputeModule m) { return static_cast<std::uint8_t>(m); };
+  const ExperimentFile ds = load_experiment(kExperiments + "deepseek-v3-step.json", {});
+  const work::ModelSpec& dm = *ds.experiment.model;
+  const double h = static_cast<double>(dm.hidden);
+  const double fe = static_cast<double>(dm.moe.expert_ffn_hidden);
+  const double k = static_cast<double>(dm.moe.top_k);
+  const double none = work::layer_saved_elements(dm, true, 0);
+  // shared_experts drops the shared expert's gate, up and SwiGLU outputs; moe everything of
+  // the MoE part but its input (the norm's output, which the layer keeps).
+  CHECK(none - work::layer_saved_elements(dm, true, bit(RecomputeModule::SharedExperts)) ==
+        hopsim::test::approx(3 * fe));
+  CHECK(none - work::layer_saved_elements(dm, true, bit(RecomputeModule::Moe)) ==
+        hopsim::test::approx(3 * fe + k * (h + 3 * fe)));
+  CHECK(work::layer_saved_elements(dm, true, bit(RecomputeModule::Moe)) ==
+        work::layer_saved_elements(dm, true, bit(RecomputeModule::Moe) |
+                                                  bit(RecomputeModule::MoeAct)));
+  // A dense layer has nothing of either.
+  CHECK(work::layer_saved_elements(dm, false, bit(RecomputeModule::Moe)) ==
+        work::layer_saved_elements(dm, false, 0));
+
+  // In a step (DeepSeek-V3 cut to 4 layers, 1F1B, BF16 experts): moe recomputes the MoE part
+  // (router, permutes, grouped GEMMs, SwiGLUs, the router's and shared expert's share of the
+  // GEMMs, the exposed exchanges) and holds less than moe_act; shared_experts less than none.
+  const auto step_with = [&](const std::string& modules) {
+    return run_with(kExperiments + "deepseek-v3-step.json",
+                    {"model.layers=4", "model.moe.first_dense_layers=1", "model.mtp_depth=0",
+                     "parallel.pp=2", "parallel.dp=16", "parallel.ep=16",
+                     "workload.seq_len=1024", "workload.global_batch=128",
+                     "workload.schedule=\"1f1b\"", "workload.moe.expert_dtype=\"bf16\"",
+                     "workload.recompute=\"selective\"",
+                     "workload.recompute_modules=" + modules});
+  };
+  const work::RunResult act = step_with(R"(["moe_act"])");
+  const work::RunResult whole = step_with(R"(["moe"])");
+  const work::RunResult shared = step_with(R"(["shared_experts"])");
+  const work::StepDetails& a = *act.cases[0].step();
+  const work::StepDetails& w = *whole.cases[0].step();
+  const work::StepDetails& s = *shared.cases[0].step();
+  CHECK(w.recompute == "selective (moe)");
+  const auto moe_layer = [](const work::StepDetails& d) {
+    for (const work::LayerTiming& t : d.layers) {
+      if (t.moe) {
+        return t;
+      }
+    }
+    FAIL("no MoE layer");
+    return work::LayerTiming{};
+  };
+  const work::LayerTiming wt = moe_layer(w);
+  const work::LayerTiming at = moe_layer(a);
+  const work::LayerTiming st = moe_layer(s);
+  using K = work::KernelClass;
+  double classes = 0;
+  for (const K c : {K::Router, K::Permute, K::GroupedFprop, K::SwiGlu}) {
+    classes += static_cast<double>(wt.forward_kernels.time(c).count_ps());
+  }
+  const work::LayerParams lp = work::layer_params(dm, true);
+  const double share = (lp.router + lp.shared_experts) /
+                       (lp.attention + lp.mlp + lp.router + lp.shared_experts);
+  const double gemms =
+      static_cast<double>(wt.forward_kernels.time(K::GemmFprop).count_ps()) * share;
+  CHECK(static_cast<double>((wt.recomputed - wt.ep_exposed_forward).count_ps()) ==
+        hopsim::test::approx((classes + gemms) / wt.gpus).epsilon(1e-6));
+  CHECK(wt.recomputed > at.recomputed);
+  CHECK(st.recomputed > Time{});
+  const auto peak = [](const work::StepDetails& d) {
+    double most = 0;
+    for (const work::StageMemory& mem : d.memory) {
+      most = std::max(most, mem.activations);
+    }
+    return most;
+  };
+  CHECK(peak(w) < peak(a));
+  const work::RunResult attn = step_with(R"(["core_attn"])");
+  CHECK(peak(s) < peak(*attn.cases[0].step()));
+}
+
+TEST_CASE("training step: EP overlap pairs each steady backward with the next forward") {
+  // Megatron's combined 1F1B over its interleaved order: each backward that a forward follows
+  // runs as one pair with it; every forward and backward still runs once on its rank.
+  const work::ScheduleRow* row = work::schedule_named("interleaved_ep_overlap");
+  REQUIRE(row != nullptr);
+  CHECK(row->pairs);
+  const work::PipeShape shape{2, 4, 2, 0};
+  const work::PipeOrder order = work::schedule_order(*row, shape);
+  const work::PipeOrder base = work::schedule_order(*work::schedule_named("interleaved"), shape);
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    int forwards = 0;
+    int backwards = 0;
+    int pairs = 0;
+    for (const work::PipeOp& op : order[r]) {
+      forwards += work::forward_of(op) ? 1 : 0;
+      backwards += work::input_gradient_of(op) ? 1 : 0;
+      pairs += op.work == work::OpWork::Pair ? 1 : 0;
+    }
+    CHECK(forwards == 8);
+    CHECK(backwards == 8);
+    CHECK(pairs > 0);
+    CHECK(order[r].size() + static_cast<std::size_t>(pairs) == base[r].size());
+  }
+  // On a MoE step (DeepSeek-V3 cut to 4 layers, TP 1, BF16 experts) the pairs hide exchanges:
+  // the step is faster, and one more micro-batch's activations are in flight.
+  const auto step_with = [&](const std::string& schedule) {
+    return run_with(kExperiments + "deepseek-v3-step.json",
+                    {"model.layers=4", "model.moe.first_dense_layers=1", "model.mtp_depth=0",
+                     "parallel.pp=2", "parallel.dp=16", "parallel.ep=16",
+                     "workload.seq_len=1024", "workload.global_batch=128",
+                     "workload.virtual_stages=2", "workload.moe.expert_dtype=\"bf16\"",
+                     "workload.schedule=\"" + schedule + "\""});
+  };
+  const work::RunResult plain = step_with("interleaved");
+  const work::RunResult overlap = step_with("interleaved_ep_overlap");
+  CHECK(overlap.cases[0].summary.step < plain.cases[0].summary.step);
+  const auto peak = [](const work::RunResult& r) {
+    double most = 0;
+    for (const work::StageMemory& mem : r.cases[0].step()->memory) {
+      most = std::max(most, mem.activations);
+    }
+    return most;
+  };
+  CHECK(peak(overlap) > peak(plain));
+}
 }  // namespace hopsim::config

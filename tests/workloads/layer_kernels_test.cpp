@@ -96,7 +96,8 @@ TEST_CASE("layer kernels: FP8 GEMMs bring their casts, BF16 ones none") {
   CHECK(ds.bwd[2].second.bytes.n == 6 * 4096 * 14336 + 6 * 4096 * 4096);
   CHECK(fp8_recipe_named("deepseek") == Fp8Recipe::DeepSeek);
   CHECK(fp8_recipe_name(Fp8Recipe::CastTranspose) == "cast_transpose");
-  CHECK_FALSE(fp8_recipe_named("mxfp8").has_value());
+  CHECK(fp8_recipe_named("mxfp8") == Fp8Recipe::Mxfp8);
+  CHECK_FALSE(fp8_recipe_named("nvfp4").has_value());
 }
 
 TEST_CASE("layer kernels: MLA's latent norms and layout copies, in closed form") {

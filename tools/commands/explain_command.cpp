@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands/command.hpp"
+#include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/step_section.hpp"
 #include "workloads/collectives/ep_algorithms.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
@@ -405,6 +406,9 @@ int explain_command(const RunOptions& o) {
   const config::ExperimentFile file = config::load_experiment(o.experiment, o.overrides);
   for (const std::string& w : file.warnings) {
     fmt::print(stderr, "warning: {}\n", w);
+  }
+  for (const std::string& idle : idle_perturbations(file, nullptr)) {  // as run checks them
+    fmt::print(stderr, "warning: {}\n", idle);
   }
   if (const auto& what_ifs = file.experiment.cluster.perturbations; !what_ifs.empty()) {
     const std::size_t entries = what_ifs.back().entry + 1;  // a draw's GPUs share their entry

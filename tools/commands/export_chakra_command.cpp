@@ -22,11 +22,7 @@ namespace hopsim::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool on_links(const topo::Perturbation& p) {
-  return p.part == topo::PerturbedPart::NvLink || p.part == topo::PerturbedPart::Nic ||
-         p.part == topo::PerturbedPart::Spine;
-}
+using topo::on_links;
 
 // The experiment's perturbations that change links (by their place in its list): the network's,
 // which an execution trace has no place for. The others change how fast GPUs compute, which

@@ -2,22 +2,23 @@
 #include "tools/commands/idle_perturbations.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <unordered_set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "workloads/mesh/mesh.hpp"
 
 namespace hopsim::tools {
 namespace {
 
 using topo::Perturbation;
 using topo::PerturbedPart;
-
-bool on_links(const Perturbation& p) {
-  return p.part == PerturbedPart::NvLink || p.part == PerturbedPart::Nic ||
-         p.part == PerturbedPart::Spine;
-}
+using topo::on_links;
 
 // Why a perturbation is the healthy cluster itself, if it is.
 std::optional<std::string> identity(const Perturbation& p) {
@@ -35,22 +36,47 @@ std::optional<std::string> identity(const Perturbation& p) {
   return std::nullopt;
 }
 
-// What the cases of an unfolded run use: the GPUs that run a kernel, and the links that their
-// flows would cross on the healthy fabric.
+// What a run uses: the GPUs that run a kernel (none known: empty), and the links that its
+// flows would cross on the healthy fabric (not known: empty).
 struct Used {
   std::vector<char> computes;  // [rank]
   std::vector<char> links;     // [link]
 };
 
+// The GPUs a kind runs kernels on, without its plans: none for flows and collectives, every
+// GPU of the mesh for the layers and the step (folded too: its probes stand for every rank),
+// unknown for a trace.
+std::vector<char> kernel_gpus(const work::Experiment& e) {
+  std::vector<char> out(static_cast<std::size_t>(e.cluster.gpu_count()), 0);
+  if (std::holds_alternative<work::ChakraJob>(e.job)) {
+    return {};
+  }
+  if (!std::holds_alternative<work::FlowsJob>(e.job) &&
+      !std::holds_alternative<work::CollectiveJob>(e.job)) {
+    const auto mesh = static_cast<std::size_t>(work::Mesh(e.parallel).size());
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(mesh, out.size())),
+              1);
+  }
+  return out;
+}
+
+// What the cases of a run that simulated its whole plans use; each (source, destination) pair
+// routed once.
 Used used_by(const work::RunResult& result, bool need_links) {
   const topo::Cluster& cluster = *result.cluster;
   Used u{std::vector<char>(static_cast<std::size_t>(cluster.gpu_count()), 0),
          std::vector<char>(need_links ? cluster.link_count() : 0, 0)};
+  std::unordered_set<std::uint64_t> routed;
   for (const work::CaseResult& c : result.cases) {
     for (const work::PlanTask& t : c.plan.tasks()) {
       if (t.kind == work::PlanTaskKind::Compute) {
         u.computes[t.src.index()] = 1;
       } else if (need_links && t.kind == work::PlanTaskKind::Flow && t.src != t.dst) {
+        const std::uint64_t pair = (std::uint64_t{t.src.index()} << 33) |
+                                   (std::uint64_t{t.dst.index()} << 1) | (t.nics_only ? 1 : 0);
+        if (!routed.insert(pair).second) {
+          continue;
+        }
         const auto route = cluster.unfailed_route(t.src, t.dst, t.nics_only);  // outlives span()
         for (const topo::LinkId l : route.span()) {
           u.links[l.index()] = 1;
@@ -61,10 +87,24 @@ Used used_by(const work::RunResult& result, bool need_links) {
   return u;
 }
 
+// What the run (or, without one, the kind) uses: a run that simulated its whole plans says
+// which GPUs compute and which links its flows cross; a folded step, or no run, only which
+// GPUs compute, by its kind.
+Used used_in(const work::Experiment& e, const work::RunResult* result, bool need_links) {
+  if (result != nullptr && result->cluster && work::cases_at_speeds(e)) {
+    return used_by(*result, need_links);
+  }
+  return {kernel_gpus(e), {}};
+}
+
 // Why a perturbation changes nothing that the run used, if it does not.
-std::optional<std::string> unused(const Perturbation& p, const topo::Cluster& cluster,
+// `cluster`: the run's (links are known only with a run).
+std::optional<std::string> unused(const Perturbation& p, const topo::Cluster* cluster,
                                   const Used& u) {
   if (p.part == PerturbedPart::Compute) {
+    if (u.computes.empty()) {
+      return std::nullopt;
+    }
     const bool any = std::ranges::any_of(
         p.gpus, [&](int g) { return u.computes[static_cast<std::size_t>(g)] != 0; });
     return any ? std::nullopt
@@ -73,16 +113,16 @@ std::optional<std::string> unused(const Perturbation& p, const topo::Cluster& cl
                                            fmt::join(p.gpus, ", "),
                                            p.gpus.size() == 1 ? "runs" : "run"));
   }
-  if (!on_links(p)) {
+  if (!on_links(p) || u.links.empty() || cluster == nullptr) {
     return std::nullopt;
   }
-  const std::vector<topo::LinkId> links = cluster.links_of(p);
+  const std::vector<topo::LinkId> links = cluster->links_of(p);
   if (std::ranges::any_of(links, [&](topo::LinkId l) { return u.links[l.index()] != 0; })) {
     return std::nullopt;
   }
   std::string names;
   for (std::size_t i = 0; i < std::min<std::size_t>(links.size(), 4); ++i) {
-    names += fmt::format("{}{}", i == 0 ? "" : ", ", cluster.link(links[i]).name);
+    names += fmt::format("{}{}", i == 0 ? "" : ", ", cluster->link(links[i]).name);
   }
   return fmt::format("changes nothing in this run: no flow {} its {} links ({}{})",
                      p.failed ? "had to go round" : "crosses", links.size(), names,
@@ -92,19 +132,17 @@ std::optional<std::string> unused(const Perturbation& p, const topo::Cluster& cl
 }  // namespace
 
 std::vector<std::string> idle_perturbations(const config::ExperimentFile& file,
-                                            const work::RunResult& result) {
+                                            const work::RunResult* result) {
   const auto& list = file.experiment.cluster.perturbations;
   if (list.empty()) {
     return {};
   }
-  const bool whole = work::cases_at_speeds(file.experiment) && result.cluster.has_value();
-  const bool need_links = whole && std::ranges::any_of(list, on_links);
-  const Used u = whole ? used_by(result, need_links) : Used{};
+  const Used u = used_in(file.experiment, result, std::ranges::any_of(list, on_links));
   std::map<std::size_t, std::optional<std::string>> reasons;  // entry -> why (all its GPUs')
   for (const Perturbation& p : list) {
     std::optional<std::string> why = identity(p);
-    if (!why && whole) {
-      why = unused(p, *result.cluster, u);
+    if (!why) {
+      why = unused(p, result != nullptr && result->cluster ? &*result->cluster : nullptr, u);
     }
     const auto [it, first] = reasons.try_emplace(p.entry, why);
     if (!first && !why) {

@@ -13,13 +13,16 @@ namespace hopsim::tools {
 
 /// One line per entry of the experiment's `perturbations` that changes no task's time and no
 /// flow's path in `result` ("WHERE: /perturbations/I: changes nothing...: REASON", WHERE the
-/// file or the --set argument that wrote it):
+/// file or the --set argument that wrote it). `run`, `sweep` (each point) and `explain` (no
+/// run: null) all check with it:
 ///   - an identity: compute_speed 1 with no kernel_speed draw (or a draw of [1, 1]); links at
 ///     bandwidth 1 with no extra latency, not failed;
-///   - where every case ran its whole plan (not a folded step, whose probes stand for GPUs
-///     and links they do not name): GPUs that run no kernel in any case, links that no flow
-///     of any case would cross on the healthy fabric (a failure that no flow had to go round).
+///   - GPUs that run no kernel: where every case ran its whole plan, in any case; else (a
+///     folded step, whose probes stand for GPUs they do not name, or no run) by the kind: none
+///     for flows and collectives, the mesh's GPUs for layers and steps (a trace's: unknown);
+///   - where every case ran its whole plan: links that no flow of any case would cross on the
+///     healthy fabric (a failure that no flow had to go round).
 std::vector<std::string> idle_perturbations(const config::ExperimentFile& file,
-                                            const work::RunResult& result);
+                                            const work::RunResult* result);
 
 }  // namespace hopsim::tools

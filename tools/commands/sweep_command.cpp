@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/csv.hpp"
+#include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/output_file.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/sweep_best.hpp"
@@ -45,10 +47,12 @@ double seconds_since(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
 }
 
-// One point: its row's fields after the varied values, and whether it failed at run time.
+// One point: its row's fields after the varied values, whether it failed at run time, and its
+// perturbations that change nothing (idle_perturbations, as run warns of them).
 struct Outcome {
   std::vector<std::string> fields;
   bool error = false;
+  std::vector<std::string> idle;
 };
 
 // One point loaded and checked like `hopsim run`, then simulated on this thread. A point the
@@ -64,7 +68,7 @@ Outcome run_point(const SweepOptions& o, const std::vector<std::string>& point) 
   try {
     file.emplace(config::load_experiment(o.experiment, sets));
   } catch (const ConfigError& e) {
-    return {row({}, "invalid", e.what()), false};
+    return {row({}, "invalid", e.what()), false, {}};
   }
   try {
     work::RunOptions options;
@@ -76,16 +80,16 @@ Outcome run_point(const SweepOptions& o, const std::vector<std::string>& point) 
       try {
         file->fail(result.problems.front());
       } catch (const ConfigError& e) {
-        return {row({}, "invalid", e.what()), false};
+        return {row({}, "invalid", e.what()), false, {}};
       }
     }
     if (const std::size_t stuck = result.stuck(); stuck > 0) {
       return {row({}, "error", fmt::format("{} tasks never ran (a dependency cycle)", stuck)),
-              true};
+              true, {}};
     }
-    return {row(sweep::figures(result), "ok", ""), false};
+    return {row(sweep::figures(result), "ok", ""), false, idle_perturbations(*file, &result)};
   } catch (const std::exception& e) {
-    return {row({}, "error", e.what()), true};
+    return {row({}, "error", e.what()), true, {}};
   }
 }
 
@@ -221,7 +225,20 @@ struct Tally {
   bool write_failed = false;
   int write_errno = 0;  // the OS's reason of the first failed write
   double elapsed_s = 0;
+  std::map<std::string, std::vector<std::size_t>> idle;  // warning -> the points that gave it
 };
+
+// Each perturbation that changed nothing, once, with the points where it did not.
+void print_idle(const Tally& t) {
+  for (auto [warning, points] : t.idle) {
+    std::sort(points.begin(), points.end());
+    const std::size_t shown = std::min<std::size_t>(points.size(), 5);
+    fmt::print(stderr, "sweep: warning: {} (point{} {}{})\n", warning,
+               points.size() == 1 ? "" : "s",
+               fmt::join(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+               points.size() > shown ? fmt::format(" and {} more", points.size() - shown) : "");
+  }
+}
 
 // The points left to run, on a pool of threads: each thread takes the next point, runs it and
 // writes its row; the rows, the counts and the progress go one thread at a time.
@@ -302,6 +319,9 @@ void PointPool::record(std::size_t point, const Outcome& result, const std::stri
   best_.add(split_csv(line.substr(0, line.find_last_not_of('\n') + 1)));
   ++tally_.finished;
   tally_.errors += result.error ? 1U : 0U;
+  for (const std::string& w : result.idle) {
+    tally_.idle[w].push_back(point);
+  }
   if (result.fields[sweep::kStatusField] == "invalid") {
     ++tally_.invalid;
     if (tally_.first_invalid.empty()) {
@@ -420,6 +440,7 @@ int sweep_command(const SweepOptions& o) {
              shard.count > 1 ? fmt::format("; shard {}/{} of {} points", shard.index + 1,
                                            shard.count, points.size())
                              : "");
+  print_idle(t);
   if (t.write_failed) {
     fmt::print(stderr, "{}: cannot write the rows: {}\n", o.out.empty() ? "stdout" : o.out,
                std::strerror(t.write_errno));

@@ -11,7 +11,7 @@
 namespace hopsim::tools {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 constexpr int kLinksProcess = -1;  // pid of the link-load counters
 
@@ -30,13 +30,13 @@ struct Place {
 };
 
 void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t i, Time offset,
-              std::uint64_t id, const topo::Cluster& cluster, Place at, Json& events) {
+              std::uint64_t id, const topo::Cluster& cluster, Place at, PlainJson& events) {
   const work::PlanTask& t = plan.tasks()[i];
   const sim::TaskTimes& tt = outcome.times[i];
   const double start = us(offset + tt.start);
   const double end = us(offset + tt.end);
   if (t.kind == work::PlanTaskKind::Compute) {
-    const Json args = {{"flops", t.flops.n}, {"source", work::source_name(t.source)}};
+    const PlainJson args = {{"flops", t.flops.n}, {"source", work::source_name(t.source)}};
     events.push_back({{"name", name_of(plan, t)}, {"cat", "compute"}, {"ph", "X"},
                       {"pid", at.pid}, {"tid", at.tid}, {"ts", start}, {"dur", end - start},
                       {"args", args}});
@@ -47,11 +47,11 @@ void add_task(const work::Plan& plan, const work::Outcome& outcome, std::size_t 
                       {"pid", at.pid}, {"tid", at.tid}, {"ts", start}, {"dur", end - start}});
     return;
   }
-  Json links = Json::array();
+  PlainJson links = PlainJson::array();
   for (topo::LinkId l : outcome.route(static_cast<work::PlanTaskId>(i))) {
     links.push_back(cluster.link(l).name);
   }
-  const Json args = {{"dst", t.dst.value()},
+  const PlainJson args = {{"dst", t.dst.value()},
                      {"bytes", t.bytes.n},
                      {"latency_us", us(outcome.latency[i])},
                      {"links", std::move(links)}};
@@ -75,7 +75,7 @@ bool drawn(const work::Plan& plan, const work::Outcome& outcome, std::size_t i,
 constexpr int kProbesBase = 1 << 24;
 
 void add_probes(const work::RunResult& result, const std::set<topo::GpuId>& ranks,
-                std::uint64_t& id, Json& events) {
+                std::uint64_t& id, PlainJson& events) {
   const topo::Cluster& cluster = *result.cluster;
   for (std::size_t k = 0; k < result.probes.size(); ++k) {
     const work::ProbeResult& p = result.probes[k];
@@ -109,7 +109,7 @@ void add_probes(const work::RunResult& result, const std::set<topo::GpuId>& rank
 }
 
 void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster& cluster,
-                    std::size_t count, Json& events) {
+                    std::size_t count, PlainJson& events) {
   for (std::size_t i = 0; i < std::min(count, c.link_loads.size()); ++i) {
     const work::LinkLoad& load = c.link_loads[i];
     const std::string& name = cluster.link(load.link).name;
@@ -121,7 +121,7 @@ void add_link_loads(const work::CaseResult& c, Time offset, const topo::Cluster&
 }
 
 void add_names(const topo::Cluster& cluster, const std::set<std::pair<topo::GpuId, int>>& threads,
-               const std::vector<std::string>& streams, bool links, Json& events) {
+               const std::vector<std::string>& streams, bool links, PlainJson& events) {
   std::set<topo::GpuId> gpus;
   for (const auto& [gpu, stream] : threads) {
     gpus.insert(gpu);
@@ -185,10 +185,10 @@ std::set<topo::GpuId> parse_trace_ranks(const std::string& text, int gpus) {
   return out;
 }
 
-Json make_trace(const work::RunResult& result, std::size_t links_drawn,
+PlainJson make_trace(const work::RunResult& result, std::size_t links_drawn,
                 const std::set<topo::GpuId>& ranks) {
   const topo::Cluster& cluster = *result.cluster;
-  Json events = Json::array();
+  PlainJson events = PlainJson::array();
   std::set<std::pair<topo::GpuId, int>> threads;
   std::vector<std::string> streams;
   bool links = false;
@@ -216,7 +216,7 @@ Json make_trace(const work::RunResult& result, std::size_t links_drawn,
   }
   add_names(cluster, threads, streams, links, events);
   add_probes(result, ranks, id, events);
-  return Json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
+  return PlainJson{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }
 
 }  // namespace hopsim::tools

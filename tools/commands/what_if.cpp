@@ -96,7 +96,7 @@ std::vector<std::string> what_if_lines(const config::ExperimentFile& file,
       lines.push_back(fmt::format("warning: {}: {}", c.text, *warning));
     }
   }
-  for (const std::string& idle : idle_perturbations(file, result)) {  // the file's or a --set's
+  for (const std::string& idle : idle_perturbations(file, &result)) {  // the file's or a --set's
     lines.push_back("warning: " + idle);
   }
   return lines;

@@ -160,7 +160,14 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
   r.popularity_seed = ctx.seed;
   r.top_k = n.read_if(mk::kTopK).value_or(moe.top_k);
   r.max_nodes_per_token = n.read_if(mk::kMaxNodesPerToken).value_or(moe.max_nodes_per_token);
-  job.dispatch_bytes_per_element = n.read(mk::kDispatchBytesPerElement);
+  job.dtypes.experts = n.read_as<work::Dtype>(mk::kExpertDtype);
+  job.dtypes.shared = n.has(mk::kSharedExpertDtype) ? n.read_as<work::Dtype>(mk::kSharedExpertDtype)
+                                                    : job.dtypes.experts;
+  job.dtypes.router = n.read_as<work::Dtype>(mk::kRouterDtype);
+  // FP8 experts read FP8 rows; BF16 experts BF16 ones.
+  job.dispatch_bytes_per_element =
+      n.read_if(mk::kDispatchBytesPerElement)
+          .value_or(job.dtypes.experts == work::Dtype::Fp8 ? 1.0 : 2.0);
   job.combine_bytes_per_element = n.read(mk::kCombineBytesPerElement);
   if (n.has(mk::kRouting)) {
     const Node routing = n.at(mk::kRouting);

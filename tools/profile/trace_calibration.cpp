@@ -18,7 +18,7 @@
 namespace hopsim::profile {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 using Shape = std::vector<std::int64_t>;
 
 // One table being filled: what selects it, and per cell (its axis values) the kernels' times.
@@ -108,7 +108,7 @@ std::variant<std::pair<GroupKey, Shape>, std::string> place(const std::string& c
 
 // The table of one group: its axes (each axis's values ascending) and a time per cell, the
 // mean of its kernels, null where the trace has none.
-Json table_json(const Group& g, const std::string& trace) {
+OrderedJson table_json(const Group& g, const std::string& trace) {
   const std::vector<std::string> names =
       g.op == "gemm" ? std::vector<std::string>{"m", "n", "k"} : std::vector<std::string>{"bytes"};
   std::vector<std::set<std::int64_t>> values(names.size());
@@ -119,17 +119,17 @@ Json table_json(const Group& g, const std::string& trace) {
     }
     kernels += times.size();
   }
-  Json axes = Json::array();
+  OrderedJson axes = OrderedJson::array();
   for (std::size_t a = 0; a < names.size(); ++a) {
     axes.push_back({{"name", names[a]}, {"values", values[a]}});
   }
-  Json times = Json::array();
+  OrderedJson times = OrderedJson::array();
   std::function<void(std::size_t, Shape&)> fill = [&](std::size_t a, Shape& at) {
     if (a == names.size()) {
       const auto it = g.cells.find(at);
       times.push_back(it == g.cells.end()
-                          ? Json(nullptr)
-                          : Json(std::accumulate(it->second.begin(), it->second.end(), 0.0) /
+                          ? OrderedJson(nullptr)
+                          : OrderedJson(std::accumulate(it->second.begin(), it->second.end(), 0.0) /
                                  static_cast<double>(it->second.size())));
       return;
     }
@@ -141,7 +141,7 @@ Json table_json(const Group& g, const std::string& trace) {
   };
   Shape at;
   fill(0, at);
-  Json key = {{"dtype", g.dtype}};
+  OrderedJson key = {{"dtype", g.dtype}};
   if (g.op == "memory") {
     key["kernel"] = g.role;
   } else if (!g.role.empty()) {
@@ -163,14 +163,14 @@ bool compute_class(const std::vector<std::string>& classes) {
   });
 }
 
-Json device_json(const KinetoTrace& trace, const std::string& where) {
+OrderedJson device_json(const KinetoTrace& trace, const std::string& where) {
   if (!trace.gpu) {
     throw config::ConfigError(fmt::format("{}: the trace names no GPU "
                                           "(deviceProperties[0].name); a calibration table "
                                           "says which GPU it times",
                                           where));
   }
-  Json device = {{"name", *trace.gpu}};
+  OrderedJson device = {{"name", *trace.gpu}};
   if (trace.sm_count && *trace.sm_count > 0) {
     device["sm_count"] = *trace.sm_count;
   }
@@ -220,7 +220,7 @@ TraceCalibration calibration_from_trace(const KinetoTrace& trace, const KernelRu
         o.trace,
         why.empty() ? std::string("no compute kernel") : fmt::format("{}", fmt::join(why, ", "))));
   }
-  Json& f = out.file;
+  OrderedJson& f = out.file;
   f["schema"] = "hopsim.calibration/1";
   f["created_utc"] = o.created_utc;
   f["source"] = "measured";
@@ -233,7 +233,7 @@ TraceCalibration calibration_from_trace(const KinetoTrace& trace, const KernelRu
   if (!o.base.empty()) {
     f["base"] = o.base;
   }
-  f["tables"] = Json::array();
+  f["tables"] = OrderedJson::array();
   for (const auto& [key, g] : groups) {
     f["tables"].push_back(table_json(g, o.trace));
     out.cells += g.cells.size();

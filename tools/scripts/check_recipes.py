@@ -177,7 +177,8 @@ def self_test(root):
         "tools/stray_cli.cpp": 'void f(CLI::App& app) { app.add_subcommand("x", "y"); }\n',
         "workloads/step/stray_rows.cpp": "const ScheduleRow kStraySchedule{};\n",
         "tools/commands/schedule_list.cpp":
-            'const char* k[] = {"1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"};\n',
+            'const char* k[] = {"1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev", '
+            '"interleaved_ep_overlap"};\n',
         "workloads/step/stray_speed.cpp":
             "double slow(const topo::Perturbation& p) { return 0.9 * p.compute_speed; }\n",
     }

@@ -4,13 +4,9 @@
 #include <cmath>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
-namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 std::string_view protocol_name(Protocol p) {
   constexpr std::array<std::string_view, 3> kNames{"simple", "ll", "ll128"};

@@ -7,14 +7,10 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 #include "workloads/collectives/collectives.hpp"
 
 namespace hopsim::work {
-namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 std::vector<std::vector<topo::GpuId>> Collectives::channel_rings(std::span<const topo::GpuId> ranks,
                                                                  const topo::Cluster& cluster,

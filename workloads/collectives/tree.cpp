@@ -10,12 +10,11 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 #include "workloads/collectives/collectives.hpp"
 
 namespace hopsim::work {
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // One task that ends when every input has: the input itself when there is one, else a
 // zero-length delay on `gpu` after all of them.

@@ -47,10 +47,6 @@ Placement place(const std::vector<std::int64_t>& values, std::int64_t q, Bracket
   return Placement::Between;
 }
 
-// One kernel call may take at most this long: more is no measurement of a working kernel, and
-// a plan of such calls would overflow simulated time.
-constexpr double kMaxKernelSeconds = 1e5;
-
 Time kernel_time(const CalibrationTable& table, double seconds) {
   if (!(seconds <= kMaxKernelSeconds)) {
     throw LimitError("/calibration",

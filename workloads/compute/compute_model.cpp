@@ -19,12 +19,8 @@
 namespace hopsim::work {
 namespace {
 
-// Queries beyond this extent are programming errors (closed forms stay within int64).
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 // Outputs (and attention's O, dQ, dK, dV) are written in BF16 whatever the input dtype.
 constexpr double kOutputBytes = 2;
-// One kernel call may take at most this long (a plan of such calls stays within simulated time).
-constexpr double kMaxKernelSeconds = 1e5;
 
 void check_extent(std::string_view what, std::int64_t v) {
   HOPSIM_ASSERT(v >= 0 && v <= kMaxExtent, "{} = {} is outside [0, 2^31]", what, v);

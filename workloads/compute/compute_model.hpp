@@ -64,6 +64,12 @@
 
 namespace hopsim::work {
 
+// Kernel dimensions the model takes: up to 2^31 (closed forms stay within int64).
+inline constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
+// One kernel call may take at most this long: more is no measurement of a working kernel, and
+// a plan of such calls would overflow simulated time.
+inline constexpr double kMaxKernelSeconds = 1e5;
+
 enum class Dtype { Bf16, Fp8 };
 enum class Pass { Fwd, Bwd };
 /// The three GEMMs of a linear layer: forward, data gradient, weight gradient.

@@ -17,13 +17,40 @@ std::string_view kernel_class_name(KernelClass k) {
 static_assert(static_cast<std::size_t>(KernelClass::Other) + 1 == kKernelClasses);
 
 namespace {
-constexpr std::array<std::string_view, 2> kFp8Recipes{"cast_transpose", "deepseek"};
+
+// Bytes per element of each recipe's casts (kernel_class.hpp): a BF16 read is 2, an FP8
+// write 1. cast_transpose: read, write two copies (4); deepseek: read and write one copy
+// forward (3), backward the cached copy cast back and recast per channel and transposed (6),
+// the output gradient cast per token and per channel (6); current: an amax read first (2 more
+// each way); mxfp8: two copies and one 1-byte scale per 32 elements of each (4 + 2/32).
+constexpr std::array<Fp8RecipeRow, 4> kFp8Recipes{{
+    {Fp8Recipe::CastTranspose, "cast_transpose", 4, 0, 4},
+    {Fp8Recipe::DeepSeek, "deepseek", 3, 6, 6},
+    {Fp8Recipe::Current, "current", 6, 0, 6},
+    {Fp8Recipe::Mxfp8, "mxfp8", 4.0625, 0, 4.0625},
+}};
+
+constexpr bool rows_in_order() {
+  for (std::size_t i = 0; i < kFp8Recipes.size(); ++i) {
+    if (static_cast<std::size_t>(kFp8Recipes[i].recipe) != i) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(rows_in_order(), "kFp8Recipes in Fp8Recipe's order");
+
+constexpr std::array<std::string_view, kFp8Recipes.size()> kFp8RecipeNames{
+    kFp8Recipes[0].name, kFp8Recipes[1].name, kFp8Recipes[2].name, kFp8Recipes[3].name};
+
 }  // namespace
 
-std::string_view fp8_recipe_name(Fp8Recipe r) { return kFp8Recipes[static_cast<std::size_t>(r)]; }
+const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r) { return kFp8Recipes[static_cast<std::size_t>(r)]; }
+
+std::string_view fp8_recipe_name(Fp8Recipe r) { return fp8_recipe_row(r).name; }
 
 std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name) {
-  return enum_named<Fp8Recipe>(kFp8Recipes, name);
+  return enum_named<Fp8Recipe>(kFp8RecipeNames, name);
 }
 
 }  // namespace hopsim::work

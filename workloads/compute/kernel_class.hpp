@@ -48,15 +48,31 @@ constexpr KernelSpeeds speeds_at(double v) {
   return s;
 }
 
-/// How FP8 training casts a GEMM's operands (costs/layer_kernels.hpp counts the bytes):
-/// cast_transpose quantizes each input and output gradient once, writing the row-major copy
-/// and the transposed one the weight gradient reads (Transformer Engine's fused cast-transpose);
-/// deepseek is DeepSeek-V3's fine-grained recipe: per-token 1x128 casts for the forward and the
-/// data gradient, per-channel casts with a separate transpose for the weight gradient, whose
-/// input is the cached FP8 copy cast back first.
-enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek };
+/// How FP8 training casts a GEMM's operands, a row each of fp8_recipe_row's table
+/// (costs/layer_kernels.hpp counts the bytes): cast_transpose is Transformer Engine's delayed
+/// scaling, each input and output gradient quantized once with the last steps' amax, writing
+/// the row-major copy and the transposed one the weight gradient reads (its fused
+/// cast-transpose); deepseek is DeepSeek-V3's fine-grained recipe: per-token 1x128 casts for
+/// the forward and the data gradient, per-channel casts with a separate transpose for the
+/// weight gradient, whose input is the cached FP8 copy cast back first; current is Transformer
+/// Engine's current scaling, an amax pass over the BF16 tensor before the same cast-transpose;
+/// mxfp8 is Transformer Engine's MXFP8 block scaling, a row-wise and a column-wise copy with
+/// one E8M0 scale per 32 elements (Blackwell's tensor cores read them; no Hopper GPU does).
+enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek, Current, Mxfp8 };
 
-/// "cast_transpose" or "deepseek".
+/// A recipe's casts as bytes per element moved: before the forward, per element of the GEMM's
+/// input (rows x k); before the backward, per element of the input (rows x k: DeepSeek's
+/// cached copy cast back) and of the output gradient (rows x n).
+struct Fp8RecipeRow {
+  Fp8Recipe recipe;
+  std::string_view name;
+  double fwd_input;
+  double bwd_input;
+  double bwd_output_grad;
+};
+const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r);
+
+/// "cast_transpose", "deepseek", "current", "mxfp8".
 std::string_view fp8_recipe_name(Fp8Recipe r);
 std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name);
 

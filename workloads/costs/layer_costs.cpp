@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
@@ -27,8 +28,6 @@ ComputeCost sum(const std::vector<ComputeCost>& calls) {
   }
   return total;
 }
-
-double d(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 

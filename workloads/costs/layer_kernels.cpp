@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/int_math.hpp"
 #include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
@@ -12,7 +13,6 @@ namespace {
 // Whole bytes; beyond 9e18 (no real layer comes near) held there, which the compute model
 // then refuses as a kernel longer than can be simulated, rather than overflowing.
 Bytes bytes(double b) { return Bytes{static_cast<std::int64_t>(std::min(b, 9e18))}; }
-double d(std::int64_t v) { return static_cast<double>(v); }
 
 constexpr std::array<std::string_view, 3> kCrossEntropyNames{"unfused", "fused", "online"};
 
@@ -44,10 +44,10 @@ MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn) {
 
 MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
                            Fp8Recipe recipe) {
-  if (recipe == Fp8Recipe::DeepSeek) {
-    return {bytes(3 * d(rows) * d(k)), bytes(6 * d(rows) * d(k) + 6 * d(rows) * d(n))};
-  }
-  return {bytes(4 * d(rows) * d(k)), bytes(4 * d(rows) * d(n))};
+  const Fp8RecipeRow& row = fp8_recipe_row(recipe);
+  const double input = d(rows) * d(k);
+  return {bytes(row.fwd_input * input),
+          bytes(row.bwd_input * input + row.bwd_output_grad * d(rows) * d(n))};
 }
 
 MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k) {

@@ -64,8 +64,8 @@ MemoryBytes rotary_bytes(std::int64_t tokens, std::int64_t width);
 /// qk_rope_head_dim of each query head and one shared key, others every head's head_dim.
 std::int64_t rotary_width(const ModelSpec& m, std::int64_t q_heads, std::int64_t kv_heads);
 MemoryBytes swiglu_bytes(std::int64_t rows, std::int64_t ffn);
-/// An FP8 GEMM's input (fwd: rows x k) and output gradient (bwd: rows x n) cast with their
-/// transposed copies.
+/// An FP8 GEMM's input (fwd: rows x k) and output gradient (bwd: rows x n) cast as `recipe`'s
+/// row says (fp8_recipe_row).
 MemoryBytes fp8_cast_bytes(std::int64_t rows, std::int64_t k, std::int64_t n,
                            Fp8Recipe recipe = Fp8Recipe::CastTranspose);
 MemoryBytes router_bytes(std::int64_t tokens, std::int64_t experts, std::int64_t top_k);

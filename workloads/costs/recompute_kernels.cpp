@@ -47,7 +47,12 @@ bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, 
     case KernelClass::Copy:
       return m.mla && has_module(modules, RecomputeModule::MlaUpProj);
     case KernelClass::SwiGlu:
-      return has_module(modules, moe_layer ? RecomputeModule::MoeAct : RecomputeModule::Mlp);
+      return has_module(modules, moe_layer ? RecomputeModule::MoeAct : RecomputeModule::Mlp) ||
+             (moe_layer && has_module(modules, RecomputeModule::Moe));
+    case KernelClass::Router:
+    case KernelClass::Permute:
+    case KernelClass::GroupedFprop:
+      return moe_layer && has_module(modules, RecomputeModule::Moe);
     default:
       return false;
   }
@@ -73,7 +78,8 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
                            : 0.0;
   for (const auto& kernel : attention) {
     if (recomputed_class(modules, m, true, kernel.second.kind) ||
-        (share > 0 && up_projection_kernel(kernel.first))) {
+        (share > 0 && up_projection_kernel(kernel.first)) ||
+        (has_module(modules, RecomputeModule::Moe) && kernel.first.starts_with("router"))) {
       again(kernel, out.attention);
     }
     if (share > 0 && kernel.first == "attention_projections") {
@@ -85,8 +91,11 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
       out.attention.emplace_back("recompute.up_projections", up);
     }
   }
+  // shared_experts (and moe) run the shared experts' forward again whole, GEMMs and casts too.
+  const bool whole_shared = has_module(modules, RecomputeModule::SharedExperts) ||
+                            has_module(modules, RecomputeModule::Moe);
   for (const auto& kernel : shared) {
-    if (recomputed_class(modules, m, true, kernel.second.kind)) {
+    if (whole_shared || recomputed_class(modules, m, true, kernel.second.kind)) {
       again(kernel, out.shared);
     }
   }
@@ -95,9 +104,10 @@ RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
 
 KernelCosts recomputed_expert_kernels(std::uint8_t modules, const KernelCosts& experts) {
   KernelCosts out;
-  if (has_module(modules, RecomputeModule::MoeAct)) {
+  const bool whole = has_module(modules, RecomputeModule::Moe);
+  if (whole || has_module(modules, RecomputeModule::MoeAct)) {
     for (const auto& kernel : experts) {
-      if (kernel.second.kind == KernelClass::SwiGlu) {
+      if (whole || kernel.second.kind == KernelClass::SwiGlu) {
         again(kernel, out);
       }
     }

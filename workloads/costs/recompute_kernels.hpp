@@ -27,8 +27,9 @@ double up_projection_share(const ModelSpec& m, bool moe_layer);
 
 /// Whether `modules` runs a forward kernel of class `kind` again, whole: core_attn the
 /// attention forward, layernorm every norm, mla_up_proj (MLA) rotary and the layout copies,
-/// the SwiGLUs with moe_act in a MoE layer and with mlp in a dense one. (The GEMMs that
-/// mla_up_proj and mlp run again are a share of a class, by parameters.)
+/// the SwiGLUs with moe_act in a MoE layer and with mlp in a dense one; moe (a MoE layer) the
+/// router's top-k, the permutes, the grouped forward GEMMs and the SwiGLUs. (The GEMMs that
+/// mla_up_proj, mlp, moe and shared_experts run again are a share of a class, by parameters.)
 bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, KernelClass kind);
 
 /// What `modules` runs again of a MoE layer's attention part (its forward kernels `attention`,
@@ -37,8 +38,8 @@ bool recomputed_class(std::uint8_t modules, const ModelSpec& m, bool moe_layer, 
 /// layernorm every norm, mla_up_proj (MLA) rotary, the layout copies and the up-projections
 /// (their own GEMMs and casts where the list prices them so, q_up_projection and
 /// kv_up_projection; otherwise one kernel, their share of the forward GEMMs of both lists by
-/// parameters); of the shared experts,
-/// moe_act their SwiGLU.
+/// parameters); of the shared experts, moe_act their SwiGLU, shared_experts and moe every
+/// kernel.
 struct RecomputedKernels {
   KernelCosts attention;
   KernelCosts shared;
@@ -46,7 +47,8 @@ struct RecomputedKernels {
 RecomputedKernels recomputed_kernels(const ModelSpec& m, std::uint8_t modules,
                                      const KernelCosts& attention, const KernelCosts& shared);
 
-/// What moe_act runs again of the routed experts' forward kernels `experts`: their SwiGLU.
+/// What moe_act runs again of the routed experts' forward kernels `experts`: their SwiGLU;
+/// moe: every one.
 KernelCosts recomputed_expert_kernels(std::uint8_t modules, const KernelCosts& experts);
 
 }  // namespace hopsim::work

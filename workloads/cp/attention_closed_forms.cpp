@@ -3,16 +3,10 @@
 
 #include <algorithm>
 
+#include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
-namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
-
-}  // namespace
 
 AttentionLayerKernels attention_layer_kernels(const ModelSpec& m, const ParallelSpec& p,
                                               const AttentionLayerJob& job,

@@ -11,8 +11,6 @@
 namespace hopsim::work {
 namespace {
 
-// The compute model takes kernel dimensions up to 2^31.
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
 // Tasks a plan may hold: far above any real layer, well below memory trouble (~100 B each).
 constexpr double kMaxTasks = kMaxPlanTasks;
 
@@ -290,11 +288,7 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   if (out.empty()) {
     check_chunks(*this, p.cp, out);
   }
-  // Tasks per layer and GPU: a handful of GEMMs, a compute step and a few flows per ring step,
-  // and the TP collectives' flows.
-  const double per_gpu = 16.0 + 3.0 * static_cast<double>(p.cp) + 8.0 * static_cast<double>(p.tp);
-  const double tasks = per_gpu * static_cast<double>(env.mesh.size()) *
-                       static_cast<double>(layers) * (forward() && backward() ? 2.0 : 1.0);
+  const double tasks = plan_tasks(env.mesh);
   if (tasks > kMaxTasks) {
     out.push_back({"/workload/layers",
                    fmt::format("{} layers over {} GPUs make a plan of ~{:.2g} tasks, more than "
@@ -304,6 +298,19 @@ void AttentionLayerJob::check(const JobEnv& env, Problems& out) const {
   if (out.empty()) {
     check_work(*this, env, out);
   }
+}
+
+double AttentionLayerJob::plan_tasks(const Mesh& mesh) const {
+  // Tasks per layer and GPU: a handful of GEMMs, a compute step and a few flows per ring step,
+  // and the TP collectives' flows.
+  const ParallelSpec& p = mesh.spec();
+  const double per_gpu = 16.0 + 3.0 * static_cast<double>(p.cp) + 8.0 * static_cast<double>(p.tp);
+  return per_gpu * static_cast<double>(mesh.size()) * static_cast<double>(layers) *
+         (forward() && backward() ? 2.0 : 1.0);
+}
+
+double AttentionLayerJob::estimated_plan_bytes(const JobEnv& env) const {
+  return plan_tasks(env.mesh) * kBytesPerPlanTask;
 }
 
 double AttentionLayerJob::attended_pairs(std::uint64_t seed) const {

@@ -91,6 +91,11 @@ struct AttentionLayerJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: the layer(s), every GPU of the mesh.
   std::vector<Case> cases(const BuildEnv& b) const;
+  /// Tasks of its plan on `mesh`, about: per layer and GPU a handful of GEMMs, a compute step
+  /// and a few flows per ring step, and the TP collectives' flows.
+  double plan_tasks(const Mesh& mesh) const;
+  /// Bytes its plan takes to build and simulate: plan_tasks() x kBytesPerPlanTask.
+  double estimated_plan_bytes(const JobEnv& env) const;
 
   /// Ulysses group size (1 unless the algorithm has Ulysses groups) and the ring over the rest.
   std::int64_t ulysses(std::int64_t cp_degree) const;

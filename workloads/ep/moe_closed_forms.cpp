@@ -5,23 +5,18 @@
 #include <string>
 #include <tuple>
 
+#include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
 
 namespace hopsim::work {
-namespace {
-
-double d(std::int64_t v) { return static_cast<double>(v); }
-
-}  // namespace
 
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
-                               std::int64_t keys_before, bool attention,
-                               const ComputeModel& model) {
+                               std::int64_t keys_before, bool attention, const ComputeModel& model,
+                               Dtype router) {
   const LayerParams lp = layer_params(m, true);
   LayerCosts out;
   // The residual add of the layer's MoE output, on the stream before the next layer's work.
-  add_memory("moe_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden), model,
-             out);
+  add_memory("moe_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden), model, out);
   if (attention) {
     const std::int64_t heads = m.heads / p.tp;
     add_memory("attention_norm", KernelClass::Norm, norm_bytes(tokens, m.hidden), model, out);
@@ -51,11 +46,11 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
     add_memory("attention_bwd_prep", KernelClass::AttentionBwdPrep,
                attention_bwd_prep_bytes(tokens, heads, self.d_qk, self.d_v), model, out);
     add_gemms(mla.after, Dtype::Fp8, model, out);
-    add_memory("attention_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden),
-               model, out);
+    add_memory("attention_residual", KernelClass::Residual, residual_bytes(tokens, m.hidden), model,
+               out);
   }
   add_memory("moe_norm", KernelClass::Norm, norm_bytes(tokens, m.hidden), model, out);
-  add_gemms({{"router", tokens, m.moe.routed_experts, m.hidden}}, Dtype::Bf16, model, out);
+  add_gemms({{"router", tokens, m.moe.routed_experts, m.hidden}}, router, model, out);
   add_memory("router_topk", KernelClass::Router,
              router_bytes(tokens, m.moe.routed_experts, m.moe.top_k), model, out);
   return out;
@@ -63,49 +58,51 @@ LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::i
 
 LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
                             std::int64_t tokens_per_expert, const ComputeModel& model,
-                            std::int64_t local_experts) {
+                            std::int64_t local_experts, Dtype experts) {
   const std::int64_t local = local_experts > 0 ? local_experts : m.moe.routed_experts / p.ep;
   const std::int64_t ffn = m.moe.expert_ffn_hidden;
   const std::int64_t rows = local * tokens_per_expert;
+  const bool fp8 = experts == Dtype::Fp8;
   LayerCosts out;
-  // Rows arrive in FP8 (DeepEP's dispatch); permuted into expert order, back after the experts.
-  add_memory("permute", KernelClass::Permute, permute_bytes(rows, m.hidden, true), model, out);
+  // FP8: rows arrive in FP8 (DeepEP's dispatch); permuted into expert order, back after the
+  // experts. BF16: rows arrive in BF16 and no GEMM input is cast.
+  add_memory("permute", KernelClass::Permute, permute_bytes(rows, m.hidden, fp8), model, out);
   const auto grouped = [&](const std::string& name, std::int64_t n, std::int64_t k,
                            const MemoryBytes& cast) {
-    if (cast.fwd.n > 0) {
+    if (fp8 && cast.fwd.n > 0) {
       out.fwd.emplace_back(name + ".fp8_cast",
                            model.memory(KernelClass::Fp8Cast, cast.fwd, Pass::Fwd));
     }
-    out.fwd.emplace_back(name, model.grouped_gemm(Dtype::Fp8, local, tokens_per_expert, n, k,
-                                                  GemmRole::Fprop));
-    out.bwd.emplace_back(name + ".dgrad", model.grouped_gemm(Dtype::Fp8, local,
-                                                             tokens_per_expert, n, k,
-                                                             GemmRole::Dgrad));
-    out.bwd.emplace_back(name + ".wgrad", model.grouped_gemm(Dtype::Fp8, local,
-                                                             tokens_per_expert, n, k,
-                                                             GemmRole::Wgrad));
-    out.bwd.emplace_back(name + ".fp8_cast",
-                         model.memory(KernelClass::Fp8Cast, cast.bwd, Pass::Bwd));
+    out.fwd.emplace_back(
+        name, model.grouped_gemm(experts, local, tokens_per_expert, n, k, GemmRole::Fprop));
+    out.bwd.emplace_back(name + ".dgrad", model.grouped_gemm(experts, local, tokens_per_expert, n,
+                                                             k, GemmRole::Dgrad));
+    out.bwd.emplace_back(name + ".wgrad", model.grouped_gemm(experts, local, tokens_per_expert, n,
+                                                             k, GemmRole::Wgrad));
+    if (fp8) {
+      out.bwd.emplace_back(name + ".fp8_cast",
+                           model.memory(KernelClass::Fp8Cast, cast.bwd, Pass::Bwd));
+    }
   };
   // gate+up reads the dispatched FP8 rows (no cast forward); down's input is SwiGLU's output.
   grouped("experts_gate_up", 2 * ffn, m.hidden,
           {Bytes{0}, fp8_cast_bytes(rows, m.hidden, 2 * ffn, model.fp8_recipe()).bwd});
   add_memory("experts_swiglu", KernelClass::SwiGlu, swiglu_bytes(rows, ffn), model, out);
   grouped("experts_down", m.hidden, ffn, fp8_cast_bytes(rows, ffn, m.hidden, model.fp8_recipe()));
-  add_memory("unpermute", KernelClass::Permute, permute_bytes(rows, m.hidden, false), model,
-             out);
+  add_memory("unpermute", KernelClass::Permute, permute_bytes(rows, m.hidden, false), model, out);
   return out;
 }
 
-LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model) {
+LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model,
+                            Dtype shared) {
   LayerCosts out;
   const std::int64_t ffn = m.moe.expert_ffn_hidden * m.moe.shared_experts;
   if (m.moe.shared_experts > 0) {
-    // The gate+up's input cast is the tokens' quantization before dispatch, which the routed
-    // experts' rows share.
-    add_gemms({{"shared_gate_up", tokens, 2 * ffn, m.hidden}}, Dtype::Fp8, model, out);
+    // FP8: the gate+up's input cast is the tokens' quantization before dispatch, which the
+    // routed experts' rows share.
+    add_gemms({{"shared_gate_up", tokens, 2 * ffn, m.hidden}}, shared, model, out);
     add_memory("shared_swiglu", KernelClass::SwiGlu, swiglu_bytes(tokens, ffn), model, out);
-    add_gemms({{"shared_down", tokens, m.hidden, ffn}}, Dtype::Fp8, model, out);
+    add_gemms({{"shared_down", tokens, m.hidden, ffn}}, shared, model, out);
   }
   return out;
 }
@@ -113,11 +110,12 @@ LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const Compu
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model) {
   const std::int64_t tokens = job.routing.tokens_per_gpu;
-  LayerCosts out = moe_attention_costs(m, p, tokens, 0, job.attention, model);
+  LayerCosts out = moe_attention_costs(m, p, tokens, 0, job.attention, model, job.dtypes.router);
   // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
   const std::int64_t local = m.moe.routed_experts / p.ep;
-  for (const LayerCosts& part : {moe_expert_costs(m, p, tokens * job.routing.top_k / local, model),
-                                 moe_shared_costs(m, tokens, model)}) {
+  for (const LayerCosts& part : {moe_expert_costs(m, p, tokens * job.routing.top_k / local, model,
+                                                  local, job.dtypes.experts),
+                                 moe_shared_costs(m, tokens, model, job.dtypes.shared)}) {
     out.fwd.insert(out.fwd.end(), part.fwd.begin(), part.fwd.end());
     out.bwd.insert(out.bwd.end(), part.bwd.begin(), part.bwd.end());
   }
@@ -132,11 +130,11 @@ LayerFlops moe_layer_flops(const ModelSpec& m, const ParallelSpec& p, const MoeL
   // Balanced routing: each GPU's experts receive tokens x top_k token-expert pairs.
   LayerFlops f;
   if (job.attention) {  // the attention part, unless the job leaves it out
-    f.fwd = {{"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
-             {"attention_scores",
-              2 * heads * (dqk + dv) *
-                  d(attention_pairs(Mask::CausalTopLeft, job.routing.tokens_per_gpu,
-                                    job.routing.tokens_per_gpu))}};
+    f.fwd = {
+        {"attention_projections", 2 * tokens * lp.attention / d(p.tp)},
+        {"attention_scores", 2 * heads * (dqk + dv) *
+                                 d(attention_pairs(Mask::CausalTopLeft, job.routing.tokens_per_gpu,
+                                                   job.routing.tokens_per_gpu))}};
   }
   f.fwd.insert(f.fwd.end(), {{"router", 2 * tokens * lp.router},
                              {"routed_experts", 2 * tokens * d(job.routing.top_k) * lp.expert},
@@ -155,8 +153,8 @@ EpNumbers ep_numbers(const ModelSpec& m, const MoeLayerJob& job, const topo::Spe
   n.fwd_bwd_bytes_ib = 2 * (n.dispatch_bytes_ib + n.combine_bytes_ib);
   n.layer_flops_per_gpu = 2 * active_params(m) / d(m.layers) * d(r.tokens_per_gpu);
   n.compute_s_at_peak = n.layer_flops_per_gpu / (cluster.gpu.peak_bf16_tflops * 1e12);
-  n.comm_s_at_nic = (n.dispatch_bytes_ib + n.combine_bytes_ib) /
-                    cluster.nic.line_rate().bytes_per_s;
+  n.comm_s_at_nic =
+      (n.dispatch_bytes_ib + n.combine_bytes_ib) / cluster.nic.line_rate().bytes_per_s;
   return n;
 }
 

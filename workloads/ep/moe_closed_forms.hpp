@@ -12,21 +12,25 @@
 namespace hopsim::work {
 
 /// MoE layer under EP with balanced routing: attention over the GPU's tokens (unless the job
-/// leaves it out), the router, FP8 grouped expert GEMMs (gate+up, then down) and the shared
-/// experts.
+/// leaves it out), the router, the grouped expert GEMMs (gate+up, then down) and the shared
+/// experts, each in its dtype (job.dtypes).
 LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeLayerJob& job,
                            const ComputeModel& model);
 /// Its parts: attention (projections and core, when `attention`) and the router over `tokens`,
 /// the sequence's last `tokens` after `keys_before` earlier ones (a later micro-batch of the
-/// same sequence: its queries also see the earlier keys); one GPU's FP8 grouped expert GEMMs at
-/// `tokens_per_expert` rows each over `local_experts` experts (0: routed experts / ep); the shared
-/// experts.
+/// same sequence: its queries also see the earlier keys), the router's GEMM in `router`; one
+/// GPU's grouped expert GEMMs in `experts` at `tokens_per_expert` rows each over
+/// `local_experts` experts (0: routed experts / ep), FP8 with the rows dispatched in FP8 and
+/// the other inputs cast by the workload's fp8_recipe, BF16 without casts; the shared experts
+/// in `shared` (FP8: their input cast is the dispatch's quantization, shared with the rows).
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
-                               std::int64_t keys_before, bool attention, const ComputeModel& model);
+                               std::int64_t keys_before, bool attention, const ComputeModel& model,
+                               Dtype router = Dtype::Bf16);
 LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
                             std::int64_t tokens_per_expert, const ComputeModel& model,
-                            std::int64_t local_experts = 0);
-LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model);
+                            std::int64_t local_experts = 0, Dtype experts = Dtype::Fp8);
+LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model,
+                            Dtype shared = Dtype::Fp8);
 
 /// MoE layer under EP (balanced routing): attention over the GPU's tokens (when the job has
 /// it), router, experts.

@@ -14,9 +14,6 @@ namespace hopsim::work {
 
 namespace {
 
-// The compute model takes kernel dimensions up to 2^31.
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 31;
-
 // Compute per GPU, generously: the layer's active weights over the tokens, attention over a
 // full mask, and in the worst case every selection of the group (`n` GPUs) on one GPU's
 // experts; forward and backward, seconds at the roofline.
@@ -52,6 +49,11 @@ void check_recompute(const MoeLayerJob& job, const ModelSpec& m, Problems& out) 
     out.push_back({path,
                    "mlp recomputes a dense layer's MLP, which a MoE layer does not have "
                    "(moe_act: the experts' SwiGLU)"});
+  }
+  if (has_module(mods, RecomputeModule::Moe)) {
+    out.push_back({path,
+                   "moe recomputes the whole MoE part, its exchanges too, which a training "
+                   "step prices (kind training_step); here: moe_act and shared_experts"});
   }
   if (has_module(mods, RecomputeModule::MlaUpProj) && !m.mla) {
     out.push_back({path, fmt::format("mla_up_proj recomputes MLA's up-projections; model "
@@ -172,19 +174,11 @@ void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const topo::GpuId> g
                                layers, routing.tokens_per_gpu, seconds, kMaxComputeSeconds)});
     return;
   }
-  // Flows per exchange, at most, as the algorithm's row bounds them; a (source, node) pair's
-  // InfiniBand pieces are at most one per chunk of its tokens (chunk_tokens, or the smallest a
-  // library picks, 8).
   const auto n = static_cast<double>(group.size());
-  const double tokens = static_cast<double>(routing.tokens_per_gpu);
-  const double pieces_per_pair =
-      tokens / static_cast<double>(chunk_tokens > 0 ? chunk_tokens : 8) + 1;
-  const double per_exchange = ep_algorithm_row(algorithm).flows(
-      ExchangeShape{n, static_cast<double>(env.cluster.gpus_per_node), pieces_per_pair,
-                    pieces_used() == Pieces::Streamed});
   const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
   const double groups = static_cast<double>(env.mesh.size()) / n;
-  const double tasks = 2 * per_exchange * exchanges * groups * static_cast<double>(layers);
+  const double tasks = 2 * exchange_flows(env, group.size(), true) * exchanges * groups *
+                       static_cast<double>(layers);
   // Bytes, generously: every token to every GPU of its nodes, in the larger element size.
   const double bytes = t * f(m.hidden) *
                        std::max(dispatch_bytes_per_element, combine_bytes_per_element) *
@@ -203,6 +197,35 @@ void MoeLayerJob::check_bounds(const JobEnv& env, std::span<const topo::GpuId> g
                      "layers, tokens or GPUs, or larger chunk_tokens (or pieces \"streamed\")",
                      layers, routing.tokens_per_gpu, groups, n, tasks, kMaxPlanTasks)});
   }
+}
+
+double MoeLayerJob::exchange_flows(const JobEnv& env, std::size_t ranks, bool generous) const {
+  // A (source, node) pair's InfiniBand pieces are one per chunk of its tokens: chunk_tokens,
+  // or the library's for the EP size (generously, the smallest a library picks, 8).
+  const auto n = static_cast<double>(ranks);
+  const auto r = static_cast<std::int64_t>(ranks);
+  const std::int64_t chunk =
+      chunk_tokens > 0 ? chunk_tokens
+                       : (generous ? 8 : default_chunk_tokens(algorithm, r, ExchangeOp::Dispatch));
+  const double tokens = static_cast<double>(routing.tokens_per_gpu);
+  const double pieces_per_pair = chunk > 0 ? tokens / static_cast<double>(chunk) + 1 : 1;
+  return ep_algorithm_row(algorithm).flows(
+      ExchangeShape{n, static_cast<double>(env.cluster.gpus_per_node), pieces_per_pair,
+                    pieces_used() == Pieces::Streamed});
+}
+
+double MoeLayerJob::estimated_plan_bytes(const JobEnv& env) const {
+  const std::size_t n = env.mesh.group(Dim::Ep, 0).size();
+  const auto f = [](std::int64_t v) { return static_cast<double>(v); };
+  const double exchanges = 2.0 * (forward() ? 1 : 0) + 2.0 * (backward() ? 1 : 0);
+  const double pass_count = (forward() ? 1.0 : 0.0) + (backward() ? 1.0 : 0.0);
+  // Layers in plans at once: the probes' 2, 3 and 4 when repeated layers are measured first.
+  const double simulated = repeat_layers && layers > kRepeatAbove ? 2 + 3 + 4 : f(layers);
+  const double flows = exchange_flows(env, n, false) * exchanges * f(micro_batches()) *
+                       f(env.mesh.size()) / static_cast<double>(n);
+  // Per GPU, layer and pass: the attention part's and the experts' kernels, about 40 tasks.
+  const double compute = 40 * pass_count * f(micro_batches()) * f(env.mesh.size());
+  return (flows * kBytesPerPlanFlow + compute * kBytesPerPlanTask) * simulated;
 }
 
 std::string_view balancer_name(Balancer b) {

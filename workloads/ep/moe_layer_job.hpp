@@ -47,6 +47,17 @@ double aux_uniform_share(double weight);
 std::string_view ep_overlap_name(EpOverlap o);
 std::string_view balancer_name(Balancer b);
 
+/// The dtypes of a MoE layer's GEMMs: the routed experts' grouped GEMMs (FP8 also means the
+/// dispatched rows arrive in FP8 and each GEMM's other inputs are cast by the workload's
+/// fp8_recipe), the shared experts' GEMMs and the router's. DeepSeek-V3's FP8 recipe: experts
+/// and shared experts FP8, router BF16; a BF16 recipe (Mixtral, Qwen3 MoE, Megatron's BF16
+/// DeepSeek-V3 rows): all three BF16.
+struct MoeDtypes {
+  Dtype experts = Dtype::Fp8;
+  Dtype shared = Dtype::Fp8;
+  Dtype router = Dtype::Bf16;
+};
+
 /// One MoE layer under expert parallelism: dispatch, experts, combine.
 struct MoeLayerJob {
   static constexpr std::string_view kKind = "moe_layer";
@@ -59,6 +70,7 @@ struct MoeLayerJob {
   std::int64_t balance_steps = 50;          ///< bias: training steps before the simulated one
   double bias_update = 0.05;                ///< bias: gamma, in log-weight units per step
   double aux_loss_weight = 0.01;            ///< aux_loss: the loss's weight (alpha)
+  MoeDtypes dtypes;
   double dispatch_bytes_per_element = 1.0;  ///< FP8 (DeepEP adds 1/32 for scales: 1.03125)
   double combine_bytes_per_element = 2.0;   ///< BF16
   /// How dispatch and combine run: a row of the EP exchange table
@@ -100,6 +112,13 @@ struct MoeLayerJob {
   /// One case: the layers on every GPU of the mesh (four of them, the rest repeated, when the
   /// probes show a steady schedule).
   std::vector<Case> cases(const BuildEnv& b, const Measured& measured) const;
+
+  /// Flows one exchange over `ranks` GPUs starts: as the algorithm's row bounds them, with the
+  /// chunk the layer uses, or (`generous`) the smallest any library picks.
+  double exchange_flows(const JobEnv& env, std::size_t ranks, bool generous) const;
+  /// Bytes its plans take to build and simulate: the exchanges' flows and the kernels of every
+  /// GPU, over the layers in plans at once (kBytesPerPlanFlow, kBytesPerPlanTask).
+  double estimated_plan_bytes(const JobEnv& env) const;
 
   std::int64_t micro_batches() const { return overlap == EpOverlap::None ? 1 : 2; }
 

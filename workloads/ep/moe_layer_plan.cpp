@@ -42,14 +42,14 @@ TwoTierMatrix scaled(const TwoTierMatrix& tokens, std::int64_t bytes) {
 // costs as much as one with 128.
 constexpr std::int64_t kExpertRowBlock = 128;
 
+}  // namespace
+
 // One EP group's routing for one micro-batch, in tokens (scaled to bytes per direction); the
-// run's other plans may share it.
+// run's other plans may share it. Outside the anonymous namespace: MoeBuilder::Impl holds it.
 struct GroupRouting {
   std::vector<topo::GpuId> ranks;
   std::shared_ptr<const GroupTokens> routed;
 };
-
-}  // namespace
 
 class MoeBuilder::Impl {
  public:
@@ -104,10 +104,10 @@ class MoeBuilder::Impl {
     // DualPipe's pair is two micro-batches, each a whole sequence.
     for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
       const std::int64_t before = job.overlap == EpOverlap::TwoMicrobatch ? mb * tokens_mb_ : 0;
-      pre_[static_cast<std::size_t>(mb)] =
-          moe_attention_costs(model_, p_, tokens_mb_, before, job.attention, *b.compute);
+      pre_[static_cast<std::size_t>(mb)] = moe_attention_costs(
+          model_, p_, tokens_mb_, before, job.attention, *b.compute, job.dtypes.router);
     }
-    shared_ = moe_shared_costs(model_, tokens_mb_, *b.compute);
+    shared_ = moe_shared_costs(model_, tokens_mb_, *b.compute, job.dtypes.shared);
     for (std::int64_t mb = 0; mb < job.micro_batches(); ++mb) {
       const auto i = static_cast<std::size_t>(mb);
       const RecomputedKernels again =
@@ -269,7 +269,10 @@ class MoeBuilder::Impl {
     const std::pair<std::int64_t, std::int64_t> key{rows, local};
     auto it = expert_costs_.find(key);
     if (it == expert_costs_.end()) {
-      it = expert_costs_.emplace(key, moe_expert_costs(model_, p_, rows, *b_.compute, local)).first;
+      it = expert_costs_
+               .emplace(key,
+                        moe_expert_costs(model_, p_, rows, *b_.compute, local, job_.dtypes.experts))
+               .first;
     }
     return it->second;
   }

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <concepts>
 #include <optional>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,33 +33,57 @@ concept Estimating = requires(const J& job, const JobEnv& env) {
   { job.estimated_plan_bytes(env) } -> std::same_as<double>;
 };
 
+// Where a plan too large for the memory limit is fixed, and how.
+std::pair<std::string, std::string_view> too_large_fix(const Job& job) {
+  return std::visit(
+      Overloaded{
+          [](const TrainingStepJob& j) -> std::pair<std::string, std::string_view> {
+            if (j.fold) {
+              return {"/parallel", "simulate fewer GPUs"};
+            }
+            return {"/workload/fold",
+                    "fold the step (workload.fold, the default) or simulate fewer GPUs"};
+          },
+          [](const CollectiveJob&) -> std::pair<std::string, std::string_view> {
+            return {"/workload", "simulate fewer ranks or sizes"};
+          },
+          [](const FlowsJob&) -> std::pair<std::string, std::string_view> {
+            return {"/workload/flows", "simulate fewer flows"};
+          },
+          [](const ChakraJob&) -> std::pair<std::string, std::string_view> {
+            return {"/workload/trace", "simulate a smaller trace"};
+          },
+          [](const auto&) -> std::pair<std::string, std::string_view> {
+            return {"/workload/layers", "simulate fewer layers or GPUs"};
+          }},
+      job);
+}
+
 // The problem of a job whose plan would take more than the limit (0: none): one line with the
 // estimate and the limit. Every kind that builds plans estimates them before building.
 std::optional<Problem> too_large(const Job& job, const JobEnv& env, const RunOptions& options) {
   if (options.memory_limit_bytes <= 0) {
     return std::nullopt;
   }
-  return std::visit(
-      [&](const auto& j) -> std::optional<Problem> {
+  const double bytes = std::visit(
+      [&](const auto& j) -> double {
         using J = std::decay_t<decltype(j)>;
+        static_assert(Estimating<J> || !J::kSimulated, "a simulated kind estimates its plans");
         if constexpr (Estimating<J>) {
-          const double bytes = j.estimated_plan_bytes(env);
-          if (bytes > options.memory_limit_bytes) {
-            constexpr bool kStep = std::is_same_v<J, TrainingStepJob>;
-            return Problem{kStep ? "/workload/fold" : "/workload",
-                           fmt::format("this plan needs about {:.3g} GB to build and simulate, "
-                                       "more than the {:.3g} GB memory limit{}; {}{}",
-                                       bytes / 1e9, options.memory_limit_bytes / 1e9,
-                                       options.memory_limit_source,
-                                       kStep ? "fold the step (workload.fold, the default) or "
-                                               "simulate fewer GPUs"
-                                             : "simulate fewer ranks or sizes",
-                                       options.memory_hint)};
-          }
+          return j.estimated_plan_bytes(env);
         }
-        return std::nullopt;
+        return 0;
       },
       job);
+  if (bytes <= options.memory_limit_bytes) {
+    return std::nullopt;
+  }
+  auto [path, fix] = too_large_fix(job);
+  return Problem{std::move(path),
+                 fmt::format("this plan needs about {:.3g} GB to build and simulate, more than "
+                             "the {:.3g} GB memory limit{}; {}{}",
+                             bytes / 1e9, options.memory_limit_bytes / 1e9,
+                             options.memory_limit_source, fix, options.memory_hint)};
 }
 
 // Reports a case's progress every kEvery tasks that end, passing everything on to `next`.

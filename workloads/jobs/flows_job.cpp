@@ -105,6 +105,14 @@ void FlowsJob::check(const JobEnv& env, Problems& out) const {
   check_load(flows, env.cluster, out);
 }
 
+double FlowsJob::estimated_plan_bytes(const JobEnv& /*env*/) const {
+  double after = 0;
+  for (const ExplicitFlow& f : flows) {
+    after += static_cast<double>(f.after.size());
+  }
+  return static_cast<double>(flows.size()) * kBytesPerPlanFlow + after * kBytesPerPlanTask;
+}
+
 std::vector<Case> FlowsJob::cases(const BuildEnv& /*env*/) const {
   std::vector<Case> out;
   out.push_back({"", build_flows_plan(flows)});

@@ -32,6 +32,9 @@ struct FlowsJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: one plan task per flow, in the same order, labelled with the flow's id.
   std::vector<Case> cases(const BuildEnv& env) const;
+  /// Bytes its plan takes to build and simulate: kBytesPerPlanFlow per flow, kBytesPerPlanTask
+  /// per dependency.
+  double estimated_plan_bytes(const JobEnv& env) const;
 };
 
 /// The plan of `flows`: a flow starts at max(start, finish of every flow in `after`), then pays

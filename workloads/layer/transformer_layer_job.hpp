@@ -36,6 +36,8 @@ struct TransformerLayerJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: the layers on every GPU of the mesh.
   std::vector<Case> cases(const BuildEnv& b) const;
+  /// Bytes its plan takes to build and simulate: both parts' estimates.
+  double estimated_plan_bytes(const JobEnv& env) const;
 
   /// Tokens a GPU holds between layers: seq_len x micro_batch / (cp x tp).
   std::int64_t tokens_per_gpu(const ParallelSpec& p) const {

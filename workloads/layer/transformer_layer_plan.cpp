@@ -69,6 +69,11 @@ void TransformerLayerJob::check(const JobEnv& env, Problems& out) const {
   }
 }
 
+double TransformerLayerJob::estimated_plan_bytes(const JobEnv& env) const {
+  return attention.estimated_plan_bytes(env) +
+         (moe ? moe_part(env.mesh.spec()).estimated_plan_bytes(env) : 0.0);
+}
+
 std::vector<Case> TransformerLayerJob::cases(const BuildEnv& b) const {
   HOPSIM_ASSERT(b.compute != nullptr && b.env.model != nullptr,
                 "a transformer layer needs a compute model and a model");

@@ -1,10 +1,10 @@
 // Closed-form parameter, FLOP and activation counts.
 #include "workloads/model/model.hpp"
 
+#include "sim/int_math.hpp"
+
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) { return static_cast<double>(v); }
 
 double attention_params(const ModelSpec& m) {
   const double h = d(m.hidden);

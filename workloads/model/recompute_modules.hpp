@@ -17,20 +17,26 @@ namespace hopsim::work {
 /// ones too: their outputs are not kept), mlp (a dense layer's MLP: gate, up and SwiGLU
 /// outputs not kept), moe_act (the experts' SwiGLU: its output not kept), mla_up_proj (MLA's
 /// up-projections: the per-head queries, keys and values not kept, only the compressed
-/// latents; rotary and the layout copies that read them run again too).
+/// latents; rotary and the layout copies that read them run again too), moe (the whole MoE
+/// part after its norm: router, dispatch, experts, combine and shared experts; only its input
+/// is kept), shared_experts (the shared experts: their gate, up and SwiGLU outputs not kept).
 enum class RecomputeModule : std::uint8_t {
   CoreAttn = 1,
   LayerNorm = 2,
   Mlp = 4,
   MoeAct = 8,
   MlaUpProj = 16,
+  Moe = 32,
+  SharedExperts = 64,
 };
-inline constexpr std::array<std::pair<RecomputeModule, std::string_view>, 5> kRecomputeModules{{
+inline constexpr std::array<std::pair<RecomputeModule, std::string_view>, 7> kRecomputeModules{{
     {RecomputeModule::CoreAttn, "core_attn"},
     {RecomputeModule::LayerNorm, "layernorm"},
     {RecomputeModule::Mlp, "mlp"},
     {RecomputeModule::MoeAct, "moe_act"},
     {RecomputeModule::MlaUpProj, "mla_up_proj"},
+    {RecomputeModule::Moe, "moe"},
+    {RecomputeModule::SharedExperts, "shared_experts"},
 }};
 /// Megatron's default for selective: core_attn.
 inline constexpr std::uint8_t kDefaultRecomputeModules =

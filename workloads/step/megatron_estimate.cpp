@@ -5,12 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "sim/int_math.hpp"
+
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 // Parameters of the most loaded model shard as Megatron counts them: the transformer block's
 // (its layers and the final norm) over pp, plus the input embedding, over tp; the output
@@ -35,7 +33,10 @@ std::optional<MegatronEstimate> megatron_estimate(const StepShape& s, std::strin
   const ModelSpec& m = *s.model;
   const ParallelSpec& p = s.parallel;
   if (m.moe.routed_experts > 0 || m.mla) {
-    why_not = "Megatron's activation formula counts dense GPT layers: no experts, no MLA";
+    why_not =
+        "Megatron's formula does not describe a MoE or MLA model: it puts every routed expert "
+        "on each GPU (weights split over tp and pp, not ep) and counts a dense layer's "
+        "activations (ffn_hidden; no expert rows, no MLA latents)";
     return std::nullopt;
   }
   if (!s.schedule->megatron_formula) {

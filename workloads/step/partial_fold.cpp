@@ -283,14 +283,7 @@ std::vector<int> pipeline_columns(const TrainingStepJob& job, const JobEnv& env)
   return out;
 }
 
-namespace {
-
-// Whether `p` changes links (NICs, NVLinks, spine links) rather than compute or a GPU model.
-bool on_links(const topo::Perturbation& p) {
-  return p.part != topo::PerturbedPart::Compute && p.part != topo::PerturbedPart::GpuType;
-}
-
-}  // namespace
+using topo::on_links;
 
 topo::Spec pipeline_cluster(const topo::Spec& spec) {
   topo::Spec out = spec;

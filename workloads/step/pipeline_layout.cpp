@@ -14,9 +14,9 @@ struct Ran {
 };
 
 // Per (stage, micro-batch): its forward's and its input gradient's op.
-class Passes {
+class StagePasses {
  public:
-  Passes(int stages, int micro_batches)
+  StagePasses(int stages, int micro_batches)
       : m_(micro_batches),
         forward_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(micro_batches)),
         backward_(forward_.size()) {}
@@ -50,7 +50,7 @@ void link(Plan& plan, OpSource& source, const Ran& from, const Ran& to, bool for
 LaidPipeline lay_pipeline(Plan& plan, const PipeOrder& order, int stages, int micro_batches,
                           OpSource& source) {
   LaidPipeline out(order.size());
-  Passes passes(stages, micro_batches);
+  StagePasses passes(stages, micro_batches);
   for (std::size_t r = 0; r < order.size(); ++r) {
     const int rank = static_cast<int>(r);
     for (const PipeOp& op : order[r]) {

@@ -10,7 +10,7 @@
 namespace hopsim::work {
 namespace {
 
-Problems check(const PipeShape& s, const std::string& at) {
+Problems check_1f1b(const PipeShape& s, const std::string& at) {
   if (s.chunks != 1) {
     return {
         {at, fmt::format("1f1b runs 1 chunk per rank, not {} (interleaved runs more)", s.chunks)}};
@@ -18,7 +18,7 @@ Problems check(const PipeShape& s, const std::string& at) {
   return {};
 }
 
-PipeOrder order(const PipeShape& s) {
+PipeOrder order_1f1b(const PipeShape& s) {
   PipeOrder out;
   for (int r = 0; r < s.ranks; ++r) {
     std::vector<PipeOp> fwd;
@@ -34,7 +34,7 @@ PipeOrder order(const PipeShape& s) {
 }
 
 // (p - 1)(F + B): the warm-up's and the cool-down's idle time.
-std::optional<double> bubble(const PipeShape& s, const StageOpTimes& t) {
+std::optional<double> bubble_1f1b(const PipeShape& s, const StageOpTimes& t) {
   return (s.ranks - 1) * (t.forward + t.backward);
 }
 
@@ -46,9 +46,9 @@ const ScheduleRow kOneFOneBSchedule{
     .note = "1F1B (PipeDream-Flush, Megatron's default)",
     .stages = [](const PipeShape& s) { return schedule_parts::one_stage_per_rank(s.ranks); },
     .rank_stages = [](const PipeShape&, int rank) { return schedule_parts::own_stage(rank); },
-    .check = check,
-    .order = order,
-    .bubble = bubble,
+    .check = check_1f1b,
+    .order = order_1f1b,
+    .bubble = bubble_1f1b,
     .auto_chunks = [](int, std::int64_t) { return std::vector<int>{1}; },
     .megatron_formula = true,
 };

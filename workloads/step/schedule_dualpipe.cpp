@@ -14,7 +14,7 @@
 namespace hopsim::work {
 namespace {
 
-Problems check(const PipeShape& s, const std::string& at) {
+Problems check_dualpipe(const PipeShape& s, const std::string& at) {
   if (s.chunks != 1) {
     return {{at, fmt::format("dualpipe holds 2 stages per rank by itself, not {} chunks "
                              "(virtual_stages 1)",
@@ -38,7 +38,7 @@ int stage_of(int p, int r, int d) {
   return d == 0 ? r : p - 1 - r;
 }
 
-PipeOrder order(const PipeShape& s) {
+PipeOrder order_dualpipe(const PipeShape& s) {
   const int p = s.ranks;
   const int half = s.micro_batches / 2;
   PipeOrder out;
@@ -55,7 +55,7 @@ PipeOrder order(const PipeShape& s) {
 
 // DeepSeek-V3's Table 2: (p/2 - 1)(F&B + B - 3W); the simulated order idles up to one forward
 // less (the paper counts one more on the critical path).
-std::optional<double> bubble(const PipeShape& s, const StageOpTimes& t) {
+std::optional<double> bubble_dualpipe(const PipeShape& s, const StageOpTimes& t) {
   return (s.ranks / 2 - 1) * (t.pair + t.backward - 3 * t.weight);
 }
 
@@ -72,9 +72,9 @@ const ScheduleRow kDualPipeSchedule{
         [](const PipeShape& s, int rank) {
           return std::vector<int>{rank, s.ranks - 1 - rank};
         },
-    .check = check,
-    .order = order,
-    .bubble = bubble,
+    .check = check_dualpipe,
+    .order = order_dualpipe,
+    .bubble = bubble_dualpipe,
     .auto_chunks =
         [](int ranks, std::int64_t) {
           return ranks % 2 == 0 ? std::vector<int>{1} : std::vector<int>{};

@@ -13,7 +13,7 @@
 namespace hopsim::work {
 namespace {
 
-Problems check(const PipeShape& s, const std::string& at) {
+Problems check_dualpipev(const PipeShape& s, const std::string& at) {
   if (s.chunks != 1) {
     return {{at, fmt::format("dualpipev holds 2 stages per rank by itself, not {} chunks "
                              "(virtual_stages 1)",
@@ -29,7 +29,7 @@ Problems check(const PipeShape& s, const std::string& at) {
   return {};
 }
 
-PipeOrder order(const PipeShape& s) {
+PipeOrder order_dualpipev(const PipeShape& s) {
   const int p = s.ranks;
   PipeOrder out;
   for (int r = 0; r < p; ++r) {
@@ -42,7 +42,7 @@ PipeOrder order(const PipeShape& s) {
 }
 
 // DualPipe's (PP/2 - 1)(F&B + B - 3W) over its 2p stages: (p - 1)(F&B + B - 3W).
-std::optional<double> bubble(const PipeShape& s, const StageOpTimes& t) {
+std::optional<double> bubble_dualpipev(const PipeShape& s, const StageOpTimes& t) {
   return (s.ranks - 1) * (t.pair + t.backward - 3 * t.weight);
 }
 
@@ -59,9 +59,9 @@ const ScheduleRow kDualPipeVSchedule{
         [](const PipeShape& s, int rank) {
           return std::vector<int>{rank, 2 * s.ranks - 1 - rank};
         },
-    .check = check,
-    .order = order,
-    .bubble = bubble,
+    .check = check_dualpipev,
+    .order = order_dualpipev,
+    .bubble = bubble_dualpipev,
     .auto_chunks = schedule_parts::one_chunk_from_two_ranks,
     .splits_backward = true,
     .pairs = true,

@@ -86,7 +86,7 @@ PipeOrder build(const PipeShape& s) {
   return order;  // it finishes, or check reports where it stalls
 }
 
-Problems check(const PipeShape& s, const std::string& at) {
+Problems check_interleaved(const PipeShape& s, const std::string& at) {
   if (s.chunks < 2) {
     return {{at, "interleaved needs at least 2 chunks (virtual stages) per rank"}};
   }
@@ -115,7 +115,7 @@ Problems check(const PipeShape& s, const std::string& at) {
 
 // (p - 1)(F + B) with a chunk's times, v times less than 1F1B's over the same model; no closed
 // form for Meta's groups.
-std::optional<double> bubble(const PipeShape& s, const StageOpTimes& t) {
+std::optional<double> bubble_interleaved(const PipeShape& s, const StageOpTimes& t) {
   if (s.group != 0) {
     return std::nullopt;
   }
@@ -150,9 +150,9 @@ const ScheduleRow kInterleavedSchedule{
         "multiple of pp, or in microbatch_group groups: Meta's variant)",
     .stages = [](const PipeShape& s) { return s.ranks * s.chunks; },
     .rank_stages = rank_stages,
-    .check = check,
+    .check = check_interleaved,
     .order = build,
-    .bubble = bubble,
+    .bubble = bubble_interleaved,
     .auto_chunks = auto_chunks,
     .takes_chunks = true,
     .takes_group = true,

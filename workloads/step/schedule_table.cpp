@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
 
@@ -17,16 +18,13 @@ extern const ScheduleRow kInterleavedSchedule;
 extern const ScheduleRow kZbH1Schedule;
 extern const ScheduleRow kDualPipeSchedule;
 extern const ScheduleRow kDualPipeVSchedule;
+extern const ScheduleRow kInterleavedOverlapSchedule;
 
 namespace {
 
-const std::array<const ScheduleRow*, 5> kSchedules{&kOneFOneBSchedule, &kInterleavedSchedule,
-                                                   &kZbH1Schedule, &kDualPipeSchedule,
-                                                   &kDualPipeVSchedule};
-
-double d(int v) {
-  return static_cast<double>(v);
-}
+const std::array<const ScheduleRow*, 6> kSchedules{
+    &kOneFOneBSchedule, &kInterleavedSchedule, &kZbH1Schedule,
+    &kDualPipeSchedule, &kDualPipeVSchedule,   &kInterleavedOverlapSchedule};
 
 // Whether (stage, micro-batch) is marked in `done` (stages x m flags).
 struct Marks {

@@ -16,7 +16,7 @@
 namespace hopsim::work {
 namespace {
 
-Problems check(const PipeShape& s, const std::string& at) {
+Problems check_zb_h1(const PipeShape& s, const std::string& at) {
   if (s.chunks != 1) {
     return {{at, fmt::format("zb-h1 runs 1 chunk per rank, not {} (virtual_stages 1)", s.chunks)}};
   }
@@ -46,7 +46,7 @@ std::vector<PipeOp> rank_order(const PipeShape& s, int r) {
   return ops;
 }
 
-PipeOrder order(const PipeShape& s) {
+PipeOrder order_zb_h1(const PipeShape& s) {
   PipeOrder out;
   for (int r = 0; r < s.ranks; ++r) {
     out.push_back(rank_order(s, r));
@@ -54,7 +54,7 @@ PipeOrder order(const PipeShape& s) {
   return out;
 }
 
-std::optional<double> bubble(const PipeShape& s, const StageOpTimes& t) {
+std::optional<double> bubble_zb_h1(const PipeShape& s, const StageOpTimes& t) {
   return (s.ranks - 1) * (t.forward + t.backward - 2 * t.weight);
 }
 
@@ -68,9 +68,9 @@ const ScheduleRow kZbH1Schedule{
         "input and weight gradients, weight parts deferred into the bubble; 1F1B's memory",
     .stages = [](const PipeShape& s) { return schedule_parts::one_stage_per_rank(s.ranks); },
     .rank_stages = [](const PipeShape&, int rank) { return schedule_parts::own_stage(rank); },
-    .check = check,
-    .order = order,
-    .bubble = bubble,
+    .check = check_zb_h1,
+    .order = order_zb_h1,
+    .bubble = bubble_zb_h1,
     .auto_chunks = schedule_parts::one_chunk_from_two_ranks,
     .splits_backward = true,
 };

@@ -6,13 +6,10 @@
 #include <fmt/format.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 constexpr double kWeightBytes = 2;      // BF16 weights
 constexpr double kActivationBytes = 2;  // BF16 activations
@@ -24,7 +21,8 @@ double layer_fp8_params(const StepShape& s, bool moe) {
   const ParallelSpec& p = s.parallel;
   double out = s.fp8_attention ? lp.attention / d(p.tp) : 0;
   if (moe) {
-    out += lp.shared_experts / d(p.tp) + d(s.model->moe.routed_experts) * lp.expert / d(p.ep);
+    out += (s.fp8_shared ? lp.shared_experts / d(p.tp) : 0) +
+           (s.fp8_experts ? d(s.model->moe.routed_experts) * lp.expert / d(p.ep) : 0);
   } else if (s.fp8_mlp) {
     out += lp.mlp / d(p.tp);
   }
@@ -161,7 +159,9 @@ RankParams rank_params(const StageLayout& layout, int r) {
 // norm's input and output, Q, K, V and its output (the output projection's input); a dense
 // MLP its norm's input and output, the gate and up projections and the SwiGLU output (the down
 // projection's input); a MoE layer the same per shared expert and, per routed copy of the
-// token, its expert input, gate, up and SwiGLU output. Llama 3 405B: 15.875 h elements (31.75
+// token, its expert input, gate, up and SwiGLU output (selective's modules drop what they
+// rebuild: moe everything of the MoE part but its norm's output, shared_experts the shared
+// experts' own). Llama 3 405B: 15.875 h elements (31.75
 // h bytes) per token where GPT-3's constant is 34 h bytes.
 SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules) {
   const double h = d(m.hidden);
@@ -182,11 +182,12 @@ SavedElements layer_saved(const ModelSpec& m, bool moe, std::uint8_t modules) {
   SavedElements s;
   s.other = 2 * h + q + kv + out;  // both norms' inputs, Q, K, V, the attention output
   s.gemm_inputs = latents + (has_module(modules, RecomputeModule::LayerNorm) ? 0 : 2 * h);
-  if (moe) {
+  if (moe && !has_module(modules, RecomputeModule::Moe)) {  // moe: only its input, kept above
     const double fe = d(m.moe.expert_ffn_hidden);
     const double act = has_module(modules, RecomputeModule::MoeAct) ? 2 : 3;
-    s.gemm_inputs += d(m.moe.shared_experts) * act * fe + d(m.moe.top_k) * (h + act * fe);
-  } else {
+    const double shared = has_module(modules, RecomputeModule::SharedExperts) ? 0 : act * fe;
+    s.gemm_inputs += d(m.moe.shared_experts) * shared + d(m.moe.top_k) * (h + act * fe);
+  } else if (!moe) {
     s.gemm_inputs += has_module(modules, RecomputeModule::Mlp) ? 0 : 3 * d(m.ffn_hidden);
   }
   return s;

@@ -108,10 +108,12 @@ struct StepShape {
   /// Optimizer state bytes per parameter: the FP32 master weight and Adam's two moments.
   double optimizer_bytes() const { return 4 + 2 * moment_bytes; }
 
-  /// Whether attention's projections and a dense MLP's GEMMs run in FP8 (MoE experts and
-  /// shared experts always do): those weights keep an FP8 copy and its transpose
+  /// Whether attention's projections, a dense MLP's GEMMs, the routed experts' and the shared
+  /// experts' GEMMs run in FP8: those weights keep an FP8 copy and its transpose
   bool fp8_attention = false;
   bool fp8_mlp = false;
+  bool fp8_experts = true;
+  bool fp8_shared = true;
   double context_bytes = 0;       ///< the CUDA context, per GPU
   double communicator_bytes = 0;  ///< per NCCL communicator a GPU uses
   /// Layers of each model stage as the workload sets them; empty: the even split

@@ -6,15 +6,12 @@
 #include <utility>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 // The ranks of pipeline ranks `stages` grouped by `key`, each ordered by rank; single members
 // left out.

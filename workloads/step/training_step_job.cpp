@@ -11,17 +11,12 @@
 #include <fmt/ranges.h>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
+#include "workloads/costs/bounds.hpp"
 #include "workloads/step/schedule_choice.hpp"
 #include "workloads/step/training_step_parts.hpp"
 
 namespace hopsim::work {
-namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
-
-}  // namespace
 
 ParallelSpec TrainingStepJob::layer_spec(const ParallelSpec& p) {
   ParallelSpec l = p;
@@ -50,6 +45,10 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
   s.moment_bytes = moment_bytes;
   s.fp8_attention = layer.attention.dtype == Dtype::Fp8;
   s.fp8_mlp = layer.attention.mlp_dtype == Dtype::Fp8;
+  if (layer.moe) {
+    s.fp8_experts = layer.moe->dtypes.experts == Dtype::Fp8;
+    s.fp8_shared = layer.moe->dtypes.shared == Dtype::Fp8;
+  }
   s.context_bytes = env.cluster.gpu.context_GB * 1e9;
   s.communicator_bytes = env.cluster.gpu.communicator_GB * 1e9;
   s.stage_layers = stage_layers;
@@ -277,9 +276,43 @@ void TrainingStepJob::check(const JobEnv& env, Problems& out) const {
   }
 }
 
+namespace {
+
+// The folded step's probes and plan: each layer kind once forward and once backward on the
+// layer group (and the DualPipe pair), each DP sync over the GPUs of one stage (streamed rings:
+// one flow per rank and channel, for each layer kind's sync and gather, the vocabulary's,
+// the norms' and each stage's parameters), and the pipeline on one GPU per stage.
+double folded_plan_bytes(const TrainingStepJob& job, const JobEnv& env) {
+  const ParallelSpec& p = env.mesh.spec();
+  const ModelSpec& m = *env.model;
+  const Mesh layer_mesh(TrainingStepJob::layer_spec(p));
+  const JobEnv layer_env{env.cluster, env.nccl, layer_mesh, env.model, env.seed, env.libraries};
+  double bytes = 0;
+  double kinds = 0;
+  for (const bool moe : {false, true}) {
+    if (moe ? step_parts::has_moe(job, m) : step_parts::has_dense(job, m)) {
+      bytes += step_parts::one_layer(job.layer, moe, Passes::Both).estimated_plan_bytes(layer_env);
+      kinds += 1;
+    }
+  }
+  if (step_parts::has_moe(job, m) && step_parts::measures_pair(job, p)) {
+    bytes += 2 * job.layer.moe_part(layer_mesh.spec()).estimated_plan_bytes(layer_env);
+  }
+  const double syncs = kinds * (job.zero >= 3 ? 2 : 1) + 2 + d(p.pp);
+  const double channels = std::max(1, env.cluster.gpus_per_node);
+  bytes += syncs * channels * d(env.mesh.size()) / d(p.pp) * kBytesPerPlanFlow;
+  const double pipeline = d(job.micro_batches(p)) * d(trained_layers(m)) * 2 * 8;
+  return bytes + pipeline * kBytesPerPlanTask;
+}
+
+}  // namespace
+
 double TrainingStepJob::estimated_plan_bytes(const JobEnv& env) const {
-  if (fold || env.model == nullptr) {
+  if (env.model == nullptr) {
     return 0;
+  }
+  if (fold) {
+    return folded_plan_bytes(*this, env);
   }
   constexpr double kBytesPerTask = 150;
   const ParallelSpec& p = env.mesh.spec();

@@ -150,9 +150,12 @@ std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec&
 
 /// What selective recomputation adds before one layer's backward, per GPU: the forward kernels
 /// of its recomputed modules (`forward`: the layer's forward kernels over `gpus` GPUs; the
-/// up-projections' and the MLP's share of the forward GEMMs by parameters). 0 unless selective.
+/// up-projections' and the MLP's share of the forward GEMMs by parameters; moe the router's and
+/// shared experts' share, shared_experts the shared experts' and their rows' share of the
+/// SwiGLUs), and with moe the dispatch and combine again, `ep_forward` (the forward's exposed
+/// exchanges; 0 where the caller has none). 0 unless selective.
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
-                              const KernelTally& forward, int gpus);
+                              const KernelTally& forward, int gpus, Time ep_forward = Time{});
 
 /// The bytes the folded step moves over the whole cluster: the probes' times the step runs
 /// what each measured (a touched group's and stage's own where a link perturbation touches

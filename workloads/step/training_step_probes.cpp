@@ -128,6 +128,10 @@ std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec&
   if (job.recompute.granularity != Recompute::Selective) {
     return 0;
   }
+  // moe reruns the exchanges, which the pair does not: its recomputation runs outside it.
+  if (has_module(job.recompute.modules, RecomputeModule::Moe)) {
+    return 0;
+  }
   auto mods = static_cast<std::uint8_t>(job.recompute.modules &
                                         ~static_cast<std::uint8_t>(RecomputeModule::Mlp));
   if (!m.mla) {
@@ -137,11 +141,12 @@ std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec&
 }
 
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
-                              const KernelTally& forward, int gpus) {
+                              const KernelTally& forward, int gpus, Time ep_forward) {
   if (job.recompute.granularity != Recompute::Selective) {
     return Time{};
   }
   const std::uint8_t mods = job.recompute.modules;
+  const bool whole_moe = moe && has_module(mods, RecomputeModule::Moe);
   // Whole classes of the forward's kernels, and the GEMMs a module runs again as their share
   // of the forward GEMMs' time, by parameters.
   double ps = 0;
@@ -151,19 +156,31 @@ Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bo
       ps += static_cast<double>(forward.time(kind).count_ps());
     }
   }
+  const LayerParams lp = layer_params(m, moe);
   double params = 0;
   if (has_module(mods, RecomputeModule::Mlp) && !moe) {
-    params += layer_params(m, moe).mlp;
+    params += lp.mlp;
   }
   if (has_module(mods, RecomputeModule::MlaUpProj)) {
     params += up_projection_params(m);
+  }
+  if (whole_moe) {
+    params += lp.router + lp.shared_experts;
+  } else if (moe && has_module(mods, RecomputeModule::SharedExperts)) {
+    params += lp.shared_experts;
+    if (!recomputed_class(mods, m, moe, KernelClass::SwiGlu)) {  // the shared experts' rows
+      const auto shared = static_cast<double>(m.moe.shared_experts);
+      ps += static_cast<double>(forward.time(KernelClass::SwiGlu).count_ps()) * shared /
+            (shared + static_cast<double>(m.moe.top_k));
+    }
   }
   const double gemm_params = forward_gemm_params(m, moe);
   if (gemm_params > 0) {
     ps +=
         static_cast<double>(forward.time(KernelClass::GemmFprop).count_ps()) * params / gemm_params;
   }
-  return Time::ps(std::llround(ps / std::max(1, gpus)));
+  // moe runs the dispatch and combine again: as long as the forward left them exposed.
+  return Time::ps(std::llround(ps / std::max(1, gpus))) + (whole_moe ? ep_forward : Time{});
 }
 
 namespace {
@@ -198,7 +215,8 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   // backward.
   t.recomputed = job.recompute.granularity == Recompute::Full
                      ? t.forward
-                     : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus);
+                     : selective_recompute_time(job, model, moe, t.forward_kernels, t.gpus,
+                                                t.ep_exposed_forward);
   t.backward += t.recomputed;
   t.backward_input += t.recomputed;
   t.pair = t.forward + t.backward;

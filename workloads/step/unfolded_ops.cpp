@@ -5,14 +5,11 @@
 #include <utility>
 
 #include "sim/assert.hpp"
+#include "sim/int_math.hpp"
 #include "workloads/step/backward_parts.hpp"
 
 namespace hopsim::work::step_parts {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
 
 ParallelSpec one_stage(const ParallelSpec& p) {
   ParallelSpec s = p;

@@ -114,6 +114,18 @@ Time roofline_time(const Roofline& r, double flops, std::int64_t bytes) {
   return r.launch_overhead + Time::from_seconds_ceil(std::max(compute_s, memory_s));
 }
 
+double ChakraJob::estimated_plan_bytes(const JobEnv& env) const {
+  double bytes = 0;
+  for (const EtRank& r : trace->ranks) {
+    for (const EtNode& n : r.nodes) {
+      bytes += n.type == EtNodeType::Collective
+                   ? member_flows(*this, n, env.cluster.gpus_per_node) * kBytesPerPlanFlow
+                   : kBytesPerPlanTask;
+    }
+  }
+  return bytes;
+}
+
 CollectiveAlgorithm ChakraJob::algorithm_for(CollectiveOp op) const {
   return algorithms[static_cast<std::size_t>(op)].value_or(
       op == CollectiveOp::AllToAll ? exchange_algorithm(EpAlgorithm::Flat)

@@ -45,6 +45,9 @@ struct ChakraJob {
   void check(const JobEnv& env, Problems& out) const;
   /// One case: the whole trace.
   std::vector<Case> cases(const BuildEnv& env) const;
+  /// Bytes its plan takes to build and simulate: a task per compute node and send
+  /// (kBytesPerPlanTask), its collectives' flows (kBytesPerPlanFlow).
+  double estimated_plan_bytes(const JobEnv& env) const;
   /// The algorithm `op` runs with: the experiment's, else NCCL's tuner for all-reduce,
   /// all-gather and reduce-scatter and flat for all-to-all (as NCCL runs it).
   CollectiveAlgorithm algorithm_for(CollectiveOp op) const;

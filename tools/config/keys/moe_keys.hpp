@@ -59,10 +59,30 @@ inline constexpr NumberKey kDispatchBytesPerElement{
     .name = "dispatch_bytes_per_element",
     .sign = Sign::Positive,
     .hi = 64,
-    .value = 1,
+    .fallback = "1 with FP8 experts, 2 with BF16",
     .doc =
-        "dispatch payload (FP8: 1; with scales 1.03125); also the gradients sent to the "
-        "experts in backward"};
+        "dispatch payload (FP8: 1; with scales 1.03125; BF16: 2); also the gradients sent to "
+        "the experts in backward"};
+
+inline constexpr ChoiceKey kExpertDtype{
+    .name = "expert_dtype",
+    .choices = attention::kDtypeNames,
+    .value = "fp8",
+    .doc =
+        "the routed experts' grouped GEMMs: fp8 (DeepSeek-V3's recipe: rows dispatched in FP8, "
+        "the other GEMM inputs cast by fp8_recipe, FP8 copies of the expert weights in memory) "
+        "or bf16 (Megatron's BF16 MoE recipes: no casts, BF16 rows)"};
+
+inline constexpr ChoiceKey kSharedExpertDtype{.name = "shared_expert_dtype",
+                                              .choices = attention::kDtypeNames,
+                                              .fallback = "expert_dtype",
+                                              .doc = "the shared experts' GEMMs"};
+
+inline constexpr ChoiceKey kRouterDtype{
+    .name = "router_dtype",
+    .choices = attention::kDtypeNames,
+    .value = "bf16",
+    .doc = "the router's GEMM (DeepSeek-V3 keeps it in BF16 under its FP8 recipe)"};
 
 inline constexpr NumberKey kCombineBytesPerElement{
     .name = "combine_bytes_per_element",
@@ -147,8 +167,9 @@ inline constexpr ChoiceKey kRecomputeModules{
         "a backward's selective recomputation (as a training step's): each backward layer "
         "runs these forward kernels again first, the attention part's before its backward, "
         "the SwiGLUs before the experts' (mla_up_proj: the up-projections' share of the "
-        "forward GEMMs, rotary and MLA's layout copies; mlp has no kernels in a MoE layer); "
-        "needs a backward"};
+        "forward GEMMs, rotary and MLA's layout copies; shared_experts: the shared experts' "
+        "forward; mlp has no kernels in a MoE layer, and moe, which runs the exchanges again, "
+        "is a training step's); needs a backward"};
 
 inline constexpr IntegerKey kChunkTokens{
     .name = "chunk_tokens",
@@ -191,6 +212,9 @@ inline constexpr auto kKeys = std::to_array<KeyRef>({&kKind,
                                                      &kMaxNodesPerToken,
                                                      &kDispatchBytesPerElement,
                                                      &kCombineBytesPerElement,
+                                                     &kExpertDtype,
+                                                     &kSharedExpertDtype,
+                                                     &kRouterDtype,
                                                      &kRouting,
                                                      &kCapacityFactor,
                                                      &kAlgorithm,

@@ -105,7 +105,10 @@ inline constexpr ChoiceKey kRecomputeModules{
         "FlashAttention and costs the attention forward; layernorm drops both norms' outputs (2 h "
         "per token) for their forwards; mlp a dense MLP's gate, up and SwiGLU outputs (3 ffn) for "
         "its forward GEMMs and SwiGLU; moe_act the experts' SwiGLU outputs for their SwiGLU; "
-        "mla_up_proj MLA's per-head queries, keys and values for the up-projection GEMMs "
+        "mla_up_proj MLA's per-head queries, keys and values for the up-projection GEMMs; "
+        "shared_experts the shared experts' gate, up and SwiGLU outputs for their forward; moe "
+        "everything the MoE part keeps but its input (router, expert rows, gate, up, SwiGLU, "
+        "shared experts) for its whole forward, dispatch and combine included "
         "(docs/training-step.md#memory)"};
 
 inline constexpr ChoiceKey kRecomputeMethod{

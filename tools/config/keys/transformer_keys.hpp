@@ -66,7 +66,8 @@ namespace hopsim::config::keys::transformer_moe {
 // The MoE part's keys mean what they mean for moe_layer.
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&moe_layer::kTopK, &moe_layer::kMaxNodesPerToken, &moe_layer::kDispatchBytesPerElement,
-     &moe_layer::kCombineBytesPerElement, &moe_layer::kRouting, &moe_layer::kCapacityFactor,
+     &moe_layer::kCombineBytesPerElement, &moe_layer::kExpertDtype, &moe_layer::kSharedExpertDtype,
+     &moe_layer::kRouterDtype, &moe_layer::kRouting, &moe_layer::kCapacityFactor,
      &moe_layer::kAlgorithm, &moe_layer::kCommSms, &moe_layer::kChunkTokens, &moe_layer::kPieces,
      &moe_layer::kRedundantExperts, &moe_layer::kPlacement});
 inline constexpr Section kSection{

@@ -1,0 +1,62 @@
+// Megatron's EP overlap (--overlap-moe-expert-parallel-comm with --delay-wgrad-compute): its
+// interleaved schedule with each steady-state backward run as one op with the forward that
+// follows it (Megatron's combined 1F1B), so that one micro-batch's expert all-to-alls hide
+// under the other's compute. Interleaved only: under plain 1F1B a pair's forward output leaves
+// only when the pair ends, and the next rank's pair waits for it, so neighbouring ranks' pairs
+// run one after the other (Megatron too asks for virtual stages with pp > 1). A folded step times
+// such a pair as the MoE layer's simulated forward-backward pair (the same pair DualPipe runs), a
+// dense layer's as forward + backward. The forward that follows its backward's in the base order
+// joins it, so every rank runs one forward more before its first backward: one more micro-batch's
+// activations in flight.
+#include "workloads/step/schedule_parts.hpp"
+#include "workloads/step/schedule_table.hpp"
+
+namespace hopsim::work {
+
+extern const ScheduleRow kInterleavedSchedule;
+
+namespace {
+
+// `order` with every whole backward that a forward follows run as one pair with it.
+PipeOrder paired(PipeOrder order) {
+  for (std::vector<PipeOp>& ops : order) {
+    std::vector<PipeOp> out;
+    out.reserve(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].work == OpWork::Backward && i + 1 < ops.size() &&
+          ops[i + 1].work == OpWork::Forward) {
+        out.push_back({OpWork::Pair, ops[i + 1].stage, ops[i + 1].micro_batch, ops[i].stage,
+                       ops[i].micro_batch});
+        ++i;
+      } else {
+        out.push_back(ops[i]);
+      }
+    }
+    ops = std::move(out);
+  }
+  return order;
+}
+
+}  // namespace
+
+extern const ScheduleRow kInterleavedOverlapSchedule;
+const ScheduleRow kInterleavedOverlapSchedule{
+    .name = "interleaved_ep_overlap",
+    .note =
+        "interleaved with Megatron's EP overlap (--overlap-moe-expert-parallel-comm "
+        "--delay-wgrad-compute): each steady-state backward and the next forward run as one "
+        "overlapped pair (the MoE layer's simulated pair with tp 1 and cp 1, else forward + "
+        "backward), one more micro-batch in flight; not tried by auto",
+    .stages = [](const PipeShape& s) { return kInterleavedSchedule.stages(s); },
+    .rank_stages = [](const PipeShape& s, int r) { return kInterleavedSchedule.rank_stages(s, r); },
+    .check = [](const PipeShape& s,
+                const std::string& at) { return kInterleavedSchedule.check(s, at); },
+    .order = [](const PipeShape& s) { return paired(kInterleavedSchedule.order(s)); },
+    .bubble = [](const PipeShape&, const StageOpTimes&) { return std::optional<double>{}; },
+    .auto_chunks = [](int, std::int64_t) { return std::vector<int>{}; },
+    .takes_chunks = true,
+    .takes_group = true,
+    .pairs = true,
+};
+
+}  // namespace hopsim::work
