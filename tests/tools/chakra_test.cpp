@@ -1,7 +1,5 @@
 // Chakra execution traces: the files (round trip, malformed input, the shipped example) and
 // their replay (closed forms against hopsim's own kinds, matching errors, cycles).
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,6 +14,7 @@
 
 #include "approx.hpp"
 #include "et_def.pb.h"
+#include "tests/temp_dir.hpp"
 #include "tools/chakra/et_file.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "workloads/experiment/run.hpp"
@@ -30,25 +29,9 @@ using work::EtRank;
 
 const std::string kSource = HOPSIM_SOURCE_DIR;
 
-class TempDir {
+class TempDir : public test::TempDir {
  public:
-  TempDir()
-      : path_(fs::temp_directory_path() / fmt::format("hopsim_chakra_test_{}_{}", ::getpid(),
-                                                      next_++)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path_ / name, std::ios::binary) << bytes;
-    return path(name);
-  }
+  TempDir() : test::TempDir("chakra_test") {}
   // Writes every rank of `ranks` as NAME.<rank>.et; returns the prefix.
   std::string write_trace(const std::string& name, const std::vector<EtRank>& ranks) const {
     for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -56,10 +39,6 @@ class TempDir {
     }
     return path(name);
   }
-
- private:
-  static inline int next_ = 0;
-  fs::path path_;
 };
 
 EtNode kernel(std::uint64_t id, std::string name, std::int64_t us,

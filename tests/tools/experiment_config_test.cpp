@@ -1,8 +1,6 @@
 // Tests of load_experiment: files, overrides, the resolved copy, and the exact text of its errors.
 #include "tools/config/experiment_file.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/approx.hpp"
+#include "tests/temp_dir.hpp"
 #include "workloads/compute/compute_speeds.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -26,35 +25,10 @@ using nlohmann::json;
 
 const std::string kCluster = std::string(HOPSIM_SOURCE_DIR) + "/configs/clusters/h100-dgx.json";
 
-// A scratch directory per test case (ctest runs the cases as parallel processes).
-class TempDir {
+// A scratch directory per test case.
+class TempDir : public test::TempDir {
  public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              fmt::format("hopsim_experiment_test_{}_{}", ::getpid(), next_++)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
-  // Writes `text` to `name` and returns the file's path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
- private:
-  static inline int next_ = 0;
-  fs::path path_;
+  TempDir() : test::TempDir("experiment_test") {}
 };
 
 // An experiment on h100-dgx (by path) with the given flows array.

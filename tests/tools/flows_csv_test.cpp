@@ -2,47 +2,23 @@
 // defaults, and the exact one-line error of each malformed file, naming the file and line.
 #include "tools/config/flows_csv.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/temp_dir.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/node.hpp"
-#include <unistd.h>
 
 namespace hopsim::config {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::string kCluster = std::string(HOPSIM_SOURCE_DIR) + "/configs/clusters/h100-dgx.json";
-
-// A scratch folder for one test case (ctest runs the cases as parallel processes).
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / fmt::format("hopsim_flows_csv_{}", ::getpid());
-
-  Scratch() { fs::create_directories(dir); }
-
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream((dir / name).string()) << text;
-    return (dir / name).string();
-  }
-};
 
 // The error parse_flows_csv throws for `text`, or "" when it parses.
 std::string error_of(const std::string& text) {
@@ -57,7 +33,7 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a flows CSV gives the flows of the same JSON list") {
-  const Scratch s;
+  const test::TempDir s("flows_csv_test");
   const json flows = json::parse(R"([
     {"id": "a", "src": 0, "dst": 1, "bytes": 1000},
     {"id": "b", "src": 0, "dst": 9, "bytes": 2000, "start_us": 2.5, "after": ["a"]},
@@ -71,11 +47,10 @@ TEST_CASE("a flows CSV gives the flows of the same JSON list") {
           "0,c,3,17,a b,0\r\n");
   const json from_csv = {{"cluster", kCluster},
                          {"workload", {{"kind", "flows"}, {"flows_file", "f.csv"}}}};
-  std::ofstream((s.dir / "j.json").string()) << from_json.dump();
-  std::ofstream((s.dir / "c.json").string()) << from_csv.dump();
-  const auto a =
-      std::get<work::FlowsJob>(load_experiment((s.dir / "j.json").string(), {}).experiment.job);
-  const ExperimentFile c = load_experiment((s.dir / "c.json").string(), {});
+  s.write("j.json", from_json.dump());
+  s.write("c.json", from_csv.dump());
+  const auto a = std::get<work::FlowsJob>(load_experiment(s.path("j.json"), {}).experiment.job);
+  const ExperimentFile c = load_experiment(s.path("c.json"), {});
   const auto& b = std::get<work::FlowsJob>(c.experiment.job);
   REQUIRE(a.flows.size() == 3);
   REQUIRE(b.flows.size() == 3);
@@ -88,8 +63,8 @@ TEST_CASE("a flows CSV gives the flows of the same JSON list") {
     CHECK(a.flows[i].after == b.flows[i].after);
   }
   CHECK(b.flows[2].after == std::vector<std::size_t>{0, 1});
-  CHECK(b.source == (s.dir / "f.csv").string());
-  CHECK(std::ranges::count(c.inputs, (s.dir / "f.csv").string()) == 1);  // no output replaces it
+  CHECK(b.source == s.path("f.csv"));
+  CHECK(std::ranges::count(c.inputs, s.path("f.csv")) == 1);  // no output replaces it
 }
 
 TEST_CASE("a flows CSV without id names flows by their index, start 0") {
@@ -141,7 +116,7 @@ TEST_CASE("flows CSV errors name the file, the line and the value") {
 }
 
 TEST_CASE("a flows CSV's flows are checked against the cluster at their line") {
-  const Scratch s;
+  const test::TempDir s("flows_csv_test");
   s.write("f.csv", "src,dst,bytes\n0,1,2\n0,200,2\n");
   s.write("bad.csv", "src,dst,bytes\n0,1,2\n");
   const std::string e = s.write(
@@ -150,8 +125,7 @@ TEST_CASE("a flows CSV's flows are checked against the cluster at their line") {
           .dump());
   CHECK_THROWS_WITH_AS(
       load_experiment(e, {}),
-      ((s.dir / "f.csv").string() + ":3: dst: GPU 200 is not in the cluster (GPUs 0 to 127)")
-          .c_str(),
+      (s.path("f.csv") + ":3: dst: GPU 200 is not in the cluster (GPUs 0 to 127)").c_str(),
       ConfigError);
   const std::string both = s.write(
       "both.json",
@@ -167,7 +141,7 @@ TEST_CASE("a flows CSV's flows are checked against the cluster at their line") {
       json{{"cluster", kCluster}, {"workload", {{"kind", "flows"}, {"flows_file", "none.csv"}}}}
           .dump());
   CHECK_THROWS_WITH_AS(load_experiment(missing, {}),
-                       ((s.dir / "none.csv").string() + ": no such file").c_str(), ConfigError);
+                       (s.path("none.csv") + ": no such file").c_str(), ConfigError);
 }
 
 }  // namespace hopsim::config

@@ -23,6 +23,13 @@ using Dims = AttentionDims;
 }  // namespace
 
 class AttentionBuilder::Impl {
+  // One pass's kernels (before, after, mlp; as they run) and the phases they are counted in.
+  struct PassParts {
+    const std::array<KernelCosts, 3>& g;
+    PhasePass name;
+    std::uint32_t tp, proj, attn;
+  };
+
  public:
   Impl(const AttentionLayerJob& job, const BuildEnv& b, Plan& plan)
       : job_(job), b_(b), plan_(plan), mesh_(b.env.mesh), p_(mesh_.spec()), stage_(job, b, plan) {
@@ -43,7 +50,7 @@ class AttentionBuilder::Impl {
     const std::uint32_t attn = phase(PhaseKind::Attention, name);
     const std::optional<LayerSites> sites = layer_sites(job_.tp_overlap, pass);
     if (sites && p_.tp > 1) {
-      overlapped_layer(pass, *sites, record);
+      overlapped_layer(pass, *sites, {g, name, tp, proj, attn}, record);
       return;
     }
     if (fwd) {
@@ -75,24 +82,20 @@ class AttentionBuilder::Impl {
 
   // The layer with its TP collectives beside its GEMMs: forward QKV (all-gather), attention,
   // output projection (reduce-scatter), MLP (both); backward the reverse.
-  void overlapped_layer(Pass pass, const LayerSites& sites, CpDetails* record) {
+  void overlapped_layer(Pass pass, const LayerSites& sites, const PassParts& at,
+                        CpDetails* record) {
     const bool fwd = pass == Pass::Fwd;
-    const std::array<KernelCosts, 3>& g = kernels_[!fwd];  // before, after, mlp
-    const PhasePass name = fwd ? PhasePass::Fwd : PhasePass::Bwd;
-    const std::uint32_t tp = phase(PhaseKind::TpComm, name);
-    const std::uint32_t proj = phase(PhaseKind::Projections, name);
-    const std::uint32_t attn = phase(PhaseKind::Attention, name);
     const auto mlp = [&] {
       if (job_.mlp) {
-        overlapped_block(stage_, g[2], sites.mlp, fwd, tp, phase(PhaseKind::Mlp, name));
+        overlapped_block(stage_, at.g[2], sites.mlp, fwd, at.tp, phase(PhaseKind::Mlp, at.name));
       }
     };
     if (!fwd) {
       mlp();
     }
-    overlapped_block(stage_, g[fwd ? 0 : 1], sites.first, fwd, tp, proj);
-    attention(pass, attn, record);
-    overlapped_block(stage_, g[fwd ? 1 : 0], sites.second, fwd, tp, proj);
+    overlapped_block(stage_, at.g[fwd ? 0 : 1], sites.first, fwd, at.tp, at.proj);
+    attention(pass, at.attn, record);
+    overlapped_block(stage_, at.g[fwd ? 1 : 0], sites.second, fwd, at.tp, at.proj);
     if (fwd) {
       mlp();
     }
