@@ -1770,8 +1770,9 @@ def case_deepep_sms(ctx):
                       'cluster.deepep={"nvlink_efficiency": 0.5}'])
     expect(rc == 2 and "intranode_GBps_per_sm" in err, f"exit {rc}: {err.strip()}")
     rc, _, err = run([ctx.hopsim, "run", row, "--set",
-                      'cluster.deepep={"intranode_GBps_per_sm": 10, "intranode_link_share": 0.9, '
-                      '"layout_us": 45}'])
+                      'cluster.deepep={"nvlink_efficiency": 0.336, "sms": 24, "sm_exponent": 0.85, '
+                      '"ll_dispatch_us": 11.46, "ll_combine_us": 27.58, "intranode_GBps_per_sm": 10, '
+                      '"intranode_link_share": 0.9, "layout_us": 45}'])
     expect(rc == 2 and "notify_us" in err, f"no notify_us: exit {rc}: {err.strip()}")
     print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
 
