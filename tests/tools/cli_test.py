@@ -1762,7 +1762,8 @@ def case_export_chakra(ctx):
 def case_deepep_sms(ctx):
     """DeepEP's intranode EP8 exchange on H100 over comm_sms: the rate grows with the SMs it
     holds (twice the SMs, twice the rate below saturation), then stays at the links' share; a
-    cluster whose deepep section lacks the intranode constants is refused, naming the key."""
+    cluster whose deepep section lacks the intranode constants or the notify's cost per call is
+    refused, naming the key."""
     row = os.path.join(ctx.source_dir, "configs/validation/deepep-normal-ep8-dispatch-h100.json")
     rate = {}
     for sms in (8, 16, 24, 32):
@@ -1774,6 +1775,11 @@ def case_deepep_sms(ctx):
     rc, _, err = run([ctx.hopsim, "run", row, "--set",
                       'cluster.deepep={"nvlink_efficiency": 0.5}'])
     expect(rc == 2 and "intranode_GBps_per_sm" in err, f"exit {rc}: {err.strip()}")
+    rc, _, err = run([ctx.hopsim, "run", row, "--set",
+                      'cluster.deepep={"nvlink_efficiency": 0.336, "sms": 24, "sm_exponent": 0.85, '
+                      '"ll_dispatch_us": 11.46, "ll_combine_us": 27.58, "intranode_GBps_per_sm": 10, '
+                      '"intranode_link_share": 0.9, "layout_us": 45}'])
+    expect(rc == 2 and "notify_us" in err, f"no notify_us: exit {rc}: {err.strip()}")
     print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
 
 

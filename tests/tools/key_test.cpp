@@ -257,7 +257,7 @@ std::vector<Probe> probes() {
        kCollective,
        "cluster.deepep",
        {R"(cluster.deepep={"nvlink_efficiency": 0.5, "intranode_GBps_per_sm": 10, )"
-        R"("intranode_link_share": 0.9})"}},
+        R"("intranode_link_share": 0.9, "layout_us": 45, "notify_us": 136})"}},
       {&model::kSection, kAttention, "model"},
       {&mla::kSection, kMoe, "model.mla"},
       {&model_moe::kSection, kMoe, "model.moe"},

@@ -1,5 +1,7 @@
 // Collectives: closed forms on uniform topologies, conservation, nccl-tests conversions.
+#include <map>
 #include <numeric>
+#include <string>
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
@@ -246,6 +248,45 @@ TEST_CASE("DeepEP's low-latency exchange: the kernel's own time per call, then i
   env.job.libraries = &libraries;
   CHECK(std::llabs((time(false) - (deepep.ll_dispatch_call + message)).count_ps()) <= 1);
   CHECK(std::llabs((time(true) - (deepep.ll_combine_call + message)).count_ps()) <= 1);
+}
+
+TEST_CASE("DeepEP normal's fixed costs per call: own tasks before a fresh dispatch, added whole") {
+  // GPU 0 sends S to GPU 8 and back (two nodes) or to GPU 1 (one node). A fresh dispatch pays
+  // the layout kernel and, across nodes, the notify first, each once per rank as its own
+  // labelled task: its time grows by exactly layout (+ notify); a combine, or a dispatch that
+  // reuses its layout (backward), pays none.
+  const topo::Cluster cluster = two_nodes();
+  LibraryConstants libraries;
+  libraries.deepep.layout_call = Time::ns(45'000);
+  libraries.deepep.notify_call = Time::ns(136'540);
+  const auto run = [&](int peer, ExchangeOp op, bool fresh, std::map<std::string, int>* count) {
+    const std::vector<topo::GpuId> ranks = {topo::GpuId{0}, topo::GpuId{peer}};
+    const TwoTierMatrix m =
+        Collectives::without_dedup(ranks, cluster, ByteMatrix{2, {0, 8 << 20, 8 << 20, 0}});
+    Plan plan;
+    Collectives c(plan, cluster, kModel);
+    add_exchange(c, EpAlgorithm::TwoTier,
+                 Exchange{ranks, m, op, 0, Pieces::Each, 0, libraries, {}, fresh});
+    for (const PlanTask& t : plan.tasks()) {
+      if (count != nullptr) {
+        ++(*count)[plan.labels()[t.label]];
+      }
+    }
+    return simulate(cluster, plan).makespan;
+  };
+  std::map<std::string, int> across;
+  const Time fresh = run(8, ExchangeOp::Dispatch, true, &across);
+  const Time reused = run(8, ExchangeOp::Dispatch, false, nullptr);
+  CHECK(across["deepep_layout"] == 2);
+  CHECK(across["deepep_notify"] == 2);
+  CHECK(std::llabs((fresh - reused - Time::ns(45'000 + 136'540)).count_ps()) <= 1);
+  std::map<std::string, int> within;
+  const Time local = run(1, ExchangeOp::Dispatch, true, &within);
+  CHECK(within["deepep_layout"] == 2);
+  CHECK(within.count("deepep_notify") == 0);  // no notify is priced within one node
+  CHECK(std::llabs((local - run(1, ExchangeOp::Dispatch, false, nullptr) - Time::ns(45'000))
+                       .count_ps()) <= 1);
+  CHECK(run(8, ExchangeOp::Combine, true, nullptr) == run(8, ExchangeOp::Combine, false, nullptr));
 }
 
 TEST_CASE("DeepEP's intranode kernels: SMs x per-SM rate, saturating at the links' share") {

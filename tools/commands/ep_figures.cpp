@@ -31,6 +31,21 @@ std::map<std::pair<std::string, std::string>, ExchangeBytes> exchange_bytes(
   return sums;
 }
 
+// The busiest rank's fixed costs per call (tasks labelled deepep_*, collectives/ep_algorithms),
+// its calls scaled to every layer of the run.
+std::map<std::string, EpFigures::CallFigure> per_call(const work::CaseResult& c,
+                                                      topo::GpuId rank) {
+  std::map<std::string, EpFigures::CallFigure> out;
+  for (const work::PlanTask& t : c.plan.tasks()) {
+    const std::string& label = c.plan.labels()[t.label];
+    if (t.kind == work::PlanTaskKind::Hold && t.src == rank && label.starts_with("deepep_")) {
+      out[label].each_s = t.duration.seconds();
+      out[label].calls += c.plan_scale;
+    }
+  }
+  return out;
+}
+
 // The settings only some algorithms, distributions or balancers have, and the placement.
 void settings(const work::MoeLayerJob& job, EpFigures& f) {
   if (work::ep_algorithm_row(job.algorithm).chunked) {
@@ -80,6 +95,7 @@ EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
   const work::Summary& s = c.summary;
   const work::RankTime& busiest = s.ranks[s.critical_rank.index()];
   f.busiest_rank = s.critical_rank;
+  f.per_call = per_call(c, s.critical_rank);
   f.compute_s = busiest.compute.seconds();
   f.comm_s = busiest.comm.seconds();
   f.exposed_comm_s = busiest.exposed.seconds();

@@ -40,6 +40,13 @@ struct EpFigures {
   double idle_expert_fraction = 0;  ///< of expert compute, waiting for the busiest rank
   /// Per pass, then phase name, as the run routed the flows.
   std::map<std::pair<std::string, std::string>, ExchangeBytes> bytes;
+  /// The EP library's fixed costs per call on the busiest rank, by task label (deepep_layout,
+  /// deepep_notify): each call's time and the calls over the run's layers.
+  struct CallFigure {
+    double each_s = 0;
+    double calls = 0;
+  };
+  std::map<std::string, CallFigure> per_call;
   // The busiest rank's streams.
   topo::GpuId busiest_rank;
   double compute_s = 0;

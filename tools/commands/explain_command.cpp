@@ -106,6 +106,17 @@ Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
   return curve;
 }
 
+// The layer's EP library's fixed costs before each forward dispatch, per rank (their own tasks,
+// deepep_layout and deepep_notify, in `hopsim run`); the notify only where EP crosses nodes.
+Json per_call(const work::Experiment& exp, const work::MoeLayerJob& job) {
+  const work::EpAlgorithmRow& row = work::ep_algorithm_row(job.algorithm);
+  const work::KernelReach k = row.reach(exp.ep_libraries, work::ExchangeOp::Dispatch, job.comm_sms);
+  const bool across = exp.parallel.ep > exp.cluster.gpus_per_node;
+  return {{"layout_s", k.layout.seconds()},
+          {"notify_s", across ? k.notify.seconds() : 0.0},
+          {"note", "before each forward dispatch; backward reuses its layout and pays neither"}};
+}
+
 void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {
   const work::EpNumbers ep = work::ep_numbers(*exp.model, job, exp.cluster);
   r["per_layer_flops_per_gpu"] = flops_json(work::moe_layer_flops(*exp.model, exp.parallel, job));
@@ -120,6 +131,7 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
              {"compute_comm_ratio_at_peak",
               ep.comm_s_at_nic > 0 ? Json(ep.compute_s_at_peak / ep.comm_s_at_nic) : Json()},
              {"sm_curve", sm_curve(exp, job)},
+             {"per_call", per_call(exp, job)},
              {"ratio_note",
               "compute at peak FLOPs over the InfiniBand bytes at the NIC's line rate; `hopsim "
               "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "

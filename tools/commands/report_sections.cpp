@@ -238,6 +238,10 @@ void moe_layer_section(const ReportInput& in, const work::MoeLayerJob& job, Json
   moe_routing_fields(job, ep, f, out);
   moe_token_fields(ep, f, out);
   out["bytes"] = exchange_bytes(f);
+  out["per_call"] = Json::object();
+  for (const auto& [label, call] : f.per_call) {
+    out["per_call"][label] = {{"each_s", call.each_s}, {"calls", call.calls}};
+  }
   out["busiest_rank"] = f.busiest_rank.value();
   out["compute_s"] = f.compute_s;
   out["comm_s"] = f.comm_s;

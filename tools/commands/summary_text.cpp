@@ -362,6 +362,11 @@ std::string ep_load_lines(const work::MoeLayerJob& job, const work::EpDetails& e
     out +=
         fmt::format("{:<14} {:<5} {:>16} {:>16}\n", key.second, key.first, bytes.ib, bytes.nvlink);
   }
+  for (const auto& [label, call] : f.per_call) {
+    out += fmt::format("per call       {}: {:.2f} us x {:g} on the busiest rank, before each "
+                       "forward dispatch (in its comm_us)\n",
+                       label, call.each_s * 1e6, call.calls);
+  }
   return out;
 }
 

@@ -139,6 +139,8 @@ work::DeepEpModel parse_deepep(const Node& d, Bandwidth nvlink) {
   deepep.ll_combine_call = microseconds(d.read(dk::kLlCombineUs));
   deepep.intranode_GBps_per_sm = d.read(dk::kIntranodeGBpsPerSm);
   deepep.intranode_link_share = d.read(dk::kIntranodeLinkShare);
+  deepep.layout_call = microseconds(d.read(dk::kLayoutUs));
+  deepep.notify_call = microseconds(d.read(dk::kNotifyUs));
   deepep.nvlink_GBps = nvlink.bytes_per_s / 1e9;
   return deepep;
 }

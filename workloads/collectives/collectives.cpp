@@ -22,6 +22,28 @@ PlanTaskId Collectives::start(const HopLatency& latency, std::span<const PlanTas
   return t;
 }
 
+std::vector<PlanTaskId> Collectives::call_costs(std::span<const topo::GpuId> ranks,
+                                                std::span<const CallCost> costs,
+                                                std::span<const PlanTaskId> after) {
+  std::vector<PlanTaskId> ready;
+  for (const topo::GpuId r : ranks) {
+    std::vector<PlanTaskId> before(after.begin(), after.end());
+    for (const CallCost& cost : costs) {
+      if (cost.time <= Time{}) {
+        continue;
+      }
+      const PlanTaskId t = plan_.add_hold(r, cost.time, phase_, kCommStream);
+      plan_.set_label(t, cost.label);
+      for (const PlanTaskId b : before) {
+        plan_.add_dependency(b, t);
+      }
+      before = {t};
+    }
+    ready.insert(ready.end(), before.begin(), before.end());
+  }
+  return ready;
+}
+
 Collectives::Hop Collectives::flow_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
                                        std::span<const PlanTaskId> after, Time arrival,
                                        std::string_view label, double efficiency) {

@@ -89,6 +89,12 @@ struct TwoTierOptions {
   double intranode_efficiency = 1.0;
 };
 
+/// A fixed cost of one call (a library's setup kernel, a host-side wait), by its label.
+struct CallCost {
+  std::string_view label;
+  Time time{};
+};
+
 class Collectives {
  public:
   Collectives(Plan& plan, const topo::Cluster& cluster, const NcclModel& nccl,
@@ -127,6 +133,13 @@ class Collectives {
   Handle all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& selections,
                                 bool combine, std::span<const PlanTaskId> after = {},
                                 Time call = {});
+
+  /// A library's fixed costs per call: on every rank, each nonzero cost in order as its own
+  /// labelled task holding the comm stream (counted as communication), after `after`; returns
+  /// the tasks after which each rank's costs are paid.
+  std::vector<PlanTaskId> call_costs(std::span<const topo::GpuId> ranks,
+                                     std::span<const CallCost> costs,
+                                     std::span<const PlanTaskId> after);
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);

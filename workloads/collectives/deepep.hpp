@@ -23,6 +23,12 @@ struct DeepEpModel {
   /// paid once before the messages leave; 0: none.
   Time ll_dispatch_call{};
   Time ll_combine_call{};
+  /// The normal kernels' fixed costs before each dispatch that makes a new layout (a forward
+  /// dispatch; backward reuses its handle): `get_dispatch_layout`'s kernel, and the notify
+  /// (the ranks swap their counts and the host waits for them, before it can size the receive
+  /// buffers) when the exchange crosses nodes; 0: none.
+  Time layout_call{};
+  Time notify_call{};
   /// DeepEP's intranode kernels (every rank on one node: its intranode.cu, not the internode
   /// forwarding above) copy `intranode_GBps_per_sm` per SM they hold, up to
   /// `intranode_link_share` of the NVLink rate the links carry (`nvlink_GBps`, the cluster's):

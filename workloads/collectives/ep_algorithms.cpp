@@ -66,8 +66,10 @@ KernelReach links_only(const LibraryConstants& /*k*/, ExchangeOp /*op*/,
   return {};
 }
 
-KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp /*op*/, std::int64_t comm_sms) {
-  return {k.deepep.forward_efficiency(comm_sms), Time{}, k.deepep.intranode_efficiency(comm_sms)};
+KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms) {
+  const bool dispatch = op == ExchangeOp::Dispatch;
+  return {k.deepep.forward_efficiency(comm_sms), Time{}, k.deepep.intranode_efficiency(comm_sms),
+          dispatch ? k.deepep.layout_call : Time{}, dispatch ? k.deepep.notify_call : Time{}};
 }
 
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op,
@@ -79,9 +81,20 @@ std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op) {
   return deepep_chunk_tokens(ranks, op == ExchangeOp::Combine);
 }
 
+// The fixed costs per call first (their own labelled tasks on every rank; notify only when the
+// exchange crosses nodes), then the exchange after them.
 Handle add_exchange(Collectives& c, EpAlgorithm a, const Exchange& x) {
   const EpAlgorithmRow& row = ep_algorithm_row(a);
-  return row.build(c, x, row.reach(x.constants, x.op, x.comm_sms));
+  const KernelReach reach = row.reach(x.constants, x.op, x.comm_sms);
+  const Time notify = x.bytes.nodes > 1 ? reach.notify : Time{};
+  if (!x.new_layout || (reach.layout == Time{} && notify == Time{})) {
+    return row.build(c, x, reach);
+  }
+  const CallCost costs[] = {{"deepep_layout", reach.layout}, {"deepep_notify", notify}};
+  const std::vector<PlanTaskId> ready = c.call_costs(x.ranks, costs, x.after);
+  Exchange after_calls = x;
+  after_calls.after = ready;
+  return row.build(c, after_calls, reach);
 }
 
 std::int64_t default_chunk_tokens(EpAlgorithm a, std::int64_t ranks, ExchangeOp op) {

@@ -39,7 +39,7 @@ struct EpAlgorithmRow {
   std::int64_t (*chunk_tokens)(std::int64_t ranks, ExchangeOp op);
   /// The cluster keys it reads beyond the links ("" after the last): its latencies' and what
   /// `reach` reads.
-  std::array<std::string_view, 5> cluster_keys;
+  std::array<std::string_view, 7> cluster_keys;
   /// Its messages go through the NICs alone, even within a node (RDMA without NVLink
   /// forwarding): a perturbed NIC or spine link touches its exchanges inside a node too.
   bool through_nics = false;
@@ -80,7 +80,8 @@ inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
      deepep_normal,
      deepep_normal_chunk_tokens,
      {"deepep.nvlink_efficiency", "deepep.sms", "deepep.sm_exponent",
-      "deepep.intranode_GBps_per_sm", "deepep.intranode_link_share"}},
+      "deepep.intranode_GBps_per_sm", "deepep.intranode_link_share", "deepep.layout_us",
+      "deepep.notify_us"}},
     {EpAlgorithm::LowLatency,
      "low_latency",
      kBothOps,

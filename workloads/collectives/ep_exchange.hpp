@@ -32,6 +32,11 @@ struct KernelReach {
   double nvlink_share = 1.0;
   Time call{};
   double intranode_share = 1.0;
+  /// Fixed costs per call that run as their own tasks on every rank before the exchange, when
+  /// it makes a new layout (Exchange::new_layout): DeepEP normal's layout kernel, and its
+  /// notify with the host's wait when the exchange crosses nodes (DeepEpModel).
+  Time layout{};
+  Time notify{};
 };
 
 /// One exchange over one EP group. `bytes` is in dispatch's direction whatever `op`: row i,
@@ -45,6 +50,10 @@ struct Exchange {
   std::int64_t comm_sms = 0;     ///< SMs the kernels hold; 0: the library's own count
   LibraryConstants constants;
   std::span<const PlanTaskId> after;
+  /// A forward dispatch in a layer, which computes a new layout and pays the library's fixed
+  /// costs per call (KernelReach::layout, notify); false: a backward exchange reusing its
+  /// handle, or a benchmark's exchange (DeepEP's tests time the transfer kernels alone).
+  bool new_layout = false;
 };
 
 /// What a flow bound reads: the ranks of one exchange, GPUs per node, and for chunked rows the

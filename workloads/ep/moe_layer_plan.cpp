@@ -147,7 +147,7 @@ class MoeBuilder::Impl {
           compute_all(pre_costs(mb).fwd, phase(pre_phase(), PhasePass::Fwd), ready(mb));
       dispatched[static_cast<std::size_t>(mb)] =
           exchange(mb, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
-                   phase(PhaseKind::Dispatch, PhasePass::Fwd), pre);
+                   phase(PhaseKind::Dispatch, PhasePass::Fwd), pre, true);
     }
     for (std::int64_t mb = 0; mb < mbs; ++mb) {
       compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
@@ -198,7 +198,7 @@ class MoeBuilder::Impl {
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in =
         exchange(0, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
-                 phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre);
+                 phase(PhaseKind::Dispatch, PhasePass::Fwd), f_pre, true);
     compute_all(shared_.fwd, phase(PhaseKind::SharedExperts, PhasePass::Fwd), {});
     const std::vector<TaskList> f_experts = experts(0, Pass::Fwd, f_in);
     const std::vector<TaskList> b_back =
@@ -352,8 +352,10 @@ class MoeBuilder::Impl {
 
   // One exchange of micro-batch `mb` in every EP group, `per_element` bytes per hidden element,
   // after each GPU's `after`; returns per GPU the tasks after which its data has arrived.
+  // `new_layout`: a forward dispatch, which pays its library's fixed costs per call first.
   std::vector<TaskList> exchange(std::int64_t mb, ExchangeOp op, double per_element,
-                                 std::uint32_t ph, const std::vector<TaskList>& after) {
+                                 std::uint32_t ph, const std::vector<TaskList>& after,
+                                 bool new_layout = false) {
     std::vector<TaskList> arrived(static_cast<std::size_t>(mesh_.size()));
     const std::int64_t token_bytes = std::llround(static_cast<double>(hidden_) * per_element);
     const std::vector<GroupRouting>& groups = routing(mb);
@@ -378,7 +380,8 @@ class MoeBuilder::Impl {
                        job_.pieces_used(),
                        job_.comm_sms,
                        b_.env.ep_libraries(),
-                       start};
+                       start,
+                       new_layout};
       const Handle h = add_exchange(c, job_.algorithm, x);
       comm_free_[gi] = h.done;
       // Each GPU waits for what lands on it; one that receives nothing, for the exchange.

@@ -142,6 +142,16 @@ inline constexpr NumberKey kLlCombineUs = cluster::latency_us(
     "on DeepEP's EP8 combine, docs)",
     0);
 
+inline constexpr NumberKey kLayoutUs = cluster::latency_us(
+    "layout_us",
+    "the normal kernels' layout kernel (get_dispatch_layout) before each forward dispatch, its "
+    "own task in a MoE layer (published, docs)");
+
+inline constexpr NumberKey kNotifyUs = cluster::latency_us(
+    "notify_us",
+    "the normal kernels' notify and the host's wait for its counts before each forward "
+    "dispatch across nodes, its own task in a MoE layer (published, docs)");
+
 inline constexpr NumberKey kIntranodeGBpsPerSm{
     .name = "intranode_GBps_per_sm",
     .sign = Sign::Positive,
@@ -157,7 +167,7 @@ inline constexpr NumberKey kIntranodeLinkShare = cluster::share(
 
 inline constexpr auto kKeys =
     std::to_array<KeyRef>({&kNvlinkEfficiency, &kSms, &kSmExponent, &kLlDispatchUs, &kLlCombineUs,
-                           &kIntranodeGBpsPerSm, &kIntranodeLinkShare});
+                           &kIntranodeGBpsPerSm, &kIntranodeLinkShare, &kLayoutUs, &kNotifyUs});
 inline constexpr Section kSection{"cluster", "/deepep", "DeepEP's kernels", kKeys};
 
 }  // namespace hopsim::config::keys::deepep
