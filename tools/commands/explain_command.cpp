@@ -9,6 +9,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/idle_perturbations.hpp"
+#include "tools/commands/routing_section.hpp"
 #include "tools/commands/step_section.hpp"
 #include "workloads/collectives/ep_algorithms.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
@@ -356,6 +357,7 @@ Json explain(const config::ExperimentFile& file) {
           [&](const work::MoeLayerJob& job) {
             model_section(exp, job.routing.tokens_per_gpu, 1, r);
             ep_section(exp, job, r);
+            r["routing"] = routing_section(job, exp.parallel, exp.cluster.gpus_per_node);
             time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute), r);
           },
           [&](const work::TransformerLayerJob& job) {
@@ -368,6 +370,7 @@ Json explain(const config::ExperimentFile& file) {
               const work::MoeLayerJob moe = job.moe_part(exp.parallel);
               const Json attention_flops = r["per_layer_flops_per_gpu"];
               ep_section(exp, moe, r);
+              r["routing"] = routing_section(moe, exp.parallel, exp.cluster.gpus_per_node);
               r["per_layer_flops_per_gpu"] =
                   merged_flops(attention_flops, r["per_layer_flops_per_gpu"]);
               const work::LayerCosts ffn =
@@ -381,6 +384,11 @@ Json explain(const config::ExperimentFile& file) {
             model_section(exp, job.layer.attention.seq_len, job.layer.attention.micro_batch, r);
             step_section(exp, job, r);
             r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
+            if (job.layer.moe) {
+              const work::ParallelSpec lp = work::TrainingStepJob::layer_spec(exp.parallel);
+              r["routing"] = routing_section(job.layer.moe_part(lp), lp,
+                                             exp.cluster.gpus_per_node);
+            }
           },
           [&](const work::FlowsJob& /*job*/) {},
           [&](const work::ChakraJob& /*job*/) {},
