@@ -126,6 +126,7 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
               "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "
               "roofline's efficiency) over its communication as simulated (InfiniBand and "
               "NVLink, overlapped as the exchanges ran), so the two differ"}};
+  r["routing"] = routing_section(job, exp.parallel, exp.cluster.gpus_per_node);
 }
 
 Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally,
@@ -312,6 +313,10 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
   if (job.schedule_auto) {
     r["step"]["schedule_candidates"] = candidate_figures(job, env);
   }
+  if (job.layer.moe) {  // the routing of one layer group's EP group 0, as the step's probes
+    const work::ParallelSpec lp = work::TrainingStepJob::layer_spec(exp.parallel);
+    r["routing"] = routing_section(job.layer.moe_part(lp), lp, exp.cluster.gpus_per_node);
+  }
 }
 
 // The last stage's output layer on one GPU, one micro-batch: each kernel as the layers'.
@@ -357,7 +362,6 @@ Json explain(const config::ExperimentFile& file) {
           [&](const work::MoeLayerJob& job) {
             model_section(exp, job.routing.tokens_per_gpu, 1, r);
             ep_section(exp, job, r);
-            r["routing"] = routing_section(job, exp.parallel, exp.cluster.gpus_per_node);
             time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute), r);
           },
           [&](const work::TransformerLayerJob& job) {
@@ -370,7 +374,6 @@ Json explain(const config::ExperimentFile& file) {
               const work::MoeLayerJob moe = job.moe_part(exp.parallel);
               const Json attention_flops = r["per_layer_flops_per_gpu"];
               ep_section(exp, moe, r);
-              r["routing"] = routing_section(moe, exp.parallel, exp.cluster.gpus_per_node);
               r["per_layer_flops_per_gpu"] =
                   merged_flops(attention_flops, r["per_layer_flops_per_gpu"]);
               const work::LayerCosts ffn =
@@ -384,11 +387,6 @@ Json explain(const config::ExperimentFile& file) {
             model_section(exp, job.layer.attention.seq_len, job.layer.attention.micro_batch, r);
             step_section(exp, job, r);
             r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
-            if (job.layer.moe) {
-              const work::ParallelSpec lp = work::TrainingStepJob::layer_spec(exp.parallel);
-              r["routing"] = routing_section(job.layer.moe_part(lp), lp,
-                                             exp.cluster.gpus_per_node);
-            }
           },
           [&](const work::FlowsJob& /*job*/) {},
           [&](const work::ChakraJob& /*job*/) {},
