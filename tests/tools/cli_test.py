@@ -1783,6 +1783,34 @@ def case_deepep_sms(ctx):
     print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
 
 
+def case_training_routing(ctx):
+    """explain prints the routing of a MoE layout: balanced (the default) and training, with the
+    busiest GPU's load over the mean of EP group 0, higher under training routing; run's step
+    is slower under training routing; a routing string other than the two is refused."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/qwen3-235b-step-bf16.json")
+    found = {}
+    for mode in ("balanced", "training"):
+        rc, out, err = run([ctx.hopsim, "explain", exp, "--json", "--set",
+                            f"workload.moe.routing={mode}"])
+        expect(rc == 0, f"explain {mode}: exit {rc}: {err.strip()}")
+        routing = json.loads(out)["routing"]
+        expect(routing["mode"] == mode, f"{mode}: {routing}")
+        found[mode] = routing["busiest_rank_over_mean"]
+    expect(1 <= found["balanced"] < 1.1 < found["training"], f"busiest over mean: {found}")
+    rc, out, err = run([ctx.hopsim, "explain", exp, "--set", "workload.moe.routing=training"])
+    expect(rc == 0 and "busiest_rank_over_mean" in out and "independent_choices" in out,
+           f"explain text: exit {rc}: {err.strip()}")
+    speed = {}
+    for mode in ("balanced", "training"):
+        _, report = run_json(ctx, exp, "--set", f"workload.moe.routing={mode}")
+        speed[mode] = report["step"]["tokens_per_s_per_gpu"]
+    expect(speed["training"] < speed["balanced"], f"tokens/s per GPU: {speed}")
+    rc, _, err = run([ctx.hopsim, "run", exp, "--set", "workload.moe.routing=dropless"])
+    expect(rc == 2 and "/workload/moe/routing" in err and len(err.strip().splitlines()) == 1,
+           f"exit {rc}: {err.strip()}")
+    print(f"busiest over mean {found}, tokens/s per GPU {speed}")
+
+
 def case_what_if_validation(ctx):
     """A what-if's validation line is labelled as the healthy cluster's published figure (the
     report's validation says what_if); the healthy run's says error, as before."""
@@ -2106,7 +2134,8 @@ def main():
               "werror-default": case_werror_default,
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
-              "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms}
+              "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
+              "training-routing": case_training_routing}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

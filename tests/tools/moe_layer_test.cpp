@@ -318,6 +318,23 @@ TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer 
   CHECK(step(zipf) > step(uniform));
 }
 
+TEST_CASE("moe layer: routing \"balanced\" is uniform, \"training\" loads the busiest GPU more") {
+  const work::RunResult uniform = layer({});
+  const work::RunResult balanced = layer({"workload.routing=balanced"});
+  const work::RunResult training = layer({"workload.routing=training"});
+  CHECK(balanced.cases[0].ep()->tokens_per_expert == uniform.cases[0].ep()->tokens_per_expert);
+  const double u = work::max_over_mean(uniform.cases[0].ep()->tokens_per_rank);
+  const double t = work::max_over_mean(training.cases[0].ep()->tokens_per_rank);
+  // 16 x 512 tokens, each GPU's tokens one sequence, runs of kTrainingRunTokens (cut to 512):
+  // 16 independent choices over 256 experts, 16 per GPU.
+  CHECK(u < 1.2);
+  CHECK(t > 1.5);
+  CHECK(step(training) > step(uniform));
+  const work::RunResult shorter = layer({R"(workload.routing={"distribution": "training", )"
+                                        R"("run_tokens": 64})"});
+  CHECK(work::max_over_mean(shorter.cases[0].ep()->tokens_per_rank) < t);
+}
+
 TEST_CASE("moe layer: the bias balancer evens a skewed router, capacity drops are counted") {
   const std::string zipf = R"(workload.routing={"distribution": "zipf"})";
   const work::RunResult skewed = layer({zipf});
@@ -444,6 +461,15 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
              "--set workload.routing.distribution=counts: /workload/routing/distribution: "
              "distribution \"counts\" needs counts: an array of one number per expert, or a "
              "JSON file that holds one");
+  fails_with({"workload.routing=sometimes"},
+             "--set workload.routing=sometimes: /workload/routing: expected \"balanced\", "
+             "\"training\" or an object, got \"sometimes\"");
+  fails_with({R"(workload.routing={"run_tokens": 100})"},
+             R"(--set workload.routing={"run_tokens": 100}: /workload/routing/run_tokens: only )"
+             R"(with distribution "training")");
+  fails_with({"workload.routing.distribution=training", "workload.routing.balancer=bias"},
+             R"(--set workload.routing.balancer=bias: /workload/routing/balancer: distribution )"
+             R"("training" is what a balancer leaves (its residual); balancer "none" with it)");
   fails_with({R"(workload.routing={"alpha": 0.5})"},
              R"(--set workload.routing={"alpha": 0.5}: /workload/routing/alpha: only with )"
              R"(distribution "dirichlet")");

@@ -9,6 +9,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/idle_perturbations.hpp"
+#include "tools/commands/routing_section.hpp"
 #include "tools/commands/step_section.hpp"
 #include "workloads/collectives/ep_algorithms.hpp"
 #include "workloads/cp/attention_closed_forms.hpp"
@@ -137,6 +138,7 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
               "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "
               "roofline's efficiency) over its communication as simulated (InfiniBand and "
               "NVLink, overlapped as the exchanges ran), so the two differ"}};
+  r["routing"] = routing_section(job, exp.parallel, exp.cluster.gpus_per_node);
 }
 
 Json pass_json(const work::KernelCosts& costs, work::ComputeTally& tally,
@@ -322,6 +324,10 @@ void step_section(const work::Experiment& exp, const work::TrainingStepJob& job,
       {"megatron_estimate", megatron_figures(shape)}};
   if (job.schedule_auto) {
     r["step"]["schedule_candidates"] = candidate_figures(job, env);
+  }
+  if (job.layer.moe) {  // the routing of one layer group's EP group 0, as the step's probes
+    const work::ParallelSpec lp = work::TrainingStepJob::layer_spec(exp.parallel);
+    r["routing"] = routing_section(job.layer.moe_part(lp), lp, exp.cluster.gpus_per_node);
   }
 }
 

@@ -133,7 +133,9 @@ void parse_popularity(const Node& n, work::MoeRouting& routing) {
   only(pk::kZipfS.name, RoutingDistribution::Zipf);
   only(pk::kAlpha.name, RoutingDistribution::Dirichlet);
   only(pk::kCounts.name, RoutingDistribution::Counts);
+  only(pk::kRunTokens.name, RoutingDistribution::Training);
   routing.zipf_s = n.read(pk::kZipfS);
+  routing.run_tokens = n.read(pk::kRunTokens);
   routing.dirichlet_alpha = n.read(pk::kAlpha);
   if (routing.distribution == RoutingDistribution::Counts) {
     parse_counts(n, routing);

@@ -131,6 +131,31 @@ void parse_balancer(const Node& routing, work::MoeLayerJob& job) {
   job.bias_update = routing.read(rk::kBiasUpdate);
 }
 
+// The routing: "balanced" (uniform), "training" (at its fitted concentration), or an object
+// of popularity and balancer keys. Training routing is the balancer's residual already.
+void parse_routing(const Node& routing, work::MoeLayerJob& job) {
+  if (routing.is_string()) {
+    const std::string mode = routing.string();
+    if (mode != "balanced" && mode != "training") {
+      routing.fail(fmt::format("expected \"balanced\", \"training\" or an object, got \"{}\"",
+                               mode));
+    }
+    job.routing.distribution = mode == "training" ? work::RoutingDistribution::Training
+                                                  : work::RoutingDistribution::Uniform;
+    return;
+  }
+  routing.allow_only(keys::routing::kSection);
+  parse_popularity(routing, job.routing);
+  parse_balancer(routing, job);
+  if (job.routing.distribution == work::RoutingDistribution::Training &&
+      job.balancer != work::Balancer::None) {
+    routing.at(keys::routing::kBalancer.name)
+        .fail(
+            "distribution \"training\" is what a balancer leaves (its residual); balancer "
+            "\"none\" with it");
+  }
+}
+
 // Which experts each rank of an EP group hosts (the job checks that they fit).
 std::vector<std::vector<int>> parse_placement(const Node& list) {
   list.expect_array();
@@ -175,10 +200,7 @@ work::MoeLayerJob parse_moe_exchange(const Node& n, const JobParseContext& ctx) 
           .value_or(job.dtypes.experts == work::Dtype::Fp8 ? 1.0 : 2.0);
   job.combine_bytes_per_element = n.read(mk::kCombineBytesPerElement);
   if (n.has(mk::kRouting)) {
-    const Node routing = n.at(mk::kRouting);
-    routing.allow_only(keys::routing::kSection);
-    parse_popularity(routing, r);
-    parse_balancer(routing, job);
+    parse_routing(n.at(mk::kRouting), job);
   }
   r.capacity_factor = n.read_if(mk::kCapacityFactor).value_or(r.capacity_factor);
   job.algorithm = n.read_as<work::EpAlgorithm>(mk::kAlgorithm);

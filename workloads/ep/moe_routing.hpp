@@ -49,5 +49,10 @@ Problems check_routing(const MoeRouting& routing, std::span<const topo::GpuId> r
 TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                            const MoeRouting& routing, Bytes token_bytes,
                            RoutingLoad* load = nullptr);
+/// The same with the GPUs' nodes as GPU id / `gpus_per_node` (the cluster's node_of), for
+/// callers without a built cluster (explain).
+TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, int gpus_per_node,
+                           const MoeRouting& routing, Bytes token_bytes,
+                           RoutingLoad* load = nullptr);
 
 }  // namespace hopsim::work

@@ -80,11 +80,14 @@ ExpertLayout layout(std::span<const topo::GpuId> ranks, const topo::Cluster& clu
 
 namespace {
 
-// Expected share of the selections per expert: the popularity's weights (bias included).
+// Expected share of the selections per expert: the popularity's weights (bias included);
+// training routing's long-run popularity is even (each batch's draw is not known in advance).
 std::vector<double> expected_shares(const MoeRouting& r) {
   const auto experts = static_cast<std::size_t>(r.experts);
   std::vector<double> weight(experts, 1.0 / static_cast<double>(experts));
-  if (r.distribution != RoutingDistribution::Uniform || !r.bias.empty() || r.uniform_share > 0) {
+  if ((r.distribution != RoutingDistribution::Uniform &&
+       r.distribution != RoutingDistribution::Training) ||
+      !r.bias.empty() || r.uniform_share > 0) {
     const Popularity p = weights(r);
     for (std::size_t e = 0; e < experts; ++e) {
       weight[e] = (p.cdf[e] - (e == 0 ? 0.0 : p.cdf[e - 1])) / p.cdf.back();

@@ -2,12 +2,14 @@
 #include "workloads/ep/popularity.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <numbers>
 #include <numeric>
 #include <span>
 
 #include "sim/assert.hpp"
 #include "workloads/ep/modulo_draws.hpp"
+#include "workloads/ep/training_routing.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -62,6 +64,94 @@ void guide(Popularity& p) {
   p.buckets_per_weight = static_cast<double>(buckets) / total;
 }
 
+// A symmetric Dirichlet draw of concentration `alpha` per expert, drawn as logs and scaled by
+// the largest, so that the heaviest weighs 1 (a sum of underflowed draws cannot be 0) and the
+// lightest keep their order in the logs.
+void dirichlet(RoutingRng& rng, double alpha, std::vector<double>& log_raw,
+               std::vector<double>& weight) {
+  for (double& l : log_raw) {
+    l = log_gamma_draw(rng, alpha);
+  }
+  const double top = *std::max_element(log_raw.begin(), log_raw.end());
+  for (std::size_t e = 0; e < log_raw.size(); ++e) {
+    log_raw[e] -= top;
+    weight[e] = std::exp(log_raw[e]);
+  }
+}
+
+// Training routing's batches draw from the tokens' seed (each batch its own popularity), apart
+// from the tokens' own stream.
+constexpr std::uint64_t kTrainingSeedSalt = 0x5851F42D4C957F2DULL;
+
+// Each expert's chance to be among a token's k picks, near enough: min(1, c x weight), with c
+// such that they sum to k (sampling without replacement caps a heavy expert at every token).
+// O(E log E).
+std::vector<double> inclusion(const std::vector<double>& weight, double k) {
+  std::vector<double> sorted = weight;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  double rest = std::accumulate(sorted.begin(), sorted.end(), 0.0);
+  std::size_t capped = 0;
+  double c = 0;
+  for (;;) {
+    c = (k - static_cast<double>(capped)) / rest;
+    if (capped + 1 >= sorted.size() || c * sorted[capped] <= 1) {
+      break;
+    }
+    rest -= sorted[capped++];
+  }
+  std::vector<double> out;
+  out.reserve(weight.size());
+  for (double w : weight) {
+    out.push_back(std::min(1.0, c * w));
+  }
+  return out;
+}
+
+// max / mean of the experts' inclusion chances summed over `ranks` blocks of consecutive
+// experts (the even placement's ranks), or over single experts when they do not split evenly.
+double busiest_block(const std::vector<double>& weight, std::size_t ranks, double top_k) {
+  const std::vector<double> chance = inclusion(weight, top_k);
+  const std::size_t blocks = chance.size() % ranks == 0 ? ranks : chance.size();
+  const std::size_t per = chance.size() / blocks;
+  double top = 0;
+  double total = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const double sum = std::accumulate(chance.begin() + static_cast<std::ptrdiff_t>(b * per),
+                                       chance.begin() + static_cast<std::ptrdiff_t>((b + 1) * per),
+                                       0.0);
+    top = std::max(top, sum);
+    total += sum;
+  }
+  return top * static_cast<double>(blocks) / total;
+}
+
+// Training routing's batch (training_routing.hpp): kTrainingDraws popularities drawn from the
+// tokens' seed, each Dirichlet(n / E) with n its independent choices, and of them the one whose
+// busiest rank takes the share of the top-k picks nearest the draws' mean, so that the few
+// batches a run simulates stand for the step's many. O(draws x E log E).
+void training_batch(const MoeRouting& r, std::size_t ranks, std::vector<double>& log_raw,
+                    std::vector<double>& weight) {
+  RoutingRng rng(r.seed ^ kTrainingSeedSalt);
+  const double alpha = independent_tokens(r, ranks) / static_cast<double>(weight.size());
+  std::vector<std::vector<double>> logs(kTrainingDraws, log_raw);
+  std::vector<std::vector<double>> weights(kTrainingDraws, weight);
+  std::vector<double> busiest(kTrainingDraws);
+  for (std::size_t k = 0; k < kTrainingDraws; ++k) {
+    dirichlet(rng, alpha, logs[k], weights[k]);
+    busiest[k] = busiest_block(weights[k], ranks, static_cast<double>(r.top_k));
+  }
+  const double mean = std::accumulate(busiest.begin(), busiest.end(), 0.0) /
+                      static_cast<double>(kTrainingDraws);
+  std::size_t pick = 0;
+  for (std::size_t k = 1; k < kTrainingDraws; ++k) {
+    if (std::fabs(busiest[k] - mean) < std::fabs(busiest[pick] - mean)) {
+      pick = k;
+    }
+  }
+  log_raw = std::move(logs[pick]);
+  weight = std::move(weights[pick]);
+}
+
 }  // namespace
 
 std::string_view distribution_name(RoutingDistribution d) {
@@ -74,11 +164,13 @@ std::string_view distribution_name(RoutingDistribution d) {
       return "dirichlet";
     case RoutingDistribution::Counts:
       return "counts";
+    case RoutingDistribution::Training:
+      return "training";
   }
   return "?";
 }
 
-Popularity weights(const MoeRouting& r) {
+Popularity weights(const MoeRouting& r, std::size_t ranks) {
   const auto experts = static_cast<std::size_t>(r.experts);
   Popularity p;
   std::vector<double> weight(experts, 1.0);
@@ -98,19 +190,12 @@ Popularity weights(const MoeRouting& r) {
       }
       break;
     }
-    case RoutingDistribution::Dirichlet: {
-      // Drawn as logs and scaled by the largest, so that the heaviest weighs 1 (a sum of
-      // underflowed draws cannot be 0) and the lightest keep their order in the logs.
-      for (double& l : log_raw) {
-        l = log_gamma_draw(rng, r.dirichlet_alpha);
-      }
-      const double top = *std::max_element(log_raw.begin(), log_raw.end());
-      for (std::size_t e = 0; e < experts; ++e) {
-        log_raw[e] -= top;
-        weight[e] = std::exp(log_raw[e]);
-      }
+    case RoutingDistribution::Dirichlet:
+      dirichlet(rng, r.dirichlet_alpha, log_raw, weight);
       break;
-    }
+    case RoutingDistribution::Training:
+      training_batch(r, ranks, log_raw, weight);
+      break;
     case RoutingDistribution::Counts:
       HOPSIM_ASSERT(r.counts.size() == experts, "{} counts for {} experts", r.counts.size(),
                     experts);
@@ -159,8 +244,8 @@ int expert_at(const Popularity& p, double u) {
                                                    static_cast<std::ptrdiff_t>(p.cdf.size()) - 1));
 }
 
-std::vector<double> expert_weights(const MoeRouting& r) {
-  const Popularity p = weights(r);
+std::vector<double> expert_weights(const MoeRouting& r, std::size_t ranks) {
+  const Popularity p = weights(r, ranks);
   std::vector<double> out;
   out.reserve(p.log_weight.size());
   for (double l : p.log_weight) {

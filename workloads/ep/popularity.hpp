@@ -27,14 +27,15 @@ struct Popularity {
 };
 
 /// Weights by expert id: the distribution's (Zipf over a ranking drawn from `popularity_seed`,
-/// a Dirichlet draw from it, the counts, or all 1), mixed toward even by `uniform_share`, times
-/// e^bias, and their logs.
-Popularity weights(const MoeRouting& r);
+/// a Dirichlet draw from it, the counts, all 1, or training's batch drawn from `seed` for an
+/// EP group of `ranks` GPUs), mixed toward even by `uniform_share`, times e^bias, and their
+/// logs.
+Popularity weights(const MoeRouting& r, std::size_t ranks = 1);
 
 /// The weight by which route_tokens draws each expert when the routing is weighted (Zipf,
-/// Dirichlet, counts or a bias): the popularity as a share of 1, mixed toward even by
+/// Dirichlet, counts, training or a bias): the popularity as a share of 1, mixed toward even by
 /// `uniform_share`, times e^bias.
-std::vector<double> expert_weights(const MoeRouting& routing);
+std::vector<double> expert_weights(const MoeRouting& routing, std::size_t ranks = 1);
 
 /// The expert whose share of the cdf holds `u` in [0, cdf.back()]: the first whose cumulative
 /// weight exceeds u (the last expert for u = cdf.back()), through the guide table.

@@ -7,13 +7,18 @@
 
 namespace hopsim::work {
 
+/// training routing's run length (tokens that route alike), fitted on one published
+/// forced-balance/dropless pair (docs/expert-parallelism.md#training-routing).
+inline constexpr double kTrainingRunTokens = 1800;
+
 /// How popular each expert is: all alike; Zipf's law over a seeded ranking of the experts (the
 /// r-th most popular is chosen in proportion to 1 / r^s); weights drawn from a symmetric
-/// Dirichlet distribution (seeded; the smaller alpha, the more skewed); or given counts (a
-/// router's per-expert histogram), in proportion.
-enum class RoutingDistribution : std::uint8_t { Uniform, Zipf, Dirichlet, Counts };
+/// Dirichlet distribution (seeded; the smaller alpha, the more skewed); given counts (a
+/// router's per-expert histogram), in proportion; or training: each batch's popularity as a
+/// trained router gives it (training_routing.hpp).
+enum class RoutingDistribution : std::uint8_t { Uniform, Zipf, Dirichlet, Counts, Training };
 
-/// "uniform", "zipf", "dirichlet", "counts".
+/// "uniform", "zipf", "dirichlet", "counts", "training".
 std::string_view distribution_name(RoutingDistribution d);
 
 /// How tokens choose experts: the one routing spec of collectives and MoE layers.
@@ -27,6 +32,11 @@ struct MoeRouting {
   double zipf_s = 1.0;  ///< zipf: the exponent s (0: uniform popularity)
   double dirichlet_alpha = 1.0;  ///< dirichlet: the concentration of every expert's weight
   std::vector<double> counts{};  ///< counts: per expert, selections it took in some log
+  /// training: tokens of a sequence that route alike, in a run (lambda, training_routing.hpp);
+  /// the default is fitted on a published forced-balance/dropless pair.
+  double run_tokens = kTrainingRunTokens;
+  /// training: tokens per sequence (a transformer layer's seq_len); 0: tokens_per_gpu.
+  std::int64_t sequence_tokens = 0;
   /// zipf and dirichlet: seeds the experts' popularity; one router, so the same for every EP
   /// group and micro-batch (their tokens differ by `seed`).
   std::uint64_t popularity_seed = 1;

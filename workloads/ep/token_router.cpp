@@ -25,7 +25,7 @@ namespace {
 // generator.
 class TokenRouter {
  public:
-  TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster, const MoeRouting& r,
+  TokenRouter(std::span<const topo::GpuId> ranks, int gpus_per_node, const MoeRouting& r,
               Bytes token_bytes);
   TokenRouter(const TokenRouter&) = delete;
   TokenRouter& operator=(const TokenRouter&) = delete;
@@ -96,9 +96,10 @@ std::int64_t capacity_of(const MoeRouting& r, std::size_t n) {
                                : std::numeric_limits<std::int64_t>::max();
 }
 
-TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
+TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, int gpus_per_node,
                          const MoeRouting& r, Bytes token_bytes)
-    : l_(layout(ranks, cluster, r)),
+    : l_(layout_of(
+          ranks.size(), [&](std::size_t g) { return ranks[g].value() / gpus_per_node; }, r)),
       n_(ranks.size()),
       nodes_(l_.experts_of_node.size()),
       node_limit_(r.max_nodes_per_token <= 0
@@ -111,7 +112,7 @@ TokenRouter::TokenRouter(std::span<const topo::GpuId> ranks, const topo::Cluster
       weighted_(r.distribution != RoutingDistribution::Uniform || !r.bias.empty()),
       taken_(static_cast<std::size_t>(r.experts), 0),
       seed_(r.seed),
-      popular_(weighted_ ? weights(r) : Popularity{}),
+      popular_(weighted_ ? weights(r, ranks.size()) : Popularity{}),
       exact_(popular_),
       node_pool_(nodes_),
       chosen_(top_k_),
@@ -358,10 +359,15 @@ TwoTierMatrix TokenRouter::route(RoutingLoad* load) {
 
 }  // namespace
 
+TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, int gpus_per_node,
+                           const MoeRouting& r, Bytes token_bytes, RoutingLoad* load) {
+  TokenRouter router(ranks, gpus_per_node, r, token_bytes);
+  return router.route(load);
+}
+
 TwoTierMatrix route_tokens(std::span<const topo::GpuId> ranks, const topo::Cluster& cluster,
                            const MoeRouting& r, Bytes token_bytes, RoutingLoad* load) {
-  TokenRouter router(ranks, cluster, r, token_bytes);
-  return router.route(load);
+  return route_tokens(ranks, cluster.spec().gpus_per_node, r, token_bytes, load);
 }
 
 }  // namespace hopsim::work

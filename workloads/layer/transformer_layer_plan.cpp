@@ -41,6 +41,7 @@ MoeLayerJob TransformerLayerJob::moe_part(const ParallelSpec& p) const {
   HOPSIM_ASSERT(moe.has_value(), "a dense transformer layer has no MoE part");
   MoeLayerJob m = *moe;
   m.routing.tokens_per_gpu = tokens_per_gpu(p);
+  m.routing.sequence_tokens = attention.seq_len;
   m.layers = attention.layers;
   m.passes = attention.passes;
   m.attention = false;

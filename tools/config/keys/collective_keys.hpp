@@ -14,8 +14,8 @@
 namespace hopsim::config::keys::popularity {
 
 /// In work::RoutingDistribution's order.
-inline constexpr std::array<std::string_view, 4> kDistributionNames{"uniform", "zipf", "dirichlet",
-                                                                    "counts"};
+inline constexpr std::array<std::string_view, 5> kDistributionNames{"uniform", "zipf", "dirichlet",
+                                                                    "counts", "training"};
 
 inline constexpr ChoiceKey kDistribution{
     .name = "distribution",
@@ -23,7 +23,9 @@ inline constexpr ChoiceKey kDistribution{
     .value = "uniform",
     .doc =
         "expert popularity: all alike; Zipf's law over a seeded ranking of the experts; "
-        "weights drawn from a symmetric Dirichlet (seeded); or a router's per-expert counts"};
+        "weights drawn from a symmetric Dirichlet (seeded); a router's per-expert counts; or "
+        "training: each batch's popularity from the runs of alike tokens it holds "
+        "(docs/expert-parallelism.md#training-routing)"};
 
 inline constexpr NumberKey kZipfS{.name = "zipf_s",
                                   .lo = 0,
@@ -45,6 +47,16 @@ inline constexpr ValueKey kCounts{
     .doc =
         "counts: one number per routed expert (a router's histogram), in proportion to which "
         "experts are chosen; a string names a JSON file beside the config holding the array"};
+
+inline constexpr NumberKey kRunTokens{
+    .name = "run_tokens",
+    .lo = 1,
+    .hi = 1e9,
+    .value = work::kTrainingRunTokens,
+    .doc =
+        "training: lambda, tokens of a sequence that choose experts alike (a run ends with its "
+        "sequence); a batch of T tokens routes as T / min(lambda, seq_len) independent choices; "
+        "the default is fitted on a published forced-balance/dropless pair (Qwen3-235B, 16K)"};
 
 }  // namespace hopsim::config::keys::popularity
 
@@ -246,7 +258,8 @@ inline constexpr IntegerKey kSeed{.name = "seed",
 
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kTokensPerGpu, &kExperts, &kTopK, &kMaxNodesPerToken, &kHidden, &kBytesPerElement, &kSeed,
-     &popularity::kDistribution, &popularity::kZipfS, &popularity::kAlpha, &popularity::kCounts});
+     &popularity::kDistribution, &popularity::kZipfS, &popularity::kAlpha, &popularity::kCounts,
+     &popularity::kRunTokens});
 inline constexpr Section kSection{"experiment", "/workload/moe", "MoE token routing for all_to_all",
                                   kKeys};
 

@@ -93,9 +93,12 @@ inline constexpr NumberKey kCombineBytesPerElement{
 
 inline constexpr ValueKey kRouting{
     .name = "routing",
-    .type = "object",
-    .fallback = "uniform",
-    .doc = "expert popularity (distribution, zipf_s) and the balancer"};
+    .type = "object, or \"balanced\" or \"training\"",
+    .fallback = "balanced",
+    .doc =
+        "expert popularity (distribution, zipf_s, ...) and the balancer; \"balanced\": "
+        "uniform (Megatron's --moe-router-force-load-balancing); \"training\": distribution "
+        "training at its fitted run length"};
 
 inline constexpr NumberKey kCapacityFactor{
     .name = "capacity_factor",
@@ -277,7 +280,7 @@ inline constexpr NumberKey kAuxLossWeight{
 
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&popularity::kDistribution, &popularity::kZipfS, &popularity::kAlpha, &popularity::kCounts,
-     &kBalancer, &kSteps, &kBiasUpdate, &kAuxLossWeight});
+     &popularity::kRunTokens, &kBalancer, &kSteps, &kBiasUpdate, &kAuxLossWeight});
 inline constexpr Section kSection{"experiment", "/workload/routing (kind moe_layer)",
                                   "how popular the experts are", kKeys};
 
