@@ -512,9 +512,10 @@ TEST_CASE("FlashAttention-3 splits the keys of a grid too small to fill the GPU"
   CHECK(ComputeModel(nullptr, h100(), std::nullopt, AttentionKernel::Fa2)
             .attention(Dtype::Bf16, shape, Pass::Fwd)
             .time == roofline_time(flops, 0, 989, eff(AttentionKernel::Fa2, 16000, 32)));
-  // Split, the call runs 2.6x as fast as its 32 blocks would.
+  // Split, the call runs 3.5x as fast as its 32 blocks would (0.91 of a wave against 0.24, at
+  // 0.94 of the rate per FLOP: each row pays its fixed cost once per split).
   CHECK(eff(AttentionKernel::Fa3, 16000.0 / 6, 120) / eff(AttentionKernel::Fa3, 16000, 32) ==
-        hopsim::test::approx(2.6).epsilon(0.05));
+        hopsim::test::approx(3.5).epsilon(0.02));
 }
 
 TEST_CASE("a base table answers only where the file's own tables do not, scaled from its GPU") {
