@@ -1759,6 +1759,31 @@ def case_export_chakra(ctx):
                f"repeated layers: exit {rc}: {err!r}")
 
 
+def case_pass_crossover(ctx):
+    """explain on Meta's CP4 prefill at Table 4's context (128,000 tokens, 1% new) prints the
+    simulated pass-KV/pass-Q crossover, inside the published turn (pass-Q faster at 2.5%,
+    pass-KV at 10%), and each algorithm's parts: pass-KV exposes K/V waits, pass-Q an all-to-all
+    of its outputs; in text too."""
+    exp = os.path.join(ctx.source_dir, "configs/validation/meta-405b-prefill-128k-cp4.json")
+    args = [ctx.hopsim, "explain", exp, "--set", "workload.seq_len=1280",
+            "--set", "workload.cached_tokens=126720"]
+    rc, out, err = run(args + ["--json"])
+    expect(rc == 0, f"explain exited {rc}: {err}")
+    sim = json.loads(out)["cp"]["pass_kv_or_pass_q"]["simulated"]
+    x = sim["crossover_miss_rate"]
+    expect(0.025 < x < 0.10, f"simulated crossover {x} outside Meta's 2.5%..10%")
+    kv = sim["layer_at_this_miss_rate"]["ring"]
+    q = sim["layer_at_this_miss_rate"]["ring_pass_q"]
+    expect(kv["layer_s"] > q["layer_s"], f"at 1% pass-Q should win: {kv} {q}")
+    expect(kv["exposed_ring_comm_s"] > q["exposed_ring_comm_s"] and kv["output_all_to_all_s"] == 0
+           and q["output_all_to_all_s"] > 0, f"parts: {kv} {q}")
+    rc, out, err = run(args)
+    expect(rc == 0 and "simulated:" in out and "output_all_to_all_s" in out,
+           f"explain's text lacks the simulated crossover or its parts:\n{out}")
+    print(f"simulated crossover {100 * x:.1f}% ({sim['simulations']} layer simulations); "
+          f"at 1%: pass-KV {kv['layer_s'] * 1e3:.3f} ms, pass-Q {q['layer_s'] * 1e3:.3f} ms a layer")
+
+
 def case_deepep_sms(ctx):
     """DeepEP's intranode EP8 exchange on H100 over comm_sms: the rate grows with the SMs it
     holds (twice the SMs, twice the rate below saturation), then stays at the links' share; a
@@ -2126,6 +2151,7 @@ def main():
               "calibration-checks": case_calibration_checks,
               "profile-check-bounds": case_profile_check_bounds,
               "outputs-not-inputs": case_outputs_not_inputs, "exit-codes": case_exit_codes,
+              "pass-crossover": case_pass_crossover,
               "sweep-bad-input": case_sweep_bad_input,
               "regress-bad-suite": case_regress_bad_suite,
               "max-memory": case_max_memory,

@@ -482,6 +482,42 @@ TEST_CASE("attention's roofline follows the call's size and the workload's kerne
   CHECK(fa2.time > fa3_roof.time);  // FlashAttention-2 is the slower kernel on Hopper
 }
 
+TEST_CASE("FlashAttention-3 splits the keys of a grid too small to fill the GPU") {
+  // The heuristic's own example (Dao-AILab/flash-attention, hopper/heuristics.h): 48 m-blocks
+  // on 108 SMs take 2 splits (0.89 of a wave), not 3 (0.67): the fewest splits within 85% of
+  // the best share (9 splits fill 4 waves exactly).
+  CHECK(split_kv(48, 1, 1, 4096, 108).splits == 2);
+  CHECK(split_kv(48, 1, 1, 4096, 108).blocks == 96);
+  // 0.8 x SMs of m-blocks or more, or 4 key blocks or fewer: one split.
+  CHECK(split_kv(106, 1, 128, 4096, 132).splits == 1);
+  CHECK(split_kv(8, 1, 128, 512, 132).splits == 1);
+  // A KV head's query heads pack into the m-blocks: Llama 3 405B under TP 8 (16 query heads
+  // over one KV head), 160 queries: ceil(160 x 16 / 128) = 20 m-blocks; 5 splits fill 100 of
+  // 132 SMs (0.76), 6 fill 120 (0.91), the first within 85% of the best (1.0 at 33).
+  const SplitKv meta = split_kv(1, 16, 160, 16000, 132);
+  CHECK(meta.splits == 6);
+  CHECK(meta.blocks == 120);
+  // The roofline: FA3 (and Auto, which takes its rates) forward at 1/6 of the keys per query
+  // row in 120 blocks; FA2 and the backward keep 16 heads x 2 tiles = 32 blocks.
+  const AttentionShape shape{128, 128, Mask::None, 16, 160, 16000, 16};
+  const double flops = 4.0 * 160 * 16000 * 128 * 16;
+  const auto eff = [](AttentionKernel k, double keys, std::int64_t blocks) {
+    return attention_efficiency(k, {false, false, keys, 128, blocks}, kAttentionReference, 132);
+  };
+  for (const AttentionKernel k : {AttentionKernel::Auto, AttentionKernel::Fa3}) {
+    CHECK(ComputeModel(nullptr, h100(), std::nullopt, k)
+              .attention(Dtype::Bf16, shape, Pass::Fwd)
+              .time == roofline_time(flops, 0, 989, eff(AttentionKernel::Fa3, 16000.0 / 6, 120)));
+  }
+  CHECK(ComputeModel(nullptr, h100(), std::nullopt, AttentionKernel::Fa2)
+            .attention(Dtype::Bf16, shape, Pass::Fwd)
+            .time == roofline_time(flops, 0, 989, eff(AttentionKernel::Fa2, 16000, 32)));
+  // Split, the call runs 3.5x as fast as its 32 blocks would (0.91 of a wave against 0.24, at
+  // 0.94 of the rate per FLOP: each row pays its fixed cost once per split).
+  CHECK(eff(AttentionKernel::Fa3, 16000.0 / 6, 120) / eff(AttentionKernel::Fa3, 16000, 32) ==
+        hopsim::test::approx(3.5).epsilon(0.02));
+}
+
 TEST_CASE("a base table answers only where the file's own tables do not, scaled from its GPU") {
   CalibrationTable own = gemm_table();
   own.axes = {{"m", {4096}}, {"n", {4096}}, {"k", {4096}}};

@@ -327,6 +327,34 @@ TEST_CASE("pass-Q moves fewer bytes than pass-KV when new tokens are few against
   CHECK(bytes(CpAlgorithm::RingPassQ, 65536) < bytes(CpAlgorithm::Ring, 65536));
 }
 
+TEST_CASE("pass-Q's partial outputs go home in an all-to-all after both ends' last step") {
+  // Meta's pass-Q: the ring computes, then an all-to-all returns each position's partial
+  // outputs to their owner: no output leaves before its sender and its owner are done.
+  AttentionLayerJob job;
+  job.seq_len = 4096;
+  job.cached_tokens = 65536;
+  job.mode = LayerMode::Prefill;
+  job.passes = Passes::Forward;
+  job.cp.algorithm = CpAlgorithm::RingPassQ;
+  const int c = 4;
+  const RunResult r = run(layer_experiment(c, 1, job, c, 1, 2));
+  REQUIRE(r.ok());
+  const CaseResult& k = r.cases.front();
+  const CpDetails& cp = *k.cp();
+  for (int g = 0; g < c; ++g) {
+    const auto& outputs = cp.step_output[static_cast<std::size_t>(g)];
+    REQUIRE(outputs.size() == static_cast<std::size_t>(c - 1));
+    const Time owner_done =
+        k.outcome.times[cp.step_compute[static_cast<std::size_t>(g)].back()].end;
+    for (const PlanTaskId f : outputs) {
+      const PlanTask& t = k.plan.tasks()[f];
+      CHECK(t.dst.index() == static_cast<std::size_t>(g));
+      const Time sender_done = k.outcome.times[cp.step_compute[t.src.index()].back()].end;
+      CHECK(k.outcome.times[f].start >= std::max(owner_done, sender_done));
+    }
+  }
+}
+
 TEST_CASE("Meta's pass-KV / pass-Q rule (Algorithm 5) in closed form") {
   // Llama 3 405B's attention shape per GPU (128 query, 8 KV heads over TP 8), CP 4 across
   // nodes at 50 GB/s line rate, 800 TF (the 500 W H100): K/V hide above

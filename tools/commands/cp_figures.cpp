@@ -34,6 +34,22 @@ std::vector<CpRingStep> ring_steps(const work::CaseResult& c, const work::CpDeta
   return steps;
 }
 
+// From the end of the rank's last ring step until its last partial output arrived (pass-Q).
+std::optional<double> output_all_to_all(const work::CaseResult& c, const work::CpDetails& cp,
+                                        int rank) {
+  const auto& flows = cp.step_output[static_cast<std::size_t>(rank)];
+  const auto& compute = cp.step_compute[static_cast<std::size_t>(rank)];
+  if (flows.empty() || compute.empty()) {
+    return std::nullopt;
+  }
+  const Time last_step = c.outcome.times[compute.back()].end;
+  Time arrived = last_step;
+  for (const work::PlanTaskId f : flows) {
+    arrived = std::max(arrived, c.outcome.times[f].end);
+  }
+  return (arrived - last_step).seconds();
+}
+
 }  // namespace
 
 // The balance, the attention phase summed over passes and layers, the ring steps.
@@ -61,6 +77,7 @@ CpFigures cp_figures(const work::CaseResult& c, const work::CpDetails& cp, std::
   f.attention_exposed_comm_s = exposed.seconds();
   f.layer_time_s = s.step.seconds() / static_cast<double>(layers);
   f.steps = ring_steps(c, cp, cp.steps_gpu);
+  f.output_all_to_all_s = output_all_to_all(c, cp, cp.steps_gpu);
   if (validation) {
     f.validation = validation_figures(*validation, s.step.seconds());
   }

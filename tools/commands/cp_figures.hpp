@@ -31,6 +31,9 @@ struct CpFigures {
   double layer_time_s = 0;  ///< the step over its layers
   /// Of the rank CpDetails::steps_gpu names, in the first layer's forward pass.
   std::vector<CpRingStep> steps;
+  /// Pass-Q: how long that rank's partial outputs took to come home after its last step (the
+  /// all-to-all that follows the ring, exposed).
+  std::optional<double> output_all_to_all_s;
   /// A layer validates its step time.
   std::optional<ValidationFigures> validation;
 };

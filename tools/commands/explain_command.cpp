@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands/command.hpp"
+#include "tools/commands/cp_crossover.hpp"
 #include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/routing_section.hpp"
 #include "tools/commands/step_section.hpp"
@@ -53,6 +54,29 @@ Json merged_flops(const Json& a, const Json& b) {
   return out;
 }
 
+// The simulated side of pass-KV against pass-Q: where one layer of each takes as long, and
+// each one's parts at this experiment's miss rate (cp_crossover.hpp).
+Json simulated_passes(const work::Experiment& exp, const work::AttentionLayerJob& job) {
+  const std::optional<SimulatedCrossover> x = simulated_crossover(exp);
+  if (!x) {
+    return Json();
+  }
+  Json out = {{"crossover_miss_rate", x->miss_rate},
+              {"grid_tokens", x->grid_tokens},
+              {"simulations", x->simulations}};
+  for (const work::CpAlgorithm a : {work::CpAlgorithm::Ring, work::CpAlgorithm::RingPassQ}) {
+    const std::optional<PrefillParts> p = prefill_parts(exp, a, job.seq_len);
+    if (p) {
+      out["layer_at_this_miss_rate"][std::string(work::cp_algorithm_name(a))] = {
+          {"layer_s", p->layer_s},
+          {"attention_compute_s", p->attention_compute_s},
+          {"exposed_ring_comm_s", p->exposed_ring_comm_s},
+          {"output_all_to_all_s", p->output_all_to_all_s}};
+    }
+  }
+  return out;
+}
+
 void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job, Json& r) {
   const work::CpNumbers cp = work::cp_numbers(exp.parallel, exp.cluster);
   r["per_layer_flops_per_gpu"] =
@@ -87,6 +111,9 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
         {"rule_picks",
          c.pass_kv ? fmt::format("{} (pass-KV)", work::cp_algorithm_name(work::CpAlgorithm::Ring))
                    : std::string(work::cp_algorithm_name(work::CpAlgorithm::RingPassQ))}};
+    if (Json sim = simulated_passes(exp, job); !sim.is_null()) {
+      r["cp"]["pass_kv_or_pass_q"]["simulated"] = std::move(sim);
+    }
   }
 }
 

@@ -108,6 +108,9 @@ void attention_layer_section(const ReportInput& in, const work::AttentionLayerJo
   out["layer_time_s"] = f.layer_time_s;
   out["steps_rank"] = cp.steps_gpu;
   out["steps"] = cp_steps(f.steps);
+  if (f.output_all_to_all_s) {
+    out["output_all_to_all_s"] = *f.output_all_to_all_s;
+  }
   r["cp"] = std::move(out);
   if (f.validation) {
     r["validation"] = validation_row(*f.validation);

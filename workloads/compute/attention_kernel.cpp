@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "sim/assert.hpp"
 #include "workloads/compute/enum_names.hpp"
@@ -76,6 +77,37 @@ std::int64_t attention_blocks(std::int64_t bh, std::int64_t rows) {
 
 double whole_waves(double blocks, double sms) {
   return blocks / (std::ceil(blocks / sms) * sms);
+}
+
+SplitKv split_kv(std::int64_t kv_heads, std::int64_t gqa, std::int64_t s_q, std::int64_t s_kv,
+                 std::int64_t sms) {
+  const auto tile = static_cast<std::int64_t>(kTileRows);
+  const std::int64_t m_blocks = kv_heads * ((s_q * gqa + tile - 1) / tile);
+  const std::int64_t n_blocks = (s_kv + tile - 1) / tile;
+  SplitKv out;
+  if (static_cast<double>(m_blocks) >= 0.8 * static_cast<double>(sms) || n_blocks <= 4) {
+    return out;
+  }
+  const std::int64_t most = std::min({std::int64_t{128}, sms, n_blocks});
+  std::vector<double> share;
+  for (std::int64_t n = 1; n <= most; ++n) {
+    share.push_back(whole_waves(static_cast<double>(m_blocks * n), static_cast<double>(sms)));
+  }
+  const double best = *std::max_element(share.begin(), share.end());
+  for (std::size_t i = 0; i < share.size(); ++i) {
+    if (share[i] >= 0.85 * best) {
+      out.splits = static_cast<std::int64_t>(i) + 1;
+      break;
+    }
+  }
+  if (out.splits > 1) {
+    out.blocks = m_blocks * out.splits;
+  }
+  return out;
+}
+
+bool splits_keys(AttentionKernel kernel) {
+  return kernel == AttentionKernel::Auto || kernel == AttentionKernel::Fa3;
 }
 
 double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys) {

@@ -14,6 +14,10 @@
 //           backward takes too;
 //   waves   the grid of thread blocks (batch x heads x ceil(s / 128), over queries forward and
 //           keys backward) in whole waves of the GPU's SMs: x blocks / (ceil(blocks / SMs) SMs).
+//   split   FlashAttention-3's split-KV forward (hopper/heuristics.h, num_splits_heuristic): a
+//           grid of fewer m-blocks than 0.8 x SMs (split_kv below) is cut along the keys so that
+//           its blocks fill the waves; each split's query rows see 1/splits of the keys (the
+//           fixed cost per row is paid once per split). Its combine kernel is not priced.
 // Head dims below 128 run slower (FlashAttention-3 at d = 64 reaches 497 of d = 128's 648
 // TFLOP/s, Fig. 5a): x between 0.767 at d_qk <= 64 and 1 at d_qk >= 128, linear in d_qk.
 // The rates are H100 SXM's at 700 W; a cluster's gpu.attention_efficiency scales them by its
@@ -57,6 +61,21 @@ double attention_efficiency(AttentionKernel kernel, const AttentionKernelCall& c
 std::int64_t attention_blocks(std::int64_t bh, std::int64_t rows);
 /// The share of SM time a grid of `blocks` keeps busy in whole waves of `sms` SMs.
 double whole_waves(double blocks, double sms);
+
+/// FlashAttention-3's split-KV forward for a call of `kv_heads` (batch x KV heads) with `gqa`
+/// query heads each, s_q queries and s_kv keys, on `sms` SMs (Dao-AILab/flash-attention,
+/// hopper/flash_api.cpp get_num_splits and hopper/heuristics.h num_splits_heuristic): the
+/// m-blocks pack a KV head's query heads, kv_heads x ceil(s_q x gqa / 128); at 0.8 x sms or
+/// more, or with 4 key blocks of 128 or fewer, one split; else the fewest splits (at most
+/// 128, sms and the key blocks) whose whole-wave share reaches 85% of the best.
+struct SplitKv {
+  std::int64_t splits = 1;
+  std::int64_t blocks = 0;  ///< m-blocks x splits (with one split: 0, the caller's own count)
+};
+SplitKv split_kv(std::int64_t kv_heads, std::int64_t gqa, std::int64_t s_q, std::int64_t s_kv,
+                 std::int64_t sms);
+/// Whether `kernel` splits a forward call's keys (FA3, and Auto, which takes FA3's rates).
+bool splits_keys(AttentionKernel kernel);
 
 /// The rate at L keys per query row, over the dense peak, before masks, waves and head dims.
 double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys);

@@ -527,6 +527,14 @@ ComputeCost ComputeModel::attention(Dtype dtype, const AttentionShape& shape, Pa
       std::max(1.0, as_double(pairs) / as_double(std::max<std::int64_t>(1, shape.s_q)));
   call.blocks =
       std::max<std::int64_t>(1, attention_blocks(shape.bh, call.backward ? shape.s_kv : shape.s_q));
+  if (!call.backward && splits_keys(attention_kernel_)) {
+    const SplitKv split = split_kv(shape.bh / shape.gqa, shape.gqa, shape.s_q, shape.s_kv,
+                                   roofline_.sm_count);
+    if (split.splits > 1) {
+      call.blocks = split.blocks;
+      call.mean_keys = std::max(1.0, call.mean_keys / static_cast<double>(split.splits));
+    }
+  }
   q.efficiency = attention_efficiency(attention_kernel_, call, roofline_.attention_efficiency,
                                       roofline_.sm_count);
   ComputeCost c = answer(q);

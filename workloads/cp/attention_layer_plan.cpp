@@ -194,6 +194,7 @@ CpDetails AttentionBuilder::details() const {
   details.tokens_per_rank = job.seq_len / mesh.spec().cp;
   details.step_compute.resize(static_cast<std::size_t>(mesh.size()));
   details.step_send.resize(static_cast<std::size_t>(mesh.size()));
+  details.step_output.resize(static_cast<std::size_t>(mesh.size()));
   for (int q = 0; q < im.layout().ring(); ++q) {
     int units = 0;
     for (int kv = 0; kv < im.layout().ring(); ++kv) {

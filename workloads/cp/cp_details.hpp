@@ -35,6 +35,8 @@ struct CpDetails {
   /// step and the transfer it sends (none on the last step).
   std::vector<std::vector<PlanTaskId>> step_compute;
   std::vector<std::vector<PlanTaskId>> step_send;
+  /// Pass-Q, layer 0, per GPU: the all-to-all flows that bring its queries' partial outputs home.
+  std::vector<std::vector<PlanTaskId>> step_output;
   /// The GPU whose steps the report shows: in GPU 0's ring, the position with the most
   /// attention work (the one the others wait for).
   int steps_gpu = 0;

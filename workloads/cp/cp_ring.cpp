@@ -54,6 +54,7 @@ void ring_stage(CpStage& s, const std::vector<topo::GpuId>& ring, Pass pass, std
     if (record != nullptr && fwd) {
       record->step_compute[g.index()] = tasks.compute[static_cast<std::size_t>(p)];
       record->step_send[g.index()] = tasks.send[static_cast<std::size_t>(p)];
+      record->step_output[g.index()] = tasks.returned[static_cast<std::size_t>(p)];
     }
   }
   if (counting && r > 1) {

@@ -13,6 +13,7 @@ class Ring {
     tasks_.compute.resize(static_cast<std::size_t>(r_));
     tasks_.send.resize(static_cast<std::size_t>(r_));
     tasks_.done.resize(static_cast<std::size_t>(r_));
+    tasks_.returned.resize(static_cast<std::size_t>(r_));
   }
 
   int size() const { return r_; }
@@ -30,6 +31,9 @@ class Ring {
     return tasks_.send[static_cast<std::size_t>(p)][static_cast<std::size_t>(j)];
   }
   std::vector<PlanTaskId>& done(int p) { return tasks_.done[static_cast<std::size_t>(p)]; }
+  std::vector<PlanTaskId>& returned(int p) {
+    return tasks_.returned[static_cast<std::size_t>(p)];
+  }
   const std::vector<PlanTaskId>& ready(int p) const {
     return in_.ready[static_cast<std::size_t>(p)];
   }
@@ -162,12 +166,15 @@ RingTasks ring_pass_q_forward(Plan& plan, const RingInput& in,
   for (int p = 0; p < r; ++p) {
     ring.done(p).push_back(ring.compute(p, 0));
   }
-  // Each partial output goes home as soon as it is computed; the owner merges them all.
+  // After the ring, an all-to-all takes each partial output home (Meta's pass-Q): a pair
+  // exchanges once both have finished their last step; the owner merges them all.
   for (int j = 1; j < r; ++j) {
     for (int p = 0; p < r; ++p) {
       const int owner = ring.origin(p, j);
-      const PlanTaskId computed[] = {ring.compute(p, j)};
-      ring.done(owner).push_back(ring.add_flow(p, owner, output_bytes(owner), "out", j, computed));
+      const PlanTaskId both_done[] = {ring.compute(p, r - 1), ring.compute(owner, r - 1)};
+      const PlanTaskId flow = ring.add_flow(p, owner, output_bytes(owner), "a2a", j, both_done);
+      ring.done(owner).push_back(flow);
+      ring.returned(owner).push_back(flow);
     }
   }
   return ring.take();

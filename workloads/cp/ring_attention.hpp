@@ -10,8 +10,9 @@
 // sums that travel with the block (sent after its compute, and after the partial sum arrived),
 // and the last hop brings each block's dK/dV home.
 // Pass-Q forward (Meta's, for few new tokens against a long cached context): the queries rotate
-// instead; each position computes the visiting queries against its own K/V and sends the
-// partial output and softmax statistics straight back to their owner, who merges them.
+// instead; each position computes the visiting queries against its own K/V, and after the last
+// step an all-to-all sends each partial output and its softmax statistics back to their owner
+// (Meta's pass-Q, arXiv 2411.01783), who merges them.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,7 @@ struct RingTasks {
   std::vector<std::vector<PlanTaskId>> compute;  ///< [p][j]
   std::vector<std::vector<PlanTaskId>> send;     ///< [p][j], j < r - 1 (pass-KV backward: r)
   std::vector<std::vector<PlanTaskId>> done;     ///< [p]
+  std::vector<std::vector<PlanTaskId>> returned; ///< [p] pass-Q: its outputs' all-to-all flows
 };
 
 RingTasks ring_pass_kv_forward(Plan& plan, const RingInput& in);
