@@ -89,6 +89,16 @@ struct TwoTierOptions {
   double intranode_efficiency = 1.0;
 };
 
+/// How an EP library that a data file prices runs one exchange (all_to_all_paced): its fixed
+/// time per call, and the rates its messages reach per GPU and direction on each kind of link
+/// (0: the link's own).
+struct PacedOptions {
+  bool combine = false;
+  Time call{};
+  Bandwidth nvlink{};
+  Bandwidth nic{};
+};
+
 class Collectives {
  public:
   Collectives(Plan& plan, const topo::Cluster& cluster, const NcclModel& nccl,
@@ -127,6 +137,14 @@ class Collectives {
   Handle all_to_all_low_latency(std::span<const topo::GpuId> ranks, const ByteMatrix& selections,
                                 bool combine, std::span<const PlanTaskId> after = {},
                                 Time call = {});
+
+  /// An EP library's exchange as its data file prices it: after `call`, every pair's bytes as
+  /// one flow on its route (NVLink within a node, the NICs across), moving at the library's
+  /// rate for that kind of link over the links' own (at most 1: never faster than the links).
+  /// Combine sends each pair's bytes back. On a non-blocking fabric, where one GPU's sends on
+  /// one kind of link bind: call + bytes / rate.
+  Handle all_to_all_paced(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
+                          const PacedOptions& options, std::span<const PlanTaskId> after = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);
