@@ -1836,6 +1836,43 @@ def case_training_routing(ctx):
     print(f"busiest over mean {found}, tokens/s per GPU {speed}")
 
 
+def case_ep_libraries(ctx):
+    """EP libraries priced by a data file (configs/ep_libraries/*.json): pplx-kernels and NCCL's
+    all-to-all run as rows of the collective kind and the MoE layer; a cluster whose GPU the
+    file names no costs for is refused at /workload/algorithm, naming the file; a data file
+    missing a constant is refused naming the file and the key's JSON pointer (exit 2, one
+    line), for every experiment that reads it."""
+    row = os.path.join(ctx.source_dir, "configs/validation/pplx-ep16-dispatch.json")
+    _, report = run_json(ctx, row)
+    expect(report["validation"]["predicted"] > 0, f"pplx EP16: {report['validation']}")
+    layer = os.path.join(ctx.source_dir, "configs/experiments/moe-layer-ep16-zipf.json")
+    times = {}
+    for algorithm in ("pplx_kernels", "nccl_all_to_all"):
+        _, r = run_json(ctx, layer, "--set", "cluster=h100-dgx", "--set",
+                        f"workload.algorithm={algorithm}")
+        times[algorithm] = r["ep"]["layer_time_s"]
+    rc, out, err = run([ctx.hopsim, "run", row, "--set", "cluster=h200-hgx"])
+    expect(rc == 2 and not out and len(err.strip().splitlines()) == 1
+           and "/workload/algorithm" in err and "pplx_kernels.json" in err
+           and "H200" in err, f"H200: exit {rc}: {err.strip()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "ep_libraries"))
+        with open(os.path.join(ctx.source_dir, "configs/ep_libraries/pplx_kernels.json")) as f:
+            data = json.load(f)
+        del data["gpus"]["H100 SXM"]["internode"]["combine"]["nic_GBps"]
+        broken = os.path.join(tmp, "ep_libraries", "pplx_kernels.json")
+        with open(broken, "w") as f:
+            json.dump(data, f)
+        env = dict(os.environ, HOPSIM_PRESETS=tmp)
+        p = subprocess.run([ctx.hopsim, "run", row], capture_output=True, text=True,
+                           timeout=TIMEOUT_S, env=env, check=False)
+        expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+               and "pplx_kernels.json" in p.stderr
+               and "/gpus/H100 SXM/internode/combine" in p.stderr and "nic_GBps" in p.stderr,
+               f"missing constant: exit {p.returncode}: {p.stderr.strip()}")
+    print("MoE layer EP16 on H100: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in times.items()))
+
+
 def case_what_if_validation(ctx):
     """A what-if's validation line is labelled as the healthy cluster's published figure (the
     report's validation says what_if); the healthy run's says error, as before."""
@@ -2161,7 +2198,8 @@ def main():
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
-              "training-routing": case_training_routing}
+              "training-routing": case_training_routing,
+              "ep-libraries": case_ep_libraries}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

@@ -18,10 +18,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/config/calibration_config.hpp"
+#include "tools/config/ep_library_config.hpp"
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/keys/calibration_keys.hpp"
 #include "tools/config/keys/calibration_table_keys.hpp"
 #include "tools/config/keys/chakra_keys.hpp"
+#include "tools/config/keys/ep_library_keys.hpp"
 #include "tools/config/keys/cluster_keys.hpp"
 #include "tools/config/keys/collective_keys.hpp"
 #include "tools/config/keys/experiment_keys.hpp"
@@ -170,6 +172,7 @@ struct Probe {
   std::vector<std::string> base = {};
   std::map<std::string_view, std::vector<std::string>> with = {};
   bool calibration = false;
+  bool ep_library = false;  ///< an EP library's data file and a JSON pointer (parse_ep_library)
 };
 
 std::string source(const std::string& file) {
@@ -182,6 +185,7 @@ const std::string kAttention = "configs/experiments/llama3-70b-cp.json";
 const std::string kCollective = "configs/experiments/nccl-allgather-h100.json";
 const std::string kRoutedCollective = "configs/experiments/moe-two-tier-h800.json";
 const std::string kCalibration = "configs/calibration/h100-published.json";
+const std::string kEpLibrary = "configs/ep_libraries/pplx_kernels.json";
 
 std::vector<Probe> probes() {
   using namespace keys;
@@ -266,6 +270,10 @@ std::vector<Probe> probes() {
       {&device::kSection, kCalibration, "/device", {}, {}, true},
       {&ceilings::kSection, kCalibration, "/device/ceilings", {}, {}, true},
       {&axis::kSection, kCalibration, "/tables/0/axes/0", {}, {}, true},
+      {&ep_library_cost::kIntranodeSection, kEpLibrary, "/gpus/H100 SXM/intranode/dispatch", {},
+       {}, false, true},
+      {&ep_library_cost::kInternodeSection, kEpLibrary, "/gpus/H100 SXM/internode/combine", {},
+       {}, false, true},
   };
 }
 
@@ -295,6 +303,13 @@ std::string error_of(const Probe& p, std::string_view key, const json& value) {
       (void)parse_calibration(Node(doc, "t.json"));
       return {};
     }
+    if (p.ep_library) {
+      std::ifstream in(source(p.file));
+      json doc = json::parse(in);
+      doc[json::json_pointer(p.path + "/" + std::string(key))] = value;
+      (void)parse_ep_library(Node(doc, "t.json"), "pplx_kernels", "H100 SXM");
+      return {};
+    }
     std::vector<std::string> sets = p.base;
     if (p.with.contains(key)) {
       sets.insert(sets.end(), p.with.at(key).begin(), p.with.at(key).end());
@@ -311,7 +326,7 @@ std::string error_of(const Probe& p, std::string_view key, const json& value) {
 // their sections).
 std::string pointer_of(const Probe& p, std::string_view key) {
   std::string path = p.path;
-  if (!p.calibration) {
+  if (!p.calibration && !p.ep_library) {
     for (const std::string_view file : {"cluster", "model"}) {
       if (path == file || path.starts_with(std::string(file) + ".")) {
         path = path.substr(std::min(path.size(), file.size() + 1));

@@ -289,6 +289,74 @@ TEST_CASE("DeepEP normal's fixed costs per call: own tasks before a fresh dispat
   CHECK(run(8, ExchangeOp::Combine, true, nullptr) == run(8, ExchangeOp::Combine, false, nullptr));
 }
 
+namespace {
+
+// Every row priced by a data file (pplx-kernels, NCCL's all-to-all) with the costs `r`.
+void give_files(LibraryConstants& k, const LibraryRates& r) {
+  for (const EpAlgorithmRow& row : kEpAlgorithms) {
+    if (!row.data_file.empty()) {
+      k.files.files.push_back({std::string(row.data_file), r, {}});
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a library a data file prices: floor + bytes / rate, on each path and link kind") {
+  // Two GPUs exchange S/2 each way: within a node over NVLink (370 GB/s), across nodes through
+  // their NICs (47 GB/s). One exchange takes the path's floor for its op, then S/2 at the
+  // library's rate for that link kind, then the route's latency:
+  //   t = floor + (S/2) / rate + route latency
+  // Through the NICs the rate is min(nic, remote ranks x nic_pair); a rate above the link's own
+  // moves at the link's (never faster than the links).
+  const topo::Cluster cluster = two_nodes();
+  const Bytes s{64LL << 20};
+  LibraryRates rates;
+  rates.intranode[0] = {Time::ns(41'600), Bandwidth::gigabytes_per_s(150), {}, {}};
+  rates.intranode[1] = {Time::ns(41'700), Bandwidth::gigabytes_per_s(200), {}, {}};
+  // Dispatch: one remote rank at 20 GB/s per pair, under the NIC rate of 30: 20.
+  rates.internode[0] = {Time::ns(121'000), Bandwidth::gigabytes_per_s(150),
+                        Bandwidth::gigabytes_per_s(30), Bandwidth::gigabytes_per_s(20)};
+  // Combine: no per-pair rate, 100 GB/s, above the NIC's 47: the NIC's.
+  rates.internode[1] = {Time::ns(58'600), Bandwidth::gigabytes_per_s(150),
+                        Bandwidth::gigabytes_per_s(100), {}};
+  LibraryConstants libraries;
+  give_files(libraries, rates);
+  Env env(cluster);
+  env.job.libraries = &libraries;
+  const auto route = [&](int dst) {
+    return cluster.latency(cluster.route(topo::GpuId{0}, topo::GpuId{dst}).span());
+  };
+  for (const EpAlgorithm a : {EpAlgorithm::PplxKernels, EpAlgorithm::NcclAllToAll}) {
+    CAPTURE(ep_algorithm_name(a));
+    CHECK(missing_constants(a, libraries).empty());
+    const auto time = [&](int dst, bool combine) {
+      CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(a), {0, dst});
+      job.combine = combine;
+      return simulate(cluster, hopsim::work::build_collective_plan(env.build, job, s)).makespan;
+    };
+    const Bytes half{s.n / 2};
+    // Within 1 ns: the flow moves bytes / (rate / link) at the link's rate, in doubles.
+    const auto near = [](Time x, Time y) { return std::llabs((x - y).count_ps()) <= 1'000; };
+    CHECK(near(time(1, false), rates.intranode[0].floor +
+                                   transfer_time(half, rates.intranode[0].nvlink) + route(1)));
+    CHECK(near(time(1, true), rates.intranode[1].floor +
+                                  transfer_time(half, rates.intranode[1].nvlink) + route(1)));
+    CHECK(near(time(8, false), rates.internode[0].floor +
+                                   transfer_time(half, Bandwidth::gigabytes_per_s(20)) +
+                                   route(8)));
+    CHECK(near(time(8, true), rates.internode[1].floor +
+                                  transfer_time(half, Bandwidth::gigabytes_per_s(47)) + route(8)));
+  }
+  // Without its data file's costs for the GPU, a row says why; the other rows need none.
+  LibraryConstants none;
+  none.files.files.push_back({"pplx_kernels", std::nullopt, "no costs for \"H200 SXM\""});
+  CHECK(missing_constants(EpAlgorithm::PplxKernels, none).find("H200 SXM") != std::string::npos);
+  CHECK(missing_constants(EpAlgorithm::NcclAllToAll, none).find("did not read") !=
+        std::string::npos);
+  CHECK(missing_constants(EpAlgorithm::TwoTier, none).empty());
+}
+
 TEST_CASE("DeepEP's intranode kernels: SMs x per-SM rate, saturating at the links' share") {
   // One node of 8 on a switch at B: a uniform two-tier exchange sends (n-1) S/n per GPU up-link,
   // every byte as 1/e of itself, e = min(share, SMs x per_sm / B): t(e) = L + X / e, so
@@ -423,6 +491,14 @@ TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it 
   libraries.deepep.nvlink_efficiency = 0.8;
   libraries.deepep.ll_dispatch_call = Time::ns(5'000);
   libraries.deepep.ll_combine_call = Time::ns(7'000);
+  LibraryRates paced;
+  paced.intranode = {PathCost{Time::ns(3'000), Bandwidth::gigabytes_per_s(150), {}, {}},
+                     PathCost{Time::ns(3'000), Bandwidth::gigabytes_per_s(200), {}, {}}};
+  paced.internode = {PathCost{Time::ns(9'000), Bandwidth::gigabytes_per_s(150),
+                              Bandwidth::gigabytes_per_s(30), Bandwidth::gigabytes_per_s(5)},
+                     PathCost{Time::ns(6'000), Bandwidth::gigabytes_per_s(200),
+                              Bandwidth::gigabytes_per_s(40), {}}};
+  give_files(libraries, paced);
   for (const EpAlgorithmRow& row : kEpAlgorithms) {
     for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
       for (const bool skewed : {false, true}) {

@@ -12,6 +12,7 @@
 #include "tools/config/calibration_choice.hpp"
 #include "tools/config/calibration_config.hpp"
 #include "tools/config/cluster_config.hpp"
+#include "tools/config/ep_library_config.hpp"
 #include "tools/config/collective_config.hpp"
 #include "tools/config/flows_config.hpp"
 #include "tools/config/job_config.hpp"
@@ -360,6 +361,7 @@ void parse_models(const Node& root, const Linked& cluster, const Linked& model, 
   e.cluster = parsed.topology;
   e.nccl = parsed.nccl;
   e.ep_libraries = parsed.ep_libraries;
+  e.ep_libraries.files = read_ep_libraries(e.cluster.gpu.name);
   if (root.has(ek::kModel)) {
     e.model = parse_model(node_of(model, root, ek::kModel.name));
     f.model_file = model.origin->file;

@@ -8,6 +8,7 @@
 #include "tools/config/keys/chakra_keys.hpp"
 #include "tools/config/keys/cluster_keys.hpp"
 #include "tools/config/keys/collective_keys.hpp"
+#include "tools/config/keys/ep_library_keys.hpp"
 #include "tools/config/keys/experiment_keys.hpp"
 #include "tools/config/keys/flows_keys.hpp"
 #include "tools/config/keys/kernel_rule_keys.hpp"
@@ -52,6 +53,11 @@ constexpr auto kSections = std::to_array<const Section*>({
     &nccl_latency::kSection,
     &nvls::kSection,
     &deepep::kSection,
+    &ep_library::kSection,
+    &ep_library_gpu::kSection,
+    &ep_library_path::kSection,
+    &ep_library_cost::kIntranodeSection,
+    &ep_library_cost::kInternodeSection,
     &model::kSection,
     &mla::kSection,
     &model_moe::kSection,

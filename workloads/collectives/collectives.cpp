@@ -1,6 +1,7 @@
 // Collectives: the pipelined hop, send/recv, direct all-gather, flat all-to-all.
 #include "workloads/collectives/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/assert.hpp"
@@ -148,6 +149,44 @@ Handle Collectives::all_to_all_low_latency(std::span<const topo::GpuId> ranks, c
       const PlanTaskId arrived = plan_.add_delay(dst, cluster_.latency(route.span()), phase_);
       plan_.add_dependency(f, arrived);
       h.done.push_back(arrived);
+    }
+  }
+  if (h.done.empty()) {
+    h.done.push_back(first[0]);
+  }
+  return h;
+}
+
+namespace {
+
+// The share of `link` a library's `rate` is (0: the link's own), at most 1.
+double share_of(Bandwidth rate, Bandwidth link) {
+  if (rate.bytes_per_s <= 0 || link.bytes_per_s <= 0) {
+    return 1.0;
+  }
+  return std::min(1.0, rate.bytes_per_s / link.bytes_per_s);
+}
+
+}  // namespace
+
+Handle Collectives::all_to_all_paced(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
+                                     const PacedOptions& options,
+                                     std::span<const PlanTaskId> after) {
+  HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
+  const PlanTaskId first[] = {start(HopLatency{options.call, Time{}, Time{}}, after)};
+  const double nvlink = share_of(options.nvlink, cluster_.spec().nvlink.bandwidth);
+  const double nic = share_of(options.nic, cluster_.spec().nic.bandwidth);
+  Handle h;
+  for (std::size_t i = 0; i < m.n; ++i) {
+    for (std::size_t j = 0; j < m.n; ++j) {
+      if (i == j || m.at(i, j) <= 0) {
+        continue;
+      }
+      const topo::GpuId src{options.combine ? ranks[j] : ranks[i]};
+      const topo::GpuId dst{options.combine ? ranks[i] : ranks[j]};
+      const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
+      h.done.push_back(
+          route_hop(src, dst, m.at(i, j), first, "paced", same_node ? nvlink : nic).arrived);
     }
   }
   if (h.done.empty()) {

@@ -95,6 +95,16 @@ struct CallCost {
   Time time{};
 };
 
+/// How an EP library that a data file prices runs one exchange (all_to_all_paced): its fixed
+/// time per call, and the rates its messages reach per GPU and direction on each kind of link
+/// (0: the link's own).
+struct PacedOptions {
+  bool combine = false;
+  Time call{};
+  Bandwidth nvlink{};
+  Bandwidth nic{};
+};
+
 class Collectives {
  public:
   Collectives(Plan& plan, const topo::Cluster& cluster, const NcclModel& nccl,
@@ -140,6 +150,14 @@ class Collectives {
   std::vector<PlanTaskId> call_costs(std::span<const topo::GpuId> ranks,
                                      std::span<const CallCost> costs,
                                      std::span<const PlanTaskId> after);
+
+  /// An EP library's exchange as its data file prices it: after `call`, every pair's bytes as
+  /// one flow on its route (NVLink within a node, the NICs across), moving at the library's
+  /// rate for that kind of link over the links' own (at most 1: never faster than the links).
+  /// Combine sends each pair's bytes back. On a non-blocking fabric, where one GPU's sends on
+  /// one kind of link bind: call + bytes / rate.
+  Handle all_to_all_paced(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
+                          const PacedOptions& options, std::span<const PlanTaskId> after = {});
 
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/assert.hpp"
 #include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
@@ -50,6 +51,23 @@ Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach
   return c.all_to_all_low_latency(x.ranks, m, is_combine(x), x.after, reach.call);
 }
 
+// A library a data file prices: a message per selection (each pair's as one flow; without
+// routing, each pair's bytes), after its floor, at its rates (through the NICs, at most its
+// per-pair rate times the remote ranks); its intranode costs when every rank is on one node,
+// else its internode ones.
+Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
+  HOPSIM_ASSERT(reach.rates != nullptr, "a paced exchange without its library's rates");
+  const auto& path = x.bytes.nodes > 1 ? reach.rates->internode : reach.rates->intranode;
+  const PathCost& cost = path[static_cast<std::size_t>(x.op)];
+  const ByteMatrix& m = x.bytes.selections.n > 0 ? x.bytes.selections : x.bytes.gpu;
+  // Each GPU's ranks on other nodes (the group spread evenly over its nodes).
+  const auto ranks = static_cast<double>(x.ranks.size());
+  const double remote = ranks - ranks / static_cast<double>(std::max<std::size_t>(x.bytes.nodes, 1));
+  return c.all_to_all_paced(
+      x.ranks, m, PacedOptions{is_combine(x), cost.floor, cost.nvlink, cost.nic_rate(remote)},
+      x.after);
+}
+
 double pair_flows(const ExchangeShape& s) {
   return s.ranks * (s.ranks - 1);
 }
@@ -77,6 +95,29 @@ KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op,
   return {1.0, ll_call_time(&k.deepep, op == ExchangeOp::Combine)};
 }
 
+namespace {
+
+// The rates of the library data file `name` prices, as the experiment read them for the
+// cluster's GPU (the checks refuse a workload that picks a library without them).
+KernelReach file_rates(const LibraryConstants& k, std::string_view name) {
+  const LibraryFile* f = k.files.find(name);
+  KernelReach reach;
+  reach.rates = f != nullptr && f->rates ? &*f->rates : nullptr;
+  return reach;
+}
+
+}  // namespace
+
+KernelReach pplx_kernels_rates(const LibraryConstants& k, ExchangeOp /*op*/,
+                               std::int64_t /*comm_sms*/) {
+  return file_rates(k, "pplx_kernels");
+}
+
+KernelReach nccl_all_to_all_rates(const LibraryConstants& k, ExchangeOp /*op*/,
+                                  std::int64_t /*comm_sms*/) {
+  return file_rates(k, "nccl_all_to_all");
+}
+
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op) {
   return deepep_chunk_tokens(ranks, op == ExchangeOp::Combine);
 }
@@ -102,6 +143,20 @@ std::int64_t default_chunk_tokens(EpAlgorithm a, std::int64_t ranks, ExchangeOp 
   return row.chunk_tokens != nullptr ? row.chunk_tokens(ranks, op) : 0;
 }
 
+std::string missing_constants(EpAlgorithm a, const LibraryConstants& k) {
+  const EpAlgorithmRow& row = ep_algorithm_row(a);
+  if (row.data_file.empty()) {
+    return {};
+  }
+  const LibraryFile* f = k.files.find(row.data_file);
+  if (f == nullptr) {
+    return fmt::format("algorithm \"{}\" needs its data file ep_libraries/{}.json, which this "
+                       "experiment did not read",
+                       row.name, row.data_file);
+  }
+  return f->rates ? std::string() : fmt::format("algorithm \"{}\": {}", row.name, f->missing);
+}
+
 std::string ep_algorithm_list(bool (*keep)(const EpAlgorithmRow&), bool quoted) {
   return row_names(kEpAlgorithms, keep, quoted, " or ");
 }
@@ -114,6 +169,9 @@ std::string ep_algorithms_described() {
       if (!key.empty()) {
         keys.emplace_back(key);
       }
+    }
+    if (!row.data_file.empty()) {
+      keys.push_back(fmt::format("configs/ep_libraries/{}.json", row.data_file));
     }
     out += fmt::format("{}{}: {}{}", out.empty() ? "" : "; ", row.name, row.how,
                        keys.empty() ? "" : ", reading " + name_list(keys, " and "));

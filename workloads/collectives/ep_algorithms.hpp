@@ -4,7 +4,10 @@
 // (the flow DAG of one exchange), its flow bound (for the load checks), what its library's
 // kernels reach on the cluster (the constants it reads) and the cluster keys they come from.
 // The MoE layer (workloads/ep/), the collective kind (workloads/jobs/), the parsers, the checks
-// and the reference read this table, so a new EP library is a row here and its constants.
+// and the reference read this table, so a new EP library is a row here and its constants: the
+// cluster's (DeepEP's section) or a data file of its own, configs/ep_libraries/NAME.json, which
+// prices it per GPU model (ep_library_rates.hpp) and which the experiment reads by the row's
+// `data_file`.
 #pragma once
 
 #include <array>
@@ -19,7 +22,7 @@
 
 namespace hopsim::work {
 
-enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency };
+enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency, PplxKernels, NcclAllToAll };
 
 /// One EP exchange algorithm. `library` names whose kernels it models (the reference's note;
 /// empty: none), `how` says what moves, `chunked` whether it takes chunk_tokens and pieces
@@ -43,20 +46,26 @@ struct EpAlgorithmRow {
   /// Its messages go through the NICs alone, even within a node (RDMA without NVLink
   /// forwarding): a perturbed NIC or spine link touches its exchanges inside a node too.
   bool through_nics = false;
+  /// The data file that prices it (configs/ep_libraries/<data_file>.json, its floor and rates
+  /// per GPU model); empty: its constants are the cluster's.
+  std::string_view data_file = {};
 };
 
 // The rows' columns (ep_algorithms.cpp): builders, flow bounds, what the kernels reach.
 Handle flat_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle two_tier_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 double pair_flows(const ExchangeShape& s);
 double two_tier_flows(const ExchangeShape& s);
 KernelReach links_only(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach pplx_kernels_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach nccl_all_to_all_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op);
 
-inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
+inline constexpr std::array<EpAlgorithmRow, 5> kEpAlgorithms{{
     {EpAlgorithm::Flat,
      "flat",
      kBothOps,
@@ -94,6 +103,34 @@ inline constexpr std::array<EpAlgorithmRow, 3> kEpAlgorithms{{
      nullptr,
      {"deepep.ll_dispatch_us", "deepep.ll_combine_us"},
      true},
+    {EpAlgorithm::PplxKernels,
+     "pplx_kernels",
+     kBothOps,
+     false,
+     "pplx-kernels",
+     "pplx-kernels (a message per selection, NVLink within a node and IBGDA across, at its "
+     "floor and rates)",
+     paced_exchange,
+     pair_flows,
+     pplx_kernels_rates,
+     nullptr,
+     {},
+     false,
+     "pplx_kernels"},
+    {EpAlgorithm::NcclAllToAll,
+     "nccl_all_to_all",
+     kBothOps,
+     false,
+     "NCCL all-to-all",
+     "NCCL's all-to-all as torch.distributed runs it (every pair at once, at its floor and "
+     "rates)",
+     paced_exchange,
+     pair_flows,
+     nccl_all_to_all_rates,
+     nullptr,
+     {},
+     false,
+     "nccl_all_to_all"},
 }};
 
 constexpr const EpAlgorithmRow& ep_algorithm_row(EpAlgorithm a) {
@@ -134,6 +171,10 @@ constexpr bool is_chunked(const EpAlgorithmRow& row) {
 constexpr bool has_combine(const EpAlgorithmRow& row) {
   return implements(row, ExchangeOp::Combine);
 }
+
+/// Why algorithm `a` cannot run with the constants `k` (its data file was not found, or names
+/// no costs for the cluster's GPU); empty: it can.
+std::string missing_constants(EpAlgorithm a, const LibraryConstants& k);
 
 /// For the reference: each row's name, what moves and the cluster keys it reads, "flat: every
 /// pair at once, reading nccl.ring.simple; two_tier: ...".

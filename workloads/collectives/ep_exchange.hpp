@@ -8,6 +8,7 @@
 
 #include "workloads/collectives/collectives.hpp"
 #include "workloads/collectives/deepep.hpp"
+#include "workloads/collectives/ep_library_rates.hpp"
 
 namespace hopsim::work {
 
@@ -19,9 +20,11 @@ enum class ExchangeOp : std::uint8_t { Dispatch, Combine };
 /// (DeepEP's: the cluster's `deepep` section; its defaults reach the links' full rate): the
 /// experiment holds them, a job's environment carries them, each row's `reach` reads its own.
 /// A library whose constants a cluster sets adds its member here, its keys
-/// (tools/config/keys/) and their parse (tools/config/cluster_config.cpp).
+/// (tools/config/keys/) and their parse (tools/config/cluster_config.cpp). The libraries a
+/// data file prices (EpAlgorithmRow::data_file) are in `files`, for the cluster's GPU.
 struct LibraryConstants {
   DeepEpModel deepep;
+  LibraryFiles files;
 };
 
 /// What a library's kernels reach in one exchange beyond the links: the share of NVLink's rate
@@ -37,6 +40,9 @@ struct KernelReach {
   /// notify with the host's wait when the exchange crosses nodes (DeepEpModel).
   Time layout{};
   Time notify{};
+  /// A library a data file prices: its costs on the cluster's GPU (paced_exchange reads the
+  /// path and op); null: none.
+  const LibraryRates* rates = nullptr;
 };
 
 /// One exchange over one EP group. `bytes` is in dispatch's direction whatever `op`: row i,

@@ -147,6 +147,10 @@ void MoeLayerJob::check_settings(const JobEnv& env, std::span<const topo::GpuId>
                                            "/workload/redundant_experts");
     out.insert(out.end(), room.begin(), room.end());
   }
+  if (const std::string missing = missing_constants(algorithm, env.ep_libraries());
+      !missing.empty()) {
+    out.push_back({"/workload/algorithm", missing});
+  }
   if (!ep_algorithm_row(algorithm).chunked) {
     for (const auto& [key, set] :
          {std::pair{"chunk_tokens", chunk_tokens > 0}, std::pair{"pieces", pieces.has_value()}}) {

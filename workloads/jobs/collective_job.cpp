@@ -250,6 +250,12 @@ void CollectiveJob::check(const JobEnv& env, Problems& out) const {
     out.push_back(*problem);
     return;
   }
+  if (const std::optional<EpAlgorithm> x = exchange_of(algorithm)) {
+    if (const std::string missing = missing_constants(*x, env.ep_libraries()); !missing.empty()) {
+      out.push_back({"/workload/algorithm", missing});
+      return;
+    }
+  }
   check_ranks(*this, env.cluster.gpu_count(), out);
   if (!out.empty()) {
     return;

@@ -1,0 +1,114 @@
+// Reads the EP libraries' data files (ep_library_config.hpp).
+#include "tools/config/ep_library_config.hpp"
+
+#include <array>
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tools/config/json_file.hpp"
+#include "tools/config/keys/ep_library_keys.hpp"
+#include "tools/config/presets.hpp"
+#include "workloads/collectives/ep_algorithms.hpp"
+
+namespace hopsim::config {
+namespace {
+
+namespace lk = keys::ep_library;
+namespace ck = keys::ep_library_cost;
+
+Time microseconds(double us) {
+  return Time::from_seconds(us * 1e-6);
+}
+
+// {"floor_us", "nvlink_GBps"} and, across nodes, "nic_GBps" and "nic_pair_GBps".
+work::PathCost parse_cost(const Node& n, bool internode) {
+  n.expect_object();
+  n.allow_only(internode ? ck::kInternodeSection : ck::kIntranodeSection);
+  work::PathCost cost;
+  cost.floor = microseconds(n.read(ck::kFloorUs));
+  cost.nvlink = Bandwidth::gigabytes_per_s(n.read(ck::kNvlinkGBps));
+  if (internode) {
+    cost.nic = Bandwidth::gigabytes_per_s(n.read(ck::kNicGBps));
+    cost.nic_pair = Bandwidth::gigabytes_per_s(n.read(ck::kNicPairGBps));
+  }
+  return cost;
+}
+
+// {"dispatch": cost, "combine": cost}, in work::ExchangeOp's order.
+std::array<work::PathCost, 2> parse_path(const Node& n, bool internode) {
+  namespace pk = keys::ep_library_path;
+  n.expect_object();
+  n.allow_only(pk::kSection);
+  return {parse_cost(n.at(pk::kDispatch), internode), parse_cost(n.at(pk::kCombine), internode)};
+}
+
+work::LibraryRates parse_gpu(const Node& n) {
+  namespace gk = keys::ep_library_gpu;
+  n.expect_object();
+  n.allow_only(gk::kSection);
+  return {parse_path(n.at(gk::kIntranode), false), parse_path(n.at(gk::kInternode), true)};
+}
+
+}  // namespace
+
+work::LibraryFile parse_ep_library(const Node& root, const std::string& name,
+                                   const std::string& gpu) {
+  root.expect_object();
+  root.allow_only(lk::kSection);
+  (void)root.read(lk::kLibrary);
+  (void)root.read_if(lk::kDescription);
+  const Node gpus = root.at(lk::kGpus);
+  gpus.expect_object();
+  work::LibraryFile out{name, std::nullopt, {}};
+  std::vector<std::string> names;
+  for (const auto& [model, value] : gpus.json().items()) {
+    const work::LibraryRates rates = parse_gpu(gpus.at(model));
+    names.push_back(fmt::format("\"{}\"", model));
+    if (model == gpu) {
+      out.rates = rates;
+    }
+  }
+  if (root.has(lk::kSources)) {
+    check_sources(root);
+  }
+  if (!out.rates) {
+    out.missing = fmt::format("{} has no costs for the cluster's GPU \"{}\" (its /gpus: {})",
+                              root.file(), gpu, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
+  }
+  return out;
+}
+
+work::LibraryFiles read_ep_libraries(const std::string& gpu) {
+  work::LibraryFiles out;
+  for (const work::EpAlgorithmRow& row : work::kEpAlgorithms) {
+    if (row.data_file.empty()) {
+      continue;
+    }
+    const std::string name(row.data_file);
+    const std::string relative = fmt::format("ep_libraries/{}.json", name);
+    std::filesystem::path found;
+    for (const std::filesystem::path& root : preset_roots()) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(root / relative, ec)) {
+        found = root / relative;
+        break;
+      }
+    }
+    if (found.empty()) {
+      out.files.push_back({name, std::nullopt,
+                           fmt::format("no {} among the presets (configs/ or $HOPSIM_PRESETS)",
+                                       relative)});
+      continue;
+    }
+    const std::string file = display_path(found);
+    const nlohmann::json doc = read_json_file(file);
+    out.files.push_back(parse_ep_library(Node(doc, file), name, gpu));
+  }
+  return out;
+}
+
+}  // namespace hopsim::config
