@@ -267,10 +267,18 @@ def self_test():
     return 0 if ok else 1
 
 
+# Generated documents whose every line a test compares with the program's output, so that no
+# number in them can drift and none needs a mark: docs/reference.md is `hopsim schema
+# --markdown` byte for byte (ctest cli.schema-docs).
+GENERATED = ("docs/reference.md",)
+
+
 def list_unmarked(files, source):
-    """Prints each block with numbers but no marks, and the counts; exit 0."""
+    """Prints each block with numbers but no marks, and the counts; exit 0. Skips GENERATED."""
     blocks, numbers = 0, 0
     for path in files:
+        if os.path.relpath(path, source).replace(os.sep, "/") in GENERATED:
+            continue
         with open(path, encoding="utf-8") as f:
             left = docs_values.unmarked(f.read())
         for line, found in left:
