@@ -304,8 +304,16 @@ void FairShare::commit(Time now) {
     Group& group = groups_[g];
     if (group.rate != group.new_rate || !group.solved) {
       ++stats_.groups_changed;
-      touch(g);
-      settle(g, now);
+      // touch(g) and settle(g, now), written out: they are out of line, and this runs for
+      // every re-filled group.
+      if (group.touched != solve_id_) {
+        group.touched = solve_id_;
+        touched_.push_back(g);
+      }
+      if (now > group.work_time) {
+        group.work = group.work + group.rate * (now - group.work_time).seconds();
+      }
+      group.work_time = now;
       group.rate = group.new_rate;
       group.solved = true;
     }
