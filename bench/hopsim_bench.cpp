@@ -2,7 +2,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -194,6 +198,35 @@ work::Plan moe_dispatch(int gpus) {
   return plan;
 }
 
+// (m) Mixed traffic among 64 GPUs: the uneven all-to-all-v of case f beside 8 ring
+// all-reduces (one per GPU index within a node, across the 8 nodes, as data-parallel rings
+// run), each 2 x 7 steps of 8 chained flows of 4 MiB; ring r starts r x 50 us late, so rings
+// and the all-to-all overlap at staggered times and every ring step waits on its previous one.
+work::Plan mixed_traffic(const topo::Cluster& cluster) {
+  const int gpus = cluster.gpu_count();
+  work::Plan plan = uneven_all_to_all(gpus);
+  constexpr int kNodes = 8, kSteps = 2 * (kNodes - 1);
+  for (int r = 0; r < gpus / kNodes; ++r) {
+    std::vector<work::PlanTaskId> previous;
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<work::PlanTaskId> current;
+      for (int n = 0; n < kNodes; ++n) {
+        const topo::GpuId src{n * (gpus / kNodes) + r};
+        const topo::GpuId dst{((n + 1) % kNodes) * (gpus / kNodes) + r};
+        const work::PlanTaskId f = plan.add_flow(src, dst, Bytes{std::int64_t{1} << 22});
+        if (step == 0) {
+          plan.set_not_before(f, Time::us(50 * r));
+        } else {
+          plan.add_dependency(previous[as_index(n)], f);
+        }
+        current.push_back(f);
+      }
+      previous = std::move(current);
+    }
+  }
+  return plan;
+}
+
 Result run_case(const std::string& which, double tolerance) {
   if (which == "a") {
     return disjoint(1'000'000, tolerance);
@@ -229,7 +262,15 @@ Result run_case(const std::string& which, double tolerance) {
     const topo::Cluster cluster = cluster_of(8);
     return run_plan("MoE zipf dispatch 64", cluster, moe_dispatch(64), tolerance);
   }
-  const int nodes = which == "f" ? 8 : which == "g" ? 32 : 128;
+  if (which == "m") {
+    const topo::Cluster cluster = cluster_of(8);
+    return run_plan("mixed rings+a2a-v 64", cluster, mixed_traffic(cluster), tolerance);
+  }
+  const int nodes = which == "f"   ? 8
+                    : which == "j" ? 16
+                    : which == "g" ? 32
+                    : which == "k" ? 64
+                                   : 128;
   const topo::Cluster cluster = cluster_of(nodes);
   return run_plan(fmt::format("uneven a2a-v {}", cluster.gpu_count()), cluster,
                   uneven_all_to_all(cluster.gpu_count()), tolerance);
@@ -268,6 +309,17 @@ void compare(const Result& exact, const Result& approx) {
       exact.solves);
 }
 
+void write_ends(const std::string& path, const Result& r) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) {
+    throw std::runtime_error(fmt::format("--ends {}: {}", path, std::strerror(errno)));
+  }
+  for (const Time t : r.end) {
+    fmt::print(out, "{}\n", t.count_ps());
+  }
+  std::fclose(out);
+}
+
 Result timed(const std::string& which, double tolerance) {
   const auto start = std::chrono::steady_clock::now();
   Result r = run_case(which, tolerance);
@@ -288,8 +340,10 @@ int main(int argc, char** argv) {
                    "a: 1,000,000 flows on disjoint links; b: all-pairs among 64 GPUs; c: all-pairs "
                    "among 1,024 GPUs; d: flat all-to-all among 1,024 GPUs; e: two-tier "
                    "all-to-all among 1,024 GPUs; f, g, h: uneven all-to-all-v among 64, 256, "
-                   "1,024 GPUs; i: MoE-like dispatch among 64 GPUs, zipf expert popularity")
-        ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "g", "h", "i"}));
+                   "1,024 GPUs; i: MoE-like dispatch among 64 GPUs, zipf expert popularity; j, k: uneven "
+                   "all-to-all-v among 128, 512 GPUs; m: mixed traffic among 64 GPUs (chained "
+                   "rings with staggered starts beside an uneven all-to-all-v)")
+        ->check(CLI::IsMember({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "m"}));
     app.add_option("--tolerance", tolerances,
                    "approximate mode: relative tolerance (0 = exact); several run one after "
                    "another (and --compare compares each with one exact run)")
@@ -297,11 +351,19 @@ int main(int argc, char** argv) {
     app.add_flag("--compare", compare_exact,
                  "also run exact and print the approximate run's errors against it");
     app.add_flag("--stats", show_stats, "print the solver's structural counters");
+    std::string ends_path;
+    app.add_option("--ends", ends_path,
+                   "write each flow's finish time (ps, one a line, in plan order) of the first "
+                   "run to this file: diff two builds' files to check they agree bit for bit");
     CLI11_PARSE(app, argc, argv);
     std::vector<Result> runs;
     for (const double tolerance : tolerances) {
       Result r = timed(which, tolerance);
       print(which, r);
+      if (!ends_path.empty()) {
+        write_ends(ends_path, r);
+        ends_path.clear();
+      }
       if (show_stats) {
         fmt::print(
             "  solver: {} re-filled groups changed rate; {} promotions, {} demotions, {} "
