@@ -1841,7 +1841,7 @@ def case_ep_libraries(ctx):
     all-to-all run as rows of the collective kind and the MoE layer; a cluster whose GPU the
     file names no costs for is refused at /workload/algorithm, naming the file; a data file
     missing a constant is refused naming the file and the key's JSON pointer (exit 2, one
-    line), for every experiment that reads it."""
+    line) when a run picks its row, while a run that picks no such row is not stopped."""
     row = os.path.join(ctx.source_dir, "configs/validation/pplx-ep16-dispatch.json")
     _, report = run_json(ctx, row)
     expect(report["validation"]["predicted"] > 0, f"pplx EP16: {report['validation']}")
@@ -1870,7 +1870,47 @@ def case_ep_libraries(ctx):
                and "pplx_kernels.json" in p.stderr
                and "/gpus/H100 SXM/internode/combine" in p.stderr and "nic_GBps" in p.stderr,
                f"missing constant: exit {p.returncode}: {p.stderr.strip()}")
+        other = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+        p = subprocess.run([ctx.hopsim, "run", other], capture_output=True, text=True,
+                           timeout=TIMEOUT_S, env=env, check=False)
+        expect(p.returncode == 0 and not p.stderr.strip(),
+               f"a run without the row stopped: exit {p.returncode}: {p.stderr.strip()}")
+        with open(broken, "w") as f:
+            f.write("{ not json")
+        p = subprocess.run([ctx.hopsim, "run", row], capture_output=True, text=True,
+                           timeout=TIMEOUT_S, env=env, check=False)
+        expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+               and "pplx_kernels.json" in p.stderr and "invalid JSON" in p.stderr,
+               f"malformed data file: exit {p.returncode}: {p.stderr.strip()}")
     print("MoE layer EP16 on H100: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in times.items()))
+
+
+def case_ep_overlap_explain(ctx):
+    """`hopsim explain` of a MoE step under the interleaved schedule prints what Megatron's EP
+    overlap hides: the two steps it simulates are those `run` gives under each schedule, and a
+    layout whose pair is not simulated (TP 2) says so."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-step-bf16-h100.json")
+    rc, out, err = run([ctx.hopsim, "explain", exp, "--json"])
+    expect(rc == 0, f"explain: exit {rc}: {err.strip()}")
+    o = json.loads(out).get("ep_overlap")
+    expect(o is not None and o["pair_simulated"] is True and "note" not in o,
+           f"ep_overlap: {o}")
+    _, plain = run_json(ctx, exp, "--no-wall-time")
+    _, over = run_json(ctx, exp, "--no-wall-time", "--set",
+                       "workload.schedule=interleaved_ep_overlap")
+    expect(abs(o["step_without_overlap_s"] - plain["step_time_s"]) < 1e-9
+           and abs(o["step_with_overlap_s"] - over["step_time_s"]) < 1e-9
+           and o["hidden_s"] > 0 and o["moe_pair_s"] < o["moe_forward_plus_backward_s"],
+           f"explain {o} against run {plain['step_time_s']} / {over['step_time_s']}")
+    qwen = os.path.join(ctx.source_dir, "configs/experiments/qwen3-235b-step-bf16.json")
+    rc, out, err = run([ctx.hopsim, "explain", qwen, "--json"])
+    q = json.loads(out).get("ep_overlap") if rc == 0 else None
+    expect(q is not None and q["pair_simulated"] is False and "tp 1" in q.get("note", ""),
+           f"TP 2: exit {rc}: {q} {err.strip()}")
+    rc, out, _ = run([ctx.hopsim, "explain", exp, "--json", "--set", "workload.schedule=1f1b",
+                      "--set", "workload.virtual_stages=1"])
+    expect(rc == 0 and "ep_overlap" not in json.loads(out), "1F1B: no ep_overlap section")
+    print(f"EP overlap hides {o['hidden_s']:.3f} s of {o['step_without_overlap_s']:.3f} s")
 
 
 def case_what_if_validation(ctx):
@@ -1890,6 +1930,10 @@ def case_what_if_validation(ctx):
     expect(healthy["validation"]["what_if"] is False and perturbed["validation"]["what_if"] is True,
            f"what_if: {healthy['validation']}, {perturbed['validation']}")
     print(f"what-if validation labelled: {line}")
+    rc, out, err = run([ctx.hopsim, "run", exp, *slow, "--set", "perturbations=[]"])
+    line = next((x for x in out.splitlines() if x.startswith("validation")), "")
+    expect(rc == 0 and ", error " in line and "healthy" not in line,
+           f"perturbations set and then cleared: the run is healthy: exit {rc}, {line!r}, {err}")
     batch = ["--set", "workload.global_batch=128"]
     rc, out, err = run([ctx.hopsim, "run", exp, *batch, "--set", "seed=1"])  # seed: no change
     line = next((x for x in out.splitlines() if x.startswith("validation")), "")
@@ -2199,7 +2243,7 @@ def main():
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "training-routing": case_training_routing,
-              "ep-libraries": case_ep_libraries}
+              "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

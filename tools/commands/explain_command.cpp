@@ -9,6 +9,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/cp_crossover.hpp"
+#include "tools/commands/ep_overlap_figures.hpp"
 #include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/routing_section.hpp"
 #include "tools/commands/step_section.hpp"
@@ -372,6 +373,39 @@ Json output_layer_json(const work::Experiment& exp, const work::TrainingStepJob&
           {"bwd", pass_json(head.bwd, tally, kinds)}};
 }
 
+// Megatron's EP overlap in a MoE step under the interleaved schedule, simulated with and
+// without it (ep_overlap_figures.hpp); null for any other step.
+Json ep_overlap_json(const work::Experiment& exp, const work::TrainingStepJob& job) {
+  const std::optional<EpOverlapFigures> f = ep_overlap_figures(exp, job);
+  if (!f) {
+    return nullptr;
+  }
+  const double hidden = f->step_without_s - f->step_with_s;
+  Json out = {{"step_without_overlap_s", f->step_without_s},
+              {"step_with_overlap_s", f->step_with_s},
+              {"hidden_s", hidden},
+              {"hidden_percent_of_step", 100 * hidden / f->step_without_s},
+              {"moe_pair_s", f->moe_pair_s},
+              {"moe_forward_plus_backward_s", f->moe_forward_backward_s},
+              {"pair_simulated", f->pair_simulated}};
+  if (!f->note.empty()) {
+    out["note"] = f->note;
+  }
+  return out;
+}
+
+// A training step: its model, layout and memory in closed form, its output layer, and what
+// the EP overlap hides where it applies.
+void step_explanation(const work::Experiment& exp, const work::TrainingStepJob& job,
+                      const work::ComputeModel& compute, Json& r) {
+  model_section(exp, job.layer.attention.seq_len, job.layer.attention.micro_batch, r);
+  step_section(exp, job, r);
+  r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
+  if (Json o = ep_overlap_json(exp, job); !o.is_null()) {
+    r["ep_overlap"] = std::move(o);
+  }
+}
+
 }  // namespace
 
 Json explain(const config::ExperimentFile& file) {
@@ -422,11 +456,7 @@ Json explain(const config::ExperimentFile& file) {
             }
             time_section(file, costs, r);
           },
-          [&](const work::TrainingStepJob& job) {
-            model_section(exp, job.layer.attention.seq_len, job.layer.attention.micro_batch, r);
-            step_section(exp, job, r);
-            r["step"]["output_layer_time_per_gpu"] = output_layer_json(exp, job, compute);
-          },
+          [&](const work::TrainingStepJob& job) { step_explanation(exp, job, compute, r); },
           [&](const work::FlowsJob& /*job*/) {},
           [&](const work::ChakraJob& /*job*/) {},
           [&](const work::CollectiveJob& /*job*/) {},

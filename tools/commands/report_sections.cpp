@@ -82,7 +82,7 @@ void attention_layer_section(const ReportInput& in, const work::AttentionLayerJo
   const CpFigures f = cp_figures(c, cp, job.layers, in.file.experiment.validation);
   Json out;
   out["algorithm"] = cp.algorithm;
-  if (cp.impl == "torch") {  // PyTorch's ring (megatron's reports keep their keys)
+  if (job.cp.impl == work::CpImpl::Torch) {  // PyTorch's ring (megatron's keep their keys)
     out["impl"] = cp.impl;
     out["rotate_method"] = cp.rotate_method;
   }
@@ -306,9 +306,9 @@ void kind_section(const ReportInput& in, Json& r) {
              },
              in.file.experiment.job);
   if (r.contains("validation")) {  // a what-if's published figure is the unchanged run's
-    const std::vector<std::string> changes = what_ifs(in.file);
+    const std::vector<WhatIf> changes = what_ifs(in.file);
     r["validation"]["what_if"] = !changes.empty();
-    r["validation"]["what_ifs"] = changes;
+    r["validation"]["what_ifs"] = what_if_texts(changes);
   }
 }
 

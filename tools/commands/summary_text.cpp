@@ -416,17 +416,10 @@ std::string figure(double v) {
   return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
 }
 
-// Whether every what-if is a perturbation (the file's or a --set of them).
-bool perturbations_only(const std::vector<std::string>& what_ifs) {
-  return std::ranges::all_of(what_ifs, [](const std::string& w) {
-    return w == "perturbations" || w.starts_with("--set perturbations=");
-  });
-}
-
 // A published figure beside the prediction; in a what-if (what_ifs(file) not empty), labelled
 // as the figure of the cluster or experiment that the published run had.
 std::string validation_line(const std::optional<ValidationFigures>& f,
-                            const std::vector<std::string>& what_ifs) {
+                            const std::vector<WhatIf>& what_ifs) {
   if (!f) {
     return {};
   }
@@ -437,7 +430,7 @@ std::string validation_line(const std::optional<ValidationFigures>& f,
                        v.metric, at, figure(f->predicted), figure(v.published),
                        100 * f->error, v.source);
   }
-  if (perturbations_only(what_ifs)) {
+  if (std::ranges::all_of(what_ifs, &WhatIf::perturbation)) {
     return fmt::format(
         "validation     {}{}: predicted {} with the what-ifs above, healthy published "
         "figure {} ({:+.1f}%: the what-ifs' effect and the model's error together; "
@@ -448,8 +441,8 @@ std::string validation_line(const std::optional<ValidationFigures>& f,
       "validation     {}{}: predicted {} with {}, published figure {} for the experiment "
       "without them ({:+.1f}%: their effect and the model's error together; run without them "
       "to validate)  ({})\n",
-      v.metric, at, figure(f->predicted), fmt::join(what_ifs, ", "), figure(v.published),
-      100 * f->error, v.source);
+      v.metric, at, figure(f->predicted), fmt::join(what_if_texts(what_ifs), ", "),
+      figure(v.published), 100 * f->error, v.source);
 }
 
 // A CP layer, a MoE layer or both (a transformer layer): their settings and figures, the
@@ -562,7 +555,7 @@ std::string pipeline_lines(const work::StepDetails& d, const StepBreakdown& b) {
 
 // A training step: throughput, where the busiest pipeline rank's time went, memory, folding.
 std::string step_text(const work::StepDetails& d, const StepFigures& f,
-                      const std::vector<std::string>& what_if) {
+                      const std::vector<WhatIf>& what_if) {
   std::string out = fmt::format(
       "throughput     {:.1f} tokens/s per GPU, {:.1f} model TFLOPs per GPU, MFU {:.1f}%\n",
       f.tokens_per_s_per_gpu, f.model_tflops_per_gpu, 100 * f.mfu);

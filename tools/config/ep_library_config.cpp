@@ -104,9 +104,15 @@ work::LibraryFiles read_ep_libraries(const std::string& gpu) {
                                        relative)});
       continue;
     }
+    // A file that does not parse or lacks a key stops only the runs that choose its row:
+    // missing_constants() reports the reason then, naming the file and the JSON path.
     const std::string file = display_path(found);
-    const nlohmann::json doc = read_json_file(file);
-    out.files.push_back(parse_ep_library(Node(doc, file), name, gpu));
+    try {
+      const nlohmann::json doc = read_json_file(file);
+      out.files.push_back(parse_ep_library(Node(doc, file), name, gpu));
+    } catch (const ConfigError& e) {
+      out.files.push_back({name, std::nullopt, e.what()});
+    }
   }
   return out;
 }

@@ -17,8 +17,9 @@ work::LibraryFile parse_ep_library(const Node& root, const std::string& name,
 
 /// The library of every EP table row that names a data file (EpAlgorithmRow::data_file), read
 /// from ep_libraries/<data_file>.json under the first preset root that has it (presets.hpp),
-/// for GPU model `gpu`. A library whose file is found nowhere has no rates and says so; the
-/// checks report it when a workload picks it.
+/// for GPU model `gpu`. A library whose file is found nowhere, does not parse or lacks a key
+/// has no rates and says why; the checks report it only when a workload picks its row, so a
+/// broken data file stops no run that does not use it.
 work::LibraryFiles read_ep_libraries(const std::string& gpu);
 
 }  // namespace hopsim::config

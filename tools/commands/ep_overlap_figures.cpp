@@ -1,0 +1,65 @@
+// The step simulated twice, once per schedule; each run's MoE layer timing from its details.
+#include "tools/commands/ep_overlap_figures.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "workloads/experiment/run.hpp"
+#include "workloads/step/schedule_table.hpp"
+
+namespace hopsim::tools {
+
+namespace {
+
+constexpr std::string_view kWithout = "interleaved";
+constexpr std::string_view kWith = "interleaved_ep_overlap";
+
+// The step of `exp` under `schedule`, simulated; null when it cannot run.
+std::optional<work::CaseResult> step_under(const work::Experiment& exp, std::string_view schedule) {
+  work::Experiment one = exp;
+  auto& job = std::get<work::TrainingStepJob>(one.job);
+  job.schedule = work::schedule_named(schedule);
+  one.validation.reset();
+  work::RunOptions options;
+  options.watch_links = 0;
+  options.probe_threads = 1;
+  work::RunResult result = work::run(one, options);
+  if (!result.ok() || result.cases.empty() || result.cases.front().step() == nullptr) {
+    return std::nullopt;
+  }
+  return std::move(result.cases.front());
+}
+
+}  // namespace
+
+std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
+                                                   const work::TrainingStepJob& job) {
+  if (!job.layer.moe || job.schedule_auto ||
+      (job.schedule->name != kWithout && job.schedule->name != kWith)) {
+    return std::nullopt;
+  }
+  const std::optional<work::CaseResult> without = step_under(exp, kWithout);
+  const std::optional<work::CaseResult> with = step_under(exp, kWith);
+  if (!without || !with) {
+    return std::nullopt;
+  }
+  EpOverlapFigures f;
+  f.step_without_s = without->summary.step.seconds();
+  f.step_with_s = with->summary.step.seconds();
+  const auto& layers = with->step()->layers;
+  const auto moe = std::ranges::find_if(layers, [](const work::LayerTiming& t) { return t.moe; });
+  if (moe != layers.end()) {
+    f.moe_pair_s = moe->pair.seconds();
+    f.moe_forward_backward_s = (moe->forward + moe->backward).seconds();
+    f.pair_simulated = moe->pair < moe->forward + moe->backward;
+  }
+  if (!f.pair_simulated) {
+    f.note = exp.parallel.tp > 1 || exp.parallel.cp > 1
+                 ? "the MoE pair is simulated with tp 1 and cp 1 only: here it costs forward + "
+                   "backward, and the overlap hides nothing"
+                 : "the MoE pair is no faster than its forward + backward: nothing to hide";
+  }
+  return f;
+}
+
+}  // namespace hopsim::tools

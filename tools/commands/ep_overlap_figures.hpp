@@ -1,0 +1,30 @@
+// What Megatron's EP overlap (schedule interleaved_ep_overlap) hides in a MoE training step,
+// simulated: the step under the interleaved schedule without and with it, and the MoE layer's
+// overlapped forward-backward pair against its forward + backward. `hopsim explain` prints it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "workloads/experiment/experiment.hpp"
+#include "workloads/step/training_step_job.hpp"
+
+namespace hopsim::tools {
+
+struct EpOverlapFigures {
+  double step_without_s = 0;  ///< under "interleaved"
+  double step_with_s = 0;     ///< under "interleaved_ep_overlap"
+  /// The MoE layer under the overlap: its pair (one micro-batch's forward with another's
+  /// backward) and its forward + backward alone; equal when the pair is not simulated.
+  double moe_pair_s = 0;
+  double moe_forward_backward_s = 0;
+  bool pair_simulated = false;
+  std::string note;  ///< what the overlap cannot hide here, or empty
+};
+
+/// For a MoE training step under "interleaved" or "interleaved_ep_overlap" (nullopt for any
+/// other step, or when either variant cannot run: its problems are the step's own).
+std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
+                                                   const work::TrainingStepJob& job);
+
+}  // namespace hopsim::tools
