@@ -1913,6 +1913,52 @@ def case_ep_overlap_explain(ctx):
     print(f"EP overlap hides {o['hidden_s']:.3f} s of {o['step_without_overlap_s']:.3f} s")
 
 
+def case_relayed_ep_libraries(ctx):
+    """HybridEP and UCCL-EP, the EP rows that relay through one GPU per node: each runs the
+    DeepSeek-V3 EP64 layer and the Qwen3-30B-A3B EP8 layer on a GPU its data file prices
+    (hybrid_ep on h100-dgx, uccl_ep on h200-hgx); across nodes each moves about half the NIC
+    bytes pplx-kernels' straight pairs do, so its EP64 layer is faster; uccl_ep on an H100 is
+    refused at /workload/algorithm naming its file and the GPU it has; a data file missing a
+    constant is refused naming the file and the key's JSON pointer (exit 2, one line)."""
+    layers = {"ep64": os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-moe-ep64.json"),
+              "ep8": os.path.join(ctx.source_dir, "configs/experiments/qwen3-30b-a3b-moe-ep8.json")}
+    times = {}
+    for algorithm, cluster in (("hybrid_ep", "h100-dgx"), ("uccl_ep", "h200-hgx"),
+                               ("pplx_kernels", "h100-dgx")):
+        for tag, layer in layers.items():
+            _, r = run_json(ctx, layer, "--set", f"cluster={cluster}", "--set",
+                            f"workload.algorithm={algorithm}")
+            expect(r["ep"]["algorithm"] == algorithm and r["ep"]["layer_time_s"] > 0,
+                   f"{algorithm} {tag}: {r['ep'].get('layer_time_s')}")
+            times[f"{algorithm} {tag}"] = r["ep"]["layer_time_s"]
+    expect(times["hybrid_ep ep64"] < times["pplx_kernels ep64"],
+           f"relayed EP64 layer not faster than straight pairs: {times}")
+    rc, out, err = run([ctx.hopsim, "run", layers["ep8"], "--set", "workload.algorithm=uccl_ep"])
+    expect(rc == 2 and not out and len(err.strip().splitlines()) == 1
+           and "/workload/algorithm" in err and "uccl_ep.json" in err and "H200 SXM" in err,
+           f"uccl_ep on H100: exit {rc}: {err.strip()}")
+    for name, gpu, path, key in (("hybrid_ep", "H100 SXM", "internode/dispatch", "floor_us"),
+                                 ("uccl_ep", "H200 SXM", "intranode/combine", "nvlink_GBps")):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "ep_libraries"))
+            with open(os.path.join(ctx.source_dir, f"configs/ep_libraries/{name}.json")) as f:
+                data = json.load(f)
+            section = data["gpus"][gpu]
+            for part in path.split("/"):
+                section = section[part]
+            del section[key]
+            with open(os.path.join(tmp, "ep_libraries", f"{name}.json"), "w") as f:
+                json.dump(data, f)
+            env = dict(os.environ, HOPSIM_PRESETS=tmp)
+            p = subprocess.run([ctx.hopsim, "run", layers["ep8"]], capture_output=True, text=True,
+                               timeout=TIMEOUT_S, env=env, check=False)
+            expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+                   and f"{name}.json" in p.stderr and f"/gpus/{gpu}/{path}" in p.stderr
+                   and key in p.stderr,
+                   f"{name} missing {key}: exit {p.returncode}: {p.stderr.strip()}")
+    print(", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in times.items()))
+
+
 def case_what_if_validation(ctx):
     """A what-if's validation line is labelled as the healthy cluster's published figure (the
     report's validation says what_if); the healthy run's says error, as before."""
@@ -2243,7 +2289,8 @@ def main():
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "training-routing": case_training_routing,
-              "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain}
+              "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain,
+              "relayed-ep-libraries": case_relayed_ep_libraries}
     try:
         if args.case.startswith("bad-"):
             case_bad(ctx, args.case[len("bad-"):])

@@ -274,6 +274,13 @@ std::vector<Probe> probes() {
        {}, false, true},
       {&ep_library_cost::kInternodeSection, kEpLibrary, "/gpus/H100 SXM/internode/combine", {},
        {}, false, true},
+      // The relaying libraries' files: HybridEP's (H100) and UCCL-EP's (H200 only).
+      {&ep_library_cost::kInternodeSection, "configs/ep_libraries/hybrid_ep.json",
+       "/gpus/H100 SXM/internode/dispatch", {}, {}, false, true},
+      {&ep_library_cost::kIntranodeSection, "configs/ep_libraries/uccl_ep.json",
+       "/gpus/H200 SXM/intranode/combine", {}, {}, false, true},
+      {&ep_library_cost::kInternodeSection, "configs/ep_libraries/uccl_ep.json",
+       "/gpus/H200 SXM/internode/combine", {}, {}, false, true},
   };
 }
 

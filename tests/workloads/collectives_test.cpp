@@ -1,4 +1,5 @@
 // Collectives: closed forms on uniform topologies, conservation, nccl-tests conversions.
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <string>
@@ -355,6 +356,53 @@ TEST_CASE("a library a data file prices: floor + bytes / rate, on each path and 
   CHECK(missing_constants(EpAlgorithm::NcclAllToAll, none).find("did not read") !=
         std::string::npos);
   CHECK(missing_constants(EpAlgorithm::TwoTier, none).empty());
+}
+
+TEST_CASE("a relaying library a data file prices: once per node through the NICs, then NVLink") {
+  // Ranks {0, 1} on node 0 and {8, 9} on node 1, S/4 per pair. HybridEP and UCCL-EP send GPU
+  // 0's bytes for node 1 (S/2) once, to its same-rail GPU 8, which forwards GPU 9's share over
+  // NVLink: through each NIC S/2 at min(nic, other nodes x nic_pair) = min(30, 1 x 20) = 20,
+  // where pplx-kernels sends S/4 to each of two remote ranks at min(30, 2 x 20) = 30. NVLink
+  // (S/4 own plus S/4 forwarded, at 150) does not bind:
+  //   relayed:  t = floor + (S/2) / 20 + route latency
+  const topo::Cluster cluster = two_nodes();
+  const Bytes s{64LL << 20};
+  LibraryRates rates;
+  rates.intranode[0] = {Time::ns(40'000), Bandwidth::gigabytes_per_s(150), {}, {}};
+  rates.intranode[1] = rates.intranode[0];
+  rates.internode[0] = {Time::ns(100'000), Bandwidth::gigabytes_per_s(150),
+                        Bandwidth::gigabytes_per_s(30), Bandwidth::gigabytes_per_s(20)};
+  rates.internode[1] = rates.internode[0];
+  LibraryConstants libraries;
+  give_files(libraries, rates);
+  Env env(cluster);
+  env.job.libraries = &libraries;
+  const Time route = cluster.latency(cluster.route(topo::GpuId{0}, topo::GpuId{8}).span());
+  const auto time = [&](EpAlgorithm a, bool combine) {
+    CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(a), {0, 1, 8, 9});
+    job.combine = combine;
+    return simulate(cluster, hopsim::work::build_collective_plan(env.build, job, s)).makespan;
+  };
+  const auto near = [](Time x, Time y) { return std::llabs((x - y).count_ps()) <= 1'000; };
+  const Bytes half{s.n / 2};
+  for (const EpAlgorithm a : {EpAlgorithm::HybridEp, EpAlgorithm::UcclEp}) {
+    CAPTURE(ep_algorithm_name(a));
+    CHECK(missing_constants(a, libraries).empty());
+    for (const bool combine : {false, true}) {
+      CHECK(near(time(a, combine), rates.internode[0].floor +
+                                       transfer_time(half, Bandwidth::gigabytes_per_s(20)) +
+                                       route));
+    }
+  }
+  // pplx-kernels' flow to GPU 9 leaves its rail: its route's latency (through the spine) ends it.
+  const Time cross = cluster.latency(cluster.route(topo::GpuId{0}, topo::GpuId{9}).span());
+  CHECK(near(time(EpAlgorithm::PplxKernels, false),
+             rates.internode[0].floor + transfer_time(half, Bandwidth::gigabytes_per_s(30)) +
+                 std::max(route, cross)));
+  LibraryConstants none;
+  none.files.files.push_back({"uccl_ep", std::nullopt, "no costs for \"H100 SXM\""});
+  CHECK(missing_constants(EpAlgorithm::UcclEp, none).find("H100 SXM") != std::string::npos);
+  CHECK(missing_constants(EpAlgorithm::HybridEp, none).find("did not read") != std::string::npos);
 }
 
 TEST_CASE("DeepEP's intranode kernels: SMs x per-SM rate, saturating at the links' share") {

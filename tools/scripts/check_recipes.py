@@ -170,7 +170,8 @@ def self_test(root):
             "FlowsJob CollectiveJob AttentionLayerJob MoeLayerJob TransformerLayerJob\n",
         "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
         "tools/config/ep_names.cpp": ('std::array k{"flat", "two_tier", "low_latency", '
-                                      '"pplx_kernels", "nccl_all_to_all"};\n'),
+                                      '"pplx_kernels", "nccl_all_to_all", "hybrid_ep", '
+                                      '"uccl_ep"};\n'),
         "workloads/cp/attention_switch.cpp":
             "CpAlgorithm::Ring CpAlgorithm::RingPassQ CpAlgorithm::AllGather "
             "CpAlgorithm::Ulysses\n",

@@ -159,6 +159,17 @@ class Collectives {
   Handle all_to_all_paced(std::span<const topo::GpuId> ranks, const ByteMatrix& m,
                           const PacedOptions& options, std::span<const PlanTaskId> after = {});
 
+  /// The same for a library that crosses the NICs once per destination node and forwards over
+  /// NVLink there (HybridEP, UCCL-EP's normal kernels): each GPU sends its distinct bytes for
+  /// every other node (m.to_node) to its same-rail GPU there, which forwards each GPU's share
+  /// (m.gpu) over NVLink; bytes within its node go straight over NVLink. Every pair's bytes,
+  /// relayed or not, are one flow after `call`, all at once (the library pipelines its
+  /// forwarding), at the library's rates as all_to_all_paced; where a node has no same-rail
+  /// GPU, the bytes go straight. Combine runs each flow backwards.
+  Handle all_to_all_paced_relayed(std::span<const topo::GpuId> ranks, const TwoTierMatrix& m,
+                                  const PacedOptions& options,
+                                  std::span<const PlanTaskId> after = {});
+
   /// The uniform matrix of an nccl-tests all-to-all of `size` bytes per rank.
   static ByteMatrix uniform(std::size_t n, Bytes size);
   /// Two-tier input where every byte for a node is distinct (no token wanted twice there).

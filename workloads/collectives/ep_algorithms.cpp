@@ -51,20 +51,41 @@ Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach
   return c.all_to_all_low_latency(x.ranks, m, is_combine(x), x.after, reach.call);
 }
 
-// A library a data file prices: a message per selection (each pair's as one flow; without
-// routing, each pair's bytes), after its floor, at its rates (through the NICs, at most its
-// per-pair rate times the remote ranks); its intranode costs when every rank is on one node,
-// else its internode ones.
-Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
+namespace {
+
+// The cost of exchange `x`'s op on its path: its intranode costs when every rank is on one
+// node, else its internode ones.
+const PathCost& path_cost(const Exchange& x, const KernelReach& reach) {
   HOPSIM_ASSERT(reach.rates != nullptr, "a paced exchange without its library's rates");
   const auto& path = x.bytes.nodes > 1 ? reach.rates->internode : reach.rates->intranode;
-  const PathCost& cost = path[static_cast<std::size_t>(x.op)];
+  return path[static_cast<std::size_t>(x.op)];
+}
+
+}  // namespace
+
+// A library a data file prices: a message per selection (each pair's as one flow; without
+// routing, each pair's bytes), after its floor, at its rates (through the NICs, at most its
+// per-pair rate times the remote ranks).
+Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
+  const PathCost& cost = path_cost(x, reach);
   const ByteMatrix& m = x.bytes.selections.n > 0 ? x.bytes.selections : x.bytes.gpu;
   // Each GPU's ranks on other nodes (the group spread evenly over its nodes).
   const auto ranks = static_cast<double>(x.ranks.size());
   const double remote = ranks - ranks / static_cast<double>(std::max<std::size_t>(x.bytes.nodes, 1));
   return c.all_to_all_paced(
       x.ranks, m, PacedOptions{is_combine(x), cost.floor, cost.nvlink, cost.nic_rate(remote)},
+      x.after);
+}
+
+// A relaying library a data file prices: each token once per destination node through the
+// NICs to its same-rail GPU there, then over NVLink, after its floor, at its rates (through
+// the NICs, at most its per-pair rate times the other nodes: each GPU sends to one GPU per
+// node).
+Handle relayed_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
+  const PathCost& cost = path_cost(x, reach);
+  const double peers = static_cast<double>(std::max<std::size_t>(x.bytes.nodes, 1) - 1);
+  return c.all_to_all_paced_relayed(
+      x.ranks, x.bytes, PacedOptions{is_combine(x), cost.floor, cost.nvlink, cost.nic_rate(peers)},
       x.after);
 }
 
@@ -116,6 +137,16 @@ KernelReach pplx_kernels_rates(const LibraryConstants& k, ExchangeOp /*op*/,
 KernelReach nccl_all_to_all_rates(const LibraryConstants& k, ExchangeOp /*op*/,
                                   std::int64_t /*comm_sms*/) {
   return file_rates(k, "nccl_all_to_all");
+}
+
+KernelReach hybrid_ep_rates(const LibraryConstants& k, ExchangeOp /*op*/,
+                            std::int64_t /*comm_sms*/) {
+  return file_rates(k, "hybrid_ep");
+}
+
+KernelReach uccl_ep_rates(const LibraryConstants& k, ExchangeOp /*op*/,
+                          std::int64_t /*comm_sms*/) {
+  return file_rates(k, "uccl_ep");
 }
 
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op) {

@@ -22,7 +22,15 @@
 
 namespace hopsim::work {
 
-enum class EpAlgorithm : std::uint8_t { Flat, TwoTier, LowLatency, PplxKernels, NcclAllToAll };
+enum class EpAlgorithm : std::uint8_t {
+  Flat,
+  TwoTier,
+  LowLatency,
+  PplxKernels,
+  NcclAllToAll,
+  HybridEp,
+  UcclEp
+};
 
 /// One EP exchange algorithm. `library` names whose kernels it models (the reference's note;
 /// empty: none), `how` says what moves, `chunked` whether it takes chunk_tokens and pieces
@@ -56,6 +64,7 @@ Handle flat_exchange(Collectives& c, const Exchange& x, const KernelReach& reach
 Handle two_tier_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle relayed_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 double pair_flows(const ExchangeShape& s);
 double two_tier_flows(const ExchangeShape& s);
 KernelReach links_only(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
@@ -63,9 +72,11 @@ KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp op, std::int64_t
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach pplx_kernels_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach nccl_all_to_all_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach hybrid_ep_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
+KernelReach uccl_ep_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op);
 
-inline constexpr std::array<EpAlgorithmRow, 5> kEpAlgorithms{{
+inline constexpr std::array<EpAlgorithmRow, 7> kEpAlgorithms{{
     {EpAlgorithm::Flat,
      "flat",
      kBothOps,
@@ -131,6 +142,34 @@ inline constexpr std::array<EpAlgorithmRow, 5> kEpAlgorithms{{
      {},
      false,
      "nccl_all_to_all"},
+    {EpAlgorithm::HybridEp,
+     "hybrid_ep",
+     kBothOps,
+     false,
+     "HybridEP",
+     "NVIDIA's Hybrid-EP kernels (RDMA once per node to the same-rail GPU, TMA copies over "
+     "NVLink; no host-side wait, at its floor and rates)",
+     relayed_exchange,
+     pair_flows,
+     hybrid_ep_rates,
+     nullptr,
+     {},
+     false,
+     "hybrid_ep"},
+    {EpAlgorithm::UcclEp,
+     "uccl_ep",
+     kBothOps,
+     false,
+     "UCCL-EP",
+     "UCCL-EP's normal kernels (DeepEP's interface; RDMA through a CPU proxy once per node, "
+     "then NVLink, at its floor and rates)",
+     relayed_exchange,
+     pair_flows,
+     uccl_ep_rates,
+     nullptr,
+     {},
+     false,
+     "uccl_ep"},
 }};
 
 constexpr const EpAlgorithmRow& ep_algorithm_row(EpAlgorithm a) {

@@ -1,5 +1,6 @@
 // The two-tier (DeepEP normal-kernel) all-to-all: InfiniBand once per destination node, then
-// NVLink, pipelined piece by piece; combine in reverse. DeepEP's kernels are not NCCL's: flows
+// NVLink, pipelined piece by piece; combine in reverse. Also its paced form (a library a data
+// file prices that relays the same way). DeepEP's kernels are not NCCL's: flows
 // pay their route's latency (links and software overhead), and there is no NCCL base latency.
 #include <cmath>
 #include <map>
@@ -120,6 +121,37 @@ Handle Collectives::all_to_all_two_tier(std::span<const topo::GpuId> ranks, cons
     h.done.push_back(first[0]);
   }
   return h;
+}
+
+Handle Collectives::all_to_all_paced_relayed(std::span<const topo::GpuId> ranks,
+                                             const TwoTierMatrix& m, const PacedOptions& options,
+                                             std::span<const PlanTaskId> after) {
+  const NodeMap nodes = map_nodes(ranks, cluster_);
+  HOPSIM_ASSERT(m.gpu.n == ranks.size() && m.nodes == nodes.members.size() &&
+                    m.to_node.size() == m.gpu.n * m.nodes,
+                "relayed matrix of {} ranks and {} nodes for {} ranks on {} nodes", m.gpu.n,
+                m.nodes, ranks.size(), nodes.members.size());
+  const std::size_t n = ranks.size();
+  ByteMatrix flows{n, std::vector<std::int64_t>(n * n, 0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto own_slot = static_cast<std::size_t>(nodes.slot_of_rank[i]);
+    const auto local = static_cast<std::size_t>(cluster_.local_of(ranks[i]));
+    for (std::size_t slot = 0; slot < m.nodes; ++slot) {
+      const int relay = nodes.index[slot][local];
+      if (slot == own_slot || relay < 0) {
+        for (const std::size_t j : nodes.members[slot]) {
+          flows.bytes[i * n + j] += j != i ? m.gpu.at(i, j) : 0;
+        }
+        continue;
+      }
+      const auto r = static_cast<std::size_t>(relay);
+      flows.bytes[i * n + r] += m.to_node[i * m.nodes + slot];
+      for (const std::size_t j : nodes.members[slot]) {
+        flows.bytes[r * n + j] += j != r ? m.gpu.at(i, j) : 0;
+      }
+    }
+  }
+  return all_to_all_paced(ranks, flows, options, after);
 }
 
 Collectives::Stages Collectives::stages(std::int64_t total, const TwoTierOptions& o) {

@@ -104,8 +104,9 @@ inline constexpr NumberKey kNicGBps =
 inline constexpr NumberKey kNicPairGBps =
     rate("nic_pair_GBps",
          "what its messages reach through the NIC per remote rank they go to: the NIC rate is "
-         "min(nic_GBps, remote ranks x nic_pair_GBps) (internode only; fitted on a published "
-         "case, sources)");
+         "min(nic_GBps, remote ranks x nic_pair_GBps); a library that relays through one GPU "
+         "per node (hybrid_ep, uccl_ep) counts the other nodes (internode only; fitted on a "
+         "published case, sources)");
 
 inline constexpr auto kIntranodeKeys = std::to_array<KeyRef>({&kFloorUs, &kNvlinkGBps});
 inline constexpr auto kInternodeKeys = std::to_array<KeyRef>({&kFloorUs, &kNvlinkGBps, &kNicGBps, &kNicPairGBps});
