@@ -7,42 +7,20 @@
 #include <vector>
 
 #include "sim/assert.hpp"
+#include "workloads/compute/attention_rows.hpp"
 #include "workloads/compute/enum_names.hpp"
 
 namespace hopsim::work {
 namespace {
 
-constexpr std::array<std::string_view, 4> kNames{"auto", "fa2", "fa3", "cudnn"};
-
-// Published TFLOP/s at 512 and 16K tokens, forward and backward, non-causal, and the causal
-// forward at 16K: the FlashAttention-3 paper (Shah et al., arXiv 2407.08608), Figs. 5 and 6,
-// H100 SXM, BF16, head dim 128, batch x sequence = 16K tokens over 16 heads. cuDNN is the
-// version that paper benchmarked.
-struct Published {
-  double fwd_512, fwd_16k, bwd_512, bwd_16k, causal_fwd_16k;
-};
-constexpr Published kFa2{309, 370, 214, 322, 335};
-constexpr Published kFa3{467, 648, 316, 561, 616};
-constexpr Published kCudnn{497, 595, 305, 516, 539};
+constexpr std::array<std::string_view, 6> kNames{"auto", "fa2", "fa3", "cudnn", "sdpa_flash",
+                                                 "flex"};
 
 constexpr double kH100PeakTflops = 989.4;  // the dense BF16 peak the rates are a share of
 constexpr double kH100Sms = 132;
 // Those benchmarks' grid: 16 heads x (16384 / s) sequences x s / 128 tiles = 2048 blocks.
 constexpr double kPublishedBlocks = 2048;
 constexpr double kTileRows = 128;
-
-const Published& published(AttentionKernel k) {
-  switch (k) {
-    case AttentionKernel::Fa2:
-      return kFa2;
-    case AttentionKernel::Cudnn:
-      return kCudnn;
-    case AttentionKernel::Auto:
-    case AttentionKernel::Fa3:
-      break;
-  }
-  return kFa3;
-}
 
 // Half a 128-key tile of each query row's diagonal is masked but computed.
 double diagonal(double mean_keys) {
@@ -53,7 +31,7 @@ double diagonal(double mean_keys) {
 // fitted on its causal forward at 16K (L = 8192.5 keys per row), where the diagonal alone
 // leaves FA3 3% fast and FA2 and cuDNN 9% fast. The backward takes the forward's.
 double causal_penalty(AttentionKernel kernel) {
-  const Published& p = published(kernel);
+  const AttentionRow& p = attention_row(kernel);
   const double l = (16384.0 + 1) / 2;
   const double model = attention_rate_share(kernel, false, l) * diagonal(l) *
                        whole_waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;
@@ -112,7 +90,7 @@ bool splits_keys(AttentionKernel kernel) {
 
 double attention_rate_share(AttentionKernel kernel, bool backward, double mean_keys) {
   HOPSIM_ASSERT(mean_keys > 0, "mean keys per query row must be positive, got {}", mean_keys);
-  const Published& p = published(kernel);
+  const AttentionRow& p = attention_row(kernel);
   // The published bars include their own waves; take them out, so that the curve is the
   // rate of a GPU kept busy.
   const double w = whole_waves(kPublishedBlocks, kH100Sms) * kH100PeakTflops;

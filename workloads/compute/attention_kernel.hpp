@@ -6,12 +6,13 @@
 //   time / FLOP = a + b / L,   i.e.   rate(L) = rate_inf L / (L + L0),
 // with L the keys a query row attends on average (s_kv without a mask, about half with a causal
 // one). rate_inf and L0 = b / a come in closed form from two published points per kernel and
-// pass, the FlashAttention-3 paper's 512- and 16K-token bars (H100 SXM, BF16, head dim 128,
-// non-causal, 16 heads x 16K tokens; Figs. 5-6). Effects the fit does not see:
+// pass, its 512- and 16K-token bars (H100 SXM, BF16, head dim 128, non-causal, 16 heads x 16K
+// tokens: the FlashAttention-3 paper's Figs. 5-6 setup; attention_rows.hpp lists each
+// kernel's and its source). Effects the fit does not see:
 //   causal  the diagonal tile of each query tile runs in full but counts half: x L / (L + 64)
 //           (64 = half of a 128-key tile); and a kernel's further causal cost, one factor
-//           fitted on its causal forward bar at 16K (FA3 0.97, FA2 and cuDNN 0.92), which its
-//           backward takes too;
+//           fitted on its causal forward bar at 16K (FA3 0.97, FA2 and cuDNN 0.92; SDPA's flash
+//           backend and FlexAttention take FA2's), which its backward takes too;
 //   waves   the grid of thread blocks (batch x heads x ceil(s / 128), over queries forward and
 //           keys backward) in whole waves of the GPU's SMs: x blocks / (ceil(blocks / SMs) SMs).
 //   split   FlashAttention-3's split-KV forward (hopper/heuristics.h, num_splits_heuristic): a
@@ -31,10 +32,12 @@
 namespace hopsim::work {
 
 /// The attention kernel a framework runs. Auto: any calibration table answers, and the
-/// roofline takes FlashAttention-3's rates (the fastest published on Hopper).
-enum class AttentionKernel { Auto, Fa2, Fa3, Cudnn };
+/// roofline takes FlashAttention-3's rates (the fastest published on Hopper). SdpaFlash:
+/// PyTorch SDPA's flash backend (TorchTitan's default); Flex: PyTorch's FlexAttention.
+enum class AttentionKernel { Auto, Fa2, Fa3, Cudnn, SdpaFlash, Flex };
 
-/// "auto", "fa2", "fa3", "cudnn": as workloads and calibration tables' `impl` name them.
+/// "auto", "fa2", "fa3", "cudnn", "sdpa_flash", "flex": as workloads and calibration tables'
+/// `impl` name them.
 std::string_view attention_kernel_name(AttentionKernel k);
 /// The kernel of that name; nullopt for an unknown name.
 std::optional<AttentionKernel> attention_kernel_named(std::string_view name);

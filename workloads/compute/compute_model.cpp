@@ -15,6 +15,7 @@
 #include "sim/assert.hpp"
 #include "sim/problem.hpp"
 #include "workloads/compute/calibration_lookup.hpp"
+#include "workloads/compute/gemm_shape.hpp"
 
 namespace hopsim::work {
 namespace {
@@ -385,6 +386,8 @@ ComputeCost ComputeModel::gemm(Dtype dtype, std::int64_t m, std::int64_t n, std:
     q.flops = Flops{factor * gemm_flops(sm, sn, sk).n};
     q.bytes = bytes_of(factor * gemm_bytes(dtype, sm, sn, sk) +
                        (shape == GemmRole::Wgrad ? wgrad_extra_bytes(k, n) : 0));
+    q.efficiency = gemm_shape_efficiency(gemm_family_of(dtype == Dtype::Fp8, false), 1, sm, sn,
+                                         q.efficiency, roofline_.sm_count);
   });
   c.kind = gemm_class(role, false);
   return c;
@@ -412,6 +415,8 @@ ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
     q.bytes = bytes_of(factor * as_double(experts) *
                        (gemm_bytes(dtype, sm, sn, sk) +
                         (shape == GemmRole::Wgrad ? wgrad_extra_bytes(k, n) : 0)));
+    q.efficiency = gemm_shape_efficiency(gemm_family_of(dtype == Dtype::Fp8, true), experts, sm,
+                                         sn, q.efficiency, roofline_.sm_count);
   });
   c.kind = gemm_class(role, true);
   return c;

@@ -32,8 +32,9 @@
 //
 // Roofline, where no table answers: t = launch + max(F / (P eff), B / HBM), B the minimum
 // bytes (inputs at the dtype's width, outputs in BF16; a weight gradient read and written in
-// FP32; attention's backward twice its forward's), eff the role's efficiency; attention's by
-// the call's size and the workload's kernel (attention_kernel.hpp), whose tables alone answer.
+// FP32; attention's backward twice its forward's), eff the role's efficiency: a GEMM's by its
+// output tiles' waves over the SMs (gemm_shape.hpp), attention's by the call's size and the
+// workload's kernel (attention_kernel.hpp), whose tables alone answer.
 // A GEMM role asks, in order: a bwd table of that role; a bwd table of the whole backward
 // (no role), whose time is split evenly, as the two gradients have equal FLOPs; the forward
 // table at the role's shape, an FP8 weight gradient divided by fp8_wgrad_ratio; the roofline
@@ -59,6 +60,7 @@
 #include "sim/units.hpp"
 #include "workloads/compute/attention_kernel.hpp"
 #include "workloads/compute/calibration.hpp"
+#include "workloads/compute/gemm_shape.hpp"
 #include "workloads/compute/kernel_class.hpp"
 #include "workloads/compute/source.hpp"
 
@@ -117,10 +119,10 @@ struct Roofline {
   double peak_bf16_tflops = 0;
   double peak_fp8_tflops = 0;
   double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
-  /// Achieved over peak for GEMMs. cuBLAS on H100 reaches 0.79-0.81 of 989 TF on large
-  /// shapes (786-798 TF) but 0.5-0.7 at 1-2K (XLA's sm_90 table); the roofline answers for
-  /// shapes no table covers, mostly smaller ones, so the saturated figure would flatter them.
-  double efficiency = 0.7;
+  /// Scales GEMMs' efficiency by shape (gemm_shape.hpp): at kGemmReference (0.7) it gives
+  /// cuBLAS's published H100 SXM rate at 8192^3 (798 TF) and falls with the output tiles'
+  /// waves over the SMs for thinner GEMMs.
+  double efficiency = kGemmReference;
   /// Scales attention's efficiency curves (attention_kernel.hpp): at kAttentionReference (0.6)
   /// they give the published H100 SXM rates by call size (FA3 at d = 128: 0.47-0.66 of 989 TF
   /// forward, 0.32-0.57 backward, from 512 to 16K tokens).

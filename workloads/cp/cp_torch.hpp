@@ -36,9 +36,11 @@ class CpStage;
 /// PyTorch SDPA's flash backend (FlashAttention-2 built into torch) against FlashAttention-2's
 /// published rates (attention_kernel.hpp's fa2 curve, as the cluster scales it): fitted on one
 /// case, TorchTitan's CP 1 row (configs/experiments/torchtitan-llama3-8b-cp1.json: no CP
-/// communication, its GEMMs' half checked on TorchTitan's 8K rows), 1.046 times as fast (1.057 while the 500 W preset's factor was 0.882); the
-/// CP 2, 4 and 8 rows are predictions (docs/context-parallelism.md).
-inline constexpr double kSdpaFlashOverFa2 = 1.046;
+/// communication, its GEMMs' half checked on TorchTitan's 8K rows), 1.086 times as fast: 1.046
+/// before roofline GEMMs took their shape's efficiency (gemm_shape.hpp) and the 500 W preset's
+/// factor was refitted 0.888 -> 0.837 (1.057 while that factor was 0.882); the CP 2, 4 and 8
+/// rows are predictions (docs/context-parallelism.md).
+inline constexpr double kSdpaFlashOverFa2 = 1.086;
 
 /// An SDPA call's cost under impl torch: the kernel's at kSdpaFlashOverFa2 its rate.
 ComputeCost torch_sdpa(ComputeCost fa2);

@@ -21,8 +21,8 @@ inline constexpr std::array<std::string_view, 2> kDtypeNames{"bf16", "fp8"};
 // Named as work::fp8_recipe_named and work::attention_kernel_named know them.
 inline constexpr std::array<std::string_view, 4> kFp8RecipeNames{"cast_transpose", "deepseek",
                                                                   "current", "mxfp8"};
-inline constexpr std::array<std::string_view, 4> kAttentionKernelNames{"auto", "fa2", "fa3",
-                                                                       "cudnn"};
+inline constexpr std::array<std::string_view, 6> kAttentionKernelNames{
+    "auto", "fa2", "fa3", "cudnn", "sdpa_flash", "flex"};
 // Sequences up to 2^31 tokens.
 inline constexpr std::int64_t kMaxTokens = std::int64_t{1} << 31;
 inline constexpr std::int64_t kMaxCount = std::int64_t{1} << 20;
@@ -141,7 +141,9 @@ inline constexpr ChoiceKey kAttentionKernel{
     .doc =
         "the attention kernel the framework runs: only calibration tables of that impl "
         "answer, and the roofline takes its published rates by call size (auto: any table, "
-        "FlashAttention-3's rates; PyTorch SDPA's flash backend is fa2)"};
+        "FlashAttention-3's rates); cudnn is Megatron/NeMo's (Transformer Engine on Hopper), "
+        "sdpa_flash PyTorch SDPA's flash backend (TorchTitan's), flex FlexAttention; "
+        "docs/compute-model.md#attention-by-size-and-by-kernel"};
 
 inline constexpr ChoiceKey kTpOverlap{
     .name = "tp_overlap",

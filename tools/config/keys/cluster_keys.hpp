@@ -153,7 +153,10 @@ inline constexpr IntegerKey kSms{.name = "sms",
 
 inline constexpr NumberKey kGemmEfficiency = cluster::share(
     "gemm_efficiency",
-    "roofline fallback: achieved over peak for GEMMs where no calibration table answers", 0.7);
+    "roofline fallback for GEMMs where no calibration table answers: scales the efficiency by "
+    "shape (cuBLAS's published H100 8192^3 rate, lower by the output tiles' waves over the "
+    "SMs; docs/compute-model.md#roofline) by its ratio to 0.7",
+    0.7);
 
 inline constexpr NumberKey kAttentionEfficiency = cluster::share(
     "attention_efficiency", "roofline fallback: achieved over peak for attention kernels", 0.6);
