@@ -1838,6 +1838,38 @@ def case_training_routing(ctx):
     print(f"busiest over mean {found}, tokens/s per GPU {speed}")
 
 
+def case_training_balancer(ctx):
+    """Training routing's balancer: explain names it and the source of each parameter; the
+    bias balancer's residual loads the busiest GPU less than the aux loss's (the default, the
+    fit's); a balancer value outside the choices, or "none" with training, is one line naming
+    the JSON path, exit 2."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/qwen3-235b-step-bf16.json")
+    found = {}
+    for balancer in ("aux_loss", "bias"):
+        rc, out, err = run([ctx.hopsim, "explain", exp, "--json", "--set",
+                            'workload.moe.routing={"distribution": "training", '
+                            f'"balancer": "{balancer}"}}'])
+        expect(rc == 0, f"explain {balancer}: exit {rc}: {err.strip()}")
+        routing = json.loads(out)["routing"]
+        expect(routing["balancer"] == balancer, f"{balancer}: {routing}")
+        expect("Qwen3-235B 16K" in routing["parameter_source"], f"{balancer}: {routing}")
+        expect(("2408.15664" in routing["parameter_source"]) == (balancer == "bias"),
+               f"{balancer}: {routing}")
+        found[balancer] = routing["busiest_rank_over_mean"]
+    rc, out, err = run([ctx.hopsim, "explain", exp, "--json", "--set",
+                        "workload.moe.routing=training"])
+    expect(rc == 0 and json.loads(out)["routing"]["balancer"] == "aux_loss",
+           f"default balancer: exit {rc}: {err.strip()}")
+    expect(1 < found["bias"] < found["aux_loss"], f"busiest over mean: {found}")
+    for value, words in (("loss_free", "loss_free"), ("none", "aux_loss")):
+        rc, _, err = run([ctx.hopsim, "run", exp, "--set",
+                          'workload.moe.routing={"distribution": "training", '
+                          f'"balancer": "{value}"}}'])
+        expect(rc == 2 and "/workload/moe/routing/balancer" in err and words in err and
+               len(err.strip().splitlines()) == 1, f"{value}: exit {rc}: {err.strip()}")
+    print(f"busiest over mean {found}")
+
+
 def case_ep_libraries(ctx):
     """EP libraries priced by a data file (configs/ep_libraries/*.json): pplx-kernels and NCCL's
     all-to-all run as rows of the collective kind and the MoE layer; a cluster whose GPU the
@@ -2291,6 +2323,7 @@ def main():
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "training-routing": case_training_routing,
+              "training-balancer": case_training_balancer,
               "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain,
               "relayed-ep-libraries": case_relayed_ep_libraries}
     try:

@@ -333,6 +333,16 @@ TEST_CASE("moe layer: routing \"balanced\" is uniform, \"training\" loads the bu
   const work::RunResult shorter = layer({R"(workload.routing={"distribution": "training", )"
                                         R"("run_tokens": 64})"});
   CHECK(work::max_over_mean(shorter.cases[0].ep()->tokens_per_rank) < t);
+  // The bias balancer's residual: the same draw, its deviation from even kept at 0.04 / 0.52.
+  const work::RunResult bias = layer({R"(workload.routing={"distribution": "training", )"
+                                     R"("balancer": "bias"})"});
+  const double b = work::max_over_mean(bias.cases[0].ep()->tokens_per_rank);
+  CHECK(b < 1 + (t - 1) / 3);
+  CHECK(step(bias) < step(training));
+  CHECK(layer({R"(workload.routing={"distribution": "training", "balancer": "aux_loss"})"})
+            .cases[0]
+            .ep()
+            ->tokens_per_rank == training.cases[0].ep()->tokens_per_rank);
 }
 
 TEST_CASE("moe layer: the bias balancer evens a skewed router, capacity drops are counted") {
@@ -467,9 +477,14 @@ TEST_CASE("moe layer: invalid settings are clear errors naming the key") {
   fails_with({R"(workload.routing={"run_tokens": 100})"},
              R"(--set workload.routing={"run_tokens": 100}: /workload/routing/run_tokens: only )"
              R"(with distribution "training")");
-  fails_with({"workload.routing.distribution=training", "workload.routing.balancer=bias"},
-             R"(--set workload.routing.balancer=bias: /workload/routing/balancer: distribution )"
-             R"("training" is what a balancer leaves (its residual); balancer "none" with it)");
+  fails_with({"workload.routing.distribution=training", "workload.routing.balancer=none"},
+             R"(--set workload.routing.balancer=none: /workload/routing/balancer: distribution )"
+             R"("training" is what a balancer leaves (its residual): balancer "aux_loss" (the )"
+             R"(default) or "bias")");
+  fails_with({"workload.routing.distribution=training", "workload.routing.balancer=bias",
+              "workload.routing.steps=10"},
+             R"(--set workload.routing.steps=10: /workload/routing/steps: not with distribution )"
+             R"("training" (its balancer names the residual the batch holds; none is simulated))");
   fails_with({R"(workload.routing={"alpha": 0.5})"},
              R"(--set workload.routing={"alpha": 0.5}: /workload/routing/alpha: only with )"
              R"(distribution "dirichlet")");

@@ -11,6 +11,7 @@
 #include "tools/commands/report.hpp"
 #include "tools/commands/step_section.hpp"
 #include "tools/commands/validation_figures.hpp"
+#include "workloads/ep/training_routing.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -204,7 +205,10 @@ void moe_routing_fields(const work::MoeLayerJob& job, const work::EpDetails& ep,
   out["distribution"] = work::distribution_name(job.routing.distribution);
   out["zipf_s"] = optional_number(f.zipf_s);
   out["dirichlet_alpha"] = optional_number(f.dirichlet_alpha);
-  out["balancer"] = work::balancer_name(job.balancer);
+  // Training routing names the balancer whose residual it is (none is simulated).
+  out["balancer"] = job.routing.distribution == work::RoutingDistribution::Training
+                        ? work::residual_balancer_name(job.routing.residual_balancer)
+                        : work::balancer_name(job.balancer);
   out["aux_loss_weight"] = optional_number(f.aux_loss_weight);
   out["balance_steps"] = ep.balance_steps;
   out["capacity_factor"] = optional_number(f.capacity_factor);

@@ -27,6 +27,9 @@ nlohmann::ordered_json routing_section(const work::MoeLayerJob& job, const work:
     out["run_tokens"] = r.run_tokens;
     out["sequence_tokens"] = r.sequence_tokens > 0 ? r.sequence_tokens : r.tokens_per_gpu;
     out["independent_choices"] = work::independent_tokens(r, group.size());
+    out["balancer"] = work::residual_balancer_name(r.residual_balancer);
+    out["residual_scale"] = work::residual_scale(r);
+    out["parameter_source"] = work::parameter_source(r);
   }
   work::RoutingLoad load;
   work::route_tokens(group, gpus_per_node, r, Bytes{1}, &load);

@@ -131,8 +131,35 @@ void parse_balancer(const Node& routing, work::MoeLayerJob& job) {
   job.bias_update = routing.read(rk::kBiasUpdate);
 }
 
+// Training routing is a balancer's residual already: its `balancer` names which one left it
+// ("aux_loss", the run length's fit, by default; or "bias"), and no balancer is simulated.
+void parse_training_balancer(const Node& routing, work::MoeLayerJob& job) {
+  namespace rk = keys::routing;
+  for (const std::string_view key :
+       {rk::kSteps.name, rk::kBiasUpdate.name, rk::kAuxLossWeight.name}) {
+    if (routing.has(key)) {
+      routing.at(key).fail(
+          "not with distribution \"training\" (its balancer names the residual the batch "
+          "holds; none is simulated)");
+    }
+  }
+  if (!routing.has(rk::kBalancer.name)) {
+    return;
+  }
+  const auto balancer = routing.read_as<work::Balancer>(rk::kBalancer);
+  if (balancer == work::Balancer::None) {
+    routing.at(rk::kBalancer.name)
+        .fail(
+            "distribution \"training\" is what a balancer leaves (its residual): balancer "
+            "\"aux_loss\" (the default) or \"bias\"");
+  }
+  job.routing.residual_balancer = balancer == work::Balancer::Bias
+                                      ? work::ResidualBalancer::Bias
+                                      : work::ResidualBalancer::AuxLoss;
+}
+
 // The routing: "balanced" (uniform), "training" (at its fitted concentration), or an object
-// of popularity and balancer keys. Training routing is the balancer's residual already.
+// of popularity and balancer keys.
 void parse_routing(const Node& routing, work::MoeLayerJob& job) {
   if (routing.is_string()) {
     const std::string mode = routing.string();
@@ -146,14 +173,11 @@ void parse_routing(const Node& routing, work::MoeLayerJob& job) {
   }
   routing.allow_only(keys::routing::kSection);
   parse_popularity(routing, job.routing);
-  parse_balancer(routing, job);
-  if (job.routing.distribution == work::RoutingDistribution::Training &&
-      job.balancer != work::Balancer::None) {
-    routing.at(keys::routing::kBalancer.name)
-        .fail(
-            "distribution \"training\" is what a balancer leaves (its residual); balancer "
-            "\"none\" with it");
+  if (job.routing.distribution == work::RoutingDistribution::Training) {
+    parse_training_balancer(routing, job);
+    return;
   }
+  parse_balancer(routing, job);
 }
 
 // Which experts each rank of an EP group hosts (the job checks that they fit).

@@ -125,6 +125,23 @@ double busiest_block(const std::vector<double>& weight, std::size_t ranks, doubl
   return top * static_cast<double>(blocks) / total;
 }
 
+// One of training routing's candidates (training_routing.hpp): the Dirichlet draw, then for a
+// residual scale s < 1 every share moved to p + s (m - p), p = 1 / E (weights and their logs;
+// s = 1 keeps the draw as drawn).
+void training_candidate(RoutingRng& rng, double alpha, double scale, std::vector<double>& log_raw,
+                        std::vector<double>& weight) {
+  dirichlet(rng, alpha, log_raw, weight);
+  if (scale >= 1) {
+    return;
+  }
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  const double even = 1.0 / static_cast<double>(weight.size());
+  for (std::size_t e = 0; e < weight.size(); ++e) {
+    weight[e] = even + scale * (weight[e] / total - even);
+    log_raw[e] = std::log(weight[e]);
+  }
+}
+
 // Training routing's batch (training_routing.hpp): kTrainingDraws popularities drawn from the
 // tokens' seed, each Dirichlet(n / E) with n its independent choices, and of them the one whose
 // busiest rank takes the share of the top-k picks nearest the draws' mean, so that the few
@@ -137,7 +154,7 @@ void training_batch(const MoeRouting& r, std::size_t ranks, std::vector<double>&
   std::vector<std::vector<double>> weights(kTrainingDraws, weight);
   std::vector<double> busiest(kTrainingDraws);
   for (std::size_t k = 0; k < kTrainingDraws; ++k) {
-    dirichlet(rng, alpha, logs[k], weights[k]);
+    training_candidate(rng, alpha, residual_scale(r), logs[k], weights[k]);
     busiest[k] = busiest_block(weights[k], ranks, static_cast<double>(r.top_k));
   }
   const double mean = std::accumulate(busiest.begin(), busiest.end(), 0.0) /
@@ -153,6 +170,19 @@ void training_batch(const MoeRouting& r, std::size_t ranks, std::vector<double>&
 }
 
 }  // namespace
+
+std::vector<double> training_draw(RoutingRng& rng, const MoeRouting& r, std::size_t ranks) {
+  const auto experts = static_cast<std::size_t>(r.experts);
+  std::vector<double> weight(experts, 1.0);
+  std::vector<double> log_raw(experts, 0.0);
+  training_candidate(rng, independent_tokens(r, ranks) / static_cast<double>(experts),
+                     residual_scale(r), log_raw, weight);
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  for (double& w : weight) {
+    w /= total;
+  }
+  return weight;
+}
 
 std::string_view distribution_name(RoutingDistribution d) {
   switch (d) {

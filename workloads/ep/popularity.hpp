@@ -32,6 +32,12 @@ struct Popularity {
 /// logs.
 Popularity weights(const MoeRouting& r, std::size_t ranks = 1);
 
+/// One of training routing's candidate popularities for an EP group of `ranks` GPUs, as shares
+/// of 1: a Dirichlet(n / E) draw (n = independent_tokens) moved toward even by the balancer's
+/// residual scale (training_routing.hpp). weights() keeps, of kTrainingDraws of them, the one
+/// that stands for the step's many.
+std::vector<double> training_draw(RoutingRng& rng, const MoeRouting& r, std::size_t ranks);
+
 /// The weight by which route_tokens draws each expert when the routing is weighted (Zipf,
 /// Dirichlet, counts, training or a bias): the popularity as a share of 1, mixed toward even by
 /// `uniform_share`, times e^bias.

@@ -18,6 +18,10 @@ inline constexpr double kTrainingRunTokens = 1800;
 /// trained router gives it (training_routing.hpp).
 enum class RoutingDistribution : std::uint8_t { Uniform, Zipf, Dirichlet, Counts, Training };
 
+/// training: the balancer whose residual a batch holds (training_routing.hpp): an auxiliary
+/// balance loss (what the run length was fitted under) or DeepSeek-V3's per-expert bias.
+enum class ResidualBalancer : std::uint8_t { AuxLoss, Bias };
+
 /// "uniform", "zipf", "dirichlet", "counts", "training".
 std::string_view distribution_name(RoutingDistribution d);
 
@@ -35,6 +39,9 @@ struct MoeRouting {
   /// training: tokens of a sequence that route alike, in a run (lambda, training_routing.hpp);
   /// the default is fitted on a published forced-balance/dropless pair.
   double run_tokens = kTrainingRunTokens;
+  /// training: the balancer that left the residual; the bias leaves kBiasResidualScale of the
+  /// aux loss's deviation from even.
+  ResidualBalancer residual_balancer = ResidualBalancer::AuxLoss;
   /// training: tokens per sequence (a transformer layer's seq_len); 0: tokens_per_gpu.
   std::int64_t sequence_tokens = 0;
   /// zipf and dirichlet: seeds the experts' popularity; one router, so the same for every EP
