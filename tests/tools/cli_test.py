@@ -1953,7 +1953,8 @@ def case_relayed_ep_libraries(ctx):
     (hybrid_ep on h100-dgx, uccl_ep on h200-hgx); across nodes each moves about half the NIC
     bytes pplx-kernels' straight pairs do, so its EP64 layer is faster; uccl_ep on an H100 is
     refused at /workload/algorithm naming its file and the GPU it has; a data file missing a
-    constant is refused naming the file and the key's JSON pointer (exit 2, one line)."""
+    constant is refused naming the file and the key's JSON pointer (exit 2, one line) when a run
+    picks its row."""
     layers = {"ep64": os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-moe-ep64.json"),
               "ep8": os.path.join(ctx.source_dir, "configs/experiments/qwen3-30b-a3b-moe-ep8.json")}
     times = {}
@@ -1971,8 +1972,9 @@ def case_relayed_ep_libraries(ctx):
     expect(rc == 2 and not out and len(err.strip().splitlines()) == 1
            and "/workload/algorithm" in err and "uccl_ep.json" in err and "H200 SXM" in err,
            f"uccl_ep on H100: exit {rc}: {err.strip()}")
-    for name, gpu, path, key in (("hybrid_ep", "H100 SXM", "internode/dispatch", "floor_us"),
-                                 ("uccl_ep", "H200 SXM", "intranode/combine", "nvlink_GBps")):
+    for name, gpu, path, key, cluster in (
+            ("hybrid_ep", "H100 SXM", "internode/dispatch", "floor_us", "h100-dgx"),
+            ("uccl_ep", "H200 SXM", "intranode/combine", "nvlink_GBps", "h200-hgx")):
         with tempfile.TemporaryDirectory() as tmp:
             os.makedirs(os.path.join(tmp, "ep_libraries"))
             with open(os.path.join(ctx.source_dir, f"configs/ep_libraries/{name}.json")) as f:
@@ -1984,7 +1986,8 @@ def case_relayed_ep_libraries(ctx):
             with open(os.path.join(tmp, "ep_libraries", f"{name}.json"), "w") as f:
                 json.dump(data, f)
             env = dict(os.environ, HOPSIM_PRESETS=tmp)
-            p = subprocess.run([ctx.hopsim, "run", layers["ep8"]], capture_output=True, text=True,
+            p = subprocess.run([ctx.hopsim, "run", layers["ep8"], "--set", f"cluster={cluster}",
+                                "--set", f"workload.algorithm={name}"], capture_output=True, text=True,
                                timeout=TIMEOUT_S, env=env, check=False)
             expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
                    and f"{name}.json" in p.stderr and f"/gpus/{gpu}/{path}" in p.stderr
