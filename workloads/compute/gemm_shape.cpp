@@ -10,7 +10,7 @@ namespace hopsim::work {
 namespace {
 
 constexpr std::int64_t kTile = 128;
-constexpr std::int64_t kH100Sms = 132;
+constexpr std::int64_t kFittedSms = 132;  // H100 SXM's SMs, where every fitted case ran
 
 // The fitted cases, one per family, all on H100 SXM (or H800, the same SMs and clocks), all in
 // configs/calibration/h100-published.json: TFLOP/s of the dense peak, at groups x m x n tiles.
@@ -52,7 +52,7 @@ GemmFamily gemm_family_of(bool fp8, bool grouped) {
 
 double gemm_saturated_efficiency(GemmFamily family) {
   const FittedCase& c = kCases[static_cast<std::size_t>(family)];
-  const double waves = gemm_tile_waves(gemm_tiles(c.groups, c.m, c.n), kH100Sms);
+  const double waves = gemm_tile_waves(gemm_tiles(c.groups, c.m, c.n), kFittedSms);
   return c.tflops / c.peak_tflops / waves;
 }
 
