@@ -29,8 +29,8 @@ struct Model {
 // 16 H800 (PP 4, DP 4, EP 4), DeepSeek's selective recomputation, its pairs simulated
 // overlapped. (A dense layer paired with a MoE layer runs its two halves one after the other
 // unfolded, where the fold hides each side's exposed exchanges under the other's compute:
-// with DeepSeek's first layer dense the unfolded DualPipe step is 0.7% slower, 3.6% with one
-// GPU's NVLinks at half rate.)
+// with DeepSeek's first layer dense the unfolded DualPipe step is slower, healthy and with one
+// GPU's NVLinks at half rate: docs/pipeline.md gives the measured figures.)
 const std::vector<Model> kModels = {
     {"dense", kExperiments + "llama3-8b-step-32gpu.json", {}},
     {"moe",

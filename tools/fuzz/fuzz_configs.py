@@ -420,6 +420,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=10)
     parser.add_argument("--crashes", default="fuzz-crashes")
+    parser.add_argument("--progress", type=int, default=0,
+                        help="print a progress line every N cases (0: only the summary)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     seeds = load_seeds(os.path.abspath(args.source_dir))
@@ -460,6 +462,9 @@ def main():
                 if rc == "skipped":
                     continue
                 cases += 1
+                if args.progress and cases % args.progress == 0:
+                    print(f"progress: {cases} cases, {outcomes}, {len(failures)} failures",
+                          flush=True)
                 outcomes["ok" if rc == 0 else "bad input" if rc == 2 else "other"] += 1
                 if problem is None:
                     continue
