@@ -75,8 +75,8 @@ TEST_CASE("a declaration's type text and default come from its validator and val
   CHECK(type(&keys::link::kLatencyUs) == "number in [0, 1e6] (microseconds)");
   CHECK(type(&keys::validation::kPublished) == "number in (0, 1e12]");
   CHECK(type(&keys::step::kSchedule) ==
-        R"("1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev", "interleaved_ep_overlap" )"
-        R"(or "auto")");
+        R"("1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev", "interleaved_ep_overlap", )"
+        R"("1f1b_ep_overlap" or "auto")");
   CHECK(type(&keys::parallel::kOrder) == R"(array of "tp", "cp", "pp" or "dp", each once)");
   CHECK(default_text(&keys::step::kSchedule) == R"("1f1b")");
   CHECK(default_text(&keys::step::kStepOverheadMs) == "14.2");

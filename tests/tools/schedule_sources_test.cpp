@@ -58,11 +58,16 @@ struct Step {
   std::string folding;
 };
 
+// `no_pipeline`: pp 1, the 4 stages' GPUs in DP (the layout 1f1b_ep_overlap runs on).
 Step step(const Model& m, const ScheduleRowName& schedule, const std::string& perturbations,
-          bool fold) {
+          bool fold, bool no_pipeline = false) {
   std::vector<std::string> sets = m.sets;
   sets.push_back("workload.schedule=\"" + schedule.name + "\"");
   sets.push_back("workload.virtual_stages=" + std::to_string(schedule.chunks));
+  if (no_pipeline) {
+    sets.push_back("parallel.pp=1");
+    sets.push_back("parallel.dp=16");
+  }
   if (!perturbations.empty()) {
     sets.push_back("perturbations=" + perturbations);
   }
@@ -83,16 +88,31 @@ TEST_CASE("every schedule and every op source: folded, partially folded and unfo
         CAPTURE(schedule.name);
         CAPTURE(m.name);
         CAPTURE(perturbations);
-        const Step folded = step(m, schedule, perturbations, true);
-        const Step unfolded = step(m, schedule, perturbations, false);
+        const bool no_pipeline = schedule.name == "1f1b_ep_overlap";
+        const Step folded = step(m, schedule, perturbations, true, no_pipeline);
+        const Step unfolded = step(m, schedule, perturbations, false, no_pipeline);
         // Partial folding runs a perturbed rank's real layers only where the ops are plain;
         // a pairing schedule's perturbed rank runs its own measurements, which see the
         // perturbed link alone, not shared with the activations crossing it: 1.4% short
         // (DualPipe, MoE, NVLinks at half rate).
         const bool apart = !row->plain_ops() && perturbations.find("nvlink") != std::string::npos;
         INFO("folded " << folded.seconds << " s, unfolded " << unfolded.seconds << " s");
-        CHECK(folded.seconds ==
-              hopsim::test::approx(unfolded.seconds).epsilon(apart ? 0.02 : 0.01));
+        // Without a pipeline plain 1F1B's fold is 2-3% short here already (16 DP ranks' gradient
+        // syncs, one measured for all): the overlap must add nothing to that, but with the
+        // halved NVLinks, where plain 1F1B runs the perturbed rank's real layers and the
+        // pairs cannot, both gaps add up: 4.3% (dense) and 2.8% (MoE) short, checked within 5%.
+        double expected = unfolded.seconds;
+        double within = apart ? 0.02 : 0.01;
+        if (no_pipeline) {
+          const ScheduleRowName plain{"1f1b", 1};
+          if (apart) {
+            within = 0.05;
+          } else {
+            expected *= step(m, plain, perturbations, true, true).seconds /
+                        step(m, plain, perturbations, false, true).seconds;
+          }
+        }
+        CHECK(folded.seconds == hopsim::test::approx(expected).epsilon(within));
         CHECK(unfolded.folding.starts_with("unfolded: all"));
         // A perturbed link's layer group runs as real traffic where the ops are plain.
         const bool expanded = folded.folding.find("real layers") != std::string::npos;

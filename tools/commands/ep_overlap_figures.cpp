@@ -2,6 +2,7 @@
 #include "tools/commands/ep_overlap_figures.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 #include "workloads/experiment/run.hpp"
@@ -11,8 +12,13 @@ namespace hopsim::tools {
 
 namespace {
 
-constexpr std::string_view kWithout = "interleaved";
-constexpr std::string_view kWith = "interleaved_ep_overlap";
+// Each schedule Megatron's EP overlap runs on, and the schedule with the overlap on.
+struct OverlapPair {
+  std::string_view without;
+  std::string_view with;
+};
+constexpr std::array<OverlapPair, 2> kPairs{
+    {{"interleaved", "interleaved_ep_overlap"}, {"1f1b", "1f1b_ep_overlap"}}};
 
 // The step of `exp` under `schedule`, simulated; null when it cannot run.
 std::optional<work::CaseResult> step_under(const work::Experiment& exp, std::string_view schedule) {
@@ -34,16 +40,25 @@ std::optional<work::CaseResult> step_under(const work::Experiment& exp, std::str
 
 std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
                                                    const work::TrainingStepJob& job) {
-  if (!job.layer.moe || job.schedule_auto ||
-      (job.schedule->name != kWithout && job.schedule->name != kWith)) {
+  const auto pair = std::ranges::find_if(kPairs, [&](const OverlapPair& p) {
+    return job.schedule->name == p.without || job.schedule->name == p.with;
+  });
+  if (!job.layer.moe || job.schedule_auto || pair == kPairs.end()) {
     return std::nullopt;
   }
-  const std::optional<work::CaseResult> without = step_under(exp, kWithout);
-  const std::optional<work::CaseResult> with = step_under(exp, kWith);
-  if (!without || !with) {
+  // The overlap first: where its schedule refuses the shape (1f1b_ep_overlap at pp > 1) that
+  // costs a check, not a simulated step.
+  const std::optional<work::CaseResult> with = step_under(exp, pair->with);
+  if (!with) {
+    return std::nullopt;
+  }
+  const std::optional<work::CaseResult> without = step_under(exp, pair->without);
+  if (!without) {
     return std::nullopt;
   }
   EpOverlapFigures f;
+  f.schedule_without = pair->without;
+  f.schedule_with = pair->with;
   f.step_without_s = without->summary.step.seconds();
   f.step_with_s = with->summary.step.seconds();
   const auto& layers = with->step()->layers;

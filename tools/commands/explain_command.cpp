@@ -373,15 +373,17 @@ Json output_layer_json(const work::Experiment& exp, const work::TrainingStepJob&
           {"bwd", pass_json(head.bwd, tally, kinds)}};
 }
 
-// Megatron's EP overlap in a MoE step under the interleaved schedule, simulated with and
-// without it (ep_overlap_figures.hpp); null for any other step.
+// Megatron's EP overlap in a MoE step under the interleaved schedule (or 1F1B at pp 1),
+// simulated with and without it (ep_overlap_figures.hpp); null for any other step.
 Json ep_overlap_json(const work::Experiment& exp, const work::TrainingStepJob& job) {
   const std::optional<EpOverlapFigures> f = ep_overlap_figures(exp, job);
   if (!f) {
     return nullptr;
   }
   const double hidden = f->step_without_s - f->step_with_s;
-  Json out = {{"step_without_overlap_s", f->step_without_s},
+  Json out = {{"schedule_without_overlap", f->schedule_without},
+              {"schedule_with_overlap", f->schedule_with},
+              {"step_without_overlap_s", f->step_without_s},
               {"step_with_overlap_s", f->step_with_s},
               {"hidden_s", hidden},
               {"hidden_percent_of_step", 100 * hidden / f->step_without_s},

@@ -19,12 +19,14 @@ extern const ScheduleRow kZbH1Schedule;
 extern const ScheduleRow kDualPipeSchedule;
 extern const ScheduleRow kDualPipeVSchedule;
 extern const ScheduleRow kInterleavedOverlapSchedule;
+extern const ScheduleRow kOneFOneBOverlapSchedule;
 
 namespace {
 
-const std::array<const ScheduleRow*, 6> kSchedules{
-    &kOneFOneBSchedule, &kInterleavedSchedule, &kZbH1Schedule,
-    &kDualPipeSchedule, &kDualPipeVSchedule,   &kInterleavedOverlapSchedule};
+const std::array<const ScheduleRow*, 7> kSchedules{
+    &kOneFOneBSchedule,  &kInterleavedSchedule,        &kZbH1Schedule,
+    &kDualPipeSchedule,  &kDualPipeVSchedule,          &kInterleavedOverlapSchedule,
+    &kOneFOneBOverlapSchedule};
 
 // Whether (stage, micro-batch) is marked in `done` (stages x m flags).
 struct Marks {
