@@ -1810,6 +1810,47 @@ def case_deepep_sms(ctx):
     print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
 
 
+def case_blackwell_presets(ctx):
+    """The Blackwell presets: the default layers run faster on b200-dgx than on h200-hgx; a
+    B200 without its own gemm_efficiency is refused, naming the key; gb200-nvl72 has no deepep
+    section, so DeepEP's two_tier is refused there, naming /deepep; with NCCL's flat exchange,
+    EP inside one 72-GPU NVLink domain sends nothing over InfiniBand (the default's EP16 and
+    DeepSeek-V3's EP64 layer), where across b200-dgx's 8-GPU nodes it does."""
+    default = os.path.join(ctx.source_dir, "configs/experiments/default.json")
+    layer = os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-moe-ep64.json")
+    step = {}
+    for cluster in ("h200-hgx", "b200-dgx"):
+        _, report = run_json(ctx, default, "--set", f"cluster={cluster}")
+        step[cluster] = report["step_time_s"]
+    expect(step["b200-dgx"] < step["h200-hgx"], f"step times: {step}")
+    b200 = os.path.join(ctx.source_dir, "configs/clusters/b200-dgx.json")
+    with open(b200, encoding="utf-8") as f:
+        cluster = json.load(f)
+    del cluster["gpu"]["gemm_efficiency"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "b200-no-gemm.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(cluster, f)
+        rc, out, err = run([ctx.hopsim, "run", default, "--set", f"cluster={path}"])
+    expect(rc == 2 and "/gpu/gemm_efficiency" in err and "148 SMs" in err and not out,
+           f"B200 without gemm_efficiency: exit {rc}: {err.strip()}")
+    expect(len(err.strip().splitlines()) == 1, f"one line: {err!r}")
+    for experiment, key in ((default, "workload.moe.algorithm"), (layer, "workload.algorithm")):
+        rc, out, err = run([ctx.hopsim, "run", experiment, "--set", "cluster=gb200-nvl72"])
+        expect(rc == 2 and "/deepep: missing" in err and "two_tier" in err and not out,
+               f"two_tier on gb200-nvl72: exit {rc}: {err.strip()}")
+        sent = {}
+        for cluster in ("gb200-nvl72", "b200-dgx"):
+            _, report = run_json(ctx, experiment, "--set", f"cluster={cluster}", "--set",
+                                 f"{key}=flat")
+            sent[cluster] = report["bytes"]
+        expect(sent["gb200-nvl72"]["ib"] == 0 and sent["gb200-nvl72"]["nvlink"] > 0,
+               f"{experiment} inside one NVL72 rack: {sent['gb200-nvl72']}")
+        expect(sent["b200-dgx"]["ib"] > 0, f"{experiment} over DGX B200 nodes: {sent['b200-dgx']}")
+        print(f"{os.path.basename(experiment)} bytes: {sent}")
+    print(f"default step: {step}")
+
+
 def case_training_routing(ctx):
     """explain prints the routing of a MoE layout: balanced (the default) and training, with the
     busiest GPU's load over the mean of EP group 0, higher under training routing; run's step
@@ -2355,6 +2396,7 @@ def main():
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
+              "blackwell-presets": case_blackwell_presets,
               "training-routing": case_training_routing,
               "training-balancer": case_training_balancer,
               "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain,

@@ -13,6 +13,7 @@
 #include "tools/config/keys/cluster_keys.hpp"
 #include "tools/config/keys/nccl_keys.hpp"
 #include "topology/spec_check.hpp"
+#include "workloads/compute/gemm_shape.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -27,8 +28,27 @@ Time microseconds(double us) {
   return Time::from_seconds(us * 1e-6);
 }
 
+// The compute model's fallback shares of peak default to values fitted on H100 SXM: a GPU with
+// other SMs (another die) must state each of them, so that no run takes Hopper's silently.
+void require_stated_efficiencies(const Node& n, std::int64_t sms) {
+  if (sms == work::kFittedSms) {
+    return;
+  }
+  for (const NumberKey* key : {&gk::kGemmEfficiency, &gk::kAttentionEfficiency,
+                               &gk::kFp8WgradRatio, &gk::kMemoryEfficiency}) {
+    if (!n.has(*key)) {
+      fail_at(*n.origin(), n.path() / std::string(key->name),
+              fmt::format("missing: required for a GPU of {} SMs, since its default ({:g}) is "
+                          "fitted on H100 SXM ({} SMs); state this GPU's and its source "
+                          "(docs/network-model.md#gpus-other-than-hopper)",
+                          sms, *key->value, work::kFittedSms));
+    }
+  }
+}
+
 topo::GpuSpec parse_gpu(const Node& n) {
   n.allow_only(gk::kSection);
+  require_stated_efficiencies(n, static_cast<std::int64_t>(n.read(gk::kSms)));
   topo::GpuSpec gpu;
   gpu.name = n.read(gk::kName);
   gpu.peak_bf16_tflops = n.read(gk::kPeakBf16Tflops);
@@ -168,6 +188,13 @@ ClusterConfig parse_cluster(const Node& root) {
   }
   if (root.has(ck::kDeepep)) {
     config.ep_libraries.deepep = parse_deepep(root.at(ck::kDeepep), spec.nvlink.bandwidth);
+  } else {
+    // No DeepEP constants: its rows refuse to run (missing_constants) rather than take
+    // DeepEpModel's defaults, through an entry "deepep" without rates among the libraries.
+    config.ep_libraries.files.files.push_back(
+        {"deepep", std::nullopt,
+         fmt::format("{}: {}/deepep: missing (DeepEP's constants on this cluster)",
+                     root.origin()->file, root.path().to_string())});
   }
   if (root.has(ck::kSources)) {
     check_sources(root);

@@ -176,6 +176,13 @@ std::int64_t default_chunk_tokens(EpAlgorithm a, std::int64_t ranks, ExchangeOp 
 
 std::string missing_constants(EpAlgorithm a, const LibraryConstants& k) {
   const EpAlgorithmRow& row = ep_algorithm_row(a);
+  // A cluster file without DeepEP's constants lists "deepep" without rates (cluster_config.cpp);
+  // constants built in code list nothing and keep DeepEpModel's defaults.
+  if (const LibraryFile* d = k.files.find("deepep");
+      d != nullptr && !d->rates && row.cluster_keys[0].starts_with("deepep.")) {
+    return fmt::format("algorithm \"{}\" ({}) reads the cluster's DeepEP constants, and {}",
+                       row.name, row.library, d->missing);
+  }
   if (row.data_file.empty()) {
     return {};
   }

@@ -10,7 +10,6 @@ namespace hopsim::work {
 namespace {
 
 constexpr std::int64_t kTile = 128;
-constexpr std::int64_t kFittedSms = 132;  // H100 SXM's SMs, where every fitted case ran
 
 // The fitted cases, one per family, all on H100 SXM (or H800, the same SMs and clocks), all in
 // configs/calibration/h100-published.json: TFLOP/s of the dense peak, at groups x m x n tiles.

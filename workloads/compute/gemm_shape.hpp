@@ -31,6 +31,11 @@ namespace hopsim::work {
 /// gpu.gemm_efficiency at which the curve gives the published H100 SXM rates unscaled.
 inline constexpr double kGemmReference = 0.7;
 
+/// The SMs of the GPU every fitted case ran on (H100 SXM, or H800: the same SMs and clocks). A
+/// cluster whose GPU has other SMs must state its gpu.*_efficiency keys (cluster_config.cpp):
+/// the defaults are this GPU's.
+inline constexpr std::int64_t kFittedSms = 132;
+
 /// The kernel families with a fitted constant each, in the order of their cases.
 enum class GemmFamily { Bf16, Fp8, Fp8Grouped };
 /// A GEMM's family: BF16 (dense or grouped), FP8 dense, FP8 grouped.

@@ -60,7 +60,9 @@ inline constexpr IntegerKey kGpusPerNode{.name = "gpus_per_node",
                                          .lo = 1,
                                          .hi = 1024,
                                          .value = 8,
-                                         .doc = "GPUs behind each node's NVSwitch, one NIC each"};
+                                         .doc = "GPUs on one NVLink switch fabric, one NIC each: "
+                                                "a server's NVSwitch (8), or a rack's NVLink "
+                                                "domain (72 on an NVL72)"};
 
 inline constexpr ValueKey kGpu{.name = "gpu",
                                .type = "object",
