@@ -577,6 +577,10 @@ TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it 
           }
           const double pairs = row.chunked ? pieces_per_pair(m, chunk) : 1;
           CHECK(flows <= row.flows(ExchangeShape{16, 8, pairs, pieces == Pieces::Streamed}));
+          CHECK(simulate(cluster, plan).stuck.empty());
+          if (row.gathers_all) {
+            continue;  // every rank's tokens to every rank (its own test case below)
+          }
           for (std::size_t g = 0; g < 16; ++g) {
             std::int64_t sends = 0;
             std::int64_t gets = 0;
@@ -591,6 +595,90 @@ TEST_CASE("every EP exchange row: within its flow bound, every GPU gets what it 
         }
       }
     }
+  }
+}
+
+namespace {
+
+// What each of `ranks` sends in `plan`'s flows.
+std::vector<std::int64_t> sent_per_gpu(const Plan& plan, std::size_t n) {
+  std::vector<std::int64_t> out(n, 0);
+  for (const PlanTask& t : plan.tasks()) {
+    if (t.kind == PlanTaskKind::Flow) {
+      out[t.src.index()] += t.bytes.n;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Megatron's allgather dispatcher: each GPU sends (n - 1)/n of the group's tokens") {
+  // 16 ranks on two nodes, 512 tokens of 7168 BF16 elements each (14,336 bytes) per rank: the
+  // tokens' gather sends (n - 1) x tokens x token bytes from every GPU, whatever the routing;
+  // with 256 experts, the routing map and probabilities (1 + 2 bytes per expert and token)
+  // first; combine's reduce-scatter the tokens' bytes again.
+  const topo::Cluster cluster = two_nodes();
+  const std::vector<topo::GpuId> ranks = hopsim::test::first_gpus(16);
+  const std::int64_t tokens = 512;
+  const std::int64_t token_bytes = 7168 * 2;
+  const TwoTierMatrix m = Collectives::without_dedup(ranks, cluster, exchange_bytes(true));
+  for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
+    for (const std::int64_t experts : {std::int64_t{0}, std::int64_t{256}}) {
+      Plan plan;
+      Collectives c(plan, cluster, kModel);
+      Exchange x{ranks, m, op};
+      x.token_bytes = token_bytes;
+      x.experts = experts;
+      x.own_bytes = tokens * token_bytes;
+      add_exchange(c, EpAlgorithm::MegatronAllGather, x);
+      const std::int64_t metadata =
+          op == ExchangeOp::Dispatch ? 15 * tokens * experts * 3 : 0;
+      for (const std::int64_t sent : sent_per_gpu(plan, 16)) {
+        CHECK(sent == 15 * tokens * token_bytes + metadata);
+      }
+      CHECK(simulate(cluster, plan).stuck.empty());
+    }
+  }
+}
+
+TEST_CASE("Megatron's alltoall dispatcher: token counts, tokens, then their probabilities") {
+  // Dispatch: the token counts' gather (8 bytes per expert from every rank), the tokens as the
+  // routing matrix says, and 2 bytes per (token, expert) copy of probabilities; combine the
+  // tokens back alone. Each GPU sends its row, 2/token_bytes of it again, and (n - 1) x
+  // experts x 8.
+  const topo::Cluster cluster = two_nodes();
+  const std::vector<topo::GpuId> ranks = hopsim::test::first_gpus(16);
+  LibraryConstants libraries;
+  LibraryRates paced;
+  paced.intranode = {PathCost{Time::ns(3'000), Bandwidth::gigabytes_per_s(150), {}, {}},
+                     PathCost{Time::ns(3'000), Bandwidth::gigabytes_per_s(150), {}, {}}};
+  paced.internode = {PathCost{Time::ns(9'000), Bandwidth::gigabytes_per_s(150),
+                              Bandwidth::gigabytes_per_s(30), {}},
+                     PathCost{Time::ns(9'000), Bandwidth::gigabytes_per_s(150),
+                              Bandwidth::gigabytes_per_s(30), {}}};
+  give_files(libraries, paced);
+  const std::int64_t token_bytes = 4096;  // exchange_bytes' pairs are whole tokens of it
+  const TwoTierMatrix m = Collectives::without_dedup(ranks, cluster, exchange_bytes(false));
+  for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
+    Plan plan;
+    Collectives c(plan, cluster, kModel);
+    Exchange x{ranks, m, op};
+    x.constants = libraries;
+    x.token_bytes = token_bytes;
+    x.experts = 128;
+    add_exchange(c, EpAlgorithm::MegatronAllToAll, x);
+    const std::vector<std::int64_t> sent = sent_per_gpu(plan, 16);
+    for (std::size_t g = 0; g < 16; ++g) {
+      std::int64_t row = 0;
+      for (std::size_t k = 0; k < 16; ++k) {
+        row += m.gpu.at(g, k);
+      }
+      const std::int64_t extra =
+          op == ExchangeOp::Dispatch ? row / token_bytes * 2 + 15 * 128 * 8 : 0;
+      CHECK(sent[g] == row + extra);
+    }
+    CHECK(simulate(cluster, plan).stuck.empty());
   }
 }
 

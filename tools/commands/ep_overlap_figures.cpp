@@ -67,10 +67,13 @@ std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
     f.moe_pair_s = moe->pair.seconds();
     f.moe_forward_backward_s = (moe->forward + moe->backward).seconds();
     f.pair_simulated = moe->pair < moe->forward + moe->backward;
+    f.ep_exposed_forward_s = moe->ep_exposed_forward.seconds();
+    f.ep_exposed_backward_s = moe->ep_exposed_backward.seconds();
+    f.moe_pair_hidden_s = f.moe_forward_backward_s - f.moe_pair_s;
   }
   if (!f.pair_simulated) {
-    f.note = exp.parallel.tp > 1 || exp.parallel.cp > 1
-                 ? "the MoE pair is simulated with tp 1 and cp 1 only: here it costs forward + "
+    f.note = exp.parallel.cp > 1
+                 ? "the MoE pair is simulated with cp 1 only: here it costs forward + "
                    "backward, and the overlap hides nothing"
                  : "the MoE pair is no faster than its forward + backward: nothing to hide";
   }

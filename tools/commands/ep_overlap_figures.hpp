@@ -22,6 +22,12 @@ struct EpOverlapFigures {
   double moe_pair_s = 0;
   double moe_forward_backward_s = 0;
   bool pair_simulated = false;
+  /// The EP exchanges the MoE layer's forward and backward leave exposed alone (what the pair
+  /// can hide under the other micro-batch's compute), and what the pair hid of the layer's
+  /// forward + backward.
+  double ep_exposed_forward_s = 0;
+  double ep_exposed_backward_s = 0;
+  double moe_pair_hidden_s = 0;
   std::string note;  ///< what the overlap cannot hide here, or empty
 };
 

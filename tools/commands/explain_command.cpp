@@ -9,6 +9,7 @@
 
 #include "tools/commands/command.hpp"
 #include "tools/commands/cp_crossover.hpp"
+#include "tools/commands/dispatcher_parts.hpp"
 #include "tools/commands/ep_overlap_figures.hpp"
 #include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/routing_section.hpp"
@@ -137,8 +138,13 @@ Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
 
 // The layer's EP library's fixed costs before each forward dispatch, per rank (their own tasks,
 // deepep_layout and deepep_notify, in `hopsim run`); the notify only where EP crosses nodes.
-Json per_call(const work::Experiment& exp, const work::MoeLayerJob& job) {
+// Megatron's dispatchers: the parts of each call, as `hopsim run` builds them.
+Json per_call(const work::Experiment& exp, const work::MoeLayerJob& job,
+              const work::ComputeModel& compute) {
   const work::EpAlgorithmRow& row = work::ep_algorithm_row(job.algorithm);
+  if (row.permutes_locally || row.gathers_all) {
+    return megatron_parts(exp, job, compute);
+  }
   const work::KernelReach k = row.reach(exp.ep_libraries, work::ExchangeOp::Dispatch, job.comm_sms);
   const bool across = exp.parallel.ep > exp.cluster.gpus_per_node;
   return {{"layout_s", k.layout.seconds()},
@@ -146,7 +152,8 @@ Json per_call(const work::Experiment& exp, const work::MoeLayerJob& job) {
           {"note", "before each forward dispatch; backward reuses its layout and pays neither"}};
 }
 
-void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json& r) {
+void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job,
+                const work::ComputeModel& compute, Json& r) {
   const work::EpNumbers ep = work::ep_numbers(*exp.model, job, exp.cluster);
   r["per_layer_flops_per_gpu"] = flops_json(work::moe_layer_flops(*exp.model, exp.parallel, job));
   r["ep"] = {{"degree", exp.parallel.ep},
@@ -160,7 +167,7 @@ void ep_section(const work::Experiment& exp, const work::MoeLayerJob& job, Json&
              {"compute_comm_ratio_at_peak",
               ep.comm_s_at_nic > 0 ? Json(ep.compute_s_at_peak / ep.comm_s_at_nic) : Json()},
              {"sm_curve", sm_curve(exp, job)},
-             {"per_call", per_call(exp, job)},
+             {"per_call", per_call(exp, job, compute)},
              {"ratio_note",
               "compute at peak FLOPs over the InfiniBand bytes at the NIC's line rate; `hopsim "
               "run`'s compute_comm_ratio is the busiest GPU's kernel time (calibrated, or the "
@@ -389,6 +396,9 @@ Json ep_overlap_json(const work::Experiment& exp, const work::TrainingStepJob& j
               {"hidden_percent_of_step", 100 * hidden / f->step_without_s},
               {"moe_pair_s", f->moe_pair_s},
               {"moe_forward_plus_backward_s", f->moe_forward_backward_s},
+              {"moe_pair_hidden_s", f->moe_pair_hidden_s},
+              {"moe_ep_exposed_forward_s", f->ep_exposed_forward_s},
+              {"moe_ep_exposed_backward_s", f->ep_exposed_backward_s},
               {"pair_simulated", f->pair_simulated}};
   if (!f->note.empty()) {
     out["note"] = f->note;
@@ -436,7 +446,7 @@ Json explain(const config::ExperimentFile& file) {
           },
           [&](const work::MoeLayerJob& job) {
             model_section(exp, job.routing.tokens_per_gpu, 1, r);
-            ep_section(exp, job, r);
+            ep_section(exp, job, compute, r);
             time_section(file, work::moe_layer_costs(*exp.model, exp.parallel, job, compute), r);
           },
           [&](const work::TransformerLayerJob& job) {
@@ -448,7 +458,7 @@ Json explain(const config::ExperimentFile& file) {
             if (job.moe) {
               const work::MoeLayerJob moe = job.moe_part(exp.parallel);
               const Json attention_flops = r["per_layer_flops_per_gpu"];
-              ep_section(exp, moe, r);
+              ep_section(exp, moe, compute, r);
               r["per_layer_flops_per_gpu"] =
                   merged_flops(attention_flops, r["per_layer_flops_per_gpu"]);
               const work::LayerCosts ffn =

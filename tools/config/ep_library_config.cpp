@@ -85,8 +85,8 @@ work::LibraryFile parse_ep_library(const Node& root, const std::string& name,
 work::LibraryFiles read_ep_libraries(const std::string& gpu) {
   work::LibraryFiles out;
   for (const work::EpAlgorithmRow& row : work::kEpAlgorithms) {
-    if (row.data_file.empty()) {
-      continue;
+    if (row.data_file.empty() || out.find(row.data_file) != nullptr) {
+      continue;  // none, or a file another row shares (megatron_alltoall: NCCL's all-to-all)
     }
     const std::string name(row.data_file);
     const std::string relative = fmt::format("ep_libraries/{}.json", name);

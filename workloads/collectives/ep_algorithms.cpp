@@ -3,6 +3,7 @@
 #include "workloads/collectives/ep_algorithms.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include <fmt/format.h>
@@ -89,6 +90,93 @@ Handle relayed_exchange(Collectives& c, const Exchange& x, const KernelReach& re
       x.after);
 }
 
+namespace {
+
+// Each rank's bytes of its own tokens: as the exchange gives them, else its routing matrix's
+// mean row (a benchmark's size per rank).
+std::int64_t own_bytes(const Exchange& x) {
+  if (x.own_bytes > 0) {
+    return x.own_bytes;
+  }
+  const auto n = static_cast<std::int64_t>(x.bytes.gpu.n);
+  const std::int64_t all =
+      std::accumulate(x.bytes.gpu.bytes.begin(), x.bytes.gpu.bytes.end(), std::int64_t{0});
+  return n > 0 ? all / n : 0;
+}
+
+// NCCL's rings over the group, one per GPU of a node when the group crosses nodes (each
+// channel on its own NIC), streamed: `steps` steps of `size` bytes in all.
+Handle megatron_ring(Collectives& c, const Exchange& x, Protocol protocol, std::int64_t size,
+                     std::span<const PlanTaskId> after) {
+  const std::size_t nodes = std::max<std::size_t>(x.bytes.nodes, 1);
+  RingOptions options;
+  options.protocol = protocol;
+  options.channels = nodes > 1 ? static_cast<int>(std::max<std::size_t>(x.ranks.size() / nodes, 1))
+                               : 1;
+  options.streamed = true;
+  return c.ring(x.ranks, static_cast<int>(x.ranks.size()) - 1, Bytes{size}, options, after);
+}
+
+// The routing matrix `m` (bytes of `token_bytes` per token) as `per_token` bytes per token.
+TwoTierMatrix per_token(const TwoTierMatrix& m, std::int64_t token_bytes, std::int64_t per_token) {
+  TwoTierMatrix out = m;
+  for (auto* v : {&out.gpu.bytes, &out.selections.bytes, &out.to_node}) {
+    for (std::int64_t& b : *v) {
+      b = b / token_bytes * per_token;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// Megatron's alltoall dispatcher (token_dispatcher.py, MoEAlltoAllTokenDispatcher): dispatch
+// all-gathers every rank's token count per expert over the group (preprocess's
+// gather_from_sequence_parallel_region, LL: a few hundred bytes), the host waits for it (the
+// splits' D2H copy before the all-to-all), then NCCL's all-to-all-v of the permuted tokens and
+// one of their probabilities; combine is the tokens' all-to-all-v back. The permute kernels
+// around it are the layer's (EpAlgorithmRow::permutes_locally).
+Handle megatron_alltoall_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
+  std::vector<PlanTaskId> after(x.after.begin(), x.after.end());
+  const bool metadata = !is_combine(x) && x.token_bytes > 0 && x.ranks.size() > 1;
+  if (metadata && x.experts > 0) {
+    const auto n = static_cast<std::int64_t>(x.ranks.size());
+    after = megatron_ring(c, x, Protocol::Ll, n * x.experts * kMegatronCountBytes, after).done;
+  }
+  Exchange tokens = x;
+  tokens.after = after;
+  const Handle moved = paced_exchange(c, tokens, reach);
+  if (!metadata) {
+    return moved;
+  }
+  const TwoTierMatrix probs = per_token(x.bytes, x.token_bytes, kMegatronProbBytes);
+  Exchange weights{x.ranks, probs, x.op};
+  weights.constants = x.constants;
+  weights.after = moved.done;
+  return paced_exchange(c, weights, reach);
+}
+
+// Megatron's allgather dispatcher (MoEAllGatherTokenDispatcher): dispatch all-gathers every
+// rank's routing map and probabilities (one byte and two per expert and token), then its
+// tokens, over the group; combine reduce-scatters the experts' outputs back, the same bytes
+// as the tokens' gather. Each GPU sends (n - 1)/n of the n ranks' tokens.
+Handle megatron_allgather_exchange(Collectives& c, const Exchange& x,
+                                   const KernelReach& /*reach*/) {
+  const auto n = static_cast<std::int64_t>(x.ranks.size());
+  const std::int64_t own = own_bytes(x);
+  std::vector<PlanTaskId> after(x.after.begin(), x.after.end());
+  if (n < 2) {
+    return Handle{after};  // one rank: nothing to gather
+  }
+  if (!is_combine(x) && x.token_bytes > 0 && x.experts > 0) {
+    const std::int64_t tokens = own / x.token_bytes;
+    after = megatron_ring(c, x, Protocol::Simple,
+                          n * tokens * x.experts * (kMegatronMapBytes + kMegatronProbBytes), after)
+                .done;
+  }
+  return megatron_ring(c, x, Protocol::Simple, n * own, after);
+}
+
 double pair_flows(const ExchangeShape& s) {
   return s.ranks * (s.ranks - 1);
 }
@@ -98,6 +186,16 @@ double pair_flows(const ExchangeShape& s) {
 double two_tier_flows(const ExchangeShape& s) {
   const double pieces = s.streamed ? std::min(s.pieces, 2.0) : s.pieces;
   return s.ranks * s.ranks / std::min(s.ranks, s.gpus_per_node) * pieces * (s.gpus_per_node + 1);
+}
+
+// Alltoall: the tokens' and probabilities' all-to-alls, and the counts' rings (a channel per
+// GPU of a node). Allgather: two gathers' rings.
+double megatron_alltoall_flows(const ExchangeShape& s) {
+  return 2 * pair_flows(s) + s.ranks * s.gpus_per_node;
+}
+
+double megatron_allgather_flows(const ExchangeShape& s) {
+  return 2 * s.ranks * s.gpus_per_node;
 }
 
 KernelReach links_only(const LibraryConstants& /*k*/, ExchangeOp /*op*/,

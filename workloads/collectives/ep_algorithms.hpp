@@ -29,7 +29,9 @@ enum class EpAlgorithm : std::uint8_t {
   PplxKernels,
   NcclAllToAll,
   HybridEp,
-  UcclEp
+  UcclEp,
+  MegatronAllToAll,
+  MegatronAllGather
 };
 
 /// One EP exchange algorithm. `library` names whose kernels it models (the reference's note;
@@ -57,7 +59,21 @@ struct EpAlgorithmRow {
   /// The data file that prices it (configs/ep_libraries/<data_file>.json, its floor and rates
   /// per GPU model); empty: its constants are the cluster's.
   std::string_view data_file = {};
+  /// Megatron's alltoall dispatcher: each GPU permutes its (token, expert) copies into
+  /// destination order before dispatch and unpermutes (weighted by the router's probabilities)
+  /// after combine, memory-bound kernels the MoE layer prices with its compute model.
+  bool permutes_locally = false;
+  /// Megatron's allgather dispatcher: every rank's tokens go to every rank of the group
+  /// (all-gather; combine a reduce-scatter), whatever the routing matrix says.
+  bool gathers_all = false;
 };
+
+/// What Megatron's dispatchers move beside the tokens, in bytes (token_dispatcher.py): the
+/// router's probabilities at its default moe_router_dtype (none: the activations' BF16), 2 per
+/// (token, expert); its token counts per expert as int64, 8; its routing map as bool, 1.
+inline constexpr std::int64_t kMegatronProbBytes = 2;
+inline constexpr std::int64_t kMegatronCountBytes = 8;
+inline constexpr std::int64_t kMegatronMapBytes = 1;
 
 // The rows' columns (ep_algorithms.cpp): builders, flow bounds, what the kernels reach.
 Handle flat_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
@@ -65,8 +81,12 @@ Handle two_tier_exchange(Collectives& c, const Exchange& x, const KernelReach& r
 Handle low_latency_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 Handle relayed_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle megatron_alltoall_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
+Handle megatron_allgather_exchange(Collectives& c, const Exchange& x, const KernelReach& reach);
 double pair_flows(const ExchangeShape& s);
 double two_tier_flows(const ExchangeShape& s);
+double megatron_alltoall_flows(const ExchangeShape& s);
+double megatron_allgather_flows(const ExchangeShape& s);
 KernelReach links_only(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach deepep_normal(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 KernelReach deepep_low_latency(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
@@ -76,7 +96,7 @@ KernelReach hybrid_ep_rates(const LibraryConstants& k, ExchangeOp op, std::int64
 KernelReach uccl_ep_rates(const LibraryConstants& k, ExchangeOp op, std::int64_t comm_sms);
 std::int64_t deepep_normal_chunk_tokens(std::int64_t ranks, ExchangeOp op);
 
-inline constexpr std::array<EpAlgorithmRow, 7> kEpAlgorithms{{
+inline constexpr std::array<EpAlgorithmRow, 9> kEpAlgorithms{{
     {EpAlgorithm::Flat,
      "flat",
      kBothOps,
@@ -170,6 +190,39 @@ inline constexpr std::array<EpAlgorithmRow, 7> kEpAlgorithms{{
      {},
      false,
      "uccl_ep"},
+    {EpAlgorithm::MegatronAllToAll,
+     "megatron_alltoall",
+     kBothOps,
+     false,
+     "Megatron-Core alltoall dispatcher",
+     "Megatron-Core's MoEAlltoAllTokenDispatcher (permute per (token, expert) copy, the "
+     "token counts all-gathered, NCCL's all-to-all-v of the tokens and of their "
+     "probabilities at nccl_all_to_all's floor and rates; combine the reverse, then unpermute)",
+     megatron_alltoall_exchange,
+     megatron_alltoall_flows,
+     nccl_all_to_all_rates,
+     nullptr,
+     {"nccl.ring.ll"},
+     false,
+     "nccl_all_to_all",
+     true},
+    {EpAlgorithm::MegatronAllGather,
+     "megatron_allgather",
+     kBothOps,
+     false,
+     "Megatron-Core allgather dispatcher",
+     "Megatron-Core's MoEAllGatherTokenDispatcher (every rank's tokens, routing map and "
+     "probabilities all-gathered over the group by NCCL's rings, the local experts' rows "
+     "picked out; combine a reduce-scatter)",
+     megatron_allgather_exchange,
+     megatron_allgather_flows,
+     links_only,
+     nullptr,
+     {"nccl.ring.simple"},
+     false,
+     {},
+     false,
+     true},
 }};
 
 constexpr const EpAlgorithmRow& ep_algorithm_row(EpAlgorithm a) {

@@ -60,6 +60,14 @@ struct Exchange {
   /// costs per call (KernelReach::layout, notify); false: a backward exchange reusing its
   /// handle, or a benchmark's exchange (DeepEP's tests time the transfer kernels alone).
   bool new_layout = false;
+  /// Bytes per token in this exchange (hidden x bytes per element), and the routed experts:
+  /// what Megatron's dispatchers move beside the tokens (token counts, probabilities, the
+  /// routing map) is sized from them; 0: unknown, none moved (a benchmark's exchange).
+  std::int64_t token_bytes = 0;
+  std::int64_t experts = 0;
+  /// Each rank's own tokens' bytes before routing, what an all-gather dispatcher gathers;
+  /// 0: the routing matrix's mean row (a benchmark's size per rank).
+  std::int64_t own_bytes = 0;
 };
 
 /// What a flow bound reads: the ranks of one exchange, GPUs per node, and for chunked rows the

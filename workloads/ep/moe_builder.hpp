@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -12,6 +13,16 @@
 #include "workloads/ep/moe_layer_job.hpp"
 
 namespace hopsim::work {
+
+/// What a transformer layer's pair runs around the MoE part's (MoeBuilder::pair): one
+/// micro-batch's attention forward before its router, the other's attention backward after
+/// its router's backward; each takes per GPU what it starts after and returns what follows
+/// it. Their TP collectives stay in their own micro-batch's chain (the compute stream's side
+/// of the pair), not on the EP exchanges' stream.
+struct PairAttention {
+  std::function<std::vector<TaskList>(const std::vector<TaskList>&)> forward;
+  std::function<std::vector<TaskList>(const std::vector<TaskList>&)> backward;
+};
 
 /// MoE layers under EP: router (and attention when the job has it), dispatch, experts, combine.
 class MoeBuilder {
@@ -25,6 +36,8 @@ class MoeBuilder {
   void forward();
   void backward();
   void pair();
+  /// The pair with a transformer layer's attention parts (the job has attention false).
+  void pair(const PairAttention& attention);
   /// Every micro-batch waits for all of them (between the forward and backward passes).
   void join();
   /// Per GPU: what micro-batch `mb`'s next layer starts after.

@@ -93,6 +93,15 @@ LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
   return out;
 }
 
+LayerCosts dispatcher_permute_costs(const ModelSpec& m, std::int64_t tokens, std::int64_t top_k,
+                                    const ComputeModel& model) {
+  LayerCosts out;
+  const MemoryBytes bytes = permute_bytes(tokens * top_k, m.hidden, false);
+  add_memory("dispatcher_permute", KernelClass::Permute, bytes, model, out);
+  add_memory("dispatcher_unpermute", KernelClass::Permute, bytes, model, out);
+  return out;
+}
+
 LayerCosts moe_shared_costs(const ModelSpec& m, std::int64_t tokens, const ComputeModel& model,
                             Dtype shared) {
   LayerCosts out;
@@ -113,9 +122,12 @@ LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeL
   LayerCosts out = moe_attention_costs(m, p, tokens, 0, job.attention, model, job.dtypes.router);
   // Balanced routing: the GPU's experts receive tokens x top_k rows in all.
   const std::int64_t local = m.moe.routed_experts / p.ep;
+  const LayerCosts permute = ep_algorithm_row(job.algorithm).permutes_locally
+                                ? dispatcher_permute_costs(m, tokens, job.routing.top_k, model)
+                                : LayerCosts{};
   for (const LayerCosts& part : {moe_expert_costs(m, p, tokens * job.routing.top_k / local, model,
                                                   local, job.dtypes.experts),
-                                 moe_shared_costs(m, tokens, model, job.dtypes.shared)}) {
+                                 moe_shared_costs(m, tokens, model, job.dtypes.shared), permute}) {
     out.fwd.insert(out.fwd.end(), part.fwd.begin(), part.fwd.end());
     out.bwd.insert(out.bwd.end(), part.bwd.begin(), part.bwd.end());
   }

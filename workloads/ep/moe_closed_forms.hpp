@@ -26,6 +26,13 @@ LayerCosts moe_layer_costs(const ModelSpec& m, const ParallelSpec& p, const MoeL
 LayerCosts moe_attention_costs(const ModelSpec& m, const ParallelSpec& p, std::int64_t tokens,
                                std::int64_t keys_before, bool attention, const ComputeModel& model,
                                Dtype router = Dtype::Bf16);
+/// Megatron's alltoall dispatcher's own kernels on each GPU (ep_algorithms.hpp's
+/// permutes_locally): `dispatcher_permute` of its tokens x top_k (token, expert) copies into
+/// destination order before dispatch, `dispatcher_unpermute` (each copy weighted by its
+/// probability and summed per token) after combine; BF16 rows of the hidden size, 4 r h bytes
+/// each way (permute_bytes), forward and backward (where the two swap roles).
+LayerCosts dispatcher_permute_costs(const ModelSpec& m, std::int64_t tokens, std::int64_t top_k,
+                                    const ComputeModel& model);
 LayerCosts moe_expert_costs(const ModelSpec& m, const ParallelSpec& p,
                             std::int64_t tokens_per_expert, const ComputeModel& model,
                             std::int64_t local_experts = 0, Dtype experts = Dtype::Fp8);

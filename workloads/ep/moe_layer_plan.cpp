@@ -188,12 +188,16 @@ class MoeBuilder::Impl {
   // dispatch backward, 0's combine; compute stream: 0's attention, 1's experts backward, 0's
   // experts, 1's attention backward. So each exchange runs under the other micro-batch's
   // compute.
-  void pair() {
+  // `attention` (a transformer layer's pair): micro-batch 0's attention forward runs before
+  // its router, 1's attention backward after its router's backward.
+  void pair(const PairAttention* attention = nullptr) {
     const std::vector<TaskList> b_out =
         exchange(1, ExchangeOp::Dispatch, job_.dispatch_bytes_per_element,
                  phase(PhaseKind::Combine, PhasePass::Bwd), ready(1));
+    const std::vector<TaskList> f_start =
+        attention != nullptr ? attention->forward(ready(0)) : ready(0);
     const std::vector<TaskList> f_pre =
-        compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), ready(0));
+        compute_all(pre_costs(0).fwd, phase(pre_phase(), PhasePass::Fwd), f_start);
     compute_all(shared_backward(), phase(PhaseKind::SharedExperts, PhasePass::Bwd), {});
     const std::vector<TaskList> b_experts = experts(1, Pass::Bwd, b_out);
     const std::vector<TaskList> f_in =
@@ -205,6 +209,9 @@ class MoeBuilder::Impl {
         exchange(1, ExchangeOp::Combine, job_.combine_bytes_per_element,
                  phase(PhaseKind::Dispatch, PhasePass::Bwd), b_experts);
     ready(1) = compute_all(pre_backward(1), phase(pre_phase(), PhasePass::Bwd), b_back);
+    if (attention != nullptr) {
+      ready(1) = attention->backward(ready(1));
+    }
     ready(0) = exchange(0, ExchangeOp::Combine, job_.combine_bytes_per_element,
                         phase(PhaseKind::Combine, PhasePass::Fwd), f_experts);
   }
@@ -353,9 +360,37 @@ class MoeBuilder::Impl {
   // One exchange of micro-batch `mb` in every EP group, `per_element` bytes per hidden element,
   // after each GPU's `after`; returns per GPU the tasks after which its data has arrived.
   // `new_layout`: a forward dispatch, which pays its library's fixed costs per call first.
+  // A row that permutes locally (Megatron's alltoall dispatcher) runs its permute before an
+  // exchange toward the experts and its unpermute after one back, on the compute stream.
   std::vector<TaskList> exchange(std::int64_t mb, ExchangeOp op, double per_element,
                                  std::uint32_t ph, const std::vector<TaskList>& after,
                                  bool new_layout = false) {
+    if (!ep_algorithm_row(job_.algorithm).permutes_locally) {
+      return exchange_only(mb, op, per_element, ph, after, new_layout);
+    }
+    const PhasePass when = plan_.phases()[ph].when;
+    const Pass pass = when == PhasePass::Fwd ? Pass::Fwd : Pass::Bwd;
+    const KernelCosts kernels = local_permute(pass);
+    const std::uint32_t router = phase(PhaseKind::Router, when);
+    if (op == ExchangeOp::Dispatch) {
+      const std::vector<TaskList> permuted = compute_all({kernels[0]}, router, after);
+      return exchange_only(mb, op, per_element, ph, permuted, new_layout);
+    }
+    return compute_all({kernels[1]}, router,
+                       exchange_only(mb, op, per_element, ph, after, new_layout));
+  }
+
+  // Megatron's permute and unpermute of each GPU's (token, expert) copies in `pass`
+  // (dispatcher_permute_costs): dropless, every GPU has tokens x top_k of them.
+  KernelCosts local_permute(Pass pass) const {
+    const LayerCosts c =
+        dispatcher_permute_costs(model_, tokens_mb_, job_.routing.top_k, *b_.compute);
+    return pass == Pass::Fwd ? c.fwd : c.bwd;
+  }
+
+  std::vector<TaskList> exchange_only(std::int64_t mb, ExchangeOp op, double per_element,
+                                      std::uint32_t ph, const std::vector<TaskList>& after,
+                                      bool new_layout) {
     std::vector<TaskList> arrived(static_cast<std::size_t>(mesh_.size()));
     const std::int64_t token_bytes = std::llround(static_cast<double>(hidden_) * per_element);
     const std::vector<GroupRouting>& groups = routing(mb);
@@ -373,15 +408,18 @@ class MoeBuilder::Impl {
               ? job_.chunk_tokens
               : default_chunk_tokens(job_.algorithm, static_cast<std::int64_t>(gr.ranks.size()),
                                      op);
-      const Exchange x{gr.ranks,
-                       m,
-                       op,
-                       chunk * token_bytes,
-                       job_.pieces_used(),
-                       job_.comm_sms,
-                       b_.env.ep_libraries(),
-                       start,
-                       new_layout};
+      Exchange x{gr.ranks,
+                 m,
+                 op,
+                 chunk * token_bytes,
+                 job_.pieces_used(),
+                 job_.comm_sms,
+                 b_.env.ep_libraries(),
+                 start,
+                 new_layout};
+      x.token_bytes = token_bytes;
+      x.experts = model_.moe.routed_experts;
+      x.own_bytes = tokens_mb_ * token_bytes;
       const Handle h = add_exchange(c, job_.algorithm, x);
       comm_free_[gi] = h.done;
       // Each GPU waits for what lands on it; one that receives nothing, for the exchange.
@@ -413,6 +451,10 @@ void MoeBuilder::backward() {
 
 void MoeBuilder::pair() {
   impl_->pair();
+}
+
+void MoeBuilder::pair(const PairAttention& attention) {
+  impl_->pair(&attention);
 }
 
 void MoeBuilder::join() {

@@ -129,4 +129,29 @@ std::vector<Case> TransformerLayerJob::cases(const BuildEnv& b) const {
   return out;
 }
 
+Plan TransformerLayerJob::overlapped_pair(const BuildEnv& b, std::uint8_t recompute_modules) const {
+  HOPSIM_ASSERT(moe.has_value(), "a dense transformer layer has no overlapped pair");
+  Plan plan;
+  AttentionLayerJob one = attention;
+  one.layers = 1;
+  one.passes = Passes::Both;
+  AttentionBuilder forward(one, b, plan);   // micro-batch 0's
+  AttentionBuilder backward(one, b, plan);  // micro-batch 1's
+  MoeLayerJob part = moe_part(b.env.mesh.spec());
+  part.overlap = EpOverlap::DualPipePair;
+  part.passes = Passes::Both;
+  part.layers = 1;
+  part.recompute_modules = recompute_modules;
+  MoeBuilder experts(part, b, plan);
+  const auto pass = [](AttentionBuilder& a, Pass p, const std::vector<TaskList>& after) {
+    a.frontier() = after;
+    a.layer(p, nullptr);
+    return a.frontier();
+  };
+  experts.pair(PairAttention{
+      [&](const std::vector<TaskList>& after) { return pass(forward, Pass::Fwd, after); },
+      [&](const std::vector<TaskList>& after) { return pass(backward, Pass::Bwd, after); }});
+  return plan;
+}
+
 }  // namespace hopsim::work

@@ -77,7 +77,8 @@ const ScheduleRow kInterleavedOverlapSchedule{
     .note =
         "interleaved with Megatron's EP overlap (--overlap-moe-expert-parallel-comm "
         "--delay-wgrad-compute): each steady-state backward and the next forward run as one "
-        "overlapped pair (the MoE layer's simulated pair with tp 1 and cp 1, else forward + "
+        "overlapped pair (the MoE layer's simulated pair with cp 1, with tp > 1 its attention's TP "
+        "collectives in each micro-batch's own chain; else forward + "
         "backward), one more micro-batch in flight; not tried by auto",
     .stages = [](const PipeShape& s) { return kInterleavedSchedule.stages(s); },
     .rank_stages = [](const PipeShape& s, int r) { return kInterleavedSchedule.rank_stages(s, r); },

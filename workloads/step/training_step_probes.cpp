@@ -223,7 +223,10 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   if (moe && measures_pair(job, p)) {
     // The simulated pair runs selective recomputation inside its backward half, as DualPipe
     // does; full recomputation runs the forward again before it, not overlapped.
-    const Time again = pair_recompute_modules(job, model) != 0 ? Time{} : t.recomputed;
+    // With tp > 1 the pair's attention is the attention builder's, which runs nothing again:
+    // the recomputation runs before the pair, not overlapped.
+    const Time again =
+        p.tp == 1 && pair_recompute_modules(job, model) != 0 ? Time{} : t.recomputed;
     t.pair = std::min(t.pair, layer_time(m, std::string(kPairProbe) + suffix, draws) + again);
   }
   for (auto& [kind, time] : exposed) {
@@ -290,6 +293,31 @@ std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b) {
   return out;
 }
 
+namespace {
+
+// The overlapped pair probe of a MoE layer, on the layer group.
+Plan pair_plan(const TrainingStepJob& job, const LayerGroup& group) {
+  const ModelSpec& model = *group.build.env.model;
+  const ParallelSpec& p = group.mesh.spec();
+  if (p.tp > 1) {
+    // The transformer layer's pair: attention with its TP collectives around the MoE pair,
+    // each micro-batch's in its own chain (its recomputation runs before the pair).
+    return one_layer(job.layer, true, Passes::Both).overlapped_pair(group.build, 0);
+  }
+  // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
+  // experts, combine) of one micro-batch against its backward of another, each exchange
+  // under the other's compute.
+  MoeLayerJob pair = job.layer.moe_part(p);
+  pair.attention = true;
+  pair.overlap = EpOverlap::DualPipePair;
+  pair.passes = Passes::Both;
+  pair.layers = 1;
+  pair.recompute_modules = pair_recompute_modules(job, model);
+  return std::move(pair.cases(group.build, Measured{}).front().plan);
+}
+
+}  // namespace
+
 std::string layer_probe_name(bool moe, Passes passes) {
   return fmt::format("{} layer {}", moe ? "moe" : "dense",
                      passes == Passes::Forward ? "fwd" : "bwd");
@@ -300,7 +328,7 @@ std::string dp_probe_name(const DpKey& key) {
 }
 
 bool measures_pair(const TrainingStepJob& job, const ParallelSpec& p) {
-  return job.schedule->pairs && p.cp == 1 && p.tp == 1;
+  return job.schedule->pairs && p.cp == 1;
 }
 
 namespace {
@@ -540,17 +568,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
-    // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
-    // experts, combine) of one micro-batch against its backward of another, each exchange
-    // under the other's compute.
-    MoeLayerJob pair = layer.moe_part(group.mesh.spec());
-    pair.attention = true;
-    pair.overlap = EpOverlap::DualPipePair;
-    pair.passes = Passes::Both;
-    pair.layers = 1;
-    pair.recompute_modules = step_parts::pair_recompute_modules(*this, model);
-    out.push_back({std::string(step_parts::kPairProbe),
-                   std::move(pair.cases(group.build, Measured{}).front().plan)});
+    out.push_back({std::string(step_parts::kPairProbe), step_parts::pair_plan(*this, group)});
   }
   // The layer probes, built on the layer group's ranks, run where stage 0's first group runs
   // (its CP or EP ranks may sit on other nodes under the mesh's order); partial folding's
