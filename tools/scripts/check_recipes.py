@@ -171,7 +171,8 @@ def self_test(root):
         "workloads/compute/gpu_names.cpp": 'const char* kName = "H100 SXM";\n',
         "tools/config/ep_names.cpp": ('std::array k{"flat", "two_tier", "low_latency", '
                                       '"pplx_kernels", "nccl_all_to_all", "hybrid_ep", '
-                                      '"uccl_ep"};\n'),
+                                      '"uccl_ep", "megatron_alltoall", '
+                                      '"megatron_allgather"};\n'),
         "workloads/cp/attention_switch.cpp":
             "CpAlgorithm::Ring CpAlgorithm::RingPassQ CpAlgorithm::AllGather "
             "CpAlgorithm::Ulysses\n",
@@ -180,7 +181,7 @@ def self_test(root):
         "workloads/step/stray_rows.cpp": "const ScheduleRow kStraySchedule{};\n",
         "tools/commands/schedule_list.cpp":
             'const char* k[] = {"1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev", '
-            '"interleaved_ep_overlap"};\n',
+            '"interleaved_ep_overlap", "1f1b_ep_overlap"};\n',
         "workloads/step/stray_speed.cpp":
             "double slow(const topo::Perturbation& p) { return 0.9 * p.compute_speed; }\n",
     }
