@@ -627,7 +627,7 @@ TEST_CASE("Megatron's allgather dispatcher: each GPU sends (n - 1)/n of the grou
     for (const std::int64_t experts : {std::int64_t{0}, std::int64_t{256}}) {
       Plan plan;
       Collectives c(plan, cluster, kModel);
-      Exchange x{ranks, m, op};
+      Exchange x{.ranks = ranks, .bytes = m, .op = op, .constants = {}, .after = {}};
       x.token_bytes = token_bytes;
       x.experts = experts;
       x.own_bytes = tokens * token_bytes;
@@ -663,7 +663,7 @@ TEST_CASE("Megatron's alltoall dispatcher: token counts, tokens, then their prob
   for (const ExchangeOp op : {ExchangeOp::Dispatch, ExchangeOp::Combine}) {
     Plan plan;
     Collectives c(plan, cluster, kModel);
-    Exchange x{ranks, m, op};
+    Exchange x{.ranks = ranks, .bytes = m, .op = op, .constants = {}, .after = {}};
     x.constants = libraries;
     x.token_bytes = token_bytes;
     x.experts = 128;

@@ -362,8 +362,8 @@ void parse_models(const Node& root, const Linked& cluster, const Linked& model, 
   e.nccl = parsed.nccl;
   e.ep_libraries = parsed.ep_libraries;
   e.ep_libraries.files = read_ep_libraries(e.cluster.gpu.name);
-  for (const work::LibraryFile& f : parsed.ep_libraries.files.files) {
-    e.ep_libraries.files.files.push_back(f);  // the cluster's own: "deepep" when it has none
+  for (const work::LibraryFile& own : parsed.ep_libraries.files.files) {
+    e.ep_libraries.files.files.push_back(own);  // the cluster's own: "deepep" when it has none
   }
   if (root.has(ek::kModel)) {
     e.model = parse_model(node_of(model, root, ek::kModel.name));

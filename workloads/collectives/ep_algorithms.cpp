@@ -150,9 +150,8 @@ Handle megatron_alltoall_exchange(Collectives& c, const Exchange& x, const Kerne
     return moved;
   }
   const TwoTierMatrix probs = per_token(x.bytes, x.token_bytes, kMegatronProbBytes);
-  Exchange weights{x.ranks, probs, x.op};
-  weights.constants = x.constants;
-  weights.after = moved.done;
+  const Exchange weights{
+      .ranks = x.ranks, .bytes = probs, .op = x.op, .constants = x.constants, .after = moved.done};
   return paced_exchange(c, weights, reach);
 }
 
