@@ -944,7 +944,8 @@ TEST_CASE("training step: EP overlap pairs each steady backward with the next fo
     CHECK(order[r].size() + static_cast<std::size_t>(pairs) == base[r].size());
   }
   // On a MoE step (DeepSeek-V3 cut to 4 layers, TP 1, BF16 experts) the pairs hide exchanges:
-  // the step is faster, and one more micro-batch's activations are in flight.
+  // the step is faster, and a pair holds one layer's activations more than its backward's
+  // micro-batch (it walks both micro-batches' layers in step), not a second micro-batch.
   const auto step_with = [&](const std::string& schedule) {
     return run_with(kExperiments + "deepseek-v3-step.json",
                     {"model.layers=4", "model.moe.first_dense_layers=1", "model.mtp_depth=0",
@@ -964,6 +965,7 @@ TEST_CASE("training step: EP overlap pairs each steady backward with the next fo
     return most;
   };
   CHECK(peak(overlap) > peak(plain));
+  CHECK(peak(overlap) - peak(plain) < peak(plain) / 4);  // a layer of a stage's 2, not a stage's
 }
 
 TEST_CASE("training step: 1f1b_ep_overlap pairs backwards with forwards at pp 1 only") {
@@ -984,7 +986,8 @@ TEST_CASE("training step: 1f1b_ep_overlap pairs backwards with forwards at pp 1 
   REQUIRE(refused.size() == 1);
   CHECK(refused[0].message.find("interleaved_ep_overlap") != std::string::npos);
   // A MoE step without a pipeline (DeepSeek-V3 cut to 4 layers, EP 16, BF16 experts) is
-  // faster with the overlap, with one more micro-batch's activations in flight.
+  // faster with the overlap; its pairs hold one layer's activations more than 1F1B's one
+  // micro-batch (the largest of its 4 layers), not two micro-batches.
   const auto step_with = [&](const std::string& schedule) {
     return run_with(kExperiments + "deepseek-v3-step.json",
                     {"model.layers=4", "model.moe.first_dense_layers=1", "model.mtp_depth=0",
@@ -998,5 +1001,9 @@ TEST_CASE("training step: 1f1b_ep_overlap pairs backwards with forwards at pp 1 
   REQUIRE(plain.ok());
   REQUIRE(overlap.ok());
   CHECK(overlap.cases[0].summary.step < plain.cases[0].summary.step);
+  const double plain_held = plain.cases[0].step()->memory.at(0).activations;
+  const double extra = overlap.cases[0].step()->memory.at(0).activations - plain_held;
+  CHECK(extra > plain_held / 8);  // at least a mean layer's: the MoE layers are the larger
+  CHECK(extra < plain_held / 2);  // one layer of 4
 }
 }  // namespace hopsim::config

@@ -349,6 +349,32 @@ TEST_CASE("a library a data file prices: floor + bytes / rate, on each path and 
     CHECK(near(time(8, true), rates.internode[1].floor +
                                   transfer_time(half, Bandwidth::gigabytes_per_s(47)) + route(8)));
   }
+  // The floor holds each rank's communication stream (a Hold, counted as its communication,
+  // exposed where nothing computes), and every flow starts once its two ranks' floors passed.
+  {
+    CollectiveJob job = make_job(CollectiveOp::AllToAll, exchange_algorithm(EpAlgorithm::PplxKernels),
+                                 {0, 8});
+    const Plan plan = hopsim::work::build_collective_plan(env.build, job, s);
+    const Outcome out = simulate(cluster, plan);
+    int floors = 0;
+    for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
+      const PlanTask& t = plan.tasks()[i];
+      if (t.kind == PlanTaskKind::Hold) {
+        ++floors;
+        CHECK(t.duration == rates.internode[0].floor);
+        CHECK(t.stream == kCommStream);
+        CHECK(out.times[i].start == Time{});
+      } else if (t.kind == PlanTaskKind::Flow) {
+        CHECK(out.times[i].start == rates.internode[0].floor);
+      }
+    }
+    CHECK(floors == 2);
+    const Summary summary = summarize(cluster, plan, out);
+    for (const std::size_t g : {std::size_t{0}, std::size_t{8}}) {
+      CHECK(summary.ranks.at(g).comm >= rates.internode[0].floor);
+      CHECK(summary.ranks.at(g).exposed == summary.ranks.at(g).comm);
+    }
+  }
   // Without its data file's costs for the GPU, a row says why; the other rows need none.
   LibraryConstants none;
   none.files.files.push_back({"pplx_kernels", std::nullopt, "no costs for \"H200 SXM\""});

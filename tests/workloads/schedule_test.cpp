@@ -228,6 +228,30 @@ TEST_CASE("ZB-H1 with no communication: the bubble is (p - 1)(F + B - 2W), 1F1B'
   }
 }
 
+TEST_CASE("a pair that walks its micro-batches' layers frees its backward's before its forward saves") {
+  // Megatron's combined 1F1B at pp 1 (F0, B0+F1, ..., B4): listed backward first, a pair holds
+  // one micro-batch at a time, as 1F1B does; listed forward first (DualPipe's), two.
+  const PipeOrder order = schedule_order(row("1f1b_ep_overlap"), {1, 5, 1, 0});
+  const auto most_held = [](const std::vector<std::pair<int, bool>>& steps) {
+    int held = 0;
+    int most = 0;
+    for (const auto& [stage, saves] : steps) {
+      held += saves ? 1 : -1;
+      most = std::max(most, held);
+      CHECK(held >= 0);
+    }
+    CHECK(held == 0);
+    return most;
+  };
+  CHECK(row("1f1b_ep_overlap").pair_walks_layers);
+  CHECK(row("interleaved_ep_overlap").pair_walks_layers);
+  CHECK_FALSE(row("dualpipe").pair_walks_layers);
+  CHECK(most_held(activation_steps(order, true).at(0)) == 1);
+  CHECK(most_held(activation_steps(order, false).at(0)) == 2);
+  CHECK(row("1f1b_ep_overlap").overlaps == "1f1b");
+  CHECK(row("interleaved_ep_overlap").overlaps == "interleaved");
+}
+
 TEST_CASE("DualPipe and DualPipeV: the paper's bubble (PP/2 - 1)(F&B + B - 3W), less up to F") {
   // DeepSeek-V3 Table 2 gives DualPipe's bubble as (PP/2 - 1)(F&B + B - 3W), F&B an overlapped
   // forward and backward pair, PP the stages (DualPipeV's 2p stages on p ranks). With

@@ -2,7 +2,6 @@
 #include "tools/commands/ep_overlap_figures.hpp"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "workloads/experiment/run.hpp"
@@ -11,14 +10,6 @@
 namespace hopsim::tools {
 
 namespace {
-
-// Each schedule Megatron's EP overlap runs on, and the schedule with the overlap on.
-struct OverlapPair {
-  std::string_view without;
-  std::string_view with;
-};
-constexpr std::array<OverlapPair, 2> kPairs{
-    {{"interleaved", "interleaved_ep_overlap"}, {"1f1b", "1f1b_ep_overlap"}}};
 
 // The step of `exp` under `schedule`, simulated; null when it cannot run.
 std::optional<work::CaseResult> step_under(const work::Experiment& exp, std::string_view schedule) {
@@ -40,25 +31,32 @@ std::optional<work::CaseResult> step_under(const work::Experiment& exp, std::str
 
 std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
                                                    const work::TrainingStepJob& job) {
-  const auto pair = std::ranges::find_if(kPairs, [&](const OverlapPair& p) {
-    return job.schedule->name == p.without || job.schedule->name == p.with;
+  // The schedule without the overlap and with it, from the overlap row's `overlaps`.
+  const auto rows = work::pipe_schedules();
+  const auto overlap = std::ranges::find_if(rows, [&](const work::ScheduleRow* r) {
+    return !r->overlaps.empty() &&
+           (job.schedule->name == r->name || job.schedule->name == r->overlaps);
   });
-  if (!job.layer.moe || job.schedule_auto || pair == kPairs.end()) {
+  if (!job.layer.moe || job.schedule_auto || overlap == rows.end()) {
     return std::nullopt;
   }
+  const struct {
+    std::string_view without;
+    std::string_view with;
+  } pair{(*overlap)->overlaps, (*overlap)->name};
   // The overlap first: where its schedule refuses the shape (1f1b_ep_overlap at pp > 1) that
   // costs a check, not a simulated step.
-  const std::optional<work::CaseResult> with = step_under(exp, pair->with);
+  const std::optional<work::CaseResult> with = step_under(exp, pair.with);
   if (!with) {
     return std::nullopt;
   }
-  const std::optional<work::CaseResult> without = step_under(exp, pair->without);
+  const std::optional<work::CaseResult> without = step_under(exp, pair.without);
   if (!without) {
     return std::nullopt;
   }
   EpOverlapFigures f;
-  f.schedule_without = pair->without;
-  f.schedule_with = pair->with;
+  f.schedule_without = pair.without;
+  f.schedule_with = pair.with;
   f.step_without_s = without->summary.step.seconds();
   f.step_with_s = with->summary.step.seconds();
   const auto& layers = with->step()->layers;

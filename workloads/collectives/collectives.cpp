@@ -173,7 +173,18 @@ Handle Collectives::all_to_all_paced(std::span<const topo::GpuId> ranks, const B
                                      const PacedOptions& options,
                                      std::span<const PlanTaskId> after) {
   HOPSIM_ASSERT(m.n == ranks.size(), "matrix of {} ranks for {} ranks", m.n, ranks.size());
-  const PlanTaskId first[] = {start(HopLatency{options.call, Time{}, Time{}}, after)};
+  // The call's floor (its kernels filling and draining their pipeline) holds every rank's
+  // communication stream, so that it counts as the exchange's communication where the rank
+  // waits for it; a flow starts once both its ranks' floors have passed. No floor: one start.
+  const PlanTaskId joined = start(HopLatency{Time{}, Time{}, Time{}}, after);
+  std::vector<PlanTaskId> floors(ranks.size(), joined);
+  if (options.call > Time{}) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      floors[r] = plan_.add_hold(ranks[r], options.call, phase_, kCommStream);
+      plan_.set_label(floors[r], "floor");
+      plan_.add_dependency(joined, floors[r]);
+    }
+  }
   const double nvlink = share_of(options.nvlink, cluster_.spec().nvlink.bandwidth);
   const double nic = share_of(options.nic, cluster_.spec().nic.bandwidth);
   Handle h;
@@ -182,6 +193,8 @@ Handle Collectives::all_to_all_paced(std::span<const topo::GpuId> ranks, const B
       if (i == j || m.at(i, j) <= 0) {
         continue;
       }
+      const PlanTaskId ends[] = {floors[i], floors[j]};
+      const std::span<const PlanTaskId> first(ends, floors[i] == floors[j] ? 1 : 2);
       const topo::GpuId src{options.combine ? ranks[j] : ranks[i]};
       const topo::GpuId dst{options.combine ? ranks[i] : ranks[j]};
       const bool same_node = cluster_.node_of(src) == cluster_.node_of(dst);
@@ -190,7 +203,7 @@ Handle Collectives::all_to_all_paced(std::span<const topo::GpuId> ranks, const B
     }
   }
   if (h.done.empty()) {
-    h.done.push_back(first[0]);
+    h.done = options.call > Time{} ? floors : std::vector<PlanTaskId>{joined};
   }
   return h;
 }

@@ -7,8 +7,9 @@
 // pp > 1). A folded step times
 // such a pair as the MoE layer's simulated forward-backward pair (the same pair DualPipe runs), a
 // dense layer's as forward + backward. The forward that follows its backward's in the base order
-// joins it, so every rank runs one forward more before its first backward: one more micro-batch's
-// activations in flight.
+// joins it. Megatron's pair walks the two micro-batches' layers in step (layer l's forward beside
+// layer L - l's backward), so the backward frees a layer as the forward saves one: a pair holds
+// one layer's activations more than its backward's micro-batch, not two micro-batches.
 #include <fmt/format.h>
 
 #include "workloads/step/schedule_parts.hpp"
@@ -69,6 +70,8 @@ const ScheduleRow kOneFOneBOverlapSchedule{
     .bubble = [](const PipeShape&, const StageOpTimes&) { return std::optional<double>{}; },
     .auto_chunks = [](int, std::int64_t) { return std::vector<int>{}; },
     .pairs = true,
+    .pair_walks_layers = true,
+    .overlaps = "1f1b",
 };
 
 extern const ScheduleRow kInterleavedOverlapSchedule;
@@ -79,7 +82,7 @@ const ScheduleRow kInterleavedOverlapSchedule{
         "--delay-wgrad-compute): each steady-state backward and the next forward run as one "
         "overlapped pair (the MoE layer's simulated pair with cp 1, with tp > 1 its attention's TP "
         "collectives in each micro-batch's own chain; else forward + "
-        "backward), one more micro-batch in flight; not tried by auto",
+        "backward), one layer's activations more in flight; not tried by auto",
     .stages = [](const PipeShape& s) { return kInterleavedSchedule.stages(s); },
     .rank_stages = [](const PipeShape& s, int r) { return kInterleavedSchedule.rank_stages(s, r); },
     .check = [](const PipeShape& s,
@@ -90,6 +93,8 @@ const ScheduleRow kInterleavedOverlapSchedule{
     .takes_chunks = true,
     .takes_group = true,
     .pairs = true,
+    .pair_walks_layers = true,
+    .overlaps = "interleaved",
 };
 
 }  // namespace hopsim::work

@@ -115,14 +115,21 @@ std::optional<double> ideal_bubble_fraction(const ScheduleRow& row, const PipeSh
   return *bubble / (*bubble + work);
 }
 
-std::vector<std::vector<std::pair<int, bool>>> activation_steps(const PipeOrder& order) {
+std::vector<std::vector<std::pair<int, bool>>> activation_steps(const PipeOrder& order,
+                                                                bool pair_walks_layers) {
   std::vector<std::vector<std::pair<int, bool>>> steps(order.size());
   for (std::size_t r = 0; r < order.size(); ++r) {
     for (const PipeOp& op : order[r]) {
-      if (const auto f = forward_of(op)) {
+      const auto f = forward_of(op);
+      const auto b = input_gradient_of(op);
+      const bool backward_first = pair_walks_layers && op.work == OpWork::Pair;
+      if (b && backward_first) {
+        steps[r].emplace_back(b->stage, false);
+      }
+      if (f) {
         steps[r].emplace_back(f->stage, true);
       }
-      if (const auto b = input_gradient_of(op)) {
+      if (b && !backward_first) {
         steps[r].emplace_back(b->stage, false);
       }
     }

@@ -67,6 +67,14 @@ struct ScheduleRow {
   /// forward-backward pairs (a folded step then measures its MoE layer's pair).
   bool splits_backward = false;
   bool pairs = false;
+  /// Its pairs walk the two micro-batches' layers in step (Megatron's combined 1F1B: layer l's
+  /// forward beside layer L - l's backward), so the backward frees a layer's activations as
+  /// the forward saves one: a pair holds its backward's micro-batch and one layer more, not
+  /// both micro-batches (activation_steps lists its backward first).
+  bool pair_walks_layers = false;
+  /// An EP-overlap schedule: the row it runs with the overlap (explain's ep_overlap compares
+  /// the two); empty for the others.
+  std::string_view overlaps{};
   /// Megatron's activation-memory formula describes it (1F1B and its interleaved schedule).
   bool megatron_formula = false;
 
@@ -98,8 +106,10 @@ std::optional<double> ideal_bubble_fraction(const ScheduleRow& row, const PipeSh
 
 /// Per rank, in its order, what each op does to its saved activations: (model stage, true)
 /// for a forward that saves its stage's, (model stage, false) for a backward's input part
-/// that frees them (the weight part keeps nothing worth counting).
-std::vector<std::vector<std::pair<int, bool>>> activation_steps(const PipeOrder& order);
+/// that frees them (the weight part keeps nothing worth counting). A pair lists its forward
+/// first, or its backward first where `pair_walks_layers`.
+std::vector<std::vector<std::pair<int, bool>>> activation_steps(const PipeOrder& order,
+                                                                bool pair_walks_layers = false);
 
 /// Runs `order` on its data dependencies alone (below): per rank, how many of its ops ran (all
 /// of them when the order finishes).

@@ -119,6 +119,21 @@ double peak_activations(const StageLayout& layout, const std::vector<std::pair<i
   return peak;
 }
 
+// The most activations one of pipeline rank r's layers saves for a micro-batch: what a pair
+// that walks its two micro-batches' layers in step holds beyond its backward's micro-batch.
+double largest_layer_activations(const StageLayout& layout, int r) {
+  const StepShape& s = *layout.shape;
+  double most = 0;
+  for (const int stage : rank_stages(s, r)) {
+    const auto st = static_cast<std::size_t>(stage);
+    for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
+      most = std::max(most,
+                      layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), false));
+    }
+  }
+  return most;
+}
+
 // What one pipeline rank holds over its stages: parameters by kind, and its largest layer's.
 struct RankParams {
   double vocab = 0;
@@ -384,8 +399,9 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
   const int ranks = static_cast<int>(p.pp);
   const StageLayout layout = stage_layout(s);
   const StageParams shard = dp_shards(s);
+  const bool walks = s.schedule->pair_walks_layers;
   const std::vector<std::vector<std::pair<int, bool>>> steps =
-      activation_steps(schedule_order(*s.schedule, pipe_shape(s)));
+      activation_steps(schedule_order(*s.schedule, pipe_shape(s)), walks);
   std::vector<StageMemory> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     StageMemory& mem = out[static_cast<std::size_t>(r)];
@@ -407,7 +423,8 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
     mem.optimizer = s.optimizer_bytes() * (vocab / shard.dense + sharded);
     mem.fp8_weights = kFp8CopyBytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
     mem.reserve = s.context_bytes + s.communicator_bytes * communicators(s);
-    mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt;
+    mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt +
+                      (walks ? largest_layer_activations(layout, r) : 0.0);
     if (m.moe.routed_experts > 0) {
       const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
       mem.buffers = tokens * d(m.moe.top_k) * d(m.hidden) * 3;  // FP8 in, BF16 out
