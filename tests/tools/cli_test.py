@@ -1851,6 +1851,95 @@ def case_blackwell_presets(ctx):
     print(f"default step: {step}")
 
 
+# The most GPUs a refusal's advice is followed up to in case_presets_every_experiment (its
+# runs stay seconds; a 16,384-GPU step on 2,048 racks would not).
+PRESET_ADVICE_MAX_GPUS = 2048
+
+
+def preset_refusal(label, experiment, rc, out, err):
+    """A refusal as every refusal must be: exit 2, nothing on stdout, one line that starts with
+    the experiment (or a --set) and names a JSON path. Returns the line."""
+    lines = err.strip().splitlines()
+    expect(rc == 2 and not out and len(lines) == 1,
+           f"{label}: exit {rc}, {len(lines)} line(s) on stderr: {err.strip()[:2000]}")
+    line = lines[0]
+    expect((line.startswith(experiment) or line.startswith("--set ")) and
+           re.search(r": /[a-z_]+[a-z_/0-9]*: ", line),
+           f"{label}: the refusal names neither the experiment nor a JSON path in it: {line}")
+    return line
+
+
+def preset_advice(label, line, cluster):
+    """The --set arguments a refusal says would get past it (None: none to follow), checked
+    against the kinds of refusal that must say what to set."""
+    algorithm = re.search(r": /(workload(?:/moe)?/algorithm): .*; algorithm \"flat\"", line)
+    if "/deepep: missing" in line or "has no costs for the cluster's GPU" in line:
+        expect(algorithm, f"{label}: an EP row that cannot run names no other algorithm: {line}")
+    if algorithm:
+        return [algorithm.group(1).replace("/", ".") + "=flat"]
+    if "/device/name: the table is for" in line:
+        expect(": /calibration: " in line, f"{label}: not refused at /calibration: {line}")
+        return ["calibration=auto"]
+    if re.search(r": /parallel: .* does not divide the cluster's", line):
+        nodes = re.search(r"set cluster\.nodes to a multiple of (\d+)", line)
+        expect(nodes, f"{label}: a job that does not tile the cluster, but no cluster.nodes: {line}")
+        smaller = re.search(r"or cluster\.gpus_per_node to (\d+)(?: with cluster\.nodes a "
+                            r"multiple of (\d+))?", line)
+        if smaller:
+            sets = [f"cluster.gpus_per_node={smaller.group(1)}"]
+            racks = int(smaller.group(2) or 1)
+            sets += [f"cluster.nodes={racks}"] if smaller.group(2) else []
+            gpus = int(smaller.group(1)) * racks
+        else:
+            per_node = {"gb200-nvl72": 72, "b200-dgx": 8}[cluster]
+            sets, gpus = [f"cluster.nodes={nodes.group(1)}"], int(nodes.group(1)) * per_node
+        return sets if gpus <= PRESET_ADVICE_MAX_GPUS else None
+    return None
+
+
+def case_presets_every_experiment(ctx):
+    """Every shipped experiment with --set cluster=gb200-nvl72 and with --set cluster=b200-dgx
+    runs, or is refused with exit 2 and one line naming the experiment and a JSON path; a
+    refusal that has a way out names the key to set (cluster.nodes or cluster.gpus_per_node
+    for a job that does not tile the cluster, algorithm "flat" for an EP row without its
+    constants on the GPU, calibration for a table of another GPU), and following it (up to
+    PRESET_ADVICE_MAX_GPUS GPUs) runs or meets a different refusal, without a warning that the
+    advised key changes nothing."""
+    paths = sorted(glob.glob(os.path.join(ctx.source_dir, "configs/experiments/*.json")))
+    expect(len(paths) >= 30, f"only {len(paths)} shipped experiments")
+    table = {}
+    for cluster in ("gb200-nvl72", "b200-dgx"):
+        for path in paths:
+            name = os.path.basename(path)[:-len(".json")]
+            sets, outcome = [f"cluster={cluster}"], []
+            while len(outcome) < 5:
+                label = f"{name} --set " + " --set ".join(sets)
+                args = [ctx.hopsim, "run", path] + [a for s in sets for a in ("--set", s)]
+                rc, out, err = run(args, timeout=120)
+                if rc == 0:
+                    stale = [s for s in sets[1:] if f"warning: --set {s}: changes nothing" in err]
+                    expect(not stale, f"{label}: warns that what it was told to set changes "
+                                      f"nothing: {err.strip()}")
+                    outcome.append("ran")
+                    break
+                line = preset_refusal(label, path, rc, out, err)
+                advice = preset_advice(label, line, cluster)
+                kind = re.search(r": (/[^:]*): ", line).group(1)
+                outcome.append(f"refused at {kind}")
+                expect(outcome.count(outcome[-1]) == 1,
+                       f"{label}: following the advice meets the same refusal: {line}")
+                if advice is None:
+                    break
+                sets += [a for a in advice if a not in sets]
+            table[(cluster, name)] = (" -> ".join(outcome), sets[1:])
+    for cluster in ("gb200-nvl72", "b200-dgx"):
+        ran = [n for (c, n), (o, _) in table.items() if c == cluster and o == "ran"]
+        print(f"{cluster}: {len(ran)} of {len(paths)} run as shipped")
+        for (c, name), (outcome, sets) in sorted(table.items()):
+            if c == cluster:
+                print(f"  {name}: {outcome}" + (f" (with {' '.join(sets)})" if sets else ""))
+
+
 def case_training_routing(ctx):
     """explain prints the routing of a MoE layout: balanced (the default) and training, with the
     busiest GPU's load over the mean of EP group 0, higher under training routing; run's step
@@ -2444,6 +2533,7 @@ def main():
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "blackwell-presets": case_blackwell_presets,
+              "presets-every-experiment": case_presets_every_experiment,
               "training-routing": case_training_routing,
               "training-balancer": case_training_balancer,
               "ep-libraries": case_ep_libraries, "ep-overlap-explain": case_ep_overlap_explain,

@@ -346,7 +346,8 @@ TEST_CASE("the rank mesh: degrees that do not divide the cluster, TP across node
   const std::string cp = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/llama3-70b-cp.json";
   CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.cp=3"}),
                        "--set parallel.cp=3: /parallel: tp x cp x pp x dp = 8 x 3 x 1 x 1 = 24 "
-                       "does not divide the cluster's 128 GPUs",
+                       "does not divide the cluster's 128 GPUs (16 nodes of 8); set "
+                       "cluster.nodes to a multiple of 3",
                        ConfigError);
   CHECK_THROWS_WITH_AS(load_experiment(cp, {"parallel.tp=16"}),
                        "--set parallel.tp=16: /parallel/tp: the TP group of GPU 0 spans GPUs 0 "

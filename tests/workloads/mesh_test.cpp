@@ -65,6 +65,48 @@ TEST_CASE("EP groups are consecutive blocks of a pipeline stage's ranks") {
   CHECK(mesh.groups(Dim::Ep).size() == 4);
 }
 
+TEST_CASE("mesh checks: a job that does not tile a cluster of 72-GPU nodes says what would") {
+  ParallelSpec p;
+  p.tp = 8;
+  p.cp = 16;  // 128 GPUs on 8 nodes of 72: 16 nodes, or the first 64 GPUs of each node
+  Problems out = Mesh::check(p, 576, 72);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].path == "/parallel");
+  CHECK(out[0].message ==
+        "tp x cp x pp x dp = 8 x 16 x 1 x 1 = 128 does not divide the cluster's 576 GPUs (8 nodes "
+        "of 72); set cluster.nodes to a multiple of 16, or cluster.gpus_per_node to 64");
+  p.cp = 1;
+  p.pp = 8;
+  p.dp = 128;  // 8192 GPUs, a degree above the cluster's: the same check, the nodes it needs
+  out = Mesh::check(p, 576, 72);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].path == "/parallel");
+  CHECK(out[0].message.ends_with(
+      "set cluster.nodes to a multiple of 1024, or cluster.gpus_per_node to 64 with "
+      "cluster.nodes a multiple of 128"));
+  p.tp = 4;  // 12 GPUs on nodes of 8: nodes of 6 would split a TP group of 4, so more nodes
+  p.pp = 1;
+  p.dp = 3;
+  out = Mesh::check(p, 128, 8);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].message.ends_with("set cluster.nodes to a multiple of 3"));
+  p.tp = 2;
+  p.dp = 6;  // 12 GPUs: nodes of 6 hold the TP groups of 2 (16 nodes: a multiple of 2)
+  out = Mesh::check(p, 128, 8);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].message.ends_with(
+      "set cluster.nodes to a multiple of 3, or cluster.gpus_per_node to 6"));
+  out = Mesh::check(p, 136, 8);  // 17 nodes: nodes of 6 want an even count
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].message.ends_with(
+      "set cluster.nodes to a multiple of 3, or cluster.gpus_per_node to 6 with cluster.nodes a "
+      "multiple of 2"));
+  p.dp = std::int64_t{1} << 40;  // beyond any cluster: the degree's own range
+  out = Mesh::check(p, 128, 8);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].path == "/parallel/dp");
+}
+
 TEST_CASE("mesh checks: product divides the cluster, EP from tp x cp x dp, TP inside a node") {
   ParallelSpec p;
   p.tp = 8;
@@ -73,7 +115,8 @@ TEST_CASE("mesh checks: product divides the cluster, EP from tp x cp x dp, TP in
   REQUIRE(out.size() == 1);
   CHECK(out[0].path == "/parallel");
   CHECK(out[0].message ==
-        "tp x cp x pp x dp = 8 x 3 x 1 x 1 = 24 does not divide the cluster's 128 GPUs");
+        "tp x cp x pp x dp = 8 x 3 x 1 x 1 = 24 does not divide the cluster's 128 GPUs (16 "
+        "nodes of 8); set cluster.nodes to a multiple of 3");
   p.cp = 2;
   p.ep = 3;
   out = Mesh::check(p, 128, 8);

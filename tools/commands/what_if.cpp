@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tools/commands/idle_perturbations.hpp"
 
@@ -48,6 +49,27 @@ std::optional<std::string> peak_warning(const config::ExperimentFile& file,
   return std::nullopt;
 }
 
+// The integer a change's JSON text held before, if any.
+std::optional<std::int64_t> integer_before(const OverrideChange& c) {
+  const nlohmann::json v = nlohmann::json::parse(c.before.value_or(""), nullptr, false);
+  return v.is_number_integer() ? std::optional(v.get<std::int64_t>()) : std::nullopt;
+}
+
+// Whether a change of the cluster's size changed what the `used` GPUs run on: before it the
+// job did not tile the cluster (the run was refused), or nodes of another size split them.
+bool size_change_matters(const work::Experiment& e, const OverrideChange& c, std::int64_t used) {
+  const std::optional<std::int64_t> before = integer_before(c);
+  if (!before || *before < 1) {
+    return true;  // nothing to compare with: say nothing
+  }
+  const bool nodes = c.key == "cluster.nodes";
+  const std::int64_t per_node = nodes ? e.cluster.gpus_per_node : *before;
+  if ((nodes ? *before : e.cluster.nodes) * per_node % used != 0) {
+    return true;
+  }
+  return !nodes && used > std::min<std::int64_t>(per_node, e.cluster.gpus_per_node);
+}
+
 // A cluster size that the workload's mesh does not use: it runs on tp x cp x pp x dp GPUs.
 std::optional<std::string> size_warning(const config::ExperimentFile& file,
                                         const work::RunResult& result, const OverrideChange& c) {
@@ -57,7 +79,8 @@ std::optional<std::string> size_warning(const config::ExperimentFile& file,
   const work::Experiment& e = file.experiment;
   const std::int64_t cluster = std::int64_t{e.cluster.nodes} * e.cluster.gpus_per_node;
   if (result.cases.empty() || !result.cases.back().throughput ||
-      result.cases.back().throughput->gpus >= cluster) {
+      result.cases.back().throughput->gpus >= cluster ||
+      size_change_matters(e, c, result.cases.back().throughput->gpus)) {
     return std::nullopt;
   }
   const work::ParallelSpec& p = e.parallel;

@@ -142,6 +142,11 @@ ReadTable read_table(const Node& at, const topo::GpuSpec& gpu_spec,
     out.file = referenced_file(at, "calibration");
     const nlohmann::json table = read_referenced(at, out.file, "calibration");
     out.table = std::make_shared<work::Calibration>(parse_calibration(Node(table, out.file)));
+    try {  // a table for another GPU: the experiment's key is what to change
+      check_calibration_for(*out.table, gpu_spec.name, out.file);
+    } catch (const ConfigError& e) {
+      fail_at(*at.origin(), Node::Pointer(at.path().to_string()), e.what());
+    }
     found = check_calibration_on(*out.table, gpu_spec, out.file, gpu_node);
   }
   for (std::string& w : found) {

@@ -271,8 +271,9 @@ std::int64_t default_chunk_tokens(EpAlgorithm a, std::int64_t ranks, ExchangeOp 
   return row.chunk_tokens != nullptr ? row.chunk_tokens(ranks, op) : 0;
 }
 
-std::string missing_constants(EpAlgorithm a, const LibraryConstants& k) {
-  const EpAlgorithmRow& row = ep_algorithm_row(a);
+namespace {
+
+std::string missing_constants_of(const EpAlgorithmRow& row, const LibraryConstants& k) {
   // A cluster file without DeepEP's constants lists "deepep" without rates (cluster_config.cpp);
   // constants built in code list nothing and keep DeepEpModel's defaults.
   if (const LibraryFile* d = k.files.find("deepep");
@@ -290,6 +291,17 @@ std::string missing_constants(EpAlgorithm a, const LibraryConstants& k) {
                        row.name, row.data_file);
   }
   return f->rates ? std::string() : fmt::format("algorithm \"{}\": {}", row.name, f->missing);
+}
+
+}  // namespace
+
+std::string missing_constants(EpAlgorithm a, const LibraryConstants& k) {
+  const std::string missing = missing_constants_of(ep_algorithm_row(a), k);
+  // The way out, where the user sets the algorithm: the row that reads no constants.
+  return missing.empty() ? missing
+                         : missing + fmt::format("; algorithm \"{}\" (NCCL's send and "
+                                                 "receive) reads none",
+                                                 ep_algorithm_row(EpAlgorithm::Flat).name);
 }
 
 std::string ep_algorithm_list(bool (*keep)(const EpAlgorithmRow&), bool quoted) {

@@ -2,6 +2,7 @@
 #include "workloads/mesh/mesh.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,9 @@ namespace hopsim::work {
 namespace {
 
 constexpr std::array<Dim, 4> kMeshDims{Dim::Tp, Dim::Cp, Dim::Pp, Dim::Dp};
+// The largest degree the product's check takes (each is at most this, so the product of four
+// is below 2^96, within a double's range).
+constexpr std::int64_t kMaxDegree = std::int64_t{1} << 24;
 
 std::size_t index(Dim d) { return static_cast<std::size_t>(d); }
 
@@ -32,6 +36,27 @@ void check_tp_in_node(const ParallelSpec& p, int gpus_per_node, Problems& out) {
       return;
     }
   }
+}
+
+// What makes a job of `job` GPUs (not dividing the cluster's) fit: more nodes, or nodes of
+// fewer GPUs (a job on that many GPUs of each node; a TP group must still fit one), named by
+// the cluster keys the user sets.
+std::string fit_advice(std::int64_t job, std::int64_t gpus, int gpus_per_node,
+                       const ParallelSpec& p) {
+  const std::int64_t per_node = gpus_per_node;
+  std::string advice = fmt::format("set cluster.nodes to a multiple of {}",
+                                   job / std::gcd(job, per_node));
+  for (std::int64_t d = per_node - 1; d > std::gcd(job, per_node); --d) {
+    if (job % d == 0 && (p.tp_across_nodes || d % p.tp == 0)) {
+      const std::int64_t nodes = job / d;
+      advice += fmt::format(", or cluster.gpus_per_node to {}", d);
+      if ((gpus / per_node) % nodes != 0) {
+        advice += fmt::format(" with cluster.nodes a multiple of {}", nodes);
+      }
+      break;
+    }
+  }
+  return advice;
 }
 
 }  // namespace
@@ -71,7 +96,9 @@ std::int64_t ParallelSpec::degree(Dim d) const {
 Problems Mesh::check(const ParallelSpec& p, std::int64_t gpus, int gpus_per_node) {
   Problems out;
   for (Dim d : {Dim::Tp, Dim::Cp, Dim::Pp, Dim::Dp, Dim::Ep}) {
-    if (p.degree(d) < 1 || p.degree(d) > gpus) {
+    // A degree above the cluster's GPUs up to kMaxDegree is left to the product's check below,
+    // which says what would make the job fit.
+    if (p.degree(d) < 1 || p.degree(d) > std::max(gpus, kMaxDegree)) {
       out.push_back({fmt::format("/parallel/{}", dim_name(d)),
                      fmt::format("must be in [1, {}] (the cluster's GPUs), got {}", gpus,
                                  p.degree(d))});
@@ -85,14 +112,19 @@ Problems Mesh::check(const ParallelSpec& p, std::int64_t gpus, int gpus_per_node
   if (!out.empty()) {
     return out;
   }
-  // Each degree is at most gpus <= 2^24, so the products below cannot overflow.
+  // Each degree is at most kMaxDegree: the product below is a finite double.
   const double product = static_cast<double>(p.tp) * static_cast<double>(p.cp) *
                          static_cast<double>(p.pp) * static_cast<double>(p.dp);
-  if (product > static_cast<double>(gpus) || gpus % (p.tp * p.cp * p.pp * p.dp) != 0) {
+  // Exact in a double up to 2^53; a larger job cannot fit any cluster (0 says so).
+  const std::int64_t job = product <= 0x1p53 ? static_cast<std::int64_t>(product) : 0;
+  if (job == 0 || job > gpus || gpus % job != 0) {
     out.push_back({"/parallel",
                    fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {:.0f} does not divide "
-                               "the cluster's {} GPUs",
-                               p.tp, p.cp, p.pp, p.dp, product, gpus)});
+                               "the cluster's {} GPUs ({} nodes of {}); {}",
+                               p.tp, p.cp, p.pp, p.dp, product, gpus, gpus / gpus_per_node,
+                               gpus_per_node,
+                               job == 0 ? std::string("lower the degrees")
+                                        : fit_advice(job, gpus, gpus_per_node, p))});
     return out;
   }
   const std::int64_t expert_pool = p.tp * p.cp * p.dp;
