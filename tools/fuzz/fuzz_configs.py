@@ -7,11 +7,14 @@ nesting, duplicate keys, broken text) and runs `hopsim run` or `hopsim explain` 
 preferably a sanitizer build. A case fails when the program
   - exits with anything but 0 or 2 (1 is allowed only for "tasks never ran"),
   - prints a sanitizer report (AddressSanitizer, UndefinedBehaviorSanitizer, LeakSanitizer),
-  - runs longer than --timeout seconds, or three times as long as the unmutated experiment
-    when that is longer (a mutation that leaves an experiment as slow as it was is not a hang),
+  - runs longer than --timeout seconds of CPU time, or three times as long as the unmutated
+    experiment when that is longer (a mutation that leaves an experiment as slow as it was is
+    not a hang); CPU time, not wall time, so that a busy machine (other jobs, a build) does
+    not make a slow case look hung. A case that waits without using the CPU is stopped at 20
+    times the limit in wall time and reported as blocked,
   - exits 2 with other than exactly one line on stderr, or that line longer than 2,000 chars.
 Failing inputs are written to --crashes DIR with the command that failed. Each experiment runs
-once unmutated first; one that takes longer than --timeout that way (the EP64 layers under the
+once unmutated first; one that takes more than --timeout of CPU that way (the EP64 layers under the
 sanitizers) is left out, and the run says which: its mutations could not tell a hang from a
 big valid input. Lighter experiments of the same kinds cover their parsers and checks.
 
@@ -44,6 +47,51 @@ EXTREMES = [0, -1, 1, 2, 3, 7, 1.5, -0.5, 1e-12, 1e9, 1e12, 1e15, 1e18, 1e300, -
             2**31, 2**31 - 1, 2**32, 2**53, 2**62, 2**63 - 1, 2**64, 10**25, "1", "", None, True,
             [], {}, [1, 2], {"x": 1}]
 SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehavior")
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """The CPU time (user + system) process `pid` has used so far, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def run_child(args, env, timeout, stdin=None):
+    """Runs `args`: (exit code, stdout, stderr, CPU seconds, None), or (None, "", "", CPU
+    seconds, why) when it used more than `timeout` seconds of CPU, or waited 20 x `timeout`
+    in wall time without using it (blocked), and was killed."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(args, stdout=out, stderr=err, stdin=stdin, env=env)
+        start, pause, why = time.monotonic(), 0.005, None
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            cpu = cpu_seconds(p.pid)
+            if cpu > timeout:
+                why = f"hang: over {timeout:.0f} s of CPU"
+            elif time.monotonic() - start > 20 * timeout:
+                why = f"hang: blocked over {20 * timeout:.0f} s, {cpu:.1f} s of CPU"
+            if why:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                break
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
+        cpu = usage.ru_utime + usage.ru_stime
+        if why:
+            return None, "", "", cpu, why
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read().decode("utf-8", "replace"),
+                err.read().decode("utf-8", "replace"), cpu, None)
 
 
 PRESET_FOLDERS = {"cluster": "clusters", "model": "models", "calibration": "calibration"}
@@ -303,11 +351,10 @@ class Baselines:
         with lock:
             if index in self.times:
                 return self.times[index], None
-            start = time.monotonic()
             outcome = run_case(self.hopsim, json.dumps(doc), "run", self.limit, self.workdir)
             slow = outcome[1] is not None and outcome[1].startswith("hang")
-            self.times[index] = None if slow else time.monotonic() - start
-            return self.times[index], (outcome if outcome[1] is not None and not slow else None)
+            self.times[index] = None if slow else outcome[4]
+            return self.times[index], (outcome[:4] if outcome[1] is not None and not slow else None)
 
 
 def fuzz_case(hopsim, baselines, index, seed_doc, text, command, timeout, workdir):
@@ -316,25 +363,24 @@ def fuzz_case(hopsim, baselines, index, seed_doc, text, command, timeout, workdi
         return failed
     if seconds is None:
         return None, None, None, "skipped"
-    return run_case(hopsim, text, command, max(timeout, 3 * seconds), workdir)
+    return run_case(hopsim, text, command, max(timeout, 3 * seconds), workdir)[:4]
 
 
 def run_case(hopsim, text, command, timeout, workdir):
+    """(input path, problem or None, command, exit code, CPU seconds)."""
     fd, path = tempfile.mkstemp(suffix=".json", dir=workdir)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     args = [hopsim, command, path] + (["--no-wall-time"] if command == "run" else [])
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
-    try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
-                           check=False)
-    except subprocess.TimeoutExpired:
-        return path, f"hang: over {timeout:.0f} s", args, None
-    problem = verdict(p.returncode, p.stdout, p.stderr)
+    rc, out, err, cpu, hung = run_child(args, env, timeout)
+    if hung:
+        return path, hung, args, None, cpu
+    problem = verdict(rc, out, err)
     if problem is None:
         os.unlink(path)
-    return path, problem, args, p.returncode
+    return path, problem, args, rc, cpu
 
 
 def run_surface(hopsim, files, tail, allowed, timeout, workdir):
@@ -355,12 +401,10 @@ def run_surface(hopsim, files, tail, allowed, timeout, workdir):
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     if tail[0] == "sweep":  # a sweep runs up to 5 points (vary_argument), each its own run
         timeout *= 5
-    try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
-                           check=False, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return folder, f"hang: over {timeout:.0f} s", args, None
-    problem = verdict(p.returncode, p.stdout, p.stderr, allowed)
+    rc, out, err, _, hung = run_child(args, env, timeout, stdin=subprocess.DEVNULL)
+    if hung:
+        return folder, hung, args, None
+    problem = verdict(rc, out, err, allowed)
     if problem is None:
         for root, dirs, names_in in os.walk(folder, topdown=False):
             for n in names_in:
@@ -368,7 +412,7 @@ def run_surface(hopsim, files, tail, allowed, timeout, workdir):
             for d in dirs:
                 os.rmdir(os.path.join(root, d))
         os.rmdir(folder)
-    return folder, problem, args, p.returncode
+    return folder, problem, args, rc
 
 
 def verdict(rc, out, err, allowed=()):
@@ -402,7 +446,18 @@ def self_test():
     bad = [(c, want) for c, want in cases
            if (verdict(*c) is None) != (want is None) or (want and not verdict(*c).startswith(want))]
     print(f"self-test: {len(cases) - len(bad)} of {len(cases)} verdicts right")
-    return 1 if bad else 0
+    # The hang rule counts CPU time: a busy loop is stopped past the limit, a child that sleeps
+    # as long is not (a loaded machine stretches wall time, not CPU time), and a child's output
+    # and exit code come back whole.
+    spin = run_child([sys.executable, "-c", "while True: pass"], None, 0.3)
+    sleep = run_child([sys.executable, "-c", "import time, sys; time.sleep(0.6); "
+                       "print('out'); sys.stderr.write('err'); sys.exit(2)"], None, 0.3)
+    clock = [("busy loop stopped on CPU time", spin[0] is None and spin[4].startswith(
+                  "hang: over") and spin[3] >= 0.3),
+             ("sleeping child not stopped", sleep[:3] == (2, "out\n", "err") and sleep[4] is None)]
+    for name, ok in clock:
+        print(f"self-test: {name}: {'ok' if ok else 'WRONG'}")
+    return 1 if bad or not all(ok for _, ok in clock) else 0
 
 
 def main():
