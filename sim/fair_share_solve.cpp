@@ -141,6 +141,15 @@ void FairShare::collect_region(double floor) {
     }
   }
   for (std::size_t i = 0; i < region_links_.size(); ++i) {
+    if (i + 2 < region_links_.size()) {
+      // The scan below starts at the top of a list not read since the last solve touched it.
+      const ResourceId ahead = region_links_[i + 2];
+      const std::uint32_t top = sorted_end_[ahead];
+      if (top > 0) {
+        __builtin_prefetch(&list_[ahead][top - 1]);
+        __builtin_prefetch(&list_[ahead][top > 3 ? top - 4 : 0]);
+      }
+    }
     const ResourceId l = region_links_[i];
     const auto& list = list_[l];
     // The first sorted entry at or above the floor, found from the top: the entries passed

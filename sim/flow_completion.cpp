@@ -215,15 +215,15 @@ void FlowNetwork::schedule_completion(GroupId g) {
   heads.scheduled_rate = rate;
   const double left = head->key - share_.group_work(g, now);
   if (tolerance_ == 0) {
-    completions_.set(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
+    completions_.defer(g, now + Time::from_seconds_ceil(std::max(left, 0.0) / rate));
     return;
   }
   if (heads.slack_flow != head->flow) {  // a flow's slack is its own: cached per group
     heads.slack_flow = head->flow;
     heads.slack = slack(head->flow);
   }
-  completions_.set(g, now + Time::from_seconds_ceil(std::max(left + heads.slack, 0.0) / rate));
-  early_.set(g, now + Time::from_seconds_ceil(std::max(left - heads.slack, 0.0) / rate));
+  completions_.defer(g, now + Time::from_seconds_ceil(std::max(left + heads.slack, 0.0) / rate));
+  early_.defer(g, now + Time::from_seconds_ceil(std::max(left - heads.slack, 0.0) / rate));
 }
 
 }  // namespace hopsim::sim

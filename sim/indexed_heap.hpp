@@ -9,6 +9,10 @@ namespace hopsim::sim {
 
 /// Min-heap of ids ordered by (key, id); each id is in it at most once. Keys sit in the heap
 /// array itself, so that sifting compares without indirection.
+///
+/// A key may also be raised lazily (defer): the id's node keeps its old, smaller key as a lower
+/// bound, and takes its key only when it reaches the top. Every answer (top, key, pop,
+/// pop_until) is the one the heap would give had each key been set at once.
 template <typename Key>
 class IndexedHeap {
  public:
@@ -17,18 +21,24 @@ class IndexedHeap {
   std::size_t size() const { return heap_.size(); }
 
   /// The id with the smallest (key, id); the heap must not be empty.
-  std::uint32_t top() const { return heap_.front().id; }
+  std::uint32_t top() {
+    settle_top();
+    return heap_.front().id;
+  }
 
   /// The key of an id that is in the heap.
-  const Key& key(std::uint32_t id) const { return heap_[pos_[id]].key; }
+  const Key& key(std::uint32_t id) const { return key_[id]; }
 
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kAbsent; }
 
   /// Inserts `id` with key `k`, or moves it to key `k` if it is already in.
   void set(std::uint32_t id, Key k) {
     if (id >= pos_.size()) {
-      pos_.resize(std::max<std::size_t>(id + 1, 2 * pos_.size()), kAbsent);
+      const std::size_t n = std::max<std::size_t>(id + 1, 2 * pos_.size());
+      pos_.resize(n, kAbsent);
+      key_.resize(n);
     }
+    key_[id] = k;
     if (pos_[id] == kAbsent) {
       heap_.push_back(Node{k, id});
       pos_[id] = static_cast<std::uint32_t>(heap_.size() - 1);
@@ -48,6 +58,17 @@ class IndexedHeap {
     } else {
       down(at);
     }
+  }
+
+  /// As set(), but a key that does not move earlier is only recorded: the node sinks to its
+  /// place when it reaches the top, so a key raised again before then costs no sifting. Pays
+  /// where keys move back and forth and few reach the top in between.
+  void defer(std::uint32_t id, Key k) {
+    if (!contains(id) || k < heap_[pos_[id]].key) {
+      set(id, k);
+      return;
+    }
+    key_[id] = k;
   }
 
   /// Removes `id` if it is in.
@@ -124,7 +145,11 @@ class IndexedHeap {
       ++log_n;
     }
     const std::size_t switch_after = 2 * heap_.size() / log_n;
-    for (std::size_t popped = 0; !empty() && !(limit < heap_.front().key); ++popped) {
+    for (std::size_t popped = 0; !empty(); ++popped) {
+      settle_top();
+      if (limit < heap_.front().key) {
+        break;
+      }
       if (popped == switch_after) {
         pop_bulk(limit, out);
         return;
@@ -146,10 +171,28 @@ class IndexedHeap {
 
   std::vector<Node> heap_;
   std::vector<std::uint32_t> pos_;
+  std::vector<Key> key_;  // per id: its key; its node's key may be smaller (deferred)
   bool batch_ = false;
+
+  // Sinks deferred nodes from the top until the top holds its own key: then it is the least
+  // (key, id), since every node's key is at most its id's.
+  void settle_top() {
+    while (heap_.front().key < key_[heap_.front().id]) {
+      heap_.front().key = key_[heap_.front().id];
+      down(0);
+    }
+  }
+
+  // Gives every node its key (the caller restores the order).
+  void settle_all() {
+    for (Node& node : heap_) {
+      node.key = key_[node.id];
+    }
+  }
 
   template <typename Out>
   void pop_bulk(const Key& limit, Out& out) {
+    settle_all();
     const auto due =
         std::partition(heap_.begin(), heap_.end(), [&](const Node& n) { return limit < n.key; });
     std::sort(due, heap_.end());
