@@ -180,7 +180,10 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
   again.emplace_back(R"(workload.recompute_modules=["layernorm", "mla_up_proj", "moe_act"])");
   const work::RunResult with = layer(again);
   const work::RunResult without = layer(pair);
-  const work::RunResult forward = layer({tokens, "workload.comm_sms=20"});
+  // The forward alone overlaps nothing: no SMs held, so it is the pairs' kernels at every SM,
+  // which the pairs' SMs held (20 of 132) slow by `slow`.
+  const work::RunResult forward = layer({tokens});
+  const double slow = 132.0 / 112.0;
   const auto total = [](const work::RunResult& r, work::KernelClass k) {
     return r.cases[0].summary.compute_kernels.time(k);
   };
@@ -197,7 +200,7 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
     CHECK(total(forward, k) > Time{});
     CHECK(total(with, k).seconds() * (1 - s_with) ==
           test::approx(total(without, k).seconds() * (1 - s_without) +
-                       total(forward, k).seconds())
+                       slow * total(forward, k).seconds())
               .epsilon(1e-6));  // each kernel's time rounds up to a picosecond
   }
   // Under DeepSeek's FP8 recipe the up-projections are GEMMs of their own: the same two again,
@@ -224,7 +227,7 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
                                       work::GemmRole::Fprop).time.seconds())
                   .epsilon(1e-12));
   CHECK((total(with, K::GemmFprop) - total(without, K::GemmFprop)).seconds() ==
-        test::approx(up / gemms * total(forward, K::GemmFprop).seconds()).epsilon(1e-6));
+        test::approx(slow * up / gemms * total(forward, K::GemmFprop).seconds()).epsilon(1e-6));
   CHECK(total(with, K::SwiGlu) > total(without, K::SwiGlu));
   CHECK(total(with, K::AttentionFwd) == total(without, K::AttentionFwd));
   CHECK(step(with) > step(without));
@@ -299,13 +302,47 @@ TEST_CASE("moe layer: overlapped exchanges share HBM with the memory-bound kerne
   }
 }
 
-TEST_CASE("moe layer: communication SMs slow compute by the SM share, and only compute") {
+TEST_CASE("moe layer: communication SMs slow the kernels beside an exchange, and only compute") {
+  // Without overlap only the shared experts run beside an exchange (the forward's dispatch):
+  // they alone take SMs / (SMs - comm_sms) as long; the routed experts wait for their tokens.
+  const std::vector<std::string> twenty_sms{"workload.attention=false", "workload.comm_sms=20"};
   const work::RunResult none = layer({"workload.attention=false"});
-  const work::RunResult twenty = layer({"workload.attention=false", "workload.comm_sms=20"});
-  REQUIRE(twenty.cases[0].ep()->compute_slowdown == hopsim::test::approx(132.0 / 112.0));
+  const work::RunResult twenty = layer(twenty_sms);
+  const double s = 132.0 / 112.0;
+  REQUIRE(twenty.cases[0].ep()->compute_slowdown == hopsim::test::approx(s));
+  const ExperimentFile file = load_experiment(kEp, {"parallel.ep=16", "parallel.dp=16"});
+  const work::ComputeModel model = work::compute_model(file.experiment);
+  const work::LayerCosts shared =
+      work::moe_shared_costs(*file.experiment.model, 512, model,
+                             std::get<work::MoeLayerJob>(file.experiment.job).dtypes.shared);
+  double shared_s = 0;
+  for (const auto& [name, cost] : shared.fwd) {
+    shared_s += cost.time.seconds();
+  }
+  REQUIRE(shared_s > 0);
   CHECK(busiest(twenty).compute.seconds() ==
-        hopsim::test::approx(busiest(none).compute.seconds() * 132.0 / 112.0).epsilon(1e-6));
+        hopsim::test::approx(busiest(none).compute.seconds() + (s - 1) * shared_s).epsilon(1e-6));
   CHECK(twenty.cases[0].summary.ib_bytes == none.cases[0].summary.ib_bytes);
+  // With two micro-batches any kernel may run beside the other one's exchange: every
+  // compute-bound kernel takes s times as long (memory-bound ones also share HBM).
+  const std::string two = "workload.overlap=\"two_microbatch\"";
+  const work::RunResult two_none = layer({"workload.attention=false", two});
+  std::vector<std::string> sets = twenty_sms;
+  sets.push_back(two);
+  const work::RunResult two_twenty = layer(sets);
+  const work::KernelTally& plain = two_none.cases[0].summary.compute_kernels;
+  const work::KernelTally& slowed = two_twenty.cases[0].summary.compute_kernels;
+  int compared = 0;
+  for (std::size_t i = 0; i < work::kKernelClasses; ++i) {
+    const auto k = static_cast<work::KernelClass>(i);
+    CAPTURE(work::kernel_class_name(k));
+    if (!work::memory_bound(k) && plain.time(k) > Time{}) {
+      CHECK(slowed.time(k).seconds() ==
+            hopsim::test::approx(plain.time(k).seconds() * s).epsilon(1e-6));
+      ++compared;
+    }
+  }
+  CHECK(compared > 0);
 }
 
 TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer time") {

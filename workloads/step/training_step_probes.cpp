@@ -227,7 +227,10 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
     // the recomputation runs before the pair, not overlapped.
     const Time again =
         p.tp == 1 && pair_recompute_modules(job, model) != 0 ? Time{} : t.recomputed;
-    t.pair = std::min(t.pair, layer_time(m, std::string(kPairProbe) + suffix, draws) + again);
+    // The pair as it runs, even where it is slower than its halves one after the other (its
+    // compute slowed by the SMs its exchanges hold, little communication to hide): the
+    // schedule pairs them whatever they cost, as the unfolded step does.
+    t.pair = layer_time(m, std::string(kPairProbe) + suffix, draws) + again;
   }
   for (auto& [kind, time] : exposed) {
     if (time > Time{}) {
