@@ -7,9 +7,10 @@ nesting, duplicate keys, broken text) and runs `hopsim run` or `hopsim explain` 
 preferably a sanitizer build. A case fails when the program
   - exits with anything but 0 or 2 (1 is allowed only for "tasks never ran"),
   - prints a sanitizer report (AddressSanitizer, UndefinedBehaviorSanitizer, LeakSanitizer),
-  - runs longer than --timeout seconds of CPU time, or three times as long as the unmutated
+  - runs longer than --timeout seconds of CPU time, or twelve times as long as the unmutated
     experiment when that is longer (a mutation that leaves an experiment as slow as it was is
-    not a hang); CPU time, not wall time, so that a busy machine (other jobs, a build) does
+    not a hang, nor one that multiplies a count by 10: 126 layers made 1,260 run ten times as
+    long, a big valid input); CPU time, not wall time, so that a busy machine (other jobs, a build) does
     not make a slow case look hung. A case that waits without using the CPU is stopped at 20
     times the limit in wall time and reported as blocked,
   - exits 2 with other than exactly one line on stderr, or that line longer than 2,000 chars.
@@ -60,6 +61,12 @@ def cpu_seconds(pid):
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+# A mutated case may take this many times its unmutated experiment's CPU time: mutate_value
+# multiplies numbers by up to 10, which a count (layers, micro-batches) turns into ten times the
+# work; the rest is margin.
+BASELINE_FACTOR = 12
 
 
 def run_child(args, env, timeout, stdin=None):
@@ -363,7 +370,7 @@ def fuzz_case(hopsim, baselines, index, seed_doc, text, command, timeout, workdi
         return failed
     if seconds is None:
         return None, None, None, "skipped"
-    return run_case(hopsim, text, command, max(timeout, 3 * seconds), workdir)[:4]
+    return run_case(hopsim, text, command, max(timeout, BASELINE_FACTOR * seconds), workdir)[:4]
 
 
 def run_case(hopsim, text, command, timeout, workdir):
