@@ -78,7 +78,8 @@ struct MoeLayerJob {
   EpAlgorithm algorithm = EpAlgorithm::TwoTier;
   Passes passes = Passes::Forward;
   EpOverlap overlap = EpOverlap::None;
-  /// SMs the communication kernels hold for the whole layer; compute runs on the rest.
+  /// SMs the communication kernels hold while they run; a compute kernel beside an exchange runs
+  /// on the rest (with an overlap any kernel of the layer, without one the shared experts).
   std::int64_t comm_sms = 0;
   bool attention = true;    ///< the layer's attention part (and its FLOPs) before the router
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)

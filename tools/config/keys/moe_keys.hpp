@@ -138,7 +138,10 @@ inline constexpr IntegerKey kCommSms{
     .hi = kMaxCount,
     .also = "below the GPU's SMs",
     .value = 0,
-    .doc = "SMs the communication kernels hold; compute runs on the rest, slower in proportion"};
+    .doc =
+        "SMs the communication kernels hold while they run: a kernel beside an exchange (with "
+        "an overlap any of the layer's, without one the shared experts) runs on the rest, "
+        "slower in proportion"};
 
 inline constexpr BooleanKey kAttention{.name = "attention",
                                        .value = true,
