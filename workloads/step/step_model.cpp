@@ -119,21 +119,6 @@ double peak_activations(const StageLayout& layout, const std::vector<std::pair<i
   return peak;
 }
 
-// The most activations one of pipeline rank r's layers saves for a micro-batch: what a pair
-// that walks its two micro-batches' layers in step holds beyond its backward's micro-batch.
-double largest_layer_activations(const StageLayout& layout, int r) {
-  const StepShape& s = *layout.shape;
-  double most = 0;
-  for (const int stage : rank_stages(s, r)) {
-    const auto st = static_cast<std::size_t>(stage);
-    for (std::int64_t l = 0; l < layout.layers[st]; ++l) {
-      most = std::max(most,
-                      layer_activations(s, is_moe_layer(*s.model, layout.first_layer[st] + l), false));
-    }
-  }
-  return most;
-}
-
 // What one pipeline rank holds over its stages: parameters by kind, and its largest layer's.
 struct RankParams {
   double vocab = 0;
@@ -143,6 +128,9 @@ struct RankParams {
   double largest = 0;  // the largest layer's parameters
   double fp8 = 0;      // the layers' parameters FP8 GEMMs read (layer_fp8_params)
   double largest_fp8 = 0;
+  // The most activations one of its layers saves for a micro-batch: what a pair that walks
+  // its two micro-batches' layers in step holds beyond its backward's micro-batch.
+  double largest_activations = 0;
 };
 
 // Pipeline rank r's parameters, summed over its stages in order.
@@ -159,6 +147,8 @@ RankParams rank_params(const StageLayout& layout, int r) {
       const bool moe = is_moe_layer(m, layout.first_layer[static_cast<std::size_t>(stage)] + l);
       const StageParams& lp = moe ? layout.moe_layer : layout.dense_layer;
       out.largest = std::max(out.largest, lp.dense + lp.expert);
+      out.largest_activations =
+          std::max(out.largest_activations, layer_activations(s, moe, false));
       const double fp8 = layer_fp8_params(s, moe);
       out.fp8 += fp8;
       out.largest_fp8 = std::max(out.largest_fp8, fp8);
@@ -424,7 +414,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
     mem.fp8_weights = kFp8CopyBytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
     mem.reserve = s.context_bytes + s.communicator_bytes * communicators(s);
     mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt +
-                      (walks ? largest_layer_activations(layout, r) : 0.0);
+                      (walks ? rp.largest_activations : 0.0);
     if (m.moe.routed_experts > 0) {
       const double tokens = d(s.seq_len * s.micro_batch) / d(p.tp * p.cp);
       mem.buffers = tokens * d(m.moe.top_k) * d(m.hidden) * 3;  // FP8 in, BF16 out
