@@ -747,6 +747,18 @@ TEST_CASE("perturbations on a layer name only GPUs its mesh runs on") {
                         "uses GPUs 0 to 15), so the perturbation would change nothing")
                            .c_str(),
                        ConfigError);
+  // Nodes or rails the mesh does not reach: the refusal names the ones it does.
+  const std::string nodes = R"(perturbations=[{"nodes": [5], "compute_speed": 0.9}])";
+  CHECK_THROWS_WITH_AS(load_experiment(layer, {nodes}),
+                       ("--set " + nodes + ": "
+                        "/perturbations/0/nodes: none of its GPUs runs anything here (the "
+                        "parallel mesh uses GPUs 0 to 15), so the perturbation would change "
+                        "nothing; name node 0 to 1")
+                           .c_str(),
+                       ConfigError);
+  const std::string rails =
+      R"(perturbations=[{"rails": [3], "links": "nic", "bandwidth": 0.5}])";
+  CHECK_NOTHROW(load_experiment(layer, {rails}));
   CHECK(load_experiment(layer, {}).experiment.cluster.perturbations.size() == 2);
 }
 

@@ -109,15 +109,19 @@ std::optional<Problem> kernel_draw_problem(const topo::Perturbation& p, int gpu,
 
 // Whether a perturbation's GPUs run something: each listed GPU, or one GPU of the nodes or rails
 // it names (the rest of a rail may lie beyond the mesh).
-std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used) {
+// The refusal names the nodes or rails that do run something, at `per_node` GPUs per node.
+std::optional<Problem> outside_mesh(const topo::Perturbation& p, int used, int per_node) {
   const bool listed = p.nodes.empty() && p.rails.empty();
   if (used == 0 || listed || std::ranges::any_of(p.gpus, [used](int g) { return g < used; })) {
     return std::nullopt;
   }
-  return Problem{fmt::format("/perturbations/{}/{}", p.entry, p.nodes.empty() ? "rails" : "nodes"),
+  const bool nodes = !p.nodes.empty();
+  const int last = nodes ? (used - 1) / per_node : std::min(used, per_node) - 1;
+  return Problem{fmt::format("/perturbations/{}/{}", p.entry, nodes ? "nodes" : "rails"),
                  fmt::format("none of its GPUs runs anything here (the parallel mesh uses GPUs 0 "
-                             "to {}), so the perturbation would change nothing",
-                             used - 1)};
+                             "to {}), so the perturbation would change nothing; name {} {}",
+                             used - 1, nodes ? "node" : "rail",
+                             last == 0 ? std::string("0") : fmt::format("0 to {}", last))};
 }
 
 // A node that two perturbations give another GPU model.
@@ -146,7 +150,7 @@ void check_perturbations(const Experiment& e, Problems& out) {
   std::map<int, std::size_t> drawing;  // GPU -> the entry that draws its kernels' speeds
   for (const topo::Perturbation& p : e.cluster.perturbations) {
     const std::size_t i = p.entry;  // a drawn GPU's problems name its draw
-    if (const std::optional<Problem> idle = outside_mesh(p, used)) {
+    if (const std::optional<Problem> idle = outside_mesh(p, used, e.cluster.gpus_per_node)) {
       out.push_back(*idle);
       return;
     }
