@@ -10,8 +10,8 @@ preferably a sanitizer build. A case fails when the program
   - runs longer than --timeout seconds of CPU time, or twelve times as long as the unmutated
     experiment when that is longer (a mutation that leaves an experiment as slow as it was is
     not a hang, nor one that multiplies a count by 10: 126 layers made 1,260 run ten times as
-    long, a big valid input); CPU time, not wall time, so that a busy machine (other jobs, a build) does
-    not make a slow case look hung. A case that waits without using the CPU is stopped at 20
+    long, a big valid input); CPU time, not wall time, so that a busy machine (other jobs, a
+    build) does not make a slow case look hung. A case that waits without using the CPU is stopped at 20
     times the limit in wall time and reported as blocked,
   - exits 2 with other than exactly one line on stderr, or that line longer than 2,000 chars.
 Failing inputs are written to --crashes DIR with the command that failed. Each experiment runs
