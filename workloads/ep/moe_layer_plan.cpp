@@ -67,7 +67,6 @@ class MoeBuilder::Impl {
     slowdown_ = job.comm_sms > 0
                     ? static_cast<double>(gpu.sms) / static_cast<double>(gpu.sms - job.comm_sms)
                     : 1.0;
-    all_beside_exchanges_ = job.overlap != EpOverlap::None;
     const std::vector<std::vector<topo::GpuId>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
@@ -240,7 +239,6 @@ class MoeBuilder::Impl {
   std::int64_t tokens_mb_;
   std::int64_t hidden_ = 0;
   double slowdown_ = 1;  // SMs / (SMs - comm_sms): a kernel beside an exchange
-  bool all_beside_exchanges_ = false;
   LayerCosts pre_[2];  // per micro-batch: attention (or not) and the router
   LayerCosts shared_;
   // What a backward runs again first (recompute_modules): per micro-batch of its attention
@@ -294,7 +292,8 @@ class MoeBuilder::Impl {
   // the shared experts, which run while the forward's dispatch or the backward's first exchange
   // is in flight. Everything else waits for its exchange and has every SM.
   bool beside_exchange(std::uint32_t phase) const {
-    return all_beside_exchanges_ || plan_.phases()[phase].kind == PhaseKind::SharedExperts;
+    return job_.overlap != EpOverlap::None ||
+           plan_.phases()[phase].kind == PhaseKind::SharedExperts;
   }
 
   PlanTaskId compute(topo::GpuId gpu, const std::string& label, const ComputeCost& cost,
