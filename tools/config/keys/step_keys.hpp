@@ -145,7 +145,13 @@ inline constexpr ChoiceKey kActivationDtype{
 inline constexpr ChoiceKey kGradDtype{.name = "grad_dtype",
                                       .choices = kWideDtypeNames,
                                       .value = "bf16",
-                                      .doc = "the gradient buffer and its reduction over DP"};
+                                      .doc = "the gradient buffer and its reduction over DP: bf16 "
+                                             "is what NVIDIA's performance recipes run "
+                                             "(Megatron-Bridge and NeMo set grad_reduce_in_fp32 = "
+                                             "False); fp32 is Megatron-LM's own default under "
+                                             "--bf16 and PyTorch FSDP2's reduce_dtype=float32 "
+                                             "(docs/training-step.md#ep-overlap-in-the-"
+                                             "interleaved-schedule-and-in-1f1b)"};
 
 inline constexpr ChoiceKey kOptimizerMomentsDtype{
     .name = "optimizer_moments_dtype",
