@@ -2127,8 +2127,9 @@ def case_ep_overlap_explain(ctx):
 def case_ep_overlap_1f1b(ctx):
     """Megatron's EP overlap without a pipeline (schedule 1f1b_ep_overlap, pp 1): the shipped
     Qwen3-30B-A3B pair of experiments runs faster with it, `explain` of either names both
-    schedules and gives the two steps `run` gives, and the schedule at pp > 1 is refused with
-    one line naming the interleaved one."""
+    schedules and gives the two steps `run` gives; at two sequences a micro-batch the pair is
+    slower than its halves and `explain` names the SMs the exchanges hold as the reason; and the
+    schedule at pp > 1 is refused with one line naming the interleaved one."""
     plain_exp = os.path.join(ctx.source_dir, "configs/experiments/qwen3-30b-a3b-step-16gpu.json")
     over_exp = os.path.join(ctx.source_dir,
                             "configs/experiments/qwen3-30b-a3b-step-16gpu-ep-overlap.json")
@@ -2145,6 +2146,20 @@ def case_ep_overlap_1f1b(ctx):
                and abs(o["step_without_overlap_s"] - plain["step_time_s"]) < 1e-9
                and abs(o["step_with_overlap_s"] - over["step_time_s"]) < 1e-9
                and o["hidden_s"] > 0, f"explain {exp}: {o}")
+    # Two sequences a micro-batch: the pair is compute-heavy, and the SMs its exchanges hold
+    # slow every kernel of it by more than the exchanges hide; explain says so and why, and
+    # without those SMs the same pair is faster than its forward + backward.
+    heavy = ["--set", "workload.recompute=full", "--set", "workload.micro_batch=2"]
+    rc, out, err = run([ctx.hopsim, "explain", over_exp, "--json", *heavy])
+    o = json.loads(out).get("ep_overlap") if rc == 0 else None
+    expect(o is not None and o["pair_simulated"] is False and o["hidden_s"] < 0
+           and "32 SMs" in o.get("note", "") and "workload.moe.comm_sms" in o["note"]
+           and "1.320" in o["note"], f"micro-batch 2: exit {rc}: {o} {err.strip()}")
+    rc, out, err = run([ctx.hopsim, "explain", over_exp, "--json", *heavy,
+                        "--set", "workload.moe.comm_sms=0"])
+    o = json.loads(out).get("ep_overlap") if rc == 0 else None
+    expect(o is not None and o["pair_simulated"] is True and "note" not in o,
+           f"micro-batch 2, comm_sms 0: exit {rc}: {o} {err.strip()}")
     piped = os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-step-bf16-h100.json")
     rc, _, err = run([ctx.hopsim, "run", piped, "--set", "workload.schedule=1f1b_ep_overlap",
                       "--set", "workload.virtual_stages=1"])

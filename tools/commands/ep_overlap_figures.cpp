@@ -2,7 +2,10 @@
 #include "tools/commands/ep_overlap_figures.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "workloads/experiment/run.hpp"
 #include "workloads/step/schedule_table.hpp"
@@ -70,10 +73,22 @@ std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
     f.moe_pair_hidden_s = f.moe_forward_backward_s - f.moe_pair_s;
   }
   if (!f.pair_simulated) {
-    f.note = exp.parallel.cp > 1
-                 ? "the MoE pair is simulated with cp 1 only: here it costs forward + "
-                   "backward, and the overlap hides nothing"
-                 : "the MoE pair is no faster than its forward + backward: nothing to hide";
+    const std::int64_t held = job.layer.moe->comm_sms;
+    const std::int64_t sms = exp.cluster.gpu.sms;
+    if (exp.parallel.cp > 1) {
+      f.note = "the MoE pair is simulated with cp 1 only: here it costs forward + backward, and "
+               "the overlap hides nothing";
+    } else if (held > 0 && held < sms) {
+      // The pair's kernels all run beside an exchange, each slowed for its whole length; a
+      // compute-heavy pair loses more that way than its exchanges hide.
+      f.note = fmt::format(
+          "the MoE pair is no faster than its forward + backward: the {} SMs its exchanges hold "
+          "(workload.moe.comm_sms) slow every kernel of the pair by {:.3f} (SMs / (SMs - "
+          "comm_sms)) for its whole length, more than the exchanges it hides",
+          held, static_cast<double>(sms) / static_cast<double>(sms - held));
+    } else {
+      f.note = "the MoE pair is no faster than its forward + backward: nothing to hide";
+    }
   }
   return f;
 }
