@@ -84,7 +84,7 @@ std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
       f.note = fmt::format(
           "the MoE pair is no faster than its forward + backward: the {} SMs its exchanges hold "
           "(workload.moe.comm_sms) slow every kernel of the pair by {:.3f} (SMs / (SMs - "
-          "comm_sms)) for its whole length, more than the exchanges it hides",
+          "comm_sms)) for its whole length, which can outweigh what the exchanges hide",
           held, static_cast<double>(sms) / static_cast<double>(sms - held));
     } else {
       f.note = "the MoE pair is no faster than its forward + backward: nothing to hide";
