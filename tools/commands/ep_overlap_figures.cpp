@@ -85,7 +85,7 @@ std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
           "the MoE pair is no faster than its forward + backward: the {} SMs its exchanges hold "
           "(workload.moe.comm_sms) slow every kernel of the pair by {:.3f} (SMs / (SMs - "
           "comm_sms)) for its whole length, which can outweigh what the exchanges hide",
-          held, static_cast<double>(sms) / static_cast<double>(sms - held));
+          held, job.layer.moe->compute_slowdown(sms));
     } else {
       f.note = "the MoE pair is no faster than its forward + backward: nothing to hide";
     }

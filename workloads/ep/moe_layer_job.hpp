@@ -81,6 +81,11 @@ struct MoeLayerJob {
   /// SMs the communication kernels hold while they run; a compute kernel beside an exchange runs
   /// on the rest (with an overlap any kernel of the layer, without one the shared experts).
   std::int64_t comm_sms = 0;
+  /// How much slower a compute kernel runs beside an exchange on a GPU of `sms` SMs:
+  /// sms / (sms - comm_sms), 1 when the exchanges hold none.
+  double compute_slowdown(std::int64_t sms) const {
+    return comm_sms > 0 ? static_cast<double>(sms) / static_cast<double>(sms - comm_sms) : 1.0;
+  }
   bool attention = true;    ///< the layer's attention part (and its FLOPs) before the router
   std::int64_t layers = 1;  ///< identical layers in a row (each routes like the first)
   /// More than kRepeatAbove layers: 2, 3 and 4 layers are measured first, and when the fourth

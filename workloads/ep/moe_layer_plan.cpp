@@ -63,10 +63,7 @@ class MoeBuilder::Impl {
         tokens_mb_(job.micro_batch_tokens()),
         ready_{std::vector<TaskList>(static_cast<std::size_t>(mesh_.size())),
                std::vector<TaskList>(static_cast<std::size_t>(mesh_.size()))} {
-    const topo::GpuSpec& gpu = b.env.cluster.gpu;
-    slowdown_ = job.comm_sms > 0
-                    ? static_cast<double>(gpu.sms) / static_cast<double>(gpu.sms - job.comm_sms)
-                    : 1.0;
+    slowdown_ = job.compute_slowdown(b.env.cluster.gpu.sms);
     const std::vector<std::vector<topo::GpuId>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
