@@ -2146,15 +2146,16 @@ def case_ep_overlap_1f1b(ctx):
                and abs(o["step_without_overlap_s"] - plain["step_time_s"]) < 1e-9
                and abs(o["step_with_overlap_s"] - over["step_time_s"]) < 1e-9
                and o["hidden_s"] > 0, f"explain {exp}: {o}")
-    # Two sequences a micro-batch: the pair is compute-heavy, and the SMs its exchanges hold
-    # slow every kernel of it by more than the exchanges hide; explain says so and why, and
-    # without those SMs the same pair is faster than its forward + backward.
-    heavy = ["--set", "workload.recompute=full", "--set", "workload.micro_batch=2"]
+    # Two sequences a micro-batch and 100 of the 132 SMs held by the exchanges: the kernels
+    # beside them slow by more than the exchanges hide; explain says so and why, and without
+    # those SMs the same pair is faster than its forward + backward.
+    heavy = ["--set", "workload.recompute=full", "--set", "workload.micro_batch=2",
+             "--set", "workload.moe.comm_sms=100"]
     rc, out, err = run([ctx.hopsim, "explain", over_exp, "--json", *heavy])
     o = json.loads(out).get("ep_overlap") if rc == 0 else None
     expect(o is not None and o["pair_simulated"] is False and o["hidden_s"] < 0
-           and "32 SMs" in o.get("note", "") and "workload.moe.comm_sms" in o["note"]
-           and "1.320" in o["note"], f"micro-batch 2: exit {rc}: {o} {err.strip()}")
+           and "100 SMs" in o.get("note", "") and "workload.moe.comm_sms" in o["note"]
+           and "4.125" in o["note"], f"micro-batch 2: exit {rc}: {o} {err.strip()}")
     rc, out, err = run([ctx.hopsim, "explain", over_exp, "--json", *heavy,
                         "--set", "workload.moe.comm_sms=0"])
     o = json.loads(out).get("ep_overlap") if rc == 0 else None

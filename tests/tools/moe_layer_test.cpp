@@ -174,16 +174,14 @@ TEST_CASE("moe layer: recomputation runs the forward's kernels again inside the 
   // rotary and layout copies again are exactly those of a forward of the same tokens, the
   // up-projections their parameters' share of its GEMMs, the SwiGLUs again take more time.
   const std::string tokens = "workload.tokens_per_gpu=1024";
-  const std::vector<std::string> pair{tokens, "workload.overlap=\"dualpipe_pair\"",
-                                      "workload.comm_sms=20"};
+  const std::vector<std::string> pair{tokens, "workload.overlap=\"dualpipe_pair\""};
   std::vector<std::string> again = pair;
   again.emplace_back(R"(workload.recompute_modules=["layernorm", "mla_up_proj", "moe_act"])");
   const work::RunResult with = layer(again);
   const work::RunResult without = layer(pair);
-  // The forward alone overlaps nothing: no SMs held, so it is the pairs' kernels at every SM,
-  // which the pairs' SMs held (20 of 132) slow by `slow`.
+  // No SMs held (comm_sms 0): the pairs' kernels run at the forward's speed.
   const work::RunResult forward = layer({tokens});
-  const double slow = 132.0 / 112.0;
+  const double slow = 1.0;
   const auto total = [](const work::RunResult& r, work::KernelClass k) {
     return r.cases[0].summary.compute_kernels.time(k);
   };
@@ -303,8 +301,9 @@ TEST_CASE("moe layer: overlapped exchanges share HBM with the memory-bound kerne
 }
 
 TEST_CASE("moe layer: communication SMs slow the kernels beside an exchange, and only compute") {
-  // Without overlap only the shared experts run beside an exchange (the forward's dispatch):
-  // they alone take SMs / (SMs - comm_sms) as long; the routed experts wait for their tokens.
+  // Without overlap only the shared experts run beside an exchange (the forward's dispatch,
+  // which outlasts them): they alone take SMs / (SMs - comm_sms) as long; the routed experts
+  // wait for their tokens.
   const std::vector<std::string> twenty_sms{"workload.attention=false", "workload.comm_sms=20"};
   const work::RunResult none = layer({"workload.attention=false"});
   const work::RunResult twenty = layer(twenty_sms);
@@ -323,8 +322,9 @@ TEST_CASE("moe layer: communication SMs slow the kernels beside an exchange, and
   CHECK(busiest(twenty).compute.seconds() ==
         hopsim::test::approx(busiest(none).compute.seconds() + (s - 1) * shared_s).epsilon(1e-6));
   CHECK(twenty.cases[0].summary.ib_bytes == none.cases[0].summary.ib_bytes);
-  // With two micro-batches any kernel may run beside the other one's exchange: every
-  // compute-bound kernel takes s times as long (memory-bound ones also share HBM).
+  // With two micro-batches a kernel may run beside the other one's exchange, and is slowed for
+  // the time it does: every compute-bound kind takes between 1 and s times as long, some less
+  // than s (the exchanges do not run all the time); memory-bound ones also share HBM.
   const std::string two = "workload.overlap=\"two_microbatch\"";
   const work::RunResult two_none = layer({"workload.attention=false", two});
   std::vector<std::string> sets = twenty_sms;
@@ -333,16 +333,19 @@ TEST_CASE("moe layer: communication SMs slow the kernels beside an exchange, and
   const work::KernelTally& plain = two_none.cases[0].summary.compute_kernels;
   const work::KernelTally& slowed = two_twenty.cases[0].summary.compute_kernels;
   int compared = 0;
+  int partly = 0;
   for (std::size_t i = 0; i < work::kKernelClasses; ++i) {
     const auto k = static_cast<work::KernelClass>(i);
     CAPTURE(work::kernel_class_name(k));
     if (!work::memory_bound(k) && plain.time(k) > Time{}) {
-      CHECK(slowed.time(k).seconds() ==
-            hopsim::test::approx(plain.time(k).seconds() * s).epsilon(1e-6));
+      CHECK(slowed.time(k) >= plain.time(k));
+      CHECK(slowed.time(k).seconds() <= plain.time(k).seconds() * s * (1 + 1e-9));
+      partly += slowed.time(k).seconds() < plain.time(k).seconds() * s * (1 - 1e-3) ? 1 : 0;
       ++compared;
     }
   }
   CHECK(compared > 0);
+  CHECK(partly > 0);
 }
 
 TEST_CASE("moe layer: zipf routing raises the busiest rank's load and the layer time") {

@@ -79,12 +79,12 @@ std::optional<EpOverlapFigures> ep_overlap_figures(const work::Experiment& exp,
       f.note = "the MoE pair is simulated with cp 1 only: here it costs forward + backward, and "
                "the overlap hides nothing";
     } else if (held > 0 && held < sms) {
-      // The pair's kernels all run beside an exchange, each slowed for its whole length; a
-      // compute-heavy pair loses more that way than its exchanges hide.
+      // A kernel beside an exchange runs on the SMs left while the exchange runs; in a
+      // compute-heavy pair that can cost more than the exchanges hide.
       f.note = fmt::format(
           "the MoE pair is no faster than its forward + backward: the {} SMs its exchanges hold "
-          "(workload.moe.comm_sms) slow every kernel of the pair by {:.3f} (SMs / (SMs - "
-          "comm_sms)) for its whole length, which can outweigh what the exchanges hide",
+          "(workload.moe.comm_sms) slow each kernel beside one by up to {:.3f} (SMs / (SMs - "
+          "comm_sms)) while it runs, which can outweigh what the exchanges hide",
           held, job.layer.moe->compute_slowdown(sms));
     } else {
       f.note = "the MoE pair is no faster than its forward + backward: nothing to hide";

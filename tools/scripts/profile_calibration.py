@@ -28,9 +28,11 @@ forward, `FlashAttnBwd` backward; the backward's pre- and post-pass are memory-b
 hopsim prices apart and leaves out of this table), at DeepSeek-V3's shape: 4,096 queries and
 keys, 128 heads, head dims 192 (query, key) and 128 (value), causal.
 
-Each cell is the mean over the trace's 4 layers, times 112/132: the trace's kernels ran on the 112
-SMs DeepEP left them, and hopsim takes a whole GPU's time 132/112 as long under
-comm_sms 20. The routed experts' cells assume the balanced
+Each cell is the mean over the trace's 4 layers of a whole GPU's time: while a DeepEP kernel ran
+(the trace's `dpsk::ep::` kernels, on their own stream) a compute kernel had the 112 SMs DeepEP
+left it, so each kernel's time is its duration less 20/132 of the time it ran beside DeepEP,
+the rule hopsim applies back under comm_sms 20 (workloads/plan/sm_sharing.hpp). The GEMMs ran
+86.5% of their time beside DeepEP, attention 99.8%. The routed experts' cells assume the balanced
 rows the validation experiment routes (4 experts x 8,192 rows on rank 0 of EP 64); the trace's
 own rows are not recorded, and vary by layer. A shape between the table's cells takes the rate
 interpolated from them (docs/compute-model.md#lookup); outside them the table's base,
@@ -46,10 +48,10 @@ CREATED = "2026-12-05T00:00:00Z"
 TOKENS = 4096  # the profile's tokens per GPU and micro-batch
 LAYERS = 4  # MoE layers per chunk: each phase annotated, each attention call made, once per layer
 EXPERTS, ROWS = 4, 8192  # routed experts per GPU, rows per expert when balanced
-# The trace's compute kernels ran on 112 of the 132 SMs (DeepEP held 20). A table prices a whole
-# GPU, and a run with comm_sms 20 takes each compute kernel 132 / 112 as long, so each time is
-# converted by the same rule, the other way.
-WHOLE_GPU = 112 / 132
+# While a DeepEP kernel ran, the trace's compute kernels had 112 of the 132 SMs (DeepEP held 20).
+# A table prices a whole GPU, and a run with comm_sms 20 runs a kernel at 112/132 of its speed
+# while an exchange runs beside it, so each time is converted by the same rule, the other way.
+HELD, SMS = 20, 132
 
 # name: (n, k) of the forward GEMM, y[TOKENS x n] = x[TOKENS x k] W
 DENSE = {"q_down": (1536, 7168), "kv_down": (576, 7168), "q_up": (24576, 1536),
@@ -79,7 +81,8 @@ ATTENTION = {"s": TOKENS, "bh": 128, "d_qk": 192, "d_v": 128, "mask": "causal_to
 SOURCE = ("deepseek-ai/profile-data train.json (prof_ep64_tp1_varsm_hidden7168_seqlen4096: one "
           "DualPipe pair of 4-layer chunks of DeepSeek-V3 training on H800, EP 64, rank 0, 20 of "
           "132 SMs held by DeepEP): DeepSeek's own kernels, each cell the mean over the trace's 4 "
-          "layers x 112/132 (tools/scripts/profile_calibration.py)")
+          "layers of a whole GPU's time, each kernel's duration less 20/132 of the time it ran "
+          "beside DeepEP's (tools/scripts/profile_calibration.py)")
 
 
 def is_gemm(name):
@@ -95,22 +98,45 @@ def attention_kind(name):
     return None
 
 
+def deepep_spans(trace):
+    """The merged [start, end) of DeepEP's kernels (`dpsk::ep::`), in order."""
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in trace["traceEvents"]
+                   if e.get("cat") == "kernel" and "dpsk::ep::" in e["name"])
+    merged = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def whole_gpu(e, spans):
+    """Kernel e's time on a whole GPU: its duration less HELD/SMS of its time beside DeepEP."""
+    start, end = e["ts"], e["ts"] + e["dur"]
+    beside = sum(max(0, min(end, b) - max(start, a)) for a, b in spans)
+    return e["dur"] - beside * HELD / SMS
+
+
 def attention_times(trace):
-    """{'fwd' | 'bwd': mean us per layer}, a whole GPU's (x 112/132)."""
+    """{'fwd' | 'bwd': mean us per layer}, a whole GPU's (whole_gpu)."""
+    spans = deepep_spans(trace)
     found = {"fwd": [], "bwd": []}
     for e in trace["traceEvents"]:
         kind = attention_kind(e["name"]) if e.get("cat") == "kernel" else None
         if kind:
-            found[kind].append(e["dur"])
+            found[kind].append(whole_gpu(e, spans))
     for kind, v in found.items():
         if len(v) != LAYERS:
             sys.exit(f"attention {kind}: {len(v)} calls, expected one per layer ({LAYERS})")
-    return {kind: statistics.mean(v) * WHOLE_GPU for kind, v in found.items()}
+    return {kind: statistics.mean(v) for kind, v in found.items()}
 
 
 def phase_kernels(trace):
-    """{phase: [[kernel us, ...] per layer]} of the FP8 GEMM kernels, in launch order."""
+    """{phase: [[kernel us, ...] per layer]} of the FP8 GEMM kernels (a whole GPU's), in launch
+    order."""
     events = trace["traceEvents"]
+    spans = deepep_spans(trace)
     launches = {e["args"]["correlation"]: e["ts"] for e in events
                 if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
     phases = sorted((e for e in events if e.get("cat") == "user_annotation"
@@ -122,7 +148,7 @@ def phase_kernels(trace):
         end = a["ts"] + a["dur"]
         inside = [e for e in gemms
                   if a["ts"] <= launches.get(e["args"].get("correlation"), -1) <= end]
-        out[a["name"]].append([e["dur"] for e in inside])
+        out[a["name"]].append([whole_gpu(e, spans) for e in inside])
     return out
 
 
@@ -140,7 +166,7 @@ def times(trace):
                 per[(name, role)] = per.get((name, role), 0.0) + us
             for key, us in per.items():
                 found.setdefault(key, []).append(us)
-    return {key: statistics.mean(v) * WHOLE_GPU for key, v in found.items()}
+    return {key: statistics.mean(v) for key, v in found.items()}
 
 
 def grid_table(op, pass_, key, axes, cells, flops, note, impl="dpsk_fp8_ptp128c"):
@@ -206,8 +232,9 @@ def document(t, a):
             "tokens), the routed experts' grouped GEMMs (4 experts x 8,192 rows) and MLA's "
             "FlashAttention-3 calls (forward and backward, 4,096 tokens, 128 heads, head dims "
             "192/128, causal). DeepSeek's kernels "
-            "ran beside DeepEP's, which held 20 of the 132 SMs: each time is the trace's x "
-            "112/132, a whole GPU's by the rule a run with comm_sms 20 applies back. "
+            "ran beside DeepEP's, which held 20 of the 132 SMs while they ran: each time is the "
+            "kernel's duration less 20/132 of the time it ran beside a DeepEP kernel, a whole "
+            "GPU's by the rule a run with comm_sms 20 applies back. "
             "The GEMMs are slower than DeepGEMM's published rates (h800-published), which "
             "answers every shape outside these cells and every other kernel; the attention "
             "calls faster than the roofline's FlashAttention-3 curve at MLA's head dims. "
@@ -221,7 +248,8 @@ def document(t, a):
                    "peak_bf16_tflops": 989.4, "peak_fp8_tflops": 1978.9, "hbm_GBps": 3350},
         "method": {"kind": "published profile, converted",
                    "statistic": "mean over the trace's 4 layers of each kernel's duration, "
-                                "x 112/132 (the SMs DeepEP left it)"},
+                                "less 20/132 of the time it ran beside a DeepEP kernel (the "
+                                "SMs DeepEP held)"},
         "tables": tables(t) + attention_tables(a)}
 
 

@@ -18,7 +18,7 @@ struct EpDetails {
   std::vector<std::int64_t> tokens_per_rank;
   double nodes_per_token_mean = 0;  ///< distinct nodes a token's experts are on
   double gpus_per_token_mean = 0;   ///< distinct GPUs a token's experts are on
-  double compute_slowdown = 1;      ///< SMs / (SMs - comm_sms)
+  double compute_slowdown = 1;      ///< SMs / (SMs - comm_sms): a kernel wholly beside an exchange
   /// With overlap: the share of a GPU's HBM bandwidth the exchanges draw while it computes,
   /// which its memory-bound kernels lose (workloads/ep/hbm_sharing.hpp); else 0.
   double hbm_share = 0;

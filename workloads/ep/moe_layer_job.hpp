@@ -78,10 +78,10 @@ struct MoeLayerJob {
   EpAlgorithm algorithm = EpAlgorithm::TwoTier;
   Passes passes = Passes::Forward;
   EpOverlap overlap = EpOverlap::None;
-  /// SMs the communication kernels hold while they run; a compute kernel beside an exchange runs
-  /// on the rest (with an overlap any kernel of the layer, without one the shared experts).
+  /// SMs the communication kernels hold while an exchange runs on a GPU: a compute kernel there
+  /// runs on the rest for the time it spends beside one (Plan::sm_share, sm_sharing.hpp).
   std::int64_t comm_sms = 0;
-  /// How much slower a compute kernel runs beside an exchange on a GPU of `sms` SMs:
+  /// How much slower a compute kernel wholly beside an exchange runs on a GPU of `sms` SMs:
   /// sms / (sms - comm_sms), 1 when the exchanges hold none.
   double compute_slowdown(std::int64_t sms) const {
     return comm_sms > 0 ? static_cast<double>(sms) / static_cast<double>(sms - comm_sms) : 1.0;

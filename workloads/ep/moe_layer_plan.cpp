@@ -63,7 +63,9 @@ class MoeBuilder::Impl {
         tokens_mb_(job.micro_batch_tokens()),
         ready_{std::vector<TaskList>(static_cast<std::size_t>(mesh_.size())),
                std::vector<TaskList>(static_cast<std::size_t>(mesh_.size()))} {
-    slowdown_ = job.compute_slowdown(b.env.cluster.gpu.sms);
+    if (job.comm_sms > 0) {  // the compute beside an exchange runs on the other SMs
+      plan_.share_sms({job.comm_sms, b.env.cluster.gpu.sms});
+    }
     const std::vector<std::vector<topo::GpuId>> groups = mesh_.groups(Dim::Ep);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       MoeRouting r = job.routing;
@@ -113,8 +115,6 @@ class MoeBuilder::Impl {
       again_shared_ = again.shared;
     }
   }
-
-  double slowdown() const { return slowdown_; }
 
   const MoeLayerJob& job() const { return job_; }
 
@@ -235,7 +235,6 @@ class MoeBuilder::Impl {
   const ParallelSpec& p_;
   std::int64_t tokens_mb_;
   std::int64_t hidden_ = 0;
-  double slowdown_ = 1;  // SMs / (SMs - comm_sms): a kernel beside an exchange
   LayerCosts pre_[2];  // per micro-batch: attention (or not) and the router
   LayerCosts shared_;
   // What a backward runs again first (recompute_modules): per micro-batch of its attention
@@ -284,23 +283,10 @@ class MoeBuilder::Impl {
   // What runs before dispatch: attention and the router, or the router alone.
   PhaseKind pre_phase() const { return job_.attention ? PhaseKind::Attention : PhaseKind::Router; }
 
-  // The SMs the exchanges hold slow only the kernels that run beside an exchange: with an
-  // overlap (two micro-batches, a DualPipe pair) any kernel of the layer may; without one, only
-  // the shared experts, which run while the forward's dispatch or the backward's first exchange
-  // is in flight. Everything else waits for its exchange and has every SM.
-  bool beside_exchange(std::uint32_t phase) const {
-    return job_.overlap != EpOverlap::None ||
-           plan_.phases()[phase].kind == PhaseKind::SharedExperts;
-  }
-
   PlanTaskId compute(topo::GpuId gpu, const std::string& label, const ComputeCost& cost,
                      std::uint32_t phase, const TaskList& after) {
-    const Time t =
-        slowdown_ == 1.0 || !beside_exchange(phase)
-            ? cost.time
-            : Time::ps(std::llround(static_cast<double>(cost.time.count_ps()) * slowdown_));
-    const PlanTaskId id = plan_.add_compute(
-        ComputeTask{gpu, t, cost.flops, cost.source, phase, kComputeStream, label, cost.kind});
+    const PlanTaskId id = plan_.add_compute(ComputeTask{gpu, cost.time, cost.flops, cost.source,
+                                                        phase, kComputeStream, label, cost.kind});
     for (PlanTaskId a : after) {
       plan_.add_dependency(a, id);
     }
@@ -479,7 +465,7 @@ EpDetails MoeBuilder::details() const {
   details.degree = b.env.mesh.spec().ep;
   details.groups = static_cast<std::int64_t>(builder.routing(0).size());
   details.micro_batches = job.micro_batches();
-  details.compute_slowdown = builder.slowdown();
+  details.compute_slowdown = job.compute_slowdown(b.env.cluster.gpu.sms);
   details.balance_steps = builder.balance_steps();
   details.placement = builder.placement();
   const std::size_t n = builder.routing(0).front().ranks.size();

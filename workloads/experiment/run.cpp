@@ -14,6 +14,7 @@
 #include "sim/problem.hpp"
 #include "workloads/ep/routing_cache.hpp"
 #include "workloads/plan/runner.hpp"
+#include "workloads/plan/sm_sharing.hpp"
 #include "workloads/step/partial_fold.hpp"
 #include "workloads/step/schedule_choice.hpp"
 
@@ -189,7 +190,7 @@ CaseResult simulate_case(const topo::Cluster& cluster, const ComputeSpeeds* spee
   if (options.on_progress) {
     progress.emplace(options, r, watch);
   }
-  r.outcome = simulate(
+  r.outcome = simulate_sharing_sms(
       cluster, r.plan,
       {.observer = progress ? &*progress : watch, .tolerance = tolerance, .speeds = speeds});
   if (recorder) {

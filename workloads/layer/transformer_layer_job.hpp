@@ -40,8 +40,8 @@ struct TransformerLayerJob {
   /// micro-batch's forward (attention with its TP collectives, router, dispatch, experts,
   /// combine) against another's backward, each EP exchange on the comm stream under the other
   /// micro-batch's compute; the attention parts and their TP collectives in their own
-  /// micro-batch's chain. `recompute_modules`: what the MoE part's backward runs again first.
-  Plan overlapped_pair(const BuildEnv& b, std::uint8_t recompute_modules) const;
+  /// micro-batch's chain. It runs nothing again: recomputation runs before it.
+  Plan overlapped_pair(const BuildEnv& b) const;
   /// Bytes its plan takes to build and simulate: both parts' estimates.
   double estimated_plan_bytes(const JobEnv& env) const;
 

@@ -129,7 +129,7 @@ std::vector<Case> TransformerLayerJob::cases(const BuildEnv& b) const {
   return out;
 }
 
-Plan TransformerLayerJob::overlapped_pair(const BuildEnv& b, std::uint8_t recompute_modules) const {
+Plan TransformerLayerJob::overlapped_pair(const BuildEnv& b) const {
   HOPSIM_ASSERT(moe.has_value(), "a dense transformer layer has no overlapped pair");
   Plan plan;
   AttentionLayerJob one = attention;
@@ -141,7 +141,7 @@ Plan TransformerLayerJob::overlapped_pair(const BuildEnv& b, std::uint8_t recomp
   part.overlap = EpOverlap::DualPipePair;
   part.passes = Passes::Both;
   part.layers = 1;
-  part.recompute_modules = recompute_modules;
+  part.recompute_modules = 0;  // recomputation runs before the pair
   MoeBuilder experts(part, b, plan);
   const auto pass = [](AttentionBuilder& a, Pass p, const std::vector<TaskList>& after) {
     a.frontier() = after;

@@ -82,6 +82,9 @@ PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) 
   for (const std::string& label : other.labels_) {
     label_of.push_back(intern(label));
   }
+  if (other.sm_share_.held > 0) {
+    share_sms(other.sm_share_);
+  }
   const auto first = static_cast<PlanTaskId>(tasks_.size());
   tasks_.reserve(tasks_.size() + other.tasks_.size());
   for (PlanTask t : other.tasks_) {
@@ -97,6 +100,25 @@ PlanTaskId Plan::append(const Plan& other, std::span<const topo::GpuId> gpu_of) 
     deps_.emplace_back(first + before, first + after);
   }
   return first;
+}
+
+void Plan::share_sms(SmShare share) {
+  HOPSIM_ASSERT(share.held >= 0 && share.held < share.sms, "{} of {} SMs held", share.held,
+                share.sms);
+  HOPSIM_ASSERT(sm_share_.held == 0 || sm_share_ == share,
+                "exchanges holding {} of {} SMs and {} of {} in one plan", sm_share_.held,
+                sm_share_.sms, share.held, share.sms);
+  sm_share_ = share;
+}
+
+void Plan::set_durations(std::span<const Time> durations) {
+  HOPSIM_ASSERT(durations.size() == tasks_.size(), "{} durations for {} tasks", durations.size(),
+                tasks_.size());
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    if (durations[i] > Time{} && tasks_[i].kind == PlanTaskKind::Compute) {
+      tasks_[i].duration = durations[i];
+    }
+  }
 }
 
 void Plan::slow_compute(std::span<const KernelSpeeds> speed) {

@@ -116,6 +116,15 @@ struct ComputeTask {
   KernelClass kind = KernelClass::Other;
 };
 
+/// SMs that communication kernels hold on a GPU while an exchange (a dispatch or combine phase's
+/// flows and fixed costs) runs there: a compute kernel beside one runs on the others
+/// (workloads/plan/sm_sharing.hpp). `held` 0: none held.
+struct SmShare {
+  std::int64_t held = 0;
+  std::int64_t sms = 0;  ///< the GPU's SMs
+  bool operator==(const SmShare&) const = default;
+};
+
 /// Data, not behaviour: workloads and collectives append to it; the runner executes it.
 /// Compute tasks on one GPU's stream run one at a time in the order they were added; flows
 /// run concurrently and share links (their stream says who issued them).
@@ -166,6 +175,11 @@ class Plan {
   /// GPUs or another GPU model (speed[g] read from ComputeSpeeds::speeds for the GPU that plan
   /// GPU g stands for).
   void slow_compute(std::span<const KernelSpeeds> speed);
+  /// Compute task i takes durations[i] where that is not zero (one entry per task).
+  void set_durations(std::span<const Time> durations);
+  /// Its exchanges hold `share.held` of `share.sms` SMs (set once; a plan appended keeps it).
+  void share_sms(SmShare share);
+  const SmShare& sm_share() const { return sm_share_; }
   /// The tasks that `keep` marks (one flag per task), as a plan of their own with this plan's
   /// phases, streams and labels: each kept task waits for the kept tasks it waited for,
   /// directly or through tasks left out, or (`dependencies` false) for none but those before
@@ -193,6 +207,7 @@ class Plan {
   std::vector<std::string> streams_;
   std::vector<std::string> labels_;
   std::unordered_map<std::string, std::uint32_t> label_index_;
+  SmShare sm_share_;
 
   std::uint32_t intern(std::string_view label);
 };

@@ -50,6 +50,10 @@ TransformerLayerJob one_layer(const TransformerLayerJob& layer, bool moe, Passes
   return j;
 }
 
+Plan moe_pair_plan(const TrainingStepJob& job, const BuildEnv& b) {
+  return one_layer(job.layer, true, Passes::Both).overlapped_pair(b);
+}
+
 bool has_moe(const TrainingStepJob& job, const ModelSpec& m) {
   return m.moe.routed_experts > 0 && job.layer.moe.has_value();
 }

@@ -296,10 +296,9 @@ double folded_plan_bytes(const TrainingStepJob& job, const JobEnv& env) {
     }
   }
   if (step_parts::has_moe(job, m) && step_parts::measures_pair(job, p)) {
+    // the pair (step_parts::moe_pair_plan): the MoE part's pair and its attention parts
     bytes += 2 * job.layer.moe_part(layer_mesh.spec()).estimated_plan_bytes(layer_env);
-    if (p.tp > 1) {  // the pair's attention parts (TransformerLayerJob::overlapped_pair)
-      bytes += 2 * job.layer.attention.estimated_plan_bytes(layer_env);
-    }
+    bytes += 2 * job.layer.attention.estimated_plan_bytes(layer_env);
   }
   const double syncs = kinds * (job.zero >= 3 ? 2 : 1) + 2 + d(p.pp);
   const double channels = std::max(1, env.cluster.gpus_per_node);

@@ -22,6 +22,12 @@ namespace hopsim::work::step_parts {
 TransformerLayerJob one_layer(const TransformerLayerJob& layer, bool moe, Passes passes,
                               std::int64_t layers = 1);
 
+/// The MoE layer's overlapped forward-backward pair on `b`'s mesh, as the folded step's probe
+/// and the unfolded step run it: the layer's own attention (the kernels and TP collectives its
+/// forward and backward probes run) around the MoE part's pair, each exchange under the other
+/// micro-batch's compute. Recomputation runs before the pair, not inside it.
+Plan moe_pair_plan(const TrainingStepJob& job, const BuildEnv& b);
+
 /// Whether the step's model has MoE layers (and the job their settings), and dense ones.
 bool has_moe(const TrainingStepJob& job, const ModelSpec& m);
 bool has_dense(const TrainingStepJob& job, const ModelSpec& m);
@@ -142,11 +148,6 @@ std::string stage_suffix(int stage);
 
 /// The folded step's measurements read from its probes.
 StepMeasurements measure_step(const TrainingStepJob& job, const BuildEnv& b, const Measured& m);
-
-/// The modules a step's DualPipe pair probe runs again inside its backward half (selective
-/// recomputation's, less mlp, which a MoE layer has none of, and mla_up_proj without MLA); 0
-/// under no or full recomputation, which the step adds to the pair instead.
-std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec& m);
 
 /// What selective recomputation adds before one layer's backward, per GPU: the forward kernels
 /// of its recomputed modules (`forward`: the layer's forward kernels over `gpus` GPUs; the

@@ -124,22 +124,6 @@ Plan layer_plan(const TrainingStepJob& job, const BuildEnv& b, bool moe, Passes 
   return std::move(one_layer(job.layer, moe, passes).cases(group.build).front().plan);
 }
 
-std::uint8_t pair_recompute_modules(const TrainingStepJob& job, const ModelSpec& m) {
-  if (job.recompute.granularity != Recompute::Selective) {
-    return 0;
-  }
-  // moe reruns the exchanges, which the pair does not: its recomputation runs outside it.
-  if (has_module(job.recompute.modules, RecomputeModule::Moe)) {
-    return 0;
-  }
-  auto mods = static_cast<std::uint8_t>(job.recompute.modules &
-                                        ~static_cast<std::uint8_t>(RecomputeModule::Mlp));
-  if (!m.mla) {
-    mods = static_cast<std::uint8_t>(mods & ~static_cast<std::uint8_t>(RecomputeModule::MlaUpProj));
-  }
-  return mods;
-}
-
 Time selective_recompute_time(const TrainingStepJob& job, const ModelSpec& m, bool moe,
                               const KernelTally& forward, int gpus, Time ep_forward) {
   if (job.recompute.granularity != Recompute::Selective) {
@@ -221,16 +205,10 @@ LayerTiming measure_layer(const TrainingStepJob& job, const ParallelSpec& p, con
   t.backward_input += t.recomputed;
   t.pair = t.forward + t.backward;
   if (moe && measures_pair(job, p)) {
-    // The simulated pair runs selective recomputation inside its backward half, as DualPipe
-    // does; full recomputation runs the forward again before it, not overlapped.
-    // With tp > 1 the pair's attention is the attention builder's, which runs nothing again:
-    // the recomputation runs before the pair, not overlapped.
-    const Time again =
-        p.tp == 1 && pair_recompute_modules(job, model) != 0 ? Time{} : t.recomputed;
-    // The pair as it runs, even where it is slower than its halves one after the other (its
-    // compute slowed by the SMs its exchanges hold, little communication to hide): the
-    // schedule pairs them whatever they cost, as the unfolded step does.
-    t.pair = layer_time(m, std::string(kPairProbe) + suffix, draws) + again;
+    // The pair as it runs, even where it is slower than its halves one after the other (little
+    // communication to hide): the schedule pairs them whatever they cost, as the unfolded step
+    // does. Recomputation runs before it (moe_pair_plan).
+    t.pair = layer_time(m, std::string(kPairProbe) + suffix, draws) + t.recomputed;
   }
   for (auto& [kind, time] : exposed) {
     if (time > Time{}) {
@@ -295,31 +273,6 @@ std::vector<DpKey> dp_requests(const TrainingStepJob& job, const BuildEnv& b) {
   }
   return out;
 }
-
-namespace {
-
-// The overlapped pair probe of a MoE layer, on the layer group.
-Plan pair_plan(const TrainingStepJob& job, const LayerGroup& group) {
-  const ModelSpec& model = *group.build.env.model;
-  const ParallelSpec& p = group.mesh.spec();
-  if (p.tp > 1) {
-    // The transformer layer's pair: attention with its TP collectives around the MoE pair,
-    // each micro-batch's in its own chain (its recomputation runs before the pair).
-    return one_layer(job.layer, true, Passes::Both).overlapped_pair(group.build, 0);
-  }
-  // The MoE layer kind's DualPipe pair: one layer's forward (attention, router, dispatch,
-  // experts, combine) of one micro-batch against its backward of another, each exchange
-  // under the other's compute.
-  MoeLayerJob pair = job.layer.moe_part(p);
-  pair.attention = true;
-  pair.overlap = EpOverlap::DualPipePair;
-  pair.passes = Passes::Both;
-  pair.layers = 1;
-  pair.recompute_modules = pair_recompute_modules(job, model);
-  return std::move(pair.cases(group.build, Measured{}).front().plan);
-}
-
-}  // namespace
 
 std::string layer_probe_name(bool moe, Passes passes) {
   return fmt::format("{} layer {}", moe ? "moe" : "dense",
@@ -571,7 +524,7 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
-    out.push_back({std::string(step_parts::kPairProbe), step_parts::pair_plan(*this, group)});
+    out.push_back({std::string(step_parts::kPairProbe), step_parts::moe_pair_plan(*this, group.build)});
   }
   // The layer probes, built on the layer group's ranks, run where stage 0's first group runs
   // (its CP or EP ranks may sit on other nodes under the mesh's order); partial folding's

@@ -211,13 +211,7 @@ const Piece& UnfoldedOps::piece(const Segment& seg, OpWork part) {
   const TrainingStepJob& job = stage_.job();
   Plan plan;
   if (seg.pair) {  // the MoE layer's pair, as the folded step's probe runs it
-    MoeLayerJob pair = job.layer.moe_part(stage_.stage_mesh().spec());
-    pair.attention = true;
-    pair.overlap = EpOverlap::DualPipePair;
-    pair.passes = Passes::Both;
-    pair.layers = 1;
-    pair.recompute_modules = pair_recompute_modules(job, *stage_.shape().model);
-    plan = std::move(pair.cases(stage_.stage_build(), Measured{}).front().plan);
+    plan = moe_pair_plan(job, stage_.stage_build());
   } else if (seg.layers == 0) {  // the output layer: its kernels on every GPU of the stage
     const std::uint32_t phase =
         plan.phase(PhaseKind::Head, seg.forward ? PhasePass::Fwd : PhasePass::Bwd);
@@ -330,7 +324,7 @@ void UnfoldedOps::add_segment(Plan& plan, OpContext& c, const Segment& seg) {
   if (zero3 && starts_unit) {
     c.cur = start_unit(plan, c.rank, seg, op_forward, c.prefetch, c.cur);
   }
-  if (backward_layer && c.work != OpWork::Weight &&
+  if ((backward_layer || (seg.pair && pair_op)) && c.work != OpWork::Weight &&
       job.recompute.granularity == Recompute::Selective) {
     c.cur =
         add_piece(plan, recompute_piece(seg.moe), stage_.gpus(c.rank), c.cur, stage_.join_phase());
