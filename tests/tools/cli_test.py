@@ -454,6 +454,19 @@ def case_ep64(ctx):
            f"two micro-batches: {tmb['step_time_s']} s against {plain['step_time_s']} s")
     expect(f"{100 * exposed:.1f}% of the time" in out and "over 4 layers" in out,
            f"the summary does not state the exposed share and the layers: {out!r}")
+    # The 20 SMs the exchanges hold: held while they run, a kernel slowed at most 132/112 of the
+    # time it spends beside one; with two micro-batches more compute runs beside them.
+    for report, name in ((plain, "plain"), (tmb, "two micro-batches")):
+        held, tax = report["ep"]["sm_held_s"], report["ep"]["sm_tax_s"]
+        expect(0 < tax <= held * 20 / 112 and held <= report["step_time_s"],
+               f"{name}: SMs held {held} s, compute {tax} s slower")
+    expect(tmb["ep"]["sm_tax_s"] > plain["ep"]["sm_tax_s"],
+           f"overlap taxes {tmb['ep']['sm_tax_s']} s, plain {plain['ep']['sm_tax_s']} s")
+    expect("sms held       the exchanges' kernels hold 20 SMs for" in out,
+           f"the summary has no sms held line: {out!r}")
+    _, free = run_json(ctx, exp, "--set", "workload.comm_sms=0")
+    expect(free["ep"]["sm_held_s"] == 0 and free["ep"]["sm_tax_s"] == 0,
+           f"comm_sms 0: {free['ep']['sm_held_s']} s held, {free['ep']['sm_tax_s']} s taxed")
     # One layer of each routing: without overlap a layer costs the same alone or in a row.
     one = ("--set", "workload.layers=1")
     _, uniform = run_json(ctx, exp, *one)

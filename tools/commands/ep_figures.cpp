@@ -2,6 +2,9 @@
 #include "tools/commands/ep_figures.hpp"
 
 #include <cmath>
+#include <vector>
+
+#include "workloads/plan/sm_sharing.hpp"
 
 namespace hopsim::tools {
 namespace {
@@ -104,6 +107,12 @@ EpFigures ep_figures(const work::CaseResult& c, const work::MoeLayerJob& job,
     f.compute_comm_ratio = busiest.compute.seconds() / busiest.comm.seconds();
   }
   f.layer_time_s = s.step.seconds() / static_cast<double>(job.layers);
+  if (c.plan.sm_share().held > 0) {  // over the layers simulated, scaled to all of them
+    const std::size_t g = s.critical_rank.index();
+    const std::vector<Time> held = work::sm_held_times(c.plan, c.outcome);
+    f.sm_held_s = g < held.size() ? held[g].seconds() * c.plan_scale : 0;
+    f.sm_tax_s = g < c.outcome.sm_tax.size() ? c.outcome.sm_tax[g].seconds() * c.plan_scale : 0;
+  }
   if (validation) {
     f.validation = validation_figures(*validation, s.step.seconds());
   }

@@ -55,6 +55,10 @@ struct EpFigures {
   double hidden_comm_share = 0;   ///< of its communication, under compute (0 without any)
   double compute_comm_ratio = 0;  ///< 0 without communication
   double layer_time_s = 0;        ///< the step over its layers
+  /// How long its exchanges' kernels held comm_sms of its SMs, and how much longer its compute
+  /// ran for it (workloads/plan/sm_sharing.hpp); 0 where they hold none.
+  double sm_held_s = 0;
+  double sm_tax_s = 0;
   /// A moe_layer experiment's validation (time_s: the whole run), when it has one
   std::optional<ValidationFigures> validation;
 };

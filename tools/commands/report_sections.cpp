@@ -188,6 +188,8 @@ void moe_exchange_fields(const work::MoeLayerJob& job, const work::EpDetails& ep
   out["layers_simulated"] = ep.layers_simulated;
   out["comm_sms"] = job.comm_sms;
   out["compute_slowdown"] = ep.compute_slowdown;
+  out["sm_held_s"] = f.sm_held_s;
+  out["sm_tax_s"] = f.sm_tax_s;
   out["hbm_share"] = ep.hbm_share;
   out["degree"] = ep.degree;
   out["groups"] = ep.groups;

@@ -312,6 +312,12 @@ std::string ep_setup_lines(const work::MoeLayerJob& job, const work::EpDetails& 
         "memory-bound kernels take {:.3f}x as long\n",
         100 * ep.hbm_share, 1 / (1 - ep.hbm_share));
   }
+  if (job.comm_sms > 0) {
+    out += fmt::format(
+        "sms held       the exchanges' kernels hold {} SMs for {:.3f} ms on the busiest GPU: "
+        "the kernels beside them {:.3f} ms slower (at most {:.3f}x while beside one)\n",
+        job.comm_sms, f.sm_held_s * 1e3, f.sm_tax_s * 1e3, ep.compute_slowdown);
+  }
   std::string skew;
   if (f.zipf_s) {
     skew = fmt::format(" s={:g}", *f.zipf_s);

@@ -40,6 +40,9 @@ struct Outcome {
   sim::FairShareStats solver;        ///< the solver's structural counters
   double wall_s = 0;
   std::vector<PlanTaskId> stuck;  ///< tasks that never ran (a dependency cycle)
+  /// Per GPU, the compute time that the SMs its exchanges held added (simulate_sharing_sms);
+  /// empty where the plan's exchanges hold none.
+  std::vector<Time> sm_tax;
 
   std::span<const topo::LinkId> route(PlanTaskId task) const {
     return {route_links.data() + route_begin[task], route_begin[task + 1] - route_begin[task]};

@@ -131,10 +131,22 @@ bool holds_sms(const Plan& plan, const PlanTask& t) {
                                       : t.kind == PlanTaskKind::Delay || t.kind == PlanTaskKind::Hold;
 }
 
-void tax_beside_exchanges(Plan& plan, const Outcome& untaxed, const ComputeSpeeds* speeds) {
+std::vector<Time> sm_held_times(const Plan& plan, const Outcome& run) {
+  const std::vector<std::vector<Interval>> busy = exchange_times(plan, run);
+  std::vector<Time> out(busy.size());
+  for (std::size_t g = 0; g < busy.size(); ++g) {
+    for (const auto& [begin, end] : busy[g]) {
+      out[g] += Time::ps(end - begin);
+    }
+  }
+  return out;
+}
+
+std::vector<Time> tax_beside_exchanges(Plan& plan, const Outcome& untaxed,
+                                       const ComputeSpeeds* speeds) {
   const SmShare share = plan.sm_share();
   if (share.held <= 0) {
-    return;
+    return {};
   }
   HOPSIM_ASSERT(untaxed.times.size() == plan.tasks().size(), "a run of {} tasks for {}",
                 untaxed.times.size(), plan.tasks().size());
@@ -142,6 +154,7 @@ void tax_beside_exchanges(Plan& plan, const Outcome& untaxed, const ComputeSpeed
       static_cast<double>(share.sms - share.held) / static_cast<double>(share.sms);
   const std::vector<std::vector<Interval>> busy = exchange_times(plan, untaxed);
   std::vector<Time> taxed(plan.tasks().size());
+  std::vector<Time> added(busy.size());
   for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
     const PlanTask& t = plan.tasks()[i];
     const sim::TaskTimes& when = untaxed.times[i];
@@ -159,9 +172,11 @@ void tax_beside_exchanges(Plan& plan, const Outcome& untaxed, const ComputeSpeed
     if (factor > 1.0) {  // the plan's duration by the same factor, so its GPU's speed still applies
       taxed[i] = Time::ps(
           static_cast<std::int64_t>(std::ceil(static_cast<double>(t.duration.count_ps()) * factor)));
+      added[t.src.index()] += taxed[i] - t.duration;
     }
   }
   plan.set_durations(taxed);
+  return added;
 }
 
 Outcome simulate_sharing_sms(const topo::Cluster& cluster, Plan& plan,
@@ -175,8 +190,9 @@ Outcome simulate_sharing_sms(const topo::Cluster& cluster, Plan& plan,
   if (!untaxed.stuck.empty()) {
     return untaxed;
   }
-  tax_beside_exchanges(plan, untaxed, options.speeds);
+  std::vector<Time> added = tax_beside_exchanges(plan, untaxed, options.speeds);
   Outcome out = simulate(cluster, plan, options);
+  out.sm_tax = std::move(added);
   out.events += untaxed.events;
   out.solves += untaxed.solves;
   out.classes_solved += untaxed.classes_solved;

@@ -3,6 +3,8 @@
 // the time it ran beside an exchange in the first (docs/expert-parallelism.md#overlap-and-communication-sms).
 #pragma once
 
+#include <vector>
+
 #include "topology/cluster.hpp"
 #include "workloads/plan/plan.hpp"
 #include "workloads/plan/runner.hpp"
@@ -19,11 +21,16 @@ bool holds_sms(const Plan& plan, const PlanTask& t);
 /// has done the work of its untaxed time. A kernel wholly beside an exchange that outlasts it
 /// takes sms / (sms - held) of its time; one beside none keeps its time. The kernels' starts
 /// are the untaxed run's (one step of the fixed point: the exchanges' own times move little).
-void tax_beside_exchanges(Plan& plan, const Outcome& untaxed, const ComputeSpeeds* speeds);
+/// Returns, per GPU, the time the kernels' durations grew by.
+std::vector<Time> tax_beside_exchanges(Plan& plan, const Outcome& untaxed,
+                                       const ComputeSpeeds* speeds);
+
+/// Per GPU, how long its exchanges' kernels ran (and held its SMs) in `run`, a run of `plan`.
+std::vector<Time> sm_held_times(const Plan& plan, const Outcome& run);
 
 /// simulate(), and where `plan`'s exchanges hold SMs, first untaxed, then again after
 /// tax_beside_exchanges (which `plan` keeps); the outcome is the second run's, its events,
-/// solves and wall time both runs'.
+/// solves and wall time both runs', its sm_tax what the tax added.
 Outcome simulate_sharing_sms(const topo::Cluster& cluster, Plan& plan,
                              const SimulateOptions& options);
 
