@@ -139,9 +139,9 @@ inline constexpr IntegerKey kCommSms{
     .also = "below the GPU's SMs",
     .value = 0,
     .doc =
-        "SMs the communication kernels hold while they run: a kernel beside an exchange (with "
-        "an overlap any of the layer's, without one the shared experts) runs on the rest, "
-        "slower in proportion"};
+        "SMs the communication kernels hold while they run: a compute kernel runs on the rest, "
+        "slower in proportion, for the time it spends beside an exchange of its GPU, and on "
+        "every SM otherwise"};
 
 inline constexpr BooleanKey kAttention{.name = "attention",
                                        .value = true,
