@@ -42,7 +42,8 @@ std::vector<ProbeResult> run_probes(const topo::Cluster& cluster, std::vector<Pr
         r.name = std::move(probes[i].name);
         r.plan = std::move(probes[i].plan);
         const topo::Cluster& on = probes[i].cluster ? *probes[i].cluster : cluster;
-        r.outcome = simulate_sharing_sms(on, r.plan, {.tolerance = tolerance, .speeds = probes[i].speeds});
+        r.outcome = simulate_sharing_sms(
+            on, r.plan, {.tolerance = tolerance, .speeds = probes[i].speeds});
         r.summary = summarize(on, r.plan, r.outcome);
       } catch (...) {
         errors[i] = std::current_exception();

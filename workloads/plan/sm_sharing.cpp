@@ -95,7 +95,8 @@ std::vector<std::vector<Interval>> exchange_times(const Plan& plan, const Outcom
 // intervals of `busy` and 1 outside.
 double stretched(const std::vector<Interval>& busy, std::int64_t start, double work,
                  double speed) {
-  auto it = std::upper_bound(busy.begin(), busy.end(), Interval{start, std::numeric_limits<std::int64_t>::max()});
+  constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+  auto it = std::upper_bound(busy.begin(), busy.end(), Interval{start, kEnd});
   if (it != busy.begin() && std::prev(it)->second > start) {
     --it;
   }
@@ -127,8 +128,10 @@ bool holds_sms(const Plan& plan, const PlanTask& t) {
   if (kind != PhaseKind::Dispatch && kind != PhaseKind::Combine) {
     return false;
   }
-  return t.kind == PlanTaskKind::Flow ? t.src != t.dst
-                                      : t.kind == PlanTaskKind::Delay || t.kind == PlanTaskKind::Hold;
+  if (t.kind == PlanTaskKind::Flow) {
+    return t.src != t.dst;
+  }
+  return t.kind == PlanTaskKind::Delay || t.kind == PlanTaskKind::Hold;
 }
 
 std::vector<Time> sm_held_times(const Plan& plan, const Outcome& run) {
@@ -170,8 +173,8 @@ std::vector<Time> tax_beside_exchanges(Plan& plan, const Outcome& untaxed,
                                   static_cast<double>(ran.count_ps()), speed);
     const double factor = took / static_cast<double>(ran.count_ps());
     if (factor > 1.0) {  // the plan's duration by the same factor, so its GPU's speed still applies
-      taxed[i] = Time::ps(
-          static_cast<std::int64_t>(std::ceil(static_cast<double>(t.duration.count_ps()) * factor)));
+      const double scaled = std::ceil(static_cast<double>(t.duration.count_ps()) * factor);
+      taxed[i] = Time::ps(static_cast<std::int64_t>(scaled));
       added[t.src.index()] += taxed[i] - t.duration;
     }
   }

@@ -1,6 +1,7 @@
 // SMs shared between an exchange's communication kernels and the compute beside it: a plan whose
 // exchanges hold SMs (Plan::sm_share) runs twice, the second time with each kernel slowed for
-// the time it ran beside an exchange in the first (docs/expert-parallelism.md#overlap-and-communication-sms).
+// the time it ran beside an exchange in the first
+// (docs/expert-parallelism.md#overlap-and-communication-sms).
 #pragma once
 
 #include <vector>

@@ -524,7 +524,8 @@ std::vector<Probe> TrainingStepJob::probes(const BuildEnv& b) const {
     }
   }
   if (step_parts::has_moe(*this, model) && step_parts::measures_pair(*this, b.env.mesh.spec())) {
-    out.push_back({std::string(step_parts::kPairProbe), step_parts::moe_pair_plan(*this, group.build)});
+    out.push_back(
+        {std::string(step_parts::kPairProbe), step_parts::moe_pair_plan(*this, group.build)});
   }
   // The layer probes, built on the layer group's ranks, run where stage 0's first group runs
   // (its CP or EP ranks may sit on other nodes under the mesh's order); partial folding's
