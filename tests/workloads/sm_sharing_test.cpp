@@ -16,7 +16,7 @@ namespace topo = hopsim::topo;
 
 namespace {
 
-topo::Spec two_nodes() {
+topo::Spec sharing_cluster() {
   topo::Spec spec;
   spec.nodes = 2;
   spec.nvlink = {Bandwidth::gigabytes_per_s(400), Time::ns(700)};
@@ -25,85 +25,85 @@ topo::Spec two_nodes() {
   return spec;
 }
 
-constexpr SmShare kShare{20, 132};  // DeepSeek-V3's: DeepEP holds 20 of an H800's 132 SMs
+constexpr SmShare kDeepSeekShare{20, 132};  // DeepSeek-V3's: DeepEP holds 20 of an H800's 132 SMs
 
 // GPU 0 sends GPU 1 40 MB over NVLink (3.4 us + 100 us) in `exchange`'s phase while GPU `gpu`
 // computes for `kernel` from `at`.
-struct Beside {
+struct BesideExchange {
   Plan plan;
   PlanTaskId flow = 0;
   PlanTaskId kernel = 0;
 
-  Beside(Time kernel_time, PhaseKind exchange = PhaseKind::Dispatch, int gpu = 0, Time at = {}) {
+  BesideExchange(Time kernel_time, PhaseKind exchange = PhaseKind::Dispatch, int gpu = 0, Time at = {}) {
     const std::uint32_t phase = plan.phase(exchange, PhasePass::Fwd);
     const std::uint32_t experts = plan.phase(PhaseKind::Experts, PhasePass::Fwd);
     flow = plan.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{40'000'000}, phase);
     kernel = plan.add_compute(topo::GpuId{gpu}, kernel_time, experts);
     plan.set_not_before(kernel, at);
-    plan.share_sms(kShare);
+    plan.share_sms(kDeepSeekShare);
   }
 };
 
 // The untaxed run's flow: [0, 103.4 us).
-const Time kFlowEnd = Time::ns(103'400);
+const Time kSharedFlowEnd = Time::ns(103'400);
 
-Time taxed(Beside& b) {
-  const topo::Cluster cluster(two_nodes());
+Time taxed_time(BesideExchange& b) {
+  const topo::Cluster cluster(sharing_cluster());
   const Outcome untaxed = simulate(cluster, b.plan);
-  REQUIRE(untaxed.times[b.flow].end == kFlowEnd);
+  REQUIRE(untaxed.times[b.flow].end == kSharedFlowEnd);
   tax_beside_exchanges(b.plan, untaxed, nullptr);
   return b.plan.tasks()[b.kernel].duration;
 }
 
-std::int64_t ps(double us) { return std::llround(us * 1e6); }
+std::int64_t us_in_ps(double us) { return std::llround(us * 1e6); }
 
 }  // namespace
 
 TEST_CASE("a kernel wholly beside an exchange that outlasts it runs on the SMs left: 132/112") {
-  Beside b(Time::us(10));
+  BesideExchange b(Time::us(10));
   // 10 us of work at 112/132 of the speed: 11.786 us, within the flow's 103.4 us.
-  CHECK(std::abs(taxed(b).count_ps() - ps(10.0 * 132 / 112)) <= 1);
+  CHECK(std::abs(taxed_time(b).count_ps() - us_in_ps(10.0 * 132 / 112)) <= 1);
 }
 
 TEST_CASE("a kernel that outlasts the exchange is slowed only while it runs: +20/132 of it") {
-  Beside b(Time::us(200));
+  BesideExchange b(Time::us(200));
   // In the flow's 103.4 us it does 103.4 x 112/132 us of work; the rest at full speed after.
-  CHECK(std::abs(taxed(b).count_ps() - ps(200 + 103.4 * 20 / 132)) <= 1);
+  CHECK(std::abs(taxed_time(b).count_ps() - us_in_ps(200 + 103.4 * 20 / 132)) <= 1);
 }
 
 TEST_CASE("the exchange's receiver is slowed too, a GPU outside it is not") {
-  Beside receiver(Time::us(10), PhaseKind::Dispatch, 1);
-  CHECK(std::abs(taxed(receiver).count_ps() - ps(10.0 * 132 / 112)) <= 1);
-  Beside outside(Time::us(10), PhaseKind::Dispatch, 2);
-  CHECK(taxed(outside) == Time::us(10));
+  BesideExchange receiver(Time::us(10), PhaseKind::Dispatch, 1);
+  CHECK(std::abs(taxed_time(receiver).count_ps() - us_in_ps(10.0 * 132 / 112)) <= 1);
+  BesideExchange outside(Time::us(10), PhaseKind::Dispatch, 2);
+  CHECK(taxed_time(outside) == Time::us(10));
 }
 
 TEST_CASE("a kernel after the exchange, or beside other traffic, keeps its time") {
-  Beside after(Time::us(10), PhaseKind::Combine, 0, Time::us(200));
-  CHECK(taxed(after) == Time::us(10));
-  Beside collective(Time::us(10), PhaseKind::AllReduce);
-  CHECK(taxed(collective) == Time::us(10));
+  BesideExchange after(Time::us(10), PhaseKind::Combine, 0, Time::us(200));
+  CHECK(taxed_time(after) == Time::us(10));
+  BesideExchange collective(Time::us(10), PhaseKind::AllReduce);
+  CHECK(taxed_time(collective) == Time::us(10));
 }
 
 TEST_CASE("a kernel starting inside the exchange is slowed for what is left of it") {
   // From 98.4 us: 5 us of the flow left, 5 x 112/132 us of work done in it, the rest after.
-  Beside b(Time::us(10), PhaseKind::Dispatch, 0, Time::ns(98'400));
-  CHECK(std::abs(taxed(b).count_ps() - ps(10 + 5.0 * 20 / 132)) <= 1);
+  BesideExchange b(Time::us(10), PhaseKind::Dispatch, 0, Time::ns(98'400));
+  CHECK(std::abs(taxed_time(b).count_ps() - us_in_ps(10 + 5.0 * 20 / 132)) <= 1);
 }
 
 TEST_CASE("simulate_sharing_sms runs the taxed plan and counts both runs' events") {
-  const topo::Cluster cluster(two_nodes());
-  Beside b(Time::us(200));
+  const topo::Cluster cluster(sharing_cluster());
+  BesideExchange b(Time::us(200));
   const Outcome once = simulate(cluster, b.plan);
   const Outcome both = simulate_sharing_sms(cluster, b.plan, {});
   CHECK(both.events == 2 * once.events);
   CHECK(both.times[b.kernel].end == b.plan.tasks()[b.kernel].duration);
-  CHECK(std::abs(both.makespan.count_ps() - ps(200 + 103.4 * 20 / 132)) <= 1);
+  CHECK(std::abs(both.makespan.count_ps() - us_in_ps(200 + 103.4 * 20 / 132)) <= 1);
 
-  Plan plain = Beside(Time::us(10)).plan;
+  Plan plain = BesideExchange(Time::us(10)).plan;
   Plan appended;
   appended.append(plain, std::vector<topo::GpuId>{topo::GpuId{0}, topo::GpuId{1}});
-  CHECK(appended.sm_share() == kShare);  // an appended plan keeps its exchanges' SMs
+  CHECK(appended.sm_share() == kDeepSeekShare);  // an appended plan keeps its exchanges' SMs
   Plan none;
   none.add_compute(topo::GpuId{0}, Time::us(10));
   CHECK(simulate_sharing_sms(cluster, none, {}).makespan == Time::us(10));

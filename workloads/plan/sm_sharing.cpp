@@ -15,13 +15,13 @@ namespace hopsim::work {
 
 namespace {
 
-using Interval = std::pair<std::int64_t, std::int64_t>;  // [begin, end) in picoseconds
+using Window = std::pair<std::int64_t, std::int64_t>;  // [begin, end) in picoseconds
 
 // `spans` sorted, overlapping ones merged.
-void merge(std::vector<Interval>& spans) {
+void merge_windows(std::vector<Window>& spans) {
   std::sort(spans.begin(), spans.end());
-  std::vector<Interval> merged;
-  for (const Interval& span : spans) {
+  std::vector<Window> merged;
+  for (const Window& span : spans) {
     if (!merged.empty() && span.first <= merged.back().second) {
       merged.back().second = std::max(merged.back().second, span.second);
     } else {
@@ -36,13 +36,13 @@ void merge(std::vector<Interval>& spans) {
 // together). On each GPU its kernel runs from the first of the GPU's own tasks (a send, a fixed
 // cost; a GPU that only receives: its first arrival) to the end of the last task that sends or
 // brings it bytes: waiting for a late peer's bytes, it holds its SMs all the same.
-std::vector<std::vector<Interval>> exchange_times(const Plan& plan, const Outcome& run) {
+std::vector<std::vector<Window>> exchange_times(const Plan& plan, const Outcome& run) {
   std::size_t gpus = 0;
   for (const PlanTask& t : plan.tasks()) {
     gpus = std::max({gpus, t.src.index() + 1, t.dst.index() + 1});
   }
   constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::vector<Interval>> busy(gpus);
+  std::vector<std::vector<Window>> busy(gpus);
   std::vector<std::int64_t> own(gpus, kNone);      // its first own task's start
   std::vector<std::int64_t> arrives(gpus, kNone);  // its first arrival's start
   std::vector<std::int64_t> last(gpus, 0);         // its last task's end
@@ -85,18 +85,18 @@ std::vector<std::vector<Interval>> exchange_times(const Plan& plan, const Outcom
     }
   }
   close();
-  for (std::vector<Interval>& list : busy) {
-    merge(list);
+  for (std::vector<Window>& list : busy) {
+    merge_windows(list);
   }
   return busy;
 }
 
 // How long `work` picoseconds of full-speed compute take from `start`, at `speed` inside the
 // intervals of `busy` and 1 outside.
-double stretched(const std::vector<Interval>& busy, std::int64_t start, double work,
+double stretched(const std::vector<Window>& busy, std::int64_t start, double work,
                  double speed) {
-  constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
-  auto it = std::upper_bound(busy.begin(), busy.end(), Interval{start, kEnd});
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  auto it = std::upper_bound(busy.begin(), busy.end(), Window{start, kNever});
   if (it != busy.begin() && std::prev(it)->second > start) {
     --it;
   }
@@ -135,7 +135,7 @@ bool holds_sms(const Plan& plan, const PlanTask& t) {
 }
 
 std::vector<Time> sm_held_times(const Plan& plan, const Outcome& run) {
-  const std::vector<std::vector<Interval>> busy = exchange_times(plan, run);
+  const std::vector<std::vector<Window>> busy = exchange_times(plan, run);
   std::vector<Time> out(busy.size());
   for (std::size_t g = 0; g < busy.size(); ++g) {
     for (const auto& [begin, end] : busy[g]) {
@@ -155,7 +155,7 @@ std::vector<Time> tax_beside_exchanges(Plan& plan, const Outcome& untaxed,
                 untaxed.times.size(), plan.tasks().size());
   const double speed =
       static_cast<double>(share.sms - share.held) / static_cast<double>(share.sms);
-  const std::vector<std::vector<Interval>> busy = exchange_times(plan, untaxed);
+  const std::vector<std::vector<Window>> busy = exchange_times(plan, untaxed);
   std::vector<Time> taxed(plan.tasks().size());
   std::vector<Time> added(busy.size());
   for (std::size_t i = 0; i < plan.tasks().size(); ++i) {
