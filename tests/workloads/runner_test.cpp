@@ -8,6 +8,7 @@
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
+#include "tests/two_nodes.hpp"
 #include "workloads/jobs/flows_job.hpp"
 #include "workloads/plan/summary.hpp"
 
@@ -17,23 +18,10 @@ using hopsim::Time;
 using namespace hopsim::work;
 namespace topo = hopsim::topo;
 
-namespace {
-
-topo::Spec two_nodes() {
-  topo::Spec spec;
-  spec.nodes = 2;
-  spec.nvlink = {Bandwidth::gigabytes_per_s(400), Time::ns(700)};
-  spec.nic = {Bandwidth::gigabytes_per_s(50), Time::ns(500)};
-  spec.software_overhead = Time::ns(2'000);
-  return spec;
-}
-
-}  // namespace
-
 TEST_CASE("an NVSwitch up-link shared by two flows from one GPU halves each") {
   // Both flows leave GPU 0 (one up-link at B) for GPUs 1 and 2 (separate down-links):
   // each moves at B/2 and finishes at alpha + 2S/B, alpha = 2 x 0.7 us + 2 us.
-  const topo::Cluster cluster(two_nodes());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   const Bytes s{1'000'000'000};
   const Plan plan = build_flows_plan({{"a", 0, 1, s, Time{}, {}}, {"b", 0, 2, s, Time{}, {}}});
   const Outcome out = simulate(cluster, plan);
@@ -44,7 +32,7 @@ TEST_CASE("an NVSwitch up-link shared by two flows from one GPU halves each") {
 }
 
 TEST_CASE("a same-rail flow to another node is limited by the NIC") {
-  const topo::Cluster cluster(two_nodes());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   const Bytes s{100'000'000};
   const Plan plan = build_flows_plan({{"x", 3, 11, s, Time::us(5), {}}});
   const Outcome out = simulate(cluster, plan);
@@ -54,7 +42,7 @@ TEST_CASE("a same-rail flow to another node is limited by the NIC") {
 }
 
 TEST_CASE("after chains add up and a flow to itself is free") {
-  const topo::Cluster cluster(two_nodes());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   const Bytes s{400'000'000};
   const Plan plan = build_flows_plan(
       {{"a", 0, 1, s, Time{}, {}}, {"b", 1, 2, s, Time{}, {0}}, {"self", 2, 2, s, Time{}, {1}}});
@@ -66,7 +54,7 @@ TEST_CASE("after chains add up and a flow to itself is free") {
 }
 
 TEST_CASE("the summary unions intervals per rank and counts bytes per link kind") {
-  const topo::Cluster cluster(two_nodes());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   Plan plan;
   const auto c = plan.add_compute(topo::GpuId{0}, Time::us(10));
   const auto f = plan.add_flow(topo::GpuId{0}, topo::GpuId{8},
@@ -89,7 +77,7 @@ TEST_CASE("the summary unions intervals per rank and counts bytes per link kind"
 }
 
 TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in closed form") {
-  topo::Spec spec = two_nodes();
+  topo::Spec spec = hopsim::test::two_nodes();
   const auto slower = [](int gpu, double speed) {
     topo::Perturbation p;
     p.gpus = {gpu};
@@ -126,7 +114,7 @@ TEST_CASE("perturbations: a slow GPU's kernels and a degraded NIC's flows, in cl
 
 TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic mean on average") {
   const auto run = [](std::uint64_t seed) {
-    topo::Spec spec = two_nodes();
+    topo::Spec spec = hopsim::test::two_nodes();
     topo::Perturbation p;
     p.gpus = {1};
     p.compute_speed = 0.5;
@@ -166,7 +154,7 @@ TEST_CASE("a speed drawn per kernel: in its range, repeatable, and its harmonic 
 }
 
 TEST_CASE("a failed NIC: its flows share the carrier's NIC, and the summary counts the detours") {
-  topo::Spec spec = two_nodes();
+  topo::Spec spec = hopsim::test::two_nodes();
   topo::Perturbation failed;
   failed.gpus = {0};
   failed.part = topo::PerturbedPart::Nic;
@@ -196,11 +184,11 @@ TEST_CASE("a failed NIC: its flows share the carrier's NIC, and the summary coun
   CHECK(s.rerouted_flows == 1);
   CHECK(s.rerouted_bytes.n == 50'000'000);
   CHECK(s.nvlink_bytes.n == 50'000'000);  // the detour's NVLink hop
-  CHECK_FALSE(summarize(topo::Cluster(two_nodes()), plan, out).failed_links);
+  CHECK_FALSE(summarize(topo::Cluster(hopsim::test::two_nodes()), plan, out).failed_links);
 }
 
 TEST_CASE("a mixed cluster: another GPU model's kernels at its roofline ratio, per kernel class") {
-  topo::Spec spec = two_nodes();
+  topo::Spec spec = hopsim::test::two_nodes();
   spec.gpu.name = "slow HBM";
   spec.gpu.peak_bf16_tflops = 1000;
   spec.gpu.hbm_GBps = 2000;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "doctest_time.hpp"
+#include "tests/two_nodes.hpp"
 #include "workloads/plan/runner.hpp"
 
 using hopsim::Bandwidth;
@@ -16,15 +17,6 @@ namespace topo = hopsim::topo;
 
 namespace {
 
-topo::Spec sharing_cluster() {
-  topo::Spec spec;
-  spec.nodes = 2;
-  spec.nvlink = {Bandwidth::gigabytes_per_s(400), Time::ns(700)};
-  spec.nic = {Bandwidth::gigabytes_per_s(50), Time::ns(500)};
-  spec.software_overhead = Time::ns(2'000);
-  return spec;
-}
-
 constexpr SmShare kDeepSeekShare{20, 132};  // DeepSeek-V3's: DeepEP holds 20 of an H800's 132 SMs
 
 // GPU 0 sends GPU 1 40 MB over NVLink (3.4 us + 100 us) in `exchange`'s phase while GPU `gpu`
@@ -34,7 +26,8 @@ struct BesideExchange {
   PlanTaskId flow = 0;
   PlanTaskId kernel = 0;
 
-  BesideExchange(Time kernel_time, PhaseKind exchange = PhaseKind::Dispatch, int gpu = 0, Time at = {}) {
+  BesideExchange(Time kernel_time, PhaseKind exchange = PhaseKind::Dispatch, int gpu = 0,
+                 Time at = {}) {
     const std::uint32_t phase = plan.phase(exchange, PhasePass::Fwd);
     const std::uint32_t experts = plan.phase(PhaseKind::Experts, PhasePass::Fwd);
     flow = plan.add_flow(topo::GpuId{0}, topo::GpuId{1}, Bytes{40'000'000}, phase);
@@ -48,7 +41,7 @@ struct BesideExchange {
 const Time kSharedFlowEnd = Time::ns(103'400);
 
 Time taxed_time(BesideExchange& b) {
-  const topo::Cluster cluster(sharing_cluster());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   const Outcome untaxed = simulate(cluster, b.plan);
   REQUIRE(untaxed.times[b.flow].end == kSharedFlowEnd);
   tax_beside_exchanges(b.plan, untaxed, nullptr);
@@ -92,7 +85,7 @@ TEST_CASE("a kernel starting inside the exchange is slowed for what is left of i
 }
 
 TEST_CASE("simulate_sharing_sms runs the taxed plan and counts both runs' events") {
-  const topo::Cluster cluster(sharing_cluster());
+  const topo::Cluster cluster(hopsim::test::two_nodes());
   BesideExchange b(Time::us(200));
   const Outcome once = simulate(cluster, b.plan);
   const Outcome both = simulate_sharing_sms(cluster, b.plan, {});
