@@ -155,4 +155,36 @@ TEST_CASE("a dense layer's compute is the sum of its kernels, class by class") {
   CHECK(kernels.time(work::KernelClass::GemmWgrad) > Time{});
 }
 
+TEST_CASE("dtype fp8: BF16 attention and K/V between FP8 projections unless fp8 DPA is asked") {
+  // The default's CP 4 ring inside a node: its K/V travel over NVLink.
+  const std::string layer =
+      "workload={\"kind\": \"attention_layer\", \"seq_len\": 4096, \"passes\": \"forward\"";
+  const auto run_layer = [&](const std::string& keys) { return run_with({layer + keys + "}"}); };
+  const work::RunResult bf16 = run_layer("");
+  const work::RunResult fp8 = run_layer(", \"dtype\": \"fp8\"");
+  const work::RunResult fp8_dpa =
+      run_layer(", \"dtype\": \"fp8\", \"fp8_dot_product_attention\": true");
+  const auto time_of = [](const work::RunResult& r, work::KernelClass k) {
+    return r.cases[0].summary.compute_kernels.time(k);
+  };
+  const auto attention = work::KernelClass::AttentionFwd;
+  const auto gemm = work::KernelClass::GemmFprop;
+  // dtype fp8 alone: FP8 projections, the same attention kernel and ring traffic as BF16.
+  CHECK(time_of(fp8, attention) == time_of(bf16, attention));
+  CHECK(time_of(fp8, gemm) < time_of(bf16, gemm));
+  CHECK(fp8.cases[0].summary.nvlink_bytes == bf16.cases[0].summary.nvlink_bytes);
+  // With FP8 attention: the kernel takes the FP8 rate, and each K/V block half the bytes.
+  CHECK(time_of(fp8_dpa, attention) != time_of(fp8, attention));
+  CHECK(time_of(fp8_dpa, gemm) == time_of(fp8, gemm));
+  CHECK(fp8_dpa.cases[0].summary.nvlink_bytes < fp8.cases[0].summary.nvlink_bytes);
+
+  const std::string bf16_error = error_of({layer + ", \"fp8_dot_product_attention\": true}"});
+  CHECK(bf16_error.find("/workload/fp8_dot_product_attention") != std::string::npos);
+  CHECK(bf16_error.find("needs dtype \"fp8\"") != std::string::npos);
+  const std::string torch_error =
+      error_of({layer + ", \"dtype\": \"fp8\", \"fp8_dot_product_attention\": true, "
+                        "\"cp\": {\"impl\": \"torch\"}}"});
+  CHECK(torch_error.find("SDPA in BF16") != std::string::npos);
+}
+
 }  // namespace hopsim::config

@@ -106,6 +106,7 @@ work::AttentionLayerJob parse_attention(const Node& n) {
     job.passes = n.read_as<work::Passes>(ak::kPasses);
   }
   job.dtype = n.read_as<work::Dtype>(ak::kDtype);
+  job.fp8_dot_product_attention = n.read(ak::kFp8DotProductAttention);
   job.mlp_dtype = n.has(ak::kMlpDtype) ? n.read_as<work::Dtype>(ak::kMlpDtype) : job.dtype;
   if (n.has(ak::kCp)) {
     job.cp = parse_cp(n.at(ak::kCp));

@@ -75,7 +75,7 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   }
   const AttentionLayerKernels k = attention_layer_kernels(m, p, job, model);
   LayerCosts out = k.before;
-  add_attention(calls, torch ? Dtype::Bf16 : job.dtype, model, out);  // SDPA runs BF16
+  add_attention(calls, job.kernel_dtype(), model, out);
   if (torch) {  // the two entries add_attention appended: SDPA's rate
     out.fwd.back().second = torch_sdpa(out.fwd.back().second);
     out.bwd.back().second = torch_sdpa(out.bwd.back().second);

@@ -42,6 +42,10 @@ void check_torch(const AttentionLayerJob& job, Problems& out) {
   if (job.cached_tokens > 0) {
     out.push_back({"/workload/cp/impl", "\"torch\" models no KV cache: cached_tokens 0"});
   }
+  if (job.fp8_dot_product_attention) {
+    out.push_back({"/workload/fp8_dot_product_attention",
+                   "\"torch\" runs SDPA in BF16 whatever the linear layers' dtype: false"});
+  }
 }
 
 // ulysses_degree only where the algorithm has Ulysses groups; then the algorithm's own checks.
@@ -58,6 +62,11 @@ void check_algorithm(const AttentionLayerJob& job, const JobEnv& env, Problems& 
     row.check(job, env, out);
   }
   check_torch(job, out);
+  if (job.fp8_dot_product_attention && job.dtype != Dtype::Fp8) {
+    out.push_back({"/workload/fp8_dot_product_attention",
+                   fmt::format("an FP8 attention kernel needs dtype \"fp8\", not \"{}\"",
+                               dtype_name(job.dtype))});
+  }
 }
 
 void check_chunks(const AttentionLayerJob& job, std::int64_t cp, Problems& out) {
@@ -213,19 +222,24 @@ std::int64_t AttentionLayerJob::ulysses(std::int64_t cp_degree) const {
   return cp.ulysses_degree > 0 ? cp.ulysses_degree : cp_degree;
 }
 
+Dtype AttentionLayerJob::kernel_dtype() const {
+  const bool fp8 =
+      dtype == Dtype::Fp8 && fp8_dot_product_attention && cp.impl != CpImpl::Torch;
+  return fp8 ? Dtype::Fp8 : Dtype::Bf16;
+}
+
 AttentionDims AttentionLayerJob::dims(const ModelSpec& m, const ParallelSpec& p) const {
   AttentionDims d;
   d.tokens = seq_len * micro_batch / p.cp;
   std::tie(d.q_heads, d.kv_heads) = heads_per_tp_rank(m, p.tp);
   d.d_qk = m.mla ? m.mla_shape.qk_nope_head_dim + m.mla_shape.qk_rope_head_dim : m.head_dim;
   d.d_v = m.mla ? m.mla_shape.v_head_dim : m.head_dim;
-  d.elem = dtype == Dtype::Fp8 ? 1 : 2;
+  d.elem = kernel_dtype() == Dtype::Fp8 ? 1 : 2;
   d.u = ulysses(p.cp);
   d.r = p.cp / d.u;
   d.attn_q_heads = d.q_heads / d.u;
   d.attn_kv_heads = std::max<std::int64_t>(1, d.kv_heads / d.u);
-  if (cp.impl == CpImpl::Torch) {  // SDPA in BF16 on K/V repeated to the query heads
-    d.elem = 2;
+  if (cp.impl == CpImpl::Torch) {  // SDPA (BF16, kernel_dtype) on K/V repeated to the query heads
     d.attn_kv_heads = d.attn_q_heads;
   }
   return d;
@@ -257,7 +271,7 @@ double AttentionLayerJob::overlap_threshold_tokens(const ModelSpec& m, const Par
                                                    double net_efficiency) const {
   // A full block of t tokens: 2 t^2 hq (dqk + dv) FLOPs against t hkv (dqk + dv) elem bytes.
   const AttentionDims d = dims(m, p);
-  const RingRates r = ring_rates(dtype, cluster, over_network, net_efficiency);
+  const RingRates r = ring_rates(kernel_dtype(), cluster, over_network, net_efficiency);
   return r.peak / r.link * static_cast<double>(d.attn_kv_heads * d.elem) /
          static_cast<double>(2 * d.attn_q_heads);
 }
@@ -268,7 +282,7 @@ AttentionLayerJob::PassChoice AttentionLayerJob::pass_choice(const ModelSpec& m,
                                                              bool over_network,
                                                              double net_efficiency) const {
   const AttentionDims d = dims(m, p);
-  const RingRates rates = ring_rates(dtype, cluster, over_network, net_efficiency);
+  const RingRates rates = ring_rates(kernel_dtype(), cluster, over_network, net_efficiency);
   const double c = rates.peak;
   const double bw = rates.link;
   const double n = static_cast<double>(d.r);

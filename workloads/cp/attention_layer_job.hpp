@@ -93,8 +93,12 @@ struct AttentionLayerJob {
   std::int64_t layers = 1;
   LayerMode mode = LayerMode::Training;
   Passes passes = Passes::Both;
-  Dtype dtype = Dtype::Bf16;      ///< attention, its projections and K/V on the wire
+  Dtype dtype = Dtype::Bf16;      ///< the attention's projections (QKV, output)
   Dtype mlp_dtype = Dtype::Bf16;  ///< the MLP's GEMMs (Llama 3 405B inference: FP8)
+  /// With dtype FP8, the attention kernel too runs FP8 and CP sends K/V as FP8 (Transformer
+  /// Engine's fp8_dpa, Megatron's --fp8-dot-product-attention); off, as the recipes leave it,
+  /// the kernel and the K/V run BF16 between FP8 projections.
+  bool fp8_dot_product_attention = false;
   CpSettings cp;
   /// How the TP all-gathers and reduce-scatters run beside the GEMMs (tp_overlap.hpp): none
   /// (Megatron's default, each exposed), userbuffers (Megatron's --tp-comm-overlap), async_tp
@@ -110,6 +114,9 @@ struct AttentionLayerJob {
   /// Bytes its plan takes to build and simulate: plan_tasks() x kBytesPerPlanTask.
   double estimated_plan_bytes(const JobEnv& env) const;
 
+  /// The type the attention kernel runs and K/V travel in: FP8 only with dtype FP8 and
+  /// fp8_dot_product_attention, and never under PyTorch's CP (SDPA runs BF16).
+  Dtype kernel_dtype() const;
   /// Ulysses group size (1 unless the algorithm has Ulysses groups) and the ring over the rest.
   std::int64_t ulysses(std::int64_t cp_degree) const;
   AttentionDims dims(const ModelSpec& m, const ParallelSpec& p) const;

@@ -67,9 +67,7 @@ ComputeCost CpStage::step_cost(int q, int kv, Pass pass) {
     s.s_q = c.s_q;
     s.s_kv = c.s_kv;
     s.bh = job_.micro_batch * d_.attn_q_heads;
-    // PyTorch's SDPA runs BF16 (Float8 converts the linear layers only).
-    const Dtype dtype = job_.cp.impl == CpImpl::Torch ? Dtype::Bf16 : job_.dtype;
-    const ComputeCost kernel = b_.compute->attention(dtype, s, pass);
+    const ComputeCost kernel = b_.compute->attention(job_.kernel_dtype(), s, pass);
     const ComputeCost one = job_.cp.impl == CpImpl::Torch ? torch_sdpa(kernel) : kernel;
     total.time += one.time;
     total.flops.n += one.flops.n;

@@ -106,10 +106,20 @@ inline constexpr ChoiceKey kPasses{
     .fallback = "training: both; prefill: forward",
     .doc = "which passes run (backward: the layers in reverse after the forward ones)"};
 
-inline constexpr ChoiceKey kDtype{.name = "dtype",
-                                  .choices = kDtypeNames,
-                                  .value = "bf16",
-                                  .doc = "attention, its projections, and K/V on the wire"};
+inline constexpr ChoiceKey kDtype{
+    .name = "dtype",
+    .choices = kDtypeNames,
+    .value = "bf16",
+    .doc = "the attention's projections (QKV, output); the attention kernel and K/V on the "
+           "wire too with fp8_dot_product_attention"};
+
+inline constexpr BooleanKey kFp8DotProductAttention{
+    .name = "fp8_dot_product_attention",
+    .value = false,
+    .doc = "with dtype fp8, the attention kernel also runs FP8 and CP sends K/V as FP8 "
+           "(Transformer Engine's fp8_dpa, Megatron's --fp8-dot-product-attention); false, "
+           "as Megatron's, NeMo's and DeepSeek-V3's recipes run: the kernel and K/V in BF16 "
+           "between FP8 projections; docs/compute-model.md#fp8-attention"};
 
 inline constexpr ChoiceKey kMlpDtype{
     .name = "mlp_dtype", .choices = kDtypeNames, .fallback = "dtype", .doc = "the MLP's GEMMs"};
@@ -157,8 +167,8 @@ inline constexpr ChoiceKey kTpOverlap{
 
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kKind, &kSeqLen, &kMicroBatch, &kMask, &kDocuments, &kDocumentMeanTokens, &kCachedTokens,
-     &kRequestOverheadMs, &kMlp, &kLayers, &kMode, &kPasses, &kDtype, &kMlpDtype, &kCp, &kFp8Recipe,
-     &kAttentionKernel, &kTpOverlap});
+     &kRequestOverheadMs, &kMlp, &kLayers, &kMode, &kPasses, &kDtype, &kFp8DotProductAttention,
+     &kMlpDtype, &kCp, &kFp8Recipe, &kAttentionKernel, &kTpOverlap});
 inline constexpr Section kSection{"experiment", "/workload (kind attention_layer)",
                                   "an attention layer under context parallelism", kKeys};
 

@@ -53,7 +53,8 @@ inline constexpr ValueKey kMoe{
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kKind, &kSeqLen, &attention::kMicroBatch, &attention::kMask, &attention::kDocuments,
      &attention::kDocumentMeanTokens, &attention::kLayers, &attention::kMode, &kPasses,
-     &attention::kDtype, &kMlpDtype, &kCp, &attention::kAttentionKernel, &attention::kFp8Recipe,
+     &attention::kDtype, &attention::kFp8DotProductAttention, &kMlpDtype, &kCp,
+     &attention::kAttentionKernel, &attention::kFp8Recipe,
      &attention::kTpOverlap, &kFfn, &kMoe});
 inline constexpr Section kSection{
     "experiment", "/workload (kind transformer_layer)",
