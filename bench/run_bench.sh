@@ -7,6 +7,7 @@
 # the exact run, which takes 20-26 minutes: README, Speed).
 # Then whole experiments through `hopsim run` (BENCH_EXPERIMENTS, medians of EXPERIMENT_RUNS):
 # a MoE layer, and training steps folded from 2,048 and 16,384 GPUs.
+# Then SimGrid on the same flows (below), where SimGrid is installed.
 # Then the speed curve (bench/speed_curve.py): wall time, events/s, flows/s, GPUs per wall
 # second and peak memory of collectives, EP layers and folded and unfolded steps from 8 to
 # 65,536 GPUs, written to docs/images/speed-curve.csv and drawn, log-log, into
@@ -66,6 +67,46 @@ for e in $experiments; do
   printf '%-48s %10.3f %5d %10.1f\n' "$(basename "$e")" "$median" "$experiment_runs" \
     "$(awk -v k="$peak_kb" 'BEGIN {print k / 1024}')"
 done
+
+# SimGrid on the same flows, where simgrid_replay (tools/simgrid) is built (SimGrid installed):
+# per case of SIMGRID_CASES (GPUs of bench/flow_list.py's uneven all-to-all-v; with "m", its
+# mixed list of chained ring steps beside it), hopsim run's median wall (EXPERIMENT_RUNS)
+# against SimGrid's own wall on the report's flows (median of as many runs, one past
+# BENCH_LONG_S), and SimGrid's finish times against hopsim's
+# (docs/network-model.md#against-simgrid).
+simgrid=${SIMGRID_BIN:-build/bin/simgrid_replay}
+simgrid_cases=${SIMGRID_CASES-"64 64m 128"}
+if [[ -x $simgrid && -n $simgrid_cases ]]; then
+  printf '\n%-5s %8s %10s %11s %8s  %s\n' case flows hopsim_s simgrid_s ratio \
+    "SimGrid's line (one run)"
+  for c in $simgrid_cases; do
+    list=(--gpus "${c%m}" --uneven)
+    if [[ $c == *m ]]; then
+      list+=(--mixed)
+    fi
+    rm -rf "$tmp/sg"
+    python3 bench/flow_list.py "$tmp/sg" "${list[@]}" >/dev/null
+    # h100-dgx-2048 cut to the list's nodes (8 GPUs each): no more links than the flows use.
+    nodes=(--set "cluster.nodes=$(((${c%m} + 7) / 8))")
+    "$hopsim" run "$tmp/sg/flows-csv.json" "${nodes[@]}" --json --no-wall-time \
+      >"$tmp/sg/report.json" 2>/dev/null
+    hyperfine -N --style none --runs "$experiment_runs" --export-csv "$tmp/csv" \
+      "$hopsim run $tmp/sg/flows-csv.json ${nodes[*]} --no-wall-time" >/dev/null 2>&1
+    ours=$(awk -F, 'NR == 2 {print $4}' "$tmp/csv")
+    : >"$tmp/walls"
+    for ((i = 0; i < experiment_runs; ++i)); do
+      "$simgrid" "$tmp/sg/report.json" --log=root.thresh:warning >"$tmp/line"
+      grep -o 'wall [0-9.]*' "$tmp/line" | awk '{print $2}' >>"$tmp/walls"
+      if awk -v s="$(tail -1 "$tmp/walls")" -v l="$long_s" 'BEGIN {exit !(s > l)}'; then
+        break
+      fi
+    done
+    theirs=$(sort -g "$tmp/walls" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+    flows=$(grep -o '^simgrid [0-9]*' "$tmp/line" | awk '{print $2}')
+    printf '%-5s %8d %10.3f %11.3f %8.0f  %s\n' "$c" "$flows" "$ours" "$theirs" \
+      "$(awk -v a="$theirs" -v b="$ours" 'BEGIN {print a / b}')" "$(cut -d' ' -f4- "$tmp/line")"
+  done
+fi
 
 if [[ ${CURVE:-1} != 0 ]]; then
   printf '\nspeed curve (medians of %s runs; bench/speed_curve.py)\n' "$experiment_runs"
