@@ -1,11 +1,14 @@
 // Context parallelism: the seeds' balance arithmetic, attended pairs against brute force, ring
 // overlap against its closed form, and the bytes each algorithm moves.
 #include <algorithm>
+#include <map>
 #include <random>
+#include <string>
 
 #include "doctest_time.hpp"
 #include "tests/approx.hpp"
 #include "workloads/cp/cp_layout.hpp"
+#include "workloads/cp/cp_te_merge.hpp"
 #include "workloads/cp/cp_torch.hpp"
 #include "workloads/experiment/run.hpp"
 
@@ -221,7 +224,18 @@ TEST_CASE("ring attention: compute above the hop hides it, below, (c-1)(hop - co
     } else {
       REQUIRE(step > hop);
       CHECK(attention.exposed == Time{});
-      CHECK(attention.compute.seconds() == hopsim::test::approx(c * step.seconds()).epsilon(1e-6));
+      // The steps, and Transformer Engine's K/V pack before them and output merge after.
+      Time merges;
+      for (std::size_t i = 0; i < cr.plan.tasks().size(); ++i) {
+        const PlanTask& t = cr.plan.tasks()[i];
+        const std::string& label = cr.plan.label(t);
+        if (t.src.index() == 0 && (label == "cp kv pack" || label == "cp merge")) {
+          merges += cr.outcome.times[i].end - cr.outcome.times[i].start;
+        }
+      }
+      CHECK(merges > Time{});
+      CHECK(attention.compute.seconds() ==
+            hopsim::test::approx((c * step + merges).seconds()).epsilon(1e-6));
     }
   }
 }
@@ -540,5 +554,124 @@ TEST_CASE("PyTorch's ring moves K/V with every query head, its dK/dV sums in FP3
       }
     }
     CHECK(flops == hopsim::test::approx(4.0 * job.attended_pairs(1) * 8 * 128).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("Transformer Engine's ring merges: the first touch of a row copies, every later adds") {
+  // One row per half and one element per row (a copy moves 2 BF16 bytes a row and element
+  // read and written: 4; an add 6), so a rank's bytes count its touches. Causal zigzag with r
+  // ranks: rank k's first query chunk attends the blocks of ranks 0..k, its second every
+  // block; block b's first key chunk is attended by every rank, its second by ranks 0..b.
+  // Each row is copied once and added to at every later touch (forward: its first step's
+  // output written scaled, the later ones added; the statistics alike, FP32).
+  for (const int r : {2, 3, 4, 8}) {
+    CAPTURE(r);
+    const auto touches = [](std::int64_t n) { return 2 + 3 * (n - 1); };  // in row-copies / 2
+    std::int64_t dkv_total = 0;
+    for (int k = 0; k < r; ++k) {
+      CAPTURE(k);
+      const TeMergeBytes q = te_merge_bytes({2, 1, 0, 1, 1, true}, k, r);
+      REQUIRE(q.bwd_step.size() == static_cast<std::size_t>(r));
+      std::int64_t dq = 0;
+      for (const std::int64_t b : q.bwd_step) {
+        dq += b;
+      }
+      CHECK(dq == 2 * (touches(k + 1) + touches(r)));
+      // Output (2 bytes) and statistics (4) per row: 6 bytes a row-copy / 2.
+      CHECK(q.fwd_merge == 6 * (touches(k + 1) + touches(r)));
+      const TeMergeBytes kv = te_merge_bytes({2, 0, 1, 1, 0, true}, k, r);
+      CHECK(kv.fwd_merge == 0);
+      for (const std::int64_t b : kv.bwd_step) {
+        dkv_total += b;
+      }
+      // Without a mask every step is whole: one copy, r - 1 adds, of dQ (2 rows of 2 bytes)
+      // and dK/dV (2 rows of two 2-byte elements).
+      const TeMergeBytes full = te_merge_bytes({2, 1, 1, 1, 1, false}, k, r);
+      for (std::size_t i = 0; i < full.bwd_step.size(); ++i) {
+        CHECK(full.bwd_step[i] == (i == 0 ? 2 : 3) * (2 * 2 + 2 * 2 * 2));
+      }
+    }
+    std::int64_t expected = 0;
+    for (int b = 0; b < r; ++b) {
+      expected += 2 * (touches(r) + touches(b + 1));
+    }
+    CHECK(dkv_total == expected);
+  }
+}
+
+TEST_CASE("Megatron's ring runs Transformer Engine's merges on the compute stream, in its order") {
+  // CP 4 on one node, forward and backward: per GPU one K/V pack a pass, one output merge
+  // after the forward ring, one dQ/dK/dV sum after each backward step, which waits for the
+  // partial sum it adds to and holds back the GPU's next step. Pass-Q, the all-gather and
+  // PyTorch's ring (its own merges, cp_torch.hpp) have none of them.
+  const int p = 4;
+  AttentionLayerJob job;
+  job.seq_len = 8192;
+  const RunResult r = run(layer_experiment(1, 8, job, p, 1, 2));
+  REQUIRE(r.ok());
+  const CaseResult& c = r.cases.front();
+  std::map<std::pair<std::string, std::string>, int> count;
+  std::map<int, std::vector<std::size_t>> sums;   // per GPU, in step order
+  std::map<int, std::vector<std::size_t>> steps;  // the backward's attention steps
+  std::map<std::pair<int, int>, std::size_t> dkv;  // (receiver, step): the partial sum's flow
+  for (std::size_t i = 0; i < c.plan.tasks().size(); ++i) {
+    const PlanTask& t = c.plan.tasks()[i];
+    const std::string pass(c.plan.phases()[t.phase].pass());
+    const std::string& label = c.plan.label(t);
+    if (t.kind == PlanTaskKind::Flow && label.starts_with("dkv step ")) {
+      dkv[{static_cast<int>(t.dst.index()), std::stoi(label.substr(9))}] = i;
+    }
+    if (t.kind != PlanTaskKind::Compute) {
+      continue;
+    }
+    ++count[{label, pass}];
+    const int g = static_cast<int>(t.src.index());
+    if (label == "cp dq dkv sum") {
+      sums[g].push_back(i);
+    } else if (label == "attention" && pass == "bwd") {
+      steps[g].push_back(i);
+    }
+  }
+  CHECK(count[{"cp kv pack", "fwd"}] == p);
+  CHECK(count[{"cp kv pack", "bwd"}] == p);
+  CHECK(count[{"cp merge", "fwd"}] == p);
+  CHECK(count[{"cp merge", "bwd"}] == 0);
+  CHECK(count[{"cp dq dkv sum", "bwd"}] == p * p);
+  const auto& times = c.outcome.times;
+  for (int g = 0; g < p; ++g) {
+    REQUIRE(sums[g].size() == static_cast<std::size_t>(p));
+    REQUIRE(steps[g].size() == static_cast<std::size_t>(p));
+    for (int j = 0; j < p; ++j) {
+      const Time sum_start = times[sums[g][static_cast<std::size_t>(j)]].start;
+      CHECK(sum_start >= times[steps[g][static_cast<std::size_t>(j)]].end);
+      if (j > 0) {  // the partial sum from the GPU before, sent after its step j - 1
+        CHECK(sum_start >= times[dkv.at({g, j - 1})].end);
+      }
+      if (j + 1 < p) {
+        CHECK(times[steps[g][static_cast<std::size_t>(j + 1)]].start >=
+              times[sums[g][static_cast<std::size_t>(j)]].end);
+      }
+    }
+  }
+  for (const CpAlgorithm a : {CpAlgorithm::RingPassQ, CpAlgorithm::AllGather}) {
+    AttentionLayerJob other = job;
+    other.cp.algorithm = a;
+    other.mode = LayerMode::Prefill;  // pass-Q runs prefills
+    other.passes = Passes::Forward;
+    const RunResult o = run(layer_experiment(1, 8, other, p, 1, 2));
+    for (const auto& problem : o.problems) {
+      MESSAGE(problem.path << ": " << problem.message);
+    }
+    REQUIRE(o.ok());
+    for (const PlanTask& t : o.cases.front().plan.tasks()) {
+      CHECK(!o.cases.front().plan.label(t).starts_with("cp "));
+    }
+  }
+  AttentionLayerJob torch = job;
+  torch.cp.impl = CpImpl::Torch;
+  const RunResult t = run(layer_experiment(1, 8, torch, p, 1, 2));
+  REQUIRE(t.ok());
+  for (const PlanTask& task : t.cases.front().plan.tasks()) {
+    CHECK(t.cases.front().plan.label(task) != "cp kv pack");
   }
 }

@@ -5,6 +5,7 @@
 
 #include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
+#include "workloads/cp/cp_te_merge.hpp"
 #include "workloads/cp/cp_torch.hpp"
 
 namespace hopsim::work {
@@ -79,6 +80,18 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
   if (torch) {  // the two entries add_attention appended: SDPA's rate
     out.fwd.back().second = torch_sdpa(out.fwd.back().second);
     out.bwd.back().second = torch_sdpa(out.bwd.back().second);
+  }
+  if (te_pass_kv_ring(job, dims)) {  // Transformer Engine's merges, ring position 0's
+    const TeMergeBytes merge =
+        te_merge_bytes(te_merge_shape(job, dims, layout), 0, static_cast<int>(dims.r));
+    const Bytes pack{te_kv_pack_bytes(job, dims, layout)};
+    std::int64_t sums = 0;
+    for (const std::int64_t b : merge.bwd_step) {
+      sums += b;
+    }
+    add_memory("cp_kv_pack", KernelClass::Copy, {pack, pack}, model, out);
+    add_memory("cp_merge", KernelClass::Copy, {Bytes{merge.fwd_merge}, Bytes{}}, model, out);
+    add_memory("cp_dq_dkv_sum", KernelClass::Copy, {Bytes{}, Bytes{sums}}, model, out);
   }
   for (const LayerCosts* part : {&k.after, &k.mlp}) {
     out.fwd.insert(out.fwd.end(), part->fwd.begin(), part->fwd.end());

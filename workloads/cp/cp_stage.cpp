@@ -102,6 +102,16 @@ ComputeCost CpStage::merge_cost(int q, int kv, Pass pass) {
   return cost;
 }
 
+TeMergeBytes CpStage::te_merge(int q) const {
+  return te_merge_bytes(te_merge_shape(job_, d_, layout_), q, static_cast<int>(d_.r));
+}
+
+ComputeCost CpStage::copy_cost(std::int64_t bytes, Pass pass) const {
+  ComputeCost cost = b_.compute->memory(KernelClass::Copy, Bytes{bytes}, pass);
+  cost.kind = KernelClass::Copy;
+  return cost;
+}
+
 // Every position holds as many tokens (and as many cached ones).
 std::int64_t CpStage::kv_block_bytes() const {
   const std::int64_t tokens =

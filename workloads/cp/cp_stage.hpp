@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "workloads/cp/attention_builder.hpp"
+#include "workloads/cp/cp_te_merge.hpp"
 
 namespace hopsim::work {
 
@@ -51,6 +52,11 @@ class CpStage {
   /// Impl torch: the merge after position q's step on kv's block (forward: into the FP32
   /// output; backward: the dQ and dK/dV sums), a memory-bound kernel (cp_torch.hpp).
   ComputeCost merge_cost(int q, int kv, Pass pass);
+  /// Impl megatron, a pass-KV ring of more than one position: Transformer Engine's merges around
+  /// position q's attention (cp_te_merge.hpp), memory-bound kernels.
+  TeMergeBytes te_merge(int q) const;
+  /// A memory-bound kernel of `bytes` (class Copy) in `pass`.
+  ComputeCost copy_cost(std::int64_t bytes, Pass pass) const;
   /// Bytes of one position's K and V block (cached keys included), queries, and partial output
   /// (BF16) with its softmax statistics (FP32 per query and head), for one GPU's heads.
   std::int64_t kv_block_bytes() const;

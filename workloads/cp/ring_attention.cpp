@@ -14,6 +14,7 @@ class Ring {
     tasks_.send.resize(static_cast<std::size_t>(r_));
     tasks_.done.resize(static_cast<std::size_t>(r_));
     tasks_.returned.resize(static_cast<std::size_t>(r_));
+    tasks_.merge.resize(static_cast<std::size_t>(r_));
   }
 
   int size() const { return r_; }
@@ -38,9 +39,18 @@ class Ring {
     return in_.ready[static_cast<std::size_t>(p)];
   }
 
+  /// Step j's merge at p (in.merge), or its compute where there is none.
+  PlanTaskId last(int p, int j) {
+    return in_.merge ? tasks_.merge[static_cast<std::size_t>(p)][static_cast<std::size_t>(j)]
+                     : compute(p, j);
+  }
+
   /// Step j's compute at p, after `deps`; a step with nothing to compute is a zero delay.
   PlanTaskId add_compute(int p, int j, std::span<const PlanTaskId> deps) {
-    ComputeTask task = in_.compute(p, j);
+    return add_task(p, in_.compute(p, j), deps);
+  }
+
+  PlanTaskId add_task(int p, ComputeTask task, std::span<const PlanTaskId> deps) {
     task.gpu = gpu(p);
     task.phase = in_.phase;
     task.stream = kComputeStream;
@@ -84,14 +94,21 @@ class Ring {
     for (int p = 0; p < r_; ++p) {
       tasks_.compute[static_cast<std::size_t>(p)].resize(static_cast<std::size_t>(r_));
       tasks_.send[static_cast<std::size_t>(p)].resize(sends);
+      tasks_.merge[static_cast<std::size_t>(p)].resize(in_.merge ? static_cast<std::size_t>(r_)
+                                                                 : 0);
     }
     for (int j = 0; j < r_; ++j) {
       for (int p = 0; p < r_; ++p) {
         if (j == 0) {
           compute(p, 0) = add_compute(p, 0, ready(p));
         } else {
-          const PlanTaskId arrived[] = {send(prev(p), j - 1)};
-          compute(p, j) = add_compute(p, j, arrived);
+          const PlanTaskId arrived[] = {send(prev(p), j - 1), last(p, j - 1)};
+          compute(p, j) = add_compute(p, j, std::span(arrived, in_.merge ? 2 : 1));
+        }
+        if (in_.merge) {
+          const PlanTaskId after[] = {compute(p, j)};
+          tasks_.merge[static_cast<std::size_t>(p)][static_cast<std::size_t>(j)] =
+              add_task(p, in_.merge(p, j), after);
         }
       }
       if (j + 1 < r_) {
@@ -128,25 +145,32 @@ RingTasks ring_pass_kv_backward(Plan& plan, const RingInput& in) {
   const int r = ring.size();
   ring.run_steps("kv", static_cast<std::size_t>(r - 1));
   if (r == 1) {
-    ring.done(0) = {ring.compute(0, 0)};
+    ring.done(0) = {ring.last(0, 0)};
     return ring.take();
   }
   // dK/dV partial sums: p adds its share of block (p - j) and passes the sum on; after r hops
   // (the last from the block's predecessor) it is back with its owner.
   std::vector<std::vector<PlanTaskId>> dkv(static_cast<std::size_t>(r),
                                            std::vector<PlanTaskId>(static_cast<std::size_t>(r)));
+  // With merges, p's merge of step j adds into the partial sum that arrived (its sends wait
+  // for the merge instead of the compute).
   for (int j = 0; j < r; ++j) {
     for (int p = 0; p < r; ++p) {
-      std::vector<PlanTaskId> deps = {ring.compute(p, j)};
+      std::vector<PlanTaskId> deps = {ring.last(p, j)};
       if (j > 0) {
-        deps.push_back(dkv[static_cast<std::size_t>(ring.prev(p))][static_cast<std::size_t>(j - 1)]);
+        const PlanTaskId arrived =
+            dkv[static_cast<std::size_t>(ring.prev(p))][static_cast<std::size_t>(j - 1)];
+        deps.push_back(arrived);
+        if (in.merge) {
+          plan.add_dependency(arrived, ring.last(p, j));
+        }
       }
       dkv[static_cast<std::size_t>(p)][static_cast<std::size_t>(j)] = ring.add_flow(
           p, ring.next(p), in.block_bytes(ring.origin(p, j)), "dkv", j, deps);
     }
   }
   for (int p = 0; p < r; ++p) {
-    ring.done(p) = {ring.compute(p, r - 1),
+    ring.done(p) = {ring.last(p, r - 1),
                     dkv[static_cast<std::size_t>(ring.prev(p))][static_cast<std::size_t>(r - 1)]};
   }
   RingTasks out = ring.take();

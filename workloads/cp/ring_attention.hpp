@@ -36,6 +36,10 @@ struct RingInput {
   StepCompute compute;
   /// Bytes of the block that originates at position p (its K and V, or its queries).
   std::function<std::int64_t(int p)> block_bytes;
+  /// Pass-KV backward: what position p computes after step j to add the step's gradients into
+  /// their sums (unset: nothing). It waits for the dK/dV partial sum it adds to; the sum it sends
+  /// on and p's next step wait for it, as in Transformer Engine's loop (cp_te_merge.hpp).
+  StepCompute merge;
   /// The share of its link's rate a transfer from GPU a to GPU b reaches (unset: 1).
   std::function<double(topo::GpuId a, topo::GpuId b)> efficiency;
   std::uint32_t phase = 0;
@@ -48,6 +52,7 @@ struct RingTasks {
   std::vector<std::vector<PlanTaskId>> send;     ///< [p][j], j < r - 1 (pass-KV backward: r)
   std::vector<std::vector<PlanTaskId>> done;     ///< [p]
   std::vector<std::vector<PlanTaskId>> returned; ///< [p] pass-Q: its outputs' all-to-all flows
+  std::vector<std::vector<PlanTaskId>> merge;     ///< [p][j] with RingInput::merge
 };
 
 RingTasks ring_pass_kv_forward(Plan& plan, const RingInput& in);
