@@ -70,15 +70,16 @@ done
 
 # SimGrid on the same flows, where simgrid_replay (tools/simgrid) is built (SimGrid installed):
 # per case of SIMGRID_CASES (GPUs of bench/flow_list.py's uneven all-to-all-v; with "m", its
-# mixed list of chained ring steps beside it), hopsim run's median wall (EXPERIMENT_RUNS)
-# against SimGrid's own wall on the report's flows (median of as many runs, one past
-# BENCH_LONG_S), and SimGrid's finish times against hopsim's
-# (docs/network-model.md#against-simgrid).
+# mixed list of chained ring steps beside it), hopsim run's median wall (EXPERIMENT_RUNS; the
+# whole process, hopsim_s) and its own (sim.wall_s, own_s: what simgrid_replay's wall covers,
+# the platform and the simulation but not reading the input) against SimGrid's own wall on the
+# report's flows (median of as many runs, one past BENCH_LONG_S), the ratio of each, and
+# SimGrid's finish times against hopsim's (docs/network-model.md#against-simgrid).
 simgrid=${SIMGRID_BIN:-build/bin/simgrid_replay}
 simgrid_cases=${SIMGRID_CASES-"64 64m 128"}
 if [[ -x $simgrid && -n $simgrid_cases ]]; then
-  printf '\n%-5s %8s %10s %11s %8s  %s\n' case flows hopsim_s simgrid_s ratio \
-    "SimGrid's line (one run)"
+  printf '\n%-5s %8s %10s %10s %11s %8s %8s  %s\n' case flows hopsim_s own_s simgrid_s ratio \
+    own_ratio "SimGrid's line (one run)"
   for c in $simgrid_cases; do
     list=(--gpus "${c%m}" --uneven)
     if [[ $c == *m ]]; then
@@ -93,6 +94,14 @@ if [[ -x $simgrid && -n $simgrid_cases ]]; then
     hyperfine -N --style none --runs "$experiment_runs" --export-csv "$tmp/csv" \
       "$hopsim run $tmp/sg/flows-csv.json ${nodes[*]} --no-wall-time" >/dev/null 2>&1
     ours=$(awk -F, 'NR == 2 {print $4}' "$tmp/csv")
+    # hopsim's own wall (sim.wall_s: the cluster, the plan and the simulation, not reading the
+    # experiment or its CSV), the same scope as the wall simgrid_replay prints.
+    : >"$tmp/own"
+    for ((i = 0; i < experiment_runs; ++i)); do
+      "$hopsim" run "$tmp/sg/flows-csv.json" "${nodes[@]}" --json 2>/dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["sim"]["wall_s"])' >>"$tmp/own"
+    done
+    own=$(sort -g "$tmp/own" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
     : >"$tmp/walls"
     for ((i = 0; i < experiment_runs; ++i)); do
       "$simgrid" "$tmp/sg/report.json" --log=root.thresh:warning >"$tmp/line"
@@ -103,8 +112,9 @@ if [[ -x $simgrid && -n $simgrid_cases ]]; then
     done
     theirs=$(sort -g "$tmp/walls" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
     flows=$(grep -o '^simgrid [0-9]*' "$tmp/line" | awk '{print $2}')
-    printf '%-5s %8d %10.3f %11.3f %8.0f  %s\n' "$c" "$flows" "$ours" "$theirs" \
-      "$(awk -v a="$theirs" -v b="$ours" 'BEGIN {print a / b}')" "$(cut -d' ' -f4- "$tmp/line")"
+    printf '%-5s %8d %10.3f %10.3f %11.3f %8.0f %8.0f  %s\n' "$c" "$flows" "$ours" "$own" \
+      "$theirs" "$(awk -v a="$theirs" -v b="$ours" 'BEGIN {print a / b}')" \
+      "$(awk -v a="$theirs" -v b="$own" 'BEGIN {print a / b}')" "$(cut -d' ' -f4- "$tmp/line")"
   done
 fi
 
