@@ -667,6 +667,22 @@ TEST_CASE("Megatron's ring runs Transformer Engine's merges on the compute strea
       CHECK(!o.cases.front().plan.label(t).starts_with("cp "));
     }
   }
+  // Ulysses runs Transformer Engine's ring over its groups (a2a+p2p) when there are more than
+  // one (4 ranks in groups of 2: a ring of 2), and none when one group holds every rank.
+  for (const std::int64_t u : {std::int64_t{2}, std::int64_t{4}}) {
+    CAPTURE(u);
+    AttentionLayerJob ulysses = job;
+    ulysses.cp.algorithm = CpAlgorithm::Ulysses;
+    ulysses.cp.ulysses_degree = u;
+    ulysses.passes = Passes::Forward;
+    const RunResult o = run(layer_experiment(1, 8, ulysses, p, 1, 8));
+    REQUIRE(o.ok());
+    int packs = 0;
+    for (const PlanTask& task : o.cases.front().plan.tasks()) {
+      packs += o.cases.front().plan.label(task) == "cp kv pack" ? 1 : 0;
+    }
+    CHECK(packs == (u < p ? p : 0));
+  }
   AttentionLayerJob torch = job;
   torch.cp.impl = CpImpl::Torch;
   const RunResult t = run(layer_experiment(1, 8, torch, p, 1, 2));
