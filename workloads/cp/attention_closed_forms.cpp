@@ -2,6 +2,7 @@
 #include "workloads/cp/attention_closed_forms.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "sim/int_math.hpp"
 #include "workloads/costs/layer_kernels.hpp"
@@ -85,10 +86,8 @@ LayerCosts attention_layer_costs(const ModelSpec& m, const ParallelSpec& p,
     const TeMergeBytes merge =
         te_merge_bytes(te_merge_shape(job, dims, layout), 0, static_cast<int>(dims.r));
     const Bytes pack{te_kv_pack_bytes(job, dims, layout)};
-    std::int64_t sums = 0;
-    for (const std::int64_t b : merge.bwd_step) {
-      sums += b;
-    }
+    const std::int64_t sums =
+        std::accumulate(merge.bwd_step.begin(), merge.bwd_step.end(), std::int64_t{0});
     add_memory("cp_kv_pack", KernelClass::Copy, {pack, pack}, model, out);
     add_memory("cp_merge", KernelClass::Copy, {Bytes{merge.fwd_merge}, Bytes{}}, model, out);
     add_memory("cp_dq_dkv_sum", KernelClass::Copy, {Bytes{}, Bytes{sums}}, model, out);

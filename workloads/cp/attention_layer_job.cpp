@@ -228,6 +228,13 @@ Dtype AttentionLayerJob::kernel_dtype() const {
   return fp8 ? Dtype::Fp8 : Dtype::Bf16;
 }
 
+std::int64_t AttentionLayerJob::kv_block_bytes(const AttentionDims& d,
+                                               const CpLayout& layout) const {
+  const std::int64_t tokens =
+      (layout.tokens_per_position() + layout.cached_per_position()) * micro_batch;
+  return tokens * d.attn_kv_heads * (d.d_qk + d.d_v) * d.elem;
+}
+
 AttentionDims AttentionLayerJob::dims(const ModelSpec& m, const ParallelSpec& p) const {
   AttentionDims d;
   d.tokens = seq_len * micro_batch / p.cp;

@@ -120,6 +120,9 @@ struct AttentionLayerJob {
   /// Ulysses group size (1 unless the algorithm has Ulysses groups) and the ring over the rest.
   std::int64_t ulysses(std::int64_t cp_degree) const;
   AttentionDims dims(const ModelSpec& m, const ParallelSpec& p) const;
+  /// Bytes of one ring position's K and V block (its new and cached tokens) on one GPU, with
+  /// dims `d` and token layout `layout`: what a pass-KV hop sends.
+  std::int64_t kv_block_bytes(const AttentionDims& d, const CpLayout& layout) const;
   /// F / B for the GPU's peak (of the dtype) and the line rate of the ring's link (across
   /// nodes times `net_efficiency`, NCCL's send/recv share of it), scaled by the model's K/V
   /// bytes per query FLOP: a full block of more tokens than this computes for longer than its

@@ -96,10 +96,7 @@ ComputeCost CpStage::merge_cost(int q, int kv, Pass pass) {
     const TorchMergeBytes m = torch_merge_bytes(c, layout_.tokens_per_position(), d_.d_qk, d_.d_v);
     bytes += pass == Pass::Fwd ? m.forward : m.backward;
   }
-  ComputeCost cost = b_.compute->memory(KernelClass::Copy,
-                                        Bytes{bytes * job_.micro_batch * d_.attn_q_heads}, pass);
-  cost.kind = KernelClass::Copy;
-  return cost;
+  return copy_cost(bytes * job_.micro_batch * d_.attn_q_heads, pass);
 }
 
 TeMergeBytes CpStage::te_merge(int q) const {
@@ -114,9 +111,7 @@ ComputeCost CpStage::copy_cost(std::int64_t bytes, Pass pass) const {
 
 // Every position holds as many tokens (and as many cached ones).
 std::int64_t CpStage::kv_block_bytes() const {
-  const std::int64_t tokens =
-      (layout_.tokens_per_position() + layout_.cached_per_position()) * job_.micro_batch;
-  return tokens * d_.attn_kv_heads * (d_.d_qk + d_.d_v) * d_.elem;
+  return job_.kv_block_bytes(d_, layout_);
 }
 
 std::int64_t CpStage::q_block_bytes() const {

@@ -84,9 +84,7 @@ TeMergeShape te_merge_shape(const AttentionLayerJob& job, const AttentionDims& d
 
 std::int64_t te_kv_pack_bytes(const AttentionLayerJob& job, const AttentionDims& d,
                               const CpLayout& layout) {
-  const std::int64_t tokens =
-      (layout.tokens_per_position() + layout.cached_per_position()) * job.micro_batch;
-  return 2 * tokens * d.attn_kv_heads * (d.d_qk + d.d_v) * d.elem;
+  return 2 * job.kv_block_bytes(d, layout);  // read and written
 }
 
 }  // namespace hopsim::work
