@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the published H200 and H800 calibration tables from the figures their sources print.
+"""Writes the published H200, H800 and GB200 calibration tables from the figures their sources print.
 
     python3 tools/scripts/published_calibration.py [--out configs/calibration] [--check]
 
-configs/calibration/h200-published.json and h800-published.json are this script's output;
+configs/calibration/h200-published.json, h800-published.json and gb200-published.json are this
+script's output;
 rerun it after changing a figure here, never edit the JSON by hand. Each table keeps the
 kernel times its source reports (cuDNN's benchmark prints milliseconds, DeepGEMM TFLOP/s,
-converted with the table's FLOP formula). Both files name h100-published as their `base`: what
-they do not cover is answered from the H100 table, scaled to the cluster's GPU by the compute
-model's rule (compute-bound kernels by peak FLOPs, memory-bound ones by HBM bandwidth).
+converted with the table's FLOP formula). The H200 and H800 files name h100-published as their
+`base`, the GB200 file h200-published: what a file does not cover is answered from its base,
+scaled to the cluster's GPU by the compute model's rule (compute-bound kernels by peak FLOPs,
+memory-bound ones by HBM bandwidth).
 """
 import argparse
 import json
@@ -44,6 +46,44 @@ DSV3_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 
               "harness")
 DSV3 = {2048: (0.330, 1.271), 4096: (1.148, 4.424), 8192: (4.278, 16.162)}
 
+# NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{llama3.1,dsv3}/gb200/, CSVs of
+# 2026-04-24 (commit fb682ce, the v1.23.0 release): cuDNN 9.22 SDPA on one NVIDIA GB200 (a GPU of
+# a GB200 NVL72 rack), batch 2, median of 10 iterations; the CSV's time_ms per pass, the backward's
+# non-deterministic rows (the deterministic ones differ by under 3% for MLA, 11-15% for GQA).
+CUDNN_GB200_SOURCE = (
+    "NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{csv} (commit fb682ce, "
+    "v1.23.0, Apr 2026): cuDNN 9.22 (backend 92200) SDPA on NVIDIA GB200, batch 2, {shape}; "
+    "median of 10 iterations; the CSV's time_ms (the backward's non-deterministic row) as "
+    "microseconds")
+GB200_LLAMA_CSV = "llama3.1/gb200/llama3.1_20260424_100750.csv"
+GB200_DSV3_CSV = "dsv3/gb200/dsv3_20260424_101009.csv"
+GB200_DSV3_SHAPE = "128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and 128 (V)"
+# seq: (fwd ms, bwd ms) per (dtype, mask), at batch 2
+GB200_LLAMA = {
+    ("bf16", "causal_top_left"): {2048: (0.125, 0.389), 4096: (0.391, 1.198),
+                                  8192: (1.397, 4.127), 16384: (5.150, 16.554),
+                                  32768: (21.692, 71.756)},
+    ("bf16", "none"): {2048: (0.192, 0.611), 4096: (0.687, 2.037), 8192: (2.483, 7.831),
+                       16384: (10.369, 32.014), 32768: (43.056, 139.364)},
+    ("fp8", "causal_top_left"): {2048: (0.097, 0.414), 4096: (0.305, 1.167),
+                                 8192: (1.074, 3.781), 16384: (4.084, 13.476),
+                                 32768: (16.012, 52.155)},
+    ("fp8", "none"): {2048: (0.146, 0.566), 4096: (0.525, 1.743), 8192: (1.962, 6.206),
+                      16384: (7.773, 23.960), 32768: (31.655, 96.384)},
+}
+GB200_DSV3 = {
+    ("bf16", "causal_top_left"): {2048: (0.321, 1.056), 4096: (0.977, 3.383),
+                                  8192: (3.470, 11.984), 16384: (13.103, 50.424),
+                                  32768: (50.456, 212.546)},
+    ("bf16", "none"): {2048: (0.461, 1.706), 4096: (1.650, 6.085), 8192: (6.249, 25.403),
+                       16384: (24.270, 105.115), 32768: (111.031, 421.194)},
+    ("fp8", "causal_top_left"): {2048: (0.207, 0.681), 4096: (0.656, 2.112),
+                                 8192: (2.294, 7.296), 16384: (8.845, 29.050),
+                                 32768: (35.942, 123.181)},
+    ("fp8", "none"): {2048: (0.316, 0.989), 4096: (1.092, 3.450), 8192: (4.258, 13.472),
+                      16384: (16.984, 57.481), 32768: (75.166, 236.705)},
+}
+
 # deepseek-ai/DeepGEMM pull request #95 (description, 2025-05-06), "Weight gradient GEMMs for
 # dense models": wgrad_gemm_fp8_fp8_fp32_nt on H800 SXM5, TFLOP/s. DeepGEMM's D[M x N] is the
 # weight gradient (M = the layer's input features, N = its outputs) summed over K tokens, which
@@ -60,8 +100,9 @@ DEEPGEMM_WGRAD = [  # M, N, K, TFLOP/s
 ]
 
 
-def calibration(device, description, tables):
-    """A published calibration file for `device` (name, peaks, HBM), based on the H100 table."""
+def calibration(device, description, tables, base="h100-published"):
+    """A published calibration file for `device` (name, peaks, HBM; Hopper's cc and SMs unless
+    it says otherwise) whose gaps `base` answers."""
     return {
         "schema": "hopsim.calibration/1",
         "created_utc": CREATED,
@@ -72,7 +113,7 @@ def calibration(device, description, tables):
             "statistic": "as reported by each source (see each table's source)",
         },
         "description": description + " Written by tools/scripts/published_calibration.py.",
-        "base": "h100-published",
+        "base": base,
         "tables": tables,
     }
 
@@ -122,6 +163,32 @@ def h200():
         tables)
 
 
+def gb200():
+    tables = []
+    for csv, shape, d_qk, gqa, bh, families in (
+            (GB200_LLAMA_CSV, LLAMA_SHAPE, 128, 8, 128, GB200_LLAMA),
+            (GB200_DSV3_CSV, GB200_DSV3_SHAPE, 192, 1, 256, GB200_DSV3)):
+        for (dtype, mask), times in families.items():
+            for pass_ in ("fwd", "bwd"):
+                tables.append(attention_table(
+                    pass_, dtype, d_qk, 128, mask, gqa, bh, times,
+                    CUDNN_GB200_SOURCE.format(csv=csv, shape=shape)))
+    return calibration(
+        {"name": "NVIDIA GB200", "cc": "10.0", "sm_count": 148, "cudnn": "9.22.0",
+         "peak_bf16_tflops": 2500, "peak_fp8_tflops": 5000, "hbm_GBps": 8000},
+        "Published GB200 kernel times (a Blackwell GPU of a GB200 NVL72 rack: 148 SMs, 2.5 "
+        "PFLOP/s dense BF16, 5 FP8, 8 TB/s of HBM3e; NVIDIA's GB200 NVL72 datasheet per GPU). "
+        "cuDNN's attention benchmark on a GB200 gives the attention tables: GQA 8 at head dim "
+        "128 (Llama 3.1) and MLA's 192/128 head dims (DeepSeek-V3), BF16 and FP8, causal and "
+        "full, 2K-32K, at batch 2, so bh is twice the query heads and every cell lies on the "
+        "diagonal s_q = s_kv; its MXFP8 rows are left out (a table's key has no FP8 recipe). "
+        "No GEMM or memory-bound kernel grid has been published for Blackwell at these "
+        "shapes: those come from the base, h200-published (and its base h100-published), "
+        "scaled by the compute model's rule (a kernel compute-bound on the base's GPU by the "
+        "ratio of peaks, any other by the ratio of HBM bandwidths).",
+        tables, base="h200-published")
+
+
 def h800():
     ms = sorted({m for m, _, _, _ in DEEPGEMM_WGRAD})
     ns = sorted({n for _, n, _, _ in DEEPGEMM_WGRAD})
@@ -159,7 +226,8 @@ def main():
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     stale = []
-    for name, doc in (("h200-published.json", h200()), ("h800-published.json", h800())):
+    for name, doc in (("h200-published.json", h200()), ("h800-published.json", h800()),
+                      ("gb200-published.json", gb200())):
         path = out / name
         if args.check:
             if not path.exists() or json.loads(path.read_text()) != doc:
