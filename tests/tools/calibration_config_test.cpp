@@ -606,7 +606,8 @@ TEST_CASE("calibration \"auto\": the GB200 takes cuDNN's GB200 attention, the B2
   CHECK(on_gb200.attention(Dtype::Fp8, llama, Pass::Bwd).time == Time::us(3781));
   CHECK(on_gb200.attention(Dtype::Bf16, llama, Pass::Bwd).time == Time::us(4127));
   // What the table lacks, a BF16 GEMM, comes from the chain's end, the H100 table, scaled by
-  // the peaks from the H100 to the GB200.
+  // the peaks from the H100 to the GB200 and by the GPUs' GEMM shares of peak in a step, the
+  // H100's 0.7 (the reference) against the GB200's gpu.gemm_efficiency.
   const ExperimentFile h100 = load_experiment(dir + "default.json", {});
   const auto gemm = [](const work::ComputeModel& m) {
     return m.gemm(Dtype::Bf16, 8192, 8192, 8192, Pass::Fwd);
@@ -615,10 +616,19 @@ TEST_CASE("calibration \"auto\": the GB200 takes cuDNN's GB200 attention, the B2
   CHECK(base.from_base);
   CHECK(base.time.seconds() ==
         hopsim::test::approx(gemm(work::compute_model(h100.experiment)).time.seconds() *
-                             989.4 / 2500)
+                             989.4 / 2500 * 0.7 / 0.512)
+            .epsilon(1e-6));
+  // The same GEMM's table time, scaled to a GB200 said to reach the H100's share: peaks only.
+  const ExperimentFile at_reference = load_experiment(
+      dir + "llama3-8b-gb200-fp8.json", {"cluster.gpu.gemm_efficiency=0.7"});
+  CHECK(gemm(work::compute_model(at_reference.experiment)).time.seconds() ==
+        hopsim::test::approx(gemm(work::compute_model(h100.experiment)).time.seconds() * 989.4 /
+                             2500)
             .epsilon(1e-6));
 
-  // The B200 (no table names it) takes the nearest table, the GB200's, scaled by the peaks.
+
+  // The B200 (no table names it) takes the nearest table, the GB200's, scaled by the peaks
+  // alone: attention is no GEMM, and the B200's GEMM share is the GB200's anyway.
   const ExperimentFile b200 = load_experiment(dir + "llama3-8b-b200-fp8.json", {});
   REQUIRE(b200.experiment.calibration_scaling.has_value());
   CHECK(b200.experiment.calibration_note.find("gb200-published (NVIDIA GB200) scaled") !=

@@ -318,8 +318,13 @@ Time ComputeModel::scaled(const Query& q, Time table_time, const TableScaling& f
   const double table_peak = (fp8 ? from.fp8_tflops : from.bf16_tflops) * 1e12;
   const double compute_share = q.flops.n / (t * table_peak);
   const double memory_share = as_double(q.bytes.n) / (t * from.hbm_GBps * 1e9);
-  const double factor = compute_share >= memory_share ? table_peak / (q.peak_tflops * 1e12)
-                                                      : from.hbm_GBps / roofline_.hbm_GBps;
+  // Every shipped table's GPU runs its GEMMs at the reference share of its peak; the
+  // cluster's GPU at gpu.gemm_efficiency's, as the roofline does (gemm_shape.hpp).
+  const bool gemm = q.op == "gemm" || q.op == "grouped_gemm";
+  const double share = gemm ? kGemmReference / roofline_.efficiency : 1.0;
+  const double factor = compute_share >= memory_share
+                            ? table_peak / (q.peak_tflops * 1e12) * share
+                            : from.hbm_GBps / roofline_.hbm_GBps;
   const double seconds = t * factor;
   if (!(seconds <= kMaxKernelSeconds)) {
     throw LimitError("/cluster/gpu",

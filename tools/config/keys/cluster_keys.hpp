@@ -155,9 +155,10 @@ inline constexpr IntegerKey kSms{.name = "sms",
 
 inline constexpr NumberKey kGemmEfficiency = cluster::share(
     "gemm_efficiency",
-    "roofline fallback for GEMMs where no calibration table answers: scales the efficiency by "
-    "shape (cuBLAS's published H100 8192^3 rate, lower by the output tiles' waves over the "
-    "SMs; docs/compute-model.md#roofline) by its ratio to 0.7",
+    "the GPU's GEMM share of peak by its ratio to 0.7, H100 SXM's: scales the roofline's "
+    "efficiency by shape (cuBLAS's published H100 8192^3 rate, lower by the output tiles' "
+    "waves over the SMs; docs/compute-model.md#roofline) and the GEMMs of a calibration table "
+    "scaled to this GPU from another",
     0.7);
 
 inline constexpr NumberKey kAttentionEfficiency = cluster::share(
