@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the published H200, H800 and GB200 calibration tables from the figures their sources print.
+"""Writes the published H200, H800 and GB200 calibration tables from their sources' figures.
 
     python3 tools/scripts/published_calibration.py [--out configs/calibration] [--check]
 
@@ -49,7 +49,8 @@ DSV3 = {2048: (0.330, 1.271), 4096: (1.148, 4.424), 8192: (4.278, 16.162)}
 # NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{llama3.1,dsv3}/gb200/, CSVs of
 # 2026-04-24 (commit fb682ce, the v1.23.0 release): cuDNN 9.22 SDPA on one NVIDIA GB200 (a GPU of
 # a GB200 NVL72 rack), batch 2, median of 10 iterations; the CSV's time_ms per pass, the backward's
-# non-deterministic rows (the deterministic ones differ by under 3% for MLA, 11-15% for GQA).
+# non-deterministic rows, as training runs by default (the deterministic backward is 11-20% slower
+# for GQA in BF16, -4 to +9% for MLA in BF16, within 3.2% in FP8).
 CUDNN_GB200_SOURCE = (
     "NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{csv} (commit fb682ce, "
     "v1.23.0, Apr 2026): cuDNN 9.22 (backend 92200) SDPA on NVIDIA GB200, batch 2, {shape}; "
@@ -57,7 +58,8 @@ CUDNN_GB200_SOURCE = (
     "microseconds")
 GB200_LLAMA_CSV = "llama3.1/gb200/llama3.1_20260424_100750.csv"
 GB200_DSV3_CSV = "dsv3/gb200/dsv3_20260424_101009.csv"
-GB200_DSV3_SHAPE = "128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and 128 (V)"
+GB200_DSV3_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and "
+                    "128 (V)")
 # seq: (fwd ms, bwd ms) per (dtype, mask), at batch 2
 GB200_LLAMA = {
     ("bf16", "causal_top_left"): {2048: (0.125, 0.389), 4096: (0.391, 1.198),
@@ -185,7 +187,8 @@ def gb200():
         "No GEMM or memory-bound kernel grid has been published for Blackwell at these "
         "shapes: those come from the base, h200-published (and its base h100-published), "
         "scaled by the compute model's rule (a kernel compute-bound on the base's GPU by the "
-        "ratio of peaks, any other by the ratio of HBM bandwidths).",
+        "ratio of peaks, a GEMM also by Hopper's share of peak, 0.7, over the cluster's "
+        "gpu.gemm_efficiency; any other by the ratio of HBM bandwidths).",
         tables, base="h200-published")
 
 
