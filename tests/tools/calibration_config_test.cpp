@@ -626,7 +626,6 @@ TEST_CASE("calibration \"auto\": the GB200 takes cuDNN's GB200 attention, the B2
                              2500)
             .epsilon(1e-6));
 
-
   // The B200 (no table names it) takes the nearest table, the GB200's, scaled by the peaks
   // alone: attention is no GEMM, and the B200's GEMM share is the GB200's anyway.
   const ExperimentFile b200 = load_experiment(dir + "llama3-8b-b200-fp8.json", {});

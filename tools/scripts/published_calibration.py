@@ -140,17 +140,22 @@ def attention_table(pass_, dtype, d_qk, d_v, mask, gqa, bh, times, source):
     }
 
 
-def h200():
+def cudnn_attention_tables(source, runs):
+    """A forward and a backward table per (dtype, mask) of each run of the cuDNN benchmark:
+    (csv, shape, d_qk, gqa, bh, {(dtype, mask): {seq: (fwd ms, bwd ms)}}), d_v 128."""
     tables = []
-    for (dtype, mask), times in LLAMA.items():
-        for pass_ in ("fwd", "bwd"):
-            tables.append(attention_table(
-                pass_, dtype, 128, 128, mask, 8, 64, times,
-                CUDNN_H200_SOURCE.format(csv=LLAMA_CSV, shape=LLAMA_SHAPE)))
-    for pass_ in ("fwd", "bwd"):
-        tables.append(attention_table(
-            pass_, "bf16", 192, 128, "causal_top_left", 1, 128, DSV3,
-            CUDNN_H200_SOURCE.format(csv=DSV3_CSV, shape=DSV3_SHAPE)))
+    for csv, shape, d_qk, gqa, bh, families in runs:
+        for (dtype, mask), times in families.items():
+            for pass_ in ("fwd", "bwd"):
+                tables.append(attention_table(pass_, dtype, d_qk, 128, mask, gqa, bh, times,
+                                              source.format(csv=csv, shape=shape)))
+    return tables
+
+
+def h200():
+    tables = cudnn_attention_tables(CUDNN_H200_SOURCE, (
+        (LLAMA_CSV, LLAMA_SHAPE, 128, 8, 64, LLAMA),
+        (DSV3_CSV, DSV3_SHAPE, 192, 1, 128, {("bf16", "causal_top_left"): DSV3})))
     return calibration(
         {"name": "NVIDIA H200", "cudnn": "9.19.1", "peak_bf16_tflops": 989.4,
          "peak_fp8_tflops": 1978.9, "hbm_GBps": 4800},
@@ -166,15 +171,9 @@ def h200():
 
 
 def gb200():
-    tables = []
-    for csv, shape, d_qk, gqa, bh, families in (
-            (GB200_LLAMA_CSV, LLAMA_SHAPE, 128, 8, 128, GB200_LLAMA),
-            (GB200_DSV3_CSV, GB200_DSV3_SHAPE, 192, 1, 256, GB200_DSV3)):
-        for (dtype, mask), times in families.items():
-            for pass_ in ("fwd", "bwd"):
-                tables.append(attention_table(
-                    pass_, dtype, d_qk, 128, mask, gqa, bh, times,
-                    CUDNN_GB200_SOURCE.format(csv=csv, shape=shape)))
+    tables = cudnn_attention_tables(CUDNN_GB200_SOURCE, (
+        (GB200_LLAMA_CSV, LLAMA_SHAPE, 128, 8, 128, GB200_LLAMA),
+        (GB200_DSV3_CSV, GB200_DSV3_SHAPE, 192, 1, 256, GB200_DSV3)))
     return calibration(
         {"name": "NVIDIA GB200", "cc": "10.0", "sm_count": 148, "cudnn": "9.22.0",
          "peak_bf16_tflops": 2500, "peak_fp8_tflops": 5000, "hbm_GBps": 8000},
