@@ -26,6 +26,11 @@ struct GpuSpec {
   std::string name;  ///< e.g. "H100 SXM"
   double peak_bf16_tflops = 0;  ///< dense
   double peak_fp8_tflops = 0;   ///< dense
+  /// Dense NVFP4 (Blackwell); 0: none. The nvfp4 recipe's GEMMs run at it, and it tells GPU
+  /// generations apart when a calibration table is scaled from the nearest GPU.
+  double peak_fp4_tflops = 0;
+  /// An NVFP4 GEMM's share of the FP4 peak over its FP8 GEMM's share of the FP8 peak.
+  double nvfp4_gemm_ratio = 1.0;
   /// What a process can allocate (the CUDA runtime's total, cudaDeviceProp::totalGlobalMem:
   /// 81,089 MiB on an "80 GB" H100), 10^9 B
   double hbm_GB = 0;    // NOLINT(readability-identifier-naming): 10^9 B, unit in the name

@@ -19,6 +19,7 @@
 #include "tools/config/experiment_file.hpp"
 #include "tools/config/measured_table.hpp"
 #include "workloads/compute/compute_model.hpp"
+#include "workloads/experiment/run.hpp"
 
 namespace hopsim::config {
 namespace {
@@ -139,7 +140,8 @@ TEST_CASE("errors name the file, the JSON pointer, what was found and what is ex
   CHECK(error_of(j) ==
         R"(t.json: /device: unknown key "l2_bytes"; expected one of "name", "cc", "sm_count", )"
         R"("driver", "cuda_runtime", "cublas", "cudnn", "clocks_mhz", "ceilings", "hbm_bytes", )"
-            R"("equivalent_gpus", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps")");
+            R"("equivalent_gpus", "peak_bf16_tflops", "peak_fp8_tflops", "peak_fp4_tflops", )"
+            R"("hbm_GBps")");
 }
 
 TEST_CASE("each op's key, axes and FLOP formula are checked") {
@@ -438,7 +440,7 @@ TEST_CASE("plausibility: times that fall as a shape grows are a warning, with th
 
 TEST_CASE("plausibility: every shipped table passes without a warning") {
   for (const char* name : {"h100-published", "h200-published", "h200-measured", "h800-published",
-                           "h800-deepseek-profile", "gb200-published"}) {
+                           "h800-deepseek-profile", "gb200-published", "gb300-published"}) {
     CAPTURE(name);
     const std::string file = std::string("configs/calibration/") + name + ".json";
     const work::Calibration cal = parse_calibration(Node(read(file), file));
@@ -635,6 +637,77 @@ TEST_CASE("calibration \"auto\": the GB200 takes cuDNN's GB200 attention, the B2
   CHECK(work::compute_model(b200.experiment)
             .attention(Dtype::Bf16, llama, Pass::Fwd)
             .time.seconds() == hopsim::test::approx(1397e-6 * 2500 / 2250).epsilon(1e-6));
+}
+
+TEST_CASE("calibration \"auto\": the GB300 takes its own attention, the B300 the GB300's scaled") {
+  const std::string dir = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/";
+  const work::AttentionShape llama{128, 128, work::Mask::CausalTopLeft, 8, 8192, 8192, 128};
+  const ExperimentFile gb300 = load_experiment(dir + "llama3-8b-gb300-fp8.json", {});
+  CHECK(gb300.calibration_file.ends_with("gb300-published.json"));
+  CHECK_FALSE(gb300.experiment.calibration_scaling.has_value());
+  // cuDNN 9.22 on a GB300, the GB200's shape: 1.185 ms forward against the GB200's 1.397.
+  const work::ComputeCost fwd =
+      work::compute_model(gb300.experiment).attention(Dtype::Bf16, llama, Pass::Fwd);
+  CHECK(fwd.time == Time::us(1185));
+  CHECK(fwd.source == Source::Exact);
+
+  // The B300 has the B200's BF16 peak and the GB300's and GB200's HBM, so by those two it is as
+  // near the GB300 as the GB200; its NVFP4 peak (13,125) is the GB300's side (15,000, the
+  // GB200 10,000), and with it the attention its doubled SFU rate runs.
+  const ExperimentFile b300 =
+      load_experiment(dir + "llama3-8b-b200-fp8.json", {"cluster=\"b300-dgx\""});
+  REQUIRE(b300.experiment.calibration_scaling.has_value());
+  CHECK(b300.experiment.calibration_note.find("gb300-published (NVIDIA GB300) scaled") !=
+        std::string::npos);
+  CHECK(work::compute_model(b300.experiment)
+            .attention(Dtype::Bf16, llama, Pass::Fwd)
+            .time.seconds() == hopsim::test::approx(1185e-6 * 2500 / 2250).epsilon(1e-6));
+  // The FP4 peak decides: said to be the GB200's, the GB200's table is the nearest.
+  const ExperimentFile as_gb200 = load_experiment(
+      dir + "llama3-8b-b200-fp8.json",
+      {"cluster=\"b300-dgx\"", "cluster.gpu.peak_fp4_tflops=10000"});
+  CHECK(as_gb200.experiment.calibration_note.find("gb200-published (NVIDIA GB200) scaled") !=
+        std::string::npos);
+  // The B200 stays nearest the GB200 (9,000 against 10,000 and 15,000).
+  const ExperimentFile b200 = load_experiment(dir + "llama3-8b-b200-fp8.json", {});
+  CHECK(b200.experiment.calibration_note.find("gb200-published (NVIDIA GB200) scaled") !=
+        std::string::npos);
+}
+
+TEST_CASE("nvfp4: Blackwell's FP4 GEMMs, refused where the GPU has none, its ratio stated") {
+  const std::string dir = std::string(HOPSIM_SOURCE_DIR) + "/configs/experiments/";
+  const auto refusal = [&](const std::string& file, const std::vector<std::string>& sets) {
+    try {
+      (void)load_experiment(dir + file, sets);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // On the GB300 the recipe runs, and its step is shorter than MXFP8's.
+  const auto step = [&](const std::string& recipe) {
+    const ExperimentFile f = load_experiment(
+        dir + "llama3-8b-gb300-fp8.json", {"workload.fp8_recipe=\"" + recipe + "\""});
+    CHECK(f.experiment.fp8_recipe == work::fp8_recipe_named(recipe));
+    const work::RunResult r = work::run(f.experiment);
+    REQUIRE(r.ok());
+    return r.cases.front().summary.step.seconds();
+  };
+  CHECK(step("nvfp4") * 1.2 < step("mxfp8"));
+  // Hopper has no FP4 tensor cores: one line naming the key and the GPU.
+  CHECK(refusal("default.json", {"workload.fp8_recipe=\"nvfp4\""}) ==
+        "--set workload.fp8_recipe=\"nvfp4\": /workload/fp8_recipe: \"nvfp4\" runs its GEMMs on "
+        "FP4 tensor cores, and the cluster's GPU \"H100 SXM\" has none (no "
+        "gpu.peak_fp4_tflops: Blackwell GPUs have them); use \"mxfp8\" or \"current\", or a "
+        "Blackwell cluster");
+  // An FP4 peak needs its GEMM ratio, and the ratio needs the peak.
+  const std::string no_ratio = refusal("llama3-8b-gb300-fp8.json",
+                                       {"cluster.gpu.nvfp4_gemm_ratio=null"});
+  CHECK(no_ratio.find("/gpu/nvfp4_gemm_ratio: missing: required with peak_fp4_tflops") !=
+        std::string::npos);
+  const std::string no_peak =
+      refusal("default.json", {"cluster.gpu.nvfp4_gemm_ratio=0.76"});
+  CHECK(no_peak.find("/gpu/nvfp4_gemm_ratio: only with peak_fp4_tflops") != std::string::npos);
 }
 
 TEST_CASE("calibration: DeepSeek's own FP8 GEMMs and attention from its profile, named only") {

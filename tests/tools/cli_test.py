@@ -1864,6 +1864,10 @@ def case_blackwell_presets(ctx):
     print(f"default step: {step}")
 
 
+# The Blackwell presets case_presets_every_experiment runs every experiment on, and the GPUs of
+# each one's node (an NVL72 rack's NVLink domain, a DGX).
+BLACKWELL_PRESETS = {"gb200-nvl72": 72, "gb300-nvl72": 72, "b200-dgx": 8, "b300-dgx": 8}
+
 # The most GPUs a refusal's advice is followed up to in case_presets_every_experiment (its
 # runs stay seconds; a 16,384-GPU step on 2,048 racks would not).
 PRESET_ADVICE_MAX_GPUS = 2048
@@ -1904,24 +1908,24 @@ def preset_advice(label, line, cluster):
             sets += [f"cluster.nodes={racks}"] if smaller.group(2) else []
             gpus = int(smaller.group(1)) * racks
         else:
-            per_node = {"gb200-nvl72": 72, "b200-dgx": 8}[cluster]
+            per_node = BLACKWELL_PRESETS[cluster]
             sets, gpus = [f"cluster.nodes={nodes.group(1)}"], int(nodes.group(1)) * per_node
         return sets if gpus <= PRESET_ADVICE_MAX_GPUS else None
     return None
 
 
 def case_presets_every_experiment(ctx):
-    """Every shipped experiment with --set cluster=gb200-nvl72 and with --set cluster=b200-dgx
-    runs, or is refused with exit 2 and one line naming the experiment and a JSON path; a
-    refusal that has a way out names the key to set (cluster.nodes or cluster.gpus_per_node
-    for a job that does not tile the cluster, algorithm "flat" for an EP row without its
-    constants on the GPU, calibration for a table of another GPU), and following it (up to
-    PRESET_ADVICE_MAX_GPUS GPUs) runs or meets a different refusal, without a warning that the
-    advised key changes nothing."""
+    """Every shipped experiment with --set cluster= each of BLACKWELL_PRESETS (gb200-nvl72,
+    gb300-nvl72, b200-dgx, b300-dgx) runs, or is refused with exit 2 and one line naming the
+    experiment and a JSON path; a refusal that has a way out names the key to set
+    (cluster.nodes or cluster.gpus_per_node for a job that does not tile the cluster, algorithm
+    "flat" for an EP row without its constants on the GPU, calibration for a table of another
+    GPU), and following it (up to PRESET_ADVICE_MAX_GPUS GPUs) runs or meets a different
+    refusal, without a warning that the advised key changes nothing."""
     paths = sorted(glob.glob(os.path.join(ctx.source_dir, "configs/experiments/*.json")))
     expect(len(paths) >= 30, f"only {len(paths)} shipped experiments")
     table = {}
-    for cluster in ("gb200-nvl72", "b200-dgx"):
+    for cluster in BLACKWELL_PRESETS:
         for path in paths:
             name = os.path.basename(path)[:-len(".json")]
             sets, outcome = [f"cluster={cluster}"], []
@@ -1945,7 +1949,7 @@ def case_presets_every_experiment(ctx):
                     break
                 sets += [a for a in advice if a not in sets]
             table[(cluster, name)] = (" -> ".join(outcome), sets[1:])
-    for cluster in ("gb200-nvl72", "b200-dgx"):
+    for cluster in BLACKWELL_PRESETS:
         ran = [n for (c, n), (o, _) in table.items() if c == cluster and o == "ran"]
         print(f"{cluster}: {len(ran)} of {len(paths)} run as shipped")
         for (c, name), (outcome, sets) in sorted(table.items()):

@@ -671,7 +671,10 @@ TEST_CASE("moe layer: each FP8 recipe row moves its own cast bytes") {
   CHECK(bytes(R::Current).bwd.n == 6 * 1000 * 30);
   CHECK(bytes(R::Mxfp8).fwd.n == 40625);
   CHECK(bytes(R::Mxfp8).bwd.n == 121875);
-  for (const R r : {R::CastTranspose, R::DeepSeek, R::Current, R::Mxfp8}) {
+  // NVFP4: an amax read (2), a read (2), two copies of half a byte with a 1-byte scale per 16.
+  CHECK(bytes(R::Nvfp4).fwd.n == 51250);
+  CHECK(bytes(R::Nvfp4).bwd.n == 153750);
+  for (const R r : {R::CastTranspose, R::DeepSeek, R::Current, R::Mxfp8, R::Nvfp4}) {
     CHECK(work::fp8_recipe_named(work::fp8_recipe_name(r)) == r);
   }
   // Each is a workload choice.

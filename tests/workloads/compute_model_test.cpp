@@ -670,6 +670,63 @@ TEST_CASE("a kernel time past what can be simulated is a LimitError naming its i
   CHECK_NOTHROW((void)fast.gemm(Dtype::Bf16, 65536, 65536, 65536, Pass::Fwd));
 }
 
+TEST_CASE("nvfp4: an FP8 GEMM's compute-bound time at the FP4 peak, times the GEMM ratio") {
+  // A GB200's roofline: FP4 twice FP8, NVFP4 GEMMs at 0.76 of the FP8 GEMMs' share of peak.
+  Roofline r = h100();
+  r.peak_bf16_tflops = 2500;
+  r.peak_fp8_tflops = 5000;
+  r.peak_fp4_tflops = 10000;
+  r.nvfp4_gemm_ratio = 0.76;
+  r.hbm_GBps = 8000;
+  const ComputeModel fp8(nullptr, r, std::nullopt, AttentionKernel::Auto, Fp8Recipe::Mxfp8);
+  const ComputeModel fp4(nullptr, r, std::nullopt, AttentionKernel::Auto, Fp8Recipe::Nvfp4);
+  // Compute-bound: every role (the weight gradient at fp8_wgrad_ratio as well) shrinks by
+  // 5000 / (10000 x 0.76), past its launch.
+  for (const GemmRole role : {GemmRole::Fprop, GemmRole::Dgrad, GemmRole::Wgrad}) {
+    CAPTURE(static_cast<int>(role));
+    const ComputeCost c8 = fp8.gemm(Dtype::Fp8, 8192, 8192, 8192, role);
+    const ComputeCost c4 = fp4.gemm(Dtype::Fp8, 8192, 8192, 8192, role);
+    // Past the launch (4 us), which stays.
+    CHECK(c4.time.seconds() ==
+          hopsim::test::approx(4e-6 + (c8.time.seconds() - 4e-6) * 5000 / (10000 * 0.76))
+              .epsilon(1e-7));
+    CHECK(c4.flops.n == c8.flops.n);
+  }
+  // Memory-bound at FP8 (16 rows through an 8192 x 8192 weight): the same time.
+  CHECK(fp4.gemm(Dtype::Fp8, 16, 8192, 8192, GemmRole::Fprop).time ==
+        fp8.gemm(Dtype::Fp8, 16, 8192, 8192, GemmRole::Fprop).time);
+  // Between the two (a roofline at its whole peak, no launch time, so a share of the FP8 peak
+  // can exceed the 0.658 that NVFP4 takes off): the FP8 GEMMs of 16 to 8192 rows through an
+  // 8192 x 8192 weight shrink to FP4's compute time or to their FP8 bytes' time over HBM,
+  // whichever is longer, once the FP8 peak bounds them; some are held by the bytes.
+  Roofline whole = r;
+  whole.efficiency = 1;
+  whole.launch_overhead = Time{};
+  const ComputeModel whole8(nullptr, whole, std::nullopt, AttentionKernel::Auto,
+                            Fp8Recipe::Mxfp8);
+  const ComputeModel whole4(nullptr, whole, std::nullopt, AttentionKernel::Auto,
+                            Fp8Recipe::Nvfp4);
+  int floored = 0;
+  int shrunk = 0;
+  for (std::int64_t m = 16; m <= 8192; m *= 2) {
+    CAPTURE(m);
+    const ComputeCost c8 = whole8.gemm(Dtype::Fp8, m, 8192, 8192, GemmRole::Fprop);
+    const ComputeCost c4 = whole4.gemm(Dtype::Fp8, m, 8192, 8192, GemmRole::Fprop);
+    const double t = c8.time.seconds();
+    const double hbm_s = static_cast<double>(c8.bytes.n) / 8000e9;
+    const bool compute_bound = c8.flops.n / (t * 5000e12) >= hbm_s / t;
+    const double expected = compute_bound ? std::max(t * 5000 / 7600, hbm_s) : t;
+    CHECK(c4.time.seconds() == hopsim::test::approx(expected).epsilon(1e-7));
+    floored += compute_bound && hbm_s > t * 5000 / 7600 ? 1 : 0;
+    shrunk += compute_bound && hbm_s < t * 5000 / 7600 ? 1 : 0;
+  }
+  CHECK(floored > 0);
+  CHECK(shrunk > 0);
+  // BF16 GEMMs do not follow the recipe.
+  CHECK(fp4.gemm(Dtype::Bf16, 8192, 8192, 8192, GemmRole::Fprop).time ==
+        fp8.gemm(Dtype::Bf16, 8192, 8192, 8192, GemmRole::Fprop).time);
+}
+
 TEST_CASE("a table made on another GPU: each time scales by the figure that bounds it there") {
   // The table's GPU: an H100 (989 / 1979 TF, 3350 GB/s). The cluster's: twice the peaks,
   // 4800 GB/s of HBM.

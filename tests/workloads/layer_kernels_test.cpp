@@ -97,7 +97,10 @@ TEST_CASE("layer kernels: FP8 GEMMs bring their casts, BF16 ones none") {
   CHECK(fp8_recipe_named("deepseek") == Fp8Recipe::DeepSeek);
   CHECK(fp8_recipe_name(Fp8Recipe::CastTranspose) == "cast_transpose");
   CHECK(fp8_recipe_named("mxfp8") == Fp8Recipe::Mxfp8);
-  CHECK_FALSE(fp8_recipe_named("nvfp4").has_value());
+  CHECK(fp8_recipe_named("nvfp4") == Fp8Recipe::Nvfp4);
+  CHECK(fp8_recipe_runs_fp4(Fp8Recipe::Nvfp4));
+  CHECK_FALSE(fp8_recipe_runs_fp4(Fp8Recipe::Mxfp8));
+  CHECK_FALSE(fp8_recipe_named("nvfp8").has_value());
 }
 
 TEST_CASE("layer kernels: MLA's latent norms and layout copies, in closed form") {

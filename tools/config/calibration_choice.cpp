@@ -16,10 +16,16 @@
 namespace hopsim::config {
 namespace {
 
-// How far a table's GPU is from `gpu`: the log ratios of their BF16 peaks and HBM bandwidths.
+// How far a table's GPU is from `gpu`: the log ratios of their BF16 peaks and HBM bandwidths,
+// and of their NVFP4 peaks where both state one. That last tells Blackwell generations apart
+// whose BF16 peaks and HBM are alike (a B300 is as near a GB200 as a GB300 by the first two; its
+// FP4 rate, and the attention speed that came with it, are the GB300's).
 double distance(const work::CalibrationPeaks& p, const topo::GpuSpec& gpu) {
+  const double fp4 = p.fp4_tflops && gpu.peak_fp4_tflops > 0
+                         ? std::abs(std::log(*p.fp4_tflops / gpu.peak_fp4_tflops))
+                         : 0.0;
   return std::abs(std::log(*p.bf16_tflops / gpu.peak_bf16_tflops)) +
-         std::abs(std::log(*p.hbm_GBps / gpu.hbm_GBps));
+         std::abs(std::log(*p.hbm_GBps / gpu.hbm_GBps)) + fp4;
 }
 
 // A shipped table that fits the GPU, and its place in auto's order (lower first).

@@ -82,6 +82,7 @@ void parse_device(const Node& n, work::Calibration& cal) {
   // Datasheet figures, which let another GPU use the table scaled ("calibration": "auto").
   cal.peaks.bf16_tflops = n.read_if(dk::kPeakBf16Tflops);
   cal.peaks.fp8_tflops = n.read_if(dk::kPeakFp8Tflops);
+  cal.peaks.fp4_tflops = n.read_if(dk::kPeakFp4Tflops);
   cal.peaks.hbm_GBps = n.read_if(dk::kHbmGBps);
 }
 

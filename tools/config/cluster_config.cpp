@@ -53,6 +53,20 @@ topo::GpuSpec parse_gpu(const Node& n) {
   gpu.name = n.read(gk::kName);
   gpu.peak_bf16_tflops = n.read(gk::kPeakBf16Tflops);
   gpu.peak_fp8_tflops = n.read(gk::kPeakFp8Tflops);
+  if (const std::optional<double> fp4 = n.read_if(gk::kPeakFp4Tflops)) {
+    gpu.peak_fp4_tflops = *fp4;
+    if (!n.has(gk::kNvfp4GemmRatio)) {
+      fail_at(*n.origin(), n.path() / std::string(gk::kNvfp4GemmRatio.name),
+              "missing: required with peak_fp4_tflops (the share of the FP4 peak an NVFP4 GEMM "
+              "reaches over the FP8 GEMM's share of the FP8 peak); state this GPU's and its "
+              "source (docs/compute-model.md#nvfp4)");
+    }
+    gpu.nvfp4_gemm_ratio = n.read(gk::kNvfp4GemmRatio);
+  } else if (n.has(gk::kNvfp4GemmRatio)) {
+    (void)n.read(gk::kNvfp4GemmRatio);  // out of its range says so first
+    n.at(gk::kNvfp4GemmRatio)
+        .fail("only with peak_fp4_tflops: a GPU without FP4 tensor cores runs no NVFP4 GEMM");
+  }
   gpu.hbm_GB = n.read(gk::kHbmGB);
   gpu.hbm_GBps = n.read(gk::kHbmGBps);
   gpu.sms = static_cast<int>(n.read(gk::kSms));

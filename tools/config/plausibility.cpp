@@ -28,11 +28,17 @@ constexpr Ceiling kCeilings[] = {
     {"nvlink", "latency_us", 20, "us",
      "NVLink's is about 1 us; a figure in ns is 1000 times too large"},
     {"gpu", "hbm_GBps", 8000, "GB/s", "the fastest shipping HBM3e reaches 8 TB/s"},
-    {"gpu", "hbm_GB", 288, "GB", "the largest shipping GPU holds 288 GB"},
+    {"gpu", "hbm_GB", 300, "GB",
+     "the largest shipping GPU, the GB300, lets a process allocate about 297 GB (its nvidia-smi "
+     "shows 284,208 MiB)"},
     {"gpu", "peak_bf16_tflops", 2500, "dense TFLOP/s",
-     "the fastest shipping GPU reaches 2,250 dense; sparse figures are twice the dense"},
+     "the fastest shipping GPU (GB200, GB300) reaches 2,500 dense; sparse figures are twice the "
+     "dense"},
     {"gpu", "peak_fp8_tflops", 5000, "dense TFLOP/s",
-     "the fastest shipping GPU reaches 4,500 dense; sparse figures are twice the dense"},
+     "the fastest shipping GPU (GB200, GB300) reaches 5,000 dense; sparse figures are twice the "
+     "dense"},
+    {"gpu", "peak_fp4_tflops", 15000, "dense TFLOP/s",
+     "the fastest shipping GPU (GB300) reaches 15,000 dense NVFP4; sparse figures are larger"},
     {"", "software_overhead_us", 100, "us", "a collective's launch costs a few us"},
 };
 

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the published H200, H800 and GB200 calibration tables from their sources' figures.
+"""Writes the published H200, H800, GB200 and GB300 calibration tables from cited figures.
 
     python3 tools/scripts/published_calibration.py [--out configs/calibration] [--check]
 
-configs/calibration/h200-published.json, h800-published.json and gb200-published.json are this
-script's output;
+configs/calibration/h200-published.json, h800-published.json, gb200-published.json and
+gb300-published.json are this script's output;
 rerun it after changing a figure here, never edit the JSON by hand. Each table keeps the
 kernel times its source reports (cuDNN's benchmark prints milliseconds, DeepGEMM TFLOP/s,
 converted with the table's FLOP formula). The H200 and H800 files name h100-published as their
-`base`, the GB200 file h200-published: what a file does not cover is answered from its base,
-scaled to the cluster's GPU by the compute model's rule (compute-bound kernels by peak FLOPs,
-memory-bound ones by HBM bandwidth).
+`base`, the GB200 and GB300 files h200-published: what a file does not cover is answered from
+its base, scaled to the cluster's GPU by the compute model's rule (compute-bound kernels by
+peak FLOPs, memory-bound ones by HBM bandwidth).
 """
 import argparse
 import json
@@ -46,19 +46,20 @@ DSV3_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 
               "harness")
 DSV3 = {2048: (0.330, 1.271), 4096: (1.148, 4.424), 8192: (4.278, 16.162)}
 
-# NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{llama3.1,dsv3}/gb200/, CSVs of
-# 2026-04-24 (commit fb682ce, the v1.23.0 release): cuDNN 9.22 SDPA on one NVIDIA GB200 (a GPU of
-# a GB200 NVL72 rack), batch 2, median of 10 iterations; the CSV's time_ms per pass, the backward's
-# non-deterministic rows, as training runs by default (the deterministic backward is 11-20% slower
-# for GQA in BF16, -4 to +9% for MLA in BF16, within 3.2% in FP8).
-CUDNN_GB200_SOURCE = (
+# NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{llama3.1,dsv3}/{gb200,gb300}/,
+# CSVs of 2026-04-24 (commit fb682ce, the v1.23.0 release): cuDNN 9.22 SDPA on one NVIDIA GB200 or
+# GB300 (a GPU of an NVL72 rack), batch 2, median of 10 iterations; the CSV's time_ms per pass,
+# the backward's non-deterministic rows, as training runs by default (on the GB200 the
+# deterministic backward is 11-20% slower for GQA in BF16, -4 to +9% for MLA in BF16, within
+# 3.2% in FP8).
+CUDNN_BLACKWELL_SOURCE = (
     "NVIDIA/cudnn-frontend, benchmark/sdpa_benchmark_training/results/{csv} (commit fb682ce, "
-    "v1.23.0, Apr 2026): cuDNN 9.22 (backend 92200) SDPA on NVIDIA GB200, batch 2, {shape}; "
+    "v1.23.0, Apr 2026): cuDNN 9.22 (backend 92200) SDPA on NVIDIA {gpu}, batch 2, {shape}; "
     "median of 10 iterations; the CSV's time_ms (the backward's non-deterministic row) as "
     "microseconds")
 GB200_LLAMA_CSV = "llama3.1/gb200/llama3.1_20260424_100750.csv"
 GB200_DSV3_CSV = "dsv3/gb200/dsv3_20260424_101009.csv"
-GB200_DSV3_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and "
+DSV3_MLA_SHAPE = ("128 heads (DeepSeek-V3's MLA in training, as MHA), head dims 192 (QK) and "
                     "128 (V)")
 # seq: (fwd ms, bwd ms) per (dtype, mask), at batch 2
 GB200_LLAMA = {
@@ -84,6 +85,37 @@ GB200_DSV3 = {
                                  32768: (35.942, 123.181)},
     ("fp8", "none"): {2048: (0.316, 0.989), 4096: (1.092, 3.450), 8192: (4.258, 13.472),
                       16384: (16.984, 57.481), 32768: (75.166, 236.705)},
+}
+
+# The same benchmark, release and harness on one NVIDIA GB300 (a Blackwell Ultra GPU of a GB300
+# NVL72 rack, whose SFUs compute the softmax's exponents twice as fast as the GB200's), CSVs of
+# 2026-04-24 in results/{llama3.1,dsv3}/gb300/.
+GB300_LLAMA_CSV = "llama3.1/gb300/llama3.1_20260424_100757.csv"
+GB300_DSV3_CSV = "dsv3/gb300/dsv3_20260424_101002.csv"
+# seq: (fwd ms, bwd ms) per (dtype, mask), at batch 2
+GB300_LLAMA = {
+    ("bf16", "causal_top_left"): {2048: (0.100, 0.356), 4096: (0.323, 1.101),
+                                  8192: (1.185, 3.832), 16384: (4.593, 14.593),
+                                  32768: (18.014, 59.024)},
+    ("bf16", "none"): {2048: (0.152, 0.567), 4096: (0.579, 1.924), 8192: (2.181, 7.181),
+                       16384: (8.734, 28.638), 32768: (38.317, 123.272)},
+    ("fp8", "causal_top_left"): {2048: (0.070, 0.364), 4096: (0.217, 0.985),
+                                 8192: (0.759, 3.087), 16384: (2.880, 10.805),
+                                 32768: (11.319, 41.328)},
+    ("fp8", "none"): {2048: (0.101, 0.494), 4096: (0.368, 1.495), 8192: (1.392, 5.209),
+                      16384: (5.529, 20.203), 32768: (23.072, 80.754)},
+}
+GB300_DSV3 = {
+    ("bf16", "causal_top_left"): {2048: (0.268, 0.977), 4096: (0.864, 3.127),
+                                  8192: (3.013, 11.074), 16384: (11.178, 43.911),
+                                  32768: (44.189, 177.494)},
+    ("bf16", "none"): {2048: (0.388, 1.600), 4096: (1.419, 5.641), 8192: (5.439, 21.973),
+                       16384: (21.640, 91.189), 32768: (91.788, 366.969)},
+    ("fp8", "causal_top_left"): {2048: (0.150, 0.591), 4096: (0.493, 1.803),
+                                 8192: (1.758, 6.188), 16384: (6.653, 23.257),
+                                 32768: (26.146, 95.057)},
+    ("fp8", "none"): {2048: (0.225, 0.851), 4096: (0.832, 2.971), 8192: (3.233, 11.395),
+                      16384: (12.794, 44.344), 32768: (52.327, 185.459)},
 }
 
 # deepseek-ai/DeepGEMM pull request #95 (description, 2025-05-06), "Weight gradient GEMMs for
@@ -170,25 +202,48 @@ def h200():
         tables)
 
 
+BLACKWELL_TABLES = (
+    "cuDNN's attention benchmark on a {gpu} gives the attention tables: GQA 8 at head dim 128 "
+    "(Llama 3.1) and MLA's 192/128 head dims (DeepSeek-V3), BF16 and FP8, causal and full, "
+    "2K-32K, at batch 2, so bh is twice the query heads and every cell lies on the diagonal "
+    "s_q = s_kv; its MXFP8 rows are left out (a table's key has no FP8 recipe). No GEMM or "
+    "memory-bound kernel grid has been published for Blackwell at these shapes: those come "
+    "from the base, h200-published (and its base h100-published), scaled by the compute "
+    "model's rule (a kernel compute-bound on the base's GPU by the ratio of peaks, a GEMM also "
+    "by Hopper's share of peak, 0.7, over the cluster's gpu.gemm_efficiency; any other by the "
+    "ratio of HBM bandwidths).")
+
+
+def blackwell(gpu, llama_csv, llama, dsv3_csv, dsv3, device, preamble):
+    """A Blackwell GPU's file: cuDNN's attention measured on it, the rest from h200-published."""
+    source = CUDNN_BLACKWELL_SOURCE.replace("{gpu}", gpu)
+    tables = cudnn_attention_tables(source, (
+        (llama_csv, LLAMA_SHAPE, 128, 8, 128, llama),
+        (dsv3_csv, DSV3_MLA_SHAPE, 192, 1, 256, dsv3)))
+    return calibration({"name": "NVIDIA " + gpu, "cc": device["cc"], "sm_count": 148,
+                        "cudnn": "9.22.0", "peak_bf16_tflops": 2500, "peak_fp8_tflops": 5000,
+                        "peak_fp4_tflops": device["fp4"], "hbm_GBps": 8000},
+                       preamble + " " + BLACKWELL_TABLES.format(gpu=gpu), tables,
+                       base="h200-published")
+
+
 def gb200():
-    tables = cudnn_attention_tables(CUDNN_GB200_SOURCE, (
-        (GB200_LLAMA_CSV, LLAMA_SHAPE, 128, 8, 128, GB200_LLAMA),
-        (GB200_DSV3_CSV, GB200_DSV3_SHAPE, 192, 1, 256, GB200_DSV3)))
-    return calibration(
-        {"name": "NVIDIA GB200", "cc": "10.0", "sm_count": 148, "cudnn": "9.22.0",
-         "peak_bf16_tflops": 2500, "peak_fp8_tflops": 5000, "hbm_GBps": 8000},
+    return blackwell(
+        "GB200", GB200_LLAMA_CSV, GB200_LLAMA, GB200_DSV3_CSV, GB200_DSV3,
+        {"cc": "10.0", "fp4": 10000},
         "Published GB200 kernel times (a Blackwell GPU of a GB200 NVL72 rack: 148 SMs, 2.5 "
-        "PFLOP/s dense BF16, 5 FP8, 8 TB/s of HBM3e; NVIDIA's GB200 NVL72 datasheet per GPU). "
-        "cuDNN's attention benchmark on a GB200 gives the attention tables: GQA 8 at head dim "
-        "128 (Llama 3.1) and MLA's 192/128 head dims (DeepSeek-V3), BF16 and FP8, causal and "
-        "full, 2K-32K, at batch 2, so bh is twice the query heads and every cell lies on the "
-        "diagonal s_q = s_kv; its MXFP8 rows are left out (a table's key has no FP8 recipe). "
-        "No GEMM or memory-bound kernel grid has been published for Blackwell at these "
-        "shapes: those come from the base, h200-published (and its base h100-published), "
-        "scaled by the compute model's rule (a kernel compute-bound on the base's GPU by the "
-        "ratio of peaks, a GEMM also by Hopper's share of peak, 0.7, over the cluster's "
-        "gpu.gemm_efficiency; any other by the ratio of HBM bandwidths).",
-        tables, base="h200-published")
+        "PFLOP/s dense BF16, 5 FP8, 10 NVFP4, 8 TB/s of HBM3e; NVIDIA's GB200 NVL72 datasheet "
+        "per GPU).")
+
+
+def gb300():
+    return blackwell(
+        "GB300", GB300_LLAMA_CSV, GB300_LLAMA, GB300_DSV3_CSV, GB300_DSV3,
+        {"cc": "10.3", "fp4": 15000},
+        "Published GB300 kernel times (a Blackwell Ultra GPU of a GB300 NVL72 rack: 148 SMs, "
+        "the GB200's 2.5 PFLOP/s dense BF16, 5 FP8 and 8 TB/s of HBM3e, 15 NVFP4, and twice "
+        "its SFU exponent rate, which attention's softmax runs on; NVIDIA's GB300 NVL72 "
+        "datasheet per GPU).")
 
 
 def h800():
@@ -229,7 +284,7 @@ def main():
     out = pathlib.Path(args.out)
     stale = []
     for name, doc in (("h200-published.json", h200()), ("h800-published.json", h800()),
-                      ("gb200-published.json", gb200())):
+                      ("gb200-published.json", gb200()), ("gb300-published.json", gb300())):
         path = out / name
         if args.check:
             if not path.exists() or json.loads(path.read_text()) != doc:

@@ -77,6 +77,7 @@ struct CalibrationCeilings {
 struct CalibrationPeaks {
   std::optional<double> bf16_tflops;
   std::optional<double> fp8_tflops;
+  std::optional<double> fp4_tflops;  ///< dense NVFP4, where the GPU has it (no table scales by it)
   std::optional<double> hbm_GBps;  // NOLINT(readability-identifier-naming): unit in the name
   bool complete() const { return bf16_tflops && fp8_tflops && hbm_GBps; }
   /// What a table made on this GPU is scaled by on another; complete() must hold.

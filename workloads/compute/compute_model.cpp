@@ -243,6 +243,10 @@ ComputeModel::ComputeModel(const Calibration* calibration, Roofline roofline,
                 roofline_.fp8_wgrad_ratio, roofline_.memory_efficiency);
   HOPSIM_ASSERT(roofline_.launch_overhead >= Time{}, "negative launch overhead {} ps",
                 roofline_.launch_overhead.count_ps());
+  HOPSIM_ASSERT(roofline_.nvfp4_gemm_ratio > 0 && roofline_.nvfp4_gemm_ratio <= 1,
+                "nvfp4_gemm_ratio must be in (0, 1], got {}", roofline_.nvfp4_gemm_ratio);
+  HOPSIM_ASSERT(!fp8_recipe_runs_fp4(fp8_recipe_) || roofline_.peak_fp4_tflops > 0,
+                "the {} recipe needs the GPU's FP4 peak", fp8_recipe_name(fp8_recipe_));
   if (calibration_ != nullptr) {
     for (const CalibrationTable& table : calibration_->tables) {
       check_table(table);
@@ -445,7 +449,39 @@ ComputeCost ComputeModel::grouped_gemm(Dtype dtype, std::int64_t experts,
               grouped_gemm(dtype, experts, tokens_per_expert, n, k, GemmRole::Wgrad));
 }
 
+// The GEMM a workload runs: the FP8 one on FP4 tensor cores where its recipe says (nvfp4).
 ComputeCost ComputeModel::gemm_family(
+    Dtype dtype, GemmRole role,
+    const std::function<void(Query&, GemmRole, double)>& fill) const {
+  const ComputeCost c = gemm_family_at(dtype, role, fill);
+  return dtype == Dtype::Fp8 && fp8_recipe_runs_fp4(fp8_recipe_) ? on_fp4(c) : c;
+}
+
+// NVFP4's GEMM is the FP8 GEMM of its shape (every table and the roofline know FP8 GEMMs; none
+// has an FP4 kernel) on tensor cores FP4_peak / FP8_peak times faster, at nvfp4_gemm_ratio of
+// the FP8 GEMM's share of its peak. Past its launch, a time the FP8 peak bounded (a share of it
+// at least the share of HBM bandwidth it reached, as a table is scaled to another GPU) shrinks
+// by that, but not below the time its FP8 bytes take over HBM (the FP4 operands are smaller,
+// the BF16 output is not); a memory-bound one stays.
+ComputeCost ComputeModel::on_fp4(ComputeCost fp8) const {
+  const double launch = roofline_.launch_overhead.seconds();
+  const double body = fp8.time.seconds() - launch;
+  if (!(body > 0)) {
+    return fp8;
+  }
+  const double compute_share = fp8.flops.n / (body * roofline_.peak_fp8_tflops * 1e12);
+  const double memory_share = as_double(fp8.bytes.n) / (body * roofline_.hbm_GBps * 1e9);
+  if (compute_share >= memory_share) {
+    const double faster =
+        roofline_.peak_fp8_tflops / (roofline_.peak_fp4_tflops * roofline_.nvfp4_gemm_ratio);
+    fp8.time = Time::from_seconds_ceil(launch + body * std::max(faster, memory_share));
+  }
+  return fp8;
+}
+
+// One role of a GEMM family in the workload's dtype, from its own table, the whole backward's,
+// the forward's, or the roofline (gemm_family).
+ComputeCost ComputeModel::gemm_family_at(
     Dtype dtype, GemmRole role,
     const std::function<void(Query&, GemmRole, double)>& fill) const {
   // An FP8 weight gradient runs at this share of the forward's rate (FP32 accumulation).

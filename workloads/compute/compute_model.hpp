@@ -119,6 +119,10 @@ struct Roofline {
   double peak_bf16_tflops = 0;
   double peak_fp8_tflops = 0;
   double hbm_GBps = 0;  // NOLINT(readability-identifier-naming): unit in the name
+  /// Dense NVFP4; 0: the GPU has no FP4 tensor cores. The nvfp4 recipe's GEMMs run at it.
+  double peak_fp4_tflops = 0;
+  /// An NVFP4 GEMM's share of the FP4 peak over the FP8 GEMM's share of the FP8 peak.
+  double nvfp4_gemm_ratio = 1.0;
   /// Scales GEMMs' efficiency by shape (gemm_shape.hpp): at kGemmReference (0.7) it gives
   /// cuBLAS's published H100 SXM rate at 8192^3 (798 TF) and falls with the output tiles'
   /// waves over the SMs for thinner GEMMs.
@@ -179,6 +183,10 @@ class ComputeModel {
   /// role and the pass its table has (a whole backward: twice the FLOPs), in the order above.
   ComputeCost gemm_family(Dtype dtype, GemmRole role,
                           const std::function<void(Query&, GemmRole, double)>& fill) const;
+  ComputeCost gemm_family_at(Dtype dtype, GemmRole role,
+                             const std::function<void(Query&, GemmRole, double)>& fill) const;
+  /// An FP8 GEMM's cost as the nvfp4 recipe runs it, on FP4 tensor cores.
+  ComputeCost on_fp4(ComputeCost fp8) const;
   ComputeCost answer(const Query& q) const;
   Time roofline_time(const Query& q) const;
   /// A table's time on the cluster's GPU, the table made on the GPU of `from`.

@@ -22,12 +22,15 @@ namespace {
 // write 1. cast_transpose: read, write two copies (4); deepseek: read and write one copy
 // forward (3), backward the cached copy cast back and recast per channel and transposed (6),
 // the output gradient cast per token and per channel (6); current: an amax read first (2 more
-// each way); mxfp8: two copies and one 1-byte scale per 32 elements of each (4 + 2/32).
-constexpr std::array<Fp8RecipeRow, 4> kFp8Recipes{{
+// each way); mxfp8: two copies and one 1-byte scale per 32 elements of each (4 + 2/32);
+// nvfp4: an amax read (2), then a read and two half-byte copies with a 1-byte scale per 16
+// elements of each (2 + 2 x (0.5 + 1/16)); its global FP32 scales are a few bytes per tensor.
+constexpr std::array<Fp8RecipeRow, 5> kFp8Recipes{{
     {Fp8Recipe::CastTranspose, "cast_transpose", 4, 0, 4},
     {Fp8Recipe::DeepSeek, "deepseek", 3, 6, 6},
     {Fp8Recipe::Current, "current", 6, 0, 6},
     {Fp8Recipe::Mxfp8, "mxfp8", 4.0625, 0, 4.0625},
+    {Fp8Recipe::Nvfp4, "nvfp4", 5.125, 0, 5.125},
 }};
 
 constexpr bool rows_in_order() {
@@ -41,7 +44,8 @@ constexpr bool rows_in_order() {
 static_assert(rows_in_order(), "kFp8Recipes in Fp8Recipe's order");
 
 constexpr std::array<std::string_view, kFp8Recipes.size()> kFp8RecipeNames{
-    kFp8Recipes[0].name, kFp8Recipes[1].name, kFp8Recipes[2].name, kFp8Recipes[3].name};
+    kFp8Recipes[0].name, kFp8Recipes[1].name, kFp8Recipes[2].name, kFp8Recipes[3].name,
+    kFp8Recipes[4].name};
 
 }  // namespace
 

@@ -57,8 +57,11 @@ constexpr KernelSpeeds speeds_at(double v) {
 /// weight gradient, whose input is the cached FP8 copy cast back first; current is Transformer
 /// Engine's current scaling, an amax pass over the BF16 tensor before the same cast-transpose;
 /// mxfp8 is Transformer Engine's MXFP8 block scaling, a row-wise and a column-wise copy with
-/// one E8M0 scale per 32 elements (Blackwell's tensor cores read them; no Hopper GPU does).
-enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek, Current, Mxfp8 };
+/// one E8M0 scale per 32 elements (Blackwell's tensor cores read them; no Hopper GPU does);
+/// nvfp4 is its NVFP4 block scaling: an amax pass for the tensor's FP32 scale, then a row-wise
+/// and a column-wise (Hadamard-transformed) FP4 copy with one E4M3 scale per 16 elements, the
+/// GEMMs on FP4 tensor cores (fp8_recipe_runs_fp4).
+enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek, Current, Mxfp8, Nvfp4 };
 
 /// A recipe's casts as bytes per element moved: before the forward, per element of the GEMM's
 /// input (rows x k); before the backward, per element of the input (rows x k: DeepSeek's
@@ -72,8 +75,10 @@ struct Fp8RecipeRow {
 };
 const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r);
 
-/// "cast_transpose", "deepseek", "current", "mxfp8".
+/// "cast_transpose", "deepseek", "current", "mxfp8", "nvfp4".
 std::string_view fp8_recipe_name(Fp8Recipe r);
+/// Whether the recipe's GEMMs run on FP4 tensor cores (at the GPU's FP4 peak): nvfp4.
+constexpr bool fp8_recipe_runs_fp4(Fp8Recipe r) { return r == Fp8Recipe::Nvfp4; }
 std::optional<Fp8Recipe> fp8_recipe_named(std::string_view name);
 
 /// Its name in reports and `explain`: "gemm_fprop", "grouped_gemm_wgrad", "fp8_cast", ...

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -192,6 +193,31 @@ void check_perturbations(const Experiment& e, Problems& out) {
   }
 }
 
+// The nvfp4 recipe's GEMMs run on FP4 tensor cores: the cluster's GPU, and every GPU type a
+// perturbation puts in, must have them (a stated gpu.peak_fp4_tflops).
+void check_fp4(const Experiment& e, Problems& out) {
+  if (!fp8_recipe_runs_fp4(e.fp8_recipe)) {
+    return;
+  }
+  const auto lacks = [&](const topo::GpuSpec& gpu, std::string_view where) {
+    out.push_back({"/workload/fp8_recipe",
+                   fmt::format("\"{}\" runs its GEMMs on FP4 tensor cores, and {} GPU \"{}\" "
+                               "has none (no gpu.peak_fp4_tflops: Blackwell GPUs have them); "
+                               "use \"mxfp8\" or \"current\", or a Blackwell cluster",
+                               fp8_recipe_name(e.fp8_recipe), where, gpu.name)});
+  };
+  if (e.cluster.gpu.peak_fp4_tflops <= 0) {
+    lacks(e.cluster.gpu, "the cluster's");
+    return;
+  }
+  for (const topo::Perturbation& p : e.cluster.perturbations) {
+    if (p.part == topo::PerturbedPart::GpuType && p.gpu && p.gpu->peak_fp4_tflops <= 0) {
+      lacks(*p.gpu, fmt::format("perturbation {}'s", p.entry));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 int mesh_gpus(const Experiment& e) {
@@ -217,6 +243,7 @@ Problems check(const Experiment& e) {
     return out;
   }
   check_perturbations(e, out);
+  check_fp4(e, out);
   if (!out.empty()) {
     return out;
   }
@@ -247,6 +274,8 @@ Roofline roofline_of(const topo::GpuSpec& gpu) {
   roofline.peak_bf16_tflops = gpu.peak_bf16_tflops;
   roofline.peak_fp8_tflops = gpu.peak_fp8_tflops;
   roofline.hbm_GBps = gpu.hbm_GBps;
+  roofline.peak_fp4_tflops = gpu.peak_fp4_tflops;
+  roofline.nvfp4_gemm_ratio = gpu.nvfp4_gemm_ratio;
   roofline.efficiency = gpu.gemm_efficiency;
   roofline.attention_efficiency = gpu.attention_efficiency;
   roofline.fp8_wgrad_ratio = gpu.fp8_wgrad_ratio;

@@ -19,8 +19,8 @@ inline constexpr std::array<std::string_view, 2> kModeNames{"training", "prefill
 inline constexpr std::array<std::string_view, 3> kPassNames{"forward", "backward", "both"};
 inline constexpr std::array<std::string_view, 2> kDtypeNames{"bf16", "fp8"};
 // Named as work::fp8_recipe_named and work::attention_kernel_named know them.
-inline constexpr std::array<std::string_view, 4> kFp8RecipeNames{"cast_transpose", "deepseek",
-                                                                  "current", "mxfp8"};
+inline constexpr std::array<std::string_view, 5> kFp8RecipeNames{
+    "cast_transpose", "deepseek", "current", "mxfp8", "nvfp4"};
 inline constexpr std::array<std::string_view, 6> kAttentionKernelNames{
     "auto", "fa2", "fa3", "cudnn", "sdpa_flash", "flex"};
 // Sequences up to 2^31 tokens.
@@ -138,7 +138,10 @@ inline constexpr ChoiceKey kFp8Recipe{
         " element: cast_transpose is Transformer Engine's delayed scaling, its fused cast with"
         " the transposed copy (4 forward, 4 backward); current its current scaling, an amax pass"
         " first (6, 6); mxfp8 its MXFP8 block scaling, two copies with a scale per 32 elements"
-        " (4.0625, 4.0625; Blackwell's tensor cores, a what-if on Hopper); deepseek is DeepSeek-V3's per-token and per-channel casts "
+        " (4.0625, 4.0625; Blackwell's tensor cores, a what-if on Hopper); nvfp4 its NVFP4"
+        " block scaling, an amax pass, then two FP4 copies with a scale per 16 elements (5.125,"
+        " 5.125), its GEMMs at the GPU's FP4 peak (gpu.peak_fp4_tflops: Blackwell only);"
+        " deepseek is DeepSeek-V3's per-token and per-channel casts "
         "with the cached FP8 input cast back before the weight gradient (3 forward; 6 + 6 "
         "backward; docs/compute-model.md#kernel-classes), and with it an MLA model's "
         "projections each its own FP8 GEMM (DeepSeek-V3 quantizes every linear layer but "

@@ -131,8 +131,8 @@ inline constexpr NumberKey kPeakBf16Tflops{
     .unit = Unit::Tflops,
     .fallback = "none",
     .doc =
-        "datasheet dense BF16 peak (with the next two: other GPUs may use the "
-        "table, scaled)"};
+        "datasheet dense BF16 peak (with peak_fp8_tflops and hbm_GBps: other GPUs "
+        "may use the table, scaled)"};
 
 inline constexpr NumberKey kPeakFp8Tflops{.name = "peak_fp8_tflops",
                                           .sign = Sign::Positive,
@@ -140,6 +140,14 @@ inline constexpr NumberKey kPeakFp8Tflops{.name = "peak_fp8_tflops",
                                           .unit = Unit::Tflops,
                                           .fallback = "none",
                                           .doc = "datasheet dense FP8 peak"};
+
+inline constexpr NumberKey kPeakFp4Tflops{.name = "peak_fp4_tflops",
+                                          .sign = Sign::Positive,
+                                          .hi = kMaxFigure,
+                                          .unit = Unit::Tflops,
+                                          .fallback = "none",
+                                          .doc = "datasheet dense NVFP4 peak (Blackwell): "
+                                                 "tells \"auto\" which table is nearest"};
 
 inline constexpr NumberKey kHbmGBps{.name = "hbm_GBps",
                                     .sign = Sign::Positive,
@@ -150,7 +158,8 @@ inline constexpr NumberKey kHbmGBps{.name = "hbm_GBps",
 
 inline constexpr auto kKeys = std::to_array<KeyRef>(
     {&kName, &kCc, &kSmCount, &kDriver, &kCudaRuntime, &kCublas, &kCudnn, &kClocksMhz, &kCeilings,
-     &kHbmBytes, &kEquivalentGpus, &kPeakBf16Tflops, &kPeakFp8Tflops, &kHbmGBps});
+     &kHbmBytes, &kEquivalentGpus, &kPeakBf16Tflops, &kPeakFp8Tflops, &kPeakFp4Tflops,
+     &kHbmGBps});
 inline constexpr Section kSection{"calibration", "/device", "the measured GPU", kKeys};
 
 }  // namespace hopsim::config::keys::device

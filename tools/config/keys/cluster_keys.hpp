@@ -131,6 +131,15 @@ inline constexpr NumberKey kPeakFp8Tflops{.name = "peak_fp8_tflops",
                                           .fallback = kRequired,
                                           .doc = "dense FP8 peak"};
 
+inline constexpr NumberKey kPeakFp4Tflops{
+    .name = "peak_fp4_tflops",
+    .sign = Sign::Positive,
+    .unit = Unit::Tflops,
+    .fallback = "none",
+    .doc = "dense NVFP4 peak, on GPUs with FP4 tensor cores (Blackwell): the nvfp4 recipe's "
+           "GEMMs run at it, and \"calibration\": \"auto\" weighs it when it picks the "
+           "nearest table to scale"};
+
 inline constexpr NumberKey kHbmGB{
     .name = "hbm_GB",
     .sign = Sign::Positive,
@@ -168,6 +177,15 @@ inline constexpr NumberKey kFp8WgradRatio = cluster::share(
     "fp8_wgrad_ratio",
     "an FP8 weight-gradient GEMM's throughput over the forward GEMM's of the same FLOPs", 0.68);
 
+inline constexpr NumberKey kNvfp4GemmRatio{
+    .name = "nvfp4_gemm_ratio",
+    .lo = 0.01,
+    .hi = 1,
+    .fallback = "none",
+    .doc = "required with peak_fp4_tflops: the share of the FP4 peak an NVFP4 GEMM reaches over "
+           "the share of the FP8 peak the FP8 GEMM of its shape reaches (1: the same share; "
+           "docs/compute-model.md#nvfp4)"};
+
 inline constexpr NumberKey kMemoryEfficiency =
     cluster::share("memory_efficiency",
                    "achieved over HBM bandwidth for memory-bound kernels (norms, casts, SwiGLU, "
@@ -199,9 +217,10 @@ inline constexpr NumberKey kCommunicatorGB{
     .doc = "memory each NCCL communicator a training process uses holds (its channels' buffers)"};
 
 inline constexpr auto kKeys =
-    std::to_array<KeyRef>({&kName, &kPeakBf16Tflops, &kPeakFp8Tflops, &kHbmGB, &kHbmGBps, &kSms,
-                           &kGemmEfficiency, &kAttentionEfficiency, &kFp8WgradRatio,
-                           &kMemoryEfficiency, &kContextGB, &kHostGBps, &kCommunicatorGB});
+    std::to_array<KeyRef>({&kName, &kPeakBf16Tflops, &kPeakFp8Tflops, &kPeakFp4Tflops, &kHbmGB,
+                           &kHbmGBps, &kSms, &kGemmEfficiency, &kAttentionEfficiency,
+                           &kFp8WgradRatio, &kNvfp4GemmRatio, &kMemoryEfficiency, &kContextGB,
+                           &kHostGBps, &kCommunicatorGB});
 inline constexpr Section kSection{"cluster", "/gpu", "the GPU model", kKeys};
 
 }  // namespace hopsim::config::keys::gpu
