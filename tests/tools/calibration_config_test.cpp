@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -685,15 +686,22 @@ TEST_CASE("nvfp4: Blackwell's FP4 GEMMs, refused where the GPU has none, its rat
     return std::string();
   };
   // On the GB300 the recipe runs, and its step is shorter than MXFP8's.
+  std::map<std::string, double> copies;  // the step's low-precision weight copies, bytes
   const auto step = [&](const std::string& recipe) {
     const ExperimentFile f = load_experiment(
         dir + "llama3-8b-gb300-fp8.json", {"workload.fp8_recipe=\"" + recipe + "\""});
     CHECK(f.experiment.fp8_recipe == work::fp8_recipe_named(recipe));
     const work::RunResult r = work::run(f.experiment);
     REQUIRE(r.ok());
+    REQUIRE(r.cases.front().step() != nullptr);
+    copies[recipe] = r.cases.front().step()->memory.front().fp8_weights;
     return r.cases.front().summary.step.seconds();
   };
   CHECK(step("nvfp4") * 1.2 < step("mxfp8"));
+  // NVFP4's copies: two half bytes with a scale per 16 x 16 block; MXFP8's a byte with one per
+  // 32 elements, each twice.
+  CHECK(copies.at("nvfp4") / copies.at("mxfp8") ==
+        hopsim::test::approx((1 + 2.0 / 256) / (2 + 2.0 / 32)).epsilon(1e-12));
   // Hopper has no FP4 tensor cores: one line naming the key and the GPU.
   CHECK(refusal("default.json", {"workload.fp8_recipe=\"nvfp4\""}) ==
         "--set workload.fp8_recipe=\"nvfp4\": /workload/fp8_recipe: \"nvfp4\" runs its GEMMs on "

@@ -25,12 +25,15 @@ namespace {
 // each way); mxfp8: two copies and one 1-byte scale per 32 elements of each (4 + 2/32);
 // nvfp4: an amax read (2), then a read and two half-byte copies with a 1-byte scale per 16
 // elements of each (2 + 2 x (0.5 + 1/16)); its global FP32 scales are a few bytes per tensor.
+// The weights' copies: two FP8 bytes per parameter (per-tensor or per-128x128-block scales:
+// nothing per element), MXFP8's with a scale per 32 elements each (2 + 2/32), NVFP4's two
+// half bytes with one E4M3 scale per 16 x 16 block each (1 + 2/256).
 constexpr std::array<Fp8RecipeRow, 5> kFp8Recipes{{
-    {Fp8Recipe::CastTranspose, "cast_transpose", 4, 0, 4},
-    {Fp8Recipe::DeepSeek, "deepseek", 3, 6, 6},
-    {Fp8Recipe::Current, "current", 6, 0, 6},
-    {Fp8Recipe::Mxfp8, "mxfp8", 4.0625, 0, 4.0625},
-    {Fp8Recipe::Nvfp4, "nvfp4", 5.125, 0, 5.125},
+    {Fp8Recipe::CastTranspose, "cast_transpose", 4, 0, 4, 2},
+    {Fp8Recipe::DeepSeek, "deepseek", 3, 6, 6, 2},
+    {Fp8Recipe::Current, "current", 6, 0, 6, 2},
+    {Fp8Recipe::Mxfp8, "mxfp8", 4.0625, 0, 4.0625, 2.0625},
+    {Fp8Recipe::Nvfp4, "nvfp4", 5.125, 0, 5.125, 1.0078125},
 }};
 
 constexpr bool rows_in_order() {

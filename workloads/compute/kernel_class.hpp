@@ -65,13 +65,16 @@ enum class Fp8Recipe : std::uint8_t { CastTranspose, DeepSeek, Current, Mxfp8, N
 
 /// A recipe's casts as bytes per element moved: before the forward, per element of the GEMM's
 /// input (rows x k); before the backward, per element of the input (rows x k: DeepSeek's
-/// cached copy cast back) and of the output gradient (rows x n).
+/// cached copy cast back) and of the output gradient (rows x n); and the bytes per parameter of
+/// the low-precision weight copies a GPU holds beside its BF16 weights (a copy and its
+/// transpose, with their scales).
 struct Fp8RecipeRow {
   Fp8Recipe recipe;
   std::string_view name;
   double fwd_input;
   double bwd_input;
   double bwd_output_grad;
+  double weight_copies;
 };
 const Fp8RecipeRow& fp8_recipe_row(Fp8Recipe r);
 

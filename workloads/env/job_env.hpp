@@ -45,6 +45,10 @@ struct JobEnv {
     static const ComputeSpeeds kFull{};
     return speeds != nullptr ? *speeds : kFull;
   }
+
+  /// How the experiment casts its low-precision GEMMs' operands (the weight copies a step holds
+  /// follow it).
+  Fp8Recipe fp8_recipe = Fp8Recipe::CastTranspose;
 };
 
 class RoutingCache;  // workloads/ep/routing_cache.hpp

@@ -255,7 +255,8 @@ Problems check(const Experiment& e) {
                    .model = e.model ? &*e.model : nullptr,
                    .seed = e.seed,
                    .libraries = &e.ep_libraries,
-                   .speeds = &speeds};
+                   .speeds = &speeds,
+                   .fp8_recipe = e.fp8_recipe};
   if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
     step_parts::check_partial_fold(*step, env, out);  // what a folded step cannot fold around
     if (!out.empty()) {

@@ -266,7 +266,8 @@ JobEnv job_env(const Experiment& e, const Mesh& mesh, const ComputeSpeeds* speed
                 .model = e.model ? &*e.model : nullptr,
                 .seed = e.seed,
                 .libraries = &e.ep_libraries,
-                .speeds = speeds};
+                .speeds = speeds,
+                .fp8_recipe = e.fp8_recipe};
 }
 
 // schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with

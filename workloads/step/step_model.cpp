@@ -13,7 +13,6 @@ namespace {
 
 constexpr double kWeightBytes = 2;      // BF16 weights
 constexpr double kActivationBytes = 2;  // BF16 activations
-constexpr double kFp8CopyBytes = 2;     // an FP8 weight and its transpose
 
 // Parameters of one layer on one GPU that FP8 GEMMs read (StepShape's fp8 flags).
 double layer_fp8_params(const StepShape& s, bool moe) {
@@ -411,7 +410,7 @@ std::vector<StageMemory> stage_memory(const StepShape& s) {
       mem.grads = s.grad_bytes * (vocab + dense + expert);
     }
     mem.optimizer = s.optimizer_bytes() * (vocab / shard.dense + sharded);
-    mem.fp8_weights = kFp8CopyBytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
+    mem.fp8_weights = s.fp8_copy_bytes * (s.zero >= 3 ? 2 * rp.largest_fp8 : rp.fp8);
     mem.reserve = s.context_bytes + s.communicator_bytes * communicators(s);
     mem.activations = peak_activations(layout, steps[static_cast<std::size_t>(r)]) + rp.rebuilt +
                       (walks ? rp.largest_activations : 0.0);

@@ -114,6 +114,8 @@ struct StepShape {
   bool fp8_mlp = false;
   bool fp8_experts = true;
   bool fp8_shared = true;
+  /// Bytes per parameter of those low-precision copies (the recipe's, fp8_recipe_row)
+  double fp8_copy_bytes = 2;
   double context_bytes = 0;       ///< the CUDA context, per GPU
   double communicator_bytes = 0;  ///< per NCCL communicator a GPU uses
   /// Layers of each model stage as the workload sets them; empty: the even split
@@ -173,8 +175,9 @@ struct StageMemory {
   double activations = 0;  ///< saved for backward, at the schedule's most micro-batches in flight
                            ///< (DualPipe: freed by a backward's input part)
   double buffers = 0;      ///< MoE dispatch and combine receive buffers
-  /// FP8 copies of the weights FP8 GEMMs read, each with its transpose (the forward reads one,
-  /// the input gradient the other), cast once a step and kept (ZeRO-3: the gathered layers')
+  /// Low-precision copies of the weights FP8 (or NVFP4) GEMMs read, each with its transpose
+  /// (the forward reads one, the input gradient the other), at the recipe's bytes with their
+  /// scales, cast once a step and kept (ZeRO-3: the gathered layers')
   double fp8_weights = 0;
   double reserve = 0;  ///< the CUDA context and the NCCL communicators' buffers
 

@@ -49,6 +49,7 @@ StepShape TrainingStepJob::shape(const JobEnv& env) const {
     s.fp8_experts = layer.moe->dtypes.experts == Dtype::Fp8;
     s.fp8_shared = layer.moe->dtypes.shared == Dtype::Fp8;
   }
+  s.fp8_copy_bytes = fp8_recipe_row(env.fp8_recipe).weight_copies;
   s.context_bytes = env.cluster.gpu.context_GB * 1e9;
   s.communicator_bytes = env.cluster.gpu.communicator_GB * 1e9;
   s.stage_layers = stage_layers;
