@@ -39,6 +39,19 @@ Bytes bytes_of(double b) {
   return Bytes{std::llround(b)};
 }
 
+// The shares of a GPU's peak and of its HBM bandwidth a kernel of `flops` and `bytes` reached
+// in `seconds`; the larger says which bounded it (a compute-bound one is at least as near its
+// peak as its bandwidth).
+struct Shares {
+  double compute;
+  double memory;
+  bool compute_bound() const { return compute >= memory; }
+};
+Shares shares_of(Flops flops, Bytes bytes, double seconds, double peak_flops_per_s,
+                 double hbm_GBps) {
+  return {flops.n / (seconds * peak_flops_per_s), as_double(bytes.n) / (seconds * hbm_GBps * 1e9)};
+}
+
 double gemm_bytes(Dtype d, std::int64_t m, std::int64_t n, std::int64_t k) {
   return element_bytes(d) * (as_double(m) * as_double(k) + as_double(k) * as_double(n)) +
          kOutputBytes * as_double(m) * as_double(n);
@@ -320,15 +333,14 @@ Time ComputeModel::scaled(const Query& q, Time table_time, const TableScaling& f
   const double t = table_time.seconds();
   const bool fp8 = q.key.at("dtype") == dtype_name(Dtype::Fp8);
   const double table_peak = (fp8 ? from.fp8_tflops : from.bf16_tflops) * 1e12;
-  const double compute_share = q.flops.n / (t * table_peak);
-  const double memory_share = as_double(q.bytes.n) / (t * from.hbm_GBps * 1e9);
   // Every shipped table's GPU runs its GEMMs at the reference share of its peak; the
   // cluster's GPU at gpu.gemm_efficiency's, as the roofline does (gemm_shape.hpp).
   const bool gemm = q.op == "gemm" || q.op == "grouped_gemm";
   const double share = gemm ? kGemmReference / roofline_.efficiency : 1.0;
-  const double factor = compute_share >= memory_share
-                            ? table_peak / (q.peak_tflops * 1e12) * share
-                            : from.hbm_GBps / roofline_.hbm_GBps;
+  const bool compute_bound =
+      shares_of(q.flops, q.bytes, t, table_peak, from.hbm_GBps).compute_bound();
+  const double factor = compute_bound ? table_peak / (q.peak_tflops * 1e12) * share
+                                      : from.hbm_GBps / roofline_.hbm_GBps;
   const double seconds = t * factor;
   if (!(seconds <= kMaxKernelSeconds)) {
     throw LimitError("/cluster/gpu",
@@ -469,12 +481,12 @@ ComputeCost ComputeModel::on_fp4(ComputeCost fp8) const {
   if (!(body > 0)) {
     return fp8;
   }
-  const double compute_share = fp8.flops.n / (body * roofline_.peak_fp8_tflops * 1e12);
-  const double memory_share = as_double(fp8.bytes.n) / (body * roofline_.hbm_GBps * 1e9);
-  if (compute_share >= memory_share) {
+  const Shares at =
+      shares_of(fp8.flops, fp8.bytes, body, roofline_.peak_fp8_tflops * 1e12, roofline_.hbm_GBps);
+  if (at.compute_bound()) {
     const double faster =
         roofline_.peak_fp8_tflops / (roofline_.peak_fp4_tflops * roofline_.nvfp4_gemm_ratio);
-    fp8.time = Time::from_seconds_ceil(launch + body * std::max(faster, memory_share));
+    fp8.time = Time::from_seconds_ceil(launch + body * std::max(faster, at.memory));
   }
   return fp8;
 }
