@@ -1823,6 +1823,44 @@ def case_deepep_sms(ctx):
     print("EP8 on H100: " + ", ".join(f"{k} SMs {v:.1f} GB/s" for k, v in rate.items()))
 
 
+def case_hybrid_ep_sms(ctx):
+    """HybridEP's EP16 dispatch on H100 over comm_sms: below the links its SMs bind (twice the
+    SMs, twice the rate), past them the links do and the rate stays (saturation); comm_sms 0
+    takes the data file's own 8; a data file whose GPU gives sm_GBps without sms, or sm_pair_us
+    without sm_GBps, is refused naming the file and the JSON path."""
+    row = os.path.join(ctx.source_dir, "configs/validation/hybrid-ep-ep16-dispatch-fp8.json")
+    rate = {}
+    for sms in (0, 2, 4, 8, 16, 32):
+        _, report = run_json(ctx, row, "--set", f"workload.comm_sms={sms}")
+        rate[sms] = report["validation"]["predicted"]
+    expect(abs(rate[4] / rate[2] - 2) < 1e-6, f"2 -> 4 SMs: {rate[2]} -> {rate[4]} GB/s")
+    expect(rate[8] > rate[4] and rate[16] == rate[8] and rate[32] == rate[8],
+           f"4, 8, 16, 32 SMs: {rate[4]}, {rate[8]}, {rate[16]}, {rate[32]} GB/s (saturates)")
+    expect(rate[0] == rate[8], f"comm_sms 0: {rate[0]} GB/s, not the file's 8 SMs' {rate[8]}")
+    with open(os.path.join(ctx.source_dir, "configs/ep_libraries/hybrid_ep.json")) as f:
+        original = json.load(f)
+    for path, key, drop in (("", "sms", "sms"), ("/internode/combine", "sm_pair_us", "sm_GBps")):
+        data = json.loads(json.dumps(original))
+        section = data["gpus"]["H100 SXM"]
+        for part in filter(None, path.split("/")):
+            section = section[part]
+        section.pop(drop)
+        if key == "sm_pair_us":
+            section[key] = 0.5
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "ep_libraries"))
+            with open(os.path.join(tmp, "ep_libraries", "hybrid_ep.json"), "w") as f:
+                json.dump(data, f)
+            p = subprocess.run([ctx.hopsim, "run", row], capture_output=True, text=True,
+                               timeout=TIMEOUT_S, env=dict(os.environ, HOPSIM_PRESETS=tmp),
+                               check=False)
+        expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+               and "hybrid_ep.json" in p.stderr and f"/gpus/H100 SXM{path}" in p.stderr
+               and key in p.stderr, f"without {drop}: exit {p.returncode}: {p.stderr.strip()}")
+    print("EP16 FP8 dispatch on H100: " + ", ".join(f"{k} SMs {v:.2f} GB/s"
+                                                   for k, v in rate.items()))
+
+
 def case_blackwell_presets(ctx):
     """The Blackwell presets: the default layers run faster on b200-dgx than on h200-hgx; a
     B200 without its own gemm_efficiency is refused, naming the key; gb200-nvl72 has no deepep
@@ -2565,6 +2603,7 @@ def main():
               "what-if-validation": case_what_if_validation,
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
+              "hybrid-ep-sms": case_hybrid_ep_sms,
               "blackwell-presets": case_blackwell_presets,
               "presets-every-experiment": case_presets_every_experiment,
               "training-routing": case_training_routing,

@@ -270,17 +270,25 @@ std::vector<Probe> probes() {
       {&device::kSection, kCalibration, "/device", {}, {}, true},
       {&ceilings::kSection, kCalibration, "/device/ceilings", {}, {}, true},
       {&axis::kSection, kCalibration, "/tables/0/axes/0", {}, {}, true},
-      {&ep_library_cost::kIntranodeSection, kEpLibrary, "/gpus/H100 SXM/intranode/dispatch", {},
-       {}, false, true},
-      {&ep_library_cost::kInternodeSection, kEpLibrary, "/gpus/H100 SXM/internode/combine", {},
-       {}, false, true},
-      // The relaying libraries' files: HybridEP's (H100) and UCCL-EP's (H200 only).
+      // EP library files: `base` sets "pointer=value" first (an op's SM keys need its GPU's
+      // sms and their sm_GBps beside them).
+      {&ep_library_cost::kIntranodeSection, kEpLibrary, "/gpus/H100 SXM/intranode/dispatch",
+       {"/gpus/H100 SXM/sms=8", "/gpus/H100 SXM/intranode/dispatch/sm_GBps=10"}, {}, false,
+       true},
+      {&ep_library_cost::kInternodeSection, kEpLibrary, "/gpus/H100 SXM/internode/combine",
+       {"/gpus/H100 SXM/sms=8", "/gpus/H100 SXM/internode/combine/sm_GBps=10"}, {}, false, true},
+      {&ep_library_gpu::kSection, kEpLibrary, "/gpus/H100 SXM", {}, {}, false, true},
+      // The relaying libraries' files: HybridEP's (H100, its SM bound) and UCCL-EP's (H200).
       {&ep_library_cost::kInternodeSection, "configs/ep_libraries/hybrid_ep.json",
        "/gpus/H100 SXM/internode/dispatch", {}, {}, false, true},
+      {&ep_library_gpu::kSection, "configs/ep_libraries/hybrid_ep.json", "/gpus/H100 SXM", {}, {},
+       false, true},
       {&ep_library_cost::kIntranodeSection, "configs/ep_libraries/uccl_ep.json",
-       "/gpus/H200 SXM/intranode/combine", {}, {}, false, true},
+       "/gpus/H200 SXM/intranode/combine",
+       {"/gpus/H200 SXM/sms=8", "/gpus/H200 SXM/intranode/combine/sm_GBps=10"}, {}, false, true},
       {&ep_library_cost::kInternodeSection, "configs/ep_libraries/uccl_ep.json",
-       "/gpus/H200 SXM/internode/combine", {}, {}, false, true},
+       "/gpus/H200 SXM/internode/combine",
+       {"/gpus/H200 SXM/sms=8", "/gpus/H200 SXM/internode/combine/sm_GBps=10"}, {}, false, true},
   };
 }
 
@@ -313,6 +321,10 @@ std::string error_of(const Probe& p, std::string_view key, const json& value) {
     if (p.ep_library) {
       std::ifstream in(source(p.file));
       json doc = json::parse(in);
+      for (const std::string& set : p.base) {
+        const std::size_t eq = set.find('=');
+        doc[json::json_pointer(set.substr(0, eq))] = json::parse(set.substr(eq + 1));
+      }
       doc[json::json_pointer(p.path + "/" + std::string(key))] = value;
       (void)parse_ep_library(Node(doc, "t.json"), "pplx_kernels", "H100 SXM");
       return {};

@@ -431,6 +431,57 @@ TEST_CASE("a relaying library a data file prices: once per node through the NICs
   CHECK(missing_constants(EpAlgorithm::HybridEp, none).find("did not read") != std::string::npos);
 }
 
+TEST_CASE("a library's SMs bound its exchange: (pairs x sm_pair + bytes / sm_rate) / SMs") {
+  // The relaying exchange above (ranks {0, 1} on node 0, {8, 9} on node 1, S/4 per pair), now
+  // with what the library's SMs move stated. Each rank's SMs handle the bytes it sends to every
+  // node, its own included (X: S/4 to its node's other rank, S/2 to the other node), X / token
+  // (token, node) pairs; on k SMs its
+  // exchange lasts at least  (X / token x pair + X / rate) / k  from its start. Past the links'
+  // time (floor + (S/2) / 20 + route latency) more SMs change nothing: the curve saturates.
+  const topo::Cluster cluster = two_nodes();
+  const Bytes s{64LL << 20};
+  LibraryRates rates;
+  rates.internode[0] = {Time::ns(100'000), Bandwidth::gigabytes_per_s(150),
+                        Bandwidth::gigabytes_per_s(30), Bandwidth::gigabytes_per_s(20)};
+  rates.internode[0].sm_pair = Time::ns(500);
+  rates.internode[0].sm_rate = Bandwidth::gigabytes_per_s(10);
+  rates.internode[1] = rates.internode[0];
+  rates.sms = 8;
+  LibraryConstants libraries;
+  give_files(libraries, rates);
+  const std::vector<topo::GpuId> ranks{topo::GpuId{0}, topo::GpuId{1}, topo::GpuId{8},
+                                       topo::GpuId{9}};
+  const TwoTierMatrix m = Collectives::without_dedup(ranks, cluster, Collectives::uniform(4, s));
+  const std::int64_t token = 7168 * 2;
+  const auto time = [&](std::int64_t sms, std::int64_t token_size) {
+    Plan plan;
+    Collectives c(plan, cluster, kModel);
+    Exchange x{ranks, m, ExchangeOp::Dispatch, 0, Pieces::Each, sms, libraries, {}};
+    x.token_size = token_size;
+    add_exchange(c, EpAlgorithm::HybridEp, x);
+    return simulate(cluster, plan).makespan;
+  };
+  double sent = 0;  // rank 0's bytes to each node, its own included
+  for (std::size_t k = 0; k < m.nodes; ++k) {
+    sent += static_cast<double>(m.to_node[k]);
+  }
+  CHECK(sent == hopsim::test::approx(0.75 * static_cast<double>(s.n)));
+  const auto bound = [&](double sms, double pair_s) {
+    return Time::from_seconds((sent / static_cast<double>(token) * pair_s + sent / 10e9) / sms);
+  };
+  const auto near = [](Time x, Time y) { return std::llabs((x - y).count_ps()) <= 1'000; };
+  CHECK(near(time(1, token), bound(1, 500e-9)));
+  CHECK(near(time(2, token), bound(2, 500e-9)));
+  CHECK(near(time(2, 0), bound(2, 0)));  // no token size: the bytes alone
+  const Time route = cluster.latency(cluster.route(topo::GpuId{0}, topo::GpuId{8}).span());
+  const Time links = rates.internode[0].floor +
+                     transfer_time(Bytes{s.n / 2}, Bandwidth::gigabytes_per_s(20)) + route;
+  CHECK(bound(8, 500e-9) < links);
+  CHECK(near(time(8, token), links));
+  CHECK(time(0, token) == time(8, token));  // comm_sms 0: the library's own 8
+  CHECK(time(64, token) == time(8, token));
+}
+
 TEST_CASE("DeepEP's intranode kernels: SMs x per-SM rate, saturating at the links' share") {
   // One node of 8 on a switch at B: a uniform two-tier exchange sends (n-1) S/n per GPU up-link,
   // every byte as 1/e of itself, e = min(share, SMs x per_sm / B): t(e) = L + X / e, so

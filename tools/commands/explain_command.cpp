@@ -120,18 +120,37 @@ void cp_section(const work::Experiment& exp, const work::AttentionLayerJob& job,
 }
 
 // What the layer's EP library reaches as the SMs it holds grow: the share of NVLink its
-// forwarding (across nodes) and its intranode kernels (within one node) move at, at 8 to 32
-// SMs and at the layer's comm_sms (0: the library's own count).
+// forwarding (across nodes) and its intranode kernels (within one node) move at, at 4 to 32
+// SMs and at the layer's comm_sms (0: the library's own count); for a library whose data file
+// states what its SMs move on the layer's path, the rate per GPU they handle (token, node)
+// bytes at, each op at its bytes per token (ep_library_rates.hpp): past the links' rate the
+// links bind and more SMs change nothing.
 Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
   const work::EpAlgorithmRow& row = work::ep_algorithm_row(job.algorithm);
   Json curve = {{"library", row.library.empty() ? "none (the links' rate)" : row.library}};
-  for (const std::int64_t sms : {std::int64_t{8}, std::int64_t{16}, std::int64_t{24},
-                                 std::int64_t{32}, job.comm_sms}) {
+  const bool across = exp.parallel.ep > exp.cluster.gpus_per_node;
+  const auto sm_rate = [&](const work::KernelReach& k, work::ExchangeOp op, std::int64_t sms) {
+    const work::PathCost& c =
+        (across ? k.rates->internode : k.rates->intranode)[static_cast<std::size_t>(op)];
+    const double token = static_cast<double>(exp.model->hidden) *
+                         (op == work::ExchangeOp::Dispatch ? job.dispatch_bytes_per_element
+                                                           : job.combine_bytes_per_element);
+    const double per_byte = c.sm_pair.seconds() / token +
+                            (c.sm_rate.bytes_per_s > 0 ? 1 / c.sm_rate.bytes_per_s : 0.0);
+    const auto held = static_cast<double>(sms > 0 ? sms : k.rates->sms);
+    return per_byte > 0 ? Json(held / per_byte / 1e9) : Json("none: its SMs bind nothing");
+  };
+  for (const std::int64_t sms : {std::int64_t{4}, std::int64_t{8}, std::int64_t{16},
+                                 std::int64_t{24}, std::int64_t{32}, job.comm_sms}) {
     const work::KernelReach k = row.reach(exp.ep_libraries, work::ExchangeOp::Dispatch, sms);
     const std::string at = sms == job.comm_sms ? fmt::format("comm_sms {}", sms)
                                                : fmt::format("{} SMs", sms);
     curve[at] = {{"forwarding_nvlink_share", k.nvlink_share},
                  {"intranode_nvlink_share", k.intranode_share}};
+    if (k.rates != nullptr) {
+      curve[at]["sm_bound_dispatch_GBps"] = sm_rate(k, work::ExchangeOp::Dispatch, sms);
+      curve[at]["sm_bound_combine_GBps"] = sm_rate(k, work::ExchangeOp::Combine, sms);
+    }
   }
   return curve;
 }

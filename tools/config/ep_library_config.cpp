@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,7 +25,8 @@ Time microseconds(double us) {
   return Time::from_seconds(us * 1e-6);
 }
 
-// {"floor_us", "nvlink_GBps"} and, across nodes, "nic_GBps" and "nic_pair_GBps".
+// {"floor_us", "nvlink_GBps"} and, across nodes, "nic_GBps" and "nic_pair_GBps"; optionally
+// what its SMs move, "sm_GBps" and "sm_pair_us".
 work::PathCost parse_cost(const Node& n, bool internode) {
   n.expect_object();
   n.allow_only(internode ? ck::kInternodeSection : ck::kIntranodeSection);
@@ -34,6 +36,12 @@ work::PathCost parse_cost(const Node& n, bool internode) {
   if (internode) {
     cost.nic = Bandwidth::gigabytes_per_s(n.read(ck::kNicGBps));
     cost.nic_pair = Bandwidth::gigabytes_per_s(n.read(ck::kNicPairGBps));
+  }
+  if (const std::optional<double> sm = n.read_if(ck::kSmGBps)) {
+    cost.sm_rate = Bandwidth::gigabytes_per_s(*sm);
+    cost.sm_pair = microseconds(n.read(ck::kSmPairUs));
+  } else if (n.has(ck::kSmPairUs)) {
+    n.at(ck::kSmPairUs).fail("sm_pair_us needs sm_GBps beside it (what the SMs move)");
   }
   return cost;
 }
@@ -50,7 +58,18 @@ work::LibraryRates parse_gpu(const Node& n) {
   namespace gk = keys::ep_library_gpu;
   n.expect_object();
   n.allow_only(gk::kSection);
-  return {parse_path(n.at(gk::kIntranode), false), parse_path(n.at(gk::kInternode), true)};
+  work::LibraryRates rates{parse_path(n.at(gk::kIntranode), false),
+                           parse_path(n.at(gk::kInternode), true), n.read_if(gk::kSms).value_or(0)};
+  bool sm_bound = false;
+  for (const auto* path : {&rates.intranode, &rates.internode}) {
+    for (const work::PathCost& cost : *path) {
+      sm_bound = sm_bound || cost.sm_rate.bytes_per_s > 0;
+    }
+  }
+  if (sm_bound && rates.sms == 0) {
+    n.fail("sms is required where an op gives sm_GBps: the SMs its kernels hold by default");
+  }
+  return rates;
 }
 
 }  // namespace

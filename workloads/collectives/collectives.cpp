@@ -45,6 +45,24 @@ std::vector<PlanTaskId> Collectives::call_costs(std::span<const topo::GpuId> ran
   return ready;
 }
 
+std::vector<PlanTaskId> Collectives::sm_time(std::span<const topo::GpuId> ranks,
+                                             std::span<const Time> times,
+                                             std::span<const PlanTaskId> after) {
+  std::vector<PlanTaskId> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (times[i] <= Time{}) {
+      continue;
+    }
+    const PlanTaskId t = plan_.add_hold(ranks[i], times[i], phase_, plan_.stream("ep_sms"));
+    plan_.set_label(t, "sm_bound");
+    for (const PlanTaskId b : after) {
+      plan_.add_dependency(b, t);
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 Collectives::Hop Collectives::flow_hop(topo::GpuId src, topo::GpuId dst, std::int64_t bytes,
                                        std::span<const PlanTaskId> after, Time arrival,
                                        std::string_view label, double efficiency) {

@@ -144,6 +144,12 @@ class Collectives {
                                 bool combine, std::span<const PlanTaskId> after = {},
                                 Time call = {});
 
+  /// A library's SMs at work: on every rank with a nonzero time, that time held on its stream
+  /// "ep_sms" (labelled "sm_bound", counted as communication; beside the comm stream that its
+  /// floor holds) after `after`; returns those tasks.
+  std::vector<PlanTaskId> sm_time(std::span<const topo::GpuId> ranks, std::span<const Time> times,
+                                  std::span<const PlanTaskId> after);
+
   /// A library's fixed costs per call: on every rank, each nonzero cost in order as its own
   /// labelled task holding the comm stream (counted as communication), after `after`; returns
   /// the tasks after which each rank's costs are paid.

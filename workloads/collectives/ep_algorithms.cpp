@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,6 +63,32 @@ const PathCost& path_cost(const Exchange& x, const KernelReach& reach) {
   return path[static_cast<std::size_t>(x.op)];
 }
 
+// What the library's SMs bind (PathCost::sm_rate): each rank's SMs handle the bytes it sends
+// to each destination (`bytes`, a row per rank), pair by pair, at the cost's per-pair time and
+// rate, shared by the SMs held (comm_sms, else the library's own on this GPU). The rank's
+// exchange is not done before that time from its start: that time held per rank beside the
+// flows (Collectives::sm_time), added to the handle. None where the cost states no SM rate; no per-pair time where the
+// exchange states no token size.
+Handle sm_bound(Collectives& c, const Exchange& x, const KernelReach& reach, Handle moved,
+                std::span<const std::int64_t> bytes, std::size_t columns) {
+  const PathCost& cost = path_cost(x, reach);
+  if (cost.sm_rate.bytes_per_s <= 0) {
+    return moved;
+  }
+  const auto sms = static_cast<double>(x.comm_sms > 0 ? x.comm_sms : reach.rates->sms);
+  std::vector<Time> times;
+  for (std::size_t i = 0; i < x.ranks.size(); ++i) {
+    const auto row = bytes.subspan(i * columns, columns);
+    const auto sent = static_cast<double>(std::accumulate(row.begin(), row.end(), std::int64_t{0}));
+    const double pairs = x.token_size > 0 ? sent / static_cast<double>(x.token_size) : 0.0;
+    times.push_back(Time::from_seconds(
+        (pairs * cost.sm_pair.seconds() + sent / cost.sm_rate.bytes_per_s) / sms));
+  }
+  const std::vector<PlanTaskId> held = c.sm_time(x.ranks, times, x.after);
+  moved.done.insert(moved.done.end(), held.begin(), held.end());
+  return moved;
+}
+
 }  // namespace
 
 // A library a data file prices: a message per selection (each pair's as one flow; without
@@ -73,9 +100,10 @@ Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reac
   // Each GPU's ranks on other nodes (the group spread evenly over its nodes).
   const auto ranks = static_cast<double>(x.ranks.size());
   const double remote = ranks - ranks / static_cast<double>(std::max<std::size_t>(x.bytes.nodes, 1));
-  return c.all_to_all_paced(
+  const Handle moved = c.all_to_all_paced(
       x.ranks, m, PacedOptions{is_combine(x), cost.floor, cost.nvlink, cost.nic_rate(remote)},
       x.after);
+  return sm_bound(c, x, reach, moved, m.bytes, m.n);
 }
 
 // A relaying library a data file prices: each token once per destination node through the
@@ -85,9 +113,11 @@ Handle paced_exchange(Collectives& c, const Exchange& x, const KernelReach& reac
 Handle relayed_exchange(Collectives& c, const Exchange& x, const KernelReach& reach) {
   const PathCost& cost = path_cost(x, reach);
   const double peers = static_cast<double>(std::max<std::size_t>(x.bytes.nodes, 1) - 1);
-  return c.all_to_all_paced_relayed(
+  const Handle moved = c.all_to_all_paced_relayed(
       x.ranks, x.bytes, PacedOptions{is_combine(x), cost.floor, cost.nvlink, cost.nic_rate(peers)},
       x.after);
+  // Its SMs send each token once per destination node, its own included.
+  return sm_bound(c, x, reach, moved, x.bytes.to_node, std::max<std::size_t>(x.bytes.nodes, 1));
 }
 
 namespace {

@@ -68,6 +68,9 @@ struct Exchange {
   /// Each rank's own tokens' bytes before routing, what an all-gather dispatcher gathers;
   /// 0: the routing matrix's mean row (a benchmark's size per rank).
   std::int64_t own_bytes = 0;
+  /// Bytes of one token as this exchange moves it (hidden x bytes per element), for a library
+  /// whose SMs pay a cost per (token, node) pair (PathCost::sm_pair); 0: unknown, none paid.
+  std::int64_t token_size = 0;
 };
 
 /// What a flow bound reads: the ranks of one exchange, GPUs per node, and for chunked rows the

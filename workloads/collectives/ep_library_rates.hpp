@@ -9,10 +9,17 @@
 // Through the NICs a GPU's messages reach at most `nic_pair` per destination rank, so its rate
 // grows with the remote ranks it sends to until the NIC rate saturates it:
 //   rate = min(nic, remote ranks x nic_pair)
+// Where the file says what the library's SMs move (sm_rate), each GPU's SMs also handle every
+// (token, destination node) pair it sends, its own node included, at sm_pair per pair and its
+// bytes at sm_rate, shared by the S SMs the kernels hold; the exchange lasts at least that,
+// from its start (the floor runs on the same SMs):
+//   time >= (pairs x sm_pair + bytes / sm_rate) / S
+// so its rate grows with S until the links bind, then stays (saturation).
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +37,10 @@ struct PathCost {
   Bandwidth nvlink{};
   Bandwidth nic{};
   Bandwidth nic_pair{};
+  /// What one SM of the library's kernels spends per (token, destination node) pair beyond
+  /// its bytes, and the bytes it moves per second (0: the SMs bind nothing).
+  Time sm_pair{};
+  Bandwidth sm_rate{};
 
   /// The NIC rate a GPU reaches sending to `remote` ranks on other nodes (nic_pair 0: nic).
   Bandwidth nic_rate(double remote) const {
@@ -44,6 +55,9 @@ struct PathCost {
 struct LibraryRates {
   std::array<PathCost, 2> intranode{};
   std::array<PathCost, 2> internode{};
+  /// The SMs its kernels hold by default (a workload's comm_sms 0), at which its rates were
+  /// fitted; 0 where no op says what its SMs move.
+  std::int64_t sms = 0;
 };
 
 /// A data file's library on the cluster's GPU: its rates, or why it has none there (the file

@@ -412,6 +412,7 @@ class MoeBuilder::Impl {
       x.token_bytes = token_bytes;
       x.experts = model_.moe.routed_experts;
       x.own_bytes = tokens_mb_ * token_bytes;
+      x.token_size = token_bytes;
       const Handle h = add_exchange(c, job_.algorithm, x);
       comm_free_[gi] = h.done;
       // Each GPU waits for what lands on it; one that receives nothing, for the exchange.

@@ -120,7 +120,7 @@ Handle build_nvls(const BuildArgs& a) {
 // Every all-to-all algorithm: the EP exchange of its row (collectives/ep_algorithms.hpp).
 Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
   const TwoTierMatrix m = exchange_matrix(a);
-  const Exchange exchange{a.ranks,
+  Exchange exchange{a.ranks,
                           m,
                           a.job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch,
                           exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
@@ -128,6 +128,7 @@ Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
                           a.job.comm_sms,
                           a.env.env.ep_libraries(),
                           a.after};
+  exchange.token_size = a.job.token_bytes.n;  // 0 without a routed token (a plain all-to-all)
   return add_exchange(a.c, x, exchange);
 }
 

@@ -47,7 +47,15 @@ inline constexpr ValueKey kInternode{.name = "internode",
                                      .fallback = kRequired,
                                      .doc = "its costs when the exchange crosses nodes"};
 
-inline constexpr auto kKeys = std::to_array<KeyRef>({&kIntranode, &kInternode});
+inline constexpr IntegerKey kSms{
+    .name = "sms",
+    .lo = 1,
+    .hi = cluster::kMaxSms,
+    .fallback = "none",
+    .doc = "the SMs its kernels hold by default (a workload's comm_sms 0), at which its rates "
+           "were fitted; required where an op gives sm_GBps"};
+
+inline constexpr auto kKeys = std::to_array<KeyRef>({&kIntranode, &kInternode, &kSms});
 inline constexpr Section kSection{"EP library", "/gpus/<GPU>", "the library on one GPU model",
                                   kKeys};
 
@@ -108,8 +116,27 @@ inline constexpr NumberKey kNicPairGBps =
          "per node (hybrid_ep, uccl_ep) counts the other nodes (internode only; fitted on a "
          "published case, sources)");
 
-inline constexpr auto kIntranodeKeys = std::to_array<KeyRef>({&kFloorUs, &kNvlinkGBps});
-inline constexpr auto kInternodeKeys = std::to_array<KeyRef>({&kFloorUs, &kNvlinkGBps, &kNicGBps, &kNicPairGBps});
+inline constexpr NumberKey kSmGBps{
+    .name = "sm_GBps",
+    .sign = Sign::Positive,
+    .hi = 1e5,
+    .unit = Unit::GBps,
+    .fallback = "none: the SMs bind nothing",
+    .doc = "the bytes one SM of its kernels moves per second: each GPU's exchange lasts at least "
+           "its (token, destination node) pairs, its own node included, x sm_pair_us plus "
+           "their bytes / sm_GBps, over the SMs held (comm_sms, else the GPU's sms); fitted on "
+           "a published case at few SMs, sources"};
+
+inline constexpr NumberKey kSmPairUs = cluster::latency_us(
+    "sm_pair_us",
+    "what one SM spends per (token, destination node) pair beyond its bytes (with sm_GBps; "
+    "fitted on two published cases of one op with different bytes per token, sources)",
+    0.0);
+
+inline constexpr auto kIntranodeKeys =
+    std::to_array<KeyRef>({&kFloorUs, &kNvlinkGBps, &kSmGBps, &kSmPairUs});
+inline constexpr auto kInternodeKeys = std::to_array<KeyRef>(
+    {&kFloorUs, &kNvlinkGBps, &kNicGBps, &kNicPairGBps, &kSmGBps, &kSmPairUs});
 inline constexpr Section kIntranodeSection{"EP library", "/gpus/<GPU>/intranode/<op>",
                                            "one op within a node", kIntranodeKeys};
 inline constexpr Section kInternodeSection{"EP library", "/gpus/<GPU>/internode/<op>",
