@@ -1861,6 +1861,27 @@ def case_hybrid_ep_sms(ctx):
                                                    for k, v in rate.items()))
 
 
+def case_explain_run_memory(ctx):
+    """explain's closed-form memory per rank is run's, for every recipe that sizes the weight
+    copies differently (FP8 2 bytes per parameter, MXFP8 2 + 2/32, NVFP4 1 + 2/256): both take
+    their job's environment from one place."""
+    exp = os.path.join(ctx.source_dir, "configs/experiments/llama3-8b-gb300-fp8.json")
+    seen = {}
+    for recipe in ("current", "mxfp8", "nvfp4"):
+        recipe_set = ["--set", f"workload.fp8_recipe={recipe}"]
+        rc, out, err = run([ctx.hopsim, "explain", exp, *recipe_set, "--json"])
+        expect(rc == 0, f"explain {recipe}: exit {rc}: {err.strip()}")
+        explained = json.loads(out)["step"]["memory_per_rank"][0]
+        _, report = run_json(ctx, exp, *recipe_set)
+        ran = report["step"]["memory"]["ranks"][0]
+        for key in ("fp8_weights_GB", "total_GB"):
+            expect(abs(explained[key] - ran[key]) < 1e-9,
+                   f"{recipe} {key}: explain {explained[key]}, run {ran[key]}")
+        seen[recipe] = ran["fp8_weights_GB"]
+    expect(seen["nvfp4"] < seen["current"] < seen["mxfp8"], f"weight copies: {seen}")
+    print(", ".join(f"{k} {v:.3f} GB" for k, v in seen.items()))
+
+
 def case_blackwell_presets(ctx):
     """The Blackwell presets: the default layers run faster on b200-dgx than on h200-hgx; a
     B200 without its own gemm_efficiency is refused, naming the key; gb200-nvl72 has no deepep
@@ -2604,6 +2625,7 @@ def main():
               "export-chakra-perturbed": case_export_chakra_perturbed,
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "hybrid-ep-sms": case_hybrid_ep_sms,
+              "explain-run-memory": case_explain_run_memory,
               "blackwell-presets": case_blackwell_presets,
               "presets-every-experiment": case_presets_every_experiment,
               "training-routing": case_training_routing,

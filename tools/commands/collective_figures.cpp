@@ -71,8 +71,7 @@ CollectiveFigures collective_figures(const work::Experiment& experiment,
                                      const work::CollectiveJob& job) {
   const work::Experiment& e = experiment;
   const work::Mesh mesh(e.parallel);
-  const work::JobEnv env{e.cluster, e.nccl, mesh, e.model ? &*e.model : nullptr, e.seed,
-                         &e.ep_libraries};
+  const work::JobEnv env = work::job_env(e, mesh);
   const work::BuildEnv build{env, *result.cluster, nullptr};
   const std::vector<std::vector<topo::GpuId>> sets = job.rank_sets(e.cluster, mesh);
   CollectiveFigures f;

@@ -354,7 +354,7 @@ Json ideal_bubble(const work::TrainingStepJob& job, const work::StepShape& shape
 // the bubble of an ideal pipeline (equal stages, no communication).
 void step_section(const work::Experiment& exp, const work::TrainingStepJob& job, Json& r) {
   const work::Mesh mesh(exp.parallel);
-  const work::JobEnv env{exp.cluster, exp.nccl, mesh, &*exp.model, exp.seed, &exp.ep_libraries};
+  const work::JobEnv env = work::job_env(exp, mesh);
   const work::StepShape shape = job.shape(env);
   const double gpus = static_cast<double>(mesh.size());
   const double tokens = static_cast<double>(job.global_batch * job.layer.attention.seq_len);

@@ -220,6 +220,17 @@ void check_fp4(const Experiment& e, Problems& out) {
 
 }  // namespace
 
+JobEnv job_env(const Experiment& e, const Mesh& mesh, const ComputeSpeeds* speeds) {
+  return JobEnv{.cluster = e.cluster,
+                .nccl = e.nccl,
+                .mesh = mesh,
+                .model = e.model ? &*e.model : nullptr,
+                .seed = e.seed,
+                .libraries = &e.ep_libraries,
+                .speeds = speeds,
+                .fp8_recipe = e.fp8_recipe};
+}
+
 int mesh_gpus(const Experiment& e) {
   const bool on_mesh = std::holds_alternative<AttentionLayerJob>(e.job) ||
                        std::holds_alternative<MoeLayerJob>(e.job) ||
@@ -249,14 +260,7 @@ Problems check(const Experiment& e) {
   }
   const Mesh mesh(e.parallel);
   const ComputeSpeeds speeds(e.cluster, e.gpu_types);
-  const JobEnv env{.cluster = e.cluster,
-                   .nccl = e.nccl,
-                   .mesh = mesh,
-                   .model = e.model ? &*e.model : nullptr,
-                   .seed = e.seed,
-                   .libraries = &e.ep_libraries,
-                   .speeds = &speeds,
-                   .fp8_recipe = e.fp8_recipe};
+  const JobEnv env = job_env(e, mesh, &speeds);
   if (const auto* step = std::get_if<TrainingStepJob>(&e.job)) {
     step_parts::check_partial_fold(*step, env, out);  // what a folded step cannot fold around
     if (!out.empty()) {

@@ -15,6 +15,7 @@
 #include "workloads/compute/calibration.hpp"
 #include "workloads/compute/compute_model.hpp"
 #include "workloads/compute/gpu_type_speed.hpp"
+#include "workloads/env/job_env.hpp"
 #include "workloads/experiment/job.hpp"
 #include "workloads/mesh/mesh.hpp"
 #include "workloads/model/model.hpp"
@@ -63,6 +64,12 @@ struct Experiment {
 /// r); 0 for the kinds that name their GPUs (flows, collective, chakra). The parallel degrees
 /// must have passed check.
 int mesh_gpus(const Experiment& experiment);
+
+/// What a job of `experiment` builds on, over `mesh` (its own), its GPUs at `speeds` (null: at
+/// the compute model's rate). Runs, checks and closed forms all take their environment here,
+/// so that none leaves a field out (the recipe that sizes a step's weight copies, say).
+JobEnv job_env(const Experiment& experiment, const Mesh& mesh,
+               const ComputeSpeeds* speeds = nullptr);
 
 /// Every problem of the experiment, as JSON pointers into its document ("/cluster/nodes",
 /// "/parallel/tp", "/workload/seq_len"); empty when it can run (or be explained).

@@ -257,19 +257,6 @@ namespace {
 
 RunResult run_one(const Experiment& e, const RunOptions& options);
 
-// What a job of `e` builds on, over `mesh` (e's own), its GPUs at `speeds` (null: at the
-// compute model's rate).
-JobEnv job_env(const Experiment& e, const Mesh& mesh, const ComputeSpeeds* speeds = nullptr) {
-  return JobEnv{.cluster = e.cluster,
-                .nccl = e.nccl,
-                .mesh = mesh,
-                .model = e.model ? &*e.model : nullptr,
-                .seed = e.seed,
-                .libraries = &e.ep_libraries,
-                .speeds = speeds,
-                .fp8_recipe = e.fp8_recipe};
-}
-
 // schedule "auto": each candidate checked and, where it passes, run; the fastest kept, with
 // what was tried in its step details.
 RunResult run_auto_schedule(const Experiment& e, const TrainingStepJob& job,
