@@ -1882,6 +1882,49 @@ def case_explain_run_memory(ctx):
     print(", ".join(f"{k} {v:.3f} GB" for k, v in seen.items()))
 
 
+def case_ep_library_same_as(ctx):
+    """An EP library's GPU may take another GPU's costs (same_as) with its own keys laid over
+    them: hybrid_ep's B300 SXM is GB200's with 94 GB/s NICs, so a b300-dgx run (EP64 across
+    nodes) with B300's costs written out in full is the same run; same_as naming no other GPU of the file, or one that
+    takes another's itself, is refused naming the file and the JSON path."""
+    layer = os.path.join(ctx.source_dir, "configs/experiments/deepseek-v3-moe-ep64.json")
+    args = ["--set", "cluster=b300-dgx", "--set", "workload.algorithm=hybrid_ep"]
+    with open(os.path.join(ctx.source_dir, "configs/ep_libraries/hybrid_ep.json")) as f:
+        original = json.load(f)
+    written = json.loads(json.dumps(original))
+    full = json.loads(json.dumps(written["gpus"]["GB200"]))
+    for op in ("dispatch", "combine"):
+        full["internode"][op].update(written["gpus"]["B300 SXM"]["internode"][op])
+    written["gpus"]["B300 SXM"] = full
+    written["sources"] = {k: v for k, v in written["sources"].items()
+                          if not k.startswith("/gpus/B300 SXM/")}
+
+    def run_with(data, *extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "ep_libraries"))
+            with open(os.path.join(tmp, "ep_libraries", "hybrid_ep.json"), "w") as f:
+                json.dump(data, f)
+            return subprocess.run([ctx.hopsim, "run", layer, *args, *extra, "--json",
+                                   "--no-wall-time"], capture_output=True, text=True,
+                                  timeout=TIMEOUT_S, env=dict(os.environ, HOPSIM_PRESETS=tmp),
+                                  check=False)
+    shipped = run_with(original)
+    spelled = run_with(written)
+    expect(shipped.returncode == 0 and spelled.returncode == 0,
+           f"exit {shipped.returncode}, {spelled.returncode}: {shipped.stderr}{spelled.stderr}")
+    a, b = json.loads(shipped.stdout)["step_time_s"], json.loads(spelled.stdout)["step_time_s"]
+    expect(a == b, f"B300 by same_as {a} s, written out {b} s")
+    for target, why in (("GB400", "is not another GPU of this file"),
+                        ("B200 SXM", "takes another GPU's costs itself")):
+        bad = json.loads(json.dumps(original))
+        bad["gpus"]["B300 SXM"]["same_as"] = target
+        p = run_with(bad)
+        expect(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+               and "hybrid_ep.json" in p.stderr and "/gpus/B300 SXM/same_as" in p.stderr
+               and why in p.stderr, f"same_as {target}: exit {p.returncode}: {p.stderr.strip()}")
+    print(f"B300 hybrid_ep EP64 layer {a * 1e3:.3f} ms, by same_as and written out")
+
+
 def case_blackwell_presets(ctx):
     """The Blackwell presets: the default layers run faster on b200-dgx than on h200-hgx; a
     B200 without its own gemm_efficiency is refused, naming the key; gb200-nvl72 has no deepep
@@ -2626,6 +2669,7 @@ def main():
               "what-if-idle": case_what_if_idle, "deepep-sms": case_deepep_sms,
               "hybrid-ep-sms": case_hybrid_ep_sms,
               "explain-run-memory": case_explain_run_memory,
+              "ep-library-same-as": case_ep_library_same_as,
               "blackwell-presets": case_blackwell_presets,
               "presets-every-experiment": case_presets_every_experiment,
               "training-routing": case_training_routing,

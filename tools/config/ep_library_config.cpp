@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -72,6 +73,41 @@ work::LibraryRates parse_gpu(const Node& n) {
   return rates;
 }
 
+// A GPU's entry as parse_gpu reads it: its own, or with "same_as", the named GPU's entry with
+// this one's other keys laid over it (a JSON merge patch: an op's keys one by one), kept in
+// `merged`, its errors naming this entry's path.
+Node gpu_entry(const Node& gpus, const std::string& model, nlohmann::json& merged) {
+  namespace gk = keys::ep_library_gpu;
+  const Node n = gpus.at(model);
+  n.expect_object();
+  if (!n.has(gk::kSameAs)) {
+    return n;
+  }
+  const std::string base = n.read(gk::kSameAs);
+  if (base == model || !gpus.has(base)) {
+    std::vector<std::string> others;
+    for (const auto& [name, value] : gpus.json().items()) {
+      if (name != model) {
+        others.push_back(fmt::format("\"{}\"", name));
+      }
+    }
+    const std::string listed = others.empty() ? "none" : fmt::format("{}", fmt::join(others, ", "));
+    n.at(gk::kSameAs).fail(
+        fmt::format("\"{}\" is not another GPU of this file (its others: {})", base, listed));
+  }
+  const Node from = gpus.at(base);
+  from.expect_object();
+  if (from.has(gk::kSameAs)) {
+    n.at(gk::kSameAs).fail(fmt::format(
+        "\"{}\" takes another GPU's costs itself: same_as must name a GPU with its own", base));
+  }
+  merged = from.json();
+  nlohmann::json own = n.json();
+  own.erase(std::string(gk::kSameAs.name));
+  merged.merge_patch(own);
+  return Node(merged, n.origin(), n.path());
+}
+
 }  // namespace
 
 work::LibraryFile parse_ep_library(const Node& root, const std::string& name,
@@ -85,7 +121,8 @@ work::LibraryFile parse_ep_library(const Node& root, const std::string& name,
   work::LibraryFile out{name, std::nullopt, {}};
   std::vector<std::string> names;
   for (const auto& [model, value] : gpus.json().items()) {
-    const work::LibraryRates rates = parse_gpu(gpus.at(model));
+    nlohmann::json merged;
+    const work::LibraryRates rates = parse_gpu(gpu_entry(gpus, model, merged));
     names.push_back(fmt::format("\"{}\"", model));
     if (model == gpu) {
       out.rates = rates;

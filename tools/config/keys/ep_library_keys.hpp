@@ -55,7 +55,14 @@ inline constexpr IntegerKey kSms{
     .doc = "the SMs its kernels hold by default (a workload's comm_sms 0), at which its rates "
            "were fitted; required where an op gives sm_GBps"};
 
-inline constexpr auto kKeys = std::to_array<KeyRef>({&kIntranode, &kInternode, &kSms});
+inline constexpr StringKey kSameAs{
+    .name = "same_as",
+    .non_empty = true,
+    .fallback = "none",
+    .doc = "another GPU model of this file whose costs this one takes; the keys this entry "
+           "gives besides (an op's, one by one) replace that GPU's"};
+
+inline constexpr auto kKeys = std::to_array<KeyRef>({&kIntranode, &kInternode, &kSms, &kSameAs});
 inline constexpr Section kSection{"EP library", "/gpus/<GPU>", "the library on one GPU model",
                                   kKeys};
 
