@@ -67,8 +67,8 @@ const PathCost& path_cost(const Exchange& x, const KernelReach& reach) {
 // to each destination (`bytes`, a row per rank), pair by pair, at the cost's per-pair time and
 // rate, shared by the SMs held (comm_sms, else the library's own on this GPU). The rank's
 // exchange is not done before that time from its start: that time held per rank beside the
-// flows (Collectives::sm_time), added to the handle. None where the cost states no SM rate; no per-pair time where the
-// exchange states no token size.
+// flows (Collectives::sm_time), added to the handle. None where the cost states no SM rate;
+// no per-pair time where the exchange states no token size.
 Handle sm_bound(Collectives& c, const Exchange& x, const KernelReach& reach, Handle moved,
                 std::span<const std::int64_t> bytes, std::size_t columns) {
   const PathCost& cost = path_cost(x, reach);

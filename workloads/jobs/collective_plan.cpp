@@ -121,13 +121,13 @@ Handle build_nvls(const BuildArgs& a) {
 Handle build_exchange(EpAlgorithm x, const BuildArgs& a) {
   const TwoTierMatrix m = exchange_matrix(a);
   Exchange exchange{a.ranks,
-                          m,
-                          a.job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch,
-                          exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
-                          a.job.pieces.value_or(Pieces::Each),
-                          a.job.comm_sms,
-                          a.env.env.ep_libraries(),
-                          a.after};
+                    m,
+                    a.job.combine ? ExchangeOp::Combine : ExchangeOp::Dispatch,
+                    exchange_chunk_bytes(a.job, x, a.ranks.size(), a.size),
+                    a.job.pieces.value_or(Pieces::Each),
+                    a.job.comm_sms,
+                    a.env.env.ep_libraries(),
+                    a.after};
   exchange.token_size = a.job.token_bytes.n;  // 0 without a routed token (a plain all-to-all)
   return add_exchange(a.c, x, exchange);
 }
