@@ -1826,7 +1826,8 @@ def case_deepep_sms(ctx):
 def case_hybrid_ep_sms(ctx):
     """HybridEP's EP16 dispatch on H100 over comm_sms: below the links its SMs bind (twice the
     SMs, twice the rate), past them the links do and the rate stays (saturation); comm_sms 0
-    takes the data file's own 8; a data file whose GPU gives sm_GBps without sms, or sm_pair_us
+    takes the data file's own 8; explain's exchange section gives the SMs' rate the runs reach
+    where the SMs bind; a data file whose GPU gives sm_GBps without sms, or sm_pair_us
     without sm_GBps, is refused naming the file and the JSON path."""
     row = os.path.join(ctx.source_dir, "configs/validation/hybrid-ep-ep16-dispatch-fp8.json")
     rate = {}
@@ -1837,6 +1838,10 @@ def case_hybrid_ep_sms(ctx):
     expect(rate[8] > rate[4] and rate[16] == rate[8] and rate[32] == rate[8],
            f"4, 8, 16, 32 SMs: {rate[4]}, {rate[8]}, {rate[16]}, {rate[32]} GB/s (saturates)")
     expect(rate[0] == rate[8], f"comm_sms 0: {rate[0]} GB/s, not the file's 8 SMs' {rate[8]}")
+    rc, out, err = run([ctx.hopsim, "explain", row, "--json"])
+    curve = json.loads(out)["exchange"]["sm_bound_GBps"] if rc == 0 else {}
+    expect(rc == 0 and all(abs(curve[f"{k} SMs"] / rate[k] - 1) < 0.005 for k in (2, 4)),
+           f"explain's SM bound {curve} against the runs' {rate}: exit {rc} {err.strip()}")
     with open(os.path.join(ctx.source_dir, "configs/ep_libraries/hybrid_ep.json")) as f:
         original = json.load(f)
     for path, key, drop in (("", "sms", "sms"), ("/internode/combine", "sm_pair_us", "sm_GBps")):

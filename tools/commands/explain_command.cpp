@@ -11,6 +11,7 @@
 #include "tools/commands/cp_crossover.hpp"
 #include "tools/commands/dispatcher_parts.hpp"
 #include "tools/commands/ep_overlap_figures.hpp"
+#include "tools/commands/exchange_costs.hpp"
 #include "tools/commands/idle_perturbations.hpp"
 #include "tools/commands/routing_section.hpp"
 #include "tools/commands/step_section.hpp"
@@ -446,6 +447,11 @@ Json explain(const config::ExperimentFile& file) {
   r["workload"] = work::kind_name(exp.job);
   r["cluster"] = fmt::format("{}: {} nodes x {} {}", exp.cluster.name, exp.cluster.nodes,
                              exp.cluster.gpus_per_node, exp.cluster.gpu.name);
+  if (const auto* collective = std::get_if<work::CollectiveJob>(&exp.job)) {
+    if (Json costs = exchange_costs(exp, *collective); !costs.is_null()) {
+      r["exchange"] = std::move(costs);
+    }
+  }
   if (!exp.model || std::holds_alternative<work::FlowsJob>(exp.job) ||
       std::holds_alternative<work::CollectiveJob>(exp.job)) {
     r["note"] =

@@ -1,0 +1,76 @@
+// An EP library's costs in a collective's exchange (exchange_costs.hpp).
+#include "tools/commands/exchange_costs.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "workloads/collectives/algorithms.hpp"
+#include "workloads/collectives/ep_algorithms.hpp"
+
+namespace hopsim::tools {
+
+using Json = nlohmann::ordered_json;
+
+Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job) {
+  const std::optional<work::EpAlgorithm> a = work::exchange_of(job.algorithm);
+  if (!a || job.op != work::CollectiveOp::AllToAll) {
+    return nullptr;
+  }
+  const work::EpAlgorithmRow& row = work::ep_algorithm_row(*a);
+  const work::LibraryFile* file = exp.ep_libraries.files.find(row.data_file);
+  if (row.data_file.empty() || file == nullptr || !file->rates) {
+    return nullptr;
+  }
+  const work::LibraryRates& rates = *file->rates;
+  const work::Mesh mesh(exp.parallel);
+  const std::vector<topo::GpuId> ranks = job.rank_sets(exp.cluster, mesh).front();
+  std::set<int> nodes;
+  for (const topo::GpuId g : ranks) {
+    nodes.insert(g.value() / exp.cluster.gpus_per_node);
+  }
+  const bool across = nodes.size() > 1;
+  const work::ExchangeOp op = job.combine ? work::ExchangeOp::Combine : work::ExchangeOp::Dispatch;
+  const work::PathCost& c = (across ? rates.internode : rates.intranode)[static_cast<std::size_t>(op)];
+  Json out = {{"library", row.library},
+              {"data_file", fmt::format("configs/ep_libraries/{}.json", row.data_file)},
+              {"path", across ? "internode" : "intranode"},
+              {"op", job.combine ? "combine" : "dispatch"},
+              {"floor_us", c.floor.seconds() * 1e6},
+              {"nvlink_GBps", c.nvlink.bytes_per_s / 1e9}};
+  if (across) {
+    out["nic_GBps"] = c.nic.bytes_per_s / 1e9;
+    out["nic_pair_GBps"] = c.nic_pair.bytes_per_s / 1e9;
+  }
+  if (c.sm_rate.bytes_per_s <= 0) {
+    out["sm_bound"] = "none: the file states nothing its SMs bind, so comm_sms changes no rate";
+    return out;
+  }
+  // Per byte one SM spends: its share of a pair's time at this token size, and the byte's own.
+  const auto token = static_cast<double>(job.token_bytes.n);
+  const double per_byte = (token > 0 ? c.sm_pair.seconds() / token : 0.0) + 1 / c.sm_rate.bytes_per_s;
+  Json curve = {{"sm_GBps", c.sm_rate.bytes_per_s / 1e9},
+                {"sm_pair_us", c.sm_pair.seconds() * 1e6},
+                {"token_bytes", job.token_bytes.n},
+                {"default_sms", rates.sms}};
+  for (const std::int64_t sms : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8},
+                                 std::int64_t{16}, std::int64_t{32}, job.comm_sms}) {
+    const std::int64_t held = sms > 0 ? sms : rates.sms;
+    const std::string at = sms == job.comm_sms ? fmt::format("comm_sms {} ({} SMs)", sms, held)
+                                               : fmt::format("{} SMs", sms);
+    curve[at] = static_cast<double>(held) / per_byte / 1e9;
+  }
+  curve["note"] =
+      "GB/s per GPU of every (token, destination node) pair's bytes, its own node included "
+      "(each op at its bytes per token): the exchange lasts at least its bytes over this; past "
+      "the links' rate more SMs change nothing";
+  out["sm_bound_GBps"] = std::move(curve);
+  return out;
+}
+
+}  // namespace hopsim::tools
