@@ -36,7 +36,8 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
   }
   const bool across = nodes.size() > 1;
   const work::ExchangeOp op = job.combine ? work::ExchangeOp::Combine : work::ExchangeOp::Dispatch;
-  const work::PathCost& c = (across ? rates.internode : rates.intranode)[static_cast<std::size_t>(op)];
+  const work::PathCost& c =
+      (across ? rates.internode : rates.intranode)[static_cast<std::size_t>(op)];
   Json out = {{"library", row.library},
               {"data_file", fmt::format("configs/ep_libraries/{}.json", row.data_file)},
               {"path", across ? "internode" : "intranode"},
@@ -53,7 +54,8 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
   }
   // Per byte one SM spends: its share of a pair's time at this token size, and the byte's own.
   const auto token = static_cast<double>(job.token_bytes.n);
-  const double per_byte = (token > 0 ? c.sm_pair.seconds() / token : 0.0) + 1 / c.sm_rate.bytes_per_s;
+  const double per_byte =
+      (token > 0 ? c.sm_pair.seconds() / token : 0.0) + 1 / c.sm_rate.bytes_per_s;
   Json curve = {{"sm_GBps", c.sm_rate.bytes_per_s / 1e9},
                 {"sm_pair_us", c.sm_pair.seconds() * 1e6},
                 {"token_bytes", job.token_bytes.n},
