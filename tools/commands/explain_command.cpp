@@ -438,6 +438,24 @@ void step_explanation(const work::Experiment& exp, const work::TrainingStepJob& 
   }
 }
 
+// The kinds without closed forms (no model, a flow list, a collective) get a note, and an
+// all-to-all whose EP library a data file prices its costs; true for them.
+bool without_closed_forms(const work::Experiment& exp, Json& r) {
+  if (const auto* collective = std::get_if<work::CollectiveJob>(&exp.job)) {
+    if (Json costs = exchange_costs(exp, *collective); !costs.is_null()) {
+      r["exchange"] = std::move(costs);
+    }
+  }
+  if (exp.model && !std::holds_alternative<work::FlowsJob>(exp.job) &&
+      !std::holds_alternative<work::CollectiveJob>(exp.job)) {
+    return false;
+  }
+  r["note"] =
+      "closed forms are given for the layer kinds (with a model); `hopsim run` simulates this "
+      "one";
+  return true;
+}
+
 }  // namespace
 
 Json explain(const config::ExperimentFile& file) {
@@ -447,16 +465,7 @@ Json explain(const config::ExperimentFile& file) {
   r["workload"] = work::kind_name(exp.job);
   r["cluster"] = fmt::format("{}: {} nodes x {} {}", exp.cluster.name, exp.cluster.nodes,
                              exp.cluster.gpus_per_node, exp.cluster.gpu.name);
-  if (const auto* collective = std::get_if<work::CollectiveJob>(&exp.job)) {
-    if (Json costs = exchange_costs(exp, *collective); !costs.is_null()) {
-      r["exchange"] = std::move(costs);
-    }
-  }
-  if (!exp.model || std::holds_alternative<work::FlowsJob>(exp.job) ||
-      std::holds_alternative<work::CollectiveJob>(exp.job)) {
-    r["note"] =
-        "closed forms are given for the layer kinds (with a model); `hopsim run` "
-        "simulates this one";
+  if (without_closed_forms(exp, r)) {
     return r;
   }
   const work::ComputeModel compute = work::compute_model(exp);
