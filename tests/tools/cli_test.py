@@ -1842,6 +1842,10 @@ def case_hybrid_ep_sms(ctx):
     curve = json.loads(out)["exchange"]["sm_bound_GBps"] if rc == 0 else {}
     expect(rc == 0 and all(abs(curve[f"{k} SMs"] / rate[k] - 1) < 0.005 for k in (2, 4)),
            f"explain's SM bound {curve} against the runs' {rate}: exit {rc} {err.strip()}")
+    rc, out, err = run([ctx.hopsim, "explain", row, "--set", "workload.comm_sms=4", "--json"])
+    curve = json.loads(out)["exchange"]["sm_bound_GBps"] if rc == 0 else {}
+    expect(rc == 0 and "4 SMs" in curve and curve.get("comm_sms 4 (4 SMs)") == curve["4 SMs"],
+           f"comm_sms 4 beside the fixed 4 SMs point: {curve} {err.strip()}")
     with open(os.path.join(ctx.source_dir, "configs/ep_libraries/hybrid_ep.json")) as f:
         original = json.load(f)
     for path, key, drop in (("", "sms", "sms"), ("/internode/combine", "sm_pair_us", "sm_GBps")):

@@ -1,6 +1,7 @@
 // An EP library's costs in a collective's exchange (exchange_costs.hpp).
 #include "tools/commands/exchange_costs.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -60,11 +61,14 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
                 {"sm_pair_us", c.sm_pair.seconds() * 1e6},
                 {"token_bytes", job.token_bytes.n},
                 {"default_sms", rates.sms}};
-  for (const std::int64_t sms : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8},
-                                 std::int64_t{16}, std::int64_t{32}, job.comm_sms}) {
+  const std::array<std::int64_t, 6> points{2, 4, 8, 16, 32, job.comm_sms};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::int64_t sms = points[i];
     const std::int64_t held = sms > 0 ? sms : rates.sms;
-    const std::string at = sms == job.comm_sms ? fmt::format("comm_sms {} ({} SMs)", sms, held)
-                                               : fmt::format("{} SMs", sms);
+    // The job's own comm_sms last, under its own key even where it is one of the others.
+    const std::string at = i + 1 == points.size()
+                               ? fmt::format("comm_sms {} ({} SMs)", sms, held)
+                               : fmt::format("{} SMs", sms);
     curve[at] = static_cast<double>(held) / per_byte / 1e9;
   }
   curve["note"] =

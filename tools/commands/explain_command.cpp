@@ -2,6 +2,7 @@
 #include "tools/commands/explain_command.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -141,11 +142,13 @@ Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
     const auto held = static_cast<double>(sms > 0 ? sms : k.rates->sms);
     return per_byte > 0 ? Json(held / per_byte / 1e9) : Json("none: its SMs bind nothing");
   };
-  for (const std::int64_t sms : {std::int64_t{4}, std::int64_t{8}, std::int64_t{16},
-                                 std::int64_t{24}, std::int64_t{32}, job.comm_sms}) {
+  const std::array<std::int64_t, 6> points{4, 8, 16, 24, 32, job.comm_sms};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::int64_t sms = points[i];
     const work::KernelReach k = row.reach(exp.ep_libraries, work::ExchangeOp::Dispatch, sms);
-    const std::string at = sms == job.comm_sms ? fmt::format("comm_sms {}", sms)
-                                               : fmt::format("{} SMs", sms);
+    // The layer's own comm_sms last, under its own key even where it is one of the others.
+    const std::string at = i + 1 == points.size() ? fmt::format("comm_sms {}", sms)
+                                                  : fmt::format("{} SMs", sms);
     curve[at] = {{"forwarding_nvlink_share", k.nvlink_share},
                  {"intranode_nvlink_share", k.intranode_share}};
     if (k.rates != nullptr) {
