@@ -37,8 +37,7 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
   }
   const bool across = nodes.size() > 1;
   const work::ExchangeOp op = job.combine ? work::ExchangeOp::Combine : work::ExchangeOp::Dispatch;
-  const work::PathCost& c =
-      (across ? rates.internode : rates.intranode)[static_cast<std::size_t>(op)];
+  const work::PathCost& c = rates.cost(across, static_cast<std::size_t>(op));
   Json out = {{"library", row.library},
               {"data_file", fmt::format("configs/ep_libraries/{}.json", row.data_file)},
               {"path", across ? "internode" : "intranode"},
@@ -49,14 +48,12 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
     out["nic_GBps"] = c.nic.bytes_per_s / 1e9;
     out["nic_pair_GBps"] = c.nic_pair.bytes_per_s / 1e9;
   }
-  if (c.sm_rate.bytes_per_s <= 0) {
+  // Per byte one SM spends: its share of a pair's time at this token size, and the byte's own.
+  const double per_byte = c.sm_seconds_per_byte(static_cast<double>(job.token_bytes.n));
+  if (per_byte <= 0) {
     out["sm_bound"] = "none: the file states nothing its SMs bind, so comm_sms changes no rate";
     return out;
   }
-  // Per byte one SM spends: its share of a pair's time at this token size, and the byte's own.
-  const auto token = static_cast<double>(job.token_bytes.n);
-  const double per_byte =
-      (token > 0 ? c.sm_pair.seconds() / token : 0.0) + 1 / c.sm_rate.bytes_per_s;
   Json curve = {{"sm_GBps", c.sm_rate.bytes_per_s / 1e9},
                 {"sm_pair_us", c.sm_pair.seconds() * 1e6},
                 {"token_bytes", job.token_bytes.n},
@@ -64,7 +61,7 @@ Json exchange_costs(const work::Experiment& exp, const work::CollectiveJob& job)
   const std::array<std::int64_t, 6> points{2, 4, 8, 16, 32, job.comm_sms};
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::int64_t sms = points[i];
-    const std::int64_t held = sms > 0 ? sms : rates.sms;
+    const std::int64_t held = rates.held_sms(sms);
     // The job's own comm_sms last, under its own key even where it is one of the others.
     const std::string at = i + 1 == points.size()
                                ? fmt::format("comm_sms {} ({} SMs)", sms, held)

@@ -132,14 +132,12 @@ Json sm_curve(const work::Experiment& exp, const work::MoeLayerJob& job) {
   Json curve = {{"library", row.library.empty() ? "none (the links' rate)" : row.library}};
   const bool across = exp.parallel.ep > exp.cluster.gpus_per_node;
   const auto sm_rate = [&](const work::KernelReach& k, work::ExchangeOp op, std::int64_t sms) {
-    const work::PathCost& c =
-        (across ? k.rates->internode : k.rates->intranode)[static_cast<std::size_t>(op)];
     const double token = static_cast<double>(exp.model->hidden) *
                          (op == work::ExchangeOp::Dispatch ? job.dispatch_bytes_per_element
                                                            : job.combine_bytes_per_element);
-    const double per_byte = c.sm_pair.seconds() / token +
-                            (c.sm_rate.bytes_per_s > 0 ? 1 / c.sm_rate.bytes_per_s : 0.0);
-    const auto held = static_cast<double>(sms > 0 ? sms : k.rates->sms);
+    const double per_byte =
+        k.rates->cost(across, static_cast<std::size_t>(op)).sm_seconds_per_byte(token);
+    const auto held = static_cast<double>(k.rates->held_sms(sms));
     return per_byte > 0 ? Json(held / per_byte / 1e9) : Json("none: its SMs bind nothing");
   };
   const std::array<std::int64_t, 6> points{4, 8, 16, 24, 32, job.comm_sms};

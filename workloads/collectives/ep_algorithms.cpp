@@ -59,8 +59,7 @@ namespace {
 // node, else its internode ones.
 const PathCost& path_cost(const Exchange& x, const KernelReach& reach) {
   HOPSIM_ASSERT(reach.rates != nullptr, "a paced exchange without its library's rates");
-  const auto& path = x.bytes.nodes > 1 ? reach.rates->internode : reach.rates->intranode;
-  return path[static_cast<std::size_t>(x.op)];
+  return reach.rates->cost(x.bytes.nodes > 1, static_cast<std::size_t>(x.op));
 }
 
 // What the library's SMs bind (PathCost::sm_rate): each rank's SMs handle the bytes it sends
@@ -71,18 +70,17 @@ const PathCost& path_cost(const Exchange& x, const KernelReach& reach) {
 // no per-pair time where the exchange states no token size.
 Handle sm_bound(Collectives& c, const Exchange& x, const KernelReach& reach, Handle moved,
                 std::span<const std::int64_t> bytes, std::size_t columns) {
-  const PathCost& cost = path_cost(x, reach);
-  if (cost.sm_rate.bytes_per_s <= 0) {
+  const double per_byte =
+      path_cost(x, reach).sm_seconds_per_byte(static_cast<double>(x.token_size));
+  if (per_byte <= 0) {
     return moved;
   }
-  const auto sms = static_cast<double>(x.comm_sms > 0 ? x.comm_sms : reach.rates->sms);
+  const auto sms = static_cast<double>(reach.rates->held_sms(x.comm_sms));
   std::vector<Time> times;
   for (std::size_t i = 0; i < x.ranks.size(); ++i) {
     const auto row = bytes.subspan(i * columns, columns);
     const auto sent = static_cast<double>(std::accumulate(row.begin(), row.end(), std::int64_t{0}));
-    const double pairs = x.token_size > 0 ? sent / static_cast<double>(x.token_size) : 0.0;
-    times.push_back(Time::from_seconds(
-        (pairs * cost.sm_pair.seconds() + sent / cost.sm_rate.bytes_per_s) / sms));
+    times.push_back(Time::from_seconds(sent * per_byte / sms));
   }
   const std::vector<PlanTaskId> held = c.sm_time(x.ranks, times, x.after);
   moved.done.insert(moved.done.end(), held.begin(), held.end());

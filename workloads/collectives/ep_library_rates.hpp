@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,15 @@ struct PathCost {
     }
     return {std::min(nic.bytes_per_s, remote * nic_pair.bytes_per_s)};
   }
+
+  /// Seconds one SM spends per byte it sends, tokens of `token_bytes` each (0: unknown, no
+  /// per-pair time); 0 where its SMs bind nothing. An exchange's bound is bytes x this / SMs.
+  double sm_seconds_per_byte(double token_bytes) const {
+    if (sm_rate.bytes_per_s <= 0) {
+      return 0;
+    }
+    return (token_bytes > 0 ? sm_pair.seconds() / token_bytes : 0.0) + 1 / sm_rate.bytes_per_s;
+  }
 };
 
 /// A library's costs on one GPU model, by path and op (dispatch, combine: ExchangeOp's order).
@@ -58,6 +68,13 @@ struct LibraryRates {
   /// The SMs its kernels hold by default (a workload's comm_sms 0), at which its rates were
   /// fitted; 0 where no op says what its SMs move.
   std::int64_t sms = 0;
+
+  /// The costs of op `op` (ExchangeOp's order) within a node, or across nodes.
+  const PathCost& cost(bool across, std::size_t op) const {
+    return (across ? internode : intranode)[op];
+  }
+  /// The SMs its kernels hold with a workload's `comm_sms` (0: its own count).
+  std::int64_t held_sms(std::int64_t comm_sms) const { return comm_sms > 0 ? comm_sms : sms; }
 };
 
 /// A data file's library on the cluster's GPU: its rates, or why it has none there (the file
